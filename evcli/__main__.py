@@ -1,0 +1,3 @@
+from evcli.cli import main
+
+main()

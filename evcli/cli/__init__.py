@@ -1,0 +1,51 @@
+"""The `evcli` command line: thin commands over the library.
+
+Command modules import the heavy parts of the library inside their functions,
+so `evcli --help` and `evcli gate` start fast and never load a model client.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from evcli import __version__
+from evcli.cli import eval as eval_commands
+from evcli.cli import gate, sessions, trace
+from evcli.cli._common import set_debug
+
+app = typer.Typer(
+    name="evcli",
+    help="Incident diagnosis whose every fact cites a recorded tool output, checked by code.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"evcli {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks of unexpected errors.")] = False,
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")] = False,
+) -> None:
+    """Exit codes: 0 ok/pass, 1 runtime error, 2 usage or bad input, 3 low_confid, 4 reject."""
+    set_debug(debug)
+
+
+app.command("gate")(gate.gate_command)
+app.command("trace")(trace.trace_command)
+app.command("sessions")(sessions.sessions_command)
+app.command("export")(sessions.export_command)
+app.command("import")(sessions.import_command)
+app.add_typer(eval_commands.app, name="eval")
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,100 @@
+"""`evcli gate SESSION|FILE`: re-check every citation with the current rules."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from evcli.cli._common import DbOption, JsonOption, err, handles_errors, load_source, out, print_json
+from evcli.errors import EXIT_LOW_CONFID, EXIT_OK, EXIT_REJECT
+
+EXIT_BY_SEVERITY = {"none": EXIT_OK, "low_confid": EXIT_LOW_CONFID, "reject": EXIT_REJECT}
+
+
+@handles_errors
+def gate_command(
+    source: Annotated[str, typer.Argument(help="A stored session id or an exported session JSON file.")],
+    rules: Annotated[Path | None, typer.Option("--rules", help="Rules file (default: the shipped rules.toml).", dir_okay=False)] = None,
+    json_output: JsonOption = False,
+    db: DbOption = None,
+) -> None:
+    """Re-run the Gatekeeper on a session. Exit 0 pass, 3 low_confid, 4 reject.
+
+    A stored session's result is appended to its gate history and compared
+    with the previous one; a file is only checked.
+    """
+    from evcli.gatekeeper.rules import load_rules
+    from evcli.gatekeeper.service import gate_document, regate_stored
+
+    rule_set = load_rules(rules)
+    document, store = load_source(source, db)
+    run = regate_stored(store, document.run.session_id, rule_set) if store else gate_document(document, rule_set)
+
+    if json_output:
+        print_json(
+            {
+                "session_id": run.session_id,
+                "source": "store" if store else "file",
+                "round": run.round,
+                "seq": run.seq,
+                "result": run.result.model_dump(mode="json"),
+                "changes": run.changes,
+            }
+        )
+    else:
+        _render(run, rule_set.source, stored=store is not None)
+    raise typer.Exit(EXIT_BY_SEVERITY[run.result.severity])
+
+
+def _render(run, rules_source: str, *, stored: bool) -> None:
+    from rich.table import Table
+
+    result = run.result
+    table = Table(title=f"session {run.session_id} · round {run.round} · {len(result.checked_bindings)} bindings", expand=False)
+    for column in ("claim", "#", "tool", "inv", "raw_path", "status", "match", "evidence text"):
+        table.add_column(column, overflow="fold")
+    for binding in result.checked_bindings:
+        status = "[green]pass[/]" if binding.status == "pass" else f"[red]fail[/] {', '.join(binding.failed_rules)}"
+        match = binding.match if binding.match in ("skipped", "none") else f"{binding.match} {binding.similarity:.2f}"
+        invocation = f"{binding.source_invocation_id}{'*' if binding.backfilled else ''}"
+        table.add_row(
+            binding.claim_id, str(binding.binding_index), binding.tool_name or "-", invocation,
+            binding.raw_path or "-", status, match, binding.matched_text or "-",
+        )
+    out.print(table)
+    for finding in result.errors:
+        where = f" {finding.claim_id}#{finding.binding_index}" if finding.claim_id is not None else ""
+        out.print(f"[red]✗ {finding.rule}[/] [{finding.severity}]{where}: {finding.message}")
+    for finding in result.warnings:
+        where = f" {finding.claim_id}#{finding.binding_index}" if finding.claim_id is not None else ""
+        out.print(f"[yellow]! {finding.rule}[/]{where}: {finding.message}")
+    colour = {"none": "green", "low_confid": "yellow", "reject": "red"}[result.severity]
+    out.print(
+        f"gate [{colour}]{result.status}[/] severity [{colour}]{result.severity}[/] · "
+        f"rules {result.rule_set_version} ({result.rules_hash[:22]}…) from {rules_source}"
+    )
+    if stored:
+        out.print(f"stored as gate result #{run.seq}")
+        _render_changes(run.changes)
+
+
+def _render_changes(changes) -> None:
+    if changes is None:
+        out.print("first gate result of this session")
+        return
+    if changes["unchanged"]:
+        note = " (rules file changed)" if changes["rules_changed"] else ""
+        out.print(f"unchanged against the previous result{note}")
+        return
+    old, new = changes["severity"]
+    out.print(f"changed against the previous result: severity {old} → {new}")
+    for rule in changes["failed_rules_added"]:
+        out.print(f"  + now failing: {rule}")
+    for rule in changes["failed_rules_removed"]:
+        out.print(f"  - no longer failing: {rule}")
+    for binding in changes["bindings_changed"]:
+        out.print(f"  {binding['claim_id']}#{binding['binding_index']} {binding['raw_path']}: {binding['before']} → {binding['after']}")
+    if changes["rules_changed"]:
+        err.print("note: the rules file differs from the one used last time")

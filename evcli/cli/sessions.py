@@ -1,0 +1,77 @@
+"""`evcli sessions`, `evcli export`, `evcli import`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from evcli.cli._common import DbOption, JsonOption, err, handles_errors, open_store, out, print_json
+
+
+@handles_errors
+def sessions_command(
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="How many sessions, newest first.")] = 20,
+    json_output: JsonOption = False,
+    db: DbOption = None,
+) -> None:
+    """List stored sessions, newest first."""
+    rows = open_store(db, must_exist=True).list_sessions(limit)
+    if json_output:
+        print_json(rows)
+        return
+    if not rows:
+        err.print("no sessions stored yet")
+        return
+    from rich.table import Table
+
+    table = Table()
+    for column in ("session", "created", "mode", "status", "verdict", "gate", "tools", "question"):
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        table.add_row(
+            row["session_id"], row["created_at"], row["mode"], row["status"], row["verdict"] or "-",
+            row["gate_severity"] or "-", str(row["invocations"]), row["question"] or "",
+        )
+    out.print(table)
+
+
+@handles_errors
+def export_command(
+    session_id: Annotated[str, typer.Argument(help="Stored session id.")],
+    output: Annotated[Path | None, typer.Option("--output", "-o", dir_okay=False, help="Write here instead of stdout.")] = None,
+    db: DbOption = None,
+) -> None:
+    """Export a session as one canonical JSON document."""
+    from evcli.store.documents import to_canonical
+
+    text = to_canonical(open_store(db, must_exist=True).load(session_id)) + "\n"
+    if output is None:
+        sys.stdout.write(text)
+        return
+    output.write_text(text, encoding="utf-8")
+    err.print(f"exported {session_id} to {output}")
+
+
+@handles_errors
+def import_command(
+    file: Annotated[Path, typer.Argument(dir_okay=False, help="An exported session JSON file.")],
+    new_id: Annotated[str | None, typer.Option("--new-id", help="Store it under this session id instead.")] = None,
+    json_output: JsonOption = False,
+    db: DbOption = None,
+) -> None:
+    """Import an exported session. Importing the same file again changes nothing."""
+    from evcli.store.documents import read_document
+
+    document = read_document(file)
+    session_id, created = open_store(db).import_document(document, new_id=new_id)
+    if json_output:
+        print_json({"session_id": session_id, "created": created})
+    elif created:
+        out.print(session_id)
+        err.print(f"imported {file} as {session_id}")
+    else:
+        out.print(session_id)
+        err.print(f"{session_id} is already stored with identical content; nothing changed")

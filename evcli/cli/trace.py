@@ -1,0 +1,106 @@
+"""`evcli trace SESSION|FILE`: the whole story of one session."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from evcli.cli._common import DbOption, JsonOption, handles_errors, load_source, out, print_json
+
+
+@handles_errors
+def trace_command(
+    source: Annotated[str, typer.Argument(help="A stored session id or an exported session JSON file.")],
+    json_output: JsonOption = False,
+    db: DbOption = None,
+) -> None:
+    """Show question, plan, tool invocations, claims and bindings, gate history, verdict and answer."""
+    document, _ = load_source(source, db)
+    if json_output:
+        print_json(document.model_dump(mode="json"))
+        return
+    out.print(_tree(document))
+
+
+def _tree(document):
+    from rich.markup import escape
+    from rich.tree import Tree
+
+    run = document.run
+    root = Tree(
+        f"[bold]session {run.session_id}[/] · {run.mode} · status {run.status}"
+        + (f" · verdict [bold]{run.verdict}[/]" if run.verdict else "")
+        + f" · {run.created_at}"
+    )
+    root.add(f"question: {escape(run.question) or '-'}")
+
+    plan = document.latest_stage("plan")
+    if plan and plan.output:
+        node = root.add(f"plan · skill {plan.output.get('selected_skill') or '-'}")
+        for index, step in enumerate(plan.output.get("plan") or [], start=1):
+            node.add(f"{index}. {escape(str(step))}")
+
+    tools = root.add(f"tool invocations ({len(document.invocations)})")
+    for invocation in document.invocations:
+        details = invocation.retrieval_details
+        status = details.evidence_status if details else "no retrieval details"
+        params = ", ".join(f"{k}={v}" for k, v in sorted(invocation.input_params.items()))
+        node = tools.add(
+            f"#{invocation.invocation_id} [cyan]{invocation.tool_name}[/]({escape(params)}) · {status}"
+            + (f" · [red]{escape(invocation.error_message)}[/]" if invocation.error_message else "")
+            + f" · {invocation.duration_ms:.0f} ms"
+        )
+        for ref in (details.evidence_refs or []) if details else []:
+            node.add(f"{ref.raw_path}: {escape(ref.text)}")
+
+    latest_gate = document.gate_results[-1].result if document.gate_results else None
+    binding_status = {
+        (b.claim_id, b.binding_index): b.status for b in (latest_gate.checked_bindings if latest_gate else [])
+    }
+    for execute in (s for s in document.stage_outputs if s.stage == "execute"):
+        output = execute.output or {}
+        claims = output.get("claims") or []
+        node = root.add(f"executor · round {execute.round} · {execute.status} · {len(claims)} claims")
+        for claim in claims:
+            claim_node = node.add(
+                f"{claim.get('claim_id')} [magenta]{claim.get('claim_type')}[/]: {escape(str(claim.get('claim_text')))}"
+            )
+            for index, binding in enumerate(claim.get("evidence_bindings") or []):
+                gate_status = binding_status.get((claim.get("claim_id"), index), "not gated")
+                colour = {"pass": "green", "fail": "red"}.get(gate_status, "dim")
+                claim_node.add(
+                    f"{binding.get('tool_name')} #{binding.get('source_invocation_id')} {binding.get('raw_path')} "
+                    f"“{escape(str(binding.get('evidence_excerpt')))}” [{colour}]{gate_status}[/]"
+                )
+        for key in ("hypotheses", "missing_info", "recommended_actions"):
+            if output.get(key):
+                extra = node.add(key)
+                for item in output[key]:
+                    extra.add(escape(item if isinstance(item, str) else str(item)))
+
+    gates = root.add(f"gate results ({len(document.gate_results)})")
+    for stored in document.gate_results:
+        result = stored.result
+        gates.add(
+            f"#{stored.seq} {stored.created_at} · round {stored.round} · {result.status}/{result.severity} · "
+            f"{result.rule_set_version} · failed: {', '.join(result.failed_rules) or 'none'} · "
+            f"{len(result.warnings)} warnings"
+        )
+
+    verify = document.latest_stage("verify")
+    if verify and verify.output:
+        node = root.add(f"verifier · {verify.output.get('verdict')} · groundedness {verify.output.get('groundedness_score')}")
+        node.add(escape(str(verify.output.get("rationale", ""))))
+    compose = document.latest_stage("compose")
+    if compose and compose.output:
+        node = root.add(f"composer · {escape(str(compose.output.get('answer_summary', '')))}")
+        node.add(escape(str(compose.output.get("user_facing_answer", ""))))
+    if document.steps:
+        steps = root.add(f"agent steps ({len(document.steps)})")
+        for step in document.steps:
+            steps.add(
+                f"{step.agent} r{step.round}.{step.step_index} · {step.model or '-'} · {step.status} · "
+                f"{step.duration_ms:.0f} ms · tokens {step.prompt_tokens}+{step.completion_tokens}"
+            )
+    return root

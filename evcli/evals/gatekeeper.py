@@ -1,0 +1,446 @@
+"""Gatekeeper fault injection: does every kind of false citation get caught?
+
+Starting from sessions whose citations are all valid, each mutation class
+rewrites the executor output the way a careless or adversarial model would,
+and says which rule must catch it with which severity. Benign variants are
+edits a faithful model makes (case, spacing, `92 %`, an excerpt split with
+`...`, a missing id that one invocation fits) and must still pass.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import re
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evcli.contracts import NO_EVIDENCE_PATH, SessionDocument, ToolInvocation
+from evcli.gatekeeper.checks import find_ref
+from evcli.gatekeeper.engine import gate
+from evcli.gatekeeper.excerpt import normalize
+from evcli.gatekeeper.rules import RuleSet
+from evcli.resources import data_path
+
+Output = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Case:
+    """One mutated executor output and where in it the mutation was made."""
+
+    description: str
+    output: Output
+
+
+@dataclass(frozen=True)
+class MutationClass:
+    name: str
+    expected_severity: str  # "none" for benign variants
+    expected_rule: str | None
+    mutate: Callable[[SessionDocument, Output], Iterator[Case]]
+    benign: bool = False
+
+
+# --- helpers -------------------------------------------------------------------
+
+
+def _bindings(output: Output) -> Iterator[tuple[int, int, dict[str, Any], dict[str, Any]]]:
+    for claim_index, claim in enumerate(output.get("claims") or []):
+        for binding_index, binding in enumerate(claim.get("evidence_bindings") or []):
+            yield claim_index, binding_index, claim, binding
+
+
+def _with_binding(output: Output, claim_index: int, binding_index: int, **changes: Any) -> Output:
+    mutated = copy.deepcopy(output)
+    binding = mutated["claims"][claim_index]["evidence_bindings"][binding_index]
+    for key, value in changes.items():
+        if value is _DELETE:
+            binding.pop(key, None)
+        else:
+            binding[key] = value
+    return mutated
+
+
+_DELETE = object()
+
+
+def _where(claim: dict[str, Any], binding_index: int) -> str:
+    return f"{claim.get('claim_id')}#{binding_index}"
+
+
+def _invocations(document: SessionDocument) -> dict[int, ToolInvocation]:
+    return {invocation.invocation_id: invocation for invocation in document.invocations}
+
+
+def _ref_text(document: SessionDocument, binding: dict[str, Any]) -> str:
+    invocation = _invocations(document).get(binding.get("source_invocation_id"))
+    ref = find_ref(invocation, binding.get("raw_path", "")) if invocation else None
+    return ref.text if ref else ""
+
+
+def _is_new_text(document: SessionDocument, binding: dict[str, Any], excerpt: str) -> bool:
+    """A mutated excerpt only counts if it does not literally occur in the ref."""
+    return normalize(excerpt) not in normalize(_ref_text(document, binding))
+
+
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+
+
+# --- mutation classes ----------------------------------------------------------------
+
+
+def fabricated_invocation_id(document, output):
+    fake_id = max((i.invocation_id for i in document.invocations), default=0) + 1000
+    for ci, bi, claim, _ in _bindings(output):
+        yield Case(f"{_where(claim, bi)} cites invocation {fake_id}", _with_binding(output, ci, bi, source_invocation_id=fake_id))
+
+
+def tool_name_of_other_invocation(document, output):
+    tools = sorted({i.tool_name for i in document.invocations})
+    for ci, bi, claim, binding in _bindings(output):
+        for other in tools:
+            if other != binding.get("tool_name"):
+                yield Case(f"{_where(claim, bi)} names {other}", _with_binding(output, ci, bi, tool_name=other))
+                break
+
+
+def raw_path_absent(document, output):
+    for ci, bi, claim, binding in _bindings(output):
+        raw_path = binding.get("raw_path", "")
+        array = raw_path.split("[")[0] if "[" in raw_path else {
+            "query_logs": "$.logs", "query_metrics": "$.alerts", "lookup_knowledge": "$.evidence_blocks"
+        }.get(binding.get("tool_name"), "$.logs")
+        absent = f"{array}[97]"
+        yield Case(f"{_where(claim, bi)} cites {absent}", _with_binding(output, ci, bi, raw_path=absent))
+
+
+def field_subpath(document, output):
+    for ci, bi, claim, binding in _bindings(output):
+        raw_path = binding.get("raw_path", "")
+        if raw_path != NO_EVIDENCE_PATH:
+            sub = raw_path + (".message" if raw_path.startswith("$.logs") else ".state")
+            yield Case(f"{_where(claim, bi)} cites {sub}", _with_binding(output, ci, bi, raw_path=sub))
+
+
+def _number_edits(number: str) -> Iterator[str]:
+    reversed_digits = number[::-1]
+    if reversed_digits != number and not reversed_digits.startswith("0"):
+        yield reversed_digits  # 92 -> 29
+    yield number + "0"  # 50 -> 500
+
+
+def excerpt_number_changed(document, output):
+    for ci, bi, claim, binding in _bindings(output):
+        excerpt = binding.get("evidence_excerpt") or ""
+        for match in _NUMBER.finditer(excerpt):
+            for edited in _number_edits(match.group()):
+                mutated = excerpt[: match.start()] + edited + excerpt[match.end():]
+                if _is_new_text(document, binding, mutated):
+                    yield Case(
+                        f"{_where(claim, bi)} says {edited} instead of {match.group()}",
+                        _with_binding(output, ci, bi, evidence_excerpt=mutated),
+                    )
+            break  # one number per binding keeps the suite proportionate
+
+
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def excerpt_negation_inserted(document, output):
+    for ci, bi, claim, binding in _bindings(output):
+        excerpt = binding.get("evidence_excerpt") or ""
+        cjk = _CJK.search(excerpt)
+        if cjk:
+            mutated = excerpt[: cjk.start()] + "未" + excerpt[cjk.start():]
+        else:
+            words = excerpt.split(" ")
+            position = min(2, len(words))
+            mutated = " ".join(words[:position] + ["not"] + words[position:])
+        if _is_new_text(document, binding, mutated):
+            yield Case(f"{_where(claim, bi)} gains a negation", _with_binding(output, ci, bi, evidence_excerpt=mutated))
+
+
+def excerpt_invented_text(document, output):
+    invented = "root cause confirmed: disk full on db-node-07"
+    for ci, bi, claim, binding in _bindings(output):
+        excerpt = binding.get("evidence_excerpt") or ""
+        yield Case(f"{_where(claim, bi)} replaced by invented text", _with_binding(output, ci, bi, evidence_excerpt=invented))
+        yield Case(
+            f"{_where(claim, bi)} with invented text appended",
+            _with_binding(output, ci, bi, evidence_excerpt=f"{excerpt}, {invented}"),
+        )
+
+
+def _positive_refs(document) -> Iterator[tuple[ToolInvocation, Any]]:
+    for invocation in document.invocations:
+        details = invocation.retrieval_details
+        for ref in (details.evidence_refs or []) if details else []:
+            if ref.raw_path != NO_EVIDENCE_PATH:
+                yield invocation, ref
+
+
+def negative_bound_to_positive(document, output):
+    positive = next(_positive_refs(document), None)
+    if positive is None:
+        return
+    invocation, ref = positive
+    for ci, bi, claim, _ in _bindings(output):
+        if claim.get("claim_type") == "negative_observation":
+            yield Case(
+                f"{_where(claim, bi)} (negative) bound to #{invocation.invocation_id} {ref.raw_path}",
+                _with_binding(
+                    output, ci, bi, tool_name=invocation.tool_name, source_invocation_id=invocation.invocation_id,
+                    raw_path=ref.raw_path, evidence_excerpt=ref.text,
+                ),
+            )
+
+
+def no_evidence_on_hits(document, output):
+    for ci, bi, claim, binding in _bindings(output):
+        if binding.get("raw_path") != NO_EVIDENCE_PATH:
+            tool = binding.get("tool_name")
+            yield Case(
+                f"{_where(claim, bi)} cites $.no_evidence of an invocation with hits",
+                _with_binding(
+                    output, ci, bi, raw_path=NO_EVIDENCE_PATH,
+                    evidence_excerpt=f"{tool} returned no evidence; evidence_status=no_evidence; total=0",
+                ),
+            )
+
+
+def duplicate_item_binding(document, output):
+    for ci, bi, claim, binding in _bindings(output):
+        mutated = copy.deepcopy(output)
+        mutated["claims"][ci]["evidence_bindings"].append(copy.deepcopy(binding))
+        yield Case(f"{_where(claim, bi)} bound twice", mutated)
+
+
+def _forbidden(field_name: str):
+    def mutate(document, output):
+        mutated = copy.deepcopy(output)
+        mutated[field_name] = "The problem is resolved; no further action is needed."
+        yield Case(f"output carries {field_name}", mutated)
+
+    mutate.__name__ = f"forbidden_{field_name}"
+    return mutate
+
+
+def wrong_answer_version(document, output):
+    for version in ("executor_evidence_v1", None):
+        mutated = copy.deepcopy(output)
+        if version is None:
+            mutated.pop("answer_version", None)
+        else:
+            mutated["answer_version"] = version
+        yield Case(f"answer_version {version or 'missing'}", mutated)
+
+
+def missing_id_unresolvable(document, output):
+    invocations = _invocations(document)
+    for ci, bi, claim, binding in _bindings(output):
+        invocation = invocations.get(binding.get("source_invocation_id"))
+        if invocation is None:
+            continue
+        # Ambiguous: the excerpt is a span that another invocation's ref at the same path also holds.
+        own_text = _ref_text(document, binding)
+        for other in document.invocations:
+            if other is invocation or other.tool_name != invocation.tool_name:
+                continue
+            other_ref = find_ref(other, binding.get("raw_path", ""))
+            if other_ref is None:
+                continue
+            matcher = difflib.SequenceMatcher(None, own_text, other_ref.text, autojunk=False)
+            common = matcher.find_longest_match(0, len(own_text), 0, len(other_ref.text))
+            shared = own_text[common.a: common.a + common.size].strip(" ;,")
+            if len(shared) >= 12:
+                yield Case(
+                    f"{_where(claim, bi)} without id, excerpt shared by #{invocation.invocation_id} and #{other.invocation_id}",
+                    _with_binding(output, ci, bi, source_invocation_id=_DELETE, evidence_excerpt=shared),
+                )
+                break
+        # No candidate: the excerpt belongs to another item of the same invocation.
+        for ref in (invocation.retrieval_details.evidence_refs or []) if invocation.retrieval_details else []:
+            if ref.raw_path != binding.get("raw_path") and _is_new_text(document, binding, ref.text):
+                yield Case(
+                    f"{_where(claim, bi)} without id, excerpt of {ref.raw_path}",
+                    _with_binding(output, ci, bi, source_invocation_id=_DELETE, evidence_excerpt=ref.text),
+                )
+                break
+
+
+# --- benign variants ----------------------------------------------------------------
+
+
+def benign_case(document, output):
+    for ci, bi, claim, binding in _bindings(output):
+        excerpt = binding.get("evidence_excerpt") or ""
+        yield Case(f"{_where(claim, bi)} upper-cased", _with_binding(output, ci, bi, evidence_excerpt=excerpt.upper()))
+
+
+def benign_whitespace(document, output):
+    for ci, bi, claim, binding in _bindings(output):
+        excerpt = binding.get("evidence_excerpt") or ""
+        spaced = "  " + excerpt.replace(" ", "  \n", 1).replace(", ", ",   ") + " \t"
+        yield Case(f"{_where(claim, bi)} re-spaced", _with_binding(output, ci, bi, evidence_excerpt=spaced))
+
+
+def benign_percent_space(document, output):
+    for ci, bi, claim, binding in _bindings(output):
+        excerpt = binding.get("evidence_excerpt") or ""
+        if re.search(r"\d%", excerpt):
+            spaced = re.sub(r"(\d)%", r"\1 %", excerpt)
+            yield Case(f"{_where(claim, bi)} with '92 %'", _with_binding(output, ci, bi, evidence_excerpt=spaced))
+
+
+def benign_split_ellipsis(document, output):
+    for ci, bi, claim, binding in _bindings(output):
+        words = (binding.get("evidence_excerpt") or "").split(" ")
+        if len(words) >= 6:
+            third = len(words) // 3
+            split = " ".join(words[:third]) + " ... " + " ".join(words[-third:])
+            yield Case(f"{_where(claim, bi)} split with '...'", _with_binding(output, ci, bi, evidence_excerpt=split))
+
+
+def benign_unicode_punctuation(document, output):
+    for ci, bi, claim, binding in _bindings(output):
+        excerpt = binding.get("evidence_excerpt") or ""
+        if "-" in excerpt or '"' in excerpt:
+            fancy = excerpt.replace(" - ", " – ").replace('"', "“", 1).replace('"', "”", 1)
+            if fancy != excerpt:
+                yield Case(f"{_where(claim, bi)} with typographic punctuation", _with_binding(output, ci, bi, evidence_excerpt=fancy))
+
+
+def benign_id_backfilled(document, output):
+    invocations = _invocations(document)
+    for ci, bi, claim, binding in _bindings(output):
+        own = invocations.get(binding.get("source_invocation_id"))
+        if own is None:
+            continue
+        others_fit = any(
+            other is not own
+            and other.tool_name == own.tool_name
+            and (ref := find_ref(other, binding.get("raw_path", ""))) is not None
+            and normalize(binding.get("evidence_excerpt") or "") in normalize(ref.text)
+            for other in document.invocations
+        )
+        if not others_fit:
+            yield Case(f"{_where(claim, bi)} without id (one invocation fits)", _with_binding(output, ci, bi, source_invocation_id=_DELETE))
+
+
+MUTATIONS: tuple[MutationClass, ...] = (
+    MutationClass("fabricated_invocation_id", "reject", "binding.invocation_exists", fabricated_invocation_id),
+    MutationClass("tool_name_of_other_invocation", "reject", "binding.tool_name_match", tool_name_of_other_invocation),
+    MutationClass("raw_path_absent", "reject", "binding.raw_path_exists", raw_path_absent),
+    MutationClass("field_subpath", "reject", "binding.raw_path_format", field_subpath),
+    MutationClass("excerpt_number_changed", "reject", "binding.excerpt_supported", excerpt_number_changed),
+    MutationClass("excerpt_negation_inserted", "reject", "binding.excerpt_supported", excerpt_negation_inserted),
+    MutationClass("excerpt_invented_text", "reject", "binding.excerpt_supported", excerpt_invented_text),
+    MutationClass("negative_bound_to_positive", "reject", "claim.negative_requires_no_evidence", negative_bound_to_positive),
+    MutationClass("no_evidence_on_hits", "reject", "binding.raw_path_exists", no_evidence_on_hits),
+    MutationClass("duplicate_item_binding", "low_confid", "binding.unique_item", duplicate_item_binding),
+    MutationClass("forbidden_user_facing_answer", "reject", "contract.forbidden_fields", _forbidden("user_facing_answer")),
+    MutationClass("forbidden_diagnosis_summary", "reject", "contract.forbidden_fields", _forbidden("diagnosis_summary")),
+    MutationClass("wrong_answer_version", "low_confid", "contract.answer_version", wrong_answer_version),
+    MutationClass("missing_id_unresolvable", "low_confid", "binding.invocation_backfill", missing_id_unresolvable),
+    MutationClass("benign_case", "none", None, benign_case, benign=True),
+    MutationClass("benign_whitespace", "none", None, benign_whitespace, benign=True),
+    MutationClass("benign_percent_space", "none", None, benign_percent_space, benign=True),
+    MutationClass("benign_split_ellipsis", "none", None, benign_split_ellipsis, benign=True),
+    MutationClass("benign_unicode_punctuation", "none", None, benign_unicode_punctuation, benign=True),
+    MutationClass("benign_id_backfilled", "none", None, benign_id_backfilled, benign=True),
+)
+
+
+# --- running the suite -----------------------------------------------------------------
+
+
+@dataclass
+class ClassReport:
+    name: str
+    benign: bool
+    expected_severity: str
+    expected_rule: str | None
+    cases: int = 0
+    caught: int = 0  # mutations: expected severity and rule; benign: passed
+    observed_severity: Counter = field(default_factory=Counter)
+    rules_fired: Counter = field(default_factory=Counter)
+    misses: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "class": self.name,
+            "benign": self.benign,
+            "expected_severity": self.expected_severity,
+            "expected_rule": self.expected_rule,
+            "cases": self.cases,
+            "ok": self.caught,
+            "rate": round(self.caught / self.cases, 4) if self.cases else None,
+            "observed_severity": dict(sorted(self.observed_severity.items())),
+            "rules_fired": dict(sorted(self.rules_fired.items())),
+            "misses": self.misses[:10],
+        }
+
+
+def load_base_sessions(directory: Path | None = None) -> list[SessionDocument]:
+    """Sessions annotated as valid bases (the shipped sample_sessions by default)."""
+    from evcli.store.documents import read_document
+
+    directory = directory or data_path("sample_sessions")
+    documents = [read_document(path) for path in sorted(Path(directory).glob("*.json"))]
+    return [d for d in documents if d.run.annotations.get("sample", {}).get("kind") == "base"] or documents
+
+
+def run_suite(bases: list[SessionDocument], rules: RuleSet) -> dict[str, Any]:
+    reports = {m.name: ClassReport(m.name, m.benign, m.expected_severity, m.expected_rule) for m in MUTATIONS}
+    skipped: list[str] = []
+    used: list[str] = []
+    for document in bases:
+        execute = document.latest_stage("execute")
+        if execute is None or gate(execute.output, document.invocations, rules).severity != "none":
+            skipped.append(document.run.session_id)  # a base must pass before mutations mean anything
+            continue
+        used.append(document.run.session_id)
+        for mutation in MUTATIONS:
+            report = reports[mutation.name]
+            for case in mutation.mutate(document, execute.output):
+                result = gate(case.output, document.invocations, rules)
+                report.cases += 1
+                report.observed_severity[result.severity] += 1
+                report.rules_fired.update(result.failed_rules)
+                ok = result.severity == mutation.expected_severity and (
+                    mutation.expected_rule is None or mutation.expected_rule in result.failed_rules
+                )
+                if ok:
+                    report.caught += 1
+                else:
+                    report.misses.append(
+                        f"{document.run.session_id}: {case.description} -> {result.severity} {result.failed_rules}"
+                    )
+
+    mutation_reports = [r for r in reports.values() if not r.benign]
+    benign_reports = [r for r in reports.values() if r.benign]
+    mutations_total = sum(r.cases for r in mutation_reports)
+    mutations_caught = sum(r.caught for r in mutation_reports)
+    benign_total = sum(r.cases for r in benign_reports)
+    benign_rejected = sum(r.cases - r.caught for r in benign_reports)
+    empty_classes = [r.name for r in reports.values() if r.cases == 0]
+    return {
+        "rule_set_version": rules.version,
+        "rules_hash": rules.file_hash,
+        "base_sessions": used,
+        "skipped_bases": skipped,
+        "classes": [r.as_dict() for r in reports.values()],
+        "mutations": {"cases": mutations_total, "caught": mutations_caught,
+                      "rate": round(mutations_caught / mutations_total, 4) if mutations_total else None},
+        "benign": {"cases": benign_total, "rejected": benign_rejected,
+                   "rate": round(benign_rejected / benign_total, 4) if benign_total else None},
+        "classes_without_cases": empty_classes,
+        # Targets: every mutation caught with its severity, no benign variant failed,
+        # and every class exercised at least once.
+        "targets_met": bool(mutations_total) and mutations_caught == mutations_total
+        and benign_rejected == 0 and not empty_classes,
+    }

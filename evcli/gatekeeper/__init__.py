@@ -1,0 +1,1 @@
+"""The Gatekeeper: deterministic checks that every citation is real."""

@@ -1,0 +1,141 @@
+"""One function per Gatekeeper rule.
+
+Each check returns None when the rule holds, or a short message saying what is
+wrong. Checks never decide severity or whether they run; `engine.gate` does
+that from the rule set.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from evcli.contracts import (
+    ANSWER_VERSION,
+    EVIDENCE_ARRAYS,
+    FORBIDDEN_EXECUTOR_FIELDS,
+    NO_EVIDENCE_PATH,
+    Claim,
+    EvidenceBinding,
+    EvidenceRef,
+    ToolInvocation,
+)
+from evcli.gatekeeper.excerpt import ExcerptMatch, match_excerpt
+
+_GENERIC_ARRAY = r"[A-Za-z_][A-Za-z0-9_]*"
+
+
+def _raw_path_pattern(tool_name: str | None) -> re.Pattern[str]:
+    arrays = EVIDENCE_ARRAYS.get(tool_name or "", _GENERIC_ARRAY)
+    return re.compile(rf"\$\.(?:{arrays})\[(?:0|[1-9][0-9]*)\]")
+
+
+def forbidden_fields(output: dict[str, Any]) -> str | None:
+    present = [name for name in FORBIDDEN_EXECUTOR_FIELDS if name in output]
+    return f"forbidden executor field(s): {', '.join(present)}" if present else None
+
+
+def answer_version(output: dict[str, Any], parse_error: str | None) -> str | None:
+    version = output.get("answer_version")
+    if version != ANSWER_VERSION:
+        return f"answer_version is {version!r}, expected {ANSWER_VERSION!r}"
+    if parse_error:
+        return f"not a valid {ANSWER_VERSION} document: {parse_error}"
+    return None
+
+
+def bindings_present(claim: Claim) -> str | None:
+    return None if claim.evidence_bindings else "claim has no evidence bindings"
+
+
+def fields_present(binding: EvidenceBinding) -> str | None:
+    missing = [
+        name
+        for name in ("tool_name", "raw_path", "evidence_excerpt")
+        if not (getattr(binding, name) or "").strip()
+    ]
+    return f"binding lacks {', '.join(missing)}" if missing else None
+
+
+def negative_requires_no_evidence(claim: Claim, binding: EvidenceBinding) -> str | None:
+    if claim.claim_type == "negative_observation" and binding.raw_path != NO_EVIDENCE_PATH:
+        return f"negative_observation bound to {binding.raw_path}, only {NO_EVIDENCE_PATH} may support it"
+    return None
+
+
+def raw_path_format(binding: EvidenceBinding) -> str | None:
+    raw_path = binding.raw_path or ""
+    if raw_path == NO_EVIDENCE_PATH or _raw_path_pattern(binding.tool_name).fullmatch(raw_path):
+        return None
+    return f"raw_path {raw_path!r} does not name one item of {binding.tool_name}'s evidence arrays"
+
+
+def invocation_exists(binding: EvidenceBinding, invocations: dict[int, ToolInvocation]) -> str | None:
+    if binding.source_invocation_id in invocations:
+        return None
+    return f"source_invocation_id {binding.source_invocation_id} is not an invocation of this session"
+
+
+def tool_name_match(binding: EvidenceBinding, invocation: ToolInvocation) -> str | None:
+    if binding.tool_name == invocation.tool_name:
+        return None
+    return f"invocation {invocation.invocation_id} called {invocation.tool_name}, not {binding.tool_name}"
+
+
+def invocation_has_refs(invocation: ToolInvocation) -> str | None:
+    details = invocation.retrieval_details
+    if details is None or details.evidence_refs is None:
+        return f"invocation {invocation.invocation_id} recorded no evidence_refs"
+    return None
+
+
+def find_ref(invocation: ToolInvocation, raw_path: str) -> EvidenceRef | None:
+    details = invocation.retrieval_details
+    for ref in (details.evidence_refs or []) if details else []:
+        if ref.raw_path == raw_path:
+            return ref
+    return None
+
+
+def raw_path_exists(binding: EvidenceBinding, invocation: ToolInvocation) -> str | None:
+    if find_ref(invocation, binding.raw_path or "") is not None:
+        return None
+    return f"invocation {invocation.invocation_id} has no evidence ref at {binding.raw_path}"
+
+
+def excerpt_supported(binding: EvidenceBinding, ref: EvidenceRef, min_similarity: float) -> tuple[str | None, ExcerptMatch]:
+    match = match_excerpt(binding.evidence_excerpt or "", ref.text, min_similarity=min_similarity)
+    if match.supported:
+        return None, match
+    return f"excerpt not supported by {ref.raw_path}: {match.reason}", match
+
+
+def backfill_candidates(
+    binding: EvidenceBinding, invocations: dict[int, ToolInvocation], min_similarity: float
+) -> list[int]:
+    """Invocations whose tool, raw_path and ref text all fit this binding."""
+    candidates = []
+    for invocation_id, invocation in invocations.items():
+        if invocation.tool_name != binding.tool_name:
+            continue
+        ref = find_ref(invocation, binding.raw_path or "")
+        if ref is None:
+            continue
+        if match_excerpt(binding.evidence_excerpt or "", ref.text, min_similarity=min_similarity).supported:
+            candidates.append(invocation_id)
+    return candidates
+
+
+def invocation_backfill(candidates: list[int]) -> str | None:
+    if len(candidates) == 1:
+        return None
+    if not candidates:
+        return "source_invocation_id missing and no invocation matches tool_name + raw_path + excerpt"
+    listed = ", ".join(str(c) for c in candidates)
+    return f"source_invocation_id missing and {len(candidates)} invocations match ({listed}); cannot back-fill"
+
+
+def unique_item(invocation_id: int, raw_path: str, seen: set[tuple[int, str]]) -> str | None:
+    if (invocation_id, raw_path) in seen:
+        return f"{raw_path} of invocation {invocation_id} is bound twice in this claim"
+    return None

@@ -1,0 +1,199 @@
+"""The Gatekeeper: a pure function of (executor output, invocations, rules).
+
+It never opens the database and never calls a model. For each evidence binding
+it resolves the cited invocation (back-filling a missing id only when exactly
+one invocation fits), then runs the enabled rules in dependency order: a rule
+whose precondition failed is not run, because its answer would be meaningless
+(there is no ref text to compare an excerpt with when the invocation is fake).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ValidationError
+
+from evcli.contracts import (
+    CheckedBinding,
+    Claim,
+    EvidenceBinding,
+    ExecutorEvidenceV2,
+    Finding,
+    GateResult,
+    ToolInvocation,
+)
+from evcli.gatekeeper import checks
+from evcli.gatekeeper.rules import RuleSet
+
+_SEVERITY_RANK = {"none": 0, "low_confid": 1, "reject": 2}
+
+
+class _Findings:
+    """Collects rule outcomes and knows each rule's configured severity."""
+
+    def __init__(self, rules: RuleSet) -> None:
+        self.rules = rules
+        self.errors: list[Finding] = []
+        self.warnings: list[Finding] = []
+
+    def run(self, rule_id: str, message: str | None, *, claim_id=None, binding_index=None) -> bool:
+        """Record a check's outcome; True when the rule holds (or is disabled)."""
+        if message is None or not self.rules.enabled(rule_id):
+            return True
+        severity = self.rules.severity(rule_id)
+        finding = Finding(
+            rule=rule_id, severity=severity, message=message, claim_id=claim_id, binding_index=binding_index
+        )
+        if severity == "warning":
+            self.warnings.append(finding)
+            return True
+        self.errors.append(finding)
+        return False
+
+    def warn(self, rule_id: str, message: str, *, claim_id=None, binding_index=None) -> None:
+        self.warnings.append(
+            Finding(rule=rule_id, severity="warning", message=message, claim_id=claim_id, binding_index=binding_index)
+        )
+
+
+def gate(executor_output: Any, invocations: list[ToolInvocation], rules: RuleSet) -> GateResult:
+    findings = _Findings(rules)
+    by_id = {invocation.invocation_id: invocation for invocation in invocations}
+    output = executor_output if isinstance(executor_output, dict) else {}
+
+    findings.run("contract.forbidden_fields", checks.forbidden_fields(output))
+    claims, parse_error = _parse_claims(executor_output)
+    findings.run("contract.answer_version", checks.answer_version(output, parse_error))
+
+    checked: list[CheckedBinding] = []
+    for claim in claims:
+        findings.run("claim.bindings_present", checks.bindings_present(claim), claim_id=claim.claim_id)
+        seen_items: set[tuple[int, str]] = set()
+        for index, binding in enumerate(claim.evidence_bindings):
+            checked.append(_check_binding(claim, index, binding, by_id, seen_items, findings))
+
+    failed_rules = sorted({finding.rule for finding in findings.errors})
+    severity = max((f.severity for f in findings.errors), key=_SEVERITY_RANK.__getitem__, default="none")
+    return GateResult(
+        status="pass" if severity == "none" else "fail",
+        severity=severity,
+        rule_set_version=rules.version,
+        rules_hash=rules.file_hash,
+        rules=[rule.meta() for rule in rules.rules.values()],
+        checked_bindings=checked,
+        failed_rules=failed_rules,
+        warnings=findings.warnings,
+        errors=findings.errors,
+    )
+
+
+def _parse_claims(executor_output: Any) -> tuple[list[Claim], str | None]:
+    """Claims that parse; a document that does not parse yields none plus the reason."""
+    if not isinstance(executor_output, dict):
+        return [], f"executor output is {type(executor_output).__name__}, not an object"
+    try:
+        return ExecutorEvidenceV2.model_validate(executor_output).claims, None
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        location = ".".join(str(part) for part in first["loc"])
+        # Salvage the claims that are well-formed so their citations still get checked.
+        raw_claims = executor_output.get("claims")
+        salvaged = []
+        for raw_claim in raw_claims if isinstance(raw_claims, list) else []:
+            try:
+                salvaged.append(Claim.model_validate(raw_claim))
+            except ValidationError:
+                continue
+        return salvaged, f"{location}: {first['msg']}"
+
+
+def _check_binding(
+    claim: Claim,
+    index: int,
+    binding: EvidenceBinding,
+    invocations: dict[int, ToolInvocation],
+    seen_items: set[tuple[int, str]],
+    findings: _Findings,
+) -> CheckedBinding:
+    where = {"claim_id": claim.claim_id, "binding_index": index}
+    errors_before = len(findings.errors)
+    outcome = _BindingOutcome()
+
+    findings.run("claim.negative_requires_no_evidence", checks.negative_requires_no_evidence(claim, binding), **where)
+    if findings.run("binding.fields_present", checks.fields_present(binding), **where) and binding.raw_path:
+        invocation = _resolve_invocation(binding, invocations, findings, outcome, where)
+        if invocation is not None:
+            _check_against_invocation(binding, invocation, findings, outcome, where)
+            invocation_id = invocation.invocation_id
+            if findings.run("binding.unique_item", checks.unique_item(invocation_id, binding.raw_path, seen_items), **where):
+                seen_items.add((invocation_id, binding.raw_path))
+
+    new_errors = findings.errors[errors_before:]
+    return CheckedBinding(
+        claim_id=claim.claim_id,
+        binding_index=index,
+        tool_name=binding.tool_name,
+        source_invocation_id=outcome.invocation_id if outcome.invocation_id is not None else binding.source_invocation_id,
+        raw_path=binding.raw_path,
+        evidence_excerpt=binding.evidence_excerpt,
+        matched_text=outcome.matched_text,
+        match=outcome.match,
+        similarity=outcome.similarity,
+        backfilled=outcome.backfilled,
+        # A binding passes only when it resolved to a recorded ref and no enabled
+        # rule failed; a binding that points at nothing is never verified.
+        status="pass" if outcome.matched_text is not None and not new_errors else "fail",
+        failed_rules=sorted({finding.rule for finding in new_errors}),
+    )
+
+
+class _BindingOutcome:
+    def __init__(self) -> None:
+        self.invocation_id: int | None = None
+        self.backfilled = False
+        self.matched_text: str | None = None
+        self.match = "skipped"
+        self.similarity = 0.0
+
+
+def _resolve_invocation(binding, invocations, findings: _Findings, outcome: _BindingOutcome, where):
+    if binding.source_invocation_id is None:
+        min_similarity = findings.rules.param("binding.excerpt_supported", "min_similarity")
+        candidates = checks.backfill_candidates(binding, invocations, min_similarity)
+        if not findings.run("binding.invocation_backfill", checks.invocation_backfill(candidates), **where):
+            return None
+        if len(candidates) != 1:  # rule disabled: nothing to back-fill from
+            return None
+        outcome.backfilled = True
+        findings.warn(
+            "binding.invocation_backfill",
+            f"source_invocation_id back-filled as {candidates[0]} ({binding.tool_name} {binding.raw_path})",
+            **where,
+        )
+        binding = binding.model_copy(update={"source_invocation_id": candidates[0]})
+    if not findings.run("binding.invocation_exists", checks.invocation_exists(binding, invocations), **where):
+        return None
+    invocation = invocations.get(binding.source_invocation_id)
+    if invocation is not None:
+        outcome.invocation_id = invocation.invocation_id
+    return invocation
+
+
+def _check_against_invocation(binding, invocation: ToolInvocation, findings: _Findings, outcome, where) -> None:
+    if not findings.run("binding.tool_name_match", checks.tool_name_match(binding, invocation), **where):
+        return
+    if not findings.run("binding.raw_path_format", checks.raw_path_format(binding), **where):
+        return
+    if not findings.run("binding.invocation_has_refs", checks.invocation_has_refs(invocation), **where):
+        return
+    if not findings.run("binding.raw_path_exists", checks.raw_path_exists(binding, invocation), **where):
+        return
+    ref = checks.find_ref(invocation, binding.raw_path)
+    if ref is None:
+        return
+    outcome.matched_text = ref.text
+    min_similarity = findings.rules.param("binding.excerpt_supported", "min_similarity")
+    message, match = checks.excerpt_supported(binding, ref, min_similarity)
+    outcome.match = match.kind
+    outcome.similarity = match.similarity
+    findings.run("binding.excerpt_supported", message, **where)

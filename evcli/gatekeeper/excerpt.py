@@ -1,0 +1,334 @@
+"""Is a quoted evidence excerpt really backed by the text of an evidence ref?
+
+A model cites evidence by quoting part of a recorded tool output. The quote is
+supported when, after cosmetic normalisation, it occurs in the ref text
+("exact"), or when it is a near-verbatim copy whose numbers, identifiers and
+negations are all intact ("near"). Similarity alone cannot tell "92%" from
+"29%" or "is available" from "is not available", so those are guarded
+explicitly; the guards are what make the check hard to fool.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter
+from dataclasses import dataclass
+from difflib import Match, SequenceMatcher
+from functools import lru_cache
+
+__all__ = ["ExcerptMatch", "match_excerpt", "normalize"]
+
+
+@dataclass(frozen=True)
+class ExcerptMatch:
+    supported: bool
+    kind: str  # "exact" | "near" | "none"
+    similarity: float  # 1.0 for exact; best ratio found for near/none (0.0 if nothing)
+    reason: str  # "" when supported, else a short human-readable reason
+
+
+# --- normalisation -------------------------------------------------------------
+
+_UNIFY_PUNCTUATION = str.maketrans(
+    "\u201c\u201d\u201e\u201f\u2033\u00ab\u00bb"  # “ ” „ ‟ ″ « »
+    "\u2018\u2019\u201a\u201b\u2032"  # ‘ ’ ‚ ‛ ′
+    "\u2010\u2011\u2012\u2013\u2014\u2015\u2212",  # ‐ ‑ ‒ – — ― −
+    '"""""""' "'''''" "-------",
+)
+_SPACE_BEFORE_PERCENT = re.compile(r"(?<=\d) %")
+_SPACE_AROUND_SEPARATOR = re.compile(r" ([=,;:]) ?|([=,;:]) ")
+
+
+def _join_separator(match: re.Match[str]) -> str:
+    separator = match.group(1) or match.group(2)
+    text, start, end = match.string, match.start(), match.end()
+    # "1, 000" -> "1,000" or "23: 05" -> "23:05" would forge a different number.
+    if separator != "=" and 0 < start and end < len(text) and text[start - 1].isdigit() and text[end].isdigit():
+        return match.group()
+    return separator
+
+
+@lru_cache(maxsize=4096)
+def normalize(text: str) -> str:
+    """Canonical form for comparison: NFKC, casefolded, one kind of quote and
+    dash, no cosmetic whitespace. Never joins two digit runs ("5 0" != "50")."""
+    if not text.isascii():
+        # Unify before NFKC too, so "″" stays one double quote instead of two primes.
+        text = unicodedata.normalize("NFKC", text.translate(_UNIFY_PUNCTUATION)).translate(_UNIFY_PUNCTUATION)
+    text = " ".join(text.casefold().split())
+    text = _SPACE_BEFORE_PERCENT.sub("%", text)
+    return _SPACE_AROUND_SEPARATOR.sub(_join_separator, text)
+
+
+# --- facts that similarity must not blur ----------------------------------------
+
+_TOKEN = re.compile(r"[a-z0-9][a-z0-9._:/%+-]*")  # run on normalized (casefolded) text
+_RAW_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/%+-]*")
+_TOKEN_TRAILING_PUNCTUATION = "._:/+-"
+_STRUCTURED_TOKEN = re.compile(r"[0-9]|[a-z0-9][-_.:/][a-z0-9]")
+_TOKEN_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789._:/%+-'")
+
+_NEGATION_WORDS = frozenset("not no never none nothing nobody neither nor without cannot unable".split())
+_ENGLISH_WORD = re.compile(r"[a-z]+(?:'[a-z]+)*")
+_WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz'")
+_CJK_NEGATIONS = "不没无未非否勿别"
+_CJK_NEGATION = re.compile(f"[{_CJK_NEGATIONS}]")
+
+
+def _tokens(normalized: str) -> list[str]:
+    return [token.rstrip(_TOKEN_TRAILING_PUNCTUATION) for token in _TOKEN.findall(normalized)]
+
+
+def _mixed_case_words(raw: str) -> frozenset[str]:
+    """Casefolded tokens like HikariCP or HighCPUUsage: identifiers even without digits.
+
+    A capital only at the start ("Connection") is ordinary sentence case, not an identifier.
+    """
+    tokens = (token.rstrip(_TOKEN_TRAILING_PUNCTUATION) for token in _RAW_TOKEN.findall(unicodedata.normalize("NFKC", raw)))
+    return frozenset(token.casefold() for token in tokens if token[1:] != token[1:].lower() and token != token.upper())
+
+
+def _critical_tokens(normalized_part: str, mixed_case: frozenset[str]) -> list[str]:
+    return [token for token in _tokens(normalized_part) if _STRUCTURED_TOKEN.search(token) or token in mixed_case]
+
+
+def _is_negation(word: str) -> bool:
+    word = word.strip("'")
+    return word in _NEGATION_WORDS or word.endswith("n't")
+
+
+def _negations(normalized: str) -> Counter[str]:
+    found = Counter(word for word in _ENGLISH_WORD.findall(normalized) if _is_negation(word))
+    found.update(_CJK_NEGATION.findall(normalized))
+    return found
+
+
+def _edge_negation(text: str, start: int, end: int, floor: int) -> str:
+    """A negation the span text[start:end] silently drops or forges at its edges, or "".
+
+    Catches "is not | available" (the word just before the span negates it),
+    "no|thing found" and "does|n't" (the span cuts a word whose negation
+    differs from the fragment quoted). Text before `floor` belongs to an
+    earlier quoted part and is not looked at.
+    """
+    if start > floor and text[start - 1] in _WORD_CHARS and text[start] in _WORD_CHARS:
+        word_start = start
+        while word_start > floor and text[word_start - 1] in _WORD_CHARS:
+            word_start -= 1
+        fragment_end = start
+        while fragment_end < end and text[fragment_end] in _WORD_CHARS:
+            fragment_end += 1
+        cut_word = text[word_start:fragment_end]
+        if _is_negation(cut_word) != _is_negation(text[start:fragment_end]):
+            return cut_word
+    else:
+        before = start
+        while before > floor and text[before - 1] in " _-":
+            before -= 1
+        if before > floor and text[before - 1] in _CJK_NEGATIONS:
+            return text[before - 1]
+        word_start = before
+        while word_start > floor and text[word_start - 1] in _WORD_CHARS:
+            word_start -= 1
+        if _is_negation(text[word_start:before]):
+            return text[word_start:before]
+    if end < len(text) and text[end] in _WORD_CHARS and text[end - 1] in _WORD_CHARS:
+        word_end = end
+        while word_end < len(text) and text[word_end] in _WORD_CHARS:
+            word_end += 1
+        fragment_start = end
+        while fragment_start > start and text[fragment_start - 1] in _WORD_CHARS:
+            fragment_start -= 1
+        word_start = fragment_start
+        while word_start > 0 and text[word_start - 1] in _WORD_CHARS:
+            word_start -= 1
+        cut_word = text[word_start:word_end]
+        if _is_negation(cut_word) != _is_negation(text[fragment_start:end]):
+            return cut_word
+    return ""
+
+
+def _splits_number(text: str, start: int, end: int) -> bool:
+    """True if the span starts or ends inside a number: "3000" of "30000ms", "5" of "0.5"."""
+
+    def continues(outside: int, beyond: int) -> bool:
+        if not 0 <= outside < len(text):
+            return False
+        if text[outside].isdigit():
+            return True
+        return text[outside] == "." and 0 <= beyond < len(text) and text[beyond].isdigit()
+
+    return (text[start].isdigit() and continues(start - 1, start - 2)) or (
+        text[end - 1].isdigit() and continues(end, end + 1)
+    )
+
+
+# --- matching -------------------------------------------------------------------
+
+_ELLIPSIS = re.compile(r"\.{3,}")  # NFKC has already turned "…" into "..."
+_QGRAM = 4
+_MAX_QGRAM_HITS = 64  # q-grams this common say nothing about where the part is
+_MAX_CANDIDATES = 4
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    start: int  # word-extended window in the normalized ref text
+    end: int
+    tight_end: int  # end of the aligned text itself; the next part starts here
+    ratio: float
+    problem: str  # "" when every guard holds
+
+
+def _split_parts(normalized_excerpt: str) -> list[str]:
+    if "..." not in normalized_excerpt:
+        return [normalized_excerpt] if normalized_excerpt else []
+    return [part for part in (p.strip() for p in _ELLIPSIS.split(normalized_excerpt)) if part]
+
+
+def _find_exact(text: str, part: str, floor: int) -> int:
+    """Start of the first clean occurrence of part at or after floor, or -1."""
+    start = text.find(part, floor)
+    while start != -1:
+        end = start + len(part)
+        if not _splits_number(text, start, end) and not _edge_negation(text, start, end, floor):
+            return start
+        start = text.find(part, start + 1)
+    return -1
+
+
+def _anchors(haystack: str, part: str) -> list[int]:
+    """Likely start offsets of part in haystack, by q-gram votes, best first.
+
+    Votes rather than one global alignment, so every similar line of a long
+    ref is considered, not only the one sharing the longest common run.
+    """
+    q = min(_QGRAM, len(part))
+    votes: Counter[int] = Counter()
+    for offset in range(len(part) - q + 1):
+        gram = part[offset : offset + q]
+        if haystack.count(gram) > _MAX_QGRAM_HITS:
+            continue
+        hit = haystack.find(gram)
+        while hit != -1:
+            votes[hit - offset] += 1
+            hit = haystack.find(gram, hit + 1)
+    separation = max(2, len(part) // 10)
+    chosen: list[int] = []
+    for anchor, _ in votes.most_common():
+        if all(abs(anchor - other) > separation for other in chosen):
+            chosen.append(anchor)
+            if len(chosen) == _MAX_CANDIDATES:
+                break
+    return chosen
+
+
+def _ratio(blocks: list[Match], part_length: int) -> float:
+    matched = sum(block.size for block in blocks)
+    span = blocks[-1].a + blocks[-1].size - blocks[0].a
+    return 2 * matched / (span + part_length)
+
+
+def _align(region: str, part: str) -> list[Match]:
+    """Matching blocks of part in region, without stray matches at the edges.
+
+    Slack around the anchor lets a lone character far off the aligned text
+    match; dropping edge blocks while that raises the ratio keeps the window tight.
+    """
+    blocks = [block for block in SequenceMatcher(None, region, part, autojunk=False).get_matching_blocks() if block.size]
+    while len(blocks) > 1:
+        current = _ratio(blocks, len(part))
+        if _ratio(blocks[1:], len(part)) > current:
+            blocks = blocks[1:]
+        elif _ratio(blocks[:-1], len(part)) > current:
+            blocks = blocks[:-1]
+        else:
+            break
+    return blocks
+
+
+def _guard_problem(text: str, start: int, end: int, part: str, mixed_case: frozenset[str], floor: int) -> str:
+    """Why the window text[start:end] does not state the same facts as part, or ""."""
+    window = text[start:end]
+    available = iter(_tokens(window))
+    for token in _critical_tokens(part, mixed_case):
+        # Ordered containment: a swapped pair of numbers is a different fact.
+        if token not in available:
+            kind = "number" if any(c.isdigit() for c in token) else "identifier"
+            return f"{kind} {token} not in evidence"
+    part_negations, window_negations = _negations(part), _negations(window)
+    if part_negations != window_negations:
+        differing = next(iter((part_negations - window_negations) + (window_negations - part_negations)))
+        return f"negation '{differing}' differs"
+    dropped = _edge_negation(text, start, end, floor)
+    return f"negation '{dropped}' precedes the excerpt" if dropped else ""
+
+
+def _candidates(text: str, part: str, floor: int, mixed_case: frozenset[str]) -> list[_Candidate]:
+    haystack = text[floor:]
+    slack = max(2, len(part) // 10)
+    candidates = []
+    for anchor in _anchors(haystack, part):
+        low = max(0, anchor - slack)
+        blocks = _align(haystack[low : anchor + len(part) + slack], part)
+        if not blocks:
+            continue
+        tight_start = floor + low + blocks[0].a
+        tight_end = floor + low + blocks[-1].a + blocks[-1].size
+        # Widen to whole tokens so a number or identifier is never judged by a fragment.
+        start, end = tight_start, tight_end
+        while start > floor and text[start - 1] in _TOKEN_CHARS and text[start] in _TOKEN_CHARS:
+            start -= 1
+        while end < len(text) and text[end] in _TOKEN_CHARS and text[end - 1] in _TOKEN_CHARS:
+            end += 1
+        problem = _guard_problem(text, start, end, part, mixed_case, floor)
+        candidates.append(_Candidate(start, end, tight_end, _ratio(blocks, len(part)), problem))
+    return sorted(candidates, key=lambda candidate: candidate.ratio, reverse=True)
+
+
+def _rejection_reason(best: _Candidate, min_similarity: float) -> str:
+    # A missing number or identifier names the false fact, so it beats the ratio.
+    if best.problem and not best.problem.startswith("negation"):
+        return best.problem
+    if best.ratio < min_similarity:
+        return f"best similarity {best.ratio:.2f} < {min_similarity:.2f}"
+    return best.problem
+
+
+def match_excerpt(excerpt: str, ref_text: str, *, min_similarity: float = 0.92) -> ExcerptMatch:
+    """Whether excerpt is supported by ref_text; see the module docstring."""
+    if not 0.0 < min_similarity <= 1.0:
+        raise ValueError(f"min_similarity must be in (0, 1], got {min_similarity}")
+    parts = _split_parts(normalize(excerpt))
+    if not parts:
+        return ExcerptMatch(False, "none", 0.0, "empty excerpt")
+    text = normalize(ref_text)
+    floor = 0
+    similarity = 1.0
+    all_exact = True
+    mixed_case: frozenset[str] | None = None
+    for part in parts:
+        start = _find_exact(text, part, floor)
+        if start != -1:
+            floor = start + len(part)
+            continue
+        if mixed_case is None:
+            mixed_case = _mixed_case_words(excerpt)
+        candidates = _candidates(text, part, floor, mixed_case)
+        accepted = next((c for c in candidates if c.ratio >= min_similarity and not c.problem), None)
+        if accepted is None:
+            best_ratio = candidates[0].ratio if candidates else 0.0
+            if floor and _find_exact(text, part, 0) != -1:
+                reason = "excerpt parts out of order or overlapping"
+            elif candidates:
+                reason = _rejection_reason(candidates[0], min_similarity)
+            else:
+                reason = "no similar text in evidence"
+            return ExcerptMatch(False, "none", min(similarity, best_ratio), reason)
+        all_exact = False
+        similarity = min(similarity, accepted.ratio)
+        floor = accepted.tight_end
+    if all_exact:
+        return ExcerptMatch(True, "exact", 1.0, "")
+    return ExcerptMatch(True, "near", similarity, "")

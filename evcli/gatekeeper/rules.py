@@ -1,0 +1,153 @@
+"""Loading the rule catalogue (rules.toml).
+
+The file only configures rules; their implementation is the deterministic code
+in `checks.py`. A rule the code knows must be present in the file (turn it off
+with `enabled = false`), and the file may not name rules the code does not
+know: a typo must not silently disable a check.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evcli.canonical import content_hash
+from evcli.contracts import RuleMeta
+from evcli.errors import BadInput
+from evcli.resources import data_path
+
+SEVERITIES = ("warning", "low_confid", "reject")
+
+# Every rule the code implements, with the parameters it reads and their types.
+KNOWN_RULES: dict[str, dict[str, type]] = {
+    "contract.answer_version": {},
+    "contract.forbidden_fields": {},
+    "claim.bindings_present": {},
+    "binding.fields_present": {},
+    "binding.invocation_backfill": {},
+    "binding.invocation_exists": {},
+    "binding.tool_name_match": {},
+    "binding.raw_path_format": {},
+    "binding.invocation_has_refs": {},
+    "binding.raw_path_exists": {},
+    "binding.excerpt_supported": {"min_similarity": float},
+    "binding.unique_item": {},
+    "claim.negative_requires_no_evidence": {},
+}
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    description: str
+    enabled: bool
+    default_severity: str
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def meta(self) -> RuleMeta:
+        return RuleMeta(
+            id=self.id,
+            description=self.description,
+            enabled=self.enabled,
+            default_severity=self.default_severity,
+        )
+
+
+@dataclass(frozen=True)
+class RuleSet:
+    version: str
+    file_hash: str
+    source: str
+    rules: dict[str, Rule]
+
+    def enabled(self, rule_id: str) -> bool:
+        return self.rules[rule_id].enabled
+
+    def severity(self, rule_id: str) -> str:
+        return self.rules[rule_id].default_severity
+
+    def param(self, rule_id: str, name: str) -> Any:
+        return self.rules[rule_id].params[name]
+
+
+def default_rules_path() -> Path:
+    return data_path("rules.toml")
+
+
+def load_rules(path: Path | None = None) -> RuleSet:
+    """Read and validate a rules file; any problem is a one-line BadInput."""
+    path = path or default_rules_path()
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise BadInput(f"cannot read rules file {path}: {exc.strerror or exc}") from exc
+    try:
+        document = tomllib.loads(raw.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise BadInput(f"rules file {path} is not valid TOML: {exc}") from exc
+    return parse_rules(document, file_hash=content_hash(raw), source=str(path))
+
+
+def parse_rules(document: dict[str, Any], *, file_hash: str, source: str) -> RuleSet:
+    def bad(message: str) -> BadInput:
+        return BadInput(f"rules file {source}: {message}")
+
+    version = document.get("version")
+    if not isinstance(version, str) or not version.strip():
+        raise bad("missing top-level `version` string")
+    entries = document.get("rules")
+    if not isinstance(entries, list) or not entries:
+        raise bad("missing [[rules]] entries")
+
+    rules: dict[str, Rule] = {}
+    for position, entry in enumerate(entries, start=1):
+        if not isinstance(entry, dict):
+            raise bad(f"rule #{position} is not a table")
+        rule_id = entry.get("id")
+        if rule_id not in KNOWN_RULES:
+            raise bad(f"rule #{position} has unknown id {rule_id!r}; known ids: {', '.join(KNOWN_RULES)}")
+        if rule_id in rules:
+            raise bad(f"rule {rule_id} is listed twice")
+        enabled = entry.get("enabled", True)
+        if not isinstance(enabled, bool):
+            raise bad(f"rule {rule_id}: `enabled` must be true or false")
+        severity = entry.get("default_severity")
+        if severity not in SEVERITIES:
+            raise bad(f"rule {rule_id}: default_severity must be one of {', '.join(SEVERITIES)}, got {severity!r}")
+        params = entry.get("params", {})
+        if not isinstance(params, dict):
+            raise bad(f"rule {rule_id}: params must be a table")
+        rules[rule_id] = Rule(
+            id=rule_id,
+            description=str(entry.get("description", "")),
+            enabled=enabled,
+            default_severity=severity,
+            params=_check_params(rule_id, params, bad),
+        )
+
+    missing = [rule_id for rule_id in KNOWN_RULES if rule_id not in rules]
+    if missing:
+        raise bad(f"rules missing: {', '.join(missing)} (set enabled = false to turn a rule off)")
+    return RuleSet(version=version, file_hash=file_hash, source=source, rules=rules)
+
+
+def _check_params(rule_id: str, params: dict[str, Any], bad) -> dict[str, Any]:
+    expected = KNOWN_RULES[rule_id]
+    unknown = set(params) - set(expected)
+    if unknown:
+        raise bad(f"rule {rule_id}: unknown params {', '.join(sorted(unknown))}")
+    checked: dict[str, Any] = {}
+    for name, kind in expected.items():
+        if name not in params:
+            raise bad(f"rule {rule_id}: missing param {name}")
+        value = params[name]
+        if kind is float and isinstance(value, (int, float)) and not isinstance(value, bool):
+            value = float(value)
+            if not 0.0 < value <= 1.0:
+                raise bad(f"rule {rule_id}: {name} must be in (0, 1], got {value}")
+        else:
+            raise bad(f"rule {rule_id}: {name} must be a number")
+        checked[name] = value
+    return checked

@@ -1,0 +1,298 @@
+"""The trace store: one SQLite file, one class.
+
+Every write runs in a `BEGIN IMMEDIATE` transaction so two processes writing
+the same database queue on the busy timeout instead of failing mid-way (a
+deferred transaction that upgrades to a write lock can fail at once in WAL
+mode), and a Ctrl-C mid-write rolls back cleanly.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import sqlite3
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from sqlite_utils import Database
+
+from evcli.canonical import canonical_json
+from evcli.contracts import (
+    AgentStep,
+    GateResult,
+    RunRecord,
+    SessionDocument,
+    StageOutput,
+    StoredGateResult,
+    ToolInvocation,
+)
+from evcli.errors import BadInput, NotFound, StoreError
+from evcli.store.migrations import migrations
+
+BUSY_TIMEOUT_S = 30.0
+DB_FILENAME = "evcli.db"
+
+
+def default_db_path() -> Path:
+    """`$EVCLI_HOME/evcli.db`, else the per-user app dir."""
+    home = os.environ.get("EVCLI_HOME")
+    if home:
+        return Path(home).expanduser() / DB_FILENAME
+    import typer  # deferred: only needed when no EVCLI_HOME is set
+
+    return Path(typer.get_app_dir("evcli")) / DB_FILENAME
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def new_session_id() -> str:
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%S") + "-" + secrets.token_hex(3)
+
+
+def _dump(value: Any) -> str | None:
+    return None if value is None else canonical_json(value)
+
+
+def _load(text: str | None) -> Any:
+    return None if text is None else json.loads(text)
+
+
+class TraceStore:
+    def __init__(self, path: Path, *, must_exist: bool = False) -> None:
+        self.path = Path(path)
+        if must_exist and not self.path.exists():
+            raise StoreError(f"no trace store at {self.path}", hint="pass --db with an existing file, or set EVCLI_HOME")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
+            conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA foreign_keys = ON")
+            self.db = Database(conn)
+            self._migrate()
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"cannot open trace store {self.path}: {exc}") from exc
+        except OSError as exc:
+            raise StoreError(f"cannot open trace store {self.path}: {exc.strerror or exc}") from exc
+
+    def _migrate(self) -> None:
+        if not migrations.pending(self.db):
+            return
+        # Re-checked under the write lock: another process may have migrated meanwhile.
+        with self._write():
+            migrations.apply(self.db)
+
+    def close(self) -> None:
+        self.db.conn.close()
+
+    def __enter__(self) -> TraceStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    @contextlib.contextmanager
+    def _write(self) -> Iterator[Database]:
+        conn = self.db.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.db
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+    # --- sessions ----------------------------------------------------------
+
+    def create_session(self, question: str, *, mode: str = "chat", config: dict | None = None) -> RunRecord:
+        stamp = now_iso()
+        run = RunRecord(
+            session_id=new_session_id(), question=question, mode=mode, config=config or {}, created_at=stamp, updated_at=stamp
+        )
+        with self._write():
+            self._insert_run(run)
+        return run
+
+    def has_session(self, session_id: str) -> bool:
+        return bool(self.db.execute("SELECT 1 FROM diagnosis_run WHERE session_id = ?", [session_id]).fetchone())
+
+    def update_run(self, session_id: str, **fields: Any) -> None:
+        self._require(session_id)
+        json_fields = {"config", "prompt_audit", "self_evaluation", "annotations"}
+        row = {key: _dump(value) if key in json_fields else value for key, value in fields.items()}
+        row["updated_at"] = now_iso()
+        with self._write():
+            self.db["diagnosis_run"].update(session_id, row)
+
+    def list_sessions(self, limit: int = 20) -> list[dict[str, Any]]:
+        """Newest first, with counts and the latest gate outcome of each session."""
+        rows = self.db.execute(
+            """
+            SELECT r.session_id, r.question, r.mode, r.status, r.verdict, r.created_at,
+                   (SELECT count(*) FROM tool_invocation t WHERE t.session_id = r.session_id) AS invocations,
+                   (SELECT g.severity FROM gate_result g WHERE g.session_id = r.session_id
+                     ORDER BY g.seq DESC LIMIT 1) AS gate_severity
+            FROM diagnosis_run r ORDER BY r.created_at DESC, r.session_id DESC LIMIT ?
+            """,
+            [limit],
+        )
+        columns = [c[0] for c in rows.description]
+        return [dict(zip(columns, row)) for row in rows.fetchall()]
+
+    # --- recording ---------------------------------------------------------
+
+    def record_invocation(self, session_id: str, invocation: ToolInvocation) -> ToolInvocation:
+        """Store a tool call under the session's next id (1, 2, 3, ...); the given id is ignored."""
+        self._require(session_id)
+        with self._write():
+            (last,) = self.db.execute(
+                "SELECT coalesce(max(invocation_id), 0) FROM tool_invocation WHERE session_id = ?", [session_id]
+            ).fetchone()
+            stored = invocation.model_copy(
+                update={"invocation_id": last + 1, "created_at": invocation.created_at or now_iso()}
+            )
+            self._insert_invocation(session_id, stored)
+        return stored
+
+    def record_step(self, session_id: str, step: AgentStep) -> None:
+        self._require(session_id)
+        with self._write():
+            self._insert_step(session_id, step)
+
+    def record_stage_output(self, session_id: str, output: StageOutput) -> None:
+        self._require(session_id)
+        with self._write():
+            self._insert_stage_output(session_id, output)
+
+    def append_gate_result(self, session_id: str, result: GateResult, *, round: int = 1) -> StoredGateResult:
+        """Add a gate result to the session's history; earlier results are never touched."""
+        self._require(session_id)
+        with self._write():
+            (last,) = self.db.execute(
+                "SELECT coalesce(max(seq), 0) FROM gate_result WHERE session_id = ?", [session_id]
+            ).fetchone()
+            stored = StoredGateResult(seq=last + 1, round=round, created_at=now_iso(), result=result)
+            self._insert_gate_result(session_id, stored)
+        return stored
+
+    # --- documents -----------------------------------------------------------
+
+    def load(self, session_id: str) -> SessionDocument:
+        found = list(self.db["diagnosis_run"].rows_where("session_id = ?", [session_id], limit=1))
+        if not found:
+            raise NotFound(f"unknown session {session_id!r}", hint="list sessions with `evcli sessions`")
+        run = found[0]
+        for key in ("config", "prompt_audit", "self_evaluation", "annotations"):
+            run[key] = _load(run[key]) or {}
+        return SessionDocument(
+            run=RunRecord.model_validate(run),
+            steps=[self._step_from_row(r) for r in self._rows("agent_step", session_id, "round, step_index, id")],
+            invocations=[self._invocation_from_row(r) for r in self._rows("tool_invocation", session_id, "invocation_id")],
+            stage_outputs=[self._stage_from_row(r) for r in self._rows("stage_output", session_id, "id")],
+            gate_results=[
+                StoredGateResult(seq=r["seq"], round=r["round"], created_at=r["created_at"], result=GateResult.model_validate_json(r["result"]))
+                for r in self._rows("gate_result", session_id, "seq")
+            ],
+        )
+
+    def import_document(self, document: SessionDocument, *, new_id: str | None = None) -> tuple[str, bool]:
+        """Store an exported session. Returns (session_id, created).
+
+        Importing a document that is already stored unchanged is a no-op; a
+        different document under the same id is refused, never merged.
+        """
+        if new_id:
+            document = document.model_copy(update={"run": document.run.model_copy(update={"session_id": new_id})})
+        session_id = document.run.session_id
+        with self._write():
+            if self.has_session(session_id):
+                if canonical_json(self.load(session_id).model_dump(mode="json")) == canonical_json(document.model_dump(mode="json")):
+                    return session_id, False
+                raise BadInput(
+                    f"session {session_id} already exists with different content",
+                    hint="import it under another id with --new-id",
+                )
+            self._insert_run(document.run)
+            for step in document.steps:
+                self._insert_step(session_id, step)
+            for invocation in document.invocations:
+                self._insert_invocation(session_id, invocation)
+            for output in document.stage_outputs:
+                self._insert_stage_output(session_id, output)
+            for gate_result in document.gate_results:
+                self._insert_gate_result(session_id, gate_result)
+        return session_id, True
+
+    # --- rows --------------------------------------------------------------
+
+    def _require(self, session_id: str) -> None:
+        if not self.has_session(session_id):
+            raise NotFound(f"unknown session {session_id!r}", hint="list sessions with `evcli sessions`")
+
+    def _rows(self, table: str, session_id: str, order_by: str) -> list[dict[str, Any]]:
+        return list(self.db[table].rows_where("session_id = ?", [session_id], order_by=order_by))
+
+    def _insert_run(self, run: RunRecord) -> None:
+        row = run.model_dump()
+        for key in ("config", "prompt_audit", "self_evaluation", "annotations"):
+            row[key] = _dump(row[key])
+        self.db["diagnosis_run"].insert(row)
+
+    def _insert_step(self, session_id: str, step: AgentStep) -> None:
+        self.db["agent_step"].insert({"session_id": session_id, **step.model_dump(), "has_tool_call": int(step.has_tool_call)})
+
+    def _insert_invocation(self, session_id: str, invocation: ToolInvocation) -> None:
+        row = invocation.model_dump(mode="json")
+        for key in ("input_params", "output", "retrieval_details"):
+            row[key] = _dump(row[key])
+        row["success"] = int(invocation.success)
+        self.db["tool_invocation"].insert({"session_id": session_id, **row})
+
+    def _insert_stage_output(self, session_id: str, output: StageOutput) -> None:
+        row = output.model_dump(mode="json")
+        row["output"] = _dump(row["output"])
+        row["parse_status"] = _dump(row["parse_status"])
+        self.db["stage_output"].insert({"session_id": session_id, **row, "created_at": output.created_at or now_iso()})
+
+    def _insert_gate_result(self, session_id: str, stored: StoredGateResult) -> None:
+        result = stored.result
+        self.db["gate_result"].insert(
+            {
+                "session_id": session_id,
+                "seq": stored.seq,
+                "round": stored.round,
+                "rule_set_version": result.rule_set_version,
+                "rules_hash": result.rules_hash,
+                "status": result.status,
+                "severity": result.severity,
+                "result": canonical_json(result.model_dump(mode="json")),
+                "created_at": stored.created_at,
+            }
+        )
+
+    @staticmethod
+    def _step_from_row(row: dict[str, Any]) -> AgentStep:
+        row = {k: v for k, v in row.items() if k not in ("id", "session_id")}
+        row["has_tool_call"] = bool(row["has_tool_call"])
+        return AgentStep.model_validate(row)
+
+    @staticmethod
+    def _invocation_from_row(row: dict[str, Any]) -> ToolInvocation:
+        row = {k: v for k, v in row.items() if k != "session_id"}
+        for key in ("input_params", "output", "retrieval_details"):
+            row[key] = _load(row[key])
+        row["success"] = bool(row["success"])
+        return ToolInvocation.model_validate(row)
+
+    @staticmethod
+    def _stage_from_row(row: dict[str, Any]) -> StageOutput:
+        row = {k: v for k, v in row.items() if k not in ("id", "session_id")}
+        row["output"] = _load(row["output"])
+        row["parse_status"] = _load(row["parse_status"]) or {}
+        return StageOutput.model_validate(row)

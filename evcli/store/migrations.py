@@ -1,0 +1,113 @@
+"""Forward-only schema migrations of the trace store.
+
+Never edit a migration once released; add a new one. Table and column names
+follow the specification (diagnosis_run, agent_step, tool_invocation).
+"""
+
+from __future__ import annotations
+
+from sqlite_utils import Database, Migrations
+
+migrations = Migrations("evcli")
+
+
+@migrations()
+def m001_trace_tables(db: Database) -> None:
+    db["diagnosis_run"].create(
+        {
+            "session_id": str,
+            "question": str,
+            "mode": str,
+            "status": str,
+            "verdict": str,
+            "config": str,
+            "prompt_audit": str,
+            "self_evaluation": str,
+            "annotations": str,
+            "created_at": str,
+            "updated_at": str,
+        },
+        pk="session_id",
+        not_null={"session_id", "created_at"},
+    )
+    db["agent_step"].create(
+        {
+            "id": int,
+            "session_id": str,
+            "agent": str,
+            "round": int,
+            "step_index": int,
+            "model": str,
+            "model_input_summary": str,
+            "model_output_summary": str,
+            "has_tool_call": int,
+            "duration_ms": float,
+            "prompt_tokens": int,
+            "completion_tokens": int,
+            "status": str,
+            "error": str,
+            "created_at": str,
+        },
+        pk="id",
+        foreign_keys=[("session_id", "diagnosis_run", "session_id")],
+    )
+    db["tool_invocation"].create(
+        {
+            "session_id": str,
+            "invocation_id": int,
+            "round": int,
+            "tool_name": str,
+            "input_params": str,
+            "output": str,
+            "output_preview": str,
+            "retrieval_details": str,
+            "relevance_level": str,
+            "dedup_reason": str,
+            "duration_ms": float,
+            "success": int,
+            "error_message": str,
+            "created_at": str,
+        },
+        pk=("session_id", "invocation_id"),
+        foreign_keys=[("session_id", "diagnosis_run", "session_id")],
+    )
+    db["stage_output"].create(
+        {
+            "id": int,
+            "session_id": str,
+            "round": int,
+            "stage": str,
+            "status": str,
+            "output": str,
+            "parse_status": str,
+            "raw_text": str,
+            "created_at": str,
+        },
+        pk="id",
+        foreign_keys=[("session_id", "diagnosis_run", "session_id")],
+    )
+    db["gate_result"].create(
+        {
+            "id": int,
+            "session_id": str,
+            "seq": int,
+            "round": int,
+            "rule_set_version": str,
+            "rules_hash": str,
+            "status": str,
+            "severity": str,
+            "result": str,
+            "created_at": str,
+        },
+        pk="id",
+        foreign_keys=[("session_id", "diagnosis_run", "session_id")],
+    )
+
+
+@migrations()
+def m002_lookup_indexes(db: Database) -> None:
+    # Listing newest sessions and loading one session must stay fast at 10k+ sessions.
+    db["diagnosis_run"].create_index(["created_at"])
+    db["agent_step"].create_index(["session_id", "round", "step_index"])
+    db["stage_output"].create_index(["session_id", "id"])
+    db["gate_result"].create_index(["session_id", "seq"], unique=True)

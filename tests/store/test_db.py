@@ -1,0 +1,200 @@
+from __future__ import annotations
+
+import json
+import multiprocessing
+
+import pytest
+from sqlite_utils import Database
+
+from evcli.canonical import canonical_json
+from evcli.contracts import EvidenceRef, RetrievalDetails, SessionDocument, ToolInvocation
+from evcli.errors import BadInput, NotFound, StoreError
+from evcli.store import TraceStore, default_db_path
+from evcli.store.documents import read_document, to_canonical
+from evcli.store.migrations import migrations
+from tests.conftest import SAMPLES, sample
+
+TABLES = {"diagnosis_run", "agent_step", "tool_invocation", "stage_output", "gate_result"}
+
+
+def _invocation(tool="query_logs") -> ToolInvocation:
+    return ToolInvocation(
+        invocation_id=0,
+        tool_name=tool,
+        input_params={"service": "inventory-service", "query": "HikariCP"},
+        retrieval_details=RetrievalDetails(
+            evidence_status="no_evidence",
+            evidence_refs=[EvidenceRef(raw_path="$.no_evidence", text="query_logs returned no evidence; total=0")],
+        ),
+    )
+
+
+def test_blank_database_gets_every_table_wal_and_busy_timeout(db_path):
+    store = TraceStore(db_path)
+    assert TABLES <= set(store.db.table_names())
+    assert [m.name for m in migrations.applied(store.db)] == ["m001_trace_tables", "m002_lookup_indexes"]
+    assert store.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert store.db.execute("PRAGMA busy_timeout").fetchone()[0] >= 5000
+    # Opening again applies nothing twice.
+    assert migrations.pending(TraceStore(db_path).db) == []
+
+
+def test_upgrade_from_previous_schema_keeps_rows(db_path):
+    db = Database(db_path)
+    migrations.apply(db, stop_before="m002_lookup_indexes")
+    db["diagnosis_run"].insert({"session_id": "old-1", "question": "q", "mode": "chat", "status": "created",
+                                "config": "{}", "prompt_audit": "{}", "self_evaluation": "{}", "annotations": "{}",
+                                "created_at": "2026-01-01T00:00:00.000000Z", "updated_at": "2026-01-01T00:00:00.000000Z"})
+    db.conn.close()
+
+    store = TraceStore(db_path)
+    assert migrations.pending(store.db) == []
+    assert store.load("old-1").run.question == "q"
+    index_columns = [index.columns for index in store.db["gate_result"].indexes]
+    assert ["session_id", "seq"] in index_columns
+
+
+def test_invocation_ids_count_per_session(db_path):
+    store = TraceStore(db_path)
+    first, second = store.create_session("a"), store.create_session("b")
+    ids_first = [store.record_invocation(first.session_id, _invocation()).invocation_id for _ in range(3)]
+    ids_second = [store.record_invocation(second.session_id, _invocation()).invocation_id for _ in range(2)]
+    assert ids_first == [1, 2, 3]
+    assert ids_second == [1, 2]
+    rows = list(store.db["tool_invocation"].rows_where("session_id = ?", [first.session_id]))
+    assert [r["invocation_id"] for r in rows] == [1, 2, 3]
+    assert json.loads(rows[0]["retrieval_details"])["evidence_refs"][0]["raw_path"] == "$.no_evidence"
+
+
+def test_unknown_session_is_not_found(db_path):
+    store = TraceStore(db_path)
+    with pytest.raises(NotFound, match="unknown session 'nope'"):
+        store.load("nope")
+    with pytest.raises(NotFound):
+        store.record_invocation("nope", _invocation())
+
+
+def test_export_import_round_trips_byte_for_byte(tmp_path, db_path):
+    original = read_document(sample("broad-order-service"))
+    store = TraceStore(db_path)
+    session_id, created = store.import_document(original)
+    assert created
+    exported = to_canonical(store.load(session_id))
+    assert exported == canonical_json(json.loads(sample("broad-order-service").read_text()))
+
+    # and once more through a second database
+    other = TraceStore(tmp_path / "other.db")
+    other.import_document(SessionDocument.model_validate_json(exported))
+    assert to_canonical(other.load(session_id)) == exported
+
+
+def test_importing_twice_is_idempotent_and_conflicts_are_refused(db_path):
+    store = TraceStore(db_path)
+    document = read_document(sample("narrow-payment-highcpu"))
+    assert store.import_document(document) == (document.run.session_id, True)
+    assert store.import_document(document) == (document.run.session_id, False)
+    assert store.db["diagnosis_run"].count == 1
+    assert store.db["tool_invocation"].count == len(document.invocations)
+
+    changed = document.model_copy(update={"run": document.run.model_copy(update={"question": "something else"})})
+    with pytest.raises(BadInput, match="already exists with different content"):
+        store.import_document(changed)
+    assert store.load(document.run.session_id).run.question == document.run.question
+
+    copy_id, created = store.import_document(changed, new_id="copy-1")
+    assert (copy_id, created) == ("copy-1", True)
+    assert store.load("copy-1").run.question == "something else"
+
+
+def test_gate_results_are_appended_never_overwritten(db_path, rules):
+    from evcli.gatekeeper.service import regate_stored
+
+    store = TraceStore(db_path)
+    session_id, _ = store.import_document(read_document(sample("narrow-payment-highcpu")))
+    first = regate_stored(store, session_id, rules)
+    second = regate_stored(store, session_id, rules)
+    history = store.load(session_id).gate_results
+    assert [g.seq for g in history] == [1, 2, 3]  # the sample carries one recorded result
+    assert (first.seq, second.seq) == (2, 3)
+    assert second.changes["unchanged"] is True
+
+
+def test_interrupted_import_leaves_nothing_partial(db_path, monkeypatch):
+    store = TraceStore(db_path)
+    kept, _ = store.import_document(read_document(sample("narrow-payment-highcpu")))
+    calls = {"n": 0}
+    original = TraceStore._insert_invocation
+
+    def interrupt_on_third(self, session_id, invocation):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise KeyboardInterrupt
+        original(self, session_id, invocation)
+
+    monkeypatch.setattr(TraceStore, "_insert_invocation", interrupt_on_third)
+    with pytest.raises(KeyboardInterrupt):
+        store.import_document(read_document(sample("broad-order-service")))
+    assert not store.has_session("sample-broad-order-service")
+    assert store.db["tool_invocation"].count == 1
+    assert store.load(kept).run.session_id == kept
+
+
+def test_corrupt_database_is_a_store_error(tmp_path):
+    corrupt = tmp_path / "corrupt.db"
+    corrupt.write_bytes(b"this is not a sqlite database" * 100)
+    with pytest.raises(StoreError, match="cannot open trace store"):
+        TraceStore(corrupt)
+    assert corrupt.read_bytes().startswith(b"this is not")  # left as it was
+
+
+def test_missing_database_is_an_error_only_when_required(tmp_path):
+    with pytest.raises(StoreError, match="no trace store at"):
+        TraceStore(tmp_path / "absent.db", must_exist=True)
+    assert not (tmp_path / "absent.db").exists()
+    TraceStore(tmp_path / "created.db")
+    assert (tmp_path / "created.db").exists()
+
+
+def test_default_path_follows_evcli_home(evcli_home, monkeypatch):
+    assert default_db_path() == evcli_home / "evcli.db"
+    monkeypatch.delenv("EVCLI_HOME")
+    assert default_db_path().name == "evcli.db"
+    assert "evcli" in str(default_db_path().parent)
+
+
+def _writer(db_path: str, worker: int, sessions: int, shared: str) -> None:
+    store = TraceStore(db_path)
+    for index in range(sessions):
+        run = store.create_session(f"worker {worker} question {index}")
+        for _ in range(3):
+            store.record_invocation(run.session_id, _invocation())
+        store.record_invocation(shared, _invocation(tool=f"tool_{worker}"))
+
+
+def test_two_processes_writing_at_once_lose_nothing(db_path):
+    store = TraceStore(db_path)
+    shared = store.create_session("shared").session_id
+    context = multiprocessing.get_context("spawn")
+    workers = [context.Process(target=_writer, args=(str(db_path), w, 60, shared)) for w in range(2)]
+    for process in workers:
+        process.start()
+    for process in workers:
+        process.join(120)
+        assert process.exitcode == 0
+
+    assert store.db["diagnosis_run"].count == 1 + 120
+    shared_ids = [row["invocation_id"] for row in store.db["tool_invocation"].rows_where("session_id = ?", [shared], order_by="invocation_id")]
+    assert shared_ids == list(range(1, 121))
+    per_session = store.db.execute(
+        "SELECT count(*), min(invocation_id), max(invocation_id) FROM tool_invocation WHERE session_id != ? GROUP BY session_id",
+        [shared],
+    ).fetchall()
+    assert len(per_session) == 120 and set(per_session) == {(3, 1, 3)}
+    assert store.db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_every_sample_session_loads_and_reexports_identically():
+    for path in sorted(SAMPLES.glob("*.json")):
+        document = read_document(path)
+        assert to_canonical(document) == canonical_json(json.loads(path.read_text())), path.name
+
