@@ -49,27 +49,28 @@ def gate_command(
 
 
 def _render(run, rules_source: str, *, stored: bool) -> None:
-    from rich.table import Table
+    from rich.markup import escape
 
     result = run.result
-    table = Table(title=f"session {run.session_id} · round {run.round} · {len(result.checked_bindings)} bindings", expand=False)
-    for column in ("claim", "#", "tool", "inv", "raw_path", "status", "match", "evidence text"):
-        table.add_column(column, overflow="fold")
+    out.print(f"[bold]session {run.session_id}[/] · round {run.round} · {len(result.checked_bindings)} bindings")
     for binding in result.checked_bindings:
-        status = "[green]pass[/]" if binding.status == "pass" else f"[red]fail[/] {', '.join(binding.failed_rules)}"
+        mark = "[green]✓[/]" if binding.status == "pass" else "[red]✗[/]"
         match = binding.match if binding.match in ("skipped", "none") else f"{binding.match} {binding.similarity:.2f}"
-        invocation = f"{binding.source_invocation_id}{'*' if binding.backfilled else ''}"
-        table.add_row(
-            binding.claim_id, str(binding.binding_index), binding.tool_name or "-", invocation,
-            binding.raw_path or "-", status, match, binding.matched_text or "-",
+        invocation_id = "?" if binding.source_invocation_id is None else binding.source_invocation_id
+        invocation = f"#{invocation_id}" + (" (back-filled)" if binding.backfilled else "")
+        failed = f" [red]{', '.join(binding.failed_rules)}[/]" if binding.failed_rules else ""
+        out.print(
+            f"{mark} {binding.claim_id}#{binding.binding_index} {binding.tool_name or '-'} {invocation} "
+            f"{escape(binding.raw_path or '-')} · {match}{failed}"
         )
-    out.print(table)
+        out.print(f"    excerpt:  {escape(binding.evidence_excerpt or '-')}")
+        out.print(f"    evidence: {escape(binding.matched_text or '-')}")
     for finding in result.errors:
         where = f" {finding.claim_id}#{finding.binding_index}" if finding.claim_id is not None else ""
-        out.print(f"[red]✗ {finding.rule}[/] [{finding.severity}]{where}: {finding.message}")
+        out.print(f"[red]✗ {finding.rule}[/] ({finding.severity}){where}: {escape(finding.message)}")
     for finding in result.warnings:
         where = f" {finding.claim_id}#{finding.binding_index}" if finding.claim_id is not None else ""
-        out.print(f"[yellow]! {finding.rule}[/]{where}: {finding.message}")
+        out.print(f"[yellow]! {finding.rule}[/]{where}: {escape(finding.message)}")
     colour = {"none": "green", "low_confid": "yellow", "reject": "red"}[result.severity]
     out.print(
         f"gate [{colour}]{result.status}[/] severity [{colour}]{result.severity}[/] · "

@@ -37,6 +37,8 @@ _UNIFY_PUNCTUATION = str.maketrans(
     '"""""""' "'''''" "-------",
 )
 _SPACE_BEFORE_PERCENT = re.compile(r"(?<=\d) %")
+_SEPARATORS = "=,;:"
+_SPACED_SEPARATOR_BETWEEN_DIGITS = re.compile(r"\d(?: [,;:] ?|[,;:] )\d")
 _SPACE_AROUND_SEPARATOR = re.compile(r" ([=,;:]) ?|([=,;:]) ")
 
 
@@ -49,6 +51,15 @@ def _join_separator(match: re.Match[str]) -> str:
     return separator
 
 
+def _drop_separator_spaces(collapsed: str) -> str:
+    if _SPACED_SEPARATOR_BETWEEN_DIGITS.search(collapsed):
+        return _SPACE_AROUND_SEPARATOR.sub(_join_separator, collapsed)
+    # No number can merge, so plain replaces do (several times faster than the regex).
+    for separator in _SEPARATORS:
+        collapsed = collapsed.replace(" " + separator, separator).replace(separator + " ", separator)
+    return collapsed
+
+
 @lru_cache(maxsize=4096)
 def normalize(text: str) -> str:
     """Canonical form for comparison: NFKC, casefolded, one kind of quote and
@@ -57,8 +68,9 @@ def normalize(text: str) -> str:
         # Unify before NFKC too, so "″" stays one double quote instead of two primes.
         text = unicodedata.normalize("NFKC", text.translate(_UNIFY_PUNCTUATION)).translate(_UNIFY_PUNCTUATION)
     text = " ".join(text.casefold().split())
-    text = _SPACE_BEFORE_PERCENT.sub("%", text)
-    return _SPACE_AROUND_SEPARATOR.sub(_join_separator, text)
+    if " %" in text:
+        text = _SPACE_BEFORE_PERCENT.sub("%", text)
+    return _drop_separator_spaces(text)
 
 
 # --- facts that similarity must not blur ----------------------------------------
@@ -126,8 +138,10 @@ def _edge_negation(text: str, start: int, end: int, floor: int) -> str:
         before = start
         while before > floor and text[before - 1] in " _-":
             before -= 1
-        if before > floor and text[before - 1] in _CJK_NEGATIONS:
-            return text[before - 1]
+        # Two characters back as well: 没有, 不是, 无法, 未能 negate what follows.
+        for cjk in text[max(floor, before - 2) : before]:
+            if cjk in _CJK_NEGATIONS:
+                return cjk
         word_start = before
         while word_start > floor and text[word_start - 1] in _WORD_CHARS:
             word_start -= 1

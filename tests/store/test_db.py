@@ -40,6 +40,7 @@ def test_blank_database_gets_every_table_wal_and_busy_timeout(db_path):
 
 
 def test_upgrade_from_previous_schema_keeps_rows(db_path):
+    db_path.parent.mkdir(parents=True)
     db = Database(db_path)
     migrations.apply(db, stop_before="m002_lookup_indexes")
     db["diagnosis_run"].insert({"session_id": "old-1", "question": "q", "mode": "chat", "status": "created",
@@ -162,8 +163,9 @@ def test_default_path_follows_evcli_home(evcli_home, monkeypatch):
     assert "evcli" in str(default_db_path().parent)
 
 
-def _writer(db_path: str, worker: int, sessions: int, shared: str) -> None:
+def _writer(db_path: str, worker: int, sessions: int, shared: str, start) -> None:
     store = TraceStore(db_path)
+    start.wait()  # both processes write at the same moment, not one after the other
     for index in range(sessions):
         run = store.create_session(f"worker {worker} question {index}")
         for _ in range(3):
@@ -175,7 +177,8 @@ def test_two_processes_writing_at_once_lose_nothing(db_path):
     store = TraceStore(db_path)
     shared = store.create_session("shared").session_id
     context = multiprocessing.get_context("spawn")
-    workers = [context.Process(target=_writer, args=(str(db_path), w, 60, shared)) for w in range(2)]
+    start = context.Barrier(2)
+    workers = [context.Process(target=_writer, args=(str(db_path), w, 60, shared, start)) for w in range(2)]
     for process in workers:
         process.start()
     for process in workers:

@@ -1,0 +1,57 @@
+"""`evcli --help`, `gate` and `trace` must never import a model client."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import SAMPLES
+
+
+@pytest.fixture
+def tripwire_litellm(tmp_path):
+    """A `litellm` package that fails loudly if anything imports it."""
+    package = tmp_path / "tripwire" / "litellm"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("raise ImportError('TRIPWIRE: litellm was imported')\n")
+    return tmp_path / "tripwire"
+
+
+def _run(args, tripwire, evcli_home):
+    env = dict(os.environ, PYTHONPATH=f"{tripwire}{os.pathsep}{os.environ.get('PYTHONPATH', '')}", EVCLI_HOME=str(evcli_home))
+    code = (
+        "import sys, runpy; sys.argv = ['evcli'] + sys.argv[1:]\n"
+        "try:\n    runpy.run_module('evcli', run_name='__main__')\n"
+        "except SystemExit as exc:\n    code = exc.code\nelse:\n    code = 0\n"
+        "print('LOADED', sorted(m for m in sys.modules if m.split('.')[0] in ('litellm', 'openai', 'httpx')), file=sys.stderr)\n"
+        "sys.exit(code)\n"
+    )
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=env)
+
+
+def test_tripwire_works(tripwire_litellm, evcli_home):
+    completed = subprocess.run(
+        [sys.executable, "-c", "import litellm"], capture_output=True, text=True,
+        env=dict(os.environ, PYTHONPATH=str(tripwire_litellm)),
+    )
+    assert "TRIPWIRE" in completed.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--help"],
+        ["gate", str(SAMPLES / "narrow-payment-highcpu.json")],
+        ["gate", str(SAMPLES / "fault-fabricated-invocation-id.json"), "--json"],
+        ["trace", str(SAMPLES / "broad-order-service.json")],
+        ["sessions"],
+    ],
+)
+def test_fast_paths_do_not_import_model_clients(args, tripwire_litellm, evcli_home):
+    completed = _run(args, tripwire_litellm, evcli_home)
+    assert "TRIPWIRE" not in completed.stderr
+    assert "LOADED []" in completed.stderr
+    assert completed.returncode in (0, 4), completed.stderr
