@@ -164,18 +164,17 @@ def _edge_negation(text: str, start: int, end: int, floor: int) -> str:
 
 
 def _splits_number(text: str, start: int, end: int) -> bool:
-    """True if the span starts or ends inside a number: "3000" of "30000ms", "5" of "0.5"."""
+    """True if the span starts or ends inside a number: "3000" of "30000ms", "3." or "8GB" of "3.8GB"."""
+    return _inside_number(text, start) or _inside_number(text, end)
 
-    def continues(outside: int, beyond: int) -> bool:
-        if not 0 <= outside < len(text):
-            return False
-        if text[outside].isdigit():
-            return True
-        return text[outside] == "." and 0 <= beyond < len(text) and text[beyond].isdigit()
 
-    return (text[start].isdigit() and continues(start - 1, start - 2)) or (
-        text[end - 1].isdigit() and continues(end, end + 1)
-    )
+def _inside_number(text: str, boundary: int) -> bool:
+    if not 0 < boundary < len(text):
+        return False
+    left, right = text[boundary - 1], text[boundary]
+    if left.isdigit():
+        return right.isdigit() or (right == "." and text[boundary + 1 : boundary + 2].isdigit())
+    return left == "." and right.isdigit() and text[boundary - 2 : boundary - 1].isdigit()
 
 
 # --- matching -------------------------------------------------------------------

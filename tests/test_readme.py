@@ -1,0 +1,29 @@
+"""The README opens with the two set-up commands, and its generated parts are current."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+from tests.conftest import REPO
+
+README = (REPO / "README.md").read_text()
+
+
+def test_readme_opens_with_two_setup_commands_and_ci_runs_the_second():
+    first_block = re.search(r"```sh\n(.*?)```", README, re.S).group(1).strip().splitlines()
+    assert README.index("```sh") < README.index("## ")
+    assert len(first_block) == 2
+    install_and_run, install_and_test = first_block
+    assert install_and_run.startswith("pip install . && evcli ")
+    assert "pytest" in install_and_test
+    ci_script = (REPO / ".ci" / "run").read_text().splitlines()
+    assert install_and_test in ci_script
+
+
+def test_generated_sections_are_current():
+    completed = subprocess.run(
+        [sys.executable, "-m", "cogapp", "--check", "README.md"], capture_output=True, text=True, cwd=REPO
+    )
+    assert completed.returncode == 0, completed.stdout + completed.stderr
