@@ -12,7 +12,7 @@ import typer
 
 from evcli import __version__
 from evcli.cli import eval as eval_commands
-from evcli.cli import gate, sessions, trace
+from evcli.cli import gate, schema, sessions, trace
 from evcli.cli._common import set_debug
 
 app = typer.Typer(
@@ -44,6 +44,7 @@ app.command("trace")(trace.trace_command)
 app.command("sessions")(sessions.sessions_command)
 app.command("export")(sessions.export_command)
 app.command("import")(sessions.import_command)
+app.command("schema")(schema.schema_command)
 app.add_typer(eval_commands.app, name="eval")
 
 
