@@ -48,7 +48,10 @@ def handles_errors(command):
 
 
 def _fail(message: str, hint: str | None, code: int):
-    err.print(f"[bold red]error:[/] {message}" + (f" [dim]({hint})[/]" if hint else ""), markup=True, highlight=False, soft_wrap=True)
+    from rich.markup import escape
+
+    line = f"[bold red]error:[/] {escape(message)}" + (f" [dim]({escape(hint)})[/]" if hint else "")
+    err.print(line, highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
 

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from evcli.cli._common import DbOption, JsonOption, err, handles_errors, load_source, out, print_json
 from evcli.errors import EXIT_LOW_CONFID, EXIT_OK, EXIT_REJECT
@@ -49,8 +50,6 @@ def gate_command(
 
 
 def _render(run, rules_source: str, *, stored: bool) -> None:
-    from rich.markup import escape
-
     result = run.result
     out.print(f"[bold]session {run.session_id}[/] · round {run.round} · {len(result.checked_bindings)} bindings")
     for binding in result.checked_bindings:
@@ -60,21 +59,21 @@ def _render(run, rules_source: str, *, stored: bool) -> None:
         invocation = f"#{invocation_id}" + (" (back-filled)" if binding.backfilled else "")
         failed = f" [red]{', '.join(binding.failed_rules)}[/]" if binding.failed_rules else ""
         out.print(
-            f"{mark} {binding.claim_id}#{binding.binding_index} {binding.tool_name or '-'} {invocation} "
+            f"{mark} {escape(binding.claim_id)}#{binding.binding_index} {escape(binding.tool_name or '-')} {invocation} "
             f"{escape(binding.raw_path or '-')} · {match}{failed}"
         )
         out.print(f"    excerpt:  {escape(binding.evidence_excerpt or '-')}")
         out.print(f"    evidence: {escape(binding.matched_text or '-')}")
     for finding in result.errors:
-        where = f" {finding.claim_id}#{finding.binding_index}" if finding.claim_id is not None else ""
+        where = f" {escape(finding.claim_id)}#{finding.binding_index}" if finding.claim_id is not None else ""
         out.print(f"[red]✗ {finding.rule}[/] ({finding.severity}){where}: {escape(finding.message)}")
     for finding in result.warnings:
-        where = f" {finding.claim_id}#{finding.binding_index}" if finding.claim_id is not None else ""
+        where = f" {escape(finding.claim_id)}#{finding.binding_index}" if finding.claim_id is not None else ""
         out.print(f"[yellow]! {finding.rule}[/]{where}: {escape(finding.message)}")
     colour = {"none": "green", "low_confid": "yellow", "reject": "red"}[result.severity]
     out.print(
         f"gate [{colour}]{result.status}[/] severity [{colour}]{result.severity}[/] · "
-        f"rules {result.rule_set_version} ({result.rules_hash[:22]}…) from {rules_source}"
+        f"rules {escape(result.rule_set_version)} ({result.rules_hash[:22]}…) from {escape(rules_source)}"
     )
     if stored:
         out.print(f"stored as gate result #{run.seq}")
@@ -96,6 +95,9 @@ def _render_changes(changes) -> None:
     for rule in changes["failed_rules_removed"]:
         out.print(f"  - no longer failing: {rule}")
     for binding in changes["bindings_changed"]:
-        out.print(f"  {binding['claim_id']}#{binding['binding_index']} {binding['raw_path']}: {binding['before']} → {binding['after']}")
+        out.print(
+            f"  {escape(binding['claim_id'])}#{binding['binding_index']} {escape(str(binding['raw_path']))}: "
+            f"{binding['before']} → {binding['after']}"
+        )
     if changes["rules_changed"]:
         err.print("note: the rules file differs from the one used last time")

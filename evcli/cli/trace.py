@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from evcli.cli._common import DbOption, JsonOption, handles_errors, load_source, out, print_json
 
@@ -24,20 +25,19 @@ def trace_command(
 
 
 def _tree(document):
-    from rich.markup import escape
     from rich.tree import Tree
 
     run = document.run
     root = Tree(
-        f"[bold]session {run.session_id}[/] · {run.mode} · status {run.status}"
-        + (f" · verdict [bold]{run.verdict}[/]" if run.verdict else "")
+        f"[bold]session {escape(run.session_id)}[/] · {escape(run.mode)} · status {escape(run.status)}"
+        + (f" · verdict [bold]{escape(run.verdict)}[/]" if run.verdict else "")
         + f" · {run.created_at}"
     )
     root.add(f"question: {escape(run.question) or '-'}")
 
     plan = document.latest_stage("plan")
     if plan and plan.output:
-        node = root.add(f"plan · skill {plan.output.get('selected_skill') or '-'}")
+        node = root.add(f"plan · skill {escape(str(plan.output.get('selected_skill') or '-'))}")
         for index, step in enumerate(plan.output.get("plan") or [], start=1):
             node.add(f"{index}. {escape(str(step))}")
 
@@ -47,12 +47,12 @@ def _tree(document):
         status = details.evidence_status if details else "no retrieval details"
         params = ", ".join(f"{k}={v}" for k, v in sorted(invocation.input_params.items()))
         node = tools.add(
-            f"#{invocation.invocation_id} [cyan]{invocation.tool_name}[/]({escape(params)}) · {status}"
+            f"#{invocation.invocation_id} [cyan]{escape(invocation.tool_name)}[/]({escape(params)}) · {escape(status)}"
             + (f" · [red]{escape(invocation.error_message)}[/]" if invocation.error_message else "")
             + f" · {invocation.duration_ms:.0f} ms"
         )
         for ref in (details.evidence_refs or []) if details else []:
-            node.add(f"{ref.raw_path}: {escape(ref.text)}")
+            node.add(f"{escape(ref.raw_path)}: {escape(ref.text)}")
 
     latest_gate = document.gate_results[-1].result if document.gate_results else None
     binding_status = {
@@ -61,16 +61,18 @@ def _tree(document):
     for execute in (s for s in document.stage_outputs if s.stage == "execute"):
         output = execute.output or {}
         claims = output.get("claims") or []
-        node = root.add(f"executor · round {execute.round} · {execute.status} · {len(claims)} claims")
+        node = root.add(f"executor · round {execute.round} · {escape(execute.status)} · {len(claims)} claims")
         for claim in claims:
             claim_node = node.add(
-                f"{claim.get('claim_id')} [magenta]{claim.get('claim_type')}[/]: {escape(str(claim.get('claim_text')))}"
+                f"{escape(str(claim.get('claim_id')))} [magenta]{escape(str(claim.get('claim_type')))}[/]: "
+                f"{escape(str(claim.get('claim_text')))}"
             )
             for index, binding in enumerate(claim.get("evidence_bindings") or []):
                 gate_status = binding_status.get((claim.get("claim_id"), index), "not gated")
                 colour = {"pass": "green", "fail": "red"}.get(gate_status, "dim")
                 claim_node.add(
-                    f"{binding.get('tool_name')} #{binding.get('source_invocation_id')} {binding.get('raw_path')} "
+                    f"{escape(str(binding.get('tool_name')))} #{escape(str(binding.get('source_invocation_id')))} "
+                    f"{escape(str(binding.get('raw_path')))} "
                     f"“{escape(str(binding.get('evidence_excerpt')))}” [{colour}]{gate_status}[/]"
                 )
         for key in ("hypotheses", "missing_info", "recommended_actions"):
@@ -84,13 +86,16 @@ def _tree(document):
         result = stored.result
         gates.add(
             f"#{stored.seq} {stored.created_at} · round {stored.round} · {result.status}/{result.severity} · "
-            f"{result.rule_set_version} · failed: {', '.join(result.failed_rules) or 'none'} · "
+            f"{escape(result.rule_set_version)} · failed: {', '.join(result.failed_rules) or 'none'} · "
             f"{len(result.warnings)} warnings"
         )
 
     verify = document.latest_stage("verify")
     if verify and verify.output:
-        node = root.add(f"verifier · {verify.output.get('verdict')} · groundedness {verify.output.get('groundedness_score')}")
+        node = root.add(
+            f"verifier · {escape(str(verify.output.get('verdict')))} · "
+            f"groundedness {escape(str(verify.output.get('groundedness_score')))}"
+        )
         node.add(escape(str(verify.output.get("rationale", ""))))
     compose = document.latest_stage("compose")
     if compose and compose.output:
@@ -100,7 +105,7 @@ def _tree(document):
         steps = root.add(f"agent steps ({len(document.steps)})")
         for step in document.steps:
             steps.add(
-                f"{step.agent} r{step.round}.{step.step_index} · {step.model or '-'} · {step.status} · "
+                f"{escape(step.agent)} r{step.round}.{step.step_index} · {escape(step.model or '-')} · {escape(step.status)} · "
                 f"{step.duration_ms:.0f} ms · tokens {step.prompt_tokens}+{step.completion_tokens}"
             )
     return root

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evcli.errors import BadInput
 from evcli.contracts import NO_EVIDENCE_PATH, SessionDocument, ToolInvocation
 from evcli.gatekeeper.checks import find_ref
 from evcli.gatekeeper.engine import gate
@@ -47,6 +48,8 @@ class MutationClass:
 
 # --- helpers -------------------------------------------------------------------
 
+_DELETE = object()  # marks a binding field the mutation removes
+
 
 def _bindings(output: Output) -> Iterator[tuple[int, int, dict[str, Any], dict[str, Any]]]:
     for claim_index, claim in enumerate(output.get("claims") or []):
@@ -63,9 +66,6 @@ def _with_binding(output: Output, claim_index: int, binding_index: int, **change
         else:
             binding[key] = value
     return mutated
-
-
-_DELETE = object()
 
 
 def _where(claim: dict[str, Any], binding_index: int) -> str:
@@ -391,6 +391,8 @@ def load_base_sessions(directory: Path | None = None) -> list[SessionDocument]:
 
     directory = directory or data_path("sample_sessions")
     documents = [read_document(path) for path in sorted(Path(directory).glob("*.json"))]
+    if not documents:
+        raise BadInput(f"no session files (*.json) in {directory}")
     return [d for d in documents if d.run.annotations.get("sample", {}).get("kind") == "base"] or documents
 
 

@@ -110,10 +110,9 @@ def _is_negation(word: str) -> bool:
     return word in _NEGATION_WORDS or word.endswith("n't")
 
 
-def _negations(normalized: str) -> Counter[str]:
-    found = Counter(word for word in _ENGLISH_WORD.findall(normalized) if _is_negation(word))
-    found.update(_CJK_NEGATION.findall(normalized))
-    return found
+def _negations(normalized: str) -> list[re.Match[str]]:
+    words = [match for match in _ENGLISH_WORD.finditer(normalized) if _is_negation(match.group())]
+    return words + list(_CJK_NEGATION.finditer(normalized))
 
 
 def _edge_negation(text: str, start: int, end: int, floor: int) -> str:
@@ -261,8 +260,10 @@ def _align(region: str, part: str) -> list[Match]:
     return blocks
 
 
-def _guard_problem(text: str, start: int, end: int, part: str, mixed_case: frozenset[str], floor: int) -> str:
-    """Why the window text[start:end] does not state the same facts as part, or ""."""
+def _guard_problem(
+    text: str, start: int, end: int, part: str, blocks: list[Match], mixed_case: frozenset[str], floor: int
+) -> str:
+    """Why the window text[start:end], aligned to part by blocks, states other facts than part, or ""."""
     window = text[start:end]
     available = iter(_tokens(window))
     for token in _critical_tokens(part, mixed_case):
@@ -270,10 +271,17 @@ def _guard_problem(text: str, start: int, end: int, part: str, mixed_case: froze
         if token not in available:
             kind = "number" if any(c.isdigit() for c in token) else "identifier"
             return f"{kind} {token} not in evidence"
-    part_negations, window_negations = _negations(part), _negations(window)
-    if part_negations != window_negations:
-        differing = next(iter((part_negations - window_negations) + (window_negations - part_negations)))
+    part_negations = _negations(part)
+    part_counts = Counter(match.group() for match in part_negations)
+    window_counts = Counter(match.group() for match in _negations(window))
+    if part_counts != window_counts:
+        differing = next(iter((part_counts - window_counts) + (window_counts - part_counts)))
         return f"negation '{differing}' differs"
+    for negation in part_negations:
+        # Aligned verbatim with its neighbours, so "no, payment-service" cannot pass as "no payment-service".
+        need_from, need_to = max(negation.start() - 1, 0), min(negation.end() + 1, len(part))
+        if not any(block.b <= need_from and need_to <= block.b + block.size for block in blocks):
+            return f"negation '{negation.group()}' not quoted verbatim"
     dropped = _edge_negation(text, start, end, floor)
     return f"negation '{dropped}' precedes the excerpt" if dropped else ""
 
@@ -295,7 +303,7 @@ def _candidates(text: str, part: str, floor: int, mixed_case: frozenset[str]) ->
             start -= 1
         while end < len(text) and text[end] in _TOKEN_CHARS and text[end - 1] in _TOKEN_CHARS:
             end += 1
-        problem = _guard_problem(text, start, end, part, mixed_case, floor)
+        problem = _guard_problem(text, start, end, part, blocks, mixed_case, floor)
         candidates.append(_Candidate(start, end, tight_end, _ratio(blocks, len(part)), problem))
     return sorted(candidates, key=lambda candidate: candidate.ratio, reverse=True)
 

@@ -139,15 +139,13 @@ def _check_params(rule_id: str, params: dict[str, Any], bad) -> dict[str, Any]:
     if unknown:
         raise bad(f"rule {rule_id}: unknown params {', '.join(sorted(unknown))}")
     checked: dict[str, Any] = {}
-    for name, kind in expected.items():
+    for name in expected:  # every parameter today is a ratio in (0, 1]
         if name not in params:
             raise bad(f"rule {rule_id}: missing param {name}")
         value = params[name]
-        if kind is float and isinstance(value, (int, float)) and not isinstance(value, bool):
-            value = float(value)
-            if not 0.0 < value <= 1.0:
-                raise bad(f"rule {rule_id}: {name} must be in (0, 1], got {value}")
-        else:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise bad(f"rule {rule_id}: {name} must be a number")
-        checked[name] = value
+        if not 0.0 < value <= 1.0:
+            raise bad(f"rule {rule_id}: {name} must be in (0, 1], got {value}")
+        checked[name] = float(value)
     return checked

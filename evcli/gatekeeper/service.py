@@ -27,7 +27,7 @@ def gate_document(document: SessionDocument, rules: RuleSet) -> GateRun:
     if execute is None:
         raise BadInput(
             f"session {document.run.session_id} has no executor output to gate",
-            hint=f"run `evcli execute {document.run.session_id}` first",
+            hint="only a session that reached the execute stage has citations to check",
         )
     result = gate(execute.output, document.invocations, rules)
     return GateRun(session_id=document.run.session_id, round=execute.round, result=result)

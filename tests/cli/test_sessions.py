@@ -1,0 +1,289 @@
+"""`evcli sessions`, `evcli export`, `evcli import`, and how every command treats a bad store."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from evcli.canonical import canonical_json
+from evcli.store import TraceStore
+from tests.cli._util import (
+    assert_clean_error,
+    counts,
+    evcli,
+    gate_rows,
+    import_sample,
+    load_json,
+    snapshot,
+)
+from tests.conftest import sample
+
+THREE = ("narrow-payment-highcpu", "broad-order-service", "negative-inventory-hikaricp")
+
+
+def _expected_export(path) -> str:
+    return canonical_json(load_json(path)) + "\n"
+
+
+# --- sessions ----------------------------------------------------------------------------------------
+
+
+def test_sessions_on_empty_default_store(db_path):
+    run = evcli("sessions")
+
+    assert run.exit_code == 0, run
+    assert run.stdout == ""
+    assert run.stderr.strip() == "no sessions stored yet"
+    assert set(counts(db_path).values()) == {0}  # the default store was created, empty
+
+
+def test_sessions_on_empty_named_store(tmp_path):
+    db = tmp_path / "empty.db"
+    TraceStore(db).close()
+
+    run = evcli("sessions", "--db", db)
+    assert run.exit_code == 0, run
+    assert run.stdout == ""
+    assert "no sessions stored yet" in run.stderr
+
+    run = evcli("sessions", "--db", db, "--json")
+    assert run.exit_code == 0, run
+    assert run.json() == []
+
+
+def test_sessions_lists_newest_first(tmp_path):
+    db = tmp_path / "x.db"
+    documents = {}
+    for name in THREE:
+        documents[import_sample(sample(name), db)] = load_json(sample(name))
+    newest = sorted(documents, key=lambda sid: documents[sid]["run"]["created_at"], reverse=True)
+
+    run = evcli("sessions", "--db", db, "--json", "--limit", 2)
+
+    assert run.exit_code == 0, run
+    rows = run.json()
+    assert [row["session_id"] for row in rows] == newest[:2]
+    assert newest[:2] == ["sample-negative-inventory-hikaricp", "sample-broad-order-service"]
+    for row in rows:
+        assert {"session_id", "question", "invocations", "gate_severity"} <= set(row)
+        document = documents[row["session_id"]]
+        assert row["question"] == document["run"]["question"]
+        assert row["invocations"] == len(document["invocations"])
+        assert row["gate_severity"] == document["gate_results"][-1]["result"]["severity"] == "none"
+    assert [row["invocations"] for row in rows] == [1, 5]
+
+    run = evcli("sessions", "--db", db)
+    assert run.exit_code == 0, run
+    for sid in THREE:
+        assert f"sample-{sid}" in run.stdout
+    assert run.stderr == ""
+
+
+def test_sessions_gate_severity_follows_the_newest_gate_result(tmp_path):
+    db = tmp_path / "x.db"
+    sid = import_sample(sample("fault-excerpt-invented-text"), db)
+
+    assert evcli("sessions", "--db", db, "--json").json()[0]["gate_severity"] is None
+    assert evcli("gate", sid, "--db", db).exit_code == 4
+
+    run = evcli("sessions", "--db", db, "--json")
+    assert run.exit_code == 0, run
+    (row,) = run.json()
+    assert (row["session_id"], row["gate_severity"]) == (sid, "reject")
+    assert [r["severity"] for r in gate_rows(db, sid)] == ["reject"]
+
+
+def test_sessions_limit_must_be_positive(tmp_path):
+    db = tmp_path / "x.db"
+    TraceStore(db).close()
+
+    run = evcli("sessions", "--db", db, "--limit", 0)
+
+    assert run.exit_code == 2, run
+    assert run.stdout == ""
+    assert "--limit" in run.stderr
+
+
+# --- export ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", THREE)
+def test_export_stdout_and_file_are_the_same_canonical_json(name, tmp_path):
+    db = tmp_path / "x.db"
+    path = sample(name)
+    sid = import_sample(path, db)
+    out_file = tmp_path / "out.json"
+
+    to_stdout = evcli("export", sid, "--db", db)
+    to_file = evcli("export", sid, "--db", db, "-o", out_file)
+
+    assert to_stdout.exit_code == 0, to_stdout
+    assert to_stdout.stderr == ""
+    assert to_stdout.stdout == _expected_export(path)
+    assert to_file.exit_code == 0, to_file
+    assert to_file.stdout == ""
+    assert f"exported {sid} to {out_file}" in to_file.stderr
+    assert out_file.read_text(encoding="utf-8") == to_stdout.stdout
+
+
+def test_export_then_import_elsewhere_round_trips(tmp_path):
+    first, second = tmp_path / "a.db", tmp_path / "b.db"
+    sid = import_sample(sample("broad-order-service"), first)
+    assert evcli("gate", sid, "--db", first).exit_code == 0  # history now has 2 results
+    exported = tmp_path / "exported.json"
+    assert evcli("export", sid, "--db", first, "-o", exported).exit_code == 0
+
+    assert import_sample(exported, second) == sid
+    assert evcli("export", sid, "--db", second).stdout == exported.read_text(encoding="utf-8")
+    assert snapshot(second)["gate_result"] == snapshot(first)["gate_result"]
+    assert len(gate_rows(second, sid)) == 2
+
+
+def test_export_unknown_session(tmp_path):
+    db = tmp_path / "x.db"
+    TraceStore(db).close()
+    out_file = tmp_path / "out.json"
+
+    assert_clean_error(evcli("export", "nope-1", "--db", db, "-o", out_file), 2, "unknown session 'nope-1'")
+    assert not out_file.exists()
+
+
+# --- import --------------------------------------------------------------------------------------------------
+
+
+def test_import_stores_the_document(tmp_path):
+    db = tmp_path / "x.db"
+    path = sample("broad-order-service")
+    document = load_json(path)
+
+    run = evcli("import", path, "--db", db)
+
+    assert run.exit_code == 0, run
+    assert run.stdout.strip() == "sample-broad-order-service"
+    assert f"imported {path} as sample-broad-order-service" in run.stderr
+    assert counts(db) == {
+        "diagnosis_run": 1,
+        "agent_step": len(document["steps"]),
+        "tool_invocation": len(document["invocations"]),
+        "stage_output": len(document["stage_outputs"]),
+        "gate_result": len(document["gate_results"]),
+    }
+
+
+def test_import_same_file_twice_changes_nothing(tmp_path):
+    db = tmp_path / "x.db"
+    path = sample("narrow-payment-highcpu")
+    import_sample(path, db)
+    before = snapshot(db)
+
+    run = evcli("import", path, "--db", db)
+
+    assert run.exit_code == 0, run
+    assert run.stdout.strip() == "sample-narrow-payment-highcpu"
+    assert "already stored with identical content; nothing changed" in run.stderr
+    assert counts(db)["diagnosis_run"] == 1
+    assert snapshot(db) == before
+
+    run = evcli("import", path, "--db", db, "--json")
+    assert run.exit_code == 0, run
+    assert run.json() == {"session_id": "sample-narrow-payment-highcpu", "created": False}
+    assert snapshot(db) == before
+
+
+def test_import_changed_copy_under_same_id_is_refused(tmp_path):
+    db = tmp_path / "x.db"
+    path = sample("narrow-payment-highcpu")
+    sid = import_sample(path, db)
+    before = snapshot(db)
+    changed = load_json(path)
+    changed["run"]["question"] = "Is payment-service on fire?"
+    changed_path = tmp_path / "changed.json"
+    changed_path.write_text(json.dumps(changed), encoding="utf-8")
+
+    run = evcli("import", changed_path, "--db", db)
+
+    line = assert_clean_error(run, 2, f"session {sid} already exists with different content")
+    assert "--new-id" in line
+    assert snapshot(db) == before
+    assert TraceStore(db).load(sid).run.question == load_json(path)["run"]["question"]
+
+    run = evcli("import", changed_path, "--db", db, "--new-id", "other")
+
+    assert run.exit_code == 0, run
+    assert run.stdout.strip() == "other"
+    assert counts(db)["diagnosis_run"] == 2
+    store = TraceStore(db)
+    assert store.load("other").run.question == "Is payment-service on fire?"
+    assert store.load(sid).run.question == load_json(path)["run"]["question"]
+    changed["run"]["session_id"] = "other"
+    assert evcli("export", "other", "--db", db).stdout == canonical_json(changed) + "\n"
+    listed = evcli("sessions", "--db", db, "--json")
+    assert listed.exit_code == 0, listed
+    assert {r["session_id"] for r in listed.json()} == {sid, "other"}
+
+
+def test_import_new_id_json_output(tmp_path):
+    db = tmp_path / "x.db"
+    path = sample("negative-inventory-hikaricp")
+    import_sample(path, db)
+
+    run = evcli("import", path, "--db", db, "--new-id", "copy-1", "--json")
+
+    assert run.exit_code == 0, run
+    assert run.json() == {"session_id": "copy-1", "created": True}
+    assert counts(db)["diagnosis_run"] == 2
+    assert counts(db)["tool_invocation"] == 2 * len(load_json(path)["invocations"])
+
+
+@pytest.mark.parametrize(
+    "content, fragment",
+    [("not json at all", "is not valid JSON"), (json.dumps([1, 2, 3]), "is not an evcli session document")],
+    ids=["not-json", "not-a-session"],
+)
+def test_import_bad_file_writes_nothing(content, fragment, tmp_path):
+    db = tmp_path / "x.db"
+    path = tmp_path / "bad.json"
+    path.write_text(content, encoding="utf-8")
+
+    assert_clean_error(evcli("import", path, "--db", db), 2, fragment, str(path))
+    assert not db.exists()
+
+
+def test_import_missing_file(tmp_path):
+    db = tmp_path / "x.db"
+
+    assert_clean_error(evcli("import", tmp_path / "gone.json", "--db", db), 2, "no such file")
+    assert not db.exists()
+
+
+# --- missing and corrupt stores, for every command that reads one -----------------------------------------------
+
+
+STORE_COMMANDS = {
+    "gate": ("gate", "sample-narrow-payment-highcpu"),
+    "trace": ("trace", "sample-narrow-payment-highcpu"),
+    "sessions": ("sessions",),
+    "export": ("export", "sample-narrow-payment-highcpu"),
+}
+
+
+@pytest.mark.parametrize("command", sorted(STORE_COMMANDS))
+def test_missing_store_named_by_db(command, tmp_path):
+    missing = tmp_path / "missing.db"
+
+    assert_clean_error(evcli(*STORE_COMMANDS[command], "--db", missing), 1, "no trace store at", str(missing))
+    assert not missing.exists()
+
+
+@pytest.mark.parametrize("command", [*sorted(STORE_COMMANDS), "import"])
+def test_corrupt_store_is_left_alone(command, tmp_path):
+    corrupt = tmp_path / "corrupt.db"
+    data = os.urandom(16384)
+    corrupt.write_bytes(data)
+    args = ("import", sample("narrow-payment-highcpu")) if command == "import" else STORE_COMMANDS[command]
+
+    assert_clean_error(evcli(*args, "--db", corrupt), 1, "cannot open trace store", str(corrupt))
+    assert corrupt.read_bytes() == data
+    assert [p.name for p in tmp_path.iterdir()] == ["corrupt.db"]
