@@ -371,7 +371,7 @@ def outcome_summary(result, expected: list[str]) -> dict[str, Any]:
                             "number-changed fail); not part of the target"}
 
 
-def profile_top(profiler_or_stats, top: int = 12, evcli_only_cumtime: bool = False) -> dict[str, list[dict[str, Any]]]:
+def profile_top(profiler_or_stats, top: int = 8, evcli_only_cumtime: bool = False) -> dict[str, list[dict[str, Any]]]:
     stats = profiler_or_stats if isinstance(profiler_or_stats, pstats.Stats) else pstats.Stats(profiler_or_stats)
     rows = []
     for (filename, line, func), (_, ncalls, tottime, cumtime, _) in stats.stats.items():
@@ -544,8 +544,8 @@ def cold_start_hotspots(args: list[str], env: dict[str, str], tmp: Path) -> dict
     base = import_times(["-c", BASELINE_CODE], env)
     command = import_times(["-m", "evcli", *args], env)
     extra = {name: t for name, t in command.items() if name not in base}
-    top = sorted(extra.items(), key=lambda item: item[1][0], reverse=True)[:12]
-    biggest = sorted(command.items(), key=lambda item: item[1][1], reverse=True)[:12]
+    top = sorted(extra.items(), key=lambda item: item[1][0], reverse=True)[:8]
+    biggest = sorted(command.items(), key=lambda item: item[1][1], reverse=True)[:10]
     return {
         "extra_imports_vs_baseline": {
             "count": len(extra), "self_time_total_s": r4(sum(t[0] for t in extra.values()) / 1e6),
@@ -561,7 +561,7 @@ def cold_start_hotspots(args: list[str], env: dict[str, str], tmp: Path) -> dict
 def profile_subprocess(args: list[str], env: dict[str, str], tmp: Path) -> dict[str, Any]:
     out = tmp / f"profile-{len(list(tmp.glob('profile-*')))}.prof"
     run_cmd([sys.executable, "-m", "cProfile", "-o", str(out), "-m", "evcli", *args], env)
-    return profile_top(pstats.Stats(str(out)), top=10, evcli_only_cumtime=True)
+    return profile_top(pstats.Stats(str(out)), evcli_only_cumtime=True)
 
 
 def bench_cold_start(quick: bool, env: dict[str, str], tmp: Path, results: dict[str, Any], hotspots: dict[str, Any]) -> None:
@@ -622,7 +622,7 @@ _CLONED_TABLES = ("agent_step", "tool_invocation", "stage_output", "gate_result"
 
 def build_store(path: Path, n_sessions: int) -> tuple[list[str], dict[str, Any]]:
     """Import the base sample once with TraceStore, then clone its rows in one transaction."""
-    from evcli.store import TraceStore
+    from evcli.store.db import TraceStore
     from evcli.store.documents import read_document
 
     start = datetime(2026, 7, 1, tzinfo=UTC)
@@ -697,14 +697,14 @@ def _median_call(call, runs: int) -> float:
 
 
 def _list(db: Path) -> None:
-    from evcli.store import TraceStore
+    from evcli.store.db import TraceStore
 
     with TraceStore(db, must_exist=True) as store:
         store.list_sessions(20)
 
 
 def _load(db: Path, session_id: str) -> None:
-    from evcli.store import TraceStore
+    from evcli.store.db import TraceStore
 
     with TraceStore(db, must_exist=True) as store:
         store.load(session_id)
@@ -764,6 +764,18 @@ def bench_store(quick: bool, env: dict[str, str], tmp: Path, results: dict[str, 
 
 # =============================================================================
 
+def to_json(value: Any, indent: int = 0) -> str:
+    """Indented JSON whose innermost objects and lists stay on one line each."""
+    if isinstance(value, (dict, list)) and value and any(isinstance(v, (dict, list)) for v in
+                                                          (value.values() if isinstance(value, dict) else value)):
+        pad, inner = " " * indent, " " * (indent + 2)
+        if isinstance(value, dict):
+            items = [f"{inner}{json.dumps(k)}: {to_json(v, indent + 2)}" for k, v in value.items()]
+            return "{\n" + ",\n".join(items) + f"\n{pad}}}"
+        return "[\n" + ",\n".join(f"{inner}{to_json(v, indent + 2)}" for v in value) + f"\n{pad}]"
+    return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions, for smoke tests")
@@ -805,7 +817,7 @@ def main() -> int:
     if hotspots:
         results["hotspots"] = hotspots
     log(f"done in {results['summary']['total_s']}s; missed: {missed or 'none'}")
-    print(json.dumps(results, indent=2, ensure_ascii=False))
+    print(to_json(results))
     return 0
 
 

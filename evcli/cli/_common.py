@@ -61,7 +61,7 @@ def open_store(db: Path | None, *, must_exist: bool = False):
     An explicitly named file must exist for commands that only read; the
     default store is created on first use so a fresh machine just works.
     """
-    from evcli.store import TraceStore, default_db_path
+    from evcli.store.db import TraceStore, default_db_path
 
     return TraceStore(db or default_db_path(), must_exist=must_exist and db is not None)
 

@@ -1,5 +1,4 @@
-"""The trace store: sessions, steps, tool invocations, stage outputs, gate results."""
+"""The trace store (`evcli.store.db`) and session documents (`evcli.store.documents`).
 
-from evcli.store.db import TraceStore, default_db_path
-
-__all__ = ["TraceStore", "default_db_path"]
+Import from the submodules: reading a session file must not load the database layer.
+"""

@@ -4,6 +4,10 @@ Every write runs in a `BEGIN IMMEDIATE` transaction so two processes writing
 the same database queue on the busy timeout instead of failing mid-way (a
 deferred transaction that upgrades to a write lock can fail at once in WAL
 mode), and a Ctrl-C mid-write rolls back cleanly.
+
+Reads use the sqlite3 connection directly; sqlite-utils (which takes ~0.1 s to
+import) is loaded only to migrate or write, so `evcli trace` and
+`evcli sessions` start fast.
 """
 
 from __future__ import annotations
@@ -18,8 +22,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sqlite_utils import Database
-
 from evcli.canonical import canonical_json
 from evcli.contracts import (
     AgentStep,
@@ -31,10 +33,12 @@ from evcli.contracts import (
     ToolInvocation,
 )
 from evcli.errors import BadInput, NotFound, StoreError
-from evcli.store.migrations import migrations
 
 BUSY_TIMEOUT_S = 30.0
 DB_FILENAME = "evcli.db"
+# Every migration in evcli/store/migrations.py, oldest first (a test keeps them in step).
+SCHEMA_MIGRATIONS = ("m001_trace_tables", "m002_lookup_indexes")
+_JSON_RUN_FIELDS = ("config", "prompt_audit", "self_evaluation", "annotations")
 
 
 def default_db_path() -> Path:
@@ -70,26 +74,47 @@ class TraceStore:
             raise StoreError(f"no trace store at {self.path}", hint="pass --db with an existing file, or set EVCLI_HOME")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
-            conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA foreign_keys = ON")
-            self.db = Database(conn)
+            self.conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
+            self.conn.row_factory = sqlite3.Row
+            self.conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+            self.conn.execute("PRAGMA journal_mode = WAL")
+            self.conn.execute("PRAGMA foreign_keys = ON")
+            self._db = None
             self._migrate()
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"cannot open trace store {self.path}: {exc}") from exc
         except OSError as exc:
             raise StoreError(f"cannot open trace store {self.path}: {exc.strerror or exc}") from exc
 
+    @property
+    def db(self):
+        """The sqlite-utils view of the connection, for writes and migrations."""
+        if self._db is None:
+            from sqlite_utils import Database
+
+            self._db = Database(self.conn)
+        return self._db
+
+    def _applied_migrations(self) -> set[str]:
+        try:
+            rows = self.conn.execute("SELECT name FROM _sqlite_migrations WHERE migration_set = 'evcli'").fetchall()
+        except sqlite3.OperationalError as exc:
+            if "no such table" not in str(exc):
+                raise
+            return set()
+        return {row[0] for row in rows}
+
     def _migrate(self) -> None:
-        if not migrations.pending(self.db):
+        if self._applied_migrations() >= set(SCHEMA_MIGRATIONS):
             return
-        # Re-checked under the write lock: another process may have migrated meanwhile.
+        from evcli.store.migrations import migrations
+
+        # pending() is re-read under the write lock: another process may have migrated meanwhile.
         with self._write():
             migrations.apply(self.db)
 
     def close(self) -> None:
-        self.db.conn.close()
+        self.conn.close()
 
     def __enter__(self) -> TraceStore:
         return self
@@ -99,7 +124,7 @@ class TraceStore:
 
     @contextlib.contextmanager
     def _write(self) -> Iterator[Database]:
-        conn = self.db.conn
+        conn = self.conn
         conn.execute("BEGIN IMMEDIATE")
         try:
             yield self.db
@@ -120,19 +145,18 @@ class TraceStore:
         return run
 
     def has_session(self, session_id: str) -> bool:
-        return bool(self.db.execute("SELECT 1 FROM diagnosis_run WHERE session_id = ?", [session_id]).fetchone())
+        return bool(self.conn.execute("SELECT 1 FROM diagnosis_run WHERE session_id = ?", [session_id]).fetchone())
 
     def update_run(self, session_id: str, **fields: Any) -> None:
         self._require(session_id)
-        json_fields = {"config", "prompt_audit", "self_evaluation", "annotations"}
-        row = {key: _dump(value) if key in json_fields else value for key, value in fields.items()}
+        row = {key: _dump(value) if key in _JSON_RUN_FIELDS else value for key, value in fields.items()}
         row["updated_at"] = now_iso()
         with self._write():
             self.db["diagnosis_run"].update(session_id, row)
 
     def list_sessions(self, limit: int = 20) -> list[dict[str, Any]]:
         """Newest first, with counts and the latest gate outcome of each session."""
-        rows = self.db.execute(
+        rows = self.conn.execute(
             """
             SELECT r.session_id, r.question, r.mode, r.status, r.verdict, r.created_at,
                    (SELECT count(*) FROM tool_invocation t WHERE t.session_id = r.session_id) AS invocations,
@@ -142,8 +166,7 @@ class TraceStore:
             """,
             [limit],
         )
-        columns = [c[0] for c in rows.description]
-        return [dict(zip(columns, row)) for row in rows.fetchall()]
+        return [dict(row) for row in rows.fetchall()]
 
     # --- recording ---------------------------------------------------------
 
@@ -151,7 +174,7 @@ class TraceStore:
         """Store a tool call under the session's next id (1, 2, 3, ...); the given id is ignored."""
         self._require(session_id)
         with self._write():
-            (last,) = self.db.execute(
+            (last,) = self.conn.execute(
                 "SELECT coalesce(max(invocation_id), 0) FROM tool_invocation WHERE session_id = ?", [session_id]
             ).fetchone()
             stored = invocation.model_copy(
@@ -174,7 +197,7 @@ class TraceStore:
         """Add a gate result to the session's history; earlier results are never touched."""
         self._require(session_id)
         with self._write():
-            (last,) = self.db.execute(
+            (last,) = self.conn.execute(
                 "SELECT coalesce(max(seq), 0) FROM gate_result WHERE session_id = ?", [session_id]
             ).fetchone()
             stored = StoredGateResult(seq=last + 1, round=round, created_at=now_iso(), result=result)
@@ -184,11 +207,11 @@ class TraceStore:
     # --- documents -----------------------------------------------------------
 
     def load(self, session_id: str) -> SessionDocument:
-        found = list(self.db["diagnosis_run"].rows_where("session_id = ?", [session_id], limit=1))
-        if not found:
+        found = self.conn.execute("SELECT * FROM diagnosis_run WHERE session_id = ?", [session_id]).fetchone()
+        if found is None:
             raise NotFound(f"unknown session {session_id!r}", hint="list sessions with `evcli sessions`")
-        run = found[0]
-        for key in ("config", "prompt_audit", "self_evaluation", "annotations"):
+        run = dict(found)
+        for key in _JSON_RUN_FIELDS:
             run[key] = _load(run[key]) or {}
         return SessionDocument(
             run=RunRecord.model_validate(run),
@@ -236,11 +259,13 @@ class TraceStore:
             raise NotFound(f"unknown session {session_id!r}", hint="list sessions with `evcli sessions`")
 
     def _rows(self, table: str, session_id: str, order_by: str) -> list[dict[str, Any]]:
-        return list(self.db[table].rows_where("session_id = ?", [session_id], order_by=order_by))
+        # table and order_by are constants of this class, never user input
+        query = f"SELECT * FROM {table} WHERE session_id = ? ORDER BY {order_by}"
+        return [dict(row) for row in self.conn.execute(query, [session_id])]
 
     def _insert_run(self, run: RunRecord) -> None:
         row = run.model_dump()
-        for key in ("config", "prompt_audit", "self_evaluation", "annotations"):
+        for key in _JSON_RUN_FIELDS:
             row[key] = _dump(row[key])
         self.db["diagnosis_run"].insert(row)
 

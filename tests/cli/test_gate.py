@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from evcli.store import TraceStore
+from evcli.store.db import TraceStore
 from tests.cli._util import (
     EXIT_BY_SEVERITY,
     RULES,

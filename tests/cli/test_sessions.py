@@ -8,7 +8,7 @@ import os
 import pytest
 
 from evcli.canonical import canonical_json
-from evcli.store import TraceStore
+from evcli.store.db import TraceStore
 from tests.cli._util import (
     assert_clean_error,
     counts,

@@ -9,7 +9,7 @@ from sqlite_utils import Database
 from evcli.canonical import canonical_json
 from evcli.contracts import EvidenceRef, RetrievalDetails, SessionDocument, ToolInvocation
 from evcli.errors import BadInput, NotFound, StoreError
-from evcli.store import TraceStore, default_db_path
+from evcli.store.db import TraceStore, default_db_path
 from evcli.store.documents import read_document, to_canonical
 from evcli.store.migrations import migrations
 from tests.conftest import SAMPLES, sample
@@ -37,6 +37,26 @@ def test_blank_database_gets_every_table_wal_and_busy_timeout(db_path):
     assert store.db.execute("PRAGMA busy_timeout").fetchone()[0] >= 5000
     # Opening again applies nothing twice.
     assert migrations.pending(TraceStore(db_path).db) == []
+
+
+def test_schema_migrations_constant_lists_every_migration():
+    from evcli.store.db import SCHEMA_MIGRATIONS
+
+    assert [m.name for m in migrations.pending(Database(memory=True))] == list(SCHEMA_MIGRATIONS)
+
+
+def test_reading_an_up_to_date_store_does_not_load_sqlite_utils(db_path):
+    import subprocess
+    import sys
+
+    TraceStore(db_path).close()
+    code = (
+        "import sys; from evcli.store.db import TraceStore; "
+        f"s = TraceStore({str(db_path)!r}, must_exist=True); s.list_sessions(5); "
+        "print('sqlite_utils' in sys.modules)"
+    )
+    completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert completed.stdout.strip() == "False"
 
 
 def test_upgrade_from_previous_schema_keeps_rows(db_path):
@@ -192,7 +212,7 @@ def test_two_processes_writing_at_once_lose_nothing(db_path):
         "SELECT count(*), min(invocation_id), max(invocation_id) FROM tool_invocation WHERE session_id != ? GROUP BY session_id",
         [shared],
     ).fetchall()
-    assert len(per_session) == 120 and set(per_session) == {(3, 1, 3)}
+    assert len(per_session) == 120 and {tuple(row) for row in per_session} == {(3, 1, 3)}
     assert store.db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
 

@@ -1,0 +1,116 @@
+"""What every evidence backend provides, in one normalised shape.
+
+Backends only fetch and normalise; the tool layer (`evcli/tools/`) validates
+parameters, applies guards and caps, masks secrets and builds evidence refs.
+A backend that cannot answer raises `BackendError`: the tool records that as
+`evidence_status: failed`, never as "no evidence".
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any, Protocol
+
+_WINDOW = re.compile(r"^(\d{1,4})([smhd])$")
+_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+MAX_WINDOW = timedelta(days=30)
+
+
+class BackendError(Exception):
+    """The backend could not answer (unreachable, HTTP error, unreadable file)."""
+
+
+@dataclass(frozen=True)
+class TimeWindow:
+    """A relative window ("30m") resolved against the backend's own clock."""
+
+    label: str
+    start: datetime
+    end: datetime
+
+    def contains(self, moment: datetime) -> bool:
+        return self.start <= moment <= self.end
+
+
+def parse_window(label: str, now: datetime) -> TimeWindow:
+    """`30m`, `2h`, `1d`, `90s` ending at `now` (an aware datetime)."""
+    match = _WINDOW.match(label.strip())
+    if not match:
+        raise ValueError(f"window must look like 30m, 2h or 1d, got {label!r}")
+    length = timedelta(seconds=int(match.group(1)) * _UNIT_SECONDS[match.group(2)])
+    if length <= timedelta(0) or length > MAX_WINDOW:
+        raise ValueError(f"window must be between 1s and 30d, got {label!r}")
+    return TimeWindow(label=label.strip(), start=now - length, end=now)
+
+
+def as_utc(moment: datetime) -> datetime:
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+@dataclass(frozen=True)
+class LogQuery:
+    service: str | None
+    keywords: tuple[str, ...]  # all must occur in a line, case-insensitively
+    level: str | None  # minimum level name (DEBUG < INFO < WARN < ERROR < FATAL), None for all
+    window: TimeWindow
+    limit: int  # newest `limit` matches are returned; `total` counts all
+
+
+@dataclass
+class LogResult:
+    """`logs` items: {timestamp, level, service, instance, message} (ISO-8601 UTC timestamps)."""
+
+    logs: list[dict[str, Any]]
+    total: int
+    truncated: bool
+    message: str = ""
+
+
+@dataclass
+class MetricsResult:
+    """`alerts` items: {alertname, service, instance, severity, state, value, unit, active_at,
+    duration, summary, labels}; `series` items: {service, metric, window, min, max, last, unit}."""
+
+    alerts: list[dict[str, Any]] = field(default_factory=list)
+    series: list[dict[str, Any]] = field(default_factory=list)
+    message: str = ""
+
+
+class EvidenceBackend(Protocol):
+    """Alerts, metric series and logs for one environment."""
+
+    name: str
+
+    def now(self) -> datetime:
+        """The backend's clock: wall time for live systems, the snapshot's own time for snapshots."""
+
+    def known_services(self) -> list[str] | None:
+        """Service names this backend knows, or None when it cannot tell."""
+
+    def query_metrics(
+        self, *, service: str | None, alertname: str | None, metric: str | None, window: TimeWindow
+    ) -> MetricsResult: ...
+
+    def query_logs(self, query: LogQuery) -> LogResult: ...
+
+
+LEVELS = ("TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL")
+_LEVEL_ALIASES = {"WARNING": "WARN", "ERR": "ERROR", "CRITICAL": "FATAL", "CRIT": "FATAL", "PANIC": "FATAL"}
+
+
+def canonical_level(name: str | None) -> str | None:
+    if not name:
+        return None
+    upper = name.strip().upper()
+    upper = _LEVEL_ALIASES.get(upper, upper)
+    return upper if upper in LEVELS else None
+
+
+def level_at_least(level: str | None, minimum: str | None) -> bool:
+    if minimum is None:
+        return True
+    if level is None:
+        return False
+    return LEVELS.index(level) >= LEVELS.index(minimum)

@@ -1,0 +1,86 @@
+"""Guards on tool calls within one session (seeds: tool boundary, narrow scope).
+
+Each guard raises `ToolRefused` with a message a model can act on; refused
+calls never reach a backend.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from evcli.backends.base import parse_window
+from evcli.canonical import canonical_json
+from evcli.contracts import ToolInvocation
+from evcli.errors import EvcliError
+
+
+class ToolRefused(EvcliError):
+    exit_code = 2
+
+
+def check_call_cap(tool_name: str, previous: list[ToolInvocation], cap: int) -> None:
+    used = sum(1 for invocation in previous if invocation.tool_name == tool_name)
+    if used >= cap:
+        raise ToolRefused(f"{tool_name} refused: this session already made {used} calls (cap {cap})")
+
+
+def check_repeat(tool_name: str, params: dict, previous: list[ToolInvocation]) -> None:
+    wanted = canonical_json(params)
+    for invocation in previous:
+        if invocation.tool_name == tool_name and canonical_json(invocation.input_params) == wanted:
+            status = invocation.retrieval_details.evidence_status if invocation.retrieval_details else "unknown"
+            raise ToolRefused(
+                f"{tool_name} refused: identical to invocation #{invocation.invocation_id} ({status}); "
+                f"cite that invocation instead"
+            )
+
+
+def _seconds(window: str | None) -> float:
+    return (lambda w: (w.end - w.start).total_seconds())(parse_window(window or "30m", datetime.now(UTC)))
+
+
+def _wider(tool_name: str, old: dict, new: dict) -> str | None:
+    """Why `new` is a wider query than `old`, or None."""
+    if old.get("service") and new.get("service") != old.get("service"):
+        return f"it drops or changes the service ({old.get('service')} → {new.get('service') or 'any'})"
+    if _seconds(new.get("window")) > _seconds(old.get("window")):
+        return f"it widens the window ({old.get('window')} → {new.get('window')})"
+    if tool_name == "query_logs":
+        old_keywords = set(old.get("query", "").lower().split())
+        new_keywords = set(new.get("query", "").lower().split())
+        if old_keywords and not new_keywords >= old_keywords:
+            return f"it loosens the keywords ({old.get('query')!r} → {new.get('query') or '(none)'!r})"
+        if old.get("level") and new.get("level") != old.get("level"):
+            return "it drops or changes the level filter"
+    if tool_name == "query_metrics":
+        for key in ("alertname", "metric"):
+            if old.get(key) and new.get(key) != old.get(key):
+                return f"it drops or changes the {key} ({old.get(key)} → {new.get(key) or 'any'})"
+    return None
+
+
+def _precise(tool_name: str, params: dict) -> bool:
+    if tool_name == "query_logs":
+        return bool(params.get("service") and params.get("query"))
+    if tool_name == "query_metrics":
+        return bool(params.get("service") or params.get("alertname"))
+    return False
+
+
+def check_narrow_widening(tool_name: str, params: dict, previous: list[ToolInvocation]) -> None:
+    """In a narrow task, no wider retry after a precise query found nothing."""
+    for invocation in previous:
+        details = invocation.retrieval_details
+        if (
+            invocation.tool_name != tool_name
+            or details is None
+            or details.evidence_status != "no_evidence"
+            or not _precise(tool_name, invocation.input_params)
+        ):
+            continue
+        reason = _wider(tool_name, invocation.input_params, params)
+        if reason:
+            raise ToolRefused(
+                f"{tool_name} refused: narrow task — invocation #{invocation.invocation_id} already found no "
+                f"evidence for a precise query and this call is wider: {reason}. Report the no-evidence result instead."
+            )
