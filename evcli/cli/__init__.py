@@ -12,7 +12,7 @@ import typer
 
 from evcli import __version__
 from evcli.cli import eval as eval_commands
-from evcli.cli import gate, schema, sessions, trace
+from evcli.cli import env, gate, kb, schema, sessions, tool, trace
 from evcli.cli._common import set_debug
 
 app = typer.Typer(
@@ -46,6 +46,9 @@ app.command("export")(sessions.export_command)
 app.command("import")(sessions.import_command)
 app.command("schema")(schema.schema_command)
 app.add_typer(eval_commands.app, name="eval")
+app.add_typer(tool.app, name="tool")
+app.add_typer(kb.app, name="kb")
+app.add_typer(env.app, name="env")
 
 
 def main() -> None:

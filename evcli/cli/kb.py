@@ -1,0 +1,80 @@
+"""`evcli kb index|search`: the runbook knowledge index."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from evcli.cli._common import JsonOption, err, handles_errors, out, print_json
+
+app = typer.Typer(help="Index runbooks and search them (SQLite FTS5).", no_args_is_help=True)
+
+KbOption = Annotated[Path | None, typer.Option("--kb", dir_okay=False, help="Index file (default: kb.db next to the trace store).")]
+
+
+def _open(kb: Path | None):
+    from evcli.kb.index import KnowledgeIndex
+    from evcli.store.db import default_db_path
+
+    return KnowledgeIndex(kb or default_db_path().with_name("kb.db"))
+
+
+def _as_dict(item) -> dict:
+    return item.model_dump(mode="json") if hasattr(item, "model_dump") else item.as_dict()
+
+
+@app.command("index")
+@handles_errors
+def index_command(
+    directory: Annotated[Path, typer.Argument(file_okay=False, help="Runbook directory, or an environment snapshot with runbooks/.")],
+    kb: KbOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Index runbooks; unchanged files are skipped, changed ones re-indexed, deleted ones dropped."""
+    report = _as_dict(_open(kb).index_dir(directory))
+    if json_output:
+        print_json(report)
+        return
+    out.print(
+        f"{report['directory']}: {report['added']} added, {report['updated']} updated, {report['removed']} removed, "
+        f"{report['unchanged']} unchanged · {report['chunks']} blocks · {report['seconds']:.3f}s"
+    )
+
+
+@app.command("search")
+@handles_errors
+def search_command(
+    query: Annotated[str, typer.Argument(help="What to look for (English or Chinese).")],
+    directory: Annotated[
+        Path | None, typer.Option("--dir", "--env", file_okay=False, help="Restrict to (and first index) this directory; default: the packaged demo runbooks.")
+    ] = None,
+    alertname: Annotated[str | None, typer.Option("--alertname", help="Alert name hint for L0.")] = None,
+    service: Annotated[str | None, typer.Option("--service", help="Service hint for L0.")] = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, max=50)] = 5,
+    kb: KbOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Ranked runbook blocks with relevance level (PRECISE / HIGHLY_RELEVANT / REFERENCE) and layer (L0 / L1)."""
+    from rich.markup import escape
+
+    if directory is None:
+        from evcli.backends.snapshot import demo_env_dir
+
+        directory = demo_env_dir()
+    index = _open(kb)
+    index.index_dir(directory)
+    blocks = [_as_dict(block) for block in index.search(query, limit=limit, alertname=alertname, service=service, directory=directory)]
+    if json_output:
+        print_json(blocks)
+        return
+    if not blocks:
+        err.print("no matching runbook blocks")
+        return
+    for rank, block in enumerate(blocks, start=1):
+        out.print(
+            f"[bold]{rank}. {escape(block['doc'])} › {escape(block['heading'])}[/] · {block['relevance_level']} · "
+            f"{block['layer']} · score {block['score']}"
+        )
+        out.print(f"   {escape(block['text'][:400])}" + ("…" if len(block["text"]) > 400 else ""))

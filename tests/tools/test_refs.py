@@ -1,0 +1,43 @@
+from __future__ import annotations
+
+from evcli.tools.refs import alert_text, block_text, log_text, no_evidence_ref, number, positive_refs, series_text
+
+
+def test_alert_ref_merges_fields_in_a_fixed_order():
+    alert = {"alertname": "HighCPUUsage", "service": "payment-service", "instance": "", "severity": "warning",
+             "state": "firing", "value": 92.0, "unit": "%", "duration": "25m", "active_at": None, "summary": "CPU high"}
+    assert alert_text(alert) == (
+        "HighCPUUsage, service=payment-service, severity=warning, state=firing, current=92%, duration=25m, summary=CPU high"
+    )
+
+
+def test_series_log_and_block_refs():
+    assert series_text({"service": "order-service", "metric": "heap_used", "window": "30m",
+                        "min": 2.9, "max": 3.8, "last": 3.8, "unit": "GB"}) == (
+        "order-service heap_used window=30m min=2.9GB max=3.8GB last=3.8GB"
+    )
+    assert log_text({"timestamp": "2026-07-08T23:05:28Z", "level": "ERROR", "service": "order-service",
+                     "instance": None, "message": "HikariPool-1 - Connection is not available"}) == (
+        "2026-07-08 23:05:28 ERROR order-service HikariPool-1 - Connection is not available"
+    )
+    assert block_text({"doc": "runbooks/high-memory.md", "heading": "Immediate steps", "text": "Capture a heap dump."}) == (
+        "runbooks/high-memory.md › Immediate steps: Capture a heap dump."
+    )
+
+
+def test_numbers_keep_four_significant_digits():
+    assert [number(92.0), number(0.91234), number(4.2), number(3.8e9), number("n/a")] == ["92", "0.9123", "4.2", "3.8e+09", "n/a"]
+
+
+def test_one_positive_ref_per_array_item_in_order():
+    output = {"alerts": [{"alertname": "A"}], "series": [{"service": "s", "metric": "m", "window": "5m"}],
+              "logs": [{"message": "one"}, {"message": "two"}]}
+    assert [ref.raw_path for ref in positive_refs(output)] == ["$.alerts[0]", "$.series[0]", "$.logs[0]", "$.logs[1]"]
+
+
+def test_no_evidence_ref_names_tool_query_scope_and_total():
+    ref = no_evidence_ref("query_logs", {"service": "inventory-service", "keywords": ["HikariCP"], "window": "1h"},
+                          "no matching log lines")
+    assert ref.raw_path == "$.no_evidence"
+    assert ref.text == ("query_logs returned no evidence; evidence_status=no_evidence; query=inventory-service HikariCP; "
+                        "window=1h; total=0; message=no matching log lines")
