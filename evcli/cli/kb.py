@@ -16,9 +16,8 @@ KbOption = Annotated[Path | None, typer.Option("--kb", dir_okay=False, help="Ind
 
 def _open(kb: Path | None):
     from evcli.kb.index import KnowledgeIndex
-    from evcli.store.db import default_db_path
 
-    return KnowledgeIndex(kb or default_db_path().with_name("kb.db"))
+    return KnowledgeIndex(kb)  # None: kb.db next to the trace store
 
 
 def _as_dict(item) -> dict:

@@ -44,9 +44,8 @@ def build_environment(
         """The knowledge index, opened once per environment on first use."""
         if not opened:
             from evcli.kb.index import KnowledgeIndex
-            from evcli.store.db import default_db_path
 
-            opened.append(KnowledgeIndex(kb_path or default_db_path().with_name("kb.db")))
+            opened.append(KnowledgeIndex(kb_path))  # None: kb.db next to the trace store
         return opened[0]
 
     return ToolEnvironment(
