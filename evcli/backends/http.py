@@ -1,0 +1,126 @@
+"""The one HTTP call the live backends make: GET a URL, return its JSON, or raise `BackendError`.
+
+Every failure becomes one line naming the URL, with any `user:pass@` removed, so the
+message can be shown and stored as it is. Credentials travel only in the request's
+Authorization header.
+"""
+
+from __future__ import annotations
+
+import base64
+import http.client
+import json
+import socket
+import urllib.error
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass, field
+from typing import Any
+
+from evcli.backends.base import BackendError
+
+_BODY_EXCERPT = 200
+
+
+@dataclass(frozen=True)
+class HttpAuth:
+    """A bearer token or a user and password; the secret never shows in repr or messages."""
+
+    token: str | None = field(default=None, repr=False)
+    username: str | None = None
+    password: str | None = field(default=None, repr=False)
+
+    def header(self) -> str | None:
+        if self.token:
+            return f"Bearer {self.token}"
+        if self.username is not None:
+            pair = f"{self.username}:{self.password or ''}".encode()
+            return "Basic " + base64.b64encode(pair).decode("ascii")
+        return None
+
+
+def split_credentials(url: str) -> tuple[str, HttpAuth | None]:
+    """`http://user:pass@host/x` -> (`http://host/x`, basic auth for user); other URLs unchanged."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url, None
+    host = parts.netloc.rpartition("@")[2]
+    clean = urllib.parse.urlunsplit(parts._replace(netloc=host))
+    auth = HttpAuth(
+        username=urllib.parse.unquote(parts.username or ""),
+        password=urllib.parse.unquote(parts.password) if parts.password is not None else None,
+    )
+    return clean, auth
+
+
+def base_url(url: str, auth: HttpAuth | None) -> tuple[str, HttpAuth | None]:
+    """A backend's base URL without credentials or a trailing slash, and the auth to send.
+
+    An explicit `auth` wins over credentials written into the URL.
+    """
+    clean, from_url = split_credentials(url.strip())
+    return clean.rstrip("/"), auth or from_url
+
+
+def quote_string(value: str) -> str:
+    """`value` as a double-quoted string literal, as PromQL, LogQL and Alertmanager matchers read it."""
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return f'"{escaped}"'
+
+
+def get_json(
+    url: str,
+    params: dict[str, Any] | list[tuple[str, Any]] | None = None,
+    timeout: float = 10,
+    auth: HttpAuth | None = None,
+) -> Any:
+    """GET `url` with query `params` (a list value repeats the key) and decode the JSON answer."""
+    shown, from_url = split_credentials(url)
+    auth = auth or from_url
+    query = urllib.parse.urlencode(params or {}, doseq=True)
+    request_url = f"{shown}?{query}" if query else shown
+    headers = {"Accept": "application/json", "User-Agent": "evcli"}
+    authorization = auth.header() if auth else None
+    if authorization:
+        headers["Authorization"] = authorization
+    target = urllib.parse.urlsplit(shown)
+    if target.scheme not in ("http", "https") or not target.netloc:
+        raise BackendError(f"invalid URL {shown!r}: expected http://host:port or https://host:port")
+    request = urllib.request.Request(request_url, headers=headers, method="GET")
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            body = response.read()
+    except urllib.error.HTTPError as error:
+        raise BackendError(f"GET {shown} answered HTTP {error.code}: {_excerpt(error)}") from None
+    except urllib.error.URLError as error:
+        raise BackendError(f"GET {shown} failed: {_reason(error.reason, timeout)}") from None
+    except (OSError, http.client.HTTPException) as error:
+        raise BackendError(f"GET {shown} failed: {_reason(error, timeout)}") from None
+    try:
+        return json.loads(body)
+    except ValueError as error:
+        raise BackendError(f"GET {shown} returned invalid JSON: {error}") from None
+
+
+def _excerpt(error: urllib.error.HTTPError) -> str:
+    try:
+        body = error.read(_BODY_EXCERPT * 4).decode("utf-8", "replace")
+    except (OSError, http.client.HTTPException):
+        return "(body unreadable)"
+    return _one_line(body)[:_BODY_EXCERPT] or "(empty body)"
+
+
+def _reason(reason: object, timeout: float) -> str:
+    if isinstance(reason, TimeoutError):
+        return f"no answer within {timeout:g}s (timeout)"
+    if isinstance(reason, ConnectionRefusedError):
+        return "connection refused (is it running, and is the port right?)"
+    if isinstance(reason, socket.gaierror):
+        return "host not found (DNS lookup failed)"
+    if isinstance(reason, ConnectionResetError):
+        return "the server closed the connection without answering"
+    return _one_line(str(reason)) or type(reason).__name__
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())

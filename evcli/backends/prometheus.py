@@ -1,0 +1,208 @@
+"""Prometheus over its HTTP API: alerts (`/api/v1/alerts`) and range summaries (`/api/v1/query_range`).
+
+Also home of the normalised alert record that the Alertmanager backend shares.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import urllib.parse
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from evcli.backends.base import BackendError, TimeWindow, as_utc
+from evcli.backends.http import HttpAuth, base_url, get_json, quote_string
+
+MAX_POINTS = 300  # per series in one range query
+MAX_METRICS = 10  # names summarised when no metric is named
+# Prometheus' own record of its alerts, which carry the alert's labels: alerts are reported as alerts.
+_ALERT_SERIES = frozenset({"ALERTS", "ALERTS_FOR_STATE"})
+_METRIC_NAME = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
+
+
+class PrometheusBackend:
+    def __init__(self, url: str, timeout: float = 10, *, auth: HttpAuth | None = None) -> None:
+        self.url, self._auth = base_url(url, auth)
+        self.timeout = timeout
+
+    def alerts(self, now: datetime | None = None) -> list[dict[str, Any]]:
+        """Pending and firing alerts as normalised records."""
+        data = self._get("/api/v1/alerts", expect=dict)
+        now = now or datetime.now(UTC)
+        return [normalise_prometheus_alert(raw, now) for raw in data.get("alerts") or []]
+
+    def label_values(self, label: str) -> list[str]:
+        return sorted(self._get(f"/api/v1/label/{urllib.parse.quote(label)}/values", expect=list))
+
+    def metric_names(self, service: str, window: TimeWindow) -> list[str]:
+        """Names of the metrics with `service="<service>"` seen in the window, sorted, without ALERTS*."""
+        found = self._get(
+            "/api/v1/series",
+            {
+                "match[]": selector(None, service),
+                "start": _seconds(window.start),
+                "end": _seconds(window.end),
+            },
+            expect=list,
+        )
+        names = {labels.get("__name__") for labels in found}
+        return sorted(name for name in names if name and name not in _ALERT_SERIES)
+
+    def series(self, service: str | None, metric: str | None, window: TimeWindow) -> list[dict[str, Any]]:
+        """min/max/last of `metric` over the window, one record per service.
+
+        With no metric, the service's first `MAX_METRICS` metric names (sorted) are summarised.
+        Samples of all series of one (service, metric) are pooled: `last` is the newest sample,
+        the highest one when several series share that timestamp.
+        """
+        if metric is None:
+            if service is None:
+                return []
+            names = self.metric_names(service, window)[:MAX_METRICS]
+            return [item for name in names for item in self.series(service, name, window)]
+        span = (window.end - window.start).total_seconds()
+        step = max(1, math.ceil(span / MAX_POINTS))
+        data = self._get(
+            "/api/v1/query_range",
+            {
+                "query": selector(metric, service),
+                "start": _seconds(window.start),
+                "end": _seconds(window.end),
+                "step": step,
+            },
+            expect=dict,
+        )
+        if data.get("resultType") != "matrix":
+            raise BackendError(f"Prometheus answered resultType {data.get('resultType')!r}, expected matrix")
+        pooled: dict[str, list[tuple[float, float]]] = {}
+        units: dict[str, str] = {}
+        for result in data.get("result") or []:
+            labels = result.get("metric") or {}
+            owner = service or service_of(labels)
+            samples = pooled.setdefault(owner, [])
+            samples.extend(
+                (float(moment), value)
+                for moment, text in result.get("values") or []
+                if (value := number(text)) is not None
+            )
+            units[owner] = units.get(owner) or labels.get("unit", "")
+        summaries = []
+        for owner, samples in sorted(pooled.items()):
+            if not samples:
+                continue
+            values = [value for _, value in samples]
+            newest = max(moment for moment, _ in samples)
+            summaries.append(
+                {
+                    "service": owner,
+                    "metric": metric,
+                    "window": window.label,
+                    "min": significant(min(values)),
+                    "max": significant(max(values)),
+                    "last": significant(max(value for moment, value in samples if moment == newest)),
+                    "unit": units[owner],
+                }
+            )
+        return summaries
+
+    def _get(self, path: str, params: dict[str, Any] | None = None, *, expect: type) -> Any:
+        """The `data` of a successful API answer, which must be an `expect` (dict or list)."""
+        answer = get_json(self.url + path, params, self.timeout, self._auth)
+        if not isinstance(answer, dict) or answer.get("status") != "success":
+            detail = str(answer.get("error") if isinstance(answer, dict) else answer)[:200]
+            raise BackendError(f"GET {self.url}{path} answered without success: {detail}")
+        if not isinstance(answer.get("data"), expect):
+            raise BackendError(f"GET {self.url}{path} answered unexpected data: is {self.url} Prometheus?")
+        return answer["data"]
+
+
+def selector(metric: str | None, service: str | None) -> str:
+    """`metric{service="X"}` with X escaped; a metric that is not a plain name goes into `__name__`."""
+    matchers = []
+    if metric is not None and not _METRIC_NAME.match(metric):
+        matchers.append(f"__name__={quote_string(metric)}")
+        metric = None
+    if service is not None:
+        matchers.append(f"service={quote_string(service)}")
+    return f"{metric or ''}{{{','.join(matchers)}}}"
+
+
+def normalise_prometheus_alert(raw: dict[str, Any], now: datetime) -> dict[str, Any]:
+    """One alert of Prometheus' `/api/v1/alerts` answer as a normalised record."""
+    return alert_record(
+        labels=raw.get("labels") or {},
+        annotations=raw.get("annotations") or {},
+        state=raw.get("state") or "",
+        active_at=raw.get("activeAt"),
+        value=raw.get("value"),
+        now=now,
+    )
+
+
+def alert_record(
+    *,
+    labels: dict[str, str],
+    annotations: dict[str, str],
+    state: str,
+    active_at: str | None,
+    value: Any,
+    now: datetime,
+) -> dict[str, Any]:
+    """The alert shape documented on `MetricsResult`, from any source's labels and annotations."""
+    started = parse_time(active_at)
+    return {
+        "alertname": labels.get("alertname", ""),
+        "service": service_of(labels),
+        "instance": labels.get("instance", ""),
+        "severity": labels.get("severity", ""),
+        "state": state,
+        "value": number(value),
+        "unit": annotations.get("unit") or labels.get("unit", ""),
+        "active_at": iso_utc(started) if started else None,
+        "duration": format_duration(now - started) if started else None,
+        "summary": annotations.get("summary") or annotations.get("description") or "",
+        "labels": dict(sorted(labels.items())),
+    }
+
+
+def service_of(labels: dict[str, str]) -> str:
+    return labels.get("service") or labels.get("job") or labels.get("app") or ""
+
+
+def number(value: Any) -> float | None:
+    """A finite float from a sample or annotation value ("9.2e+01", "92", 92), else None."""
+    try:
+        parsed = float(value)
+    except (TypeError, ValueError):
+        return None
+    return parsed if math.isfinite(parsed) else None
+
+
+def significant(value: float, digits: int = 4) -> float:
+    return float(f"{value:.{digits}g}")
+
+
+def parse_time(text: str | None) -> datetime | None:
+    """An RFC 3339 time as Prometheus and Alertmanager write it; None when absent or the zero time."""
+    if not text or text.startswith("0001-01-01"):
+        return None
+    try:
+        return as_utc(datetime.fromisoformat(text))
+    except ValueError:
+        return None
+
+
+def iso_utc(moment: datetime) -> str:
+    return as_utc(moment).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def format_duration(elapsed: timedelta) -> str:
+    """`25m`, `1h05m`, `26h00m`: whole minutes, never negative."""
+    minutes = max(0, int(elapsed.total_seconds() // 60))
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m"
+
+
+def _seconds(moment: datetime) -> str:
+    return f"{as_utc(moment).timestamp():.3f}"

@@ -1,0 +1,127 @@
+"""LiveBackend routes alerts, series and logs to the configured parts and never hides their errors."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from evcli.backends.base import BackendError, LogQuery, parse_window
+from evcli.backends.live import LiveBackend
+
+
+def metrics(backend: LiveBackend, service=None, alertname=None, metric=None):
+    return backend.query_metrics(
+        service=service, alertname=alertname, metric=metric, window=parse_window("30m", backend.now())
+    )
+
+
+def names(result) -> list[str]:
+    return sorted(alert["alertname"] for alert in result.alerts)
+
+
+def test_name_and_wall_clock():
+    backend = LiveBackend()
+
+    assert backend.name == "live"
+    assert abs(backend.now() - datetime.now(UTC)) < timedelta(seconds=5)
+
+
+def test_without_backends_each_query_says_what_to_pass():
+    backend = LiveBackend()
+
+    with pytest.raises(
+        BackendError, match=r"^no metrics backend configured: pass --prometheus or --alertmanager$"
+    ):
+        metrics(backend, service="payment-service")
+    with pytest.raises(BackendError, match=r"^no log backend configured: pass --loki$"):
+        backend.query_logs(LogQuery("x", (), None, parse_window("5m", backend.now()), 10))
+
+
+def test_alerts_come_from_alertmanager_and_series_from_prometheus(prometheus, alertmanager_with_alerts):
+    backend = LiveBackend(prometheus_url=prometheus.url, alertmanager_url=alertmanager_with_alerts.url)
+
+    result = metrics(backend, service="order-service")
+
+    # DiskWillFillIn4Hours lives only in Alertmanager; the pending HeapAlmostFull only in Prometheus.
+    assert names(result) == ["DiskWillFillIn4Hours"]
+    assert [item["metric"] for item in result.series] == ["jvm_heap_used_bytes", "queue_depth"]
+
+
+def test_prometheus_alone_gives_its_alerts_filtered(prometheus):
+    backend = LiveBackend(prometheus_url=prometheus.url)
+
+    assert names(metrics(backend, service="order-service")) == ["HeapAlmostFull"]
+    assert names(metrics(backend, alertname="HighCPUUsage")) == ["HighCPUUsage"]
+    result = metrics(backend, service="payment-service", metric="cpu_usage_percent")
+    assert [(item["min"], item["max"], item["last"]) for item in result.series] == [(40.0, 92.0, 92.0)]
+
+
+def test_alertmanager_alone_gives_alerts_and_no_series(alertmanager_with_alerts):
+    backend = LiveBackend(alertmanager_url=alertmanager_with_alerts.url)
+
+    result = metrics(backend, service="payment-service", metric="cpu_usage_percent")
+
+    assert names(result) == ["HighCPUUsage"]
+    assert result.series == []
+
+
+def test_alertname_and_service_filters_combine(alertmanager_with_alerts):
+    backend = LiveBackend(alertmanager_url=alertmanager_with_alerts.url)
+
+    assert names(metrics(backend, alertname="NoisyBatchJob", service="batch-runner")) == ["NoisyBatchJob"]
+    assert names(metrics(backend, alertname="NoisyBatchJob", service="payment-service")) == []
+
+
+def test_unknown_service_gives_empty_lists(prometheus, alertmanager_with_alerts):
+    backend = LiveBackend(prometheus_url=prometheus.url, alertmanager_url=alertmanager_with_alerts.url)
+
+    result = metrics(backend, service="no-such-service")
+
+    assert (result.alerts, result.series) == ([], [])
+
+
+@pytest.mark.parametrize("broken", ["prometheus_url", "alertmanager_url"])
+def test_an_unreachable_part_raises_instead_of_answering_empty(prometheus, closed_url, broken):
+    urls = {"prometheus_url": prometheus.url, broken: closed_url}
+
+    with pytest.raises(BackendError, match="connection refused"):
+        metrics(LiveBackend(**urls, timeout=2), service="payment-service")
+
+
+def test_known_services_come_from_prometheus_once(prometheus, monkeypatch):
+    backend = LiveBackend(prometheus_url=prometheus.url)
+    asked = []
+    label_values = backend.prometheus.label_values
+    monkeypatch.setattr(
+        backend.prometheus, "label_values", lambda label: asked.append(label) or label_values(label)
+    )
+
+    assert backend.known_services() == ["order-service", "payment-service"]
+    assert backend.known_services() == ["order-service", "payment-service"]
+    assert asked == ["service"]
+
+
+def test_known_services_unknown_without_prometheus_or_when_it_fails(alertmanager_with_alerts, closed_url):
+    assert LiveBackend(alertmanager_url=alertmanager_with_alerts.url).known_services() is None
+    assert LiveBackend(prometheus_url=closed_url).known_services() is None
+
+
+def test_logs_come_from_loki(loki):
+    loki.answer_streams(
+        [{"stream": {"service": "checkout"}, "values": [["1714557600000000000", "ERROR boom"]]}]
+    )
+    backend = LiveBackend(loki_url=loki.url)
+
+    result = backend.query_logs(LogQuery("checkout", ("boom",), None, parse_window("1h", backend.now()), 20))
+
+    assert [log["message"] for log in result.logs] == ["ERROR boom"]
+    assert loki.last_params["query"] == '{service="checkout"} |~ "(?i)boom"'
+
+
+def test_a_failing_loki_raises(loki):
+    loki.status = 500
+    backend = LiveBackend(loki_url=loki.url)
+
+    with pytest.raises(BackendError, match="HTTP 500"):
+        backend.query_logs(LogQuery(None, (), None, parse_window("1h", backend.now()), 20))
