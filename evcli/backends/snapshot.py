@@ -1,0 +1,1018 @@
+"""An environment snapshot directory as an evidence backend (DESIGN §5).
+
+```
+DIR/env.toml          name, timezone, now, [services.NAME] aliases
+DIR/alerts.json       Prometheus /api/v1/alerts, Alertmanager /api/v2/alerts or webhook payload
+DIR/logs/NAME.log     raw lines; NAME.jsonl one JSON object a line
+DIR/metrics/NAME.csv  timestamp column, then one column per metric (`cpu_usage[%]`)
+DIR/runbooks/**/*.md  knowledge documents (indexed by evcli.kb, not read here)
+```
+
+The snapshot has its own clock (`now`): env.toml's `now`, else the newest
+timestamp in the snapshot, so an old incident answers as it would have then.
+Log files are streamed: a query keeps only the newest `limit` matches.
+The parsing helpers are public because `envcheck` reports on the same files
+with the same rules.
+"""
+
+from __future__ import annotations
+
+import csv
+import difflib
+import json
+import math
+import re
+import tomllib
+from collections import deque
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta, timezone, tzinfo
+from functools import cached_property
+from pathlib import Path
+from typing import Any, NamedTuple, TextIO
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from evcli.backends.base import (
+    BackendError,
+    LogQuery,
+    LogResult,
+    MetricsResult,
+    TimeWindow,
+    canonical_level,
+    level_at_least,
+)
+from evcli.backends.prometheus import alert_record, format_duration, iso_utc, service_of, significant
+
+ENV_FILE = "env.toml"
+ALERTS_FILE = "alerts.json"
+LOGS_DIR = "logs"
+METRICS_DIR = "metrics"
+RUNBOOKS_DIR = "runbooks"
+LOG_SUFFIXES = (".log", ".jsonl")
+METRIC_SUFFIX = ".csv"
+ENV_KEYS = frozenset({"name", "timezone", "now", "services"})
+SERVICE_KEYS = frozenset({"aliases"})
+
+ALERT_SHAPES = {
+    "prometheus": 'Prometheus GET /api/v1/alerts response ({"status": "success", "data": {"alerts": [...]}})',
+    "alertmanager-v2": "Alertmanager GET /api/v2/alerts list ([{labels, annotations, startsAt, ...}])",
+    "alertmanager-webhook": 'Alertmanager webhook payload ({"version": "4", "alerts": [...]})',
+}
+
+_MONTHS = {
+    name: number
+    for number, name in enumerate(
+        ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), 1
+    )
+}
+
+# A timestamp at the start of a line, optionally in brackets: ISO-8601 (T or space,
+# `.`/`,` fraction, Z or offset), `YYYY/MM/DD HH:MM:SS`, or syslog `Jul 08 23:05:28`.
+_STAMP = re.compile(
+    r"\[?(?:"
+    r"(?P<y>\d{4})-(?P<mo>\d\d)-(?P<d>\d\d)[Tt ](?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)"
+    r"(?:[.,](?P<frac>\d{1,9}))?(?P<off>[Zz](?![A-Za-z0-9])|\s?[+-]\d\d:?\d\d(?![\d:]))?"
+    r"|(?P<sy>\d{4})/(?P<smo>\d\d)/(?P<sd>\d\d) (?P<sh>\d\d):(?P<smi>\d\d):(?P<ss>\d\d)"
+    r"|(?P<mon>(?i:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)) +(?P<md>\d{1,2})"
+    r" (?P<mh>\d\d):(?P<mmi>\d\d):(?P<ms>\d\d)"
+    r")\]?"
+)
+# The first level word of a line: `ERROR`, `[error]`, `level=error`, `warning:`; not part of a
+# dotted name, a key=value pair or a longer word.
+_LEVEL = re.compile(
+    r"(?<![\w.=/-])(?:(?:level|lvl|severity)=\"?)?\[?"
+    r"(TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL|CRITICAL)"
+    r"\]?(?![\w-]|\.\w)",
+    re.IGNORECASE,
+)
+_BRACKETED_INSTANCE = re.compile(r"\s*\[([^\]\s]+)\]")
+_INSTANCE_FIELD = re.compile(r"\binstance=\"?([^\s\",]+)")
+_EPOCH = re.compile(r"^\d{9,13}(?:\.\d+)?$")
+_VALUE_WITH_UNIT = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(%|[A-Za-z/]+)?\s*$")
+_METRIC_HEADER = re.compile(r"^\s*(?P<name>.*?)\s*(?:\[(?P<unit>[^\]]*)\])?\s*$")
+_NUMERIC_LEVELS = {10: "TRACE", 20: "DEBUG", 30: "INFO", 40: "WARN", 50: "ERROR", 60: "FATAL"}
+_JSON_TIME_KEYS = ("timestamp", "ts", "time", "@timestamp")
+_JSON_LEVEL_KEYS = ("level", "severity", "lvl")
+_JSON_MESSAGE_KEYS = ("message", "msg")
+_JSON_INSTANCE_KEYS = ("instance", "pod", "host")
+_EMPTY_CELLS = frozenset({"", "nan", "NaN", "NAN", "null", "None"})
+_TAIL_BYTES = 64 * 1024
+
+
+def demo_env_dir() -> Path:
+    """The packaged demo environment (`evcli/demo/`), installed or checked out."""
+    return Path(__file__).resolve().parent.parent / "demo"
+
+
+# --- env.toml ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EnvConfig:
+    name: str | None = None
+    timezone_name: str = "UTC"
+    timezone: tzinfo = UTC
+    now: datetime | None = None
+    services: dict[str, tuple[str, ...]] = field(default_factory=dict)  # service -> aliases
+    warnings: tuple[str, ...] = ()  # unknown keys: readable, but probably a typo
+
+
+def load_env_config(path: Path) -> EnvConfig:
+    """env.toml as a config; a missing file is the default. Raises BackendError when unusable."""
+    if not path.exists():
+        return EnvConfig()
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as error:
+        raise BackendError(f"{ENV_FILE}: cannot read: {error}") from error
+    except tomllib.TOMLDecodeError as error:
+        raise BackendError(f"{ENV_FILE}: invalid TOML: {error}") from error
+
+    warnings = [
+        f"unknown key {key!r} (expected {', '.join(sorted(ENV_KEYS))})" for key in data if key not in ENV_KEYS
+    ]
+    name = data.get("name")
+    if name is not None and not isinstance(name, str):
+        raise BackendError(f"{ENV_FILE}: name must be a string")
+    zone_name = data.get("timezone", "UTC")
+    try:
+        zone: tzinfo = UTC if zone_name == "UTC" else ZoneInfo(zone_name)
+    except (ZoneInfoNotFoundError, ValueError, TypeError) as error:
+        raise BackendError(f"{ENV_FILE}: unknown timezone {zone_name!r} (use an IANA name)") from error
+    now = _config_now(data.get("now"), zone)
+    services = _config_services(data.get("services", {}), warnings)
+    return EnvConfig(name, zone_name, zone, now, services, tuple(warnings))
+
+
+def _config_now(raw: Any, zone: tzinfo) -> datetime | None:
+    if raw is None:
+        return None
+    if isinstance(raw, datetime):
+        return (raw if raw.tzinfo else raw.replace(tzinfo=zone)).astimezone(UTC)
+    moment = parse_timestamp(raw, Timebase.of(zone)) if isinstance(raw, str) else None
+    if moment is None:
+        raise BackendError(f"{ENV_FILE}: now must be an ISO-8601 date and time, got {raw!r}")
+    return moment
+
+
+def _config_services(raw: Any, warnings: list[str]) -> dict[str, tuple[str, ...]]:
+    if not isinstance(raw, dict):
+        raise BackendError(f"{ENV_FILE}: services must be a table of [services.NAME] tables")
+    services: dict[str, tuple[str, ...]] = {}
+    owner: dict[str, str] = {name.lower(): name for name in raw}
+    for service, table in raw.items():
+        if not isinstance(table, dict):
+            raise BackendError(f"{ENV_FILE}: services.{service} must be a table")
+        warnings.extend(
+            f"unknown key {key!r} in services.{service} (expected aliases)"
+            for key in table
+            if key not in SERVICE_KEYS
+        )
+        aliases = table.get("aliases", [])
+        if not isinstance(aliases, list) or not all(
+            isinstance(alias, str) and alias.strip() for alias in aliases
+        ):
+            raise BackendError(f"{ENV_FILE}: services.{service}.aliases must be a list of names")
+        for alias in aliases:
+            claimed = owner.setdefault(alias.lower(), service)
+            if claimed != service:
+                raise BackendError(
+                    f"{ENV_FILE}: alias {alias!r} of {service} is already the name or an alias of {claimed}"
+                )
+        services[service] = tuple(aliases)
+    return services
+
+
+# --- timestamps ----------------------------------------------------------------------------------
+
+
+class Timebase(NamedTuple):
+    """How to complete a timestamp: the zone of naive ones, the year of syslog ones."""
+
+    zone: tzinfo
+    anchor: datetime | None  # snapshot time near which syslog dates fall
+    fallback_year: int
+
+    @classmethod
+    def of(cls, zone: tzinfo) -> Timebase:
+        """For values that are not log lines: syslog dates (rare there) fall in the current year."""
+        return cls(zone, None, datetime.now(UTC).year)
+
+    def syslog(self, month: int, day: int, hour: int, minute: int, second: int) -> datetime:
+        year = self.anchor.astimezone(self.zone).year if self.anchor else self.fallback_year
+        moment = datetime(year, month, day, hour, minute, second, tzinfo=self.zone).astimezone(UTC)
+        if self.anchor and moment - self.anchor > timedelta(days=2):  # December lines in a January snapshot
+            moment = datetime(year - 1, month, day, hour, minute, second, tzinfo=self.zone).astimezone(UTC)
+        return moment
+
+
+def stamp_time(match: re.Match[str], timebase: Timebase) -> datetime | None:
+    """The UTC datetime of a `_STAMP` match, or None when its fields are out of range."""
+    try:
+        if match["y"]:
+            fraction = (match["frac"] or "").ljust(6, "0")[:6]
+            offset = match["off"]
+            naive = datetime(
+                int(match["y"]), int(match["mo"]), int(match["d"]),
+                int(match["h"]), int(match["mi"]), int(match["s"]), int(fraction),
+            )  # fmt: skip
+            return naive.replace(tzinfo=_offset_zone(offset.strip()) if offset else timebase.zone).astimezone(
+                UTC
+            )
+        if match["sy"]:
+            naive = datetime(
+                int(match["sy"]), int(match["smo"]), int(match["sd"]),
+                int(match["sh"]), int(match["smi"]), int(match["ss"]),
+            )  # fmt: skip
+            return naive.replace(tzinfo=timebase.zone).astimezone(UTC)
+        return timebase.syslog(
+            _MONTHS[match["mon"].lower()],
+            int(match["md"]),
+            int(match["mh"]),
+            int(match["mmi"]),
+            int(match["ms"]),
+        )
+    except ValueError:
+        return None
+
+
+def _offset_zone(offset: str) -> tzinfo:
+    if offset in ("Z", "z"):
+        return UTC
+    digits = offset[1:].replace(":", "")
+    delta = timedelta(hours=int(digits[:2]), minutes=int(digits[2:]))
+    return timezone(-delta if offset[0] == "-" else delta)
+
+
+def parse_timestamp(value: Any, timebase: Timebase) -> datetime | None:
+    """A whole value as a UTC time: an ISO-8601/log-style string or epoch seconds/milliseconds."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return _epoch(float(value))
+    if not isinstance(value, str):
+        return None
+    text = value.strip()
+    if _EPOCH.match(text):
+        return _epoch(float(text))
+    match = _STAMP.match(text)
+    if match is None or match.end() != len(text):
+        return None
+    return stamp_time(match, timebase)
+
+
+def _epoch(seconds: float) -> datetime | None:
+    if not math.isfinite(seconds):
+        return None
+    if seconds > 1e11:  # milliseconds
+        seconds /= 1000
+    try:
+        return datetime.fromtimestamp(seconds, UTC)
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+def iso_millis(moment: datetime) -> str:
+    """A log timestamp as every log backend writes it: `2026-07-08T23:05:28.000Z`."""
+    moment = moment.astimezone(UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S") + f".{moment.microsecond // 1000:03d}Z"
+
+
+# --- log lines -----------------------------------------------------------------------------------
+
+
+class LogRecord(NamedTuple):
+    timestamp: datetime | None
+    level: str | None
+    instance: str
+    message: str
+
+
+def split_log_line(rest: str) -> tuple[str | None, str, str]:
+    """(level, instance, message) of a line's text after its timestamp.
+
+    A leading level is removed from the message together with a bracketed instance right after
+    it; a level further in (`[thread] ERROR ...`) is reported but the text is kept whole.
+    """
+    text = rest.strip()
+    level_match = _LEVEL.search(text)
+    level = canonical_level(level_match.group(1)) if level_match else None
+    instance = ""
+    message = text
+    if level_match and level_match.start() == 0:
+        message = text[level_match.end() :]
+        bracket = _BRACKETED_INSTANCE.match(message)
+        if bracket:
+            instance = bracket.group(1)
+            message = message[bracket.end() :]
+        message = message.lstrip(" \t:|")
+    if not instance:
+        field_match = _INSTANCE_FIELD.search(text)
+        instance = field_match.group(1) if field_match else ""
+    return level, instance, message
+
+
+def parse_log_line(line: str, timebase: Timebase) -> tuple[LogRecord, bool]:
+    """One raw line as a record, and whether it carries its own timestamp."""
+    match = _STAMP.match(line)
+    if match is None:
+        level, instance, message = split_log_line(line)
+        return LogRecord(None, level, instance, message), False
+    level, instance, message = split_log_line(line[match.end() :])
+    return LogRecord(stamp_time(match, timebase), level, instance, message), True
+
+
+def iter_log_records(lines: Iterable[str], timebase: Timebase) -> Iterator[tuple[LogRecord, bool]]:
+    """Every non-blank line of a `.log` file; lines without a timestamp (stack traces) continue the
+    previous event: they take its timestamp, level and instance. The flag says "own timestamp"."""
+    previous: LogRecord | None = None
+    for line in lines:
+        if not line.strip():
+            continue
+        record, stamped = parse_log_line(line, timebase)
+        if stamped:
+            previous = record
+        elif previous is not None:
+            record = LogRecord(previous.timestamp, previous.level, previous.instance, line.strip())
+        yield record, stamped
+
+
+def json_log_record(obj: dict[str, Any], timebase: Timebase) -> LogRecord:
+    """A `.jsonl` object as a record: timestamp/ts/time/@timestamp, level/severity/lvl, message/msg,
+    instance/pod/host; anything else is ignored."""
+    stamp = _first(obj, _JSON_TIME_KEYS)
+    raw_level = _first(obj, _JSON_LEVEL_KEYS)
+    if isinstance(raw_level, int | float) and not isinstance(raw_level, bool):
+        level = _NUMERIC_LEVELS.get(int(raw_level))  # pino/bunyan numbers
+    else:
+        level = canonical_level(str(raw_level)) if raw_level is not None else None
+    message = _first(obj, _JSON_MESSAGE_KEYS)
+    instance = _first(obj, _JSON_INSTANCE_KEYS)
+    return LogRecord(
+        parse_timestamp(stamp, timebase) if stamp is not None else None,
+        level,
+        "" if instance is None else str(instance),
+        "" if message is None else str(message),
+    )
+
+
+def _first(obj: dict[str, Any], keys: tuple[str, ...]) -> Any:
+    for key in keys:
+        if obj.get(key) is not None:
+            return obj[key]
+    return None
+
+
+def parse_json_line(line: str, timebase: Timebase) -> LogRecord | None:
+    """A `.jsonl` line as a record, or None when it is not a JSON object."""
+    try:
+        obj = json.loads(line)
+    except ValueError:
+        return None
+    return json_log_record(obj, timebase) if isinstance(obj, dict) else None
+
+
+# --- alerts --------------------------------------------------------------------------------------
+
+
+class AlertItemError(ValueError):
+    """One alert of alerts.json that cannot be read (the others still can)."""
+
+
+@dataclass(frozen=True)
+class SnapshotAlert:
+    labels: dict[str, str]
+    annotations: dict[str, str]
+    state: str  # firing / pending / resolved, as the file states it
+    active_at: datetime | None
+    ends_at: datetime | None
+    value: str | None  # Prometheus' sample value, or an Alertmanager annotation value/current
+
+
+@dataclass
+class AlertsFile:
+    shape: str  # a key of ALERT_SHAPES
+    alerts: list[SnapshotAlert]
+    problems: list[str]  # items that could not be read, "alerts[3]: ..."
+
+
+def read_alerts(path: Path, zone: tzinfo = UTC) -> AlertsFile:
+    """alerts.json in any of the three shapes. Raises BackendError when the file is unusable;
+    unusable items are reported in `problems` and left out."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as error:
+        raise BackendError(f"{ALERTS_FILE}: cannot read: {error}") from error
+    except ValueError as error:
+        raise BackendError(f"{ALERTS_FILE}: invalid JSON: {error}") from error
+    shape, items = _alerts_shape(data)
+    alerts, problems = [], []
+    for index, item in enumerate(items):
+        try:
+            alerts.append(_snapshot_alert(shape, item, zone))
+        except AlertItemError as error:
+            problems.append(f"alerts[{index}]: {error}")
+    return AlertsFile(shape, alerts, problems)
+
+
+def _alerts_shape(data: Any) -> tuple[str, list[Any]]:
+    if isinstance(data, list):
+        return "alertmanager-v2", data
+    if isinstance(data, dict):
+        inner = data.get("data")
+        if isinstance(inner, dict) and isinstance(inner.get("alerts"), list):
+            if data.get("status", "success") != "success":
+                raise BackendError(f"{ALERTS_FILE}: Prometheus reported status {data.get('status')!r}")
+            return "prometheus", inner["alerts"]
+        if isinstance(data.get("alerts"), list):
+            return "alertmanager-webhook", data["alerts"]
+    expected = "; ".join(ALERT_SHAPES.values())
+    raise BackendError(f"{ALERTS_FILE}: unknown alerts shape; expected one of: {expected}")
+
+
+def _snapshot_alert(shape: str, item: Any, zone: tzinfo) -> SnapshotAlert:
+    if not isinstance(item, dict):
+        raise AlertItemError("not an object")
+    labels, annotations = item.get("labels"), item.get("annotations") or {}
+    if not isinstance(labels, dict) or not labels.get("alertname"):
+        raise AlertItemError("labels.alertname is missing")
+    if not isinstance(annotations, dict):
+        raise AlertItemError("annotations is not an object")
+    labels = {str(key): str(value) for key, value in labels.items()}
+    annotations = {str(key): str(value) for key, value in annotations.items()}
+    if shape == "prometheus":
+        state = {"firing": "firing", "pending": "pending", "inactive": "resolved"}.get(item.get("state", ""))
+        started, ended, value = item.get("activeAt"), None, item.get("value")
+    else:
+        if shape == "alertmanager-v2":
+            # active, suppressed (silenced) and unprocessed alerts are all firing at capture time
+            status = item.get("status") or {"state": "active"}  # hand-written snapshots may omit it
+            raw_state = status.get("state", "active") if isinstance(status, dict) else None
+            state = {"active": "firing", "suppressed": "firing", "unprocessed": "pending"}.get(
+                raw_state or ""
+            )
+        else:
+            state = {"firing": "firing", "resolved": "resolved"}.get(item.get("status", ""))
+        started, ended = item.get("startsAt"), item.get("endsAt")
+        value = annotations.get("value", annotations.get("current"))
+    if state is None:
+        raise AlertItemError(f"unknown state in {labels['alertname']}")
+    active_at = _alert_time(started, zone, "activeAt" if shape == "prometheus" else "startsAt")
+    ends_at = _alert_time(ended, zone, "endsAt")
+    return SnapshotAlert(
+        labels, annotations, state, active_at, ends_at, None if value is None else str(value)
+    )
+
+
+def _alert_time(raw: Any, zone: tzinfo, name: str) -> datetime | None:
+    if raw in (None, "") or (isinstance(raw, str) and raw.startswith("0001-01-01")):
+        return None
+    moment = parse_timestamp(raw, Timebase.of(zone))
+    if moment is None:
+        raise AlertItemError(f"{name} {raw!r} is not an ISO-8601 time")
+    return moment
+
+
+def alert_state_at(alert: SnapshotAlert, now: datetime) -> str:
+    """The alert's state at `now`: an alert whose endsAt has passed is resolved."""
+    if alert.state != "resolved" and alert.ends_at is not None and alert.ends_at <= now:
+        return "resolved"
+    return alert.state
+
+
+def split_value(raw: str | None) -> tuple[float | None, str]:
+    """`"92"` → (92.0, ""), `"92%"` → (92.0, "%"), `"4.2s"` → (4.2, "s"); NaN or text → (None, "")."""
+    match = _VALUE_WITH_UNIT.match(raw or "")
+    if not match:
+        return None, ""
+    number = float(match.group(1))
+    return (number, match.group(2) or "") if math.isfinite(number) else (None, "")
+
+
+# --- metric CSVs ---------------------------------------------------------------------------------
+
+
+class MetricColumn(NamedTuple):
+    name: str
+    unit: str
+    header: str
+
+
+def metric_column(header: str) -> MetricColumn:
+    """`cpu_usage[%]` → (cpu_usage, %)."""
+    match = _METRIC_HEADER.match(header)
+    assert match is not None  # the pattern matches any string
+    return MetricColumn(match["name"], match["unit"] or "", header.strip())
+
+
+def metric_number(cell: str) -> float | None:
+    """A metric cell as a float; None for an empty/NaN cell. Raises ValueError for text."""
+    text = cell.strip()
+    if text in _EMPTY_CELLS:
+        return None
+    number = float(text)
+    return number if math.isfinite(number) else None
+
+
+class MetricRow(NamedTuple):
+    line: int  # 1-based line of the file (the header is line 1)
+    timestamp: datetime | None
+    raw_timestamp: str
+    cells: list[str]
+
+
+def read_metric_file(
+    handle: Iterable[str], timebase: Timebase
+) -> tuple[list[MetricColumn], Iterator[MetricRow]]:
+    """The metric columns of an open CSV and an iterator over its rows."""
+    reader = csv.reader(handle)
+    header = next(reader, None)
+    columns = [metric_column(name) for name in (header or [])[1:]]
+
+    def rows() -> Iterator[MetricRow]:
+        for cells in reader:
+            if not cells or not any(cell.strip() for cell in cells):
+                continue
+            yield MetricRow(reader.line_num, parse_timestamp(cells[0], timebase), cells[0], cells[1:])
+
+    return columns, rows()
+
+
+# --- the backend ---------------------------------------------------------------------------------
+
+
+@dataclass
+class _Summary:
+    """Running min/max/last of one metric column."""
+
+    low: float
+    high: float
+    last: float
+    last_at: datetime
+
+    def add(self, value: float, moment: datetime) -> None:
+        self.low, self.high = min(self.low, value), max(self.high, value)
+        if moment >= self.last_at:
+            self.last, self.last_at = value, moment
+
+
+class SnapshotBackend:
+    """Alerts, metric series and logs read from an environment snapshot directory."""
+
+    def __init__(self, directory: Path, *, config: EnvConfig | None = None) -> None:
+        """`config` replaces env.toml (env check goes on with defaults when env.toml is broken)."""
+        self.directory = Path(directory)
+        if not self.directory.is_dir():
+            raise BackendError(f"snapshot directory {self.directory} does not exist or is not a directory")
+        if config is not None:
+            self.config = config
+
+    # configuration and files
+
+    @cached_property
+    def config(self) -> EnvConfig:
+        return load_env_config(self.directory / ENV_FILE)
+
+    @cached_property
+    def name(self) -> str:
+        try:
+            return self.config.name or self.directory.name
+        except BackendError:
+            return self.directory.name  # the config error surfaces on the first query
+
+    def files(self, folder: str, suffixes: tuple[str, ...]) -> list[Path]:
+        """Entries directly in `folder` named `*<suffix>`, sorted, hidden files left out. A directory
+        named like a file is included, so that reading it fails loudly instead of being skipped."""
+        root = self.directory / folder
+        if not root.is_dir():
+            return []
+        return sorted(
+            path for path in root.iterdir() if path.suffix in suffixes and not path.name.startswith(".")
+        )
+
+    def service_of_file(self, path: Path) -> str:
+        return self._alias_target(path.stem) or path.stem
+
+    def log_files(self, service: str | None = None) -> list[Path]:
+        """The `.log`/`.jsonl` files of a (resolved) service, or of every service."""
+        paths = self.files(LOGS_DIR, LOG_SUFFIXES)
+        return [path for path in paths if service is None or self.service_of_file(path) == service]
+
+    def metric_files(self, service: str | None = None) -> list[Path]:
+        paths = self.files(METRICS_DIR, (METRIC_SUFFIX,))
+        return [path for path in paths if service is None or self.service_of_file(path) == service]
+
+    def relative(self, path: Path) -> str:
+        return path.relative_to(self.directory).as_posix()
+
+    # services
+
+    @cached_property
+    def _aliases(self) -> dict[str, str]:
+        """Lower-cased alias or service name → declared service."""
+        table: dict[str, str] = {}
+        for service, aliases in self.config.services.items():
+            table[service.lower()] = service
+            for alias in aliases:
+                table[alias.lower()] = service
+        return table
+
+    def _alias_target(self, name: str) -> str | None:
+        return self._aliases.get(name.strip().lower())
+
+    def service_aliases(self) -> dict[str, list[str]]:
+        """Declared services and their aliases (env.toml)."""
+        return {service: list(aliases) for service, aliases in self.config.services.items()}
+
+    @cached_property
+    def _file_services(self) -> list[str]:
+        """Services named by env.toml and by log and metric file names."""
+        names = dict.fromkeys(self.config.services)
+        for path in self.files(LOGS_DIR, LOG_SUFFIXES) + self.files(METRICS_DIR, (METRIC_SUFFIX,)):
+            names.setdefault(self.service_of_file(path))
+        return list(names)
+
+    @cached_property
+    def _alert_services(self) -> list[str]:
+        names = (self.alert_service(alert.labels) for alert in self._alerts.alerts)
+        return list(dict.fromkeys(name for name in names if name))
+
+    def alert_service(self, labels: dict[str, str]) -> str:
+        label = service_of(labels)
+        return (self._alias_target(label) or label) if label else ""
+
+    def known_services(self) -> list[str]:
+        """env.toml services, log/metric file names and alert service labels (BackendError when
+        alerts.json cannot be read)."""
+        return sorted(set(self._file_services) | set(self._alert_services))
+
+    def resolve_service(self, name: str) -> str | None:
+        """The service a name or alias denotes (case-insensitive), or None when unknown.
+
+        Names found in env.toml and file names resolve without reading alerts.json, so a broken
+        alerts file does not stop log queries for a service that is otherwise known."""
+        key = name.strip().lower()
+        target = self._alias_target(key)
+        if target:
+            return target
+        for service in self._file_services:
+            if service.lower() == key:
+                return service
+        for service in self._alert_services:
+            if service.lower() == key:
+                return service
+        return None
+
+    def close_matches(self, name: str) -> list[str]:
+        """Known services whose name or an alias looks like `name`: difflib ratio ≥ 0.8 (a shared
+        `-service` suffix alone scores about 0.7), or one name containing the other."""
+        key = name.strip().lower()
+        candidates = {service.lower(): service for service in self.known_services()}
+        candidates.update({alias: service for alias, service in self._aliases.items()})
+        close = difflib.get_close_matches(key, list(candidates), n=5, cutoff=0.8)
+        close += [candidate for candidate in candidates if key and (key in candidate or candidate in key)]
+        return list(dict.fromkeys(candidates[candidate] for candidate in close))
+
+    def unknown_service_message(self, name: str) -> str:
+        similar = self.close_matches(name)
+        if similar:
+            return f"unknown service {name!r}; known services with similar names: {', '.join(similar)}"
+        known = self.known_services()
+        if known:
+            return f"unknown service {name!r}; known services: {', '.join(known)}"
+        return f"unknown service {name!r}; this snapshot has no services"
+
+    # clock
+
+    def now(self) -> datetime:
+        return self.clock[0]
+
+    @cached_property
+    def clock(self) -> tuple[datetime, str]:
+        """(now, where it came from): env.toml `now`, else the newest timestamp in the snapshot."""
+        if self.config.now is not None:
+            return self.config.now, f"{ENV_FILE} now"
+        newest, errors = self.newest_timestamp()
+        if errors:
+            raise BackendError(f"cannot tell the snapshot's time: {errors[0]}")
+        if newest is None:
+            return datetime.now(UTC).replace(microsecond=0), "wall clock (the snapshot has no timestamps)"
+        return newest[0], f"newest timestamp ({newest[1]})"
+
+    def newest_timestamp(self) -> tuple[tuple[datetime, str] | None, list[str]]:
+        """The newest (timestamp, file) among alert starts, metric rows and log lines, and the
+        errors of the files that could not be read."""
+        candidates, errors = self._structured_times
+        candidates, errors = list(candidates), list(errors)
+        for path in self.files(LOGS_DIR, LOG_SUFFIXES):
+            try:
+                last = self._last_log_timestamp(path)
+            except BackendError as error:
+                errors.append(str(error))
+                continue
+            if last is not None:
+                candidates.append((last, self.relative(path)))
+        return (max(candidates) if candidates else None), errors
+
+    @cached_property
+    def _structured_times(self) -> tuple[list[tuple[datetime, str]], list[str]]:
+        """The newest time of alerts.json and of each metric file, and the files that failed."""
+        candidates: list[tuple[datetime, str]] = []
+        errors: list[str] = []
+        try:
+            starts = [alert.active_at for alert in self._alerts.alerts if alert.active_at]
+        except BackendError as error:
+            errors.append(str(error))
+        else:
+            if starts:
+                candidates.append((max(starts), ALERTS_FILE))
+        for path in self.files(METRICS_DIR, (METRIC_SUFFIX,)):
+            try:
+                with self._reading(path) as handle:
+                    _, rows = read_metric_file(handle, self.timebase_for(path))
+                    newest = max((row.timestamp for row in rows if row.timestamp), default=None)
+            except BackendError as error:
+                errors.append(str(error))
+                continue
+            except csv.Error as error:
+                errors.append(f"{self.relative(path)}: invalid CSV: {error}")
+                continue
+            if newest is not None:
+                candidates.append((newest, self.relative(path)))
+        return candidates, errors
+
+    @cached_property
+    def _syslog_anchor(self) -> datetime | None:
+        """Where syslog dates (no year) are placed: env.toml now, else the newest alert/metric time."""
+        if self.config.now is not None:
+            return self.config.now
+        candidates, _ = self._structured_times  # a year guess; broken files are reported elsewhere
+        return max(candidates)[0] if candidates else None
+
+    def timebase_for(self, path: Path) -> Timebase:
+        """How timestamps of one file are completed. Metric files, which place the syslog anchor
+        themselves, only use env.toml's now."""
+        try:
+            fallback = datetime.fromtimestamp(path.stat().st_mtime, UTC).year
+        except OSError:
+            fallback = datetime.now(UTC).year
+        anchor = self._syslog_anchor if path.suffix != METRIC_SUFFIX else self.config.now
+        return Timebase(self.config.timezone, anchor, fallback)
+
+    def _last_log_timestamp(self, path: Path) -> datetime | None:
+        """The newest timestamp of a log file, from its last 64 KiB (the whole file only when the
+        tail has none): logs are appended in time order, and the clock must not cost a full scan."""
+        timebase = self.timebase_for(path)
+
+        def stamp(line: str) -> datetime | None:
+            if path.suffix == ".jsonl":
+                return (parse_json_line(line, timebase) or parse_log_line(line, timebase)[0]).timestamp
+            match = _STAMP.match(line)
+            return stamp_time(match, timebase) if match else None
+
+        try:
+            with path.open("rb") as handle:
+                size = handle.seek(0, 2)
+                handle.seek(max(0, size - _TAIL_BYTES))
+                tail = handle.read().decode("utf-8", errors="replace").splitlines()
+        except OSError as error:
+            raise BackendError(f"{self.relative(path)}: cannot read: {error}") from error
+        if size > _TAIL_BYTES:
+            tail = tail[1:]  # the first line of the tail is cut
+        newest = max(filter(None, map(stamp, tail)), default=None)
+        if newest is None and size > _TAIL_BYTES:
+            with self._reading(path) as handle:
+                newest = max(filter(None, map(stamp, handle)), default=None)
+        return newest
+
+    @contextmanager
+    def _reading(self, path: Path) -> Iterator[TextIO]:
+        """A text handle on a snapshot file; any read error becomes a BackendError naming the file."""
+        try:
+            with path.open(encoding="utf-8", errors="replace", newline="") as handle:
+                yield handle
+        except OSError as error:
+            raise BackendError(f"{self.relative(path)}: cannot read: {error}") from error
+
+    # alerts and metrics
+
+    @cached_property
+    def _alerts(self) -> AlertsFile:
+        path = self.directory / ALERTS_FILE
+        if not path.exists():
+            return AlertsFile("none", [], [])
+        alerts_file = read_alerts(path, self.config.timezone)
+        if alerts_file.problems:
+            raise BackendError(f"{ALERTS_FILE}: {alerts_file.problems[0]}")
+        return alerts_file
+
+    def query_metrics(
+        self, *, service: str | None, alertname: str | None, metric: str | None, window: TimeWindow
+    ) -> MetricsResult:
+        resolved = None
+        if service is not None:
+            resolved = self.resolve_service(service)
+            if resolved is None:
+                return MetricsResult(message=self.unknown_service_message(service))
+        alerts_file = self._alerts
+        now = self.now()
+        alerts = [
+            self._alert_item(alert, now)
+            for alert in alerts_file.alerts
+            if (resolved is None or self.alert_service(alert.labels).lower() == resolved.lower())
+            and (alertname is None or alert.labels["alertname"].lower() == alertname.strip().lower())
+            and self._alert_in_window(alert, now, window)
+        ]
+        notes: list[str] = []
+        series: list[dict[str, Any]] = []
+        if resolved is not None or metric is not None:
+            paths = self.metric_files(resolved)
+            if resolved is not None and not paths:
+                notes.append(f"no {METRICS_DIR}/ file for {resolved}")
+            for path in paths:
+                series += self._series(path, metric, window, notes)
+        counts = f"{len(alerts)} alert{'s' * (len(alerts) != 1)}, {len(series)} series"
+        return MetricsResult(alerts=alerts, series=series, message="; ".join([counts, *notes]))
+
+    @staticmethod
+    def _alert_in_window(alert: SnapshotAlert, now: datetime, window: TimeWindow) -> bool:
+        """An alert still firing or pending at `now` overlaps every window (they all end at now);
+        a resolved one only when it ended inside the window. Alerts raised after now do not exist yet."""
+        if alert.active_at is not None and alert.active_at > now:
+            return False
+        if alert_state_at(alert, now) != "resolved":
+            return True
+        return alert.ends_at is None or alert.ends_at >= window.start
+
+    def _alert_item(self, alert: SnapshotAlert, now: datetime) -> dict[str, Any]:
+        value, value_unit = split_value(alert.value)
+        state = alert_state_at(alert, now)
+        item = alert_record(
+            labels=alert.labels,
+            annotations=alert.annotations,
+            state=state,
+            active_at=iso_utc(alert.active_at) if alert.active_at else None,
+            value=value,
+            now=now,
+        )
+        item["service"] = self.alert_service(alert.labels)
+        item["unit"] = alert.annotations.get("unit") or alert.labels.get("unit") or value_unit
+        if state == "resolved" and alert.active_at and alert.ends_at:
+            item["duration"] = format_duration(alert.ends_at - alert.active_at)
+        return item
+
+    def _series(
+        self, path: Path, metric: str | None, window: TimeWindow, notes: list[str]
+    ) -> list[dict[str, Any]]:
+        """min/max/last of each wanted column of one metric file over the window's rows."""
+        name = self.relative(path)
+        with self._reading(path) as handle:
+            columns, rows = read_metric_file(handle, self.timebase_for(path))
+            wanted = [
+                index
+                for index, column in enumerate(columns)
+                if metric is None or metric.strip().lower() in (column.name.lower(), column.header.lower())
+            ]
+            if not wanted:
+                if metric is not None and columns:
+                    available = ", ".join(column.name for column in columns)
+                    notes.append(f"no metric {metric!r} in {name} (has {available})")
+                return []
+            summaries: dict[int, _Summary] = {}
+            try:
+                for row in rows:
+                    if row.timestamp is None:
+                        raise BackendError(
+                            f"{name} line {row.line}: {row.raw_timestamp!r} is not a timestamp"
+                        )
+                    if not window.contains(row.timestamp):
+                        continue
+                    for index in wanted:
+                        cell = row.cells[index] if index < len(row.cells) else ""
+                        try:
+                            number = metric_number(cell)
+                        except ValueError:
+                            raise BackendError(
+                                f"{name} line {row.line}: {columns[index].header} value {cell!r} is not a number"
+                            ) from None
+                        if number is not None:
+                            summaries.setdefault(index, _Summary(number, number, number, row.timestamp)).add(
+                                number, row.timestamp
+                            )
+            except csv.Error as error:
+                raise BackendError(f"{name}: invalid CSV: {error}") from error
+        if not summaries:
+            notes.append(f"no rows of {name} inside the last {window.label}")
+        return [
+            {
+                "service": self.service_of_file(path),
+                "metric": columns[index].name,
+                "window": window.label,
+                "min": significant(summary.low),
+                "max": significant(summary.high),
+                "last": significant(summary.last),
+                "unit": columns[index].unit,
+            }
+            for index, summary in sorted(summaries.items())
+        ]
+
+    # logs
+
+    def query_logs(self, query: LogQuery) -> LogResult:
+        service = None
+        if query.service is not None:
+            service = self.resolve_service(query.service)
+            if service is None:
+                return LogResult([], 0, False, message=self.unknown_service_message(query.service))
+        paths = self.log_files(service)
+        if not paths:
+            return LogResult([], 0, False, message=f"no log files for service {service!r} in this snapshot")
+        minimum = canonical_level(query.level) if query.level else None
+        if query.level and minimum is None:
+            raise ValueError(f"unknown log level {query.level!r}")
+        keywords = tuple(keyword.lower() for keyword in query.keywords if keyword)
+        newest: list[tuple[LogRecord, str]] = []
+        total = 0
+        for path in paths:
+            file_service = self.service_of_file(path)
+            kept: deque[tuple[LogRecord, str]] = deque(maxlen=query.limit)
+            candidates = self._jsonl_candidates if path.suffix == ".jsonl" else self._log_candidates
+            for record in candidates(path, keywords):
+                if record.timestamp is None or not query.window.contains(record.timestamp):
+                    continue  # a line without any time is never inside a window
+                if minimum is not None and not level_at_least(record.level, minimum):
+                    continue
+                total += 1
+                kept.append((record, file_service))
+            newest.extend(kept)
+        newest.sort(key=lambda match: match[0].timestamp)  # stable: file order within a tie
+        newest = newest[max(0, len(newest) - query.limit) :] if query.limit > 0 else []
+        logs = [
+            {
+                "timestamp": iso_millis(record.timestamp),
+                "level": record.level or "",
+                "service": record_service,
+                "instance": record.instance,
+                "message": record.message,
+            }
+            for record, record_service in newest
+        ]
+        truncated = total > query.limit
+        if total == 0:
+            message = "no matching log lines"
+        else:
+            message = f"{total} matching line{'s' * (total != 1)}"
+            if truncated:
+                message += f" (newest {len(logs)} returned)"
+        return LogResult(logs=logs, total=total, truncated=truncated, message=message)
+
+    def _log_candidates(self, path: Path, keywords: tuple[str, ...]) -> Iterator[LogRecord]:
+        """The lines of a raw log holding every keyword, as records.
+
+        The keyword test runs on the raw line and only matching lines are parsed: this is the hot
+        loop of a query. Every line still goes through the (cheap, anchored) timestamp pattern, so
+        that a matching line without a timestamp (a stack trace) can take the timestamp, level and
+        instance of the last line that had one, as `iter_log_records` does."""
+        timebase = self.timebase_for(path)
+        stamp_match = _STAMP.match
+        first, others = (keywords[0], keywords[1:]) if keywords else ("", ())
+        head: re.Match[str] | None = None  # the last line with its own timestamp
+        inherited: tuple[re.Match[str], LogRecord] | None = None  # `head`, parsed once it is needed
+        with self._reading(path) as handle:
+            for line in handle:
+                match = stamp_match(line)
+                if match is not None:
+                    head = match
+                if keywords:
+                    low = line.lower()
+                    if first not in low or (others and not all(keyword in low for keyword in others)):
+                        continue
+                if match is not None:
+                    yield LogRecord(stamp_time(match, timebase), *split_log_line(line[match.end() :]))
+                elif head is not None and line.strip():
+                    if inherited is None or inherited[0] is not head:
+                        rest = head.string[head.end() :]
+                        inherited = (head, LogRecord(stamp_time(head, timebase), *split_log_line(rest)))
+                    event = inherited[1]
+                    yield LogRecord(event.timestamp, event.level, event.instance, line.strip())
+
+    def _jsonl_candidates(self, path: Path, keywords: tuple[str, ...]) -> Iterator[LogRecord]:
+        """The records of a `.jsonl` file holding every keyword in what is returned (level, instance,
+        message), not in ignored fields or key names. The raw line is only a cheap pre-check, skipped
+        when escapes could hide a keyword. A line that is not a JSON object is read as a raw line."""
+        timebase = self.timebase_for(path)
+        with self._reading(path) as handle:
+            for line in handle:
+                if not line.strip():
+                    continue
+                if keywords and "\\" not in line:
+                    low = line.lower()
+                    if not all(keyword in low for keyword in keywords):
+                        continue
+                record = parse_json_line(line, timebase) or parse_log_line(line, timebase)[0]
+                if keywords:
+                    visible = f"{record.level or ''} {record.instance} {record.message}".lower()
+                    if not all(keyword in visible for keyword in keywords):
+                        continue
+                yield record

@@ -1,0 +1,199 @@
+"""check_env: the inventory of a snapshot directory and every problem in it, by file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from evcli.backends.envcheck import check_env
+from evcli.backends.snapshot import demo_env_dir
+from tests.backends.test_snapshot import make_snapshot
+
+
+def problems_of(report, path: str) -> list[tuple[str, str]]:
+    return [(problem.severity, problem.message) for problem in report.problems if problem.path == path]
+
+
+def test_demo_environment_checks_ok_with_its_inventory():
+    report = check_env(demo_env_dir())
+    assert report.ok, report.problems
+    assert report.problems == [] and report.ignored == []
+    assert report.name == "demo"
+    assert (report.clock.now, report.clock.source, report.clock.timezone) == (
+        "2026-07-08T23:10:00Z",
+        "env.toml now",
+        "UTC",
+    )
+    services = {service.name: service for service in report.services}
+    assert sorted(services) == [
+        "inventory-service",
+        "node-worker-01",
+        "order-service",
+        "payment-service",
+        "user-service",
+    ]
+    assert services["order-service"].aliases == ["order", "orders", "订单服务"]
+    assert services["inventory-service"].sources == ["env.toml", "logs", "metrics"]
+
+    assert report.alerts is not None
+    assert (report.alerts.shape, report.alerts.count, report.alerts.firing) == ("prometheus", 5, 4)
+    assert {(a.alertname, a.service, a.state) for a in report.alerts.alerts} == {
+        ("HighCPUUsage", "payment-service", "firing"),
+        ("HighMemoryUsage", "order-service", "firing"),
+        ("SlowResponse", "user-service", "firing"),
+        ("DiskSpaceLow", "node-worker-01", "firing"),
+        ("HighErrorRate", "order-service", "pending"),
+    }
+
+    log_files = {info.path: info for info in report.log_files}
+    assert sorted(log_files) == [
+        "logs/inventory-service.log",
+        "logs/node-worker-01.log",
+        "logs/order-service.log",
+        "logs/payment-service.log",
+        "logs/user-service.jsonl",
+    ]
+    assert sum(info.lines for info in log_files.values()) > 300
+    for info in log_files.values():
+        assert info.first >= "2026-07-08T22:30:00Z" and info.last <= "2026-07-08T23:10:00Z", info
+    order = log_files["logs/order-service.log"]
+    assert order.continuation_lines > 0 and order.timestamped_share < 1.0
+    assert order.levels["ERROR"] >= 7 and order.levels["WARN"] >= 5
+    assert log_files["logs/user-service.jsonl"].timestamped_share == 1.0
+
+    metric_files = {info.path: info for info in report.metric_files}
+    assert len(metric_files) == 5 and all(info.rows == 41 for info in metric_files.values())
+    payment = metric_files["metrics/payment-service.csv"]
+    assert [(m.name, m.unit) for m in payment.metrics][:2] == [("cpu_usage", "%"), ("p99_latency", "s")]
+    assert (payment.first, payment.last) == ("2026-07-08T22:30:00Z", "2026-07-08T23:10:00Z")
+
+    assert len(report.runbooks) >= 5
+    assert all(runbook.title and "skill" in runbook.front_matter_keys for runbook in report.runbooks)
+    assert any("连接池" in runbook.title for runbook in report.runbooks)
+    assert report.as_dict()["ok"] is True
+
+
+def test_broken_snapshot_reports_every_problem_with_its_file(tmp_path):
+    root = make_snapshot(
+        tmp_path / "broken",
+        {
+            "env.toml": 'now = "2026-07-08T23:10:00Z"\ntimzone = "Asia/Shanghai"\n',
+            "alerts.json": json.dumps({"firing": [{"labels": {"alertname": "A"}}]}),
+            "logs/api.jsonl": '{"ts": "2026-07-08T23:00:00Z", "msg": "ok"}\n[1, 2]\n{"ts": "2026-07-08T23:01:00Z"\n',
+            "logs/batch.log": "starting batch\nno timestamps here\n",
+            "logs/readme.txt": "how these logs were collected",
+            "metrics/api.csv": "ts,cpu[%]\n2026-07-08T23:00:00Z,12\n2026-07-08T23:01:00Z,high\n",
+            "metrics/db.csv": "host,connections\ndb-1,12\ndb-2,14\n",
+            "metrics/x.xlsx": b"PK\x03\x04",
+            "runbooks/broken.md": "---\ntitle: never closed\n\n# Heading\n",
+            "runbooks/untitled.md": "Some advice without a heading.\n",
+            "notes.md": "scratch",
+        },
+    )
+    report = check_env(root)
+    assert report.ok is False
+    assert problems_of(report, "env.toml") == [
+        ("error", "unknown key 'timzone' (expected name, now, services, timezone)")
+    ]
+    [(severity, message)] = problems_of(report, "alerts.json")
+    assert severity == "error" and message.startswith("unknown alerts shape; expected one of: Prometheus")
+    assert "Alertmanager GET /api/v2/alerts" in message and "webhook" in message
+    assert problems_of(report, "logs/api.jsonl") == [
+        ("error", "line 2 is not a JSON object"),
+        ("error", "line 3 is not a JSON object"),
+    ]
+    assert problems_of(report, "logs/batch.log") == [
+        ("warning", "no line has a recognised timestamp, so no query window ever includes its lines")
+    ]
+    assert problems_of(report, "metrics/api.csv") == [
+        ("error", "line 3: cpu[%] value 'high' is not a number")
+    ]
+    assert problems_of(report, "metrics/db.csv") == [
+        ("error", "no timestamp column: the first column is not a time (line 2: 'db-1')")
+    ]
+    assert problems_of(report, "runbooks/broken.md") == [
+        ("error", "front matter starts with --- but is never closed")
+    ]
+    assert problems_of(report, "runbooks/untitled.md") == [
+        ("warning", "no title (front matter title: or a # heading)")
+    ]
+    assert {(item.path, item.reason) for item in report.ignored} == {
+        ("logs/readme.txt", "not a .log or .jsonl file"),
+        ("metrics/x.xlsx", "not a .csv file"),
+        ("notes.md", "not part of the snapshot layout (env.toml, alerts.json, logs/, metrics/, runbooks/)"),
+    }
+    for item in report.ignored:
+        assert problems_of(report, item.path) == [("warning", f"ignored: {item.reason}")]
+    # what could be read is still inventoried
+    assert [(info.path, info.lines) for info in report.log_files] == [
+        ("logs/api.jsonl", 3),
+        ("logs/batch.log", 2),
+    ]
+    assert [info.rows for info in report.metric_files] == [2, 2]
+
+
+def test_invalid_json_and_invalid_toml_are_errors_and_the_rest_is_still_checked(tmp_path):
+    root = make_snapshot(
+        tmp_path / "env",
+        {
+            "env.toml": "name = [",
+            "alerts.json": '{"status": "success", "data": ',
+            "logs/a.log": "2026-07-08 23:00:00 INFO fine\n",
+        },
+    )
+    report = check_env(root)
+    assert not report.ok
+    [(severity, message)] = problems_of(report, "env.toml")
+    assert severity == "error" and message.startswith("invalid TOML")
+    [(severity, message)] = problems_of(report, "alerts.json")
+    assert severity == "error" and message.startswith("invalid JSON")
+    assert [(info.path, info.first) for info in report.log_files] == [("logs/a.log", "2026-07-08T23:00:00Z")]
+    assert (report.clock.now, report.clock.source) == (
+        "2026-07-08T23:00:00Z",
+        "newest timestamp (logs/a.log)",
+    )
+
+
+def test_empty_and_missing_snapshots(tmp_path):
+    missing = check_env(tmp_path / "nowhere")
+    assert not missing.ok and problems_of(missing, ".") == [
+        ("error", "the snapshot directory does not exist")
+    ]
+
+    empty = make_snapshot(tmp_path / "empty", {"env.toml": 'name = "x"\n[services.api]\naliases = ["a"]\n'})
+    for folder in ("logs", "metrics", "runbooks"):
+        (empty / folder).mkdir()
+    report = check_env(Path(empty))
+    assert not report.ok
+    assert ("error", "no evidence: the snapshot has no alerts.json, logs or metrics") in problems_of(
+        report, "."
+    )
+    assert problems_of(report, "logs/") == [("warning", "contains no .log or .jsonl files")]
+    assert problems_of(report, "metrics/") == [("warning", "contains no .csv files")]
+    assert problems_of(report, "runbooks/") == [("warning", "contains no .md files")]
+    assert problems_of(report, "env.toml") == [("warning", "service api has no logs, metrics or alerts")]
+
+
+def test_lines_after_the_clock_and_items_of_alerts_are_reported(tmp_path):
+    alerts = [
+        {"labels": {"alertname": "A", "service": "api"}, "startsAt": "2026-07-08T22:00:00Z"},
+        {"labels": {"alertname": "B"}, "startsAt": "2026-07-08T22:00:00Z"},
+        {"labels": {"service": "api"}, "startsAt": "2026-07-08T22:00:00Z"},
+    ]
+    root = make_snapshot(
+        tmp_path / "env",
+        {
+            "env.toml": 'now = "2026-07-08T23:00:00Z"\n',
+            "alerts.json": json.dumps(alerts),
+            "logs/api.log": "2026-07-08 22:59:00 INFO a\n2026-07-08 23:05:00 INFO b\n",
+        },
+    )
+    report = check_env(root)
+    assert problems_of(report, "alerts.json") == [
+        ("error", "alerts[2]: labels.alertname is missing"),
+        ("warning", "alert B has no service, job or app label"),
+    ]
+    assert report.alerts is not None and (report.alerts.shape, report.alerts.count) == ("alertmanager-v2", 2)
+    assert problems_of(report, "logs/api.log") == [
+        ("warning", "1 lines are later than the snapshot clock and never match a query")
+    ]
