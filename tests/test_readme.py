@@ -17,9 +17,12 @@ def test_readme_opens_with_two_setup_commands_and_ci_runs_the_second():
     assert len(first_block) == 2
     install_and_run, install_and_test = first_block
     assert install_and_run.startswith("pip install . && evcli ")
-    assert "pytest" in install_and_test
-    ci_script = (REPO / ".ci" / "run").read_text().splitlines()
-    assert install_and_test in ci_script
+    assert "prometheus prometheus-alertmanager" in install_and_test
+    test_command = install_and_test[install_and_test.index("pip install"):]
+    assert test_command == "pip install -e '.[test]' && python -m pytest -q"
+    ci_script = (REPO / ".ci" / "run").read_text()
+    assert test_command in ci_script.splitlines()
+    assert "apt-get install" in ci_script and "prometheus-alertmanager" in ci_script
 
 
 def test_generated_sections_are_current():

@@ -23,7 +23,9 @@ def call_signature(invocation: ToolInvocation) -> str:
 def model_view(invocation: ToolInvocation) -> str:
     details = invocation.retrieval_details
     status = details.evidence_status if details else "unknown"
-    header = f'<evidence invocation="{invocation.invocation_id}" tool="{invocation.tool_name}" status="{status}">'
+    # id 0: the call was run on its own (`evcli tool` without --session), not recorded in a session
+    invocation_id = invocation.invocation_id or "unrecorded"
+    header = f'<evidence invocation="{invocation_id}" tool="{invocation.tool_name}" status="{status}">'
     lines = [header, f"call: {_quote(call_signature(invocation))}"]
     if invocation.error_message:
         lines.append(f"error: {_quote(invocation.error_message)}")
