@@ -4,5 +4,6 @@ from __future__ import annotations
 
 from rich.console import Console
 
-out = Console(highlight=False, soft_wrap=False)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+# emoji=False: evidence such as "root:x:0" must print as written, not as ❌.
+out = Console(highlight=False, soft_wrap=False, emoji=False)
+err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)

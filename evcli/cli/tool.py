@@ -40,9 +40,8 @@ def _run(tool_name: str, params: dict, *, env, prometheus, alertmanager, loki, r
         print_json(invocation.model_dump(mode="json"))
     else:
         out.print(model_view(invocation), markup=False, highlight=False)
-        if invocation.retrieval_details and invocation.retrieval_details.evidence_status == "failed":
-            err.print(f"[yellow]{tool_name} failed:[/] {invocation.error_message or 'see output'}", markup=True)
     if not invocation.success:
+        err.print(f"{tool_name} failed: {invocation.error_message or 'see output'}", markup=False)
         raise typer.Exit(1)
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from evcli.backends.base import parse_window
+from evcli.backends.base import LEVELS, parse_window
 from evcli.canonical import canonical_json
 from evcli.contracts import ToolInvocation
 from evcli.errors import EvcliError
@@ -50,8 +50,8 @@ def _wider(tool_name: str, old: dict, new: dict) -> str | None:
         new_keywords = set(new.get("query", "").lower().split())
         if old_keywords and not new_keywords >= old_keywords:
             return f"it loosens the keywords ({old.get('query')!r} → {new.get('query') or '(none)'!r})"
-        if old.get("level") and new.get("level") != old.get("level"):
-            return "it drops or changes the level filter"
+        if old.get("level") and LEVELS.index(new.get("level") or "TRACE") < LEVELS.index(old["level"]):
+            return f"it lowers or drops the level filter ({old['level']} → {new.get('level') or 'any'})"
     if tool_name == "query_metrics":
         for key in ("alertname", "metric"):
             if old.get(key) and new.get(key) != old.get(key):
@@ -75,6 +75,8 @@ def check_narrow_widening(tool_name: str, params: dict, previous: list[ToolInvoc
             invocation.tool_name != tool_name
             or details is None
             or details.evidence_status != "no_evidence"
+            # an unknown service found nothing because it named nothing: correcting it is allowed
+            or getattr(details, "unknown_service", False)
             or not _precise(tool_name, invocation.input_params)
         ):
             continue

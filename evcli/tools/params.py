@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from evcli.backends.base import parse_window
 from evcli.errors import BadInput
 
-_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.:/-]{0,99}$"
+_NAME = r"^\w[\w.:/-]{0,99}$"  # \w is Unicode: aliases such as 订单服务 are names too
 _ALERTNAME = r"^[A-Za-z_][A-Za-z0-9_:.-]{0,99}$"
 _METRIC = r"^[A-Za-z_:][A-Za-z0-9_:]{0,199}$"
 MAX_KEYWORDS = 8

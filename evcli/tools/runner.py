@@ -20,6 +20,7 @@ from typing import Any
 
 from evcli.backends.base import BackendError, EvidenceBackend, LogQuery, parse_window
 from evcli.contracts import RetrievalDetails, ToolInvocation
+from evcli.errors import BadInput
 from evcli.tools import guards, refs
 from evcli.tools.params import LookupKnowledgeParams, QueryLogsParams, QueryMetricsParams, validate_params
 from evcli.tools.redaction import Redactor
@@ -87,7 +88,9 @@ def run_tool(
             input_params=input_params,
             output={"error": message},
             output_preview=message[:300],
-            retrieval_details=RetrievalDetails(evidence_status="failed", evidence_refs=[], **_scope(params)),
+            retrieval_details=RetrievalDetails(
+                evidence_status="failed", evidence_refs=[], **env.redactor.mask(_scope(params))
+            ),
             duration_ms=round((time.perf_counter() - started) * 1000, 1),
             success=False,
             error_message=message,
@@ -95,6 +98,7 @@ def run_tool(
         )
 
     output = env.redactor.mask(outcome.output)
+    scope = env.redactor.mask(outcome.scope)  # query text can carry a secret too
     truncated = _cap_text(output, env.settings.max_text_chars) or bool(output.get("truncated"))
     output["truncated"] = truncated
     positive = refs.positive_refs(output)
@@ -106,13 +110,13 @@ def run_tool(
         # Matches were reported but none returned: that is not "found nothing".
         status, evidence_refs = "failed", []
     else:
-        status, evidence_refs = "no_evidence", [refs.no_evidence_ref(tool_name, outcome.scope, output.get("message", ""))]
+        status, evidence_refs = "no_evidence", [refs.no_evidence_ref(tool_name, scope, output.get("message", ""))]
 
     details = RetrievalDetails(
         evidence_status=status,
         evidence_refs=evidence_refs,
         truncated=truncated,
-        **outcome.scope,
+        **scope,
         **({"unknown_service": True} if outcome.unknown_service else {}),
     )
 
@@ -225,12 +229,18 @@ def _lookup_knowledge(params: LookupKnowledgeParams, env: ToolEnvironment, sessi
     scope = _scope(params)
     scope["limit"] = params.limit
     index = env.open_knowledge()
-    if env.knowledge_dir is not None:
-        index.index_dir(env.knowledge_dir)  # a no-op when nothing changed
+    try:
+        if env.knowledge_dir is not None:
+            index.index_dir(env.knowledge_dir)  # a no-op when nothing changed
+    except BadInput as exc:  # e.g. a snapshot without runbooks: nothing to search is not "found nothing"
+        raise BackendError(exc.message) from exc
     found = index.search(
         params.query, limit=params.limit, alertname=params.alertname, service=params.service, directory=env.knowledge_dir
     )
-    blocks = [_block_dict(block) for block in found]
+    # Compare blocks as they were stored (masked, capped) so a repeat is recognised.
+    prepared = env.redactor.mask({"evidence_blocks": [_block_dict(block) for block in found]})
+    _cap_text(prepared, env.settings.max_text_chars)
+    blocks = prepared["evidence_blocks"]
     already = _returned_blocks(session.invocations)
     fresh, repeated = [], []
     for block in blocks:

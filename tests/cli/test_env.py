@@ -1,0 +1,190 @@
+"""`evcli env check [DIR] [--json]`: the inventory of a snapshot, and every bad file named with its
+reason (exit 2)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from evcli.backends.snapshot import demo_env_dir
+from tests.cli._util import evcli
+
+DEMO = demo_env_dir()
+_LOG_STAMP = re.compile(r"^(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d|[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d)")
+
+
+def _log_facts(path: Path) -> tuple[int, float]:
+    """(non-blank lines, share of lines with their own timestamp), worked out from the file."""
+    lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    if path.suffix == ".jsonl":
+        stamped = sum(1 for line in lines if json.loads(line).get("timestamp"))
+    else:
+        stamped = sum(1 for line in lines if _LOG_STAMP.match(line))
+    return len(lines), round(stamped / len(lines), 4)
+
+
+@pytest.fixture
+def demo_report() -> dict:
+    run = evcli("env", "check", "--json")
+    assert run.exit_code == 0, run
+    return run.json()
+
+
+def test_demo_is_ok(demo_report):
+    assert demo_report["ok"] is True
+    assert Path(demo_report["directory"]) == DEMO
+    assert demo_report["name"] == "demo"
+    assert demo_report["clock"] == {"now": "2026-07-08T23:10:00Z", "source": "env.toml now", "timezone": "UTC"}
+    assert [p for p in demo_report["problems"] if p["severity"] == "error"] == []
+    assert demo_report["ignored"] == []
+
+
+def test_demo_lists_services_with_their_aliases(demo_report):
+    config = tomllib.loads((DEMO / "env.toml").read_text(encoding="utf-8"))
+    services = {service["name"]: service for service in demo_report["services"]}
+    assert set(services) == set(config["services"])
+    for name, table in config["services"].items():
+        assert services[name]["aliases"] == table["aliases"]
+        assert {"env.toml", "logs", "metrics"} <= set(services[name]["sources"])
+
+
+def test_demo_counts_alerts(demo_report):
+    raw = json.loads((DEMO / "alerts.json").read_text(encoding="utf-8"))["data"]["alerts"]
+    alerts = demo_report["alerts"]
+    assert alerts["shape"] == "prometheus"
+    assert alerts["count"] == len(raw) == len(alerts["alerts"])
+    assert alerts["firing"] == sum(alert["state"] == "firing" for alert in raw)
+    assert [(a["alertname"], a["service"]) for a in alerts["alerts"]] == [
+        (alert["labels"]["alertname"], alert["labels"]["service"]) for alert in raw
+    ]
+
+
+def test_demo_log_files_with_line_counts_and_timestamp_share(demo_report):
+    files = sorted((DEMO / "logs").iterdir())
+    reported = {info["path"]: info for info in demo_report["log_files"]}
+    assert list(reported) == [f"logs/{path.name}" for path in files]
+    for path in files:
+        info = reported[f"logs/{path.name}"]
+        lines, share = _log_facts(path)
+        assert info["lines"] == lines, path.name
+        assert info["timestamped_share"] == share, path.name
+        assert info["service"] == path.stem
+        assert info["first"] and info["last"] and info["first"] <= info["last"] <= "2026-07-08T23:10:00Z"
+    # stack traces are counted as continuation lines, not as understood timestamps
+    order = reported["logs/order-service.log"]
+    assert order["timestamped_share"] < 1.0
+    assert order["continuation_lines"] == round(order["lines"] * (1 - order["timestamped_share"]))
+
+
+def test_demo_metric_files_and_runbooks(demo_report):
+    reported = {info["path"]: info for info in demo_report["metric_files"]}
+    files = sorted((DEMO / "metrics").glob("*.csv"))
+    assert list(reported) == [f"metrics/{path.name}" for path in files]
+    for path in files:
+        with path.open(encoding="utf-8") as handle:
+            header, *rows = list(csv.reader(handle))
+        info = reported[f"metrics/{path.name}"]
+        assert info["rows"] == len(rows)
+        assert [metric["name"] for metric in info["metrics"]] == [re.sub(r"\[.*\]$", "", h) for h in header[1:]]
+    runbooks = sorted(path.relative_to(DEMO).as_posix() for path in (DEMO / "runbooks").rglob("*.md"))
+    assert sorted(info["path"] for info in demo_report["runbooks"]) == runbooks
+    high_cpu = next(info for info in demo_report["runbooks"] if info["path"] == "runbooks/high-cpu.md")
+    assert high_cpu["title"] == "High CPU usage on a JVM service"
+    assert set(high_cpu["front_matter_keys"]) == {"title", "alerts", "services", "skill"}
+
+
+def test_demo_by_path_and_human_output():
+    run = evcli("env", "check", DEMO)
+    assert run.exit_code == 0, run
+    assert run.stdout.rstrip().splitlines()[-1] == "ok"
+    assert "payment-service" in run.stdout
+    assert not [line for line in run.stdout.splitlines() if line.startswith("error ")]
+
+
+# --- a broken snapshot --------------------------------------------------------------------------
+
+BAD_FILES = {
+    "env.toml": "unknown key 'timzone'",
+    "alerts.json": "invalid JSON",
+    "logs/api.jsonl": "line 2 is not a JSON object",
+    "metrics/api.csv": "'yesterday' is not a timestamp",
+    "metrics/db.csv": "no metric columns",
+    "runbooks/broken.md": "front matter starts with --- but is never closed",
+}
+
+
+@pytest.fixture
+def broken(tmp_path) -> Path:
+    root = tmp_path / "broken"
+    for folder in ("logs", "metrics", "runbooks"):
+        (root / folder).mkdir(parents=True)
+    (root / "env.toml").write_text('name = "broken"\ntimzone = "Europe/Paris"\n', encoding="utf-8")
+    (root / "alerts.json").write_text('{"status": "success", "data": {"alerts": [', encoding="utf-8")
+    (root / "logs" / "api.jsonl").write_text(
+        '{"timestamp": "2026-07-08T22:00:00Z", "level": "INFO", "msg": "ok"}\nthis is not json\n', encoding="utf-8"
+    )
+    (root / "logs" / "good.log").write_text("2026-07-08 22:00:00 INFO fine\n", encoding="utf-8")
+    (root / "metrics" / "api.csv").write_text(
+        "timestamp,cpu[%]\n2026-07-08T22:00:00Z,40\nyesterday,50\n", encoding="utf-8"
+    )
+    (root / "metrics" / "db.csv").write_text("timestamp\n2026-07-08T22:00:00Z\n", encoding="utf-8")
+    (root / "runbooks" / "broken.md").write_text("---\ntitle: never closed\n\nbody\n", encoding="utf-8")
+    (root / "runbooks" / "fine.md").write_text("# Fine\n\ntext\n", encoding="utf-8")
+    return root
+
+
+def test_broken_snapshot_json_names_every_bad_file(broken):
+    run = evcli("env", "check", broken, "--json")
+    assert run.exit_code == 2, run
+    report = run.json()
+    assert report["ok"] is False
+    errors = [problem for problem in report["problems"] if problem["severity"] == "error"]
+    for path, reason in BAD_FILES.items():
+        assert any(p["path"] == path and reason in p["message"] for p in errors), (path, errors)
+    assert {p["path"] for p in errors} == set(BAD_FILES)  # good files are not blamed
+    # what could be read is still reported
+    assert {info["path"] for info in report["log_files"]} == {"logs/api.jsonl", "logs/good.log"}
+    assert {info["path"] for info in report["runbooks"]} == {"runbooks/broken.md", "runbooks/fine.md"}
+
+
+def test_broken_snapshot_human_output_names_every_bad_file(broken):
+    run = evcli("env", "check", broken)
+    assert run.exit_code == 2, run
+    lines = run.stdout.splitlines()
+    error_lines = [line for line in lines if line.startswith("error ")]
+    for path, reason in BAD_FILES.items():
+        assert any(line.startswith(f"error {path}: ") and reason in line for line in error_lines), (path, error_lines)
+    assert lines[-1] == f"{len(error_lines)} errors"
+
+
+def test_stray_files_are_warnings_not_errors(tmp_path):
+    root = tmp_path / "snap"
+    (root / "logs").mkdir(parents=True)
+    (root / "logs" / "api.log").write_text("2026-07-08 22:00:00 INFO fine\n", encoding="utf-8")
+    (root / "logs" / "api.log.gz").write_bytes(b"\x1f\x8b")
+    (root / "README.txt").write_text("notes", encoding="utf-8")
+    run = evcli("env", "check", root, "--json")
+    assert run.exit_code == 0, run
+    report = run.json()
+    assert report["ok"] is True
+    assert {item["path"] for item in report["ignored"]} == {"README.txt", "logs/api.log.gz"}
+
+
+def test_missing_directory_is_exit_2(tmp_path):
+    run = evcli("env", "check", tmp_path / "nope", "--json")
+    assert run.exit_code == 2, run
+    assert run.json()["problems"] == [
+        {"severity": "error", "path": ".", "message": "the snapshot directory does not exist"}
+    ]
+
+
+def test_empty_directory_has_no_evidence(tmp_path):
+    (tmp_path / "empty").mkdir()
+    run = evcli("env", "check", tmp_path / "empty")
+    assert run.exit_code == 2, run
+    assert any(line.startswith("error .: no evidence") for line in run.stdout.splitlines())
