@@ -486,7 +486,9 @@ class KnowledgeIndex:
         weights = ", ".join(map(str, FTS_COLUMN_WEIGHTS))
         sql = f"SELECT rowid, -bm25(kb_chunk_fts, {weights}) FROM kb_chunk_fts WHERE kb_chunk_fts MATCH :expression"
         if scope is not None:
-            sql += " AND rowid IN (SELECT id FROM kb_chunk WHERE doc_id IN (SELECT id FROM kb_doc WHERE directory = :scope))"
+            # The unary + keeps SQLite from pushing this filter into the FTS5 index, which would
+            # re-run the full-text query once per chunk of the directory (seconds, not ms).
+            sql += " AND +rowid IN (SELECT id FROM kb_chunk WHERE doc_id IN (SELECT id FROM kb_doc WHERE directory = :scope))"
         return self.conn.execute(sql, {"expression": expression, "scope": scope}).fetchall()
 
     def _like_scores(self, terms: list[str], scope: str | None) -> list[tuple[int, float]]:
