@@ -12,7 +12,7 @@ import typer
 
 from evcli import __version__
 from evcli.cli import eval as eval_commands
-from evcli.cli import env, gate, kb, schema, sessions, tool, trace
+from evcli.cli import ask, env, gate, kb, schema, sessions, tool, trace
 from evcli.cli._common import set_debug
 
 app = typer.Typer(
@@ -39,7 +39,13 @@ def _root(
     set_debug(debug)
 
 
+app.command("ask")(ask.ask_command)
+app.command("plan")(ask.plan_command)
+app.command("execute")(ask.execute_command)
 app.command("gate")(gate.gate_command)
+app.command("verify")(ask.verify_command)
+app.command("compose")(ask.compose_command)
+app.command("replay")(ask.replay_command)
 app.command("trace")(trace.trace_command)
 app.command("sessions")(sessions.sessions_command)
 app.command("export")(sessions.export_command)

@@ -61,6 +61,8 @@ class RuleSet:
     file_hash: str
     source: str
     rules: dict[str, Rule]
+    # Composer post-guard (the `[composer]` table): phrases an answer may never use.
+    overstatement_phrases: tuple[str, ...] = ()
 
     def enabled(self, rule_id: str) -> bool:
         return self.rules[rule_id].enabled
@@ -130,7 +132,14 @@ def parse_rules(document: dict[str, Any], *, file_hash: str, source: str) -> Rul
     missing = [rule_id for rule_id in KNOWN_RULES if rule_id not in rules]
     if missing:
         raise bad(f"rules missing: {', '.join(missing)} (set enabled = false to turn a rule off)")
-    return RuleSet(version=version, file_hash=file_hash, source=source, rules=rules)
+    composer = document.get("composer", {})
+    phrases = composer.get("overstatement_phrases", []) if isinstance(composer, dict) else None
+    if not isinstance(phrases, list) or not all(isinstance(p, str) and p.strip() for p in phrases):
+        raise bad("[composer] overstatement_phrases must be a list of non-empty strings")
+    return RuleSet(
+        version=version, file_hash=file_hash, source=source, rules=rules,
+        overstatement_phrases=tuple(p.strip() for p in phrases),
+    )
 
 
 def _check_params(rule_id: str, params: dict[str, Any], bad) -> dict[str, Any]:

@@ -1,0 +1,88 @@
+"""One engine call, timed, recorded as an agent_step, with its failure classified."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from evcli.agents.engine import Engine, EngineError, EngineReply, RoleRequest
+from evcli.contracts import AgentStep
+
+COMPLETED = "COMPLETED"
+RETRYABLE_FAILED = "RETRYABLE_FAILED"
+INVALID_OUTPUT = "INVALID_OUTPUT"
+NON_RETRYABLE_FAILED = "NON_RETRYABLE_FAILED"
+
+StepRecorder = Callable[[AgentStep], None]
+
+
+@dataclass
+class StageResult:
+    status: str
+    output: dict[str, Any] | None = None
+    raw_text: str | None = None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == COMPLETED
+
+
+class StepCounter:
+    """Numbers the agent steps of one session round by round."""
+
+    def __init__(self, record: StepRecorder, round: int = 1) -> None:
+        self.record = record
+        self.round = round
+        self.index = 0
+
+
+def _summary(value: Any, limit: int = 400) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def call_engine(engine: Engine, request: RoleRequest, steps: StepCounter) -> tuple[EngineReply | None, StageResult | None]:
+    """(reply, None) on success; (None, failed StageResult) otherwise. Unknown errors fail closed."""
+    started = time.perf_counter()
+    steps.index += 1
+    step = {
+        "agent": request.role,
+        "round": steps.round,
+        "step_index": steps.index,
+        "model": engine.name,
+        "model_input_summary": _summary({"payload": request.payload, "tool_results": len(request.transcript)}),
+        "created_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+    }
+    try:
+        reply = engine.complete(request)
+    except EngineError as exc:
+        status = RETRYABLE_FAILED if exc.retryable else NON_RETRYABLE_FAILED
+        steps.record(AgentStep(**step, status=status, error=exc.message, duration_ms=_ms(started)))
+        return None, StageResult(status, error=exc.message)
+    except Exception as exc:  # noqa: BLE001 - an engine bug must not crash the run: fail closed
+        message = f"{type(exc).__name__}: {exc}"
+        steps.record(AgentStep(**step, status=NON_RETRYABLE_FAILED, error=message, duration_ms=_ms(started)))
+        return None, StageResult(NON_RETRYABLE_FAILED, error=message)
+    steps.record(
+        AgentStep(
+            **step,
+            model_output_summary=_summary(
+                reply.text if not reply.tool_calls else [{"tool": c.name, "arguments": c.arguments} for c in reply.tool_calls]
+            ),
+            has_tool_call=bool(reply.tool_calls),
+            duration_ms=_ms(started),
+            prompt_tokens=reply.usage.prompt_tokens,
+            completion_tokens=reply.usage.completion_tokens,
+            status="completed",
+        )
+    )
+    return reply, None
+
+
+def _ms(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 1)

@@ -1,0 +1,83 @@
+"""The one call every model makes, whichever model it is.
+
+A stage builds a `RoleRequest` (its prompt, a JSON payload, and for the
+Executor the tools and the transcript of earlier tool calls) and an `Engine`
+answers it with an `EngineReply`: text (the role's JSON document) or tool
+calls. The offline engine and the litellm adapter are the two implementations.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from evcli.contracts import ToolInvocation
+
+Role = Literal["planner", "executor", "verifier", "composer"]
+
+
+@dataclass(frozen=True)
+class Prompt:
+    name: str  # planner, executor, verifier, composer
+    version: str  # from the file's front matter
+    resource: str  # e.g. prompts/executor.md
+    text: str  # the body, without front matter
+
+    def audit(self) -> dict[str, str]:
+        """What a run records: never the text itself."""
+        return {"name": self.name, "version": self.version, "resource": self.resource}
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One executed tool call of the Executor loop, as the model will see it."""
+
+    call: ToolCall
+    view: str  # evcli.tools.view.model_view(...) or the refusal / error message
+    invocation: ToolInvocation | None = None  # None when the call was refused before running
+
+
+@dataclass(frozen=True)
+class RoleRequest:
+    role: Role
+    prompt: Prompt
+    payload: dict[str, Any]
+    tools: list[dict[str, Any]] | None = None  # OpenAI-style function schemas (executor only)
+    transcript: list[Turn] = field(default_factory=list)
+    response_schema: dict[str, Any] | None = None  # JSON Schema of the expected document
+
+
+@dataclass(frozen=True)
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class EngineReply:
+    text: str
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    model: str = ""
+
+
+class EngineError(Exception):
+    """A model call failed. `retryable`: a timeout, rate limit or 5xx worth one more try."""
+
+    def __init__(self, message: str, *, retryable: bool = False) -> None:
+        super().__init__(message)
+        self.message = message
+        self.retryable = retryable
+
+
+class Engine(Protocol):
+    name: str
+
+    def complete(self, request: RoleRequest) -> EngineReply: ...

@@ -1,0 +1,73 @@
+"""Executor: a tool-calling loop that ends in an executor_evidence_v2 document.
+
+Tool results reach the model only as the invocation id plus its evidence refs
+(`evcli.tools.view.model_view`). The Executor is never technically retried: a
+failure or an unparseable answer is returned as such and the run goes on as
+low confidence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import lru_cache
+from typing import Any
+
+from evcli.agents.calls import COMPLETED, INVALID_OUTPUT, StageResult, StepCounter, call_engine
+from evcli.agents.engine import Engine, RoleRequest, ToolCall, Turn
+from evcli.agents.jsonparse import InvalidOutput, parse_json_object
+from evcli.agents.prompts import load_prompt
+from evcli.contracts import ExecutorEvidenceV2
+
+_DESCRIPTIONS = {
+    "query_metrics": "Alerts and metric series (min/max/last over the window) of a service, or of everything.",
+    "query_logs": "Log lines of one service in which every keyword occurs; newest `limit` lines.",
+    "lookup_knowledge": "Runbook blocks ranked for a query (relevance PRECISE / HIGHLY_RELEVANT / REFERENCE).",
+}
+
+
+@lru_cache(maxsize=1)
+def tool_schemas() -> tuple[dict[str, Any], ...]:
+    from evcli.tools.params import PARAMS
+
+    schemas = []
+    for name, model in PARAMS.items():
+        parameters = model.model_json_schema()
+        parameters.pop("title", None)
+        schemas.append({"type": "function", "function": {"name": name, "description": _DESCRIPTIONS[name], "parameters": parameters}})
+    return tuple(schemas)
+
+
+def run_executor(
+    engine: Engine,
+    payload: dict[str, Any],
+    steps: StepCounter,
+    run_call: Callable[[ToolCall], Turn],
+    *,
+    max_steps: int,
+) -> StageResult:
+    prompt = load_prompt("executor")
+    transcript: list[Turn] = []
+    for step in range(1, max_steps + 1):
+        last = step == max_steps
+        request = RoleRequest(
+            role="executor",
+            prompt=prompt,
+            # On the last step no tools are offered: the model must answer with its document.
+            payload={**payload, "final_step": last},
+            tools=None if last else list(tool_schemas()),
+            transcript=list(transcript),
+            response_schema=ExecutorEvidenceV2.model_json_schema(),
+        )
+        reply, failure = call_engine(engine, request, steps)
+        if failure:
+            return failure
+        if reply.tool_calls:
+            if last:
+                return StageResult(INVALID_OUTPUT, raw_text=reply.text, error=f"still calling tools after {max_steps} steps")
+            transcript.extend(run_call(call) for call in reply.tool_calls)
+            continue
+        try:
+            return StageResult(COMPLETED, output=parse_json_object(reply.text), raw_text=reply.text)
+        except InvalidOutput as exc:
+            return StageResult(INVALID_OUTPUT, raw_text=reply.text, error=str(exc))
+    raise AssertionError("unreachable: the last step always returns")

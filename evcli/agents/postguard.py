@@ -1,0 +1,49 @@
+"""The Composer's post-guard: deterministic checks on the answer before anyone reads it.
+
+The answer may not overstate (phrases from rules.toml), may not carry a number
+or an identifier that the allowed material does not contain, and may cite only
+the citation numbers it was given.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from evcli.gatekeeper.excerpt import normalize
+
+_CITATION = re.compile(r"\[(\d+)\]")
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,:]\d+)*")
+# identifiers: tokens with an inner - _ . : / between alphanumerics, or letters and digits mixed
+_IDENTIFIER = re.compile(r"[A-Za-z0-9]+(?:[-_.:/][A-Za-z0-9]+)+|[A-Za-z]+\d[A-Za-z0-9]*")
+
+
+def _answer_text(output: dict[str, Any]) -> str:
+    parts = [str(output.get("answer_summary") or ""), str(output.get("user_facing_answer") or "")]
+    for action in output.get("recommended_actions") or []:
+        if isinstance(action, dict):
+            parts += [str(action.get("action_text") or ""), str(action.get("reason") or "")]
+    return "\n".join(parts)
+
+
+def check_answer(
+    output: dict[str, Any], *, material: Iterable[str], citations: set[int], phrases: Iterable[str]
+) -> list[str]:
+    """Every violation, as a short reason; empty when the answer may be shown."""
+    text = _answer_text(output)
+    normalized_text = normalize(text)
+    corpus = normalize("\n".join(material))
+    violations = [f"overstatement: {phrase!r}" for phrase in phrases if normalize(phrase) in normalized_text]
+
+    cited = {int(number) for number in _CITATION.findall(text)}
+    violations += [f"citation [{number}] is not an allowed claim" for number in sorted(cited - citations)]
+
+    without_citations = _CITATION.sub(" ", text)
+    for identifier in sorted(set(_IDENTIFIER.findall(without_citations))):
+        if normalize(identifier) not in corpus:
+            violations.append(f"entity {identifier!r} is not in the allowed material")
+    for number in sorted(set(_NUMBER.findall(_IDENTIFIER.sub(" ", without_citations)))):
+        if number not in corpus:
+            violations.append(f"number {number} is not in the allowed material")
+    return violations

@@ -1,0 +1,51 @@
+"""Verifier: judges whether each verified claim follows from its verified evidence.
+
+It sees only the verified projection. Its verdict is then capped by the gate:
+low_confid caps PASS to LOW_CONFID, reject can never be PASS.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ValidationError
+
+from evcli.agents.calls import COMPLETED, INVALID_OUTPUT, StageResult, StepCounter, call_engine
+from evcli.agents.engine import Engine, RoleRequest
+from evcli.agents.jsonparse import InvalidOutput, parse_json_object
+from evcli.agents.prompts import load_prompt
+from evcli.contracts import VerifierOutput
+
+_RANK = {"PASS": 0, "LOW_CONFID": 1, "REJECT": 2}
+_CAP = {"none": "PASS", "low_confid": "LOW_CONFID", "reject": "REJECT"}
+
+
+def run_verifier(engine: Engine, payload: dict[str, Any], steps: StepCounter) -> StageResult:
+    request = RoleRequest(
+        role="verifier", prompt=load_prompt("verifier"), payload=payload, response_schema=VerifierOutput.model_json_schema()
+    )
+    reply, failure = call_engine(engine, request, steps)
+    if failure:
+        return failure
+    try:
+        output = VerifierOutput.model_validate(parse_json_object(reply.text))
+    except (InvalidOutput, ValidationError) as exc:
+        return StageResult(INVALID_OUTPUT, raw_text=reply.text, error=str(exc).splitlines()[0])
+    return StageResult(COMPLETED, output=output.model_dump(), raw_text=reply.text)
+
+
+def effective_verdict(model_verdict: str, gate_severity: str) -> str:
+    """The worse of the model's verdict and what the gate allows."""
+    cap = _CAP[gate_severity]
+    return max(model_verdict, cap, key=_RANK.__getitem__)
+
+
+def critical_gaps(output: dict[str, Any]) -> list[dict[str, Any]]:
+    """Critical claims the Verifier could not confirm directly (what an evidence retry is for)."""
+    return [
+        {"claim_id": check.get("claim_id"), "reason": check.get("verification"), "note": check.get("note", "")}
+        for check in output.get("claim_checks") or []
+        if isinstance(check, dict)
+        and check.get("is_critical")
+        and check.get("verification") in ("no_evidence", "indirect_support")
+    ]

@@ -1,0 +1,194 @@
+"""`evcli ask`, and the chain one stage at a time: plan, execute, verify, compose, replay."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from evcli.cli._common import DbOption, JsonOption, err, handles_errors, open_store, out, print_json
+from evcli.errors import EXIT_LOW_CONFID, EXIT_OK, EXIT_REJECT, BadInput
+
+EnvOption = Annotated[Path | None, typer.Option("--env", file_okay=False, help="Environment snapshot directory (default: the packaged demo).")]
+PrometheusOption = Annotated[str | None, typer.Option("--prometheus", help="Prometheus base URL.")]
+AlertmanagerOption = Annotated[str | None, typer.Option("--alertmanager", help="Alertmanager base URL.")]
+LokiOption = Annotated[str | None, typer.Option("--loki", help="Loki base URL.")]
+ModelOption = Annotated[str | None, typer.Option("--model", help="`offline` (default) or a litellm model string for every role.")]
+RoleModel = Annotated[str | None, typer.Option(help="Model for this role only.")]
+ApiBaseOption = Annotated[str | None, typer.Option("--api-base", help="OpenAI-compatible server URL for the model(s).")]
+ConfigOption = Annotated[Path | None, typer.Option("--config", dir_okay=False, help="TOML file: [models] default/planner/executor/verifier/composer/api_base.")]
+RulesOption = Annotated[Path | None, typer.Option("--rules", dir_okay=False, help="Gatekeeper rules file (default: the shipped rules.toml).")]
+MaxStepsOption = Annotated[int, typer.Option("--max-steps", min=2, max=30, help="Executor tool-calling steps.")]
+FailOnOption = Annotated[str | None, typer.Option("--fail-on", help="Exit 3/4 when the verdict is at least low_confid / reject.")]
+
+
+def _models(config_file, model, planner_model, executor_model, verifier_model, composer_model, api_base, stored=None):
+    from evcli.pipeline import Models
+
+    models = Models.from_config(stored) if stored else Models()
+    if config_file is not None:
+        try:
+            table = tomllib.loads(config_file.read_text(encoding="utf-8")).get("models", {})
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise BadInput(f"cannot read config {config_file}: {exc}") from exc
+        models.default = table.get("default", models.default)
+        models.api_base = table.get("api_base", models.api_base)
+        models.per_role.update({role: table[role] for role in ("planner", "executor", "verifier", "composer") if role in table})
+    if model:
+        models.default, models.per_role = model, {}
+    for role, value in (("planner", planner_model), ("executor", executor_model), ("verifier", verifier_model), ("composer", composer_model)):
+        if value:
+            models.per_role[role] = value
+    if api_base:
+        models.api_base = api_base
+    return models
+
+
+def _pipeline(db, rules, models, env_spec, max_steps, *, must_exist=False):
+    from evcli.gatekeeper.rules import load_rules
+    from evcli.pipeline import Pipeline
+
+    progress = (lambda message: err.print(f"[dim]·[/] {message}", markup=True, highlight=False)) if err.is_terminal else (lambda m: None)
+    return Pipeline(store=open_store(db, must_exist=must_exist), rules=load_rules(rules), models=models,
+                    env_spec=env_spec, max_steps=max_steps, progress=progress)
+
+
+def _env_spec(env, prometheus, alertmanager, loki) -> dict:
+    spec = {"env_dir": str(env.resolve()) if env else None, "prometheus": prometheus, "alertmanager": alertmanager, "loki": loki}
+    return {key: value for key, value in spec.items() if value}
+
+
+def _exit_code(verdict: str, fail_on: str | None) -> int:
+    if fail_on not in (None, "low_confid", "reject"):
+        raise BadInput("--fail-on must be low_confid or reject")
+    if fail_on == "reject" and verdict == "REJECT":
+        return EXIT_REJECT
+    if fail_on == "low_confid" and verdict in ("LOW_CONFID", "REJECT"):
+        return EXIT_REJECT if verdict == "REJECT" else EXIT_LOW_CONFID
+    return EXIT_OK
+
+
+@handles_errors
+def ask_command(
+    question: Annotated[str, typer.Argument(help="The question, in English or Chinese.")],
+    env: EnvOption = None, prometheus: PrometheusOption = None, alertmanager: AlertmanagerOption = None, loki: LokiOption = None,
+    model: ModelOption = None, planner_model: RoleModel = None, executor_model: RoleModel = None,
+    verifier_model: RoleModel = None, composer_model: RoleModel = None, api_base: ApiBaseOption = None,
+    config: ConfigOption = None, rules: RulesOption = None, max_steps: MaxStepsOption = 8,
+    fail_on: FailOnOption = None, json_output: JsonOption = False, db: DbOption = None,
+) -> None:
+    """Run the whole chain and print an answer whose every fact is cited."""
+    _exit_code("PASS", fail_on)  # validate the option before doing any work
+    models = _models(config, model, planner_model, executor_model, verifier_model, composer_model, api_base)
+    pipeline = _pipeline(db, rules, models, _env_spec(env, prometheus, alertmanager, loki), max_steps)
+    result = pipeline.ask(question)
+    render_result(result, json_output)
+    raise typer.Exit(_exit_code(result["verdict"], fail_on))
+
+
+def render_result(result: dict, json_output: bool) -> None:
+    if json_output:
+        print_json(result)
+        return
+    from rich.markup import escape
+
+    answer = result["answer"]
+    out.print(escape(answer["user_facing_answer"]))
+    if result["claims"]:
+        out.print("\n[bold]Evidence[/]")
+        for claim in result["claims"]:
+            for evidence in claim["evidence"]:
+                out.print(
+                    f"[{claim['citation']}] {evidence['tool_name']} #{evidence['source_invocation_id']} "
+                    f"{escape(evidence['raw_path'])}: {escape(evidence['text'] or '')}"
+                )
+    colour = {"PASS": "green", "LOW_CONFID": "yellow", "REJECT": "red"}[result["verdict"]]
+    gate_info = result["gate"]
+    out.print(
+        f"\nverdict [{colour}]{result['verdict']}[/] · gate {gate_info['status']}/{gate_info['severity']}"
+        + (f" ({', '.join(gate_info['failed_rules'])})" if gate_info["failed_rules"] else "")
+        + (f" · fallback: {result['fallback']}" if result["fallback"] else "")
+        + f" · session {result['session_id']}"
+    )
+
+
+def _stored_pipeline(session_id, db, rules, model, api_base, max_steps=None):
+    store = open_store(db, must_exist=True)
+    document = store.load(session_id)
+    config = document.run.config
+    models = _models(None, model, None, None, None, None, api_base, stored=config)
+    store.close()
+    return _pipeline(db, rules, models, config.get("env") or {}, max_steps or config.get("max_steps", 8), must_exist=True), document
+
+
+@handles_errors
+def plan_command(
+    question: Annotated[str, typer.Argument(help="The question.")],
+    env: EnvOption = None, prometheus: PrometheusOption = None, alertmanager: AlertmanagerOption = None, loki: LokiOption = None,
+    model: ModelOption = None, api_base: ApiBaseOption = None, config: ConfigOption = None,
+    json_output: JsonOption = False, db: DbOption = None,
+) -> None:
+    """Create a session and run the Planner only; prints the session id."""
+    models = _models(config, model, None, None, None, None, api_base)
+    pipeline = _pipeline(db, None, models, _env_spec(env, prometheus, alertmanager, loki), 8)
+    run = pipeline.create_session(question)
+    result = pipeline.plan(run.session_id)
+    if json_output:
+        print_json({"session_id": run.session_id, "plan": result.output})
+    else:
+        out.print(run.session_id)
+        for index, step in enumerate(result.output.get("plan") or [], start=1):
+            err.print(f"{index}. {step}")
+
+
+def _stage_command(stage: str):
+    @handles_errors
+    def command(
+        session_id: Annotated[str, typer.Argument(help="Stored session id.")],
+        model: ModelOption = None, api_base: ApiBaseOption = None, rules: RulesOption = None,
+        json_output: JsonOption = False, db: DbOption = None,
+    ) -> None:
+        pipeline, document = _stored_pipeline(session_id, db, rules, model, api_base)
+        if stage == "execute":
+            if document.latest_stage("execute") is not None:
+                raise BadInput(f"session {session_id} was already executed", hint=f"use `evcli replay {session_id} --from execute`")
+            result = pipeline.execute(session_id)
+            data = {"session_id": session_id, "status": result.status, "output": result.output}
+        elif stage == "verify":
+            result, verdict = pipeline.verify(session_id)
+            data = {"session_id": session_id, "status": result.status, "effective_verdict": verdict, "output": result.output}
+        else:
+            data = pipeline.compose(session_id)
+            render_result(data, json_output)
+            return
+        if json_output:
+            print_json(data)
+        else:
+            out.print_json(data=data)
+
+    command.__doc__ = {
+        "execute": "Run the Executor on a planned session (tools are called and recorded).",
+        "verify": "Run the Verifier on a gated session; prints the effective verdict.",
+        "compose": "Run the Composer on a verified session and print the answer.",
+    }[stage]
+    return command
+
+
+execute_command = _stage_command("execute")
+verify_command = _stage_command("verify")
+compose_command = _stage_command("compose")
+
+
+@handles_errors
+def replay_command(
+    session_id: Annotated[str, typer.Argument(help="Stored session id.")],
+    from_stage: Annotated[str, typer.Option("--from", help="execute, gate, verify or compose.")],
+    model: ModelOption = None, api_base: ApiBaseOption = None, rules: RulesOption = None,
+    json_output: JsonOption = False, db: DbOption = None,
+) -> None:
+    """A new session that reuses the stored upstream outputs and re-runs the later stages."""
+    pipeline, _ = _stored_pipeline(session_id, db, rules, model, api_base)
+    new_id = pipeline.replay(session_id, from_stage)
+    render_result(pipeline.compose(new_id), json_output)

@@ -1,0 +1,513 @@
+"""The diagnosis state machine (DESIGN §7): plan → execute → gate → verify → compose.
+
+Every stage reads what it needs from the trace store and writes what it
+produced back, so any stage can be run on its own (`evcli execute SESSION`), a
+whole run is just the stages in order (`evcli ask`), and a replay is a new
+session seeded with another session's upstream outputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from evcli.agents.calls import (
+    COMPLETED,
+    INVALID_OUTPUT,
+    NON_RETRYABLE_FAILED,
+    RETRYABLE_FAILED,
+    StageResult,
+    StepCounter,
+)
+from evcli.agents.engine import Engine, ToolCall, Turn
+from evcli.contracts import (
+    ANSWER_VERSION,
+    GateResult,
+    RunRecord,
+    SessionDocument,
+    StageOutput,
+)
+from evcli.errors import BadInput, EvcliError
+from evcli.gatekeeper.engine import gate
+from evcli.gatekeeper.rules import RuleSet
+from evcli.store.db import TraceStore, new_session_id, now_iso
+
+ROLES = ("planner", "executor", "verifier", "composer")
+STAGES = ("plan", "execute", "gate", "verify", "compose")
+Progress = Callable[[str], None]
+
+
+class StageFailed(EvcliError):
+    """A stage failed for good; the session is kept and marked failed."""
+
+
+@dataclass
+class Models:
+    """Which model plays which role: `offline` or any litellm model string."""
+
+    default: str = "offline"
+    per_role: dict[str, str] = field(default_factory=dict)
+    api_base: str | None = None
+
+    def for_role(self, role: str) -> str:
+        return self.per_role.get(role) or self.default
+
+    def as_config(self) -> dict[str, Any]:
+        return {role: self.for_role(role) for role in ROLES} | ({"api_base": self.api_base} if self.api_base else {})
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> Models:
+        models = dict(config.get("models") or {})
+        api_base = models.pop("api_base", None)
+        return cls(default="offline", per_role=models, api_base=api_base)
+
+
+def build_engines(models: Models) -> dict[str, Engine]:
+    engines: dict[str, Engine] = {}
+    cache: dict[str, Engine] = {}
+    for role in ROLES:
+        name = models.for_role(role)
+        if name not in cache:
+            if name == "offline":
+                from evcli.agents.offline import OfflineEngine
+
+                cache[name] = OfflineEngine()
+            else:
+                from evcli.agents.llm import LiteLLMEngine  # imported only when a real model is used
+
+                cache[name] = LiteLLMEngine(name, api_base=models.api_base)
+        engines[role] = cache[name]
+    return engines
+
+
+@dataclass
+class Pipeline:
+    store: TraceStore
+    rules: RuleSet
+    models: Models = field(default_factory=Models)
+    env_spec: dict[str, Any] = field(default_factory=dict)  # --env / backend URLs, as stored in the session config
+    max_steps: int = 8
+    progress: Progress = lambda message: None
+    _engines: dict[str, Engine] | None = None
+    _tools: Any = None
+
+    # --- wiring ------------------------------------------------------------
+
+    def engine(self, role: str) -> Engine:
+        if self._engines is None:
+            self._engines = build_engines(self.models)
+        return self._engines[role]
+
+    def tools(self):
+        if self._tools is None:
+            from evcli.tools.context import build_environment
+
+            spec = self.env_spec
+            self._tools = build_environment(
+                spec.get("env_dir") and _path(spec["env_dir"]),
+                prometheus=spec.get("prometheus"),
+                alertmanager=spec.get("alertmanager"),
+                loki=spec.get("loki"),
+                runbooks=spec.get("runbooks") and _path(spec["runbooks"]),
+            )
+        return self._tools
+
+    # --- sessions ----------------------------------------------------------
+
+    def create_session(self, question: str, *, mode: str = "chat", aiops_alert: dict | None = None) -> RunRecord:
+        from evcli.agents.intent import extract_intent
+
+        environment = self.environment_overview()
+        intent = extract_intent(
+            question,
+            services=environment["services"],
+            aliases=environment.get("aliases", {}),
+            alertnames=sorted({a["alertname"] for a in environment["alerts"] if a.get("alertname")}),
+        )
+        config = {
+            "models": self.models.as_config(),
+            "env": self.env_spec,
+            "task_scope": "narrow" if intent.narrow else "broad",
+            "language": intent.language,
+            "intent": {"services": list(intent.services), "alertnames": list(intent.alertnames),
+                       "terms": list(intent.terms), "window": intent.window},
+            "environment": environment,
+            "max_steps": self.max_steps,
+        }
+        if aiops_alert is not None:
+            config["aiops_alert"] = aiops_alert
+        run = self.store.create_session(question, mode=mode, config=config)
+        self.store.update_run(run.session_id, status="running", prompt_audit=_prompt_audit())
+        self.progress(f"session {run.session_id} · {config['task_scope']} · {intent.language}")
+        return run
+
+    def environment_overview(self) -> dict[str, Any]:
+        """Services, active alerts and declared skills: what the Planner may choose from."""
+        from evcli.backends.base import BackendError, parse_window
+
+        tools = self.tools()
+        backend = tools.backend
+        services = backend.known_services() or []
+        aliases = backend.service_aliases() if hasattr(backend, "service_aliases") else {}
+        alerts: list[dict[str, Any]] = []
+        try:
+            window = parse_window("1h", backend.now())
+            result = backend.query_metrics(service=None, alertname=None, metric=None, window=window)
+            alerts = [{"alertname": a.get("alertname"), "service": a.get("service"), "state": a.get("state")} for a in result.alerts]
+        except BackendError:
+            pass  # the Executor's own calls will record the failure as evidence status "failed"
+        skills: list[dict[str, Any]] = []
+        try:
+            index = tools.open_knowledge()
+            if tools.knowledge_dir is not None:
+                index.index_dir(tools.knowledge_dir)
+            skills = [_as_dict(skill) for skill in index.skills(tools.knowledge_dir)]
+        except EvcliError:
+            pass
+        return {"services": sorted(services), "aliases": dict(aliases), "alerts": alerts, "skills": skills}
+
+    # --- stages --------------------------------------------------------------
+
+    def plan(self, session_id: str) -> StageResult:
+        document = self.store.load(session_id)
+        config = document.run.config
+        payload = {
+            "question": document.run.question,
+            "language": config.get("language", "en"),
+            "task_scope": config.get("task_scope", "broad"),
+            "intent": config.get("intent", {}),
+            "environment": config.get("environment", {}),
+        }
+        if config.get("aiops_alert"):
+            payload["aiops_alert"] = config["aiops_alert"]
+        self.progress("planner …")
+        from evcli.agents.planner import run_planner
+
+        result = run_planner(self.engine("planner"), payload, self._steps(session_id, 1))
+        self._store_stage(session_id, "plan", 1, result)
+        self._fail_unless(session_id, "planner", result, allow_invalid=False)
+        self.progress(f"planner done · skill {result.output.get('selected_skill') or '-'}")
+        return result
+
+    def execute(self, session_id: str, *, round: int = 1, retry_context: dict | None = None) -> StageResult:
+        from evcli.agents.executor import run_executor
+
+        document = self.store.load(session_id)
+        plan = document.latest_stage("plan")
+        if plan is None or plan.output is None:
+            raise BadInput(f"session {session_id} has no plan", hint=f"run `evcli plan` first, or `evcli replay {session_id} --from execute`")
+        config = document.run.config
+        payload = {
+            "question": document.run.question,
+            "language": config.get("language", "en"),
+            "task_scope": config.get("task_scope", "broad"),
+            "intent": config.get("intent", {}),
+            "plan": plan.output,
+            "max_steps": self.max_steps,
+            "retry_context": retry_context,
+        }
+        if config.get("aiops_alert"):
+            payload["aiops_alert"] = config["aiops_alert"]
+        self.progress(f"executor round {round} …")
+        run_call = self._tool_runner(session_id, document, round, narrow=config.get("task_scope") == "narrow")
+        result = run_executor(self.engine("executor"), payload, self._steps(session_id, round), run_call, max_steps=self.max_steps)
+        self._store_stage(session_id, "execute", round, result)
+        self._fail_unless(session_id, "executor", result, allow_invalid=True)
+        if result.status == INVALID_OUTPUT:
+            self.progress(f"executor output invalid ({result.error}); continuing as low confidence")
+        return result
+
+    def gate(self, session_id: str) -> GateResult:
+        document = self.store.load(session_id)
+        execute = document.latest_stage("execute")
+        if execute is None:
+            raise BadInput(f"session {session_id} has no executor output to gate", hint=f"run `evcli execute {session_id}` first")
+        result = gate(execute.output, document.invocations, self.rules)
+        self.store.append_gate_result(session_id, result, round=execute.round)
+        self.progress(f"gate {result.status}/{result.severity}" + (f" · {', '.join(result.failed_rules)}" if result.failed_rules else ""))
+        return result
+
+    def verify(self, session_id: str) -> tuple[StageResult, str]:
+        """(verifier stage result, effective verdict capped by the gate)."""
+        from evcli.agents.projection import verified_claims
+        from evcli.agents.verifier import effective_verdict, run_verifier
+
+        document = self.store.load(session_id)
+        execute = document.latest_stage("execute")
+        gate_result = _latest_gate(document, execute.round if execute else None)
+        if execute is None or gate_result is None:
+            raise BadInput(f"session {session_id} has not been gated", hint=f"run `evcli gate {session_id}` first")
+        round = execute.round
+        if gate_result.severity == "reject":
+            # Claims that cite something false are not worth judging; the answer will be a fallback.
+            result = StageResult(COMPLETED, output={
+                "verdict": "REJECT", "groundedness_score": 0.0, "critical_fact_count": 0, "claim_checks": [],
+                "facts_checked": [], "rationale": "gate reject: " + ", ".join(gate_result.failed_rules)})
+            self._store_stage(session_id, "verify", round, result, extra={"skipped": "gate reject"})
+            self.progress("verifier skipped · gate reject")
+            return result, "REJECT"
+        config = document.run.config
+        payload = {
+            "original_query": document.run.question,
+            "language": config.get("language", "en"),
+            "task_scope": config.get("task_scope", "broad"),
+            "gatekeeper": {"status": gate_result.status, "severity": gate_result.severity, "failed_rules": gate_result.failed_rules},
+            "verified_claims": verified_claims(execute.output, gate_result),
+        }
+        self.progress(f"verifier round {round} …")
+        steps = self._steps(session_id, round)
+        result = run_verifier(self.engine("verifier"), payload, steps)
+        if result.status in (RETRYABLE_FAILED, INVALID_OUTPUT):
+            self.progress(f"verifier {result.status.lower()}: {result.error}; retrying once")
+            result = run_verifier(self.engine("verifier"), payload, steps)
+        verdict = effective_verdict(result.output["verdict"], gate_result.severity) if result.ok else None
+        self._store_stage(session_id, "verify", round, result, extra={"effective_verdict": verdict})
+        if not result.ok:
+            self._fail(session_id, f"verifier failed: {result.error}")
+        self.progress(f"verifier {result.output['verdict']} → effective {verdict}")
+        return result, verdict
+
+    def compose(self, session_id: str) -> dict[str, Any]:
+        """Write the answer; returns the run's final document (what `ask --json` prints)."""
+        from evcli.agents.composer import run_composer
+        from evcli.agents.fallback import composer_fallback_answer, gate_reject_answer
+        from evcli.agents.postguard import check_answer
+        from evcli.agents.projection import rests_on_no_evidence, verified_claims
+        from evcli.agents.verifier import effective_verdict
+
+        document = self.store.load(session_id)
+        execute, verify = document.latest_stage("execute"), document.latest_stage("verify")
+        if verify is None or verify.output is None or execute is None:
+            raise BadInput(f"session {session_id} has not been verified", hint=f"run `evcli verify {session_id}` first")
+        gate_result = _latest_gate(document, execute.round)
+        verdict = effective_verdict(verify.output["verdict"], gate_result.severity)
+        config = document.run.config
+        language = config.get("language", "en")
+        executor_output = execute.output if isinstance(execute.output, dict) else {}
+
+        direct = {c.get("claim_id") for c in verify.output.get("claim_checks") or [] if c.get("verification") == "direct_support"}
+        allowed = [c for c in verified_claims(executor_output, gate_result) if c["claim_id"] in direct]
+        allowed_claims = [
+            {"citation": n, "claim_id": c["claim_id"], "claim_type": c["claim_type"], "claim_text": c["claim_text"],
+             "no_evidence": rests_on_no_evidence(c),
+             "evidence": [{"tool_name": e["tool_name"], "source_invocation_id": e["source_invocation_id"],
+                           "raw_path": e["raw_path"], "text": e["matched_text"]} for e in c["verified_evidence"]]}
+            for n, c in enumerate(allowed, start=1)
+        ]
+        hypotheses = list(executor_output.get("hypotheses") or []) if verdict != "REJECT" else []
+        missing = list(executor_output.get("missing_info") or [])
+        actions = list(executor_output.get("recommended_actions") or []) if verdict != "REJECT" else []
+
+        fallback, violations = None, []
+        if gate_result.severity == "reject":
+            answer, fallback = gate_reject_answer(language, gate_result, document.invocations), "gate_reject"
+            self._store_stage(session_id, "compose", execute.round, StageResult(COMPLETED, output=answer), extra={"fallback": fallback})
+        else:
+            payload = {"original_query": document.run.question, "language": language, "verdict": verdict,
+                       "allowed_claims": allowed_claims, "allowed_hypotheses": hypotheses, "missing_info": missing,
+                       "recommended_actions": actions, "rationale": verify.output.get("rationale", "")}
+            material = [document.run.question, *map(str, hypotheses), *map(str, missing), *map(str, actions)]
+            for claim in allowed_claims:
+                material.append(claim["claim_text"])
+                material += [e["text"] or "" for e in claim["evidence"]]
+            citations = {claim["citation"] for claim in allowed_claims}
+            steps = self._steps(session_id, execute.round)
+            answer = None
+            for attempt in (1, 2):  # at most one retry, with identical input
+                self.progress("composer …" if attempt == 1 else "composer retry …")
+                result = run_composer(self.engine("composer"), payload, steps)
+                if result.ok:
+                    violations = check_answer(result.output, material=material, citations=citations,
+                                              phrases=self.rules.overstatement_phrases)
+                    if not violations:
+                        answer = result.output
+                        self._store_stage(session_id, "compose", execute.round, result, extra={"postguard": []})
+                        break
+                    result = StageResult(INVALID_OUTPUT, output=result.output, raw_text=result.raw_text,
+                                         error="post-guard: " + "; ".join(violations))
+                self._store_stage(session_id, "compose", execute.round, result, extra={"postguard": violations})
+                if result.status == NON_RETRYABLE_FAILED:
+                    break
+            if answer is None:
+                answer, fallback = composer_fallback_answer(language, verdict, allowed_claims, missing, actions), "composer"
+                self._store_stage(session_id, "compose", execute.round, StageResult(COMPLETED, output=answer), extra={"fallback": fallback})
+        self.progress("composer done" + (f" · fallback ({fallback})" if fallback else ""))
+        final = self._final_document(session_id, verdict, gate_result, answer, allowed_claims, missing, fallback)
+        self.store.update_run(session_id, status="completed", verdict=verdict, self_evaluation=final["self_evaluation"])
+        return final["result"]
+
+    # --- the whole chain -------------------------------------------------------
+
+    def ask(self, question: str, *, mode: str = "chat", aiops_alert: dict | None = None) -> dict[str, Any]:
+        run = self.create_session(question, mode=mode, aiops_alert=aiops_alert)
+        self.run_from(run.session_id, "plan")
+        return self.compose(run.session_id)
+
+    def run_from(self, session_id: str, stage: str) -> None:
+        """Run plan/execute/gate/verify with at most one evidence retry; compose is separate."""
+        from evcli.agents.projection import verified_claims
+        from evcli.agents.verifier import critical_gaps
+
+        start = STAGES.index(stage)
+        if start <= STAGES.index("plan"):
+            self.plan(session_id)
+        if start <= STAGES.index("execute"):
+            self.execute(session_id)
+        if start <= STAGES.index("gate"):
+            self.gate(session_id)
+        if start <= STAGES.index("verify"):
+            result, verdict = self.verify(session_id)
+            document = self.store.load(session_id)
+            execute = document.latest_stage("execute")
+            gaps = critical_gaps(result.output) if verdict == "LOW_CONFID" else []
+            if gaps and execute.round == 1:
+                gate_result = _latest_gate(document, 1)
+                direct = {c["claim_id"] for c in result.output.get("claim_checks") or [] if c.get("verification") == "direct_support"}
+                retry_context = {
+                    "verified_claims": [c for c in verified_claims(execute.output, gate_result) if c["claim_id"] in direct],
+                    "gaps": gaps,
+                    "completed_queries": [{"tool_name": i.tool_name, "input_params": i.input_params} for i in document.invocations],
+                }
+                self.progress(f"evidence retry for {len(gaps)} critical gap(s)")
+                self.execute(session_id, round=2, retry_context=retry_context)
+                self.gate(session_id)
+                self.verify(session_id)
+
+    # --- internals ----------------------------------------------------------------
+
+    def _steps(self, session_id: str, round: int) -> StepCounter:
+        existing = [s for s in self.store.load(session_id).steps if s.round == round]
+        counter = StepCounter(lambda step: self.store.record_step(session_id, step), round)
+        counter.index = max((s.step_index for s in existing), default=0)
+        return counter
+
+    def _tool_runner(self, session_id: str, document: SessionDocument, round: int, *, narrow: bool):
+        from evcli.tools.guards import ToolRefused
+        from evcli.tools.runner import SessionView, run_tool
+        from evcli.tools.view import model_view
+
+        invocations = list(document.invocations)
+        tools = self.tools()
+
+        def run_call(call: ToolCall) -> Turn:
+            try:
+                invocation = run_tool(call.name, call.arguments, tools, SessionView(invocations=invocations, narrow=narrow))
+            except (ToolRefused, BadInput) as exc:
+                self.progress(f"  tool {call.name} refused: {exc.message}")
+                return Turn(call=call, view=f"<refused tool=\"{call.name}\">{exc.message}</refused>")
+            stored = self.store.record_invocation(session_id, invocation.model_copy(update={"round": round}))
+            invocations.append(stored)
+            status = stored.retrieval_details.evidence_status if stored.retrieval_details else "?"
+            self.progress(f"  #{stored.invocation_id} {call.name} → {status} ({stored.duration_ms:.0f} ms)")
+            return Turn(call=call, view=model_view(stored), invocation=stored)
+
+        return run_call
+
+    def _store_stage(self, session_id: str, stage: str, round: int, result: StageResult, *, extra: dict | None = None) -> None:
+        parse_status = {"status": result.status}
+        if result.error:
+            parse_status["detail"] = result.error
+        parse_status.update(extra or {})
+        self.store.record_stage_output(
+            session_id,
+            StageOutput(stage=stage, round=round, status=result.status, output=result.output,
+                        parse_status=parse_status, raw_text=result.raw_text, created_at=now_iso()),
+        )
+
+    def _fail_unless(self, session_id: str, role: str, result: StageResult, *, allow_invalid: bool) -> None:
+        if result.ok or (allow_invalid and result.status == INVALID_OUTPUT):
+            return
+        self._fail(session_id, f"{role} {result.status.lower()}: {result.error}")
+
+    def _fail(self, session_id: str, message: str) -> None:
+        self.store.update_run(session_id, status="failed")
+        raise StageFailed(message, hint=f"the partial session {session_id} is kept; see `evcli trace {session_id}`")
+
+    def _final_document(self, session_id, verdict, gate_result, answer, allowed_claims, missing, fallback) -> dict[str, Any]:
+        document = self.store.load(session_id)
+        usage = {"prompt_tokens": sum(s.prompt_tokens for s in document.steps),
+                 "completion_tokens": sum(s.completion_tokens for s in document.steps),
+                 "model_calls": len(document.steps)}
+        result = {
+            "session_id": session_id,
+            "question": document.run.question,
+            "verdict": verdict,
+            "gate": {"status": gate_result.status, "severity": gate_result.severity, "failed_rules": gate_result.failed_rules},
+            "answer": {"answer_summary": answer["answer_summary"], "user_facing_answer": answer["user_facing_answer"],
+                       "recommended_actions": answer.get("recommended_actions", [])},
+            "claims": allowed_claims,
+            "missing_info": missing,
+            "fallback": fallback,
+            "rounds": max((s.round for s in document.stage_outputs if s.stage == "execute"), default=0),
+            "models": document.run.config.get("models", {}),
+            "usage": usage,
+        }
+        verify = document.latest_stage("verify")
+        execute = document.latest_stage("execute")
+        self_evaluation = dict(document.run.self_evaluation)
+        self_evaluation["verifier_evaluation"] = {
+            **(verify.output or {}),
+            "effective_verdict": verdict,
+            "round": execute.round if execute else 0,
+            "traceability_version": "v1",
+            "executor_output_parse_status": execute.parse_status if execute else {},
+            "gatekeeper_result": {"status": gate_result.status, "severity": gate_result.severity,
+                                  "rule_set_version": gate_result.rule_set_version, "failed_rules": gate_result.failed_rules},
+            "composer_output": answer,
+            "fallback": fallback,
+        }
+        return {"result": result, "self_evaluation": self_evaluation}
+
+    # --- replay ---------------------------------------------------------------------
+
+    def replay(self, session_id: str, from_stage: str) -> str:
+        """A new session reusing the stored outputs upstream of `from_stage`; returns its id."""
+        if from_stage not in ("execute", "gate", "verify", "compose"):
+            raise BadInput(f"--from must be one of execute, gate, verify, compose, not {from_stage!r}")
+        source = self.store.load(session_id)
+        keep_stages = {"execute": {"plan"}, "gate": {"plan", "execute"}, "verify": {"plan", "execute"},
+                       "compose": {"plan", "execute", "verify"}}[from_stage]
+        if not any(s.stage == "plan" for s in source.stage_outputs):
+            raise BadInput(f"session {session_id} has no plan to replay from")
+        config = dict(source.run.config, models=self.models.as_config(), replay_of={"session_id": session_id, "from": from_stage})
+        stamp = now_iso()
+        new_id = new_session_id()
+        seeded = SessionDocument(
+            run=source.run.model_copy(update={"session_id": new_id, "status": "running", "verdict": None, "config": config,
+                                               "self_evaluation": {}, "annotations": {}, "created_at": stamp, "updated_at": stamp,
+                                               "prompt_audit": _prompt_audit()}),
+            invocations=source.invocations if from_stage != "execute" else [],
+            stage_outputs=[s for s in source.stage_outputs if s.stage in keep_stages],
+            gate_results=source.gate_results if from_stage in ("verify", "compose") else [],
+        )
+        self.store.import_document(seeded)
+        self.progress(f"replay of {session_id} from {from_stage} as {new_id}")
+        if from_stage != "compose":
+            self.run_from(new_id, from_stage)
+        return new_id
+
+
+def _latest_gate(document: SessionDocument, round: int | None) -> GateResult | None:
+    results = [g for g in document.gate_results if round is None or g.round == round]
+    return results[-1].result if results else None
+
+
+def _prompt_audit() -> dict[str, Any]:
+    from evcli.agents.prompts import load_prompt
+
+    return {"version": "prompts-v1", "prompts": [load_prompt(role).audit() for role in ROLES]}
+
+
+def _as_dict(item: Any) -> dict[str, Any]:
+    return item.model_dump(mode="json") if hasattr(item, "model_dump") else item.as_dict()
+
+
+def _path(value: str):
+    from pathlib import Path
+
+    return Path(value)
+
+
+__all__ = ["Models", "Pipeline", "StageFailed", "build_engines", "ANSWER_VERSION", "datetime", "UTC"]
