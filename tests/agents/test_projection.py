@@ -1,0 +1,56 @@
+from __future__ import annotations
+
+import copy
+
+from evcli.agents.projection import rests_on_no_evidence, verified_claims
+from evcli.gatekeeper.service import gate_document
+from evcli.store.documents import read_document
+from tests.conftest import sample
+
+
+def _project(name, rules, mutate=None):
+    document = read_document(sample(name))
+    output = copy.deepcopy(document.latest_stage("execute").output)
+    if mutate:
+        mutate(output)
+        document.latest_stage("execute").output = output
+    result = gate_document(document, rules).result
+    return verified_claims(output, result), result
+
+
+def test_only_bindings_that_passed_reach_the_verifier(rules):
+    def break_claim_two(output):
+        output["claims"][1]["evidence_bindings"][0]["evidence_excerpt"] = "max=9.8GB"
+        output["hypotheses"] = ["something the verifier must not see"]
+
+    claims, result = _project("broad-order-service", rules, break_claim_two)
+    assert result.severity == "reject"
+    assert [c["claim_id"] for c in claims] == ["claim-1", "claim-3", "claim-4", "claim-5", "claim-6"]
+    assert "something the verifier must not see" not in str(claims)
+    first = claims[0]["verified_evidence"][0]
+    assert set(first) == {"source_invocation_id", "tool_name", "raw_path", "matched_text", "evidence_excerpt"}
+    assert first["matched_text"].startswith("HighMemoryUsage, service=order-service")
+
+
+def test_back_filled_bindings_are_matched_on_the_resolved_id(rules):
+    def drop_id(output):
+        del output["claims"][0]["evidence_bindings"][0]["source_invocation_id"]
+
+    claims, result = _project("narrow-payment-highcpu", rules, drop_id)
+    assert result.severity == "none" and result.checked_bindings[0].backfilled
+    assert claims[0]["verified_evidence"][0]["source_invocation_id"] == 1
+
+
+def test_a_negative_observation_rests_on_no_evidence(rules):
+    claims, _ = _project("negative-inventory-hikaricp", rules)
+    assert rests_on_no_evidence(claims[0])
+    positive, _ = _project("narrow-payment-highcpu", rules)
+    assert not rests_on_no_evidence(positive[0])
+
+
+def test_unparseable_output_projects_to_nothing(rules):
+    claims, _ = _project("narrow-payment-highcpu", rules)
+    result = gate_document(read_document(sample("narrow-payment-highcpu")), rules).result
+    assert verified_claims("not a document", result) == []
+    assert verified_claims({"claims": "nope"}, result) == []
+    assert claims  # the unmutated sample does project
