@@ -53,6 +53,8 @@ def no_evidence_text(tool_name: str, scope: dict[str, Any], message: str) -> str
     keywords = " ".join(scope.get("keywords") or [])
     query = " ".join(part for part in (query, keywords) if part) or "(all)"
     parts = [f"{tool_name} returned no evidence", "evidence_status=no_evidence", f"query={query}"]
+    if scope.get("level"):
+        parts.append(f"level>={scope['level']}")
     if scope.get("window"):
         parts.append(f"window={scope['window']}")
     parts.append("total=0")

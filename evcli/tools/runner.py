@@ -153,6 +153,8 @@ def _scope(params) -> dict[str, Any]:
             scope[key] = getattr(params, key)
     if isinstance(params, QueryLogsParams):
         scope["keywords"] = list(params.keywords)
+        if params.level:
+            scope["level"] = params.level
     if isinstance(params, QueryMetricsParams):
         scope["keywords"] = [value for value in (params.alertname, params.metric) if value]
     if isinstance(params, LookupKnowledgeParams):

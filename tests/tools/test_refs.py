@@ -41,3 +41,9 @@ def test_no_evidence_ref_names_tool_query_scope_and_total():
     assert ref.raw_path == "$.no_evidence"
     assert ref.text == ("query_logs returned no evidence; evidence_status=no_evidence; query=inventory-service HikariCP; "
                         "window=1h; total=0; message=no matching log lines")
+
+
+def test_no_evidence_ref_names_the_level_filter_when_there_is_one():
+    ref = no_evidence_ref("query_logs", {"service": "inventory-service", "keywords": [], "level": "ERROR", "window": "1h"}, "")
+    assert ref.text == ("query_logs returned no evidence; evidence_status=no_evidence; query=inventory-service; "
+                        "level>=ERROR; window=1h; total=0")
