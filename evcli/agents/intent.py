@@ -56,7 +56,8 @@ class Intent:
 # is the one that matches real log text best (连接池 → "pool" finds `HikariPool-1`
 # and `db pool` lines; "HikariCP" itself rarely occurs in log lines).
 _TERM_TABLE: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
-    (("HikariCP",), ("hikaricp",)),
+    # HikariCP logs as `HikariPool-1` / `com.zaxxer.hikari`: "Hikari" finds all of them.
+    (("Hikari",), ("hikaricp",)),
     (("HikariPool",), ("hikaripool",)),
     (("Hikari",), ("hikari",)),
     (

@@ -13,7 +13,8 @@ from typing import Any
 
 from evcli.gatekeeper.excerpt import normalize
 
-_CITATION = re.compile(r"\[(\d+)\]")
+# "[3]" is a citation; "kubelet[2201]" (a PID glued to a word) is quoted evidence text.
+_CITATION = re.compile(r"(?<!\w)\[(\d+)\]")
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,:]\d+)*")
 # identifiers: tokens with an inner - _ . : / between alphanumerics, or letters and digits mixed
 _IDENTIFIER = re.compile(r"[A-Za-z0-9]+(?:[-_.:/][A-Za-z0-9]+)+|[A-Za-z]+\d[A-Za-z0-9]*")
@@ -37,7 +38,8 @@ def check_answer(
     violations = [f"overstatement: {phrase!r}" for phrase in phrases if normalize(phrase) in normalized_text]
 
     cited = {int(number) for number in _CITATION.findall(text)}
-    violations += [f"citation [{number}] is not an allowed claim" for number in sorted(cited - citations)]
+    quoted = {number for number in cited if f"[{number}]" in corpus}  # the evidence itself holds "[n]"
+    violations += [f"citation [{number}] is not an allowed claim" for number in sorted(cited - citations - quoted)]
 
     without_citations = _CITATION.sub(" ", text)
     for identifier in sorted(set(_IDENTIFIER.findall(without_citations))):

@@ -40,3 +40,12 @@ def test_numbers_and_entities_must_come_from_the_material():
 def test_citations_must_name_allowed_claims():
     assert _check(_answer("payment-service is firing [1][3].")) == ["citation [3] is not an allowed claim"]
     assert _check(_answer("payment-service is firing [1].")) == []
+
+
+def test_bracketed_numbers_quoted_from_evidence_are_not_citations():
+    material = MATERIAL + ["Jul 08 23:01:02 node-worker-01 kubelet[2201]: eviction manager: attempting to reclaim ephemeral-storage"]
+    text = "node-worker-01 kubelet[2201] is reclaiming ephemeral-storage [1]."
+    assert check_answer(_answer(text), material=material, citations={1}, phrases=PHRASES) == []
+    assert check_answer(_answer("see [7]"), material=material, citations={1}, phrases=PHRASES) == [
+        "citation [7] is not an allowed claim"
+    ]

@@ -1,0 +1,186 @@
+"""A scripted OpenAI-compatible chat server on 127.0.0.1 that stands in for a model.
+
+A script is a list of reply specs (answered in order) or a function from the
+request body to a reply spec. A spec is a dict:
+
+    {"content": "..."}                                  an assistant message
+    {"tool_calls": [{"name": ..., "arguments": {...}}]}  tool calls (arguments may be a raw string)
+    {"status": 500, "error": "..."}                      an HTTP error in OpenAI's error format
+    {"sleep": 3.0, ...}                                  wait first (past the client's timeout)
+    {"raw": "not json", "status": 200}                   a body that is not a chat completion
+    {"usage": {"prompt_tokens": 7, "completion_tokens": 3}}   overrides the computed usage
+
+The helpers `answer`, `calls` and `error` build them. Every request body is
+recorded in `requests`, and the time spent answering each (excluding scripted
+sleeps) in `handling_seconds`, so a test can subtract it from wall time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import threading
+import time
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+Spec = dict[str, Any]
+Script = list[Spec] | Callable[[dict[str, Any]], Spec]
+
+ROLES = ("planner", "executor", "verifier", "composer")
+
+
+def answer(content: str | dict[str, Any], **extra: Any) -> Spec:
+    """An assistant message; a dict is sent as its JSON text."""
+    text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+    return {"content": text, **extra}
+
+
+def calls(*tool_calls: tuple[str, dict[str, Any] | str], **extra: Any) -> Spec:
+    return {"tool_calls": [{"name": name, "arguments": arguments} for name, arguments in tool_calls], **extra}
+
+
+def error(status: int, message: str = "scripted failure", **extra: Any) -> Spec:
+    return {"status": status, "error": message, **extra}
+
+
+def role_of(body: dict[str, Any]) -> str | None:
+    """Which evcli role a request is for, from the first line of its system prompt ("You are the Planner …")."""
+    for message in body.get("messages") or []:
+        if message.get("role") == "system":
+            first_line = (message.get("content") or "").splitlines()[0].lower() if message.get("content") else ""
+            return next((role for role in ROLES if f"you are the {role}" in first_line), None)
+    return None
+
+
+def tool_messages(body: dict[str, Any]) -> list[str]:
+    return [m.get("content") or "" for m in body.get("messages") or [] if m.get("role") == "tool"]
+
+
+class ScriptedServer:
+    def __init__(self, script: Script, *, model: str = "scripted") -> None:
+        self.script = script
+        self.model = model
+        self.requests: list[dict[str, Any]] = []
+        self.paths: list[str] = []
+        self.handling_seconds: list[float] = []
+        self._lock = threading.Lock()
+        self._position = itertools.count()
+        self._ids = itertools.count(1)
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # keep-alive, as real servers do
+            # Headers and body leave in one segment: no Nagle / delayed-ACK stall to skew timings.
+            wbufsize = 1 << 16
+            disable_nagle_algorithm = True
+
+            def do_POST(self) -> None:
+                started = time.perf_counter()
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length)
+                if self.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
+                    self._send(404, json.dumps({"error": {"message": f"no route {self.path}", "type": "not_found"}}))
+                    return
+                try:
+                    body = json.loads(raw)
+                except ValueError:
+                    not_json = {"error": {"message": "request body is not JSON", "type": "invalid_request_error"}}
+                    self._send(400, json.dumps(not_json))
+                    return
+                with server._lock:
+                    server.requests.append(body)
+                    server.paths.append(self.path)
+                spec = server._next_spec(body)
+                slept = 0.0
+                if spec.get("sleep"):
+                    time.sleep(spec["sleep"])
+                    slept = spec["sleep"]
+                status, text = server._render(spec, body)
+                with contextlib.suppress(OSError):  # the client gave up (timeout): nobody to answer
+                    self._send(status, text)
+                with server._lock:
+                    server.handling_seconds.append(time.perf_counter() - started - slept)
+
+            def _send(self, status: int, text: str) -> None:
+                data = text.encode("utf-8")
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+                self.wfile.flush()
+
+            def log_message(self, format: str, *args: Any) -> None:  # quiet test output
+                pass
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), name="scripted-model-server", daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def start(self) -> ScriptedServer:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        self._thread.join(timeout=5)
+
+    def __enter__(self) -> ScriptedServer:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    def requests_for(self, role: str) -> list[dict[str, Any]]:
+        return [body for body in self.requests if role_of(body) == role]
+
+    # --- answering -------------------------------------------------------------------
+
+    def _next_spec(self, body: dict[str, Any]) -> Spec:
+        if callable(self.script):
+            return self.script(body)
+        position = next(self._position)
+        if position >= len(self.script):
+            return error(500, f"script exhausted after {len(self.script)} replies")
+        return self.script[position]
+
+    def _render(self, spec: Spec, body: dict[str, Any]) -> tuple[int, str]:
+        if "raw" in spec:
+            return spec.get("status", 200), spec["raw"]
+        status = spec.get("status", 200)
+        if status >= 400:
+            kind = {400: "invalid_request_error", 401: "authentication_error", 404: "not_found_error",
+                    429: "rate_limit_error"}.get(status, "server_error")
+            return status, json.dumps({"error": {"message": spec.get("error", "error"), "type": kind, "code": None}})
+        message: dict[str, Any] = {"role": "assistant", "content": spec.get("content")}
+        if spec.get("tool_calls"):
+            message["tool_calls"] = [
+                {"id": call.get("id") or f"call_{next(self._ids)}", "type": "function",
+                 "function": {"name": call["name"],
+                              "arguments": call["arguments"] if isinstance(call["arguments"], str)
+                              else json.dumps(call["arguments"], ensure_ascii=False)}}
+                for call in spec["tool_calls"]
+            ]
+        prompt_tokens = sum(len(str(m.get("content") or "")) for m in body.get("messages") or []) // 4
+        completion_tokens = len(json.dumps(message, ensure_ascii=False)) // 4
+        usage = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, **spec.get("usage", {})}
+        usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+        response = {
+            "id": f"chatcmpl-scripted-{len(self.requests)}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model") or self.model,
+            "choices": [{"index": 0, "message": message,
+                         "finish_reason": "tool_calls" if spec.get("tool_calls") else "stop"}],
+            "usage": usage,
+        }
+        return status, json.dumps(response, ensure_ascii=False)

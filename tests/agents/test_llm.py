@@ -1,0 +1,332 @@
+"""evcli/agents/llm.py over real HTTP, against the scripted OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+
+import pytest
+
+from evcli.agents.engine import EngineError, Prompt, RoleRequest, ToolCall, Turn
+from evcli.agents.executor import tool_schemas
+from evcli.agents.jsonparse import parse_json_object
+from evcli.agents.llm import LiteLLMEngine
+from evcli.agents.prompts import load_prompt
+from evcli.errors import BadInput
+from evcli.tools.params import validate_params
+from tests.agents.scripted_server import ScriptedServer, answer, calls, error
+
+KEY = "sk-scripted-test-key-123456"
+PLAN = {"selected_skill": None, "selection_reason": "r", "plan": ["query_metrics payment-service"], "reasoning": "r"}
+
+
+@pytest.fixture(autouse=True)
+def api_key(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+
+
+@pytest.fixture
+def serve():
+    """serve(script) -> a started ScriptedServer, stopped after the test."""
+    servers: list[ScriptedServer] = []
+
+    def start(script) -> ScriptedServer:
+        servers.append(ScriptedServer(script).start())
+        return servers[-1]
+
+    yield start
+    for server in servers:
+        server.stop()
+
+
+def engine_for(server: ScriptedServer, **options) -> LiteLLMEngine:
+    return LiteLLMEngine("openai/scripted", api_base=server.url + "/v1", **options)
+
+
+def planner_request(payload: dict | None = None) -> RoleRequest:
+    return RoleRequest(role="planner", prompt=load_prompt("planner"), payload=payload or {"question": "q"},
+                       response_schema={"type": "object"})
+
+
+def executor_request(transcript: list[Turn] | None = None) -> RoleRequest:
+    return RoleRequest(role="executor", prompt=load_prompt("executor"), payload={"question": "q"},
+                       tools=list(tool_schemas()), transcript=transcript or [], response_schema={"type": "object"})
+
+
+def closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+# --- answers -------------------------------------------------------------------------
+
+
+def test_plain_json_answer_and_what_the_model_was_shown(serve):
+    server = serve([answer(PLAN)])
+    payload = {"question": "支付服务 CPU 为什么高?", "language": "zh"}
+
+    reply = engine_for(server).complete(planner_request(payload))
+
+    assert json.loads(reply.text) == PLAN
+    assert reply.tool_calls == []
+    assert reply.model == "scripted"
+    body = server.requests[0]
+    assert server.paths == ["/v1/chat/completions"]
+    assert body["model"] == "scripted"
+    system, user = body["messages"]
+    assert system == {"role": "system", "content": load_prompt("planner").text}
+    intro, document = user["content"].split("\n", 1)
+    assert "input document" in intro
+    assert json.loads(document) == payload
+    assert "支付服务" in document  # ensure_ascii=False: the model reads the question as written
+    assert body["response_format"] == {"type": "json_object"}
+    assert "tools" not in body
+
+
+def test_fenced_chatty_json_passes_through_as_text(serve):
+    chatty = "Sure! Here is the plan:\n```json\n" + json.dumps(PLAN) + "\n```\nHope this helps."
+    server = serve([answer(chatty)])
+
+    reply = engine_for(server).complete(planner_request())
+
+    assert reply.text == chatty  # extracting the document is the role's job, not the adapter's
+    assert parse_json_object(reply.text) == PLAN
+
+
+def test_tool_calls_are_parsed_and_undecodable_arguments_reach_the_tool_layer(serve):
+    server = serve([calls(("query_metrics", {"service": "payment-service", "alertname": "HighCPUUsage"}),
+                          ("query_logs", '{"service": "payment-service", "query": '))])
+
+    reply = engine_for(server).complete(executor_request())
+
+    good, broken = reply.tool_calls
+    assert good.name == "query_metrics"
+    assert good.arguments == {"service": "payment-service", "alertname": "HighCPUUsage"}
+    assert good.id.startswith("call_")
+    assert broken.arguments == {"__invalid_json__": '{"service": "payment-service", "query": '}
+    with pytest.raises(BadInput, match="^query_logs: "):  # rejected as a bad call, not a crash
+        validate_params(broken.name, broken.arguments)
+    with pytest.raises(BadInput, match="__invalid_json__"):
+        validate_params("query_metrics", broken.arguments)
+    assert reply.text == ""
+
+
+def test_usage_is_recorded(serve):
+    server = serve([answer(PLAN, usage={"prompt_tokens": 1234, "completion_tokens": 56})])
+
+    reply = engine_for(server).complete(planner_request())
+
+    assert (reply.usage.prompt_tokens, reply.usage.completion_tokens) == (1234, 56)
+
+
+def test_request_carries_tools_and_the_transcript_as_tool_messages(serve):
+    from evcli.tools.context import build_environment
+    from evcli.tools.runner import run_tool
+    from evcli.tools.view import model_view
+
+    invocation = run_tool("query_metrics", {"service": "payment-service", "alertname": "HighCPUUsage"},
+                          build_environment(None)).model_copy(update={"invocation_id": 1})
+    refused = ToolCall(id="call_b", name="query_logs", arguments={"service": "nope!"})
+    transcript = [
+        Turn(call=ToolCall(id="call_a", name="query_metrics", arguments=invocation.input_params),
+             view=model_view(invocation), invocation=invocation),
+        Turn(call=refused, view='<refused tool="query_logs">query_logs: service: bad name</refused>'),
+    ]
+    server = serve([answer("{}")])
+
+    engine_for(server).complete(executor_request(transcript))
+
+    body = server.requests[0]
+    assert body["tools"] == list(tool_schemas())
+    assert body["tool_choice"] == "auto"
+    assert "response_format" not in body  # JSON mode only on a call that offers no tools
+    messages = body["messages"][2:]
+    assert [m["role"] for m in messages] == ["assistant", "tool", "assistant", "tool"]
+    (first_call,) = messages[0]["tool_calls"]
+    assert first_call["id"] == "call_a"
+    assert first_call["function"]["name"] == "query_metrics"
+    assert json.loads(first_call["function"]["arguments"]) == invocation.input_params
+    assert messages[1]["tool_call_id"] == "call_a"
+    assert messages[1]["content"] == model_view(invocation)
+    assert messages[1]["content"].startswith('<evidence invocation="1" tool="query_metrics" status="supported">')
+    assert "$.alerts[0]: HighCPUUsage" in messages[1]["content"]
+    assert messages[3] == {"role": "tool", "tool_call_id": "call_b", "content": transcript[1].view}
+
+
+def test_last_executor_step_without_tools_asks_for_json(serve):
+    server = serve([answer("{}")])
+    request = RoleRequest(role="executor", prompt=load_prompt("executor"), payload={"final_step": True},
+                          transcript=[Turn(call=ToolCall(id="", name="query_metrics", arguments={}), view="<evidence/>")],
+                          response_schema={"type": "object"})
+
+    engine_for(server).complete(request)
+
+    body = server.requests[0]
+    assert "tools" not in body
+    assert body["response_format"] == {"type": "json_object"}
+    assert body["messages"][2]["tool_calls"][0]["id"] == body["messages"][3]["tool_call_id"] == "call_1"
+
+
+def test_a_provider_rejecting_response_format_is_asked_once_more_without_it(serve):
+    server = serve([error(400, "response_format is not supported by this model"), answer(PLAN)])
+
+    reply = engine_for(server).complete(planner_request())
+
+    assert json.loads(reply.text) == PLAN
+    assert [("response_format" in body) for body in server.requests] == [True, False]
+
+
+def test_a_bad_request_without_response_format_is_not_retried(serve):
+    server = serve([error(400, "messages: invalid role")])
+    request = RoleRequest(role="planner", prompt=load_prompt("planner"), payload={})  # no schema, no JSON mode
+
+    with pytest.raises(EngineError) as caught:
+        engine_for(server).complete(request)
+
+    assert caught.value.retryable is False
+    assert "rejected the request: messages: invalid role" in caught.value.message
+    assert len(server.requests) == 1
+
+
+# --- failures ------------------------------------------------------------------------
+
+
+def test_server_error_is_retryable_and_not_retried_by_litellm(serve):
+    server = serve([error(500, "upstream exploded")])
+
+    with pytest.raises(EngineError) as caught:
+        engine_for(server).complete(planner_request())
+
+    assert caught.value.retryable is True
+    assert "HTTP 500" in caught.value.message and "upstream exploded" in caught.value.message
+    assert len(server.requests) == 1  # num_retries=0: the pipeline owns the retry policy
+
+
+def test_rate_limit_is_retryable(serve):
+    server = serve([error(429, "slow down")])
+
+    with pytest.raises(EngineError) as caught:
+        engine_for(server).complete(planner_request())
+
+    assert caught.value.retryable is True
+    assert "rate limited" in caught.value.message
+
+
+def test_sleeping_past_the_timeout_is_retryable(serve):
+    server = serve([{"sleep": 1.5, **answer(PLAN)}])
+
+    with pytest.raises(EngineError) as caught:
+        engine_for(server, timeout=0.5).complete(planner_request())
+
+    assert caught.value.retryable is True
+    assert caught.value.message == f"model openai/scripted at {server.url}/v1 did not answer within 0.5s"
+
+
+def test_unauthorized_names_the_key_variable_and_never_the_key(serve):
+    server = serve([error(401, f"Incorrect API key provided: {KEY}")])
+
+    with pytest.raises(EngineError) as caught:
+        engine_for(server).complete(planner_request())
+
+    assert caught.value.retryable is False
+    assert caught.value.message == "OPENAI_API_KEY is not set or invalid for model openai/scripted"
+    assert KEY not in str(caught.value)
+
+
+def test_missing_key_fails_before_any_network_call(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY")
+
+    with pytest.raises(EngineError) as caught:
+        LiteLLMEngine("openai/gpt-4o-mini", timeout=2).complete(planner_request())
+
+    assert caught.value.retryable is False
+    assert caught.value.message == "OPENAI_API_KEY is not set or invalid for model openai/gpt-4o-mini"
+
+
+def test_a_named_key_variable_is_used_and_reported(serve, monkeypatch):
+    server = serve([answer(PLAN), error(401, "no")])
+    monkeypatch.setenv("MY_GATEWAY_KEY", "gw-secret-value")
+    engine = engine_for(server, api_key_env="MY_GATEWAY_KEY")
+
+    engine.complete(planner_request())
+    with pytest.raises(EngineError) as caught:
+        engine.complete(planner_request())
+
+    assert caught.value.message == "MY_GATEWAY_KEY is not set or invalid for model openai/scripted"
+    monkeypatch.delenv("MY_GATEWAY_KEY")
+    with pytest.raises(EngineError, match="^MY_GATEWAY_KEY is not set"):
+        engine.complete(planner_request())
+    assert len(server.requests) == 2
+
+
+def test_an_openai_compatible_server_needs_no_key(serve, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY")
+    server = serve([answer(PLAN)])
+
+    assert json.loads(engine_for(server).complete(planner_request()).text) == PLAN
+
+
+def test_unreachable_server_names_the_url():
+    url = f"http://127.0.0.1:{closed_port()}/v1"
+
+    with pytest.raises(EngineError) as caught:
+        LiteLLMEngine("openai/scripted", api_base=url, timeout=5).complete(planner_request())
+
+    assert caught.value.message.startswith(f"cannot reach model server at {url}")
+    assert "\n" not in caught.value.message
+    assert caught.value.retryable is True
+
+
+def test_unknown_model_is_not_retryable(serve):
+    server = serve([error(404, "The model `scripted` does not exist")])
+
+    with pytest.raises(EngineError) as caught:
+        engine_for(server).complete(planner_request())
+
+    assert caught.value.retryable is False
+    assert "was not found" in caught.value.message
+
+
+def test_a_reply_that_is_not_a_chat_completion_is_a_one_line_error(serve):
+    server = serve([{"raw": "<html>502 from a proxy</html>"}])
+
+    with pytest.raises(EngineError) as caught:
+        engine_for(server).complete(planner_request())
+
+    assert "\n" not in caught.value.message
+    assert caught.value.message.startswith(f"model openai/scripted at {server.url}/v1 failed")
+
+
+# --- wiring ---------------------------------------------------------------------------
+
+
+def test_engine_name_is_the_model_string():
+    assert LiteLLMEngine("anthropic/claude-x").name == "anthropic/claude-x"
+
+
+def test_build_engines_shares_one_engine_for_one_model(serve):
+    from evcli.pipeline import Models, build_engines
+
+    engines = build_engines(Models(default="openai/scripted", api_base="http://127.0.0.1:1/v1"))
+
+    assert {id(engine) for engine in engines.values()} == {id(engines["planner"])}
+    assert isinstance(engines["verifier"], LiteLLMEngine)
+    assert engines["verifier"].api_base == "http://127.0.0.1:1/v1"
+
+
+def test_importing_the_adapter_does_not_import_litellm():
+    code = "import sys, evcli.agents.llm, evcli.pipeline; assert 'litellm' not in sys.modules, 'litellm imported'"
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_prompt_text_is_the_system_message_verbatim(serve):
+    server = serve([answer("{}")])
+    prompt = Prompt(name="planner", version="t", resource="prompts/planner.md", text="You are the Planner.\nline 2")
+
+    engine_for(server).complete(RoleRequest(role="planner", prompt=prompt, payload={}))
+
+    assert server.requests[0]["messages"][0]["content"] == prompt.text
+    assert "response_format" not in server.requests[0]  # no schema asked for
