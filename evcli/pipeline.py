@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 from evcli.agents.calls import (
@@ -23,7 +22,6 @@ from evcli.agents.calls import (
 )
 from evcli.agents.engine import Engine, ToolCall, Turn
 from evcli.contracts import (
-    ANSWER_VERSION,
     GateResult,
     RunRecord,
     SessionDocument,
@@ -172,16 +170,7 @@ class Pipeline:
 
     def plan(self, session_id: str) -> StageResult:
         document = self.store.load(session_id)
-        config = document.run.config
-        payload = {
-            "question": document.run.question,
-            "language": config.get("language", "en"),
-            "task_scope": config.get("task_scope", "broad"),
-            "intent": config.get("intent", {}),
-            "environment": config.get("environment", {}),
-        }
-        if config.get("aiops_alert"):
-            payload["aiops_alert"] = config["aiops_alert"]
+        payload = {**_question_payload(document), "environment": document.run.config.get("environment", {})}
         self.progress("planner …")
         from evcli.agents.planner import run_planner
 
@@ -199,17 +188,7 @@ class Pipeline:
         if plan is None or plan.output is None:
             raise BadInput(f"session {session_id} has no plan", hint=f"run `evcli plan` first, or `evcli replay {session_id} --from execute`")
         config = document.run.config
-        payload = {
-            "question": document.run.question,
-            "language": config.get("language", "en"),
-            "task_scope": config.get("task_scope", "broad"),
-            "intent": config.get("intent", {}),
-            "plan": plan.output,
-            "max_steps": self.max_steps,
-            "retry_context": retry_context,
-        }
-        if config.get("aiops_alert"):
-            payload["aiops_alert"] = config["aiops_alert"]
+        payload = {**_question_payload(document), "plan": plan.output, "max_steps": self.max_steps, "retry_context": retry_context}
         self.progress(f"executor round {round} …")
         run_call = self._tool_runner(session_id, document, round, narrow=config.get("task_scope") == "narrow")
         result = run_executor(self.engine("executor"), payload, self._steps(session_id, round), run_call, max_steps=self.max_steps)
@@ -489,6 +468,20 @@ class Pipeline:
         return new_id
 
 
+def _question_payload(document: SessionDocument) -> dict[str, Any]:
+    """What the Planner and the Executor both get: the question and what was read from it."""
+    config = document.run.config
+    payload = {
+        "question": document.run.question,
+        "language": config.get("language", "en"),
+        "task_scope": config.get("task_scope", "broad"),
+        "intent": config.get("intent", {}),
+    }
+    if config.get("aiops_alert"):
+        payload["aiops_alert"] = config["aiops_alert"]
+    return payload
+
+
 def _latest_gate(document: SessionDocument, round: int | None) -> GateResult | None:
     results = [g for g in document.gate_results if round is None or g.round == round]
     return results[-1].result if results else None
@@ -509,5 +502,3 @@ def _path(value: str):
 
     return Path(value)
 
-
-__all__ = ["Models", "Pipeline", "StageFailed", "build_engines", "ANSWER_VERSION", "datetime", "UTC"]

@@ -84,5 +84,21 @@ def call_engine(engine: Engine, request: RoleRequest, steps: StepCounter) -> tup
     return reply, None
 
 
+def run_json_stage(engine: Engine, request: RoleRequest, steps: StepCounter, contract) -> StageResult:
+    """One call whose answer must be a JSON document of `contract` (a pydantic model)."""
+    from pydantic import ValidationError
+
+    from evcli.agents.jsonparse import InvalidOutput, parse_json_object
+
+    reply, failure = call_engine(engine, request, steps)
+    if failure:
+        return failure
+    try:
+        document = contract.model_validate(parse_json_object(reply.text))
+    except (InvalidOutput, ValidationError) as exc:
+        return StageResult(INVALID_OUTPUT, raw_text=reply.text, error=str(exc).splitlines()[0])
+    return StageResult(COMPLETED, output=document.model_dump(), raw_text=reply.text)
+
+
 def _ms(started: float) -> float:
     return round((time.perf_counter() - started) * 1000, 1)

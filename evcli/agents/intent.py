@@ -139,7 +139,7 @@ _EN_NUMBERS = {
     "sixty": 60,
     "ninety": 90,
 }
-_EN_UNITS = {
+TIME_UNITS = {  # English time-unit words → the window suffix they mean
     "s": "s",
     "sec": "s",
     "secs": "s",
@@ -357,7 +357,7 @@ def _label(count: float, unit: str) -> str | None:
 def extract_window(question: str) -> str | None:
     """The relative time window a question names ("last 30 minutes", "过去1小时"), or None."""
     for match in _EN_WINDOW.finditer(question):
-        unit = _EN_UNITS[match["unit"].lower()]
+        unit = TIME_UNITS[match["unit"].lower()]
         raw = (match["count"] or "").lower()
         if raw and not raw.isdigit() and raw not in _EN_NUMBERS:
             continue  # "the last deployment hour" is no window

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evcli.agents.engine import EngineError, EngineReply, RoleRequest, ToolCall, Turn, Usage
-from evcli.agents.intent import Intent, humps
+from evcli.agents.intent import TIME_UNITS, Intent, humps
 from evcli.canonical import canonical_json
 from evcli.contracts import ANSWER_VERSION, NO_EVIDENCE_PATH, EvidenceRef, ToolInvocation
 from evcli.errors import BadInput
@@ -997,29 +997,12 @@ def _as_v2_claim(claim: dict[str, Any]) -> dict[str, Any]:
 # --- verifier ------------------------------------------------------------------------------
 
 _UNIT_WORDS = {
+    **TIME_UNITS,
     "%": "%",
     "percent": "%",
     "ms": "ms",
     "millisecond": "ms",
     "milliseconds": "ms",
-    "s": "s",
-    "sec": "s",
-    "secs": "s",
-    "second": "s",
-    "seconds": "s",
-    "m": "m",
-    "min": "m",
-    "mins": "m",
-    "minute": "m",
-    "minutes": "m",
-    "h": "h",
-    "hr": "h",
-    "hrs": "h",
-    "hour": "h",
-    "hours": "h",
-    "d": "d",
-    "day": "d",
-    "days": "d",
     "g": "gb",
     "gb": "gb",
     "gib": "gb",

@@ -8,11 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import ValidationError
-
-from evcli.agents.calls import COMPLETED, INVALID_OUTPUT, StageResult, StepCounter, call_engine
+from evcli.agents.calls import StageResult, StepCounter, run_json_stage
 from evcli.agents.engine import Engine, RoleRequest
-from evcli.agents.jsonparse import InvalidOutput, parse_json_object
 from evcli.agents.prompts import load_prompt
 from evcli.contracts import VerifierOutput
 
@@ -24,14 +21,7 @@ def run_verifier(engine: Engine, payload: dict[str, Any], steps: StepCounter) ->
     request = RoleRequest(
         role="verifier", prompt=load_prompt("verifier"), payload=payload, response_schema=VerifierOutput.model_json_schema()
     )
-    reply, failure = call_engine(engine, request, steps)
-    if failure:
-        return failure
-    try:
-        output = VerifierOutput.model_validate(parse_json_object(reply.text))
-    except (InvalidOutput, ValidationError) as exc:
-        return StageResult(INVALID_OUTPUT, raw_text=reply.text, error=str(exc).splitlines()[0])
-    return StageResult(COMPLETED, output=output.model_dump(), raw_text=reply.text)
+    return run_json_stage(engine, request, steps, VerifierOutput)
 
 
 def effective_verdict(model_verdict: str, gate_severity: str) -> str:

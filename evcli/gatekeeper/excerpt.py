@@ -79,7 +79,8 @@ _TOKEN = re.compile(r"[a-z0-9][a-z0-9._:/%+-]*")  # run on normalized (casefolde
 _RAW_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/%+-]*")
 _TOKEN_TRAILING_PUNCTUATION = "._:/+-"
 _STRUCTURED_TOKEN = re.compile(r"[0-9]|[a-z0-9][-_.:/][a-z0-9]")
-_TOKEN_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789._:/%+-'")
+_ALNUM = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
+_TOKEN_CHARS = _ALNUM | frozenset("._:/%+-'")
 
 _NEGATION_WORDS = frozenset("not no never none nothing nobody neither nor without cannot unable".split())
 _ENGLISH_WORD = re.compile(r"[a-z]+(?:'[a-z]+)*")
@@ -243,34 +244,79 @@ def _ratio(blocks: list[Match], part_length: int) -> float:
 
 
 def _align(region: str, part: str) -> list[Match]:
-    """Matching blocks of part in region, without stray matches at the edges.
+    """Matching blocks of part in region, without doubtful blocks at the edges.
 
-    Slack around the anchor lets a lone character far off the aligned text
-    match; dropping edge blocks while that raises the ratio keeps the window tight.
+    With slack around the anchor, one or two characters at an edge of part
+    often match stray text beside the real spot ("a" of "payment" for a typo'd
+    "acailable"); dropping such blocks leaves that text to the edge check,
+    which compares it with the ref text right next to the aligned text.
     """
     blocks = [block for block in SequenceMatcher(None, region, part, autojunk=False).get_matching_blocks() if block.size]
-    while len(blocks) > 1:
-        current = _ratio(blocks, len(part))
-        if _ratio(blocks[1:], len(part)) > current:
-            blocks = blocks[1:]
-        elif _ratio(blocks[:-1], len(part)) > current:
-            blocks = blocks[:-1]
-        else:
-            break
+    while len(blocks) > 1 and blocks[0].size <= 2:
+        blocks.pop(0)
+    while len(blocks) > 1 and blocks[-1].size <= 2:
+        blocks.pop()
     return blocks
 
 
-def _guard_problem(
-    text: str, start: int, end: int, part: str, blocks: list[Match], mixed_case: frozenset[str], floor: int
-) -> str:
-    """Why the window text[start:end], aligned to part by blocks, states other facts than part, or ""."""
-    window = text[start:end]
+def _token_problem(part: str, window: str, mixed_case: frozenset[str]) -> str:
     available = iter(_tokens(window))
     for token in _critical_tokens(part, mixed_case):
         # Ordered containment: a swapped pair of numbers is a different fact.
         if token not in available:
             kind = "number" if any(c.isdigit() for c in token) else "identifier"
             return f"{kind} {token} not in evidence"
+    return ""
+
+
+def _word_around(text: str, start: int, end: int) -> str:
+    """text[start:end] completed to the ASCII words it cuts into, for a readable reason."""
+    fragment = text[start:end]
+    start += len(fragment) - len(fragment.lstrip())
+    end -= len(fragment) - len(fragment.rstrip())
+    if start < end:
+        while start > 0 and text[start] in _ALNUM and text[start - 1] in _ALNUM:
+            start -= 1
+        while end < len(text) and text[end - 1] in _ALNUM and text[end] in _ALNUM:
+            end += 1
+    return text[start:end]
+
+
+def _edit_problem(part: str, region: str, blocks: list[Match], edges: tuple[tuple[str, str], ...]) -> str:
+    """Every edit must be typo-sized: one character at most.
+
+    The ratio alone would let a long excerpt swap a whole plain word ("state=firing"
+    -> "state=resolved"), and plain words are not critical tokens.
+    """
+    for quoted, evidence in edges:
+        # An edge is compared with as much ref text next to the aligned text; a typo there
+        # can leave its neighbour unaligned too ("acailable" aligns from "ailable" on).
+        matched = sum(block.size for block in SequenceMatcher(None, quoted, evidence, autojunk=False).get_matching_blocks())
+        if matched < len(quoted) - 1:
+            return f"text '{quoted.strip()}' not in evidence"
+    # (part start, part end, region start, region end) of the run after blocks[i].
+    runs = [(a.b + a.size, b.b, a.a + a.size, b.a) for a, b in zip(blocks, blocks[1:])]
+    for index, (part_start, part_end, region_start, region_end) in enumerate(runs):
+        if part_end - part_start <= 1 and region_end - region_start <= 1:
+            continue
+        # Alignment noise splits one changed word into runs around a shared letter
+        # ("firing" -> "resolved" share an "r"); report those runs as one change.
+        first, final = index, index
+        while first > 0 and blocks[first].size <= 2:
+            first -= 1
+        while final + 1 < len(runs) and blocks[final + 1].size <= 2:
+            final += 1
+        quoted = _word_around(part, runs[first][0], runs[final][1])
+        evidence = _word_around(region, runs[first][2], runs[final][3])
+        if not evidence:
+            return f"text '{quoted}' not in evidence"
+        if not quoted:
+            return f"text '{evidence}' left out"
+        return f"'{evidence}' changed to '{quoted}'"
+    return ""
+
+
+def _negation_problem(part: str, window: str, blocks: list[Match]) -> str:
     part_negations = _negations(part)
     part_counts = Counter(match.group() for match in part_negations)
     window_counts = Counter(match.group() for match in _negations(window))
@@ -278,39 +324,57 @@ def _guard_problem(
         differing = next(iter((part_counts - window_counts) + (window_counts - part_counts)))
         return f"negation '{differing}' differs"
     for negation in part_negations:
-        # Aligned verbatim with its neighbours, so "no, payment-service" cannot pass as "no payment-service".
-        need_from, need_to = max(negation.start() - 1, 0), min(negation.end() + 1, len(part))
+        # Aligned verbatim with its neighbours, so "no, payment-service" cannot pass as
+        # "no payment-service"; a Chinese negation is often the first of two characters
+        # (没有, 不是), so its right neighbour's neighbour counts too.
+        after = 2 if negation.group() in _CJK_NEGATIONS else 1
+        need_from, need_to = max(negation.start() - 1, 0), min(negation.end() + after, len(part))
         if not any(block.b <= need_from and need_to <= block.b + block.size for block in blocks):
             return f"negation '{negation.group()}' not quoted verbatim"
-    dropped = _edge_negation(text, start, end, floor)
-    return f"negation '{dropped}' precedes the excerpt" if dropped else ""
+    return ""
 
 
 def _candidates(text: str, part: str, floor: int, mixed_case: frozenset[str]) -> list[_Candidate]:
     haystack = text[floor:]
+    # Room for insertions after the anchor, but little before it: SequenceMatcher
+    # settles ties on the earliest match, so text before the anchor attracts stray
+    # matches ("req" of an earlier "request" for a typo'd "reqaest").
     slack = max(2, len(part) // 10)
     candidates = []
     for anchor in _anchors(haystack, part):
-        low = max(0, anchor - slack)
-        blocks = _align(haystack[low : anchor + len(part) + slack], part)
+        low = max(0, anchor - 2)
+        region = haystack[low : anchor + len(part) + slack]
+        blocks = _align(region, part)
         if not blocks:
             continue
         tight_start = floor + low + blocks[0].a
         tight_end = floor + low + blocks[-1].a + blocks[-1].size
+        lead, trail = blocks[0].b, len(part) - blocks[-1].b - blocks[-1].size
+        # Cover as much ref text as part has unaligned at its edges: "status is ok" must not
+        # align to "status is" of "status is not ok" and leave the "not" outside the window.
+        start = max(floor, tight_start - lead)
+        end = min(len(text), tight_end + trail)
+        edges = ((part[:lead], text[start:tight_start]), (part[len(part) - trail :], text[tight_end:end]))
         # Widen to whole tokens so a number or identifier is never judged by a fragment.
-        start, end = tight_start, tight_end
         while start > floor and text[start - 1] in _TOKEN_CHARS and text[start] in _TOKEN_CHARS:
             start -= 1
         while end < len(text) and text[end] in _TOKEN_CHARS and text[end - 1] in _TOKEN_CHARS:
             end += 1
-        problem = _guard_problem(text, start, end, part, blocks, mixed_case, floor)
+        window = text[start:end]
+        dropped = _edge_negation(text, start, end, floor)
+        problem = (
+            _token_problem(part, window, mixed_case)
+            or _negation_problem(part, window, blocks)
+            or _edit_problem(part, region, blocks, edges)
+            or (f"negation '{dropped}' precedes the excerpt" if dropped else "")
+        )
         candidates.append(_Candidate(start, end, tight_end, _ratio(blocks, len(part)), problem))
     return sorted(candidates, key=lambda candidate: candidate.ratio, reverse=True)
 
 
 def _rejection_reason(best: _Candidate, min_similarity: float) -> str:
     # A missing number or identifier names the false fact, so it beats the ratio.
-    if best.problem and not best.problem.startswith("negation"):
+    if best.problem.startswith(("number", "identifier")):
         return best.problem
     if best.ratio < min_similarity:
         return f"best similarity {best.ratio:.2f} < {min_similarity:.2f}"
@@ -337,9 +401,11 @@ def match_excerpt(excerpt: str, ref_text: str, *, min_similarity: float = 0.92) 
         if mixed_case is None:
             mixed_case = _mixed_case_words(excerpt)
         candidates = _candidates(text, part, floor, mixed_case)
-        accepted = next((c for c in candidates if c.ratio >= min_similarity and not c.problem), None)
-        if accepted is None:
-            best_ratio = candidates[0].ratio if candidates else 0.0
+        best_ratio = candidates[0].ratio if candidates else 0.0
+        # The best-aligned window decides (any of equals); a worse one must not rescue a part
+        # that misstates the text it copies best.
+        accepted = next((c for c in candidates if c.ratio == best_ratio and not c.problem), None)
+        if accepted is None or best_ratio < min_similarity:
             if floor and _find_exact(text, part, 0) != -1:
                 reason = "excerpt parts out of order or overlapping"
             elif candidates:

@@ -123,11 +123,11 @@ class TraceStore:
         self.close()
 
     @contextlib.contextmanager
-    def _write(self) -> Iterator[Database]:
+    def _write(self) -> Iterator[None]:
         conn = self.conn
         conn.execute("BEGIN IMMEDIATE")
         try:
-            yield self.db
+            yield
         except BaseException:
             conn.execute("ROLLBACK")
             raise
