@@ -441,16 +441,28 @@ class Pipeline:
 
     # --- replay ---------------------------------------------------------------------
 
-    def replay(self, session_id: str, from_stage: str) -> str:
-        """A new session reusing the stored outputs upstream of `from_stage`; returns its id."""
-        if from_stage not in ("execute", "gate", "verify", "compose"):
-            raise BadInput(f"--from must be one of execute, gate, verify, compose, not {from_stage!r}")
-        source = self.store.load(session_id)
-        keep_stages = {"execute": {"plan"}, "gate": {"plan", "execute"}, "verify": {"plan", "execute"},
-                       "compose": {"plan", "execute", "verify"}}[from_stage]
-        if not any(s.stage == "plan" for s in source.stage_outputs):
-            raise BadInput(f"session {session_id} has no plan to replay from")
-        config = dict(source.run.config, models=self.models.as_config(), replay_of={"session_id": session_id, "from": from_stage})
+    def replay(self, source: SessionDocument, from_stage: str) -> str:
+        """A new session reusing the stored outputs upstream of `from_stage`; returns its id.
+
+        `source` is a stored session or an exported one; it is never changed.
+        """
+        if from_stage not in REPLAY_RERUNS:
+            raise BadInput(f"--from must be one of {', '.join(REPLAY_RERUNS)}, not {from_stage!r}")
+        session_id = source.run.session_id
+        needed = {"execute": ("plan",), "gate": ("plan", "execute"), "verify": ("plan", "execute", "gate"),
+                  "compose": ("plan", "execute", "gate", "verify")}[from_stage]
+        for stage in needed:
+            present = bool(source.gate_results) if stage == "gate" else (
+                (output := source.latest_stage(stage)) is not None and output.output is not None)
+            if not present:
+                raise BadInput(f"session {session_id} has no {stage} output to replay from", hint=f"replay from an earlier stage")
+        kept = set(needed) - {"gate"}
+        reruns = REPLAY_RERUNS[from_stage]
+        original = Models.from_config(source.run.config)
+        models = {role: (self.models if role in reruns else original).for_role(role) for role in ROLES}
+        if self.models.api_base and reruns:
+            models["api_base"] = self.models.api_base
+        config = dict(source.run.config, models=models, replay_of={"session_id": session_id, "from": from_stage})
         stamp = now_iso()
         new_id = new_session_id()
         seeded = SessionDocument(
@@ -458,7 +470,7 @@ class Pipeline:
                                                "self_evaluation": {}, "annotations": {}, "created_at": stamp, "updated_at": stamp,
                                                "prompt_audit": _prompt_audit()}),
             invocations=source.invocations if from_stage != "execute" else [],
-            stage_outputs=[s for s in source.stage_outputs if s.stage in keep_stages],
+            stage_outputs=[s for s in source.stage_outputs if s.stage in kept],
             gate_results=source.gate_results if from_stage in ("verify", "compose") else [],
         )
         self.store.import_document(seeded)
@@ -466,6 +478,15 @@ class Pipeline:
         if from_stage != "compose":
             self.run_from(new_id, from_stage)
         return new_id
+
+
+# Which roles a replay runs again, by the stage it starts from.
+REPLAY_RERUNS = {
+    "execute": ("executor", "verifier", "composer"),
+    "gate": ("verifier", "composer"),
+    "verify": ("verifier", "composer"),
+    "compose": ("composer",),
+}
 
 
 def _question_payload(document: SessionDocument) -> dict[str, Any]:

@@ -183,12 +183,19 @@ compose_command = _stage_command("compose")
 
 @handles_errors
 def replay_command(
-    session_id: Annotated[str, typer.Argument(help="Stored session id.")],
+    source: Annotated[str, typer.Argument(help="A stored session id or an exported session JSON file.")],
     from_stage: Annotated[str, typer.Option("--from", help="execute, gate, verify or compose.")],
     model: ModelOption = None, api_base: ApiBaseOption = None, rules: RulesOption = None,
     json_output: JsonOption = False, db: DbOption = None,
 ) -> None:
     """A new session that reuses the stored upstream outputs and re-runs the later stages."""
-    pipeline, _ = _stored_pipeline(session_id, db, rules, model, api_base)
-    new_id = pipeline.replay(session_id, from_stage)
+    from evcli.cli._common import load_source
+
+    document, store = load_source(source, db)
+    if store is not None:
+        store.close()
+    config = document.run.config
+    models = _models(None, model, None, None, None, None, api_base, stored=config)
+    pipeline = _pipeline(db, rules, models, config.get("env") or {}, config.get("max_steps", 8))
+    new_id = pipeline.replay(document, from_stage)
     render_result(pipeline.compose(new_id), json_output)
