@@ -416,3 +416,68 @@ def test_a_rejected_key_fails_the_run_naming_the_variable(model, server, store):
     assert session.run.status == "failed"
     assert KEY not in json.dumps(session.model_dump(mode="json"))
     assert len(server.requests) == 1
+
+
+# --- the evidence retry --------------------------------------------------------------------------
+
+
+def test_low_confid_with_a_critical_gap_gets_one_evidence_retry(server, store, model):
+    redis_text = "Redis timeouts slow payment-service down"
+
+    def executor(body):
+        payload = payload_of(body)
+        retry = payload.get("retry_context")
+        blocks = evidence_blocks(body)
+        if retry is None:
+            if not blocks:
+                return calls(("query_metrics", {"service": "payment-service", "alertname": "HighCPUUsage"}))
+            alert_block = blocks[0]
+            weak = claim("claim-2", "symptom", redis_text, alert_block, "$.alerts[0]", "payment-service")
+            return answer(evidence_document(honest_cpu_claim(body), weak))
+        if not blocks:
+            return calls(("query_logs", {"service": "payment-service", "query": "Redis timed out", "window": "1h"}))
+        (kept,) = retry["verified_claims"]
+        evidence = kept["verified_evidence"][0]
+        cpu = {"claim_id": kept["claim_id"], "claim_type": kept["claim_type"], "claim_text": kept["claim_text"],
+               "support_level": "direct", "evidence_bindings": [{
+                   "source_type": "tool_trace", "source_id": "", "tool_name": evidence["tool_name"],
+                   "source_invocation_id": evidence["source_invocation_id"], "raw_path": evidence["raw_path"],
+                   "evidence_excerpt": evidence["evidence_excerpt"]}]}
+        logs = blocks[0]
+        line = logs["refs"]["$.logs[0]"]
+        redis = claim("claim-2", "symptom", redis_text, logs, "$.logs[0]", line[line.index("Redis"):])
+        return answer(evidence_document(cpu, redis))
+
+    def verifier(body):
+        claims = payload_of(body)["verified_claims"]
+        first_round = not any(e["tool_name"] == "query_logs" for c in claims for e in c["verified_evidence"])
+        checks = [{"claim_id": c["claim_id"], "is_critical": True,
+                   "verification": "indirect_support" if first_round and c["claim_id"] == "claim-2" else "direct_support"}
+                  for c in claims]
+        verdict = "LOW_CONFID" if first_round else "PASS"
+        return answer({"verdict": verdict, "groundedness_score": 0.5 if first_round else 1.0,
+                       "critical_fact_count": len(claims), "claim_checks": checks, "facts_checked": [], "rationale": "scripted"})
+
+    model.overrides.update(executor=executor, verifier=verifier)
+    result = pipeline_for(server, store).ask(CPU_QUESTION)
+
+    assert result["verdict"] == "PASS"
+    assert result["rounds"] == 2
+    assert [c["claim_id"] for c in result["claims"]] == ["claim-1", "claim-2"]
+    assert result["claims"][1]["evidence"][0]["tool_name"] == "query_logs"
+    assert result["claims"][1]["evidence"][0]["source_invocation_id"] == 2
+
+    retry_requests = [b for b in server.requests_for("executor") if payload_of(b).get("retry_context")]
+    retry = payload_of(retry_requests[0])["retry_context"]
+    assert [gap["claim_id"] for gap in retry["gaps"]] == ["claim-2"]
+    assert [c["claim_id"] for c in retry["verified_claims"]] == ["claim-1"]
+    assert retry["completed_queries"] == [{"tool_name": "query_metrics", "input_params": {
+        "service": "payment-service", "alertname": "HighCPUUsage", "window": "30m"}}]
+    assert len(server.requests_for("verifier")) == 2  # one per round, no third
+
+    session = store.load(result["session_id"])
+    assert [(s.stage, s.round) for s in session.stage_outputs if s.stage in ("execute", "verify")] == [
+        ("execute", 1), ("verify", 1), ("execute", 2), ("verify", 2)]
+    assert [g.round for g in session.gate_results] == [1, 2]
+    assert [(i.invocation_id, i.round, i.tool_name) for i in session.invocations] == [
+        (1, 1, "query_metrics"), (2, 2, "query_logs")]
