@@ -313,7 +313,8 @@ class Pipeline:
                 answer, fallback = composer_fallback_answer(language, verdict, allowed_claims, missing, actions), "composer"
                 self._store_stage(session_id, "compose", execute.round, StageResult(COMPLETED, output=answer), extra={"fallback": fallback})
         self.progress("composer done" + (f" · fallback ({fallback})" if fallback else ""))
-        final = self._final_document(session_id, verdict, gate_result, answer, allowed_claims, missing, fallback)
+        final = self._final_document(session_id, verdict, gate_result, answer, allowed_claims, missing, fallback,
+                                     hypotheses if fallback != "gate_reject" else [])
         self.store.update_run(session_id, status="completed", verdict=verdict, self_evaluation=final["self_evaluation"])
         return final["result"]
 
@@ -404,7 +405,7 @@ class Pipeline:
         self.store.update_run(session_id, status="failed")
         raise StageFailed(message, hint=f"the partial session {session_id} is kept; see `evcli trace {session_id}`")
 
-    def _final_document(self, session_id, verdict, gate_result, answer, allowed_claims, missing, fallback) -> dict[str, Any]:
+    def _final_document(self, session_id, verdict, gate_result, answer, allowed_claims, missing, fallback, hypotheses) -> dict[str, Any]:
         document = self.store.load(session_id)
         usage = {"prompt_tokens": sum(s.prompt_tokens for s in document.steps),
                  "completion_tokens": sum(s.completion_tokens for s in document.steps),
@@ -417,6 +418,7 @@ class Pipeline:
             "answer": {"answer_summary": answer["answer_summary"], "user_facing_answer": answer["user_facing_answer"],
                        "recommended_actions": answer.get("recommended_actions", [])},
             "claims": allowed_claims,
+            "hypotheses": hypotheses,  # possibilities the answer may mention as unconfirmed, never facts
             "missing_info": missing,
             "fallback": fallback,
             "rounds": max((s.round for s in document.stage_outputs if s.stage == "execute"), default=0),

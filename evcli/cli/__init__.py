@@ -12,7 +12,7 @@ import typer
 
 from evcli import __version__
 from evcli.cli import eval as eval_commands
-from evcli.cli import ask, env, gate, kb, schema, sessions, tool, trace
+from evcli.cli import aiops, ask, env, gate, kb, schema, sessions, tool, trace
 from evcli.cli._common import set_debug
 
 app = typer.Typer(
@@ -46,6 +46,7 @@ app.command("gate")(gate.gate_command)
 app.command("verify")(ask.verify_command)
 app.command("compose")(ask.compose_command)
 app.command("replay")(ask.replay_command)
+app.command("aiops")(aiops.aiops_command)
 app.command("trace")(trace.trace_command)
 app.command("sessions")(sessions.sessions_command)
 app.command("export")(sessions.export_command)

@@ -102,7 +102,7 @@ def test_ask_json_is_one_document_and_the_store_holds_the_whole_run(db_path):
     assert run.exit_code == 0, run
     assert run.stderr == ""
     result = run.json()  # one JSON document, nothing else on stdout
-    assert set(result) == {"session_id", "question", "verdict", "gate", "answer", "claims", "missing_info", "fallback",
+    assert set(result) == {"session_id", "question", "verdict", "gate", "answer", "claims", "hypotheses", "missing_info", "fallback",
                            "rounds", "models", "usage"}
     assert result["question"] == CPU_QUESTION
     session_id = result["session_id"]

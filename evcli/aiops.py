@@ -1,0 +1,141 @@
+"""Alert-driven diagnosis: each firing alert of a payload goes through the same evidence chain.
+
+Accepted payloads, detected by shape: an Alertmanager webhook (version 4), an
+Alertmanager `GET /api/v2/alerts` list, or a Prometheus `GET /api/v1/alerts`
+response. Every report is the cited answer of `ask` for that alert, plus the
+alert itself and the AIOps rule evaluation of the seed (a report exists, it
+stays on the input alert, evidence tools including lookup_knowledge were
+called, no other active alert became the main subject), which is stored in
+`self_evaluation.aiops_rule_evaluation`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from evcli.errors import BadInput
+
+EXPECTED_SHAPES = (
+    'an Alertmanager webhook payload ({"version": "4", "alerts": [...]}), '
+    "an Alertmanager /api/v2/alerts list ([{labels, annotations, startsAt, status}]) "
+    'or a Prometheus /api/v1/alerts response ({"status": "success", "data": {"alerts": [...]}})'
+)
+
+
+@dataclass(frozen=True)
+class AlertInput:
+    alertname: str
+    service: str | None
+    state: str  # firing | pending | resolved
+    labels: dict[str, str] = field(default_factory=dict)
+    annotations: dict[str, str] = field(default_factory=dict)
+    starts_at: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _service(labels: dict[str, str]) -> str | None:
+    return labels.get("service") or labels.get("job") or labels.get("app") or labels.get("instance")
+
+
+def _alert(labels: Any, annotations: Any, state: str, starts_at: Any, where: str) -> AlertInput:
+    if not isinstance(labels, dict) or not labels.get("alertname"):
+        raise BadInput(f"{where}: an alert without labels.alertname; expected {EXPECTED_SHAPES}")
+    labels = {str(k): str(v) for k, v in labels.items()}
+    annotations = {str(k): str(v) for k, v in (annotations or {}).items()} if isinstance(annotations, dict) else {}
+    return AlertInput(labels["alertname"], _service(labels), state, labels, annotations, starts_at)
+
+
+def parse_alert_payload(data: Any, source: str = "payload") -> list[AlertInput]:
+    """The alerts of any accepted payload shape; anything else is a BadInput naming the shapes."""
+    if isinstance(data, dict) and isinstance(data.get("alerts"), list) and "version" in data:
+        return [
+            _alert(a.get("labels"), a.get("annotations"), "firing" if a.get("status") == "firing" else "resolved",
+                   a.get("startsAt"), f"{source} alert #{n}")
+            for n, a in enumerate(data["alerts"], start=1) if isinstance(a, dict)
+        ]
+    if isinstance(data, dict) and isinstance(data.get("data"), dict) and isinstance(data["data"].get("alerts"), list):
+        return [
+            _alert(a.get("labels"), a.get("annotations"), str(a.get("state") or "firing"), a.get("activeAt"),
+                   f"{source} alert #{n}")
+            for n, a in enumerate(data["data"]["alerts"], start=1) if isinstance(a, dict)
+        ]
+    if isinstance(data, list) and all(isinstance(a, dict) and "labels" in a for a in data):
+        states = {"active": "firing", "suppressed": "firing", "unprocessed": "pending"}
+        return [
+            _alert(a.get("labels"), a.get("annotations"),
+                   states.get(str((a.get("status") or {}).get("state", "active")), "resolved"), a.get("startsAt"),
+                   f"{source} alert #{n}")
+            for n, a in enumerate(data, start=1)
+        ]
+    raise BadInput(f"{source} is not an alert payload; expected {EXPECTED_SHAPES}")
+
+
+def alert_question(alert: AlertInput) -> str:
+    summary = alert.annotations.get("summary") or alert.annotations.get("description") or ""
+    on = f" on {alert.service}" if alert.service else ""
+    return f"Diagnose the alert {alert.alertname}{on}" + (f": {summary}" if summary else "")
+
+
+def diagnose_payload(pipeline, payload: Any, *, source: str = "payload") -> list[dict[str, Any]]:
+    """One cited report per firing alert of the payload (every alert if none is firing)."""
+    alerts = parse_alert_payload(payload, source)
+    if not alerts:
+        raise BadInput(f"{source} holds no alerts")
+    chosen = [alert for alert in alerts if alert.state == "firing"] or alerts
+    return [diagnose_alert(pipeline, alert) for alert in chosen]
+
+
+def diagnose_alert(pipeline, alert: AlertInput) -> dict[str, Any]:
+    result = pipeline.ask(alert_question(alert), mode="aiops", aiops_alert=alert.as_dict())
+    document = pipeline.store.load(result["session_id"])
+    active = [a for a in document.run.config.get("environment", {}).get("alerts", []) if a.get("state") == "firing"]
+    evaluation = rule_evaluation(alert, result, document, active)
+    pipeline.store.update_run(
+        result["session_id"], self_evaluation={**document.run.self_evaluation, "aiops_rule_evaluation": evaluation}
+    )
+    return {**result, "alert": alert.as_dict(), "aiops_rule_evaluation": evaluation}
+
+
+def rule_evaluation(alert: AlertInput, result: dict[str, Any], document, active_alerts: list[dict]) -> dict[str, Any]:
+    """The seed's AIOps checks, computed from what was recorded."""
+    answer = result["answer"]
+    text = f"{answer['answer_summary']}\n{answer['user_facing_answer']}".lower()
+    tools = {invocation.tool_name for invocation in document.invocations}
+    subject = (answer["answer_summary"] + " " + (result["claims"][0]["claim_text"] if result["claims"] else "")).lower()
+    others = sorted({a["alertname"] for a in active_alerts
+                     if a.get("alertname") and a["alertname"] != alert.alertname and a.get("service") != alert.service})
+    promoted = [name for name in others if name.lower() in subject]
+    checks = {
+        "report_exists": bool(answer["user_facing_answer"].strip()),
+        "stays_on_input_alert": alert.alertname.lower() in text or bool(alert.service and alert.service.lower() in text),
+        "evidence_tools_called": bool(tools & {"query_metrics", "query_logs"}),
+        "knowledge_consulted": "lookup_knowledge" in tools,
+        "no_other_alert_promoted": not promoted,
+    }
+    return {**checks, "passed": all(checks.values()), "tools_called": sorted(tools), "other_active_alerts": others,
+            "promoted_alerts": promoted}
+
+
+def pull_alerts(alertmanager_url: str, filters: list[str]) -> list[dict[str, Any]]:
+    """The active alerts of an Alertmanager (`/api/v2/alerts`), filtered by label=value."""
+    from evcli.backends.base import BackendError
+    from evcli.backends.http import get_json
+
+    matchers = []
+    for item in filters:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise BadInput(f"--filter must look like label=value, got {item!r}")
+        matchers.append(f'{name.strip()}="{value.strip()}"')
+    try:
+        data = get_json(alertmanager_url.rstrip("/") + "/api/v2/alerts", {"active": "true", "filter": matchers})
+    except BackendError as exc:
+        from evcli.errors import EvcliError
+
+        raise EvcliError(str(exc)) from exc
+    if not isinstance(data, list):
+        raise BadInput(f"{alertmanager_url} did not answer an alert list")
+    return data

@@ -1,0 +1,98 @@
+"""`evcli aiops PAYLOAD.json | --alertmanager URL`: one cited report per firing alert."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from evcli.cli._common import DbOption, JsonOption, handles_errors, out, print_json
+from evcli.cli.ask import (
+    ApiBaseOption,
+    ConfigOption,
+    EnvOption,
+    FailOnOption,
+    LokiOption,
+    MaxStepsOption,
+    ModelOption,
+    PrometheusOption,
+    RulesOption,
+    _env_spec,
+    _exit_code,
+    _models,
+    _pipeline,
+)
+from evcli.errors import BadInput
+
+
+@handles_errors
+def aiops_command(
+    payload: Annotated[Path | None, typer.Argument(dir_okay=False, help="Alertmanager webhook / v2 alert list / Prometheus alerts JSON.")] = None,
+    alertmanager: Annotated[str | None, typer.Option("--alertmanager", help="Pull the firing alerts from this Alertmanager (and use it as evidence).")] = None,
+    filters: Annotated[list[str] | None, typer.Option("--filter", help="label=value; repeatable; with --alertmanager.")] = None,
+    env: EnvOption = None, prometheus: PrometheusOption = None, loki: LokiOption = None,
+    model: ModelOption = None, api_base: ApiBaseOption = None, config: ConfigOption = None, rules: RulesOption = None,
+    max_steps: MaxStepsOption = 8, fail_on: FailOnOption = None, json_output: JsonOption = False, db: DbOption = None,
+) -> None:
+    """Diagnose alerts: each firing alert goes through the whole evidence chain and gets a cited report."""
+    from evcli.aiops import diagnose_payload, pull_alerts
+
+    _exit_code("PASS", fail_on)
+    if payload is None and alertmanager is None:
+        raise BadInput("give an alert payload file or --alertmanager URL")
+    if payload is not None:
+        try:
+            data = json.loads(payload.read_text(encoding="utf-8"))
+        except FileNotFoundError as exc:
+            raise BadInput(f"no such file: {payload}") from exc
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise BadInput(f"{payload} is not valid JSON: {exc}") from exc
+        source = str(payload)
+    else:
+        data, source = pull_alerts(alertmanager, filters or []), alertmanager
+    models = _models(config, model, None, None, None, None, api_base)
+    spec = _env_spec(env, prometheus, alertmanager, loki)
+    reports = diagnose_payload(_pipeline(db, rules, models, spec, max_steps), data, source=source)
+    if json_output:
+        print_json({"reports": reports})
+    else:
+        for report in reports:
+            _render(report)
+    worst = max((r["verdict"] for r in reports), key=("PASS", "LOW_CONFID", "REJECT").index)
+    raise typer.Exit(_exit_code(worst, fail_on))
+
+
+def _render(report: dict) -> None:
+    from rich.markup import escape
+
+    alert = report["alert"]
+    out.rule(f"{alert['alertname']} · {alert.get('service') or '-'}")
+    labels = ", ".join(f"{k}={v}" for k, v in sorted(alert["labels"].items()) if k != "alertname")
+    out.print(f"[bold]Alert[/] {escape(alert['alertname'])} ({escape(labels)}) · {alert['state']}"
+              + (f" since {alert['starts_at']}" if alert.get("starts_at") else ""))
+    if alert["annotations"].get("summary"):
+        out.print(f"  {escape(alert['annotations']['summary'])}")
+    out.print("\n[bold]Findings[/]")
+    for claim in report["claims"]:
+        out.print(f"  [{claim['citation']}] {escape(claim['claim_text'])}")
+        for evidence in claim["evidence"]:
+            out.print(f"      {evidence['tool_name']} #{evidence['source_invocation_id']} {escape(evidence['raw_path'])}: "
+                      f"{escape(evidence['text'] or '')}", style="dim")
+    if not report["claims"]:
+        out.print("  (no finding passed verification)")
+    sections = (("Likely causes (hypotheses, unconfirmed)", report.get("hypotheses") or []),
+                ("Next actions", [a["action_text"] for a in report["answer"].get("recommended_actions") or []]),
+                ("Missing evidence", report.get("missing_info") or []))
+    for title, items in sections:
+        if items:
+            out.print(f"\n[bold]{title}[/]")
+            for item in items:
+                out.print(f"  - {escape(str(item))}")
+    evaluation = report["aiops_rule_evaluation"]
+    marks = " · ".join(f"{'✓' if evaluation[key] else '✗'} {key}" for key in (
+        "report_exists", "stays_on_input_alert", "evidence_tools_called", "knowledge_consulted", "no_other_alert_promoted"))
+    gate_info = report["gate"]
+    out.print(f"\nverdict {report['verdict']} · gate {gate_info['status']}/{gate_info['severity']} · session {report['session_id']}")
+    out.print(f"AIOps rules: {marks}")
