@@ -2,10 +2,10 @@
 
 A model cites evidence by quoting part of a recorded tool output. The quote is
 supported when, after cosmetic normalisation, it occurs in the ref text
-("exact"), or when it is a near-verbatim copy whose numbers, identifiers and
-negations are all intact ("near"). Similarity alone cannot tell "92%" from
-"29%" or "is available" from "is not available", so those are guarded
-explicitly; the guards are what make the check hard to fool.
+("exact"), or when it is a near-verbatim copy - typo-sized edits only - whose
+numbers, identifiers and negations are all intact ("near"). Similarity alone
+cannot tell "92%" from "29%" or "is available" from "is not available", so
+those are guarded explicitly; the guards are what make the check hard to fool.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from collections import Counter
 from dataclasses import dataclass
 from difflib import Match, SequenceMatcher
 from functools import lru_cache
+from itertools import pairwise
 
 __all__ = ["ExcerptMatch", "match_excerpt", "normalize"]
 
@@ -82,7 +83,9 @@ _STRUCTURED_TOKEN = re.compile(r"[0-9]|[a-z0-9][-_.:/][a-z0-9]")
 _ALNUM = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
 _TOKEN_CHARS = _ALNUM | frozenset("._:/%+-'")
 
-_NEGATION_WORDS = frozenset("not no never none nothing nobody neither nor without cannot unable".split())
+_NEGATION_WORDS = frozenset(
+    ["not", "no", "never", "none", "nothing", "nobody", "neither", "nor", "without", "cannot", "unable"]
+)  # and every "n't" contraction
 _ENGLISH_WORD = re.compile(r"[a-z]+(?:'[a-z]+)*")
 _WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz'")
 _CJK_NEGATIONS = "不没无未非否勿别"
@@ -187,11 +190,11 @@ _MAX_CANDIDATES = 4
 
 @dataclass(frozen=True)
 class _Candidate:
-    start: int  # word-extended window in the normalized ref text
-    end: int
-    tight_end: int  # end of the aligned text itself; the next part starts here
+    """One place in the ref text that a part may have been copied from."""
+
     ratio: float
     problem: str  # "" when every guard holds
+    aligned_end: int  # end of the aligned ref text; the next part must start after it
 
 
 def _split_parts(normalized_excerpt: str) -> list[str]:
@@ -243,18 +246,23 @@ def _ratio(blocks: list[Match], part_length: int) -> float:
     return 2 * matched / (span + part_length)
 
 
-def _align(region: str, part: str) -> list[Match]:
-    """Matching blocks of part in region, without doubtful blocks at the edges.
+def _typo_sized(left: Match, right: Match) -> bool:
+    """Whether the unaligned run between two blocks is at most one character on either side."""
+    return right.a - left.a - left.size <= 1 and right.b - left.b - left.size <= 1
 
-    With slack around the anchor, one or two characters at an edge of part
-    often match stray text beside the real spot ("a" of "payment" for a typo'd
-    "acailable"); dropping such blocks leaves that text to the edge check,
-    which compares it with the ref text right next to the aligned text.
+
+def _align(region: str, part: str) -> list[Match]:
+    """Matching blocks of part in region, without stray blocks at the edges.
+
+    SequenceMatcher may match a character or two at an edge of part to text
+    away from the real spot ("a" of "payment" for a typo'd "acailable"). Such a
+    block is dropped; the edge check then compares that text with the ref text
+    right next to the aligned text.
     """
     blocks = [block for block in SequenceMatcher(None, region, part, autojunk=False).get_matching_blocks() if block.size]
-    while len(blocks) > 1 and blocks[0].size <= 2:
+    while len(blocks) > 1 and blocks[0].size <= 2 and not _typo_sized(blocks[0], blocks[1]):
         blocks.pop(0)
-    while len(blocks) > 1 and blocks[-1].size <= 2:
+    while len(blocks) > 1 and blocks[-1].size <= 2 and not _typo_sized(blocks[-2], blocks[-1]):
         blocks.pop()
     return blocks
 
@@ -289,15 +297,15 @@ def _edit_problem(part: str, region: str, blocks: list[Match], edges: tuple[tupl
     -> "state=resolved"), and plain words are not critical tokens.
     """
     for quoted, evidence in edges:
-        # An edge is compared with as much ref text next to the aligned text; a typo there
-        # can leave its neighbour unaligned too ("acailable" aligns from "ailable" on).
+        # Unaligned text at an edge is compared with as much ref text beside the aligned
+        # text: a typo there leaves its neighbour unaligned too ("acailable" aligns from "ailable").
         matched = sum(block.size for block in SequenceMatcher(None, quoted, evidence, autojunk=False).get_matching_blocks())
         if matched < len(quoted) - 1:
             return f"text '{quoted.strip()}' not in evidence"
     # (part start, part end, region start, region end) of the run after blocks[i].
-    runs = [(a.b + a.size, b.b, a.a + a.size, b.a) for a, b in zip(blocks, blocks[1:])]
-    for index, (part_start, part_end, region_start, region_end) in enumerate(runs):
-        if part_end - part_start <= 1 and region_end - region_start <= 1:
+    runs = [(a.b + a.size, b.b, a.a + a.size, b.a) for a, b in pairwise(blocks)]
+    for index in range(len(runs)):
+        if _typo_sized(blocks[index], blocks[index + 1]):
             continue
         # Alignment noise splits one changed word into runs around a shared letter
         # ("firing" -> "resolved" share an "r"); report those runs as one change.
@@ -325,10 +333,12 @@ def _negation_problem(part: str, window: str, blocks: list[Match]) -> str:
         return f"negation '{differing}' differs"
     for negation in part_negations:
         # Aligned verbatim with its neighbours, so "no, payment-service" cannot pass as
-        # "no payment-service"; a Chinese negation is often the first of two characters
-        # (没有, 不是), so its right neighbour's neighbour counts too.
-        after = 2 if negation.group() in _CJK_NEGATIONS else 1
-        need_from, need_to = max(negation.start() - 1, 0), min(negation.end() + after, len(part))
+        # "no payment-service"; for a two-character negation (没有, 不是) the neighbours
+        # of both characters count, so "没有,order-service" is not "没有 order-service".
+        end = negation.end()
+        if negation.group() in _CJK_NEGATIONS and end < len(part) and not part[end].isascii():
+            end += 1
+        need_from, need_to = max(negation.start() - 1, 0), min(end + 1, len(part))
         if not any(block.b <= need_from and need_to <= block.b + block.size for block in blocks):
             return f"negation '{negation.group()}' not quoted verbatim"
     return ""
@@ -368,7 +378,7 @@ def _candidates(text: str, part: str, floor: int, mixed_case: frozenset[str]) ->
             or _edit_problem(part, region, blocks, edges)
             or (f"negation '{dropped}' precedes the excerpt" if dropped else "")
         )
-        candidates.append(_Candidate(start, end, tight_end, _ratio(blocks, len(part)), problem))
+        candidates.append(_Candidate(_ratio(blocks, len(part)), problem, tight_end))
     return sorted(candidates, key=lambda candidate: candidate.ratio, reverse=True)
 
 
@@ -415,7 +425,7 @@ def match_excerpt(excerpt: str, ref_text: str, *, min_similarity: float = 0.92) 
             return ExcerptMatch(False, "none", min(similarity, best_ratio), reason)
         all_exact = False
         similarity = min(similarity, accepted.ratio)
-        floor = accepted.tight_end
+        floor = accepted.aligned_end
     if all_exact:
         return ExcerptMatch(True, "exact", 1.0, "")
     return ExcerptMatch(True, "near", similarity, "")
