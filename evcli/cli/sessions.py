@@ -40,14 +40,28 @@ def sessions_command(
 
 @handles_errors
 def export_command(
-    session_id: Annotated[str, typer.Argument(help="Stored session id.")],
-    output: Annotated[Path | None, typer.Option("--output", "-o", dir_okay=False, help="Write here instead of stdout.")] = None,
+    session_id: Annotated[str | None, typer.Argument(help="Stored session id (omit with --all).")] = None,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="File to write (a directory with --all).")] = None,
+    all_sessions: Annotated[bool, typer.Option("--all", help="Export every stored session, one file each, into -o DIR.")] = False,
     db: DbOption = None,
 ) -> None:
-    """Export a session as one canonical JSON document."""
+    """Export a session as one canonical JSON document (or every session with --all)."""
+    from evcli.errors import BadInput
     from evcli.store.documents import to_canonical
 
-    text = to_canonical(open_store(db, must_exist=True).load(session_id)) + "\n"
+    store = open_store(db, must_exist=True)
+    if all_sessions:
+        if session_id is not None or output is None:
+            raise BadInput("--all takes no session id and needs -o DIR")
+        output.mkdir(parents=True, exist_ok=True)
+        ids = [row["session_id"] for row in store.list_sessions(limit=1_000_000)]
+        for sid in ids:
+            (output / f"{sid}.json").write_text(to_canonical(store.load(sid)) + "\n", encoding="utf-8")
+        err.print(f"exported {len(ids)} sessions to {output}")
+        return
+    if session_id is None:
+        raise BadInput("give a session id, or --all -o DIR")
+    text = to_canonical(store.load(session_id)) + "\n"
     if output is None:
         sys.stdout.write(text)
         return

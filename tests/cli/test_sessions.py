@@ -287,3 +287,21 @@ def test_corrupt_store_is_left_alone(command, tmp_path):
     assert_clean_error(evcli(*args, "--db", corrupt), 1, "cannot open trace store", str(corrupt))
     assert corrupt.read_bytes() == data
     assert [p.name for p in tmp_path.iterdir()] == ["corrupt.db"]
+
+
+def test_export_all_writes_one_canonical_file_per_session(tmp_path):
+    from evcli.canonical import canonical_json
+
+    db = tmp_path / "all.db"
+    names = ["narrow-payment-highcpu", "broad-order-service"]
+    for name in names:
+        assert evcli("import", sample(name), "--db", db).exit_code == 0
+    out_dir = tmp_path / "exports"
+    run = evcli("export", "--all", "-o", out_dir, "--db", db)
+    assert run.exit_code == 0, run
+    written = sorted(p.name for p in out_dir.glob("*.json"))
+    assert written == ["sample-broad-order-service.json", "sample-narrow-payment-highcpu.json"]
+    for name in names:
+        assert (out_dir / f"sample-{name}.json").read_text() == canonical_json(json.loads(sample(name).read_text())) + "\n"
+    assert evcli("export", "--all", "--db", db).exit_code == 2
+    assert evcli("export", "--db", db).exit_code == 2
