@@ -13,10 +13,18 @@ from evcli.contracts import NO_EVIDENCE_PATH, EvidenceRef
 
 
 def number(value: Any) -> str:
-    """92.0 -> "92", 0.91234 -> "0.9123", 3.8e9 -> "3.8e+09"."""
+    """92.0 -> "92", 184321.0 -> "184321", 0.912345 -> "0.91235": never an exponent that hides digits."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return str(value)
-    return f"{value:.4g}"
+    if float(value).is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    return f"{value:.6g}"
+
+
+def with_unit(value: Any, unit: str | None) -> str:
+    """`92%`, `4.2s`, `3.8GB`, but `184000 messages`: a word unit gets a space."""
+    unit = unit or ""
+    return number(value) + (" " if unit[:1].isalpha() and len(unit) > 2 else "") + unit
 
 
 def _pairs(item: dict[str, Any], keys: tuple[str, ...]) -> list[str]:
@@ -27,14 +35,15 @@ def alert_text(alert: dict[str, Any]) -> str:
     parts = [str(alert.get("alertname") or "alert")]
     parts += _pairs(alert, ("service", "instance", "severity", "state"))
     if alert.get("value") is not None:
-        parts.append(f"current={number(alert['value'])}{alert.get('unit') or ''}")
+        parts.append(f"current={with_unit(alert['value'], alert.get('unit'))}")
     parts += _pairs(alert, ("duration", "active_at", "summary"))
     return ", ".join(parts)
 
 
 def series_text(series: dict[str, Any]) -> str:
-    unit = series.get("unit") or ""
-    stats = " ".join(f"{key}={number(series[key])}{unit}" for key in ("min", "max", "last") if series.get(key) is not None)
+    stats = " ".join(
+        f"{key}={with_unit(series[key], series.get('unit'))}" for key in ("min", "max", "last") if series.get(key) is not None
+    )
     return f"{series.get('service')} {series.get('metric')} window={series.get('window')} {stats}".strip()
 
 

@@ -25,8 +25,16 @@ def test_series_log_and_block_refs():
     )
 
 
-def test_numbers_keep_four_significant_digits():
-    assert [number(92.0), number(0.91234), number(4.2), number(3.8e9), number("n/a")] == ["92", "0.9123", "4.2", "3.8e+09", "n/a"]
+def test_numbers_never_hide_digits_in_an_exponent():
+    assert [number(92.0), number(0.91234), number(4.2), number(3.8e9), number(184321.0), number("n/a")] == [
+        "92", "0.91234", "4.2", "3800000000", "184321", "n/a"]
+
+
+def test_word_units_are_spaced_symbol_units_are_not():
+    from evcli.tools.refs import with_unit
+
+    assert [with_unit(92, "%"), with_unit(4.2, "s"), with_unit(3.8, "GB"), with_unit(184000, "messages"), with_unit(9, "")] == [
+        "92%", "4.2s", "3.8GB", "184000 messages", "9"]
 
 
 def test_one_positive_ref_per_array_item_in_order():
