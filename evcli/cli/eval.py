@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from evcli.cli._common import JsonOption, handles_errors, out, print_json
+from evcli.cli._common import DbOption, JsonOption, err, handles_errors, out, print_json
 from evcli.errors import EXIT_OK, EXIT_RUNTIME
 
 app = typer.Typer(help="Evaluation suites with targets; exit 1 when a target is missed.", no_args_is_help=True)
@@ -70,3 +70,140 @@ def _render(report) -> None:
         out.print(f"[yellow]skipped bases that do not pass the gate:[/] {', '.join(report['skipped_bases'])}")
     if report["classes_without_cases"]:
         out.print(f"[yellow]classes with no applicable case:[/] {', '.join(report['classes_without_cases'])}")
+
+
+def _fail_under(rate: str):
+    return typer.Option("--fail-under", min=0.0, max=1.0, metavar="RATE", help=f"Exit 1 when the {rate} (0-1) is below RATE.")
+
+
+def _exit_code(rate: float, fail_under: float | None) -> int:
+    return EXIT_RUNTIME if fail_under is not None and rate < fail_under else EXIT_OK
+
+
+def _percent(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0%}"
+
+
+@app.command("cases")
+@handles_errors
+def cases_command(
+    path: Annotated[
+        Path | None, typer.Argument(help="Case file or directory of *.toml case files (default: the shipped diagnosis suite).")
+    ] = None,
+    model: Annotated[str | None, typer.Option("--model", help="`offline` (default) or a litellm model string for every role.")] = None,
+    api_base: Annotated[str | None, typer.Option("--api-base", help="OpenAI-compatible server URL for the model(s).")] = None,
+    jobs: Annotated[int, typer.Option("--jobs", min=1, help="Run cases in this many parallel processes.")] = 1,
+    fail_under: Annotated[float | None, _fail_under("pass rate")] = None,
+    progress: Annotated[bool, typer.Option("--progress", help="One stderr line per case even when stderr is not a terminal.")] = False,
+    json_output: JsonOption = False,
+    db: DbOption = None,
+) -> None:
+    """Diagnosis cases through the whole chain: expectations, grounding, overstatements and cost per case.
+
+    Each case runs in its own session (of a temporary store unless --db is
+    given). Exit 0, or 1 when --fail-under RATE is given and the pass rate is
+    below it; a case file that is not valid is a usage error (exit 2).
+    """
+    from evcli.evals.cases import load_cases, run_suite
+    from evcli.gatekeeper.rules import load_rules
+    from evcli.pipeline import Models
+
+    cases = load_cases(path)
+    show_progress = progress or err.is_terminal
+    report = run_suite(
+        cases, rules=load_rules(), models=Models(default=model or "offline", api_base=api_base), db_path=db, jobs=jobs,
+        progress=_print_case_progress if show_progress else None,
+    )
+    if json_output:
+        print_json(report)
+    else:
+        _render_cases(report)
+    raise typer.Exit(_exit_code(report["totals"]["pass_rate"], fail_under))
+
+
+def _print_case_progress(result) -> None:
+    from rich.markup import escape
+
+    mark = "[green]✓[/]" if result["passed"] else "[red]✗[/]"
+    err.print(f"{mark} {escape(result['id'])} · {result['verdict'] or 'error'} · {result['seconds']:.1f}s")
+
+
+def _render_cases(report) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    from evcli.pipeline import ROLES
+
+    models = ", ".join(sorted({report["models"][role] for role in ROLES}))
+    table = Table(title=f"diagnosis cases · {len(report['cases'])} cases · {models}")
+    table.add_column("case", overflow="fold", min_width=12)
+    for column in ("env", "result", "verdict", "claims", "grounded", "precision", "overstated", "calls", "tokens", "s"):
+        table.add_column(column, overflow="fold")
+    for case in report["cases"]:
+        table.add_row(
+            escape(case["id"]), escape(case["env"]), "[green]pass[/]" if case["passed"] else "[red]fail[/]",
+            case["verdict"] or "-", str(case["claims"]), _percent(case["coverage"]), _percent(case["precision"]),
+            str(case["overstatements"]), str(case["model_calls"]),
+            str(case["prompt_tokens"] + case["completion_tokens"]), f"{case['seconds']:.1f}",
+        )
+    out.print(table)
+    for case in report["cases"]:
+        for failure in case["failures"]:
+            out.print(f"[red]fail[/] {escape(case['id'])}: {escape(failure)}")
+    totals = report["totals"]
+    out.print(
+        f"passed {totals['passed']}/{totals['cases']} ({_percent(totals['pass_rate'])}) · "
+        f"mean coverage {_percent(totals['mean_coverage'])} · precision {_percent(totals['precision'])} · "
+        f"overstatements {totals['overstatements']} · model calls {totals['model_calls']} · "
+        f"tokens {totals['prompt_tokens'] + totals['completion_tokens']} · {totals['seconds']:.1f}s"
+    )
+
+
+@app.command("retrieval")
+@handles_errors
+def retrieval_command(
+    path: Annotated[
+        Path | None, typer.Argument(help="Case file or directory of *.toml case files (default: the shipped retrieval suite).")
+    ] = None,
+    k: Annotated[int | None, typer.Option("--k", min=1, help="Blocks to retrieve per query (default: each case's k, else 5).")] = None,
+    fail_under: Annotated[float | None, _fail_under("overall recall@k")] = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Runbook retrieval: rank of each expected document within k, recall@k and MRR per environment.
+
+    The runbooks are indexed into a temporary index. Exit 0, or 1 when
+    --fail-under RATE is given and the overall recall@k is below it.
+    """
+    from evcli.evals.retrieval import load_retrieval_cases, run_suite
+
+    report = run_suite(load_retrieval_cases(path), k=k)
+    if json_output:
+        print_json(report)
+    else:
+        _render_retrieval(report)
+    raise typer.Exit(_exit_code(report["totals"]["recall_at_k"], fail_under))
+
+
+def _render_retrieval(report) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    table = Table(title=f"runbook retrieval · {len(report['cases'])} cases")
+    for column in ("case", "env", "query", "expected", "k", "rank"):
+        table.add_column(column, overflow="fold")
+    for case in report["cases"]:
+        expected = case["expected_doc"] + (f" › {case['expected_heading']}" if case["expected_heading"] else "")
+        rank = f"[green]{case['rank']}[/]" if case["hit"] else "[red]miss[/]"
+        table.add_row(escape(case["id"]), escape(case["env"]), escape(case["query"]), escape(expected), str(case["k"]), rank)
+    out.print(table)
+    for case in report["cases"]:
+        if not case["hit"]:
+            found = case["error"] or ", ".join(case["retrieved"]) or "nothing"
+            out.print(f"[red]miss[/] {escape(case['id'])}: {escape(found)}")
+    for env, totals in report["by_env"].items():
+        out.print(f"{escape(env)}: recall@k {_percent(totals['recall_at_k'])} ({totals['hits']}/{totals['cases']}) · MRR {totals['mrr']:.3f}")
+    totals = report["totals"]
+    out.print(
+        f"overall: recall@k {_percent(totals['recall_at_k'])} ({totals['hits']}/{totals['cases']}) · "
+        f"MRR {totals['mrr']:.3f} · {totals['seconds']:.1f}s"
+    )

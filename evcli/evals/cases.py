@@ -1,0 +1,430 @@
+"""Diagnosis cases: questions and alerts with expectations, run through the whole chain.
+
+A case file is TOML with one `[[cases]]` table per case:
+
+```toml
+[[cases]]
+id = "payment-cpu"
+env = "demo"                      # "demo", "edge", or a directory relative to this file
+question = "Why is payment-service CPU usage high?"   # or: alert = "alerts/x.json"
+allowed_verdicts = ["PASS"]
+claim_types = ["observation"]     # each must appear among the answer's claims
+max_claims = 6
+must_not_contain = ["root cause confirmed"]   # case-insensitive, in the answer
+[[cases.must_cite]]
+tool = "query_metrics"
+text = "HighCPUUsage"             # some cited evidence of that tool contains it
+```
+
+An alert case's payload goes through `evcli.aiops`, one report (and session)
+per firing alert; every report must meet the expectations and pass the AIOps
+rule evaluation of its run.
+
+Each case runs in its own session of one trace store, with the case's
+environment and whatever models were chosen, so the same file grades the
+offline engine and any litellm model. Besides the expectations, a case
+reports how grounded the Executor was (the share of its claims whose every
+binding passed the gate, and of its bindings that passed), overstatement
+phrases in the answer, model calls, tokens and wall time.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import tempfile
+import time
+import tomllib
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import evcli
+from evcli.contracts import SessionDocument
+from evcli.errors import BadInput, EvcliError
+from evcli.gatekeeper.excerpt import normalize
+from evcli.gatekeeper.rules import RuleSet
+from evcli.pipeline import Models, Pipeline
+from evcli.store.db import TraceStore
+
+SUITES_DIR = Path(__file__).resolve().parent / "suites"
+DIAGNOSIS_SUITE = SUITES_DIR / "diagnosis.toml"
+VERDICTS = ("PASS", "LOW_CONFID", "REJECT")  # best first: a case with several alerts reports the worst
+
+CaseT = TypeVar("CaseT")
+Progress = Callable[[dict[str, Any]], None]
+
+
+# --- case files (shared with evcli.evals.retrieval) -------------------------------------
+
+
+def env_dir(name: str, case_file: Path) -> Path:
+    """`demo` and `edge` are the packaged environments; anything else is a directory relative to the case file."""
+    if name == "demo":
+        from evcli.backends.snapshot import demo_env_dir
+
+        return demo_env_dir()
+    if name == "edge":
+        return Path(evcli.__file__).resolve().parent / "envs" / "edge"
+    return (case_file.parent / name).resolve()
+
+
+class CaseTable:
+    """One `[[cases]]` table; every problem names the file, the case number and its id."""
+
+    def __init__(self, source: Path, number: int, table: Any, keys: Iterable[str]) -> None:
+        self.source, self.number = source, number
+        self.raw = table if isinstance(table, dict) else {}
+        case_id = self.raw.get("id")
+        self.label = f"case {number}" + (f" ({case_id!r})" if isinstance(case_id, str) and case_id else "")
+        if not isinstance(table, dict):
+            raise self.error("is not a table")
+        unknown = sorted(set(self.raw) - set(keys))
+        if unknown:
+            raise self.error(f"unknown key {', '.join(map(repr, unknown))}; known keys: {', '.join(keys)}")
+
+    def error(self, problem: str) -> BadInput:
+        return BadInput(f"{self.source}: {self.label}: {problem}")
+
+    def text(self, key: str, *, required: bool = False, default: str | None = None) -> str | None:
+        value = self.raw.get(key)
+        if value is None:
+            if required:
+                raise self.error(f"missing `{key}`")
+            return default
+        if not isinstance(value, str) or not value.strip():
+            raise self.error(f"`{key}` must be a non-empty string, got {value!r}")
+        return value
+
+    def texts(self, key: str, *, choices: tuple[str, ...] | None = None) -> tuple[str, ...]:
+        value = self.raw.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(item, str) and item.strip() for item in value):
+            raise self.error(f"`{key}` must be a list of non-empty strings, got {value!r}")
+        for item in value:
+            if choices is not None and item not in choices:
+                raise self.error(f"`{key}` has {item!r}; allowed: {', '.join(choices)}")
+        return tuple(value)
+
+    def count(self, key: str, *, default: int | None = None, minimum: int = 0) -> int | None:
+        value = self.raw.get(key, default)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            raise self.error(f"`{key}` must be a whole number of at least {minimum}, got {value!r}")
+        return value
+
+    def tables(self, key: str, keys: tuple[str, ...]) -> list[dict[str, str]]:
+        """A list of sub-tables whose every key is a required non-empty string."""
+        value = self.raw.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
+            raise self.error(f"`{key}` must be a list of tables ([[cases.{key}]]), got {value!r}")
+        for position, item in enumerate(value, start=1):
+            if set(item) != set(keys) or not all(isinstance(v, str) and v.strip() for v in item.values()):
+                raise self.error(f"`{key}` entry {position} must have exactly {', '.join(keys)} as non-empty strings, got {item!r}")
+        return value
+
+
+def suite_files(path: Path) -> list[Path]:
+    """The file itself, or the `*.toml` files of a directory in name order."""
+    if path.is_dir():
+        files = sorted(path.glob("*.toml"))
+        if not files:
+            raise BadInput(f"no case files (*.toml) in {path}")
+        return files
+    if not path.is_file():
+        raise BadInput(f"no such case file: {path}")
+    return [path]
+
+
+def read_suite(path: Path, keys: tuple[str, ...], build: Callable[[CaseTable], CaseT]) -> list[CaseT]:
+    """Every case of a file or directory, built from its validated table; ids are unique across the suite."""
+    cases: list[CaseT] = []
+    seen: dict[str, Path] = {}
+    for source in suite_files(Path(path)):
+        try:
+            document = tomllib.loads(source.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError) as exc:
+            raise BadInput(f"{source}: cannot read case file: {exc}") from exc
+        except tomllib.TOMLDecodeError as exc:
+            raise BadInput(f"{source}: not valid TOML: {exc}") from exc
+        extra = sorted(set(document) - {"cases"})
+        if extra:
+            raise BadInput(f"{source}: unknown top-level key {', '.join(map(repr, extra))}; cases go in [[cases]] tables")
+        tables = document.get("cases")
+        if not isinstance(tables, list) or not tables:
+            raise BadInput(f"{source}: no [[cases]] tables")
+        for number, raw in enumerate(tables, start=1):
+            table = CaseTable(source, number, raw, keys)
+            case_id = table.text("id", required=True)
+            if case_id in seen:
+                raise table.error(f"duplicate id {case_id!r} (first in {seen[case_id]})")
+            seen[case_id] = source
+            cases.append(build(table))
+    return cases
+
+
+# --- diagnosis cases ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Citation:
+    tool: str
+    text: str
+
+
+@dataclass(frozen=True)
+class DiagnosisCase:
+    id: str
+    source: Path
+    env: str
+    env_dir: Path
+    question: str | None
+    alert: Path | None  # an alert payload (JSON) diagnosed with evcli.aiops
+    allowed_verdicts: tuple[str, ...]  # empty: any verdict
+    claim_types: tuple[str, ...]
+    max_claims: int | None
+    must_cite: tuple[Citation, ...]
+    must_not_contain: tuple[str, ...]
+
+
+CASE_KEYS = ("id", "env", "question", "alert", "allowed_verdicts", "claim_types", "max_claims", "must_cite", "must_not_contain")
+
+
+def _diagnosis_case(table: CaseTable) -> DiagnosisCase:
+    question, alert = table.text("question"), table.text("alert")
+    if (question is None) == (alert is None):
+        raise table.error("needs exactly one of `question` and `alert`" + (", not both" if question else ""))
+    allowed = table.texts("allowed_verdicts", choices=VERDICTS)
+    if "allowed_verdicts" in table.raw and not allowed:
+        raise table.error("`allowed_verdicts` must list at least one verdict (leave it out to allow any)")
+    env = table.text("env", default="demo")
+    return DiagnosisCase(
+        id=table.text("id", required=True),
+        source=table.source,
+        env=env,
+        env_dir=env_dir(env, table.source),
+        question=question,
+        alert=(table.source.parent / alert).resolve() if alert else None,
+        allowed_verdicts=allowed,
+        claim_types=table.texts("claim_types"),
+        max_claims=table.count("max_claims"),
+        must_cite=tuple(Citation(**item) for item in table.tables("must_cite", ("tool", "text"))),
+        must_not_contain=table.texts("must_not_contain"),
+    )
+
+
+def load_cases(path: Path | None = None) -> list[DiagnosisCase]:
+    """The diagnosis cases of a file or a directory of files (default: the shipped suite)."""
+    return read_suite(path or DIAGNOSIS_SUITE, CASE_KEYS, _diagnosis_case)
+
+
+# --- judging one result -------------------------------------------------------------------
+
+
+def _answer_text(result: dict[str, Any]) -> str:
+    answer = result.get("answer") or {}
+    return f"{answer.get('answer_summary') or ''}\n{answer.get('user_facing_answer') or ''}"
+
+
+def failed_expectations(case: DiagnosisCase, result: dict[str, Any]) -> list[str]:
+    """What a result (of `ask`, or one alert report) misses of the case's expectations; empty when it passes."""
+    failures = []
+    if case.allowed_verdicts and result["verdict"] not in case.allowed_verdicts:
+        failures.append(f"verdict {result['verdict']} is not one of {', '.join(case.allowed_verdicts)}")
+    claims = result["claims"]
+    present = {claim["claim_type"] for claim in claims}
+    failures += [f"no {claim_type} claim" for claim_type in case.claim_types if claim_type not in present]
+    if case.max_claims is not None and len(claims) > case.max_claims:
+        failures.append(f"{len(claims)} claims, more than max_claims {case.max_claims}")
+    for citation in case.must_cite:
+        cited = any(
+            evidence["tool_name"] == citation.tool and citation.text in (evidence["text"] or "")
+            for claim in claims for evidence in claim["evidence"]
+        )
+        if not cited:
+            failures.append(f"no cited {citation.tool} evidence contains {citation.text!r}")
+    answer = _answer_text(result).casefold()
+    failures += [f"answer contains {phrase!r}" for phrase in case.must_not_contain if phrase.casefold() in answer]
+    # An alert report also carries the AIOps rule evaluation of its own run; a broken rule fails the case.
+    evaluation = result.get("aiops_rule_evaluation") or {}
+    failures += [f"AIOps check {name} failed" for name, held in evaluation.items() if name != "passed" and held is False]
+    return failures
+
+
+def overstatements(result: dict[str, Any], phrases: Iterable[str]) -> int:
+    """Occurrences of the rules' overstatement phrases in the answer (compared as the post-guard does)."""
+    text = normalize(_answer_text(result))
+    return sum(text.count(normalize(phrase)) for phrase in phrases)
+
+
+def grounding(document: SessionDocument) -> dict[str, int]:
+    """The Executor's latest claims and bindings against the latest gate result of the session.
+
+    A claim is grounded when it has bindings and every one of them passed the gate.
+    """
+    execute = document.latest_stage("execute")
+    output = execute.output if execute is not None and isinstance(execute.output, dict) else {}
+    claims = [claim for claim in output.get("claims") or [] if isinstance(claim, dict)]
+    checked = document.gate_results[-1].result.checked_bindings if document.gate_results else []
+    passed = {(binding.claim_id, binding.binding_index) for binding in checked if binding.status == "pass"}
+
+    def grounded(claim: dict[str, Any]) -> bool:
+        bindings = claim.get("evidence_bindings")
+        return isinstance(bindings, list) and bool(bindings) and all(
+            (claim.get("claim_id"), index) in passed for index in range(len(bindings))
+        )
+
+    return {
+        "executor_claims": len(claims),
+        "grounded_claims": sum(map(grounded, claims)),
+        "checked_bindings": len(checked),
+        "passed_bindings": sum(binding.status == "pass" for binding in checked),
+    }
+
+
+def _ratio(part: int, whole: int) -> float | None:
+    return round(part / whole, 4) if whole else None
+
+
+# --- running ------------------------------------------------------------------------------
+
+
+def _diagnose(case: DiagnosisCase, pipeline) -> list[dict[str, Any]]:
+    if case.question is not None:
+        return [pipeline.ask(case.question)]
+    try:
+        payload = json.loads(case.alert.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise BadInput(f"cannot read alert payload {case.alert}: {exc}") from exc
+    from evcli.aiops import diagnose_payload  # the alert chain; loaded only by alert cases
+
+    return diagnose_payload(pipeline, payload, source=str(case.alert))
+
+
+def run_case(case: DiagnosisCase, store: TraceStore, rules: RuleSet, models: Models) -> dict[str, Any]:
+    """Run one case in its own session(s) of `store`; a case that cannot run fails with the error."""
+    started = time.perf_counter()
+    reports: list[dict[str, Any]] = []
+    error = None
+    try:
+        pipeline = Pipeline(store=store, rules=rules, models=models, env_spec={"env_dir": str(case.env_dir)})
+        reports = _diagnose(case, pipeline)
+    except EvcliError as exc:
+        error = exc.message
+    except Exception as exc:  # an eval reports what broke and goes on with the next case
+        error = f"unexpected {type(exc).__name__}: {exc}"
+
+    failures = [f"error: {error}"] if error else []
+    counts = dict.fromkeys(("executor_claims", "grounded_claims", "checked_bindings", "passed_bindings"), 0)
+    for report in reports:
+        prefix = f"alert {report['alert']['alertname']}: " if len(reports) > 1 else ""
+        failures += [prefix + failure for failure in failed_expectations(case, report)]
+        for key, value in grounding(store.load(report["session_id"])).items():
+            counts[key] += value
+    return {
+        "id": case.id,
+        "env": case.env,
+        "kind": "question" if case.question is not None else "alert",
+        "passed": not failures,
+        "failures": failures,
+        "error": error,
+        "verdict": max((r["verdict"] for r in reports), key=VERDICTS.index, default=None),
+        "session_ids": [report["session_id"] for report in reports],
+        "claims": sum(len(report["claims"]) for report in reports),
+        **counts,
+        "coverage": _ratio(counts["grounded_claims"], counts["executor_claims"]),
+        "precision": _ratio(counts["passed_bindings"], counts["checked_bindings"]),
+        "overstatements": sum(overstatements(report, rules.overstatement_phrases) for report in reports),
+        "model_calls": sum(report["usage"]["model_calls"] for report in reports),
+        "prompt_tokens": sum(report["usage"]["prompt_tokens"] for report in reports),
+        "completion_tokens": sum(report["usage"]["completion_tokens"] for report in reports),
+        "seconds": round(time.perf_counter() - started, 3),
+    }
+
+
+# One store per worker process, opened by the pool's initializer (each process
+# needs its own connection; the store queues concurrent writers).
+_worker: dict[str, Any] = {}
+
+
+def _start_worker(db_path: Path, rules: RuleSet, models: Models) -> None:
+    _worker.update(store=TraceStore(db_path), rules=rules, models=models)
+
+
+def _run_in_worker(indexed: tuple[int, DiagnosisCase]) -> tuple[int, dict[str, Any]]:
+    index, case = indexed
+    return index, run_case(case, _worker["store"], _worker["rules"], _worker["models"])
+
+
+def _results(
+    cases: list[DiagnosisCase], db_path: Path, rules: RuleSet, models: Models, jobs: int
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(case index, result) as each case finishes."""
+    with TraceStore(db_path) as store:
+        if jobs == 1:
+            for index, case in enumerate(cases):
+                yield index, run_case(case, store, rules, models)
+            return
+    # Each worker opens its own connection to the file the store above created and migrated.
+    pool = multiprocessing.get_context("spawn").Pool(min(jobs, len(cases)), _start_worker, (db_path, rules, models))
+    try:
+        yield from pool.imap_unordered(_run_in_worker, enumerate(cases))
+        pool.close()
+    except BaseException:
+        pool.terminate()
+        raise
+    finally:
+        pool.join()
+
+
+def run_suite(
+    cases: list[DiagnosisCase],
+    *,
+    rules: RuleSet,
+    models: Models,
+    db_path: Path | None = None,
+    jobs: int = 1,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """Run every case (in `jobs` processes) in a store at `db_path`, else in a temporary one."""
+    if jobs < 1:
+        raise BadInput(f"jobs must be at least 1, not {jobs}")
+    started = time.perf_counter()
+    results: list[dict[str, Any]] = [{} for _ in cases]
+    with tempfile.TemporaryDirectory(prefix="evcli-eval-") as scratch:
+        for index, result in _results(cases, db_path or Path(scratch) / "eval.db", rules, models, jobs):
+            results[index] = result
+            if progress is not None:
+                progress(result)
+    return {
+        "suite": sorted({str(case.source) for case in cases}),
+        "models": models.as_config(),
+        "rule_set_version": rules.version,
+        "db": str(db_path) if db_path else None,
+        "jobs": jobs,
+        "cases": results,
+        "totals": _totals(results, seconds=time.perf_counter() - started),
+    }
+
+
+def _totals(results: list[dict[str, Any]], *, seconds: float) -> dict[str, Any]:
+    passed = sum(result["passed"] for result in results)
+    coverages = [result["coverage"] for result in results if result["coverage"] is not None]
+
+    def total(key: str) -> int:
+        return sum(result[key] for result in results)
+
+    return {
+        "cases": len(results),
+        "passed": passed,
+        "failed": len(results) - passed,
+        "pass_rate": _ratio(passed, len(results)),
+        "mean_coverage": round(sum(coverages) / len(coverages), 4) if coverages else None,
+        "precision": _ratio(total("passed_bindings"), total("checked_bindings")),
+        "overstatements": total("overstatements"),
+        "model_calls": total("model_calls"),
+        "prompt_tokens": total("prompt_tokens"),
+        "completion_tokens": total("completion_tokens"),
+        "seconds": round(seconds, 3),
+    }
