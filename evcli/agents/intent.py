@@ -81,6 +81,12 @@ _TERM_TABLE: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
     (("deadlock",), ("deadlock", "死锁")),
     (("eviction",), ("eviction", "evicted", "驱逐")),
     (("MySQL",), ("mysql",)),
+    (("x509",), ("x509", "certificate", "certificates", "证书", "tls handshake")),
+    (("rebalance",), ("rebalance", "rebalancing", "再平衡")),
+    (("lag",), ("consumer lag", "lag", "积压")),
+    (("NXDOMAIN",), ("nxdomain",)),
+    (("no such host",), ("no such host", "dns", "域名解析", "解析失败")),
+    (("panic",), ("panic",)),
 )
 _TERM_SUFFIX = r"(?:s|es|ed|ing)?"
 
