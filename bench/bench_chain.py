@@ -54,6 +54,8 @@ from datetime import UTC, datetime  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
+from _common import T0, finish, import_times, log, percentile, profile_top, r2, r4, run_cmd  # noqa: E402
+
 REPO = Path(__file__).resolve().parent.parent
 
 EVCLI = [sys.executable, "-m", "evcli"]
@@ -85,63 +87,13 @@ LLM_QUESTIONS = {
         ("query_logs", {"service": "order-service", "level": "ERROR", "limit": 5}),
 }
 DUMMY_KEY = "sk-bench-chain-dummy-0000"
-
-_T0 = time.perf_counter()
-
-
-def log(message: str) -> None:
-    print(f"[bench {time.perf_counter() - _T0:6.1f}s] {message}", file=sys.stderr, flush=True)
-
-
-def r4(x: float) -> float:
-    return round(x, 4)
-
-
-def r2(x: float) -> float:
-    return round(x, 2)
-
-
-def percentile(samples: list[float], fraction: float) -> float:
-    """Nearest-rank percentile."""
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, max(0, int(round(fraction * len(ordered) + 0.5)) - 1))]
-
-
-def profile_top(profiler_or_stats, top: int = 10) -> dict[str, list[dict[str, Any]]]:
-    stats = profiler_or_stats if isinstance(profiler_or_stats, pstats.Stats) else pstats.Stats(profiler_or_stats)
-    rows = []
-    for (filename, line, func), (_, ncalls, tottime, cumtime, _) in stats.stats.items():
-        short = filename
-        for marker in ("/site-packages/", "/lib/python3"):
-            if marker in filename:
-                short = filename.split(marker, 1)[1]
-                break
-        if str(REPO) in filename:
-            short = os.path.relpath(filename, REPO)
-        rows.append({"function": f"{short}:{line}({func})", "ncalls": ncalls,
-                     "tottime_s": r4(tottime), "cumtime_s": r4(cumtime)})
-    by_tot = sorted(rows, key=lambda r: r["tottime_s"], reverse=True)[:top]
-    by_cum_evcli = sorted((r for r in rows if r["function"].startswith("evcli/")),
-                          key=lambda r: r["cumtime_s"], reverse=True)[:top]
-    by_cum_other = sorted((r for r in rows if not r["function"].startswith(("evcli/", "bench/", "tests/"))
-                           and "<frozen" not in r["function"] and "{built-in method builtins.exec}" not in r["function"]
-                           and "threading.py" not in r["function"] and "socketserver.py" not in r["function"]),
-                          key=lambda r: r["cumtime_s"], reverse=True)[:top]
-    return {"by_tottime": by_tot, "by_cumtime_evcli_code": by_cum_evcli, "by_cumtime_libraries": by_cum_other}
+ARGV_SHOWN = 4  # error messages of run_cmd quote only "python -m evcli ask", not the long question
+PROFILE = {"top": 10, "evcli_only_cumtime": True, "libraries": True}  # profile_top options of this bench
 
 
 # =============================================================================
 # 1. `evcli ask` as a whole fresh process
 # =============================================================================
-
-def run_cmd(argv: list[str], env: dict[str, str], expect: tuple[int, ...] = (0,)) -> tuple[float, subprocess.CompletedProcess]:
-    start = time.perf_counter()
-    proc = subprocess.run(argv, env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
-    elapsed = time.perf_counter() - start
-    if proc.returncode not in expect:
-        raise RuntimeError(f"{' '.join(argv[:4])} ... exited {proc.returncode}: {proc.stderr.decode(errors='replace')[-600:]}")
-    return elapsed, proc
-
 
 _VERDICT = re.compile(r"^verdict (PASS|LOW_CONFID|REJECT) · gate (\S+)", re.MULTILINE)
 
@@ -153,31 +105,16 @@ def _verdict(proc: subprocess.CompletedProcess) -> str:
     return f"{found.group(1)} (gate {found.group(2)})"
 
 
-def import_times(argv_tail: list[str], env: dict[str, str]) -> dict[str, tuple[int, int, int]]:
-    """module -> (self us, cumulative us, nesting depth) from `python -X importtime`."""
-    _, proc = run_cmd([sys.executable, "-X", "importtime", *argv_tail], env)
-    found = {}
-    for line in proc.stderr.decode(errors="replace").splitlines():
-        if line.startswith("import time:") and "|" in line:
-            parts = line[len("import time:"):].split("|")
-            name = parts[2].rstrip()
-            try:
-                found[name.strip()] = (int(parts[0]), int(parts[1]), (len(name) - len(name.lstrip()) - 1) // 2)
-            except ValueError:
-                continue  # the header line
-    return found
-
-
 def ask_hotspots(question: str, env: dict[str, str], tmp: Path) -> dict[str, Any]:
     """-X importtime and cProfile of one warm (not first) `evcli ask` process."""
     argv = ["-m", "evcli", "ask", question]
-    base = import_times(["-c", BASELINE_CODE], env)
-    found = import_times(argv, env)
+    base = import_times(["-c", BASELINE_CODE], env, argv_shown=ARGV_SHOWN)
+    found = import_times(argv, env, argv_shown=ARGV_SHOWN)
     extra = {name: t for name, t in found.items() if name not in base}
     top_self = sorted(extra.items(), key=lambda item: item[1][0], reverse=True)[:10]
     biggest = sorted(found.items(), key=lambda item: item[1][1], reverse=True)[:12]
     profile_path = tmp / "ask-profile.prof"
-    run_cmd([sys.executable, "-m", "cProfile", "-o", str(profile_path), *argv], env)
+    run_cmd([sys.executable, "-m", "cProfile", "-o", str(profile_path), *argv], env, argv_shown=ARGV_SHOWN)
     return {
         "question": question,
         "importtime": {
@@ -190,7 +127,7 @@ def ask_hotspots(question: str, env: dict[str, str], tmp: Path) -> dict[str, Any
             "largest_import_trees": [{"module": n, "depth": d, "cumulative_s": r4(c / 1e6), "in_baseline": n in base}
                                      for n, (_, c, d) in biggest],
         },
-        "cprofile": profile_top(pstats.Stats(str(profile_path))),
+        "cprofile": profile_top(pstats.Stats(str(profile_path)), **PROFILE),
     }
 
 
@@ -201,12 +138,13 @@ def bench_ask_process(quick: bool, env: dict[str, str], tmp: Path, results: dict
     env_for = [{**env, "EVCLI_HOME": str(home)} for home in homes]
 
     # Warm-up, not counted: bytecode and page caches (its own home, so every question's first run stays first).
-    run_cmd([*EVCLI, "ask", ASK_QUESTIONS[0][0]], {**env, "EVCLI_HOME": str(tmp / "ask-home-warmup")})
+    run_cmd([*EVCLI, "ask", ASK_QUESTIONS[0][0]], {**env, "EVCLI_HOME": str(tmp / "ask-home-warmup")},
+            argv_shown=ARGV_SHOWN)
 
     first: list[float] = []
     verdicts: list[str] = []
     for (question, _, _), qenv, home in zip(ASK_QUESTIONS, env_for, homes, strict=True):
-        elapsed, proc = run_cmd([*EVCLI, "ask", question], qenv)
+        elapsed, proc = run_cmd([*EVCLI, "ask", question], qenv, argv_shown=ARGV_SHOWN)
         if not (home / "kb.db").exists():
             raise RuntimeError(f"first run in a fresh EVCLI_HOME built no kb.db for {question!r}")
         first.append(elapsed)
@@ -217,9 +155,9 @@ def bench_ask_process(quick: bool, env: dict[str, str], tmp: Path, results: dict
     times: list[list[float]] = [[] for _ in ASK_QUESTIONS]
     baseline: list[float] = []
     for round_index in range(runs):
-        baseline.append(run_cmd([sys.executable, "-c", BASELINE_CODE], env)[0])
+        baseline.append(run_cmd([sys.executable, "-c", BASELINE_CODE], env, argv_shown=ARGV_SHOWN)[0])
         for i, ((question, _, _), qenv) in enumerate(zip(ASK_QUESTIONS, env_for, strict=True)):
-            elapsed, proc = run_cmd([*EVCLI, "ask", question], qenv)
+            elapsed, proc = run_cmd([*EVCLI, "ask", question], qenv, argv_shown=ARGV_SHOWN)
             times[i].append(elapsed)
             if _verdict(proc) != verdicts[i]:
                 raise RuntimeError(f"{question!r}: verdict changed from {verdicts[i]} to {_verdict(proc)}")
@@ -430,7 +368,7 @@ def bench_orchestration(quick: bool, tmp: Path, results: dict[str, Any], hotspot
                 finally:
                     profiler.disable()
                 hotspots["orchestration_overhead_per_stage"] = {
-                    "cprofile_one_warm_ask": profile_top(profiler),
+                    "cprofile_one_warm_ask": profile_top(profiler, **PROFILE),
                     "note": "the scripted server runs in this process's threads: its handling shows up too",
                 }
     finally:
@@ -442,18 +380,6 @@ def bench_orchestration(quick: bool, tmp: Path, results: dict[str, Any], hotspot
 
 
 # =============================================================================
-
-def to_json(value: Any, indent: int = 0) -> str:
-    """Indented JSON whose innermost objects and lists stay on one line each."""
-    if isinstance(value, (dict, list)) and value and any(isinstance(v, (dict, list)) for v in
-                                                          (value.values() if isinstance(value, dict) else value)):
-        pad, inner = " " * indent, " " * (indent + 2)
-        if isinstance(value, dict):
-            items = [f"{inner}{json.dumps(k)}: {to_json(v, indent + 2)}" for k, v in value.items()]
-            return "{\n" + ",\n".join(items) + f"\n{pad}}}"
-        return "[\n" + ",\n".join(f"{inner}{to_json(v, indent + 2)}" for v in value) + f"\n{pad}]"
-    return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
-
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -488,16 +414,7 @@ def main() -> int:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
-    measured = {k: v for k, v in results.items() if isinstance(v, dict) and "ok" in v and v["ok"] is not None}
-    missed = [k for k, v in measured.items() if not v["ok"]]
-    results["summary"] = {
-        "all_ok": not missed and not errors, "missed": missed, "errors": errors,
-        "total_s": round(time.perf_counter() - _T0, 1),
-    }
-    if hotspots:
-        results["hotspots"] = hotspots
-    log(f"done in {results['summary']['total_s']}s; missed: {missed or 'none'}")
-    print(to_json(results))
+    finish(results, hotspots, errors, T0)
     return 0
 
 

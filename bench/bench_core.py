@@ -35,13 +35,14 @@ import random
 import re
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+
+from _common import T0, finish, import_times, log, profile_top, r4, run_cmd, timing
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "sample_sessions"
@@ -59,16 +60,6 @@ TARGETS = {
     "cold_start_ratio": 1.5,
     "db_command_s": 0.3,
 }
-
-_T0 = time.perf_counter()
-
-
-def log(message: str) -> None:
-    print(f"[bench {time.perf_counter() - _T0:6.1f}s] {message}", file=sys.stderr, flush=True)
-
-
-def r4(x: float) -> float:
-    return round(x, 4)
 
 
 # =============================================================================
@@ -371,26 +362,6 @@ def outcome_summary(result, expected: list[str]) -> dict[str, Any]:
                             "number-changed fail); not part of the target"}
 
 
-def profile_top(profiler_or_stats, top: int = 8, evcli_only_cumtime: bool = False) -> dict[str, list[dict[str, Any]]]:
-    stats = profiler_or_stats if isinstance(profiler_or_stats, pstats.Stats) else pstats.Stats(profiler_or_stats)
-    rows = []
-    for (filename, line, func), (_, ncalls, tottime, cumtime, _) in stats.stats.items():
-        short = filename
-        for marker in ("/site-packages/", "/lib/python3"):
-            if marker in filename:
-                short = filename.split(marker, 1)[1]
-                break
-        if str(REPO) in filename:
-            short = os.path.relpath(filename, REPO)
-        rows.append({"function": f"{short}:{line}({func})", "ncalls": ncalls,
-                     "tottime_s": r4(tottime), "cumtime_s": r4(cumtime)})
-    by_tot = sorted(rows, key=lambda r: r["tottime_s"], reverse=True)[:top]
-    keep = (lambda r: r["function"].startswith("evcli/")) if evcli_only_cumtime else (
-        lambda r: "<frozen" not in r["function"] and "builtins.exec" not in r["function"])
-    by_cum = sorted(filter(keep, rows), key=lambda r: r["cumtime_s"], reverse=True)[:top]
-    return {"by_tottime": by_tot, ("by_cumtime_evcli_code" if evcli_only_cumtime else "by_cumtime"): by_cum}
-
-
 GATE_SIZES = {"gate_10k": 2000, "gate_20k": 4000}  # invocations; 5 bindings each
 
 
@@ -465,15 +436,6 @@ def bench_gate(quick: bool, results: dict[str, Any], hotspots: dict[str, Any]) -
 # 2./3. cold start and litellm
 # =============================================================================
 
-def run_cmd(argv: list[str], env: dict[str, str], expect: tuple[int, ...] = (0,)) -> tuple[float, subprocess.CompletedProcess]:
-    start = time.perf_counter()
-    proc = subprocess.run(argv, env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
-    elapsed = time.perf_counter() - start
-    if proc.returncode not in expect:
-        raise RuntimeError(f"{' '.join(argv)} exited {proc.returncode}: {proc.stderr.decode(errors='replace')[-600:]}")
-    return elapsed, proc
-
-
 def interleaved(commands: dict[str, list[str]], env: dict[str, str], runs: int) -> dict[str, list[float]]:
     for argv in commands.values():  # warm-up: bytecode caches and page cache, not counted
         run_cmd(argv, env)
@@ -482,11 +444,6 @@ def interleaved(commands: dict[str, list[str]], env: dict[str, str], runs: int) 
         for name, argv in commands.items():
             times[name].append(run_cmd(argv, env)[0])
     return times
-
-
-def timing(samples: list[float], **extra: Any) -> dict[str, Any]:
-    return {"seconds": r4(statistics.median(samples)), "statistic": f"median of {len(samples)}",
-            "runs_s": [r4(t) for t in samples], **extra}
 
 
 _PROBE = r"""
@@ -523,21 +480,6 @@ def probe_modules(args: list[str], env: dict[str, str]) -> dict[str, Any]:
     if marker not in text:
         raise RuntimeError(f"probe printed no report for {args}: {text[-400:]}")
     return json.loads(text.split(marker, 1)[1].splitlines()[0])
-
-
-def import_times(argv_tail: list[str], env: dict[str, str]) -> dict[str, tuple[int, int, int]]:
-    """module -> (self us, cumulative us, nesting depth) from `python -X importtime`."""
-    _, proc = run_cmd([sys.executable, "-X", "importtime", *argv_tail], env)
-    found = {}
-    for line in proc.stderr.decode(errors="replace").splitlines():
-        if line.startswith("import time:") and "|" in line:
-            parts = line[len("import time:"):].split("|")
-            name = parts[2].rstrip()
-            try:
-                found[name.strip()] = (int(parts[0]), int(parts[1]), (len(name) - len(name.lstrip()) - 1) // 2)
-            except ValueError:
-                continue  # the header line
-    return found
 
 
 def cold_start_hotspots(args: list[str], env: dict[str, str], tmp: Path) -> dict[str, Any]:
@@ -764,18 +706,6 @@ def bench_store(quick: bool, env: dict[str, str], tmp: Path, results: dict[str, 
 
 # =============================================================================
 
-def to_json(value: Any, indent: int = 0) -> str:
-    """Indented JSON whose innermost objects and lists stay on one line each."""
-    if isinstance(value, (dict, list)) and value and any(isinstance(v, (dict, list)) for v in
-                                                          (value.values() if isinstance(value, dict) else value)):
-        pad, inner = " " * indent, " " * (indent + 2)
-        if isinstance(value, dict):
-            items = [f"{inner}{json.dumps(k)}: {to_json(v, indent + 2)}" for k, v in value.items()]
-            return "{\n" + ",\n".join(items) + f"\n{pad}}}"
-        return "[\n" + ",\n".join(f"{inner}{to_json(v, indent + 2)}" for v in value) + f"\n{pad}]"
-    return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions, for smoke tests")
@@ -808,16 +738,7 @@ def main() -> int:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
-    measured = {k: v for k, v in results.items() if isinstance(v, dict) and "ok" in v and v["ok"] is not None}
-    missed = [k for k, v in measured.items() if not v["ok"]]
-    results["summary"] = {
-        "all_ok": not missed and not errors, "missed": missed, "errors": errors,
-        "total_s": round(time.perf_counter() - _T0, 1),
-    }
-    if hotspots:
-        results["hotspots"] = hotspots
-    log(f"done in {results['summary']['total_s']}s; missed: {missed or 'none'}")
-    print(to_json(results))
+    finish(results, hotspots, errors, T0)
     return 0
 
 

@@ -33,7 +33,6 @@ import gc
 import json
 import os
 import platform
-import pstats
 import random
 import shutil
 import statistics
@@ -45,7 +44,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
+from _common import T0, finish, log, percentile, profile_top, r4, timing
 
 TARGETS = {
     "kb_index_1000_s": 5.0,
@@ -68,46 +67,6 @@ LOG_WINDOW = "3h"
 LOG_LIMIT = 50
 ENV_NOW = datetime(2026, 7, 8, 23, 10, 0, tzinfo=UTC)
 
-_T0 = time.perf_counter()
-
-
-def log(message: str) -> None:
-    print(f"[bench {time.perf_counter() - _T0:6.1f}s] {message}", file=sys.stderr, flush=True)
-
-
-def r4(x: float) -> float:
-    return round(x, 4)
-
-
-def timing(samples: list[float], **extra: Any) -> dict[str, Any]:
-    return {"seconds": r4(statistics.median(samples)), "statistic": f"median of {len(samples)}",
-            "runs_s": [r4(t) for t in samples], **extra}
-
-
-def percentile(samples: list[float], fraction: float) -> float:
-    """Nearest-rank percentile."""
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, max(0, int(round(fraction * len(ordered) + 0.5)) - 1))]
-
-
-def profile_top(profiler_or_stats, top: int = 8) -> dict[str, list[dict[str, Any]]]:
-    stats = profiler_or_stats if isinstance(profiler_or_stats, pstats.Stats) else pstats.Stats(profiler_or_stats)
-    rows = []
-    for (filename, line, func), (_, ncalls, tottime, cumtime, _) in stats.stats.items():
-        short = filename
-        for marker in ("/site-packages/", "/lib/python3"):
-            if marker in filename:
-                short = filename.split(marker, 1)[1]
-                break
-        if str(REPO) in filename:
-            short = os.path.relpath(filename, REPO)
-        rows.append({"function": f"{short}:{line}({func})", "ncalls": ncalls,
-                     "tottime_s": r4(tottime), "cumtime_s": r4(cumtime)})
-    by_tot = sorted(rows, key=lambda r: r["tottime_s"], reverse=True)[:top]
-    by_cum = sorted((r for r in rows if r["function"].startswith("evcli/")),
-                    key=lambda r: r["cumtime_s"], reverse=True)[:top]
-    return {"by_tottime": by_tot, "by_cumtime_evcli_code": by_cum}
-
 
 def profiled(call) -> dict[str, list[dict[str, Any]]]:
     profiler = cProfile.Profile()
@@ -116,7 +75,7 @@ def profiled(call) -> dict[str, list[dict[str, Any]]]:
         call()
     finally:
         profiler.disable()
-    return profile_top(profiler)
+    return profile_top(profiler, evcli_only_cumtime=True)
 
 
 # =============================================================================
@@ -937,18 +896,6 @@ def bench_logs(quick: bool, tmp: Path, results: dict[str, Any], hotspots: dict[s
 
 # =============================================================================
 
-def to_json(value: Any, indent: int = 0) -> str:
-    """Indented JSON whose innermost objects and lists stay on one line each."""
-    if isinstance(value, (dict, list)) and value and any(isinstance(v, (dict, list)) for v in
-                                                          (value.values() if isinstance(value, dict) else value)):
-        pad, inner = " " * indent, " " * (indent + 2)
-        if isinstance(value, dict):
-            items = [f"{inner}{json.dumps(k)}: {to_json(v, indent + 2)}" for k, v in value.items()]
-            return "{\n" + ",\n".join(items) + f"\n{pad}}}"
-        return "[\n" + ",\n".join(f"{inner}{to_json(v, indent + 2)}" for v in value) + f"\n{pad}]"
-    return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions, for smoke tests")
@@ -979,16 +926,7 @@ def main() -> int:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
-    measured = {k: v for k, v in results.items() if isinstance(v, dict) and "ok" in v and v["ok"] is not None}
-    missed = [k for k, v in measured.items() if not v["ok"]]
-    results["summary"] = {
-        "all_ok": not missed and not errors, "missed": missed, "errors": errors,
-        "total_s": round(time.perf_counter() - _T0, 1),
-    }
-    if hotspots:
-        results["hotspots"] = hotspots
-    log(f"done in {results['summary']['total_s']}s; missed: {missed or 'none'}")
-    print(to_json(results))
+    finish(results, hotspots, errors, T0)
     return 0
 
 
