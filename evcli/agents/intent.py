@@ -87,6 +87,9 @@ _TERM_TABLE: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
     (("NXDOMAIN",), ("nxdomain",)),
     (("no such host",), ("no such host", "dns", "域名解析", "解析失败")),
     (("panic",), ("panic",)),
+    # Kubernetes container states: CamelCase like an alert name, but a log/status term.
+    (("CrashLoopBackOff",), ("crashloopbackoff",)),
+    (("ImagePullBackOff",), ("imagepullbackoff",)),
 )
 _TERM_SUFFIX = r"(?:s|es|ed|ing)?"
 

@@ -250,3 +250,9 @@ def test_aliases_as_a_backend_lists_them_are_accepted():
     by_service = {"payment-service": ["payment", "支付服务"], "order-service": ["订单服务"]}
     intent = extract_intent("支付服务和订单服务为什么慢", services=SERVICES, aliases=by_service, alertnames=[])
     assert intent.services == ("payment-service", "order-service")
+
+
+def test_kubernetes_container_states_are_terms_not_alert_names():
+    intent = intent_of("Is order-service in CrashLoopBackOff or ImagePullBackOff?")
+    assert intent.alertnames == ()
+    assert {"CrashLoopBackOff", "ImagePullBackOff"} <= set(intent.terms)
