@@ -8,6 +8,7 @@ nothing that could import litellm.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import pstats
@@ -123,6 +124,17 @@ def to_json(value: Any, indent: int = 0) -> str:
             return "{\n" + ",\n".join(items) + f"\n{pad}}}"
         return "[\n" + ",\n".join(f"{inner}{to_json(v, indent + 2)}" for v in value) + f"\n{pad}]"
     return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+
+
+def run_sections(sections, errors: dict[str, str]) -> None:
+    """Run each (name, callable); a failing section is reported in `errors` and the others still run."""
+    for name, section in sections:
+        try:
+            section()
+        except Exception as exc:  # one broken path must not hide the others
+            log(f"{name}: FAILED: {type(exc).__name__}: {exc}")
+            errors[name] = f"{type(exc).__name__}: {exc}"
+        gc.collect()
 
 
 def finish(results: dict[str, Any], hotspots: dict[str, Any], errors: dict[str, str], started: float) -> None:

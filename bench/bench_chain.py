@@ -39,7 +39,6 @@ os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
 
 import argparse  # noqa: E402
 import cProfile  # noqa: E402
-import gc  # noqa: E402
 import json  # noqa: E402
 import platform  # noqa: E402
 import pstats  # noqa: E402
@@ -54,7 +53,7 @@ from datetime import UTC, datetime  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
-from _common import T0, finish, import_times, log, percentile, profile_top, r2, r4, run_cmd  # noqa: E402
+from _common import run_sections, T0, finish, import_times, log, percentile, profile_top, r2, r4, run_cmd  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -401,16 +400,13 @@ def main() -> int:
     env.pop("PYTHONPROFILEIMPORTTIME", None)
     env.pop("OPENAI_API_KEY", None)  # the offline asks need no key
     try:
-        for name, section in (
-            ("ask_process", lambda: bench_ask_process(options.quick, env, tmp, results, hotspots)),
-            ("orchestration", lambda: bench_orchestration(options.quick, tmp, results, hotspots)),
-        ):
-            try:
-                section()
-            except Exception as exc:  # report and go on: one broken path must not hide the others
-                log(f"{name}: FAILED: {type(exc).__name__}: {exc}")
-                errors[name] = f"{type(exc).__name__}: {exc}"
-            gc.collect()
+        run_sections(
+            (
+                ("ask_process", lambda: bench_ask_process(options.quick, env, tmp, results, hotspots)),
+                ("orchestration", lambda: bench_orchestration(options.quick, tmp, results, hotspots)),
+            ),
+            errors,
+        )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -42,7 +42,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from _common import T0, finish, import_times, log, profile_top, r4, run_cmd, timing
+from _common import run_sections, T0, finish, import_times, log, profile_top, r4, run_cmd, timing
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "sample_sessions"
@@ -725,16 +725,14 @@ def main() -> int:
     env = {**os.environ, "EVCLI_HOME": str(tmp / "home"), "PYTHONUNBUFFERED": "1"}
     env.pop("PYTHONPROFILEIMPORTTIME", None)
     try:
-        for name, section in (
-            ("gate", lambda: bench_gate(options.quick, results, hotspots)),
-            ("cold_start", lambda: bench_cold_start(options.quick, env, tmp, results, hotspots)),
-            ("store", lambda: bench_store(options.quick, env, tmp, results, hotspots)),
-        ):
-            try:
-                section()
-            except Exception as exc:  # report and go on: one broken path must not hide the others
-                log(f"{name}: FAILED: {type(exc).__name__}: {exc}")
-                errors[name] = f"{type(exc).__name__}: {exc}"
+        run_sections(
+            (
+                ("gate", lambda: bench_gate(options.quick, results, hotspots)),
+                ("cold_start", lambda: bench_cold_start(options.quick, env, tmp, results, hotspots)),
+                ("store", lambda: bench_store(options.quick, env, tmp, results, hotspots)),
+            ),
+            errors,
+        )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -44,7 +44,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from _common import T0, finish, log, percentile, profile_top, r4, timing
+from _common import run_sections, T0, finish, log, percentile, profile_top, r4, timing
 
 TARGETS = {
     "kb_index_1000_s": 5.0,
@@ -913,16 +913,13 @@ def main() -> int:
     tmp = Path(tempfile.mkdtemp(prefix="evcli-bench-tools-"))
     os.environ["EVCLI_HOME"] = str(tmp / "home")  # this process only: nothing touches the user's store
     try:
-        for name, section in (
-            ("kb", lambda: bench_kb(options.quick, tmp, results, hotspots)),
-            ("logs", lambda: bench_logs(options.quick, tmp, results, hotspots)),
-        ):
-            try:
-                section()
-            except Exception as exc:  # report and go on: one broken path must not hide the others
-                log(f"{name}: FAILED: {type(exc).__name__}: {exc}")
-                errors[name] = f"{type(exc).__name__}: {exc}"
-            gc.collect()
+        run_sections(
+            (
+                ("kb", lambda: bench_kb(options.quick, tmp, results, hotspots)),
+                ("logs", lambda: bench_logs(options.quick, tmp, results, hotspots)),
+            ),
+            errors,
+        )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -457,7 +457,7 @@ class Pipeline:
             present = bool(source.gate_results) if stage == "gate" else (
                 (output := source.latest_stage(stage)) is not None and output.output is not None)
             if not present:
-                raise BadInput(f"session {session_id} has no {stage} output to replay from", hint=f"replay from an earlier stage")
+                raise BadInput(f"session {session_id} has no {stage} output to replay from", hint="replay from an earlier stage")
         kept = set(needed) - {"gate"}
         reruns = REPLAY_RERUNS[from_stage]
         original = Models.from_config(source.run.config)

@@ -46,12 +46,12 @@ def _models(config_file, model, planner_model, executor_model, verifier_model, c
     return models
 
 
-def _pipeline(db, rules, models, env_spec, max_steps, *, must_exist=False):
+def _pipeline(db, rules, models, env_spec, max_steps, *, must_exist=False, store=None):
     from evcli.gatekeeper.rules import load_rules
     from evcli.pipeline import Pipeline
 
     progress = (lambda message: err.print(f"[dim]·[/] {message}", markup=True, highlight=False)) if err.is_terminal else (lambda m: None)
-    return Pipeline(store=open_store(db, must_exist=must_exist), rules=load_rules(rules), models=models,
+    return Pipeline(store=store or open_store(db, must_exist=must_exist), rules=load_rules(rules), models=models,
                     env_spec=env_spec, max_steps=max_steps, progress=progress)
 
 
@@ -119,8 +119,8 @@ def _stored_pipeline(session_id, db, rules, model, api_base, max_steps=None):
     document = store.load(session_id)
     config = document.run.config
     models = _models(None, model, None, None, None, None, api_base, stored=config)
-    store.close()
-    return _pipeline(db, rules, models, config.get("env") or {}, max_steps or config.get("max_steps", 8), must_exist=True), document
+    pipeline = _pipeline(db, rules, models, config.get("env") or {}, max_steps or config.get("max_steps", 8), store=store)
+    return pipeline, document
 
 
 @handles_errors
@@ -191,11 +191,9 @@ def replay_command(
     """A new session that reuses the stored upstream outputs and re-runs the later stages."""
     from evcli.cli._common import load_source
 
-    document, store = load_source(source, db)
-    if store is not None:
-        store.close()
+    document, store = load_source(source, db)  # store is None for an exported file
     config = document.run.config
     models = _models(None, model, None, None, None, None, api_base, stored=config)
-    pipeline = _pipeline(db, rules, models, config.get("env") or {}, config.get("max_steps", 8))
+    pipeline = _pipeline(db, rules, models, config.get("env") or {}, config.get("max_steps", 8), store=store)
     new_id = pipeline.replay(document, from_stage)
     render_result(pipeline.compose(new_id), json_output)
