@@ -8,13 +8,27 @@ field to reject it), strict where the producer is our own code.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+import re
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 ANSWER_VERSION = "executor_evidence_v2"
 SESSION_FORMAT = "evcli-session/1"
 NO_EVIDENCE_PATH = "$.no_evidence"
+
+# A session id names a file (`export --all -o DIR` writes DIR/<id>.json), so it
+# can never hold a path separator, start with a dot or a dash, or be long:
+# ASCII letters, digits, '.', '_' and '-', starting with a letter or a digit,
+# 1 to 128 characters. Generated ids (20250101T093000-1a2b3c) and the shipped
+# sample ids (sample-narrow-payment-highcpu) match.
+SESSION_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
+SESSION_ID_RULE = "ASCII letters, digits, '.', '_' or '-', starting with a letter or digit, at most 128 characters"
+SessionId = Annotated[str, Field(pattern=SESSION_ID_PATTERN)]
+
+
+def is_session_id(value: str) -> bool:
+    return re.fullmatch(SESSION_ID_PATTERN, value) is not None
 
 # Which array of a tool's output a raw_path may name (one item of it).
 EVIDENCE_ARRAYS: dict[str, str] = {
@@ -191,7 +205,7 @@ class ComposerOutput(_Open):
 class RunRecord(_Closed):
     """The `diagnosis_run` row."""
 
-    session_id: str
+    session_id: SessionId
     question: str = ""
     mode: Literal["chat", "aiops"] = "chat"
     status: str = "created"

@@ -47,16 +47,13 @@ def export_command(
 ) -> None:
     """Export a session as one canonical JSON document (or every session with --all)."""
     from evcli.errors import BadInput
-    from evcli.store.documents import to_canonical
+    from evcli.store.documents import export_all, to_canonical
 
     store = open_store(db, must_exist=True)
     if all_sessions:
         if session_id is not None or output is None:
             raise BadInput("--all takes no session id and needs -o DIR")
-        output.mkdir(parents=True, exist_ok=True)
-        ids = [row["session_id"] for row in store.list_sessions(limit=1_000_000)]
-        for sid in ids:
-            (output / f"{sid}.json").write_text(to_canonical(store.load(sid)) + "\n", encoding="utf-8")
+        ids = export_all(store, output)
         err.print(f"exported {len(ids)} sessions to {output}")
         return
     if session_id is None:

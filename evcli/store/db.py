@@ -33,6 +33,7 @@ from evcli.contracts import (
     ToolInvocation,
 )
 from evcli.errors import BadInput, NotFound, StoreError
+from evcli.store.documents import check_session_id
 
 BUSY_TIMEOUT_S = 30.0
 DB_FILENAME = "evcli.db"
@@ -207,6 +208,7 @@ class TraceStore:
     # --- documents -----------------------------------------------------------
 
     def load(self, session_id: str) -> SessionDocument:
+        check_session_id(session_id)
         found = self.conn.execute("SELECT * FROM diagnosis_run WHERE session_id = ?", [session_id]).fetchone()
         if found is None:
             raise NotFound(f"unknown session {session_id!r}", hint="list sessions with `evcli sessions`")
@@ -230,7 +232,8 @@ class TraceStore:
         Importing a document that is already stored unchanged is a no-op; a
         different document under the same id is refused, never merged.
         """
-        if new_id:
+        if new_id is not None:  # model_copy skips validation: check the id here
+            check_session_id(new_id)
             document = document.model_copy(update={"run": document.run.model_copy(update={"session_id": new_id})})
         session_id = document.run.session_id
         with self._write():

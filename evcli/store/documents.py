@@ -1,4 +1,8 @@
-"""Session documents on disk: one canonical JSON file per session."""
+"""Session documents on disk: one canonical JSON file per session.
+
+A session id becomes a file name only after it matched SESSION_ID_PATTERN,
+and `export_all` writes nothing whose resolved path leaves its directory.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +12,35 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from evcli.canonical import canonical_json
-from evcli.contracts import SessionDocument
+from evcli.contracts import SESSION_ID_RULE, SessionDocument, is_session_id
 from evcli.errors import BadInput
+
+
+def check_session_id(value: str, *, consequence: str = "") -> str:
+    """`value` if it matches SESSION_ID_PATTERN, else a BadInput naming the rule."""
+    if not is_session_id(value):
+        raise BadInput(f"{value[:200]!r} is not a valid session id ({SESSION_ID_RULE}){consequence}")
+    return value
+
+
+def export_all(store, directory: Path) -> list[str]:
+    """Every stored session as DIR/<id>.json; nothing is written unless every target stays inside DIR."""
+    ids = [row["session_id"] for row in store.list_sessions(limit=1_000_000)]
+    for session_id in ids:
+        check_session_id(session_id, consequence="; nothing exported")
+    directory.mkdir(parents=True, exist_ok=True)
+    root = directory.resolve()
+    targets = {session_id: _inside(root, f"{session_id}.json") for session_id in ids}
+    for session_id, target in targets.items():
+        target.write_text(to_canonical(store.load(session_id)) + "\n", encoding="utf-8")
+    return ids
+
+
+def _inside(root: Path, name: str) -> Path:
+    target = root / name
+    if not target.resolve().is_relative_to(root):
+        raise BadInput(f"{target} leads outside {root} (a symlink); nothing exported")
+    return target
 
 
 def to_canonical(document: SessionDocument) -> str:
