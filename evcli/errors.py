@@ -7,6 +7,7 @@ EXIT_RUNTIME = 1
 EXIT_USAGE = 2
 EXIT_LOW_CONFID = 3
 EXIT_REJECT = 4
+EXIT_INTERRUPTED = 130  # Ctrl-C, as shells report SIGINT
 
 
 class EvcliError(Exception):
@@ -36,3 +37,57 @@ class NotFound(EvcliError):
     """A session id that is not in the store."""
 
     exit_code = EXIT_USAGE
+
+
+def expected_failure(exc: BaseException) -> EvcliError | None:
+    """The one-line error an exception from outside our code stands for, or None if it is a bug.
+
+    The classes mapped here come from the world, not from evcli: the disk, the
+    store file, the environment directory, or input deeper/larger than the
+    interpreter or SQLite can take.
+    """
+    import sqlite3
+
+    from evcli.backends.base import BackendError
+
+    if isinstance(exc, EvcliError):
+        return exc
+    if isinstance(exc, sqlite3.Error):
+        return store_failure(None, exc)
+    if isinstance(exc, BackendError):
+        return EvcliError(str(exc), hint="check the environment with `evcli env check`")
+    if isinstance(exc, OSError):
+        return os_failure(exc)
+    if isinstance(exc, RecursionError):
+        return BadInput("input is nested too deeply to read")
+    if isinstance(exc, OverflowError):
+        return BadInput(f"a number is too large: {exc}")
+    if isinstance(exc, UnicodeEncodeError) and "surrogates" in str(exc):
+        return BadInput("text contains an undecodable character (a lone surrogate); give valid UTF-8")
+    return None
+
+
+def os_failure(exc: OSError) -> EvcliError:
+    import errno
+
+    where = f": {exc.filename}" if exc.filename else ""
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+        return EvcliError(f"disk full{where}")
+    return EvcliError(f"{exc.strerror or exc}{where}")
+
+
+def store_failure(path: object, exc: Exception) -> StoreError:
+    """A sqlite3 error as what it means for the trace store at `path`."""
+    text = str(exc)
+    name = f"trace store {path}" if path else "the store"
+    if "full" in text:
+        return StoreError(f"disk full: cannot write {name}")
+    if "disk I/O error" in text:
+        return StoreError(f"cannot write {name}: disk I/O error (disk full or file size limit?)")
+    if "readonly" in text or "read-only" in text:
+        return StoreError(f"{name} is read-only", hint="use a writable --db or EVCLI_HOME")
+    if "not a database" in text or "malformed" in text:
+        return StoreError(f"{name} is corrupt: {text}", hint="restore it from a backup or use another --db")
+    if "locked" in text or "busy" in text:
+        return StoreError(f"{name} is locked by another process: {text}", hint="try again")
+    return StoreError(f"{name}: {text}")

@@ -6,16 +6,53 @@ so `evcli --help` and `evcli gate` start fast and never load a model client.
 
 from __future__ import annotations
 
+import sys
 from typing import Annotated
 
 import typer
+from typer._click import exceptions as click  # typer vendors Click; its errors live here
+from typer.core import TyperGroup
 
 from evcli import __version__
 from evcli.cli import eval as eval_commands
 from evcli.cli import aiops, ask, env, gate, kb, schema, sessions, tool, trace
-from evcli.cli._common import set_debug
+from evcli.cli._common import fail, set_debug
+from evcli.errors import EXIT_INTERRUPTED
+
+
+class _OneLineErrors(TyperGroup):
+    """Usage errors as one `error:` line with exit 2, instead of a boxed usage text.
+
+    Commands translate their own failures (`handles_errors`); this catches what
+    Click raises before a command runs: unknown options, bad values, missing
+    arguments.
+    """
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        try:
+            code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.UsageError as exc:
+            where = exc.ctx.command_path if exc.ctx else "evcli"
+            code = _fail_code(exc.format_message(), f"try '{where} --help'", exc.exit_code)
+        except click.ClickException as exc:
+            code = _fail_code(exc.format_message(), None, exc.exit_code)
+        except typer.Abort:
+            code = _fail_code("aborted", None, EXIT_INTERRUPTED)
+        if not standalone_mode:
+            return code
+        sys.exit(code if isinstance(code, int) else 0)
+
+
+def _fail_code(message: str, hint: str | None, code: int) -> int:
+    try:
+        fail(message, hint, code)
+    except typer.Exit as exc:
+        return exc.exit_code
+    return code
+
 
 app = typer.Typer(
+    cls=_OneLineErrors,
     name="evcli",
     help="Incident diagnosis whose every fact cites a recorded tool output, checked by code.",
     no_args_is_help=True,

@@ -10,8 +10,8 @@ from typing import Annotated, Any
 
 import typer
 
-from evcli.console import err, out
-from evcli.errors import EXIT_RUNTIME, EvcliError
+from evcli.console import err, json_safe, out, safe
+from evcli.errors import EXIT_INTERRUPTED, EXIT_RUNTIME, expected_failure
 
 DbOption = Annotated[
     Path | None,
@@ -27,30 +27,62 @@ def set_debug(enabled: bool) -> None:
 
 
 def handles_errors(command):
-    """Turn expected failures into one stderr line and their exit code."""
+    """Turn expected failures into one stderr line and their exit code (see `errors.expected_failure`)."""
 
     @functools.wraps(command)
     def wrapper(*args, **kwargs):
         try:
-            return command(*args, **kwargs)
-        except EvcliError as exc:
-            _fail(exc.message, exc.hint, exc.exit_code)
+            result = command(*args, **kwargs)
         except KeyboardInterrupt:
-            _fail("interrupted; nothing partial was written", None, 130)
+            _interrupted()
         except (typer.Exit, typer.Abort, SystemExit):
+            _owned_runs("release_owned_runs")
             raise
         except Exception as exc:
-            if _state["debug"]:
+            _owned_runs("interrupt_owned_runs")
+            expected = expected_failure(exc)
+            if expected is None and _state["debug"]:
                 raise
-            _fail(f"unexpected {type(exc).__name__}: {exc}", "re-run with --debug for the traceback", EXIT_RUNTIME)
+            if expected is None:
+                fail(f"unexpected {type(exc).__name__}: {exc}", "re-run with --debug for the traceback", EXIT_RUNTIME)
+            fail(expected.message, expected.hint, expected.exit_code)
+        _owned_runs("release_owned_runs")
+        return result
 
     return wrapper
 
 
-def _fail(message: str, hint: str | None, code: int):
-    from rich.markup import escape
+def _owned_runs(action: str) -> list[tuple[str, str]]:
+    """Release (normal end) or interrupt (failure, Ctrl-C) the runs this process is writing."""
+    if "evcli.store.db" not in sys.modules:  # no store opened: no run can be in progress
+        return []
+    from evcli.store import db
 
-    line = f"[bold red]error:[/] {escape(message)}" + (f" [dim]({escape(hint)})[/]" if hint else "")
+    return getattr(db, action)() or []
+
+
+def _interrupted():
+    """Ctrl-C: mark the runs this process was writing as interrupted, say what they keep, exit 130."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        kept = _owned_runs("interrupt_owned_runs")
+    else:
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the marking short
+        try:
+            kept = _owned_runs("interrupt_owned_runs")
+        finally:
+            signal.signal(signal.SIGINT, previous)
+    if not kept:
+        fail("interrupted; no diagnosis run was in progress (store writes are all-or-nothing)", None, EXIT_INTERRUPTED)
+    fail("interrupted; " + "; ".join(f"session {sid} kept as interrupted with {what}" for sid, what in kept),
+         "inspect it with `evcli trace`", EXIT_INTERRUPTED)
+
+
+def fail(message: str, hint: str | None, code: int):
+    """Print one `error:` line on stderr (data in it shown literally) and exit with `code`."""
+    line = f"[bold red]error:[/] {safe(message)}" + (f" [dim]({safe(hint)})[/]" if hint else "")
     err.print(line, highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
@@ -80,7 +112,7 @@ def load_source(source: str, db: Path | None):
 
 
 def print_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True) + "\n")
+    sys.stdout.write(json_safe(json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True)) + "\n")
 
 
-__all__ = ["DbOption", "JsonOption", "handles_errors", "open_store", "load_source", "print_json", "out", "err"]
+__all__ = ["DbOption", "JsonOption", "handles_errors", "fail", "safe", "open_store", "load_source", "print_json", "out", "err"]

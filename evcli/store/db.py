@@ -5,6 +5,12 @@ the same database queue on the busy timeout instead of failing mid-way (a
 deferred transaction that upgrades to a write lock can fail at once in WAL
 mode), and a Ctrl-C mid-write rolls back cleanly.
 
+A run in progress (status `created` or `running`) records its owner: host,
+pid and the process start time. A process that stops writing normally
+releases its runs (owner NULL: a stage-by-stage session waiting for its next
+command); a process killed while it owns one leaves an owner that no longer
+exists, and such a run reads back as `interrupted`.
+
 Reads use the sqlite3 connection directly; sqlite-utils (which takes ~0.1 s to
 import) is loaded only to migrate or write, so `evcli trace` and
 `evcli sessions` start fast.
@@ -16,6 +22,7 @@ import contextlib
 import json
 import os
 import secrets
+import socket
 import sqlite3
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -32,14 +39,18 @@ from evcli.contracts import (
     StoredGateResult,
     ToolInvocation,
 )
-from evcli.errors import BadInput, NotFound, StoreError
+from evcli.errors import BadInput, NotFound, StoreError, store_failure
 from evcli.store.documents import check_session_id
 
 BUSY_TIMEOUT_S = 30.0
 DB_FILENAME = "evcli.db"
 # Every migration in evcli/store/migrations.py, oldest first (a test keeps them in step).
-SCHEMA_MIGRATIONS = ("m001_trace_tables", "m002_lookup_indexes")
+SCHEMA_MIGRATIONS = ("m001_trace_tables", "m002_lookup_indexes", "m003_run_owner")
 _JSON_RUN_FIELDS = ("config", "prompt_audit", "self_evaluation", "annotations")
+ACTIVE_STATUSES = ("created", "running")
+INTERRUPTED = "interrupted"
+# Runs this process is writing and has not yet finished or released, by session id.
+_owned: dict[str, TraceStore] = {}
 
 
 def default_db_path() -> Path:
@@ -58,6 +69,73 @@ def now_iso() -> str:
 
 def new_session_id() -> str:
     return datetime.now(UTC).strftime("%Y%m%dT%H%M%S") + "-" + secrets.token_hex(3)
+
+
+def _start_ticks(pid: int) -> str | None:
+    """The start time of process `pid` (clock ticks since boot), or None if there is no such process."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return ""  # /proc unreadable: existence is all we can know
+    return stat.rsplit(")", 1)[1].split()[19]
+
+
+def process_identity() -> str:
+    """`host:pid:start`: names this process and no later one that reuses its pid."""
+    return f"{socket.gethostname()}:{os.getpid()}:{_start_ticks(os.getpid()) or ''}"
+
+
+def owner_alive(owner: str) -> bool:
+    """Whether the process named by `owner` still runs; an owner on another host counts as alive."""
+    host, _, rest = owner.partition(":")
+    pid_text, _, start = rest.partition(":")
+    if host != socket.gethostname() or not pid_text.isdigit():
+        return True
+    if not Path("/proc/self/stat").exists():
+        try:
+            os.kill(int(pid_text), 0)
+        except ProcessLookupError:
+            return False
+        except OSError:
+            return True
+        return True
+    found = _start_ticks(int(pid_text))
+    return found is not None and (not start or not found or found == start)
+
+
+def shown_status(status: str, owner: str | None) -> str:
+    """The status a reader sees: an active run whose owner is gone was interrupted."""
+    if status in ACTIVE_STATUSES and owner and not owner_alive(owner):
+        return INTERRUPTED
+    return status
+
+
+def interrupt_owned_runs() -> list[tuple[str, str]]:
+    """Mark every run this process still owns as interrupted; (session id, what it keeps) for each.
+
+    Called on Ctrl-C or a failed command. A store that cannot be written any
+    more (disk full) keeps the owner, so the run reads back as interrupted anyway.
+    """
+    marked = []
+    for session_id, store in list(_owned.items()):
+        try:
+            if store.mark_interrupted(session_id):
+                marked.append((session_id, store.kept_summary(session_id)))
+        except (sqlite3.Error, StoreError):
+            marked.append((session_id, "what was written before the failure"))
+    _owned.clear()
+    return marked
+
+
+def release_owned_runs() -> None:
+    """A command ends normally: the runs it wrote wait, unowned, for the next stage command."""
+    for session_id, store in list(_owned.items()):
+        with contextlib.suppress(sqlite3.Error, StoreError):
+            with store._write():
+                store.conn.execute("UPDATE diagnosis_run SET owner = NULL WHERE session_id = ?", [session_id])
+    _owned.clear()
 
 
 def _dump(value: Any) -> str | None:
@@ -126,13 +204,17 @@ class TraceStore:
     @contextlib.contextmanager
     def _write(self) -> Iterator[None]:
         conn = self.conn
-        conn.execute("BEGIN IMMEDIATE")
         try:
-            yield
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+            except BaseException:
+                if conn.in_transaction:  # SQLite ends the transaction itself on a full disk
+                    conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+        except sqlite3.OperationalError as exc:
+            raise store_failure(self.path, exc) from exc
 
     # --- sessions ----------------------------------------------------------
 
@@ -152,22 +234,55 @@ class TraceStore:
         self._require(session_id)
         row = {key: _dump(value) if key in _JSON_RUN_FIELDS else value for key, value in fields.items()}
         row["updated_at"] = now_iso()
+        if "status" in fields:
+            row["owner"] = self._own(session_id, fields["status"])
         with self._write():
             self.db["diagnosis_run"].update(session_id, row)
+
+    def mark_interrupted(self, session_id: str) -> bool:
+        """Set an active run to interrupted and drop its owner; False if it had already ended."""
+        with self._write():
+            cursor = self.conn.execute(
+                "UPDATE diagnosis_run SET status = ?, owner = NULL, updated_at = ? WHERE session_id = ? AND status IN (?, ?)",
+                [INTERRUPTED, now_iso(), session_id, *ACTIVE_STATUSES],
+            )
+        _owned.pop(session_id, None)
+        return cursor.rowcount > 0
+
+    def kept_summary(self, session_id: str) -> str:
+        """What an interrupted run keeps, in words: its stored stages and counts."""
+        stages = [row[0] for row in self.conn.execute(
+            "SELECT stage FROM stage_output WHERE session_id = ? GROUP BY stage ORDER BY min(id)", [session_id])]
+        (invocations,) = self.conn.execute("SELECT count(*) FROM tool_invocation WHERE session_id = ?", [session_id]).fetchone()
+        (gates,) = self.conn.execute("SELECT count(*) FROM gate_result WHERE session_id = ?", [session_id]).fetchone()
+        parts = [f"stages {', '.join(stages)}" if stages else "no stage output",
+                 f"{invocations} tool invocation{'s' * (invocations != 1)}", f"{gates} gate result{'s' * (gates != 1)}"]
+        return ", ".join(parts)
+
+    def _own(self, session_id: str, status: str) -> str | None:
+        """The owner column for a run entering `status`: this process while it is active."""
+        if status in ACTIVE_STATUSES:
+            _owned[session_id] = self
+            return process_identity()
+        _owned.pop(session_id, None)
+        return None
 
     def list_sessions(self, limit: int = 20) -> list[dict[str, Any]]:
         """Newest first, with counts and the latest gate outcome of each session."""
         rows = self.conn.execute(
             """
-            SELECT r.session_id, r.question, r.mode, r.status, r.verdict, r.created_at,
+            SELECT r.session_id, r.question, r.mode, r.status, r.owner, r.verdict, r.created_at,
                    (SELECT count(*) FROM tool_invocation t WHERE t.session_id = r.session_id) AS invocations,
                    (SELECT g.severity FROM gate_result g WHERE g.session_id = r.session_id
                      ORDER BY g.seq DESC LIMIT 1) AS gate_severity
             FROM diagnosis_run r ORDER BY r.created_at DESC, r.session_id DESC LIMIT ?
             """,
-            [limit],
+            [min(limit, 2**63 - 1)],
         )
-        return [dict(row) for row in rows.fetchall()]
+        listed = [dict(row) for row in rows.fetchall()]
+        for row in listed:
+            row["status"] = shown_status(row["status"], row.pop("owner"))
+        return listed
 
     # --- recording ---------------------------------------------------------
 
@@ -213,6 +328,7 @@ class TraceStore:
         if found is None:
             raise NotFound(f"unknown session {session_id!r}", hint="list sessions with `evcli sessions`")
         run = dict(found)
+        run["status"] = shown_status(run["status"], run.pop("owner"))
         for key in _JSON_RUN_FIELDS:
             run[key] = _load(run[key]) or {}
         return SessionDocument(
@@ -258,8 +374,17 @@ class TraceStore:
     # --- rows --------------------------------------------------------------
 
     def _require(self, session_id: str) -> None:
+        """A session about to be written: it must exist, and an active one becomes this process's."""
         if not self.has_session(session_id):
             raise NotFound(f"unknown session {session_id!r}", hint="list sessions with `evcli sessions`")
+        if session_id not in _owned:
+            with self._write():
+                claimed = self.conn.execute(
+                    "UPDATE diagnosis_run SET owner = ? WHERE session_id = ? AND status IN (?, ?)",
+                    [process_identity(), session_id, *ACTIVE_STATUSES],
+                ).rowcount
+            if claimed:
+                _owned[session_id] = self
 
     def _rows(self, table: str, session_id: str, order_by: str) -> list[dict[str, Any]]:
         # table and order_by are constants of this class, never user input
@@ -267,7 +392,7 @@ class TraceStore:
         return [dict(row) for row in self.conn.execute(query, [session_id])]
 
     def _insert_run(self, run: RunRecord) -> None:
-        row = run.model_dump()
+        row = {**run.model_dump(), "owner": self._own(run.session_id, run.status)}
         for key in _JSON_RUN_FIELDS:
             row[key] = _dump(row[key])
         self.db["diagnosis_run"].insert(row)

@@ -111,3 +111,9 @@ def m002_lookup_indexes(db: Database) -> None:
     db["agent_step"].create_index(["session_id", "round", "step_index"])
     db["stage_output"].create_index(["session_id", "id"])
     db["gate_result"].create_index(["session_id", "seq"], unique=True)
+
+
+@migrations()
+def m003_run_owner(db: Database) -> None:
+    # host:pid:start of the process writing an active run, so a run whose process died reads as interrupted.
+    db["diagnosis_run"].add_column("owner", str)

@@ -32,7 +32,7 @@ def _invocation(tool="query_logs") -> ToolInvocation:
 def test_blank_database_gets_every_table_wal_and_busy_timeout(db_path):
     store = TraceStore(db_path)
     assert TABLES <= set(store.db.table_names())
-    assert [m.name for m in migrations.applied(store.db)] == ["m001_trace_tables", "m002_lookup_indexes"]
+    assert [m.name for m in migrations.applied(store.db)] == ["m001_trace_tables", "m002_lookup_indexes", "m003_run_owner"]
     assert store.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert store.db.execute("PRAGMA busy_timeout").fetchone()[0] >= 5000
     # Opening again applies nothing twice.
