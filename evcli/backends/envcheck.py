@@ -2,7 +2,9 @@
 
 Reads every file with the same rules as `SnapshotBackend`, but never stops at
 the first bad file: each problem is reported with the file it is in, and every
-file the backend would not read is listed as ignored with the reason.
+file the backend would not read is listed as ignored with the reason. Files
+are opened through `evcli.backends.files`, so a symlink leading out of the
+directory or a special file (FIFO, device, socket) is an error, never read.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Literal
 from pydantic import BaseModel, Field, computed_field
 
 from evcli.backends.base import BackendError
+from evcli.backends.files import LIMITS, Lines, RefusedFile, contained, file_kind, open_text, read_text, walk
 from evcli.backends.prometheus import iso_utc
 from evcli.backends.snapshot import (
     ALERT_SHAPES,
@@ -40,6 +43,7 @@ from evcli.backends.snapshot import (
     read_alerts,
     read_metric_file,
 )
+from evcli.errors import BadInput
 from evcli.kb.frontmatter import split_front_matter
 
 _SHOWN_PER_FILE = 5  # bad lines named one by one before "and N more"
@@ -209,12 +213,21 @@ class _Check:
 
     def _scan_top_level(self) -> None:
         for path in sorted(self.directory.iterdir()):
+            if path.name in (ENV_FILE, ALERTS_FILE, LOGS_DIR, METRICS_DIR, RUNBOOKS_DIR) and path.is_symlink():
+                try:
+                    contained(path, self.directory)
+                except RefusedFile as error:
+                    self.problem("error", path.name, str(error))
+                    continue
             if path.name in (LOGS_DIR, METRICS_DIR, RUNBOOKS_DIR):
                 if not path.is_dir():
                     self.problem("error", path.name, "must be a directory")
             elif path.name in (ENV_FILE, ALERTS_FILE):
-                if not path.is_file():
+                if path.is_dir():
                     self.problem("error", path.name, "must be a file")
+                elif not path.is_file():
+                    kind = file_kind(path.stat().st_mode) if path.exists() else "a dangling symlink"
+                    self.problem("error", path.name, f"refused: not a regular file ({kind})")
             else:
                 self.ignore(path, f"not part of the snapshot layout ({_LAYOUT})")
 
@@ -324,11 +337,12 @@ class _Check:
         first = last = None
         levels: Counter[str] = Counter()
         bad_lines: list[int] = []
-        with path.open(encoding="utf-8", errors="replace", newline="") as handle:
+        with open_text(path, self.directory) as handle:
+            bounded = Lines(handle)
             if path.suffix == ".jsonl":
-                records = _jsonl_records(handle, timebase, bad_lines)
+                records = _jsonl_records(bounded, timebase, bad_lines)
             else:
-                records = iter_log_records(handle, timebase)
+                records = iter_log_records(bounded, timebase)
             for record, own_stamp in records:
                 lines += 1
                 undecodable += "\ufffd" in record.message
@@ -344,6 +358,7 @@ class _Check:
                     later += now is not None and moment > now
                 levels[record.level or "NONE"] += 1
         self.errors(relative, [f"line {number} is not a JSON object" for number in bad_lines], "such lines")
+        self._cut_lines(relative, bounded.cut)
         if lines == 0:
             self.problem("warning", relative, "the file is empty")
         elif stamped == 0:
@@ -395,8 +410,9 @@ class _Check:
         bad_cells: list[str] = []
         count = 0
         first = last = None
-        with path.open(encoding="utf-8", errors="replace", newline="") as handle:
-            columns, rows = read_metric_file(handle, self.backend.timebase_for(path))
+        with open_text(path, self.directory) as handle:
+            bounded = Lines(handle)
+            columns, rows = read_metric_file(bounded, self.backend.timebase_for(path))
             if not columns:
                 self.problem(
                     "error", relative, "no metric columns: expected a timestamp column, then one per metric"
@@ -424,6 +440,7 @@ class _Check:
                         metric_number(cell)
                     except ValueError:
                         bad_cells.append(f"line {row.line}: {column.header} value {cell!r} is not a number")
+        self._cut_lines(relative, bounded.cut)
         if count == 0:
             self.problem("warning", relative, "no rows after the header")
         elif len(bad_stamps) == count:
@@ -449,22 +466,34 @@ class _Check:
             last=iso_utc(last) if last else None,
         )
 
+    def _cut_lines(self, relative: str, cut: int) -> None:
+        if cut:
+            self.problem(
+                "warning",
+                relative,
+                f"{cut} lines are longer than {LIMITS.max_line_chars} characters: only that much of each is read",
+            )
+
     # runbooks
 
     def _runbooks(self) -> list[RunbookInfo]:
         root = self.directory / RUNBOOKS_DIR
         if not root.is_dir():
             return []
+        try:
+            found = walk(root, within=self.directory, suffix=".md")
+        except BadInput as error:
+            self.problem("error", f"{RUNBOOKS_DIR}/", f"not read: {error.message}")
+            return []
+        for path in found.others:
+            self.ignore(path, "not a .md file")
+        for path, reason in found.refused:
+            self.problem("error", self.backend.relative(path), reason)
         infos = []
-        for path in sorted(root.rglob("*")):
-            if path.is_dir():
-                continue
-            if path.suffix != ".md":
-                self.ignore(path, "not a .md file")
-                continue
+        for path in found.files:
             relative = self.backend.relative(path)
             try:
-                text = path.read_text(encoding="utf-8")
+                text = read_text(path, self.directory)
             except (OSError, UnicodeDecodeError) as error:
                 self.problem("error", relative, f"cannot read: {error}")
                 continue

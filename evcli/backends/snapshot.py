@@ -11,6 +11,9 @@ DIR/runbooks/**/*.md  knowledge documents (indexed by evcli.kb, not read here)
 The snapshot has its own clock (`now`): env.toml's `now`, else the newest
 timestamp in the snapshot, so an old incident answers as it would have then.
 Log files are streamed: a query keeps only the newest `limit` matches.
+Every file is read through `evcli.backends.files`: only regular files inside
+the directory, lines of bounded length, and a tool call's deadline checked as
+lines are read.
 The parsing helpers are public because `envcheck` reports on the same files
 with the same rules.
 """
@@ -30,7 +33,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, timezone, tzinfo
 from functools import cached_property
 from pathlib import Path
-from typing import Any, NamedTuple, TextIO
+from typing import Any, NamedTuple
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from evcli.backends.base import (
@@ -42,6 +45,7 @@ from evcli.backends.base import (
     canonical_level,
     level_at_least,
 )
+from evcli.backends.files import LIMITS, Lines, open_binary, open_text, read_text
 from evcli.backends.prometheus import alert_record, format_duration, iso_utc, service_of, significant
 
 ENV_FILE = "env.toml"
@@ -123,7 +127,7 @@ def load_env_config(path: Path) -> EnvConfig:
     if not path.exists():
         return EnvConfig()
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(read_text(path, path.parent))
     except (OSError, UnicodeDecodeError) as error:
         raise BackendError(f"{ENV_FILE}: cannot read: {error}") from error
     except tomllib.TOMLDecodeError as error:
@@ -401,7 +405,7 @@ def read_alerts(path: Path, zone: tzinfo = UTC) -> AlertsFile:
     """alerts.json in any of the three shapes. Raises BackendError when the file is unusable;
     unusable items are reported in `problems` and left out."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_text(path, path.parent))
     except (OSError, UnicodeDecodeError) as error:
         raise BackendError(f"{ALERTS_FILE}: cannot read: {error}") from error
     except ValueError as error:
@@ -772,7 +776,7 @@ class SnapshotBackend:
             return stamp_time(match, timebase) if match else None
 
         try:
-            with path.open("rb") as handle:
+            with open_binary(path, self.directory) as handle:
                 size = handle.seek(0, 2)
                 handle.seek(max(0, size - _TAIL_BYTES))
                 tail = handle.read().decode("utf-8", errors="replace").splitlines()
@@ -782,16 +786,17 @@ class SnapshotBackend:
             tail = tail[1:]  # the first line of the tail is cut
         newest = max(filter(None, map(stamp, tail)), default=None)
         if newest is None and size > _TAIL_BYTES:
-            with self._reading(path) as handle:
-                newest = max(filter(None, map(stamp, handle)), default=None)
+            with self._reading(path) as lines:
+                newest = max(filter(None, map(stamp, lines)), default=None)
         return newest
 
     @contextmanager
-    def _reading(self, path: Path) -> Iterator[TextIO]:
-        """A text handle on a snapshot file; any read error becomes a BackendError naming the file."""
+    def _reading(self, path: Path) -> Iterator[Lines]:
+        """The bounded lines of a snapshot file; any read error (a refused file too) becomes a
+        BackendError naming the file."""
         try:
-            with path.open(encoding="utf-8", errors="replace", newline="") as handle:
-                yield handle
+            with open_text(path, self.directory) as handle:
+                yield Lines(handle)
         except OSError as error:
             raise BackendError(f"{self.relative(path)}: cannot read: {error}") from error
 
@@ -933,18 +938,20 @@ class SnapshotBackend:
             raise ValueError(f"unknown log level {query.level!r}")
         keywords = tuple(keyword.lower() for keyword in query.keywords if keyword)
         newest: list[tuple[LogRecord, str]] = []
-        total = 0
+        total = cut = 0
         for path in paths:
             file_service = self.service_of_file(path)
             kept: deque[tuple[LogRecord, str]] = deque(maxlen=query.limit)
             candidates = self._jsonl_candidates if path.suffix == ".jsonl" else self._log_candidates
-            for record in candidates(path, keywords):
-                if record.timestamp is None or not query.window.contains(record.timestamp):
-                    continue  # a line without any time is never inside a window
-                if minimum is not None and not level_at_least(record.level, minimum):
-                    continue
-                total += 1
-                kept.append((record, file_service))
+            with self._reading(path) as lines:
+                for record in candidates(lines, self.timebase_for(path), keywords):
+                    if record.timestamp is None or not query.window.contains(record.timestamp):
+                        continue  # a line without any time is never inside a window
+                    if minimum is not None and not level_at_least(record.level, minimum):
+                        continue
+                    total += 1
+                    kept.append((record, file_service))
+            cut += lines.cut
             newest.extend(kept)
         newest.sort(key=lambda match: match[0].timestamp)  # stable: file order within a tie
         newest = newest[max(0, len(newest) - query.limit) :] if query.limit > 0 else []
@@ -965,54 +972,57 @@ class SnapshotBackend:
             message = f"{total} matching line{'s' * (total != 1)}"
             if truncated:
                 message += f" (newest {len(logs)} returned)"
+        if cut:
+            message += (
+                f"; {cut} line{'s' * (cut != 1)} longer than {LIMITS.max_line_chars} characters"
+                " searched and shown up to that length"
+            )
         return LogResult(logs=logs, total=total, truncated=truncated, message=message)
 
-    def _log_candidates(self, path: Path, keywords: tuple[str, ...]) -> Iterator[LogRecord]:
+    @staticmethod
+    def _log_candidates(lines: Iterable[str], timebase: Timebase, keywords: tuple[str, ...]) -> Iterator[LogRecord]:
         """The lines of a raw log holding every keyword, as records.
 
         The keyword test runs on the raw line and only matching lines are parsed: this is the hot
         loop of a query. Every line still goes through the (cheap, anchored) timestamp pattern, so
         that a matching line without a timestamp (a stack trace) can take the timestamp, level and
         instance of the last line that had one, as `iter_log_records` does."""
-        timebase = self.timebase_for(path)
         stamp_match = _STAMP.match
         first, others = (keywords[0], keywords[1:]) if keywords else ("", ())
         head: re.Match[str] | None = None  # the last line with its own timestamp
         inherited: tuple[re.Match[str], LogRecord] | None = None  # `head`, parsed once it is needed
-        with self._reading(path) as handle:
-            for line in handle:
-                match = stamp_match(line)
-                if match is not None:
-                    head = match
-                if keywords:
-                    low = line.lower()
-                    if first not in low or (others and not all(keyword in low for keyword in others)):
-                        continue
-                if match is not None:
-                    yield LogRecord(stamp_time(match, timebase), *split_log_line(line[match.end() :]))
-                elif head is not None and line.strip():
-                    if inherited is None or inherited[0] is not head:
-                        rest = head.string[head.end() :]
-                        inherited = (head, LogRecord(stamp_time(head, timebase), *split_log_line(rest)))
-                    event = inherited[1]
-                    yield LogRecord(event.timestamp, event.level, event.instance, line.strip())
+        for line in lines:
+            match = stamp_match(line)
+            if match is not None:
+                head = match
+            if keywords:
+                low = line.lower()
+                if first not in low or (others and not all(keyword in low for keyword in others)):
+                    continue
+            if match is not None:
+                yield LogRecord(stamp_time(match, timebase), *split_log_line(line[match.end() :]))
+            elif head is not None and line.strip():
+                if inherited is None or inherited[0] is not head:
+                    rest = head.string[head.end() :]
+                    inherited = (head, LogRecord(stamp_time(head, timebase), *split_log_line(rest)))
+                event = inherited[1]
+                yield LogRecord(event.timestamp, event.level, event.instance, line.strip())
 
-    def _jsonl_candidates(self, path: Path, keywords: tuple[str, ...]) -> Iterator[LogRecord]:
+    @staticmethod
+    def _jsonl_candidates(lines: Iterable[str], timebase: Timebase, keywords: tuple[str, ...]) -> Iterator[LogRecord]:
         """The records of a `.jsonl` file holding every keyword in what is returned (level, instance,
         message), not in ignored fields or key names. The raw line is only a cheap pre-check, skipped
         when escapes could hide a keyword. A line that is not a JSON object is read as a raw line."""
-        timebase = self.timebase_for(path)
-        with self._reading(path) as handle:
-            for line in handle:
-                if not line.strip():
+        for line in lines:
+            if not line.strip():
+                continue
+            if keywords and "\\" not in line:
+                low = line.lower()
+                if not all(keyword in low for keyword in keywords):
                     continue
-                if keywords and "\\" not in line:
-                    low = line.lower()
-                    if not all(keyword in low for keyword in keywords):
-                        continue
-                record = parse_json_line(line, timebase) or parse_log_line(line, timebase)[0]
-                if keywords:
-                    visible = f"{record.level or ''} {record.instance} {record.message}".lower()
-                    if not all(keyword in visible for keyword in keywords):
-                        continue
-                yield record
+            record = parse_json_line(line, timebase) or parse_log_line(line, timebase)[0]
+            if keywords:
+                visible = f"{record.level or ''} {record.instance} {record.message}".lower()
+                if not all(keyword in visible for keyword in keywords):
+                    continue
+            yield record

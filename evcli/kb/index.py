@@ -33,6 +33,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from evcli.backends.files import LIMITS, ReadLimits, Walk, read_bytes, walk
 from evcli.canonical import canonical_json
 from evcli.errors import BadInput, StoreError
 from evcli.kb.frontmatter import as_list, split_front_matter
@@ -57,6 +58,7 @@ HIGHLY_RELEVANT_MIN_SCORE_RATIO = 0.6
 HIGHLY_RELEVANT_MIN_TERMS = 2
 # The FTS5 trigram tokenizer cannot match a phrase shorter than this.
 TRIGRAM = 3
+_POINT_AT_RUNBOOKS = "point --runbooks or `evcli kb index` at a runbook directory"
 
 STOPWORDS = frozenset(
     "a an and are as at be by can do does for from how i in is it my of on or "
@@ -160,6 +162,7 @@ class IndexReport(_Record):
     unchanged: int
     chunks: int  # chunks of the directory's documents in the index after this run
     seconds: float
+    refused: list[str] = []  # "path: why" of each file not read (a symlink leading out, a FIFO, too large)
 
 
 def default_index_path() -> Path:
@@ -239,14 +242,11 @@ def _collapse(text: str) -> str:
     return " ".join(text.split())
 
 
-def markdown_files(directory: Path) -> list[Path]:
-    """`runbooks/**/*.md` under directory, or `**/*.md` if it has no runbooks/; hidden paths skipped."""
+def markdown_files(directory: Path, limits: ReadLimits = LIMITS) -> Walk:
+    """`runbooks/**/*.md` under directory, or `**/*.md` if it has no runbooks/; hidden paths skipped,
+    symlinks followed only inside directory. BadInput when the tree is larger than `limits` allow."""
     root = directory / RUNBOOKS_DIR if (directory / RUNBOOKS_DIR).is_dir() else directory
-    return sorted(
-        path
-        for path in root.rglob("*.md")
-        if path.is_file() and not any(part.startswith(".") for part in path.relative_to(directory).parts)
-    )
+    return walk(root, within=directory, suffix=".md", skip_hidden=True, limits=limits)
 
 
 # --- queries -----------------------------------------------------------------
@@ -351,15 +351,19 @@ class KnowledgeIndex:
         directory = Path(directory).expanduser().resolve()
         if not directory.is_dir():
             raise BadInput(f"knowledge directory {directory} does not exist", hint="pass a directory with runbooks/*.md")
-        files = markdown_files(directory)
-        if not files:
+        try:
+            found = markdown_files(directory)
+        except BadInput as exc:
+            raise BadInput(f"{directory} not indexed: {exc.message}", hint=_POINT_AT_RUNBOOKS) from exc
+        if not found.files:
             raise BadInput(f"no markdown files under {directory}", hint="put runbooks in DIR/runbooks/*.md")
         contents: dict[str, tuple[Path, bytes]] = {}
-        for path in files:
+        for path in found.files:
             try:
-                contents[path.relative_to(directory).as_posix()] = (path, path.read_bytes())
+                contents[path.relative_to(directory).as_posix()] = (path, read_bytes(path, directory))
             except OSError as exc:
                 raise BadInput(f"cannot read {path}: {exc.strerror or exc}") from exc
+        refused = [f"{path.relative_to(directory).as_posix()}: {reason}" for path, reason in found.refused]
         added = updated = unchanged = 0
         with self._guard(), self._write():
             stored = {
@@ -393,6 +397,7 @@ class KnowledgeIndex:
             unchanged=unchanged,
             chunks=chunks,
             seconds=round(time.perf_counter() - started, 3),
+            refused=refused,
         )
 
     def _insert_doc(self, directory: Path, rel: str, path: Path, raw: bytes, digest: str) -> None:
