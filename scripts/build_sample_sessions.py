@@ -18,7 +18,6 @@ from pathlib import Path
 
 from evcli.contracts import (
     AgentStep,
-    EvidenceRef,
     RetrievalDetails,
     RunRecord,
     SessionDocument,
@@ -29,23 +28,22 @@ from evcli.contracts import (
 from evcli.evals.gatekeeper import MUTATIONS
 from evcli.gatekeeper.engine import gate
 from evcli.gatekeeper.rules import load_rules
+from evcli.tools.refs import evidence
 
 OUT_DIR = Path(__file__).resolve().parent.parent / "sample_sessions"
 RULES = load_rules()
 
 
-def _invocation(invocation_id, tool, params, output, status, refs, *, at, duration, **scope):
+def _invocation(invocation_id, tool, params, output, *, at, duration, **scope):
+    """A recorded call whose evidence is rendered from its output exactly as the runner renders it."""
+    status, refs = evidence(tool, output, scope, dedup_reason=None)
     return ToolInvocation(
         invocation_id=invocation_id,
         tool_name=tool,
         input_params=params,
         output=output,
         output_preview=json.dumps(output, ensure_ascii=False)[:240],
-        retrieval_details=RetrievalDetails(
-            evidence_status=status,
-            evidence_refs=[EvidenceRef(raw_path=path, text=text) for path, text in refs],
-            **scope,
-        ),
+        retrieval_details=RetrievalDetails(evidence_status=status, evidence_refs=refs, **scope),
         duration_ms=duration,
         created_at=at,
     )
@@ -95,13 +93,6 @@ def _steps(at, *agents):
 
 # --- payment-service: a narrow positive confirmation ----------------------------------------
 
-PAYMENT_ALERT = (
-    "HighCPUUsage, service=payment-service, instance=payment-service-7d9f8b6c4-x2k9p, severity=warning, "
-    "state=firing, current=92%, threshold=80%, duration=25m, active_at=2026-07-08T22:40:00Z, "
-    "summary=CPU usage of payment-service above 80% for 25 minutes"
-)
-
-
 def narrow_payment_highcpu() -> SessionDocument:
     at = "2026-07-08T23:05:10.000000Z"
     invocation = _invocation(
@@ -109,16 +100,16 @@ def narrow_payment_highcpu() -> SessionDocument:
         {"service": "payment-service", "alertname": "HighCPUUsage", "window": "30m"},
         {
             "alerts": [{
-                "labels": {"alertname": "HighCPUUsage", "service": "payment-service", "severity": "warning",
-                           "instance": "payment-service-7d9f8b6c4-x2k9p"},
-                "state": "firing", "value": 0.92, "active_at": "2026-07-08T22:40:00Z", "duration": "25m",
+                "alertname": "HighCPUUsage", "service": "payment-service", "instance": "payment-service-7d9f8b6c4-x2k9p",
+                "severity": "warning", "state": "firing", "value": 92.0, "unit": "%",
+                "active_at": "2026-07-08T22:40:00Z", "duration": "25m",
                 "summary": "CPU usage of payment-service above 80% for 25 minutes",
             }],
             "series": [],
             "total": 1,
             "truncated": False,
+            "message": "1 alerts, 0 series",
         },
-        "supported", [("$.alerts[0]", PAYMENT_ALERT)],
         at=at, duration=38.0, service="payment-service", keywords=["HighCPUUsage"], window="30m", limit=50,
     )
     output = _executor_output([
@@ -126,7 +117,7 @@ def narrow_payment_highcpu() -> SessionDocument:
             "claim-1", "observation",
             "payment-service has a firing HighCPUUsage alert with CPU usage at 92% for 25 minutes.",
             _binding("query_metrics", 1, "$.alerts[0]",
-                     "HighCPUUsage, service=payment-service ... state=firing, current=92%, threshold=80%, duration=25m"),
+                     "HighCPUUsage, service=payment-service ... state=firing, current=92%, duration=25m"),
         )
     ])
     return SessionDocument(
@@ -164,7 +155,7 @@ def narrow_payment_highcpu() -> SessionDocument:
                 "answer_summary": "payment-service has a firing HighCPUUsage alert at 92% CPU.",
                 "recommended_actions": [],
                 "user_facing_answer": "Yes. payment-service has a HighCPUUsage alert firing: CPU usage is 92% "
-                                      "(threshold 80%) and has been for 25 minutes [1].",
+                                      "(above 80%) and has been for 25 minutes [1].",
             }, created_at=at),
         ],
     )
@@ -172,19 +163,12 @@ def narrow_payment_highcpu() -> SessionDocument:
 
 # --- inventory-service: a narrow negative observation (Chinese) -----------------------------------
 
-INVENTORY_NO_EVIDENCE = (
-    "query_logs returned no evidence; evidence_status=no_evidence; query=inventory-service HikariCP; "
-    "topic=application-logs; window=1h; total=0; message=未找到匹配的日志"
-)
-
-
 def negative_inventory_hikaricp() -> SessionDocument:
     at = "2026-07-08T23:24:28.000000Z"
     invocation = _invocation(
         1, "query_logs",
         {"service": "inventory-service", "query": "HikariCP", "window": "1h", "limit": 50},
         {"logs": [], "total": 0, "truncated": False, "message": "未找到匹配的日志"},
-        "no_evidence", [("$.no_evidence", INVENTORY_NO_EVIDENCE)],
         at=at, duration=21.0, service="inventory-service", keywords=["HikariCP"], window="1h", limit=50,
     )
     output = _executor_output(
@@ -241,12 +225,6 @@ def negative_inventory_hikaricp() -> SessionDocument:
 
 # --- order-service: a broad diagnosis over alerts, logs and a runbook --------------------------------
 
-ORDER_ALERT = (
-    "HighMemoryUsage, service=order-service, instance=order-service-5c8d7f9b-qm4tz, severity=critical, "
-    "state=firing, current=91%, threshold=85%, duration=18m, active_at=2026-07-08T22:47:00Z, "
-    "summary=JVM heap of order-service above 85%"
-)
-ORDER_HEAP_SERIES = "order-service jvm_memory_used_bytes{area=heap} window=30m min=2.9GB max=3.8GB last=3.8GB limit=4GB unit=bytes"
 ORDER_GC_LOGS = [
     "2026-07-08 22:58:41 WARN order-service order-service-5c8d7f9b-qm4tz [GC] Full GC (Allocation Failure) 3.8GB->3.7GB(4.0GB), 2.41s",
     "2026-07-08 23:01:12 WARN order-service order-service-5c8d7f9b-qm4tz [GC] Full GC (Allocation Failure) 3.9GB->3.8GB(4.0GB), 2.87s",
@@ -259,13 +237,9 @@ ORDER_POOL_LOGS = [
     "request timed out after 30000ms (total=50, active=50, idle=0, waiting=25)",
 ]
 MEMORY_RUNBOOK = (
-    "runbooks/high-memory.md › Immediate steps: If a JVM service shows repeated Full GC with the heap near its limit, "
+    "If a JVM service shows repeated Full GC with the heap near its limit, "
     "capture a heap dump with jmap before restarting the pod, then compare the dominator tree with the last healthy dump. "
     "Raise -Xmx only after the leak is ruled out."
-)
-ORDER_DEADLOCK_NONE = (
-    "query_logs returned no evidence; evidence_status=no_evidence; query=order-service deadlock; "
-    "topic=application-logs; window=1h; total=0; message=no matching log lines"
 )
 
 
@@ -283,40 +257,36 @@ def broad_order_service() -> SessionDocument:
         _invocation(
             1, "query_metrics", {"service": "order-service", "window": "30m"},
             {
-                "alerts": [{"labels": {"alertname": "HighMemoryUsage", "service": "order-service", "severity": "critical"},
-                            "state": "firing", "value": 0.91, "active_at": "2026-07-08T22:47:00Z", "duration": "18m",
+                "alerts": [{"alertname": "HighMemoryUsage", "service": "order-service", "instance": "order-service-5c8d7f9b-qm4tz",
+                            "severity": "critical", "state": "firing", "value": 91.0, "unit": "%",
+                            "active_at": "2026-07-08T22:47:00Z", "duration": "18m",
                             "summary": "JVM heap of order-service above 85%"}],
                 "series": [{"service": "order-service", "metric": "jvm_memory_used_bytes{area=heap}", "window": "30m",
-                            "min": 2.9e9, "max": 3.8e9, "last": 3.8e9, "unit": "bytes"}],
-                "total": 2, "truncated": False,
+                            "min": 2.9, "max": 3.8, "last": 3.8, "unit": "GB"}],
+                "total": 2, "truncated": False, "message": "1 alerts, 1 series",
             },
-            "supported", [("$.alerts[0]", ORDER_ALERT), ("$.series[0]", ORDER_HEAP_SERIES)],
             at=at, duration=44.0, service="order-service", window="30m", limit=50,
         ),
         _invocation(
             2, "query_logs", {"service": "order-service", "query": "GC OOMKilled", "window": "1h", "limit": 50},
             {"logs": _log_items(ORDER_GC_LOGS), "total": 3, "truncated": False, "message": "3 matching lines"},
-            "supported", [(f"$.logs[{i}]", line) for i, line in enumerate(ORDER_GC_LOGS)],
             at=at, duration=63.0, service="order-service", keywords=["GC", "OOMKilled"], window="1h", limit=50,
         ),
         _invocation(
             3, "query_logs", {"service": "order-service", "query": "HikariPool", "window": "1h", "limit": 50},
             {"logs": _log_items(ORDER_POOL_LOGS), "total": 2, "truncated": False, "message": "2 matching lines"},
-            "supported", [(f"$.logs[{i}]", line) for i, line in enumerate(ORDER_POOL_LOGS)],
             at=at, duration=58.0, service="order-service", keywords=["HikariPool"], window="1h", limit=50,
         ),
         _invocation(
             4, "lookup_knowledge", {"query": "order-service HighMemoryUsage Full GC OOMKilled"},
             {"evidence_blocks": [{"doc": "runbooks/high-memory.md", "title": "High memory usage", "heading": "Immediate steps",
                                   "text": MEMORY_RUNBOOK, "relevance_level": "PRECISE", "score": 12.4, "layer": "L0"}],
-             "total": 1, "truncated": False},
-            "supported", [("$.evidence_blocks[0]", MEMORY_RUNBOOK)],
+             "total": 1, "truncated": False, "message": "1 blocks"},
             at=at, duration=9.0, keywords=["HighMemoryUsage", "Full GC", "OOMKilled"], limit=5,
         ),
         _invocation(
             5, "query_logs", {"service": "order-service", "query": "deadlock", "window": "1h", "limit": 50},
             {"logs": [], "total": 0, "truncated": False, "message": "no matching log lines"},
-            "no_evidence", [("$.no_evidence", ORDER_DEADLOCK_NONE)],
             at=at, duration=40.0, service="order-service", keywords=["deadlock"], window="1h", limit=50,
         ),
     ]
@@ -325,9 +295,9 @@ def broad_order_service() -> SessionDocument:
         [
             _claim("claim-1", "observation", "order-service has a critical HighMemoryUsage alert firing at 91% for 18 minutes.",
                    _binding("query_metrics", 1, "$.alerts[0]",
-                            "HighMemoryUsage, service=order-service ... state=firing, current=91%, threshold=85%, duration=18m")),
-            _claim("claim-2", "observation", "The order-service JVM heap reached 3.8GB of its 4GB limit in the last 30 minutes.",
-                   _binding("query_metrics", 1, "$.series[0]", "max=3.8GB last=3.8GB limit=4GB")),
+                            "HighMemoryUsage, service=order-service ... state=firing, current=91%, duration=18m")),
+            _claim("claim-2", "observation", "The order-service JVM heap reached max=3.8GB and was last at 3.8GB in the last 30 minutes.",
+                   _binding("query_metrics", 1, "$.series[0]", "jvm_memory_used_bytes{area=heap} window=30m min=2.9GB max=3.8GB last=3.8GB")),
             _claim("claim-3", "symptom", "order-service ran repeated Full GCs and its container was OOMKilled with exit code 137.",
                    _binding("query_logs", 2, "$.logs[1]", "[GC] Full GC (Allocation Failure) 3.9GB->3.8GB(4.0GB), 2.87s"),
                    _binding("query_logs", 2, "$.logs[2]", "Container order-service was OOMKilled (exit code 137)")),
@@ -375,13 +345,13 @@ def broad_order_service() -> SessionDocument:
             StageOutput(stage="verify", output={
                 "verdict": "PASS", "groundedness_score": 1.0, "critical_fact_count": 4,
                 "claim_checks": [{"claim_id": f"claim-{i}", "verification": "direct_support", "is_critical": i <= 4} for i in range(1, 7)],
-                "facts_checked": ["91%", "3.8GB of 4GB", "exit code 137", "active=50/50, waiting=23", "no deadlock hits", "jmap heap dump"],
+                "facts_checked": ["91%", "3.8GB", "exit code 137", "active=50/50, waiting=23", "no deadlock hits", "jmap heap dump"],
                 "rationale": "Every claim restates its verified excerpts; the pool-exhaustion cause stays a hypothesis.",
             }, created_at=at),
             StageOutput(stage="compose", output={
-                "answer_summary": "order-service is under heap pressure (91%, 3.8GB of 4GB), was OOMKilled, and its HikariCP pool is exhausted.",
+                "answer_summary": "order-service is under heap pressure (91%, heap at 3.8GB), was OOMKilled, and its HikariCP pool is exhausted.",
                 "recommended_actions": [{"action_text": "Capture a heap dump with jmap before the next restart.", "reason": "Runbook high-memory.md [6]."}],
-                "user_facing_answer": "order-service has a critical HighMemoryUsage alert at 91% [1]; its heap reached 3.8GB of 4GB [2]. "
+                "user_facing_answer": "order-service has a critical HighMemoryUsage alert at 91% [1]; its heap reached 3.8GB [2]. "
                                       "It ran repeated Full GCs and was OOMKilled with exit code 137 [3]. Its HikariCP pool is exhausted "
                                       "(50/50 active, 23 waiting, 30000 ms timeouts) [4]. This query found no deadlock log lines [5]. "
                                       "Possible cause (unconfirmed): GC pauses keep connections busy. Next: capture a heap dump before restarting [6].",
@@ -431,6 +401,7 @@ def build() -> dict[str, str]:
                         },
                     }),
                     "steps": [s for s in base.steps if s.agent in ("planner", "executor")],
+                    "invocations": base.invocations if case.invocations is None else case.invocations,
                     "stage_outputs": [s for s in base.stage_outputs if s.stage == "plan"] + [execute],
                     "gate_results": [],
                 }

@@ -1,4 +1,8 @@
-"""`evcli gate SESSION|FILE`: re-check every citation with the current rules."""
+"""`evcli gate SESSION|FILE [--against DIR]`: re-check every citation with the current rules.
+
+Without --against the citations are compared with the outputs the session
+recorded, not with their sources; the output says so plainly.
+"""
 
 from __future__ import annotations
 
@@ -18,20 +22,28 @@ EXIT_BY_SEVERITY = {"none": EXIT_OK, "low_confid": EXIT_LOW_CONFID, "reject": EX
 def gate_command(
     source: Annotated[str, typer.Argument(help="A stored session id or an exported session JSON file.")],
     rules: Annotated[Path | None, typer.Option("--rules", help="Rules file (default: the shipped rules.toml).", dir_okay=False)] = None,
+    against: Annotated[
+        Path | None,
+        typer.Option("--against", help="Snapshot environment to re-run each invocation on; cited refs must still match it.", file_okay=False),
+    ] = None,
     json_output: JsonOption = False,
     db: DbOption = None,
 ) -> None:
     """Re-run the Gatekeeper on a session. Exit 0 pass, 3 low_confid, 4 reject.
 
     A stored session's result is appended to its gate history and compared
-    with the previous one; a file is only checked.
+    with the previous one; a file is only checked. With --against DIR every
+    invocation is re-run on that environment (provenance.source_matches).
     """
     from evcli.gatekeeper.rules import load_rules
     from evcli.gatekeeper.service import gate_document, regate_stored
 
     rule_set = load_rules(rules)
     document, store = load_source(source, db)
-    run = regate_stored(store, document.run.session_id, rule_set) if store else gate_document(document, rule_set)
+    if store:
+        run = regate_stored(store, document.run.session_id, rule_set, against)
+    else:
+        run = gate_document(document, rule_set, against)
 
     if json_output:
         print_json(
@@ -42,6 +54,8 @@ def gate_command(
                 "seq": run.seq,
                 "result": run.result.model_dump(mode="json"),
                 "changes": run.changes,
+                "sources_rechecked": run.sources_rechecked,
+                "against": str(run.against) if run.against else None,
             }
         )
     else:
@@ -75,6 +89,11 @@ def _render(run, rules_source: str, *, stored: bool) -> None:
         f"gate [{colour}]{result.status}[/] severity [{colour}]{result.severity}[/] · "
         f"rules {escape(result.rule_set_version)} ({result.rules_hash[:22]}…) from {escape(rules_source)}"
     )
+    if run.sources_rechecked:
+        out.print(f"sources re-checked: every invocation re-run on {escape(str(run.against))}")
+    else:
+        out.print("[yellow]sources not re-checked[/]: citations were compared with the outputs recorded in the session "
+                  "only; use --against DIR to re-derive them from the environment")
     if stored:
         out.print(f"stored as gate result #{run.seq}")
         _render_changes(run.changes)

@@ -23,6 +23,7 @@ from evcli.contracts import NO_EVIDENCE_PATH, SessionDocument, ToolInvocation
 from evcli.gatekeeper.checks import find_ref
 from evcli.gatekeeper.engine import gate
 from evcli.gatekeeper.excerpt import normalize
+from evcli.gatekeeper.provenance import derived_evidence, session_record
 from evcli.gatekeeper.rules import RuleSet
 from evcli.resources import data_path
 
@@ -31,10 +32,14 @@ Output = dict[str, Any]
 
 @dataclass(frozen=True)
 class Case:
-    """One mutated executor output and where in it the mutation was made."""
+    """One mutated executor output and where in it the mutation was made.
+
+    `invocations` replaces the session's invocations when the mutation edits them too.
+    """
 
     description: str
     output: Output
+    invocations: list[ToolInvocation] | None = None
 
 
 @dataclass(frozen=True)
@@ -272,6 +277,112 @@ def missing_id_unresolvable(document, output):
                 break
 
 
+# --- session-file trust: mutations of the recorded invocations ------------------------------
+
+
+def _cited(document, output) -> Iterator[tuple[int, int, dict[str, Any], dict[str, Any], ToolInvocation, Any]]:
+    """Bindings with the invocation and ref they cite (positive refs only: they carry a fact to forge)."""
+    invocations = _invocations(document)
+    for ci, bi, claim, binding in _bindings(output):
+        invocation = invocations.get(binding.get("source_invocation_id"))
+        ref = find_ref(invocation, binding.get("raw_path", "")) if invocation else None
+        if ref is not None and ref.raw_path != NO_EVIDENCE_PATH:
+            yield ci, bi, claim, binding, invocation, ref
+
+
+def _forged(invocation: ToolInvocation, raw_path: str, text: str, **changes: Any) -> ToolInvocation:
+    """A copy of an invocation whose ref at raw_path says `text`; its recorded output is left alone."""
+    details = invocation.retrieval_details
+    refs = [ref.model_copy(update={"text": text}) if ref.raw_path == raw_path else ref for ref in details.evidence_refs]
+    return invocation.model_copy(update={"retrieval_details": details.model_copy(update={"evidence_refs": refs}), **changes})
+
+
+_TEXT_FIELDS = ("message", "summary", "text", "metric")
+
+
+def _consistent_forgery(invocation: ToolInvocation, raw_path: str, **changes: Any) -> ToolInvocation:
+    """A copy whose recorded output item at raw_path states the forged fact, refs re-rendered to match."""
+    array, index = raw_path.removeprefix("$.").rstrip("]").split("[")
+    output = copy.deepcopy(invocation.output)
+    item = output[array][int(index)]
+    key = next(k for k in _TEXT_FIELDS if isinstance(item.get(k), str))
+    item[key] = f"{item[key]}; {_FORGED_FACT}"
+    forged = invocation.model_copy(update={"output": output, **changes})
+    status, refs = derived_evidence(forged)
+    details = invocation.retrieval_details.model_copy(update={"evidence_status": status, "evidence_refs": refs})
+    return forged.model_copy(update={"retrieval_details": details})
+
+
+def _replaced(document, invocation: ToolInvocation) -> list[ToolInvocation]:
+    return [invocation if i.invocation_id == invocation.invocation_id else i for i in document.invocations]
+
+
+_FORGED_FACT = "root cause confirmed: database migration 42 failed"
+
+
+def hand_added_invocation(document, output):
+    """A copy of a cited invocation, its output and ref saying something else, added and cited.
+
+    Only what the document can show is varied here (an id beyond 1..n, a time after the
+    executor output, a round in which the executor called no tool); a copy consistent
+    with all of that is caught by `gate --against DIR` only.
+    """
+    last = max((i.invocation_id for i in document.invocations), default=0)
+    for ci, bi, claim, binding, invocation, ref in _cited(document, output):
+        variants = (
+            ("with id beyond 1..n", {"invocation_id": last + 5}),
+            ("recorded after the executor output", {"invocation_id": last + 1, "created_at": "2099-01-01T00:00:00.000000Z"}),
+            ("in a round without executor tool calls", {"invocation_id": last + 1, "round": 9}),
+        )
+        for label, changes in variants:
+            added = _consistent_forgery(invocation, ref.raw_path, **changes)
+            yield Case(
+                f"{_where(claim, bi)} cites a hand-added invocation {label}",
+                _with_binding(output, ci, bi, source_invocation_id=added.invocation_id, evidence_excerpt=_FORGED_FACT),
+                [*document.invocations, added],
+            )
+        return  # one binding is enough: the variants are about the invocation
+
+
+def edited_ref_text(document, output):
+    for ci, bi, claim, binding, invocation, ref in _cited(document, output):
+        number = _NUMBER.search(ref.text)
+        edits = [f"{ref.text}; {_FORGED_FACT}"]
+        if number:
+            edits.append(ref.text[: number.start()] + next(_number_edits(number.group())) + ref.text[number.end():])
+        for text in edits:
+            yield Case(
+                f"{_where(claim, bi)} cites {ref.raw_path} edited to {text[-40:]!r}",
+                _with_binding(output, ci, bi, evidence_excerpt=text),
+                _replaced(document, _forged(invocation, ref.raw_path, text)),
+            )
+
+
+def duplicate_invocation_id(document, output):
+    for ci, bi, claim, binding, invocation, ref in _cited(document, output):
+        twin = _forged(invocation, ref.raw_path, f"{ref.text}; {_FORGED_FACT}")
+        yield Case(
+            f"{_where(claim, bi)} cites id {invocation.invocation_id}, recorded twice (the second one forged)",
+            _with_binding(output, ci, bi, evidence_excerpt=_FORGED_FACT),
+            [*document.invocations, twin],
+        )
+
+
+def failed_invocation_cited(document, output):
+    for ci, bi, claim, binding, invocation, ref in _cited(document, output):
+        details = invocation.retrieval_details
+        failed = {
+            "success=false": {"success": False, "error_message": "timed out after 15s"},
+            "evidence_status=failed": {"retrieval_details": details.model_copy(update={"evidence_status": "failed"})},
+        }
+        for label, changes in failed.items():
+            yield Case(
+                f"{_where(claim, bi)} cites invocation {invocation.invocation_id} recorded with {label}",
+                copy.deepcopy(output),
+                _replaced(document, invocation.model_copy(update=changes)),
+            )
+
+
 # --- benign variants ----------------------------------------------------------------
 
 
@@ -346,6 +457,10 @@ MUTATIONS: tuple[MutationClass, ...] = (
     MutationClass("forbidden_diagnosis_summary", "reject", "contract.forbidden_fields", _forbidden("diagnosis_summary")),
     MutationClass("wrong_answer_version", "low_confid", "contract.answer_version", wrong_answer_version),
     MutationClass("missing_id_unresolvable", "low_confid", "binding.invocation_backfill", missing_id_unresolvable),
+    MutationClass("hand_added_invocation", "low_confid", "invocation.recorded_by_run", hand_added_invocation),
+    MutationClass("edited_ref_text", "reject", "invocation.refs_derivable", edited_ref_text),
+    MutationClass("duplicate_invocation_id", "reject", "invocation.ids_unique", duplicate_invocation_id),
+    MutationClass("failed_invocation_cited", "reject", "binding.invocation_succeeded", failed_invocation_cited),
     MutationClass("benign_case", "none", None, benign_case, benign=True),
     MutationClass("benign_whitespace", "none", None, benign_whitespace, benign=True),
     MutationClass("benign_percent_space", "none", None, benign_percent_space, benign=True),
@@ -402,14 +517,16 @@ def run_suite(bases: list[SessionDocument], rules: RuleSet) -> dict[str, Any]:
     used: list[str] = []
     for document in bases:
         execute = document.latest_stage("execute")
-        if execute is None or gate(execute.output, document.invocations, rules).severity != "none":
+        record = session_record(document, execute) if execute is not None else None
+        if execute is None or gate(execute.output, document.invocations, rules, record).severity != "none":
             skipped.append(document.run.session_id)  # a base must pass before mutations mean anything
             continue
         used.append(document.run.session_id)
         for mutation in MUTATIONS:
             report = reports[mutation.name]
             for case in mutation.mutate(document, execute.output):
-                result = gate(case.output, document.invocations, rules)
+                invocations = document.invocations if case.invocations is None else case.invocations
+                result = gate(case.output, invocations, rules, record)
                 report.cases += 1
                 report.observed_severity[result.severity] += 1
                 report.rules_fired.update(result.failed_rules)

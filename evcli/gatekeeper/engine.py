@@ -24,7 +24,8 @@ from evcli.contracts import (
     GateResult,
     ToolInvocation,
 )
-from evcli.gatekeeper import checks
+from evcli.gatekeeper import checks, provenance
+from evcli.gatekeeper.provenance import SessionRecord
 from evcli.gatekeeper.rules import RuleSet
 
 _SEVERITY_RANK = {"none": 0, "low_confid": 1, "reject": 2}
@@ -73,14 +74,50 @@ def _gc_paused():
             gc.enable()
 
 
-def gate(executor_output: Any, invocations: list[ToolInvocation], rules: RuleSet) -> GateResult:
+def gate(
+    executor_output: Any, invocations: list[ToolInvocation], rules: RuleSet, record: SessionRecord | None = None
+) -> GateResult:
+    """`record` (what the session document says about its run) enables the accounting
+    rule, and the provenance rule when it carries re-derived sources."""
     with _gc_paused():
-        return _gate(executor_output, invocations, rules)
+        return _gate(executor_output, invocations, rules, record)
 
 
-def _gate(executor_output: Any, invocations: list[ToolInvocation], rules: RuleSet) -> GateResult:
+class _Trust:
+    """Session-file trust state shared by the bindings of one gate run."""
+
+    def __init__(self, invocations: list[ToolInvocation], record: SessionRecord | None, findings: _Findings) -> None:
+        self.invocations = invocations
+        self.record = record
+        self.duplicates = provenance.duplicate_ids(invocations)
+        self.derived: dict[int, tuple] = {}
+        self.reported: set[tuple[str, int]] = set()
+        findings.run("invocation.ids_unique", provenance.ids_unique(self.duplicates))
+        if record is not None and not record.steps and invocations:
+            findings.warn("invocation.recorded_by_run", "the session records no agent steps: its invocations cannot be accounted for")
+
+    def by_id(self) -> dict[int, ToolInvocation]:
+        # Built only after duplicates are known: an id recorded twice resolves to neither.
+        return {i.invocation_id: i for i in self.invocations if i.invocation_id not in self.duplicates}
+
+    def derived_evidence(self, invocation: ToolInvocation) -> tuple:
+        if invocation.invocation_id not in self.derived:
+            self.derived[invocation.invocation_id] = provenance.derived_evidence(invocation)
+        return self.derived[invocation.invocation_id]
+
+    def first_time(self, rule_id: str, invocation_id: int) -> bool:
+        """Once per invocation and rule, for warnings that are about the invocation, not the binding."""
+        key = (rule_id, invocation_id)
+        if key in self.reported:
+            return False
+        self.reported.add(key)
+        return True
+
+
+def _gate(executor_output: Any, invocations: list[ToolInvocation], rules: RuleSet, record: SessionRecord | None) -> GateResult:
     findings = _Findings(rules)
-    by_id = {invocation.invocation_id: invocation for invocation in invocations}
+    trust = _Trust(invocations, record, findings)
+    by_id = trust.by_id()
     output = executor_output if isinstance(executor_output, dict) else {}
 
     findings.run("contract.forbidden_fields", checks.forbidden_fields(output))
@@ -92,7 +129,7 @@ def _gate(executor_output: Any, invocations: list[ToolInvocation], rules: RuleSe
         findings.run("claim.bindings_present", checks.bindings_present(claim), claim_id=claim.claim_id)
         seen_items: set[tuple[int, str]] = set()
         for index, binding in enumerate(claim.evidence_bindings):
-            checked.append(_check_binding(claim, index, binding, by_id, seen_items, findings))
+            checked.append(_check_binding(claim, index, binding, by_id, seen_items, findings, trust))
 
     failed_rules = sorted({finding.rule for finding in findings.errors})
     severity = max((f.severity for f in findings.errors), key=_SEVERITY_RANK.__getitem__, default="none")
@@ -136,6 +173,7 @@ def _check_binding(
     invocations: dict[int, ToolInvocation],
     seen_items: set[tuple[int, str]],
     findings: _Findings,
+    trust: _Trust,
 ) -> CheckedBinding:
     where = {"claim_id": claim.claim_id, "binding_index": index}
     errors_before = len(findings.errors)
@@ -143,9 +181,9 @@ def _check_binding(
 
     findings.run("claim.negative_requires_no_evidence", checks.negative_requires_no_evidence(claim, binding), **where)
     if findings.run("binding.fields_present", checks.fields_present(binding), **where) and binding.raw_path:
-        invocation = _resolve_invocation(binding, invocations, findings, outcome, where)
+        invocation = _resolve_invocation(binding, invocations, findings, outcome, where, trust)
         if invocation is not None:
-            _check_against_invocation(binding, invocation, findings, outcome, where)
+            _check_against_invocation(binding, invocation, findings, outcome, where, trust)
             invocation_id = invocation.invocation_id
             if findings.run("binding.unique_item", checks.unique_item(invocation_id, binding.raw_path, seen_items), **where):
                 seen_items.add((invocation_id, binding.raw_path))
@@ -179,7 +217,7 @@ class _BindingOutcome:
         self.similarity = 0.0
 
 
-def _resolve_invocation(binding, invocations, findings: _Findings, outcome: _BindingOutcome, where):
+def _resolve_invocation(binding, invocations, findings: _Findings, outcome: _BindingOutcome, where, trust: _Trust):
     if binding.source_invocation_id is None:
         min_similarity = findings.rules.param("binding.excerpt_supported", "min_similarity")
         candidates = checks.backfill_candidates(binding, invocations, min_similarity)
@@ -194,6 +232,8 @@ def _resolve_invocation(binding, invocations, findings: _Findings, outcome: _Bin
             **where,
         )
         binding = binding.model_copy(update={"source_invocation_id": candidates[0]})
+    if not findings.run("invocation.ids_unique", provenance.ambiguous_id(binding.source_invocation_id, trust.duplicates), **where):
+        return None
     if not findings.run("binding.invocation_exists", checks.invocation_exists(binding, invocations), **where):
         return None
     invocation = invocations.get(binding.source_invocation_id)
@@ -202,9 +242,15 @@ def _resolve_invocation(binding, invocations, findings: _Findings, outcome: _Bin
     return invocation
 
 
-def _check_against_invocation(binding, invocation: ToolInvocation, findings: _Findings, outcome, where) -> None:
+def _check_against_invocation(binding, invocation: ToolInvocation, findings: _Findings, outcome, where, trust: _Trust) -> None:
     if not findings.run("binding.tool_name_match", checks.tool_name_match(binding, invocation), **where):
         return
+    if not findings.run("binding.invocation_succeeded", provenance.invocation_succeeded(invocation), **where):
+        return
+    if trust.record is not None:
+        findings.run(
+            "invocation.recorded_by_run", provenance.recorded_by_run(invocation, trust.invocations, trust.record), **where
+        )
     if not findings.run("binding.raw_path_format", checks.raw_path_format(binding), **where):
         return
     if not findings.run("binding.invocation_has_refs", checks.invocation_has_refs(invocation), **where):
@@ -214,9 +260,28 @@ def _check_against_invocation(binding, invocation: ToolInvocation, findings: _Fi
     ref = checks.find_ref(invocation, binding.raw_path)
     if ref is None:
         return
+    if not findings.run(
+        "invocation.refs_derivable", provenance.refs_derivable(invocation, ref, trust.derived_evidence(invocation)), **where
+    ):
+        return
+    _check_source(invocation, ref, findings, where, trust)
     outcome.matched_text = ref.text
     min_similarity = findings.rules.param("binding.excerpt_supported", "min_similarity")
     message, match = checks.excerpt_supported(binding, ref, min_similarity)
     outcome.match = match.kind
     outcome.similarity = match.similarity
     findings.run("binding.excerpt_supported", message, **where)
+
+
+def _check_source(invocation: ToolInvocation, ref, findings: _Findings, where, trust: _Trust) -> None:
+    """`gate --against DIR`: the cited ref must still be what its source gives."""
+    sources = trust.record.sources if trust.record is not None else None
+    if sources is None:
+        return
+    source = sources.get(invocation.invocation_id)
+    if source is None or source.not_rechecked:
+        if trust.first_time("provenance.source_matches", invocation.invocation_id):
+            reason = source.not_rechecked if source else "not re-run"
+            findings.warn("provenance.source_matches", f"invocation {invocation.invocation_id} not re-checked: {reason}", **where)
+        return
+    findings.run("provenance.source_matches", provenance.source_matches(invocation, ref, source, trust.record.against), **where)

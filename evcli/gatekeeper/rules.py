@@ -35,6 +35,11 @@ KNOWN_RULES: dict[str, dict[str, type]] = {
     "binding.excerpt_supported": {"min_similarity": float},
     "binding.unique_item": {},
     "claim.negative_requires_no_evidence": {},
+    "invocation.ids_unique": {},
+    "binding.invocation_succeeded": {},
+    "invocation.refs_derivable": {},
+    "invocation.recorded_by_run": {},
+    "provenance.source_matches": {},
 }
 
 

@@ -1,14 +1,21 @@
-"""Gating a whole session: pick its executor output, gate, keep history."""
+"""Gating a whole session: pick its executor output, gate, keep history.
+
+Without `against`, citations are checked against what the document recorded
+only (`GateRun.sources_rechecked` is False and every renderer says so); with
+it, each invocation is re-run on that snapshot environment first.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from evcli.contracts import GateResult, SessionDocument
 from evcli.errors import BadInput
 from evcli.gatekeeper.diff import compare
 from evcli.gatekeeper.engine import gate
+from evcli.gatekeeper.provenance import rederive, session_record
 from evcli.gatekeeper.rules import RuleSet
 
 
@@ -19,25 +26,35 @@ class GateRun:
     result: GateResult
     seq: int | None = None  # position in the stored history; None for a file
     changes: dict[str, Any] | None = None  # against the previous stored result
+    against: Path | None = None  # the environment the sources were re-derived from; None: not re-checked
+
+    @property
+    def sources_rechecked(self) -> bool:
+        return self.against is not None
 
 
-def gate_document(document: SessionDocument, rules: RuleSet) -> GateRun:
-    """Gate the newest executor output of a session against all its invocations."""
+def gate_document(document: SessionDocument, rules: RuleSet, against: Path | None = None) -> GateRun:
+    """Gate the newest executor output of a session against all its invocations
+    (and, with `against`, against the invocations re-run on that environment)."""
     execute = document.latest_stage("execute")
     if execute is None:
         raise BadInput(
             f"session {document.run.session_id} has no executor output to gate",
             hint="only a session that reached the execute stage has citations to check",
         )
-    result = gate(execute.output, document.invocations, rules)
-    return GateRun(session_id=document.run.session_id, round=execute.round, result=result)
+    sources = rederive(document, against) if against is not None else None
+    record = session_record(document, execute, sources, against)
+    result = gate(execute.output, document.invocations, rules, record)
+    return GateRun(session_id=document.run.session_id, round=execute.round, result=result, against=against)
 
 
-def regate_stored(store, session_id: str, rules: RuleSet) -> GateRun:
+def regate_stored(store, session_id: str, rules: RuleSet, against: Path | None = None) -> GateRun:
     """Re-gate a stored session and append the result to its history."""
     document = store.load(session_id)
-    run = gate_document(document, rules)
+    run = gate_document(document, rules, against)
     previous = document.gate_results[-1].result if document.gate_results else None
     stored = store.append_gate_result(session_id, run.result, round=run.round)
     changes = compare(previous, run.result) if previous is not None else None
-    return GateRun(session_id=session_id, round=run.round, result=run.result, seq=stored.seq, changes=changes)
+    return GateRun(
+        session_id=session_id, round=run.round, result=run.result, seq=stored.seq, changes=changes, against=against
+    )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from evcli.contracts import NO_EVIDENCE_PATH, EvidenceRef
+from evcli.contracts import NO_EVIDENCE_PATH, EvidenceRef, EvidenceStatus
 
 
 def number(value: Any) -> str:
@@ -90,3 +90,22 @@ def positive_refs(output: dict[str, Any]) -> list[EvidenceRef]:
 
 def no_evidence_ref(tool_name: str, scope: dict[str, Any], message: str) -> EvidenceRef:
     return EvidenceRef(raw_path=NO_EVIDENCE_PATH, text=no_evidence_text(tool_name, scope, message))
+
+
+def evidence(
+    tool_name: str, output: dict[str, Any], scope: dict[str, Any], *, dedup_reason: str | None
+) -> tuple[EvidenceStatus, list[EvidenceRef]]:
+    """(evidence_status, refs) of a successful call from its masked, capped output.
+
+    The runner records exactly this, and the Gatekeeper re-derives it from a
+    recorded invocation, so a ref text edited after the run is detected.
+    """
+    positive = positive_refs(output)
+    if positive:
+        return "supported", positive
+    if dedup_reason:
+        return "deduped", []
+    if output.get("truncated") or output.get("total"):
+        # Matches were reported but none returned: that is not "found nothing".
+        return "failed", []
+    return "no_evidence", [no_evidence_ref(tool_name, scope, output.get("message", ""))]

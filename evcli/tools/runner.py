@@ -101,16 +101,7 @@ def run_tool(
     scope = env.redactor.mask(outcome.scope)  # query text can carry a secret too
     truncated = _cap_text(output, env.settings.max_text_chars) or bool(output.get("truncated"))
     output["truncated"] = truncated
-    positive = refs.positive_refs(output)
-    if positive:
-        status, evidence_refs = "supported", positive
-    elif outcome.dedup_reason:
-        status, evidence_refs = "deduped", []
-    elif truncated or output.get("total"):
-        # Matches were reported but none returned: that is not "found nothing".
-        status, evidence_refs = "failed", []
-    else:
-        status, evidence_refs = "no_evidence", [refs.no_evidence_ref(tool_name, scope, output.get("message", ""))]
+    status, evidence_refs = refs.evidence(tool_name, output, scope, dedup_reason=outcome.dedup_reason)
 
     details = RetrievalDetails(
         evidence_status=status,

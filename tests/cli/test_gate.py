@@ -76,7 +76,8 @@ def test_gate_fault_file_human_output_names_rule_and_shows_evidence(path):
     assert any(line.startswith("    excerpt:  ") for line in lines), run
     assert any(line.startswith("    evidence: ") for line in lines), run
     assert any(line.startswith(f"gate fail severity {expected['severity']} · rules gatekeeper-rules-v1") for line in lines), run
-    assert lines[-1].endswith(f"from {RULES}"), run
+    assert lines[-2].endswith(f"from {RULES}"), run
+    assert lines[-1].startswith("sources not re-checked: "), run
     # A file is not stored, so there is no history line.
     assert "stored as gate result" not in run.stdout
     assert run.stderr == ""
@@ -88,7 +89,7 @@ def test_gate_fault_file_shows_the_failing_binding_and_its_evidence():
     assert run.exit_code == 4, run
     lines = run.stdout.splitlines()
     assert "✗ claim-1#0 query_metrics #1 $.alerts[0] · none binding.excerpt_supported" in lines
-    assert "    excerpt:  HighCPUUsage, service=payment-service ... state=firing, current=29%, threshold=80%, duration=25m" in lines
+    assert "    excerpt:  HighCPUUsage, service=payment-service ... state=firing, current=29%, duration=25m" in lines
     evidence = [line for line in lines if line.startswith("    evidence: ")]
     assert len(evidence) == 1 and "current=92%" in evidence[0]
     assert any("binding.excerpt_supported (reject) claim-1#0" in line and "29%" in line for line in lines)

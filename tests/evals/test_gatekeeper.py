@@ -31,7 +31,8 @@ def test_every_mutation_really_changes_the_output(rules):
         original = base.latest_stage("execute").output
         for mutation in MUTATIONS:
             for case in mutation.mutate(base, copy.deepcopy(original)):
-                assert case.output != original, (mutation.name, case.description)
+                changed_invocations = case.invocations is not None and case.invocations != base.invocations
+                assert case.output != original or changed_invocations, (mutation.name, case.description)
 
 
 def test_a_weakened_rule_set_is_reported_as_missing_its_targets(rules):

@@ -7,8 +7,9 @@ import dataclasses
 
 import pytest
 
-from evcli.contracts import EvidenceRef, RetrievalDetails, ToolInvocation
+from evcli.contracts import RetrievalDetails, ToolInvocation
 from evcli.gatekeeper.engine import gate
+from evcli.tools.refs import evidence
 
 ALERT = "HighCPUUsage, service=payment-service, state=firing, current=92%, duration=25m"
 POOL = ("2026-07-08 23:05:28 ERROR order-service HikariPool-1 - Connection is not available, "
@@ -18,24 +19,37 @@ NONE_INVENTORY = "query_logs returned no evidence; evidence_status=no_evidence; 
 NONE_USER = "query_logs returned no evidence; evidence_status=no_evidence; query=user-service HikariCP; total=0"
 
 
-def _invocation(invocation_id, tool, refs, status="supported", *, details=True):
+def _invocation(invocation_id, tool, output, scope=None, *, details=True, success=True):
+    """A recorded call whose refs are rendered from its output, as the runner records them."""
+    status, refs = evidence(tool, output, scope or {}, dedup_reason=None) if success else ("failed", [])
     return ToolInvocation(
         invocation_id=invocation_id,
         tool_name=tool,
-        retrieval_details=RetrievalDetails(
-            evidence_status=status, evidence_refs=[EvidenceRef(raw_path=p, text=t) for p, t in refs]
-        ) if details else None,
+        output=output,
+        success=success,
+        retrieval_details=RetrievalDetails(evidence_status=status, evidence_refs=refs, **(scope or {})) if details else None,
     )
 
 
+def _log(timestamp, level, service, message):
+    return {"timestamp": timestamp, "level": level, "service": service, "message": message}
+
+
 INVOCATIONS = [
-    _invocation(1, "query_metrics", [("$.alerts[0]", ALERT)]),
-    _invocation(2, "query_logs", [("$.logs[0]", POOL), ("$.logs[1]", REDIS)]),
-    _invocation(3, "query_logs", [("$.no_evidence", NONE_INVENTORY)], "no_evidence"),
-    _invocation(4, "query_logs", [("$.no_evidence", NONE_USER)], "no_evidence"),
-    _invocation(5, "lookup_knowledge", [], details=False),  # recorded before evidence refs existed
-    _invocation(6, "query_logs", [], "failed"),
+    _invocation(1, "query_metrics", {"alerts": [{"alertname": "HighCPUUsage", "service": "payment-service", "state": "firing",
+                                                 "value": 92, "unit": "%", "duration": "25m"}]}),
+    _invocation(2, "query_logs", {"logs": [
+        _log("2026-07-08T23:05:28Z", "ERROR", "order-service", POOL.split("order-service ", 1)[1]),
+        _log("2026-07-08T23:04:10Z", "ERROR", "payment-service", REDIS.split("payment-service ", 1)[1]),
+    ]}),
+    _invocation(3, "query_logs", {"logs": [], "total": 0}, {"service": "inventory-service", "keywords": ["HikariCP"]}),
+    _invocation(4, "query_logs", {"logs": [], "total": 0}, {"service": "user-service", "keywords": ["HikariCP"]}),
+    _invocation(5, "lookup_knowledge", {}, details=False),  # recorded before evidence refs existed
+    _invocation(6, "query_logs", {"error": "timed out after 15s"}, success=False),
 ]
+assert [r.text for r in INVOCATIONS[0].retrieval_details.evidence_refs] == [ALERT]
+assert [r.text for r in INVOCATIONS[1].retrieval_details.evidence_refs] == [POOL, REDIS]
+assert [r.text for r in INVOCATIONS[2].retrieval_details.evidence_refs] == [NONE_INVENTORY]
 
 
 def _binding(tool, invocation_id, raw_path, excerpt):
@@ -160,7 +174,7 @@ def test_no_evidence_cited_on_an_invocation_with_hits_is_rejected(rules):
 def test_citing_a_failed_invocation_is_rejected(rules):
     result = _gate(_mutated({"tool_name": "query_logs", "source_invocation_id": 6, "raw_path": "$.no_evidence",
                              "evidence_excerpt": "total=0"}), rules)
-    _assert_fails(result, "binding.raw_path_exists", "reject")
+    _assert_fails(result, "binding.invocation_succeeded", "reject")
 
 
 def test_invocation_without_evidence_refs_is_low_confid(rules):

@@ -1,0 +1,227 @@
+"""Session-file trust: what a session document can show about where its evidence came from.
+
+A session file is plain JSON, so anything in it can be edited. Three kinds of
+check narrow what an edit can get through the Gatekeeper:
+
+- *Derivable refs* (pure): a ref text is what `evcli.tools.refs` renders from
+  the invocation's recorded output (which the runner stored already masked and
+  capped), so a ref edited while the output stayed unchanged is detected.
+- *Accounting* (pure): ids are 1..n in call order, and a cited invocation was
+  recorded by the run: in a round whose executor called tools, not after the
+  executor output that cites it, and not beyond the number of calls the
+  executor's recorded steps list. A hand-added invocation that is consistent
+  with all of this cannot be told apart from the document alone: nothing in it
+  is signed.
+- *Sources* (I/O, only with `gate --against DIR`): each invocation is re-run
+  with its recorded parameters on the snapshot environment DIR (whose clock is
+  its own, so relative windows mean what they meant) and the cited refs are
+  compared with the re-derived ones. Invocations of live backends cannot be
+  re-run from DIR and are reported as not re-checked.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from evcli.contracts import AgentStep, EvidenceRef, SessionDocument, StageOutput, ToolInvocation
+
+# Tools whose evidence a live backend serves when the session named one (lookup_knowledge reads runbook files).
+_LIVE_TOOLS = frozenset({"query_metrics", "query_logs"})
+_LIVE_KEYS = ("prometheus", "alertmanager", "loki")
+
+
+@dataclass(frozen=True)
+class Rederived:
+    """One invocation re-run from the sources: its refs, or why it was not re-checked."""
+
+    status: str | None = None
+    refs: tuple[EvidenceRef, ...] = ()
+    not_rechecked: str | None = None
+
+
+@dataclass(frozen=True)
+class SessionRecord:
+    """What the document recorded about the run around the gated executor output."""
+
+    output_created_at: str | None = None  # when the gated executor output was stored
+    output_round: int | None = None
+    steps: tuple[AgentStep, ...] = ()
+    sources: dict[int, Rederived] | None = None  # None: sources were not re-checked
+    against: str | None = None
+
+
+def session_record(
+    document: SessionDocument, execute: StageOutput, sources: dict[int, Rederived] | None = None, against: Path | None = None
+) -> SessionRecord:
+    return SessionRecord(
+        output_created_at=execute.created_at or None,
+        output_round=execute.round,
+        steps=tuple(document.steps),
+        sources=sources,
+        against=str(against) if against is not None else None,
+    )
+
+
+# --- ids -----------------------------------------------------------------------------
+
+
+def duplicate_ids(invocations: list[ToolInvocation]) -> set[int]:
+    counts = Counter(invocation.invocation_id for invocation in invocations)
+    return {invocation_id for invocation_id, count in counts.items() if count > 1}
+
+
+def ids_unique(duplicates: set[int]) -> str | None:
+    if not duplicates:
+        return None
+    return f"invocation id(s) {', '.join(str(i) for i in sorted(duplicates))} recorded more than once"
+
+
+def ambiguous_id(invocation_id: int | None, duplicates: set[int]) -> str | None:
+    if invocation_id in duplicates:
+        return f"source_invocation_id {invocation_id} names more than one recorded invocation"
+    return None
+
+
+# --- derivable refs ----------------------------------------------------------------------
+
+
+def derived_evidence(invocation: ToolInvocation) -> tuple[str, list[EvidenceRef]]:
+    """(evidence_status, refs) the runner records for this invocation's recorded output."""
+    from evcli.tools.refs import evidence
+
+    if not invocation.success:
+        return "failed", []
+    details = invocation.retrieval_details
+    scope = details.model_dump(exclude={"evidence_status", "evidence_refs"}) if details else {}
+    return evidence(invocation.tool_name, invocation.output, scope, dedup_reason=invocation.dedup_reason)
+
+
+def refs_derivable(invocation: ToolInvocation, ref: EvidenceRef, derived: tuple[str, list[EvidenceRef]]) -> str | None:
+    status, derived_refs = derived
+    recorded_status = invocation.retrieval_details.evidence_status if invocation.retrieval_details else None
+    where = f"invocation {invocation.invocation_id} ({invocation.tool_name})"
+    if recorded_status != status:
+        return f"{where} records evidence_status {recorded_status}, its recorded output gives {status}"
+    expected = next((r.text for r in derived_refs if r.raw_path == ref.raw_path), None)
+    if expected is None:
+        return f"{where}: ref {ref.raw_path} is not derived from the recorded output"
+    if expected != ref.text:
+        return f"{where}: ref {ref.raw_path} text differs from what its recorded output renders ({_clip(expected)})"
+    return None
+
+
+def invocation_succeeded(invocation: ToolInvocation) -> str | None:
+    details = invocation.retrieval_details
+    if invocation.success and (details is None or details.evidence_status != "failed"):
+        return None
+    reason = invocation.error_message or (details.evidence_status if details else "success=false")
+    return f"invocation {invocation.invocation_id} is recorded as failed ({_clip(reason)}); a failed call is not evidence"
+
+
+# --- accounting ----------------------------------------------------------------------------
+
+
+def recorded_by_run(invocation: ToolInvocation, invocations: list[ToolInvocation], record: SessionRecord) -> str | None:
+    """Why the document does not show this cited invocation as produced by the run, or None."""
+    where = f"invocation {invocation.invocation_id}"
+    if not 1 <= invocation.invocation_id <= len(invocations):
+        return f"{where}: ids are 1..n in call order and this session has {len(invocations)} invocations"
+    made = _time(invocation.created_at)
+    cited_at = _time(record.output_created_at)
+    if made and cited_at and made > cited_at:
+        return f"{where} was recorded at {invocation.created_at}, after the executor output citing it ({record.output_created_at})"
+    if not record.steps:
+        return None  # no step record to account with (reported once by the caller)
+    callers = [s for s in record.steps if s.agent == "executor" and s.round == invocation.round and s.has_tool_call]
+    if not callers:
+        return f"{where} is in round {invocation.round}, where no executor step recorded a tool call"
+    if made and all(_time(s.created_at) and _time(s.created_at) > made for s in callers):
+        return f"{where} was recorded before any executor step of round {invocation.round} called a tool"
+    calls = _listed_calls(callers)
+    if calls is not None:
+        used = sum(1 for i in invocations if i.round == invocation.round and i.tool_name == invocation.tool_name)
+        if used > calls[invocation.tool_name]:
+            return (f"round {invocation.round} records {used} {invocation.tool_name} invocations, "
+                    f"its executor steps list {calls[invocation.tool_name]} such calls")
+    return None
+
+
+def _listed_calls(steps: list[AgentStep]) -> Counter | None:
+    """Tool calls per tool listed in the steps' summaries; None when any summary is not a complete list."""
+    calls: Counter = Counter()
+    for step in steps:
+        try:
+            listed = json.loads(step.model_output_summary)
+        except ValueError:
+            return None  # cut at its length limit, or not a call list
+        if not isinstance(listed, list) or not all(isinstance(c, dict) and "tool" in c for c in listed):
+            return None
+        calls.update(str(c["tool"]) for c in listed)
+    return calls
+
+
+def _time(value: str | None) -> datetime | None:
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")) if value else None
+    except ValueError:
+        return None
+
+
+# --- sources (I/O) ----------------------------------------------------------------------------
+
+
+def rederive(document: SessionDocument, env_dir: Path) -> dict[int, Rederived]:
+    """Re-run every invocation of the session on the snapshot environment at env_dir."""
+    from evcli.errors import EvcliError
+    from evcli.tools.context import build_environment
+    from evcli.tools.runner import SessionView, run_tool
+
+    environment = build_environment(env_dir)
+    live = [key for key in _LIVE_KEYS if (document.run.config.get("env") or {}).get(key)]
+    results: dict[int, Rederived] = {}
+    for position, invocation in enumerate(document.invocations):
+        if invocation.tool_name in _LIVE_TOOLS and live:
+            results[invocation.invocation_id] = Rederived(not_rechecked=f"served by a live backend ({', '.join(live)})")
+            continue
+        # The calls before this one, as recorded: knowledge blocks already returned come back deduped.
+        view = SessionView(invocations=document.invocations[:position])
+        try:
+            again = run_tool(invocation.tool_name, invocation.input_params, environment, view)
+        except EvcliError as exc:  # invalid parameters, or a guard refuses the call
+            results[invocation.invocation_id] = Rederived(not_rechecked=f"cannot be re-run: {_clip(exc.message)}")
+            continue
+        details = again.retrieval_details
+        results[invocation.invocation_id] = Rederived(
+            status=details.evidence_status if details else None, refs=tuple(details.evidence_refs or []) if details else ()
+        )
+    return results
+
+
+def source_matches(invocation: ToolInvocation, ref: EvidenceRef, source: Rederived, against: str | None) -> str | None:
+    expected = next((r.text for r in source.refs if r.raw_path == ref.raw_path), None)
+    if expected == ref.text:
+        return None
+    where = f"invocation {invocation.invocation_id} ({invocation.tool_name} {_params(invocation)})"
+    if expected is None:
+        return f"{where}: {ref.raw_path} is not in what the source at {against} returns now (evidence_status {source.status})"
+    return f"{where}: {ref.raw_path} does not match its source at {against}: {_difference(ref.text, expected)}"
+
+
+def _difference(recorded: str, expected: str, context: int = 40) -> str:
+    """Where two texts first differ, as `source has '…' where the session has '…'`."""
+    first = next((i for i, (a, b) in enumerate(zip(recorded, expected, strict=False)) if a != b), min(len(recorded), len(expected)))
+    start = max(0, first - context)
+    source, session = expected[start: first + context], recorded[start: first + context]
+    return f"the source has '…{source}…' where the session has '…{session}…'"
+
+
+def _params(invocation: ToolInvocation) -> str:
+    return json.dumps(invocation.input_params, ensure_ascii=False, sort_keys=True)
+
+
+def _clip(text: str, limit: int = 160) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"
