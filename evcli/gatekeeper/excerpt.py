@@ -1,24 +1,37 @@
 """Is a quoted evidence excerpt really backed by the text of an evidence ref?
 
-A model cites evidence by quoting part of a recorded tool output. The quote is
-supported when, after cosmetic normalisation, it occurs in the ref text
-("exact"), or when it is a near-verbatim copy - typo-sized edits only - whose
-numbers, identifiers and negations are all intact ("near"). Similarity alone
-cannot tell "92%" from "29%" or "is available" from "is not available", so
-those are guarded explicitly; the guards are what make the check hard to fool.
+A model cites evidence by quoting part of a recorded tool output. After
+normalisation (NFKC, case, quotes and dashes, whitespace, Unicode digits,
+contractions such as "isn't" -> "is not") the quote must occur in the ref text
+word for word: every word, number and symbol of each `...`-separated part
+equals, in order, a run of whole tokens of the ref ("exact" when the
+characters are identical too, "near" when only soft punctuation differs,
+e.g. a dropped comma). A changed word is never a near match: "fixing" is
+not "firing", however similar the letters. The guards on top are what make
+the check hard to fool: a part that starts right after a negation, stops
+right before one, or quotes a negation with different punctuation around it
+is rejected, because it silently changes what the ref says.
+
+`informative_problem` says whether an excerpt carries a fact at all ("a",
+"is", "0" are found in any ref and prove nothing). Every step is linear in the
+lengths of the excerpt and the ref, apart from diagnostics, which only look at
+a bounded number of tokens.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from bisect import bisect_left
 from collections import Counter
 from dataclasses import dataclass
-from difflib import Match, SequenceMatcher
+from difflib import SequenceMatcher
 from functools import lru_cache
-from itertools import pairwise
 
-__all__ = ["ExcerptMatch", "match_excerpt", "normalize"]
+__all__ = [
+    "STOP_WORDS", "ExcerptMatch", "critical_tokens", "informative_problem", "is_negation", "match_excerpt",
+    "negations", "normalize",
+]
 
 
 @dataclass(frozen=True)
@@ -41,6 +54,9 @@ _SPACE_BEFORE_PERCENT = re.compile(r"(?<=\d) %")
 _SEPARATORS = "=,;:"
 _SPACED_SEPARATOR_BETWEEN_DIGITS = re.compile(r"\d(?: [,;:] ?|[,;:] )\d")
 _SPACE_AROUND_SEPARATOR = re.compile(r" ([=,;:]) ?|([=,;:]) ")
+# Contractions whose expansion keeps the meaning; "'s" and "'d" are ambiguous (is/has, would/had).
+_CONTRACTION = re.compile(r"\b(can|won|shan|[a-z]+)n't\b|(?<=[a-z])'(re|m|ll|ve)\b|\bcannot\b")
+_EXPANDED = {"can": "can", "won": "will", "shan": "shall", "re": "are", "m": "am", "ll": "will", "ve": "have"}
 
 
 def _join_separator(match: re.Match[str]) -> str:
@@ -61,42 +77,129 @@ def _drop_separator_spaces(collapsed: str) -> str:
     return collapsed
 
 
+def _expand(match: re.Match[str]) -> str:
+    if match.group(1) is not None:
+        stem = match.group(1)
+        return f"{_EXPANDED.get(stem, stem)} not"
+    if match.group(2) is not None:
+        return " " + _EXPANDED[match.group(2)]
+    return "can not"
+
+
+def _ascii_digits(text: str) -> str:
+    """Every Unicode decimal digit (Arabic-Indic, Devanagari, ...) as its ASCII digit."""
+    return "".join(str(unicodedata.decimal(ch)) if ch.isdecimal() and not ch.isascii() else ch for ch in text)
+
+
 @lru_cache(maxsize=4096)
 def normalize(text: str) -> str:
-    """Canonical form for comparison: NFKC, casefolded, one kind of quote and
-    dash, no cosmetic whitespace. Never joins two digit runs ("5 0" != "50")."""
+    """Canonical form for comparison: NFKC, casefolded, ASCII digits, one kind of quote
+    and dash, contractions spelt out, no cosmetic whitespace. Never joins two digit
+    runs ("5 0" != "50")."""
     if not text.isascii():
         # Unify before NFKC too, so "″" stays one double quote instead of two primes.
         text = unicodedata.normalize("NFKC", text.translate(_UNIFY_PUNCTUATION)).translate(_UNIFY_PUNCTUATION)
+        text = _ascii_digits(text)
     text = " ".join(text.casefold().split())
+    if "'" in text or "cannot" in text:
+        text = _CONTRACTION.sub(_expand, text)
     if " %" in text:
         text = _SPACE_BEFORE_PERCENT.sub("%", text)
     return _drop_separator_spaces(text)
 
 
-# --- facts that similarity must not blur ----------------------------------------
+# --- negations ----------------------------------------------------------------------
+
+_NEGATION_WORDS = frozenset(
+    ["not", "no", "non", "never", "none", "nothing", "nobody", "neither", "nor", "without", "cannot", "unable"]
+)
+_ENGLISH_WORD = re.compile(r"[a-z]+(?:'[a-z]+)*")
+_CJK_NEGATIONS = "不没无未非否勿别"
+_CJK_NEGATION = re.compile(f"[{_CJK_NEGATIONS}]")
+
+
+def is_negation(word: str) -> bool:
+    word = word.strip("'")
+    return word in _NEGATION_WORDS or word.endswith("n't") or (len(word) == 1 and word in _CJK_NEGATIONS)
+
+
+def negations(normalized: str) -> list[str]:
+    """The negation words and characters of a normalised text, in order of appearance."""
+    words = [match for match in _ENGLISH_WORD.finditer(normalized) if is_negation(match.group())]
+    found = words + list(_CJK_NEGATION.finditer(normalized))
+    return [match.group() for match in sorted(found, key=lambda match: match.start())]
+
+
+# --- tokens ---------------------------------------------------------------------------
+# A token is a word (letters, digits, "_", joined by "." and, between digits, by "," or ":"),
+# one CJK character, or one hard symbol ("-", "=", "%", "/", ...). Soft punctuation and
+# whitespace separate tokens and may differ in a near match.
+
+_CJK_RANGES = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_WORD_CHAR = rf"[^\W{_CJK_RANGES}]"
+_SOFT = ",;:.?()\\[\\]{}\"'`\u3001\u3002\u300c\u300d\u300e\u300f\u3010\u3011\u300a\u300b\u3008\u3009"
+_MATCH_TOKEN = re.compile(
+    rf"{_WORD_CHAR}+(?:(?:\.|(?<=\d)[,:](?=\d)){_WORD_CHAR}+)*|[{_CJK_RANGES}]|[^\s\w{_SOFT}]"
+)
+_CJK_CHAR = re.compile(f"[{_CJK_RANGES}]")
+
+
+def _is_word_char(ch: str) -> bool:
+    return (ch.isalnum() or ch == "_") and not _CJK_CHAR.match(ch)
+
+
+def _cuts_token(text: str, position: int) -> bool:
+    """Whether position falls strictly inside a token of text (see _MATCH_TOKEN)."""
+    if not 0 < position < len(text):
+        return False
+    left, right = text[position - 1], text[position]
+    if _is_word_char(left) and _is_word_char(right):
+        return True
+    if left in ".,:" and position >= 2 and _is_word_char(right):
+        before = text[position - 2]
+        return _is_word_char(before) if left == "." else before.isdigit() and right.isdigit()
+    if right in ".,:" and position + 1 < len(text) and _is_word_char(left):
+        after = text[position + 1]
+        return _is_word_char(after) if right == "." else left.isdigit() and after.isdigit()
+    return False
+
+
+@dataclass(frozen=True)
+class _Tokens:
+    words: tuple[str, ...]
+    starts: tuple[int, ...]
+    ends: tuple[int, ...]
+    joined: str  # "\0" + words joined by "\0" + "\0": a run of whole tokens is a substring
+    offsets: tuple[int, ...]  # where each word starts in joined
+
+
+@lru_cache(maxsize=256)
+def _tokenize(normalized: str) -> _Tokens:
+    matches = list(_MATCH_TOKEN.finditer(normalized))
+    words = tuple(match.group() for match in matches)
+    offsets, position = [], 1
+    for word in words:
+        offsets.append(position)
+        position += len(word) + 1
+    return _Tokens(
+        words, tuple(m.start() for m in matches), tuple(m.end() for m in matches),
+        "\0" + "\0".join(words) + "\0", tuple(offsets),
+    )
+
+
+# --- facts that diagnostics name ------------------------------------------------------
 
 _TOKEN = re.compile(r"[a-z0-9][a-z0-9._:/%+-]*")  # run on normalized (casefolded) text
 _RAW_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/%+-]*")
 _TOKEN_TRAILING_PUNCTUATION = "._:/+-"
 _STRUCTURED_TOKEN = re.compile(r"[0-9]|[a-z0-9][-_.:/][a-z0-9]")
-_ALNUM = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
-_TOKEN_CHARS = _ALNUM | frozenset("._:/%+-'")
-
-_NEGATION_WORDS = frozenset(
-    ["not", "no", "never", "none", "nothing", "nobody", "neither", "nor", "without", "cannot", "unable"]
-)  # and every "n't" contraction
-_ENGLISH_WORD = re.compile(r"[a-z]+(?:'[a-z]+)*")
-_WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz'")
-_CJK_NEGATIONS = "不没无未非否勿别"
-_CJK_NEGATION = re.compile(f"[{_CJK_NEGATIONS}]")
 
 
 def _tokens(normalized: str) -> list[str]:
     return [token.rstrip(_TOKEN_TRAILING_PUNCTUATION) for token in _TOKEN.findall(normalized)]
 
 
-def _mixed_case_words(raw: str) -> frozenset[str]:
+def mixed_case_words(raw: str) -> frozenset[str]:
     """Casefolded tokens like HikariCP or HighCPUUsage: identifiers even without digits.
 
     A capital only at the start ("Connection") is ordinary sentence case, not an identifier.
@@ -105,290 +208,245 @@ def _mixed_case_words(raw: str) -> frozenset[str]:
     return frozenset(token.casefold() for token in tokens if token[1:] != token[1:].lower() and token != token.upper())
 
 
-def _critical_tokens(normalized_part: str, mixed_case: frozenset[str]) -> list[str]:
-    return [token for token in _tokens(normalized_part) if _STRUCTURED_TOKEN.search(token) or token in mixed_case]
+def critical_tokens(normalized: str, mixed_case: frozenset[str]) -> list[str]:
+    """Numbers and identifiers: tokens with a digit or an inner separator, or in mixed case."""
+    return [token for token in _tokens(normalized) if _STRUCTURED_TOKEN.search(token) or token in mixed_case]
 
 
-def _is_negation(word: str) -> bool:
-    word = word.strip("'")
-    return word in _NEGATION_WORDS or word.endswith("n't")
+# --- informative content --------------------------------------------------------------
+
+STOP_WORDS = frozenset(
+    """a about above after again against all also am an and any are as at be because been before being below
+    between both but by can could did do does doing down during each either else few for from further had has
+    have having he her here hers him his how i if in into is it its itself just me more most my no nor not of
+    off on once only or other our ours out over own same she should so some such than that the their them then
+    there these they this those through to too under until up very was we were what when where which while who
+    whom why will with would you your yes via per yet""".split()
+)
+_CJK_FUNCTION_CHARS = frozenset("的了是在和与及或也都就而之其这那个为于被把从对")
 
 
-def _negations(normalized: str) -> list[re.Match[str]]:
-    words = [match for match in _ENGLISH_WORD.finditer(normalized) if _is_negation(match.group())]
-    return words + list(_CJK_NEGATION.finditer(normalized))
+def _informative_token(token: str) -> bool:
+    if _CJK_CHAR.fullmatch(token):
+        return False  # judged as a run below
+    letters = re.sub(r"[^a-z]", "", token)
+    if any(ch.isdigit() for ch in token):
+        return len(token) >= 2
+    return len(token) >= 3 and (token not in STOP_WORDS or not token.isalpha()) and bool(letters or token)
 
 
-def _edge_negation(text: str, start: int, end: int, floor: int) -> str:
-    """A negation the span text[start:end] silently drops or forges at its edges, or "".
-
-    Catches "is not | available" (the word just before the span negates it),
-    "no|thing found" and "does|n't" (the span cuts a word whose negation
-    differs from the fragment quoted). Text before `floor` belongs to an
-    earlier quoted part and is not looked at.
-    """
-    if start > floor and text[start - 1] in _WORD_CHARS and text[start] in _WORD_CHARS:
-        word_start = start
-        while word_start > floor and text[word_start - 1] in _WORD_CHARS:
-            word_start -= 1
-        fragment_end = start
-        while fragment_end < end and text[fragment_end] in _WORD_CHARS:
-            fragment_end += 1
-        cut_word = text[word_start:fragment_end]
-        if _is_negation(cut_word) != _is_negation(text[start:fragment_end]):
-            return cut_word
-    else:
-        before = start
-        while before > floor and text[before - 1] in " _-":
-            before -= 1
-        # Two characters back as well: 没有, 不是, 无法, 未能 negate what follows.
-        for cjk in text[max(floor, before - 2) : before]:
-            if cjk in _CJK_NEGATIONS:
-                return cjk
-        word_start = before
-        while word_start > floor and text[word_start - 1] in _WORD_CHARS:
-            word_start -= 1
-        if _is_negation(text[word_start:before]):
-            return text[word_start:before]
-    if end < len(text) and text[end] in _WORD_CHARS and text[end - 1] in _WORD_CHARS:
-        word_end = end
-        while word_end < len(text) and text[word_end] in _WORD_CHARS:
-            word_end += 1
-        fragment_start = end
-        while fragment_start > start and text[fragment_start - 1] in _WORD_CHARS:
-            fragment_start -= 1
-        word_start = fragment_start
-        while word_start > 0 and text[word_start - 1] in _WORD_CHARS:
-            word_start -= 1
-        cut_word = text[word_start:word_end]
-        if _is_negation(cut_word) != _is_negation(text[fragment_start:end]):
-            return cut_word
-    return ""
+def _part_problem(part: str, min_chars: int) -> str | None:
+    visible = "".join(part.split())
+    if len(visible) < min_chars:
+        return f"excerpt part '{part}' is too short to carry a fact ({len(visible)} < {min_chars} characters)"
+    tokens = _tokenize(part).words
+    content_cjk = sum(1 for token in tokens if _CJK_CHAR.fullmatch(token) and token not in _CJK_FUNCTION_CHARS)
+    if content_cjk >= 2 or any(_informative_token(token) for token in tokens):
+        return None
+    return f"excerpt part '{part}' has no content word, number or identifier"
 
 
-def _splits_number(text: str, start: int, end: int) -> bool:
-    """True if the span starts or ends inside a number: "3000" of "30000ms", "3." or "8GB" of "3.8GB"."""
-    return _inside_number(text, start) or _inside_number(text, end)
-
-
-def _inside_number(text: str, boundary: int) -> bool:
-    if not 0 < boundary < len(text):
-        return False
-    left, right = text[boundary - 1], text[boundary]
-    if left.isdigit():
-        return right.isdigit() or (right == "." and text[boundary + 1 : boundary + 2].isdigit())
-    return left == "." and right.isdigit() and text[boundary - 2 : boundary - 1].isdigit()
+def informative_problem(excerpt: str, *, min_chars: int) -> str | None:
+    """Why excerpt carries no fact, or None. Each `...`-part must be informative on its own."""
+    parts = _split_parts(normalize(excerpt))
+    for part in parts:
+        problem = _part_problem(part, min_chars)
+        if problem:
+            return problem
+    return None
 
 
 # --- matching -------------------------------------------------------------------
 
 _ELLIPSIS = re.compile(r"\.{3,}")  # NFKC has already turned "…" into "..."
-_QGRAM = 4
-_MAX_QGRAM_HITS = 64  # q-grams this common say nothing about where the part is
-_MAX_CANDIDATES = 4
-
-
-@dataclass(frozen=True)
-class _Candidate:
-    """One place in the ref text that a part may have been copied from."""
-
-    ratio: float
-    problem: str  # "" when every guard holds
-    aligned_end: int  # end of the aligned ref text; the next part must start after it
+_MAX_OCCURRENCES = 64  # windows examined per part; each costs the part's length
+_MAX_DIAGNOSED_TOKENS = 400  # longer parts get a shorter reason instead of a token diff
+_MAX_ANCHORS = 8
 
 
 def _split_parts(normalized_excerpt: str) -> list[str]:
     if "..." not in normalized_excerpt:
-        return [normalized_excerpt] if normalized_excerpt else []
+        return [normalized_excerpt] if normalized_excerpt.strip() else []
     return [part for part in (p.strip() for p in _ELLIPSIS.split(normalized_excerpt)) if part]
 
 
-def _find_exact(text: str, part: str, floor: int) -> int:
-    """Start of the first clean occurrence of part at or after floor, or -1."""
-    start = text.find(part, floor)
-    while start != -1:
-        end = start + len(part)
-        if not _splits_number(text, start, end) and not _edge_negation(text, start, end, floor):
-            return start
-        start = text.find(part, start + 1)
-    return -1
+@dataclass(frozen=True)
+class _Window:
+    start: int  # character span in the normalised ref text
+    end: int
 
 
-def _anchors(haystack: str, part: str) -> list[int]:
-    """Likely start offsets of part in haystack, by q-gram votes, best first.
+def _ascii_word(ch: str) -> bool:
+    return ch.isascii() and (ch.isalpha() or ch == "'")
 
-    Votes rather than one global alignment, so every similar line of a long
-    ref is considered, not only the one sharing the longest common run.
+
+def _negation_before(text: str, start: int, floor: int) -> str:
+    """A negation just before the span that the quote silently drops ("is not | available").
+
+    Text before floor belongs to an earlier quoted part and is not looked at.
     """
-    q = min(_QGRAM, len(part))
-    votes: Counter[int] = Counter()
-    for offset in range(len(part) - q + 1):
-        gram = part[offset : offset + q]
-        if haystack.count(gram) > _MAX_QGRAM_HITS:
+    before = start
+    while before > floor and text[before - 1] in " _-":
+        before -= 1
+    # Two characters back as well: 没有, 不是, 无法, 未能 negate what follows.
+    for ch in text[max(floor, before - 2) : before]:
+        if ch in _CJK_NEGATIONS:
+            return ch
+    word_start = before
+    while word_start > floor and _ascii_word(text[word_start - 1]):
+        word_start -= 1
+    word = text[word_start:before]
+    return word if word and is_negation(word) else ""
+
+
+def _negation_after(text: str, end: int) -> str:
+    """A negation right after the span that the quote stops short of ("the pool does | not recover")."""
+    after = end
+    while after < len(text) and text[after] == " ":
+        after += 1
+    if after < len(text) and text[after] in _CJK_NEGATIONS:
+        return text[after]
+    word_end = after
+    while word_end < len(text) and _ascii_word(text[word_end]):
+        word_end += 1
+    word = text[after:word_end]
+    return word if word and is_negation(word) else ""
+
+
+def _guard(text: str, window: _Window, floor: int) -> str:
+    before = _negation_before(text, window.start, floor)
+    if before:
+        return f"negation '{before}' precedes the excerpt"
+    after = _negation_after(text, window.end)
+    if after:
+        return f"negation '{after}' follows the excerpt"
+    return ""
+
+
+def _negation_punctuation(part: str, parts: _Tokens, text: str, refs: _Tokens, first: int) -> str:
+    """A negation quoted with other punctuation around it ("no payment" for "no, payment")."""
+    for index, word in enumerate(parts.words):
+        if not is_negation(word):
             continue
-        hit = haystack.find(gram)
-        while hit != -1:
-            votes[hit - offset] += 1
-            hit = haystack.find(gram, hit + 1)
-    separation = max(2, len(part) // 10)
-    chosen: list[int] = []
-    for anchor, _ in votes.most_common():
-        if all(abs(anchor - other) > separation for other in chosen):
-            chosen.append(anchor)
-            if len(chosen) == _MAX_CANDIDATES:
-                break
-    return chosen
+        # For a CJK negation the next character belongs to it (没有, 不是).
+        reach = 2 if _CJK_CHAR.fullmatch(word) and index + 1 < len(parts.words) else 1
+        for k in range(max(index - 1, 0), min(index + reach, len(parts.words) - 1)):
+            quoted = part[parts.ends[k] : parts.starts[k + 1]]
+            evidence = text[refs.ends[first + k] : refs.starts[first + k + 1]]
+            if quoted != evidence:
+                return f"negation '{word}' not quoted verbatim"
+    return ""
 
 
-def _ratio(blocks: list[Match], part_length: int) -> float:
-    matched = sum(block.size for block in blocks)
-    span = blocks[-1].a + blocks[-1].size - blocks[0].a
-    return 2 * matched / (span + part_length)
+def _similarity(part: str, window: str) -> float:
+    """How much of the visible characters agree (the tokens do; soft punctuation may not)."""
+    quoted, evidence = "".join(part.split()), "".join(window.split())
+    common = sum((Counter(quoted) & Counter(evidence)).values())
+    return 2 * common / (len(quoted) + len(evidence)) if quoted or evidence else 1.0
 
 
-def _typo_sized(left: Match, right: Match) -> bool:
-    """Whether the unaligned run between two blocks is at most one character on either side."""
-    return right.a - left.a - left.size <= 1 and right.b - left.b - left.size <= 1
+def _occurrences(refs: _Tokens, parts: _Tokens, floor_token: int):
+    """Token indices where parts.words occur in refs.words as a run, from floor_token on."""
+    if not parts.words:
+        return
+    needle = parts.joined
+    position = refs.offsets[floor_token] - 1 if floor_token < len(refs.words) else len(refs.joined)
+    for _ in range(_MAX_OCCURRENCES):
+        position = refs.joined.find(needle, position)
+        if position == -1:
+            return
+        yield bisect_left(refs.offsets, position + 1)
+        position += 1
 
 
-def _align(region: str, part: str) -> list[Match]:
-    """Matching blocks of part in region, without stray blocks at the edges.
-
-    SequenceMatcher may match a character or two at an edge of part to text
-    away from the real spot ("a" of "payment" for a typo'd "acailable"). Such a
-    block is dropped; the edge check then compares that text with the ref text
-    right next to the aligned text.
-    """
-    blocks = [block for block in SequenceMatcher(None, region, part, autojunk=False).get_matching_blocks() if block.size]
-    while len(blocks) > 1 and blocks[0].size <= 2 and not _typo_sized(blocks[0], blocks[1]):
-        blocks.pop(0)
-    while len(blocks) > 1 and blocks[-1].size <= 2 and not _typo_sized(blocks[-2], blocks[-1]):
-        blocks.pop()
-    return blocks
+def _floor_token(refs: _Tokens, floor: int) -> int:
+    return bisect_left(refs.starts, floor)
 
 
-def _token_problem(part: str, window: str, mixed_case: frozenset[str]) -> str:
-    available = iter(_tokens(window))
-    for token in _critical_tokens(part, mixed_case):
-        # Ordered containment: a swapped pair of numbers is a different fact.
+def _fast_exact(text: str, part: str, floor: int) -> _Window | None:
+    """The first verbatim occurrence when it is clean; None sends the part to the token search."""
+    start = text.find(part, floor)
+    end = start + len(part)
+    if start == -1 or _cuts_token(text, start) or _cuts_token(text, end):
+        return None
+    window = _Window(start, end)
+    return None if _guard(text, window, floor) else window
+
+
+@dataclass(frozen=True)
+class _Found:
+    window: _Window | None
+    problem: str  # why the first refused occurrence was refused, "" if there was none
+
+
+def _find(text: str, refs: _Tokens, part: str, floor: int) -> _Found:
+    parts = _tokenize(part)
+    problem = ""
+    for first in _occurrences(refs, parts, _floor_token(refs, floor)):
+        window = _Window(refs.starts[first], refs.ends[first + len(parts.words) - 1])
+        issue = _guard(text, window, floor) or _negation_punctuation(part, parts, text, refs, first)
+        if not issue:
+            return _Found(window, "")
+        problem = problem or issue
+    return _Found(None, problem)
+
+
+def _describe(words: list[str]) -> str:
+    return " ".join(words)
+
+
+def _diagnose(part: str, excerpt: str, text: str, refs: _Tokens, floor: int) -> tuple[str, float]:
+    """Why part has no occurrence in text after floor, and the best token similarity seen."""
+    parts = _tokenize(part)
+    floor_token = _floor_token(refs, floor)
+    available = set(_tokens(text[floor:]))
+    for token in critical_tokens(part, mixed_case_words(excerpt)):
         if token not in available:
             kind = "number" if any(c.isdigit() for c in token) else "identifier"
-            return f"{kind} {token} not in evidence"
-    return ""
+            return f"{kind} {token} not in evidence", 0.0
+    haystack = refs.words[floor_token:]
+    if not haystack:
+        return "no similar text in evidence", 0.0
+    if len(parts.words) > _MAX_DIAGNOSED_TOKENS:
+        return "excerpt does not occur in evidence word for word", 0.0
+    counts = Counter(haystack)
+    present = [(counts[word], index) for index, word in enumerate(parts.words) if word in counts]
+    if not present:
+        return "no similar text in evidence", 0.0
+    _, anchor_index = min(present)
+    anchor_word = parts.words[anchor_index]
+    anchors = [i for i, word in enumerate(haystack) if word == anchor_word][:_MAX_ANCHORS]
+    best: tuple[float, str] = (-1.0, "")
+    for anchor in anchors:
+        low = max(0, anchor - anchor_index - 2)
+        region = list(haystack[low : anchor - anchor_index + len(parts.words) + 2])
+        best = max(best, _region_reason(region, list(parts.words)))
+    return best[1] or "excerpt does not occur in evidence word for word", max(best[0], 0.0)
 
 
-def _word_around(text: str, start: int, end: int) -> str:
-    """text[start:end] completed to the ASCII words it cuts into, for a readable reason."""
-    fragment = text[start:end]
-    start += len(fragment) - len(fragment.lstrip())
-    end -= len(fragment) - len(fragment.rstrip())
-    if start < end:
-        while start > 0 and text[start] in _ALNUM and text[start - 1] in _ALNUM:
-            start -= 1
-        while end < len(text) and text[end - 1] in _ALNUM and text[end] in _ALNUM:
-            end += 1
-    return text[start:end]
-
-
-def _edit_problem(part: str, region: str, blocks: list[Match], edges: tuple[tuple[str, str], ...]) -> str:
-    """Every edit must be typo-sized: one character at most.
-
-    The ratio alone would let a long excerpt swap a whole plain word ("state=firing"
-    -> "state=resolved"), and plain words are not critical tokens.
-    """
-    for quoted, evidence in edges:
-        # Unaligned text at an edge is compared with as much ref text beside the aligned
-        # text: a typo there leaves its neighbour unaligned too ("acailable" aligns from "ailable").
-        matched = sum(block.size for block in SequenceMatcher(None, quoted, evidence, autojunk=False).get_matching_blocks())
-        if matched < len(quoted) - 1:
-            return f"text '{quoted.strip()}' not in evidence"
-    # (part start, part end, region start, region end) of the run after blocks[i].
-    runs = [(a.b + a.size, b.b, a.a + a.size, b.a) for a, b in pairwise(blocks)]
-    for index in range(len(runs)):
-        if _typo_sized(blocks[index], blocks[index + 1]):
-            continue
-        # Alignment noise splits one changed word into runs around a shared letter
-        # ("firing" -> "resolved" share an "r"); report those runs as one change.
-        first, final = index, index
-        while first > 0 and blocks[first].size <= 2:
-            first -= 1
-        while final + 1 < len(runs) and blocks[final + 1].size <= 2:
-            final += 1
-        quoted = _word_around(part, runs[first][0], runs[final][1])
-        evidence = _word_around(region, runs[first][2], runs[final][3])
-        if not evidence:
-            return f"text '{quoted}' not in evidence"
-        if not quoted:
-            return f"text '{evidence}' left out"
-        return f"'{evidence}' changed to '{quoted}'"
-    return ""
-
-
-def _negation_problem(part: str, window: str, blocks: list[Match]) -> str:
-    part_negations = _negations(part)
-    part_counts = Counter(match.group() for match in part_negations)
-    window_counts = Counter(match.group() for match in _negations(window))
-    if part_counts != window_counts:
-        differing = next(iter((part_counts - window_counts) + (window_counts - part_counts)))
-        return f"negation '{differing}' differs"
-    for negation in part_negations:
-        # Aligned verbatim with its neighbours, so "no, payment-service" cannot pass as
-        # "no payment-service"; for a two-character negation (没有, 不是) the neighbours
-        # of both characters count, so "没有,order-service" is not "没有 order-service".
-        end = negation.end()
-        if negation.group() in _CJK_NEGATIONS and end < len(part) and not part[end].isascii():
-            end += 1
-        need_from, need_to = max(negation.start() - 1, 0), min(end + 1, len(part))
-        if not any(block.b <= need_from and need_to <= block.b + block.size for block in blocks):
-            return f"negation '{negation.group()}' not quoted verbatim"
-    return ""
-
-
-def _candidates(text: str, part: str, floor: int, mixed_case: frozenset[str]) -> list[_Candidate]:
-    haystack = text[floor:]
-    # Room for insertions after the anchor, but little before it: SequenceMatcher
-    # settles ties on the earliest match, so text before the anchor attracts stray
-    # matches ("req" of an earlier "request" for a typo'd "reqaest").
-    slack = max(2, len(part) // 10)
-    candidates = []
-    for anchor in _anchors(haystack, part):
-        low = max(0, anchor - 2)
-        region = haystack[low : anchor + len(part) + slack]
-        blocks = _align(region, part)
-        if not blocks:
-            continue
-        tight_start = floor + low + blocks[0].a
-        tight_end = floor + low + blocks[-1].a + blocks[-1].size
-        lead, trail = blocks[0].b, len(part) - blocks[-1].b - blocks[-1].size
-        # Cover as much ref text as part has unaligned at its edges: "status is ok" must not
-        # align to "status is" of "status is not ok" and leave the "not" outside the window.
-        start = max(floor, tight_start - lead)
-        end = min(len(text), tight_end + trail)
-        edges = ((part[:lead], text[start:tight_start]), (part[len(part) - trail :], text[tight_end:end]))
-        # Widen to whole tokens so a number or identifier is never judged by a fragment.
-        while start > floor and text[start - 1] in _TOKEN_CHARS and text[start] in _TOKEN_CHARS:
-            start -= 1
-        while end < len(text) and text[end] in _TOKEN_CHARS and text[end - 1] in _TOKEN_CHARS:
-            end += 1
-        window = text[start:end]
-        dropped = _edge_negation(text, start, end, floor)
-        problem = (
-            _token_problem(part, window, mixed_case)
-            or _negation_problem(part, window, blocks)
-            or _edit_problem(part, region, blocks, edges)
-            or (f"negation '{dropped}' precedes the excerpt" if dropped else "")
-        )
-        candidates.append(_Candidate(_ratio(blocks, len(part)), problem, tight_end))
-    return sorted(candidates, key=lambda candidate: candidate.ratio, reverse=True)
-
-
-def _rejection_reason(best: _Candidate, min_similarity: float) -> str:
-    # A missing number or identifier names the false fact, so it beats the ratio.
-    if best.problem.startswith(("number", "identifier")):
-        return best.problem
-    if best.ratio < min_similarity:
-        return f"best similarity {best.ratio:.2f} < {min_similarity:.2f}"
-    return best.problem
+def _region_reason(region: list[str], quoted: list[str]) -> tuple[float, str]:
+    matcher = SequenceMatcher(None, region, quoted, autojunk=False)
+    blocks = [block for block in matcher.get_matching_blocks() if block.size]
+    if not blocks:
+        return 0.0, ""
+    # Cover as much ref text as the quote has unaligned at its edges, so a negation the
+    # quote leaves out ("status is ok" for "status is not ok") is inside the window.
+    lead, trail = blocks[0].b, len(quoted) - blocks[-1].b - blocks[-1].size
+    start, end = max(0, blocks[0].a - lead), min(len(region), blocks[-1].a + blocks[-1].size + trail)
+    window = region[start:end]
+    ratio = 2 * sum(block.size for block in blocks) / (len(window) + len(quoted))
+    difference = (Counter(w for w in quoted if is_negation(w)), Counter(w for w in window if is_negation(w)))
+    if difference[0] != difference[1]:
+        differing = next(iter((difference[0] - difference[1]) + (difference[1] - difference[0])))
+        return ratio, f"negation '{differing}' differs"
+    for tag, a1, a2, b1, b2 in SequenceMatcher(None, window, quoted, autojunk=False).get_opcodes():
+        if tag == "replace":
+            return ratio, f"'{_describe(window[a1:a2])}' changed to '{_describe(quoted[b1:b2])}'"
+        if tag == "insert":
+            return ratio, f"text '{_describe(quoted[b1:b2])}' not in evidence"
+        if tag == "delete":
+            return ratio, f"text '{_describe(window[a1:a2])}' left out"
+    return ratio, ""
 
 
 def match_excerpt(excerpt: str, ref_text: str, *, min_similarity: float = 0.92) -> ExcerptMatch:
@@ -402,30 +460,30 @@ def match_excerpt(excerpt: str, ref_text: str, *, min_similarity: float = 0.92) 
     floor = 0
     similarity = 1.0
     all_exact = True
-    mixed_case: frozenset[str] | None = None
     for part in parts:
-        start = _find_exact(text, part, floor)
-        if start != -1:
-            floor = start + len(part)
-            continue
-        if mixed_case is None:
-            mixed_case = _mixed_case_words(excerpt)
-        candidates = _candidates(text, part, floor, mixed_case)
-        best_ratio = candidates[0].ratio if candidates else 0.0
-        # The best-aligned window decides (any of equals); a worse one must not rescue a part
-        # that misstates the text it copies best.
-        accepted = next((c for c in candidates if c.ratio == best_ratio and not c.problem), None)
-        if accepted is None or best_ratio < min_similarity:
-            if floor and _find_exact(text, part, 0) != -1:
-                reason = "excerpt parts out of order or overlapping"
-            elif candidates:
-                reason = _rejection_reason(candidates[0], min_similarity)
-            else:
-                reason = "no similar text in evidence"
-            return ExcerptMatch(False, "none", min(similarity, best_ratio), reason)
-        all_exact = False
-        similarity = min(similarity, accepted.ratio)
-        floor = accepted.aligned_end
+        window = _fast_exact(text, part, floor)
+        if window is None:
+            found = _find(text, _tokenize(text), part, floor)
+            if found.window is None:
+                return _rejected(part, excerpt, text, floor, found.problem)
+            window = found.window
+        quoted = text[window.start : window.end]
+        if quoted != part:
+            all_exact = False
+            similarity = min(similarity, _similarity(part, quoted))
+            if similarity < min_similarity:
+                return ExcerptMatch(False, "none", similarity, f"best similarity {similarity:.2f} < {min_similarity:.2f}")
+        floor = window.end
     if all_exact:
         return ExcerptMatch(True, "exact", 1.0, "")
     return ExcerptMatch(True, "near", similarity, "")
+
+
+def _rejected(part: str, excerpt: str, text: str, floor: int, problem: str) -> ExcerptMatch:
+    refs = _tokenize(text)
+    if problem:
+        return ExcerptMatch(False, "none", 1.0, problem)
+    if floor and _find(text, refs, part, 0).window is not None:
+        return ExcerptMatch(False, "none", 0.0, "excerpt parts out of order or overlapping")
+    reason, ratio = _diagnose(part, excerpt, text, refs, floor)
+    return ExcerptMatch(False, "none", round(ratio, 4), reason)

@@ -94,28 +94,58 @@ def test_exact_matches(excerpt: str, ref: str) -> None:
         "Connection is not avilable, request timed out after 30000ms",  # deletion
         "Connection is not available, requestt timed out after 30000ms",  # insertion
         "Connection is not available, request timed oat after 30000ms",  # substitution
+        "Xonnection is not available, request timed out after 30000ms",  # at the edge
+        "ERROR order-service ... Connection is not availabel, request timed out after 30000ms",  # in a split part
     ],
 )
-def test_one_character_typo_in_a_plain_word_of_a_long_excerpt_is_a_near_match(excerpt: str) -> None:
-    assert len(excerpt) >= 40
+def test_a_changed_word_is_never_a_near_match(excerpt: str) -> None:
+    # A one-letter change is a different word ("firing" -> "fixing"); similarity cannot tell.
     result = match_excerpt(excerpt, LOG)
-    assert result.supported and result.kind == "near" and result.reason == ""
-    assert 0.92 <= result.similarity < 1.0
+    assert not result.supported and result.kind == "none"
+    assert "changed to" in result.reason
 
 
-def test_typo_in_a_chinese_excerpt_is_a_near_match() -> None:
-    excerpt = "当前查询未检索到 inventory-service 的 HikariCP 连接池耗近日志"
-    assert match_excerpt(excerpt, RUNBOOK_ZH).kind == "near"
+@pytest.mark.parametrize(
+    ("excerpt", "ref", "reason"),
+    [
+        ("HighCPUUsage, service=payment-service, state=fixing, current=92%", ALERT, "'firing' changed to 'fixing'"),
+        ("level=worn msg=disk almost full", "level=warn msg=disk almost full", "'warn' changed to 'worn'"),
+        ("当前查询未检索到 inventory-service 的 HikariCP 连接池耗近日志", RUNBOOK_ZH, "'尽' changed to '近'"),
+    ],
+)
+def test_near_spelled_different_word_is_rejected(excerpt: str, ref: str, reason: str) -> None:
+    result = match_excerpt(excerpt, ref)
+    assert not result.supported and result.reason == reason
 
 
-def test_typo_at_the_edge_of_an_excerpt_is_a_near_match() -> None:
-    assert match_excerpt("Xonnection is not available, request timed out after 30000ms", LOG).kind == "near"
-    assert match_excerpt("Connection is not available, request timed out aftex 30000ms", LOG).kind == "near"
-    assert match_excerpt("acailable payment-service was reported by order-service", "the available payment-service was reported by order-service").kind == "near"
+@pytest.mark.parametrize(
+    ("excerpt", "ref"),
+    [
+        ("Connection is not available request timed out after 30000ms", LOG),  # comma dropped
+        ("(total=50 active=50 idle=0 waiting=23)", LOG),
+        ("ERROR order-service ... Connection is not available request timed out", LOG),
+        ("Connection isn't available", LOG),
+        ("the pool doesn't recover", "The pool does not recover"),
+        ("they're retrying", "they are retrying"),
+        ("current=٩٢%", ALERT),  # Arabic-Indic 92
+        ("waiting=२३", LOG),  # Devanagari 23
+    ],
+)
+def test_benign_variants_are_supported(excerpt: str, ref: str) -> None:
+    assert match_excerpt(excerpt, ref).supported, match_excerpt(excerpt, ref)
+
+
+def test_punctuation_only_difference_is_a_near_match() -> None:
+    result = match_excerpt("Connection is not available request timed out after 30000ms", LOG)
+    assert result.kind == "near" and 0.92 <= result.similarity < 1.0
+
+
+def test_unicode_digits_of_another_value_are_rejected() -> None:
+    assert not supported("current=\u0662\u0669%", ALERT)  # Arabic-Indic 29
 
 
 def test_min_similarity_is_honoured() -> None:
-    excerpt = "Connection is not availabel, request timed out after 30000ms"
+    excerpt = "is not available request timed out"
     strict = match_excerpt(excerpt, LOG, min_similarity=0.99)
     assert not strict.supported
     assert strict.reason == "best similarity 0.98 < 0.99"
@@ -206,7 +236,7 @@ def test_invented_text_is_rejected(excerpt: str) -> None:
     [
         ("Connection is available, request timed out after 30000ms", LOG, "not"),
         ("Connection is not not available, request timed out after 30000ms", LOG, "not"),
-        ("Connection isn't available, request timed out after 30000ms", LOG, "isn't"),
+        ("Connection is available, request timed out after 30000ms", "Connection isn't available, request timed out after 30000ms", "not"),
         ("query_logs returned evidence; evidence_status=no_evidence; query=inventory-service", NO_EVIDENCE, "no"),
         ("当前查询检索到 inventory-service 的 HikariCP 连接池耗尽日志", RUNBOOK_ZH, "未"),
         ("当前查询没有未检索到 inventory-service 的 HikariCP 连接池耗尽日志", RUNBOOK_ZH, "没"),
@@ -275,8 +305,8 @@ def test_in_order_parts_are_supported(excerpt: str) -> None:
     assert match_excerpt(excerpt, LOG) == ExcerptMatch(True, "exact", 1.0, "")
 
 
-def test_split_excerpt_with_a_typo_is_a_near_match() -> None:
-    result = match_excerpt("ERROR order-service ... Connection is not availabel, request timed out after 30000ms", LOG)
+def test_split_excerpt_with_dropped_punctuation_is_a_near_match() -> None:
+    result = match_excerpt("ERROR order-service ... Connection is not available request timed out after 30000ms", LOG)
     assert result.supported and result.kind == "near"
 
 
@@ -380,6 +410,10 @@ def _negates_what_follows(token: str) -> bool:
     return token in NEGATIONS or any(ch in CJK_NEGATION_CHARS for ch in token[-2:])
 
 
+def _starts_with_negation(token: str) -> bool:
+    return token in NEGATIONS or token[:1] in CJK_NEGATION_CHARS
+
+
 def _cosmetic_edit(excerpt: str, rnd: random.Random) -> str:
     """Case, whitespace and dash edits a faithful model might make."""
     out = [rnd.choice(["", " ", "\n  "])]
@@ -410,6 +444,8 @@ def test_property_cosmetic_edits_of_a_sub_span_are_exact(span: tuple, rnd: rando
     tokens, separators, i, j = span
     # A quote starting right after "not"/"未" drops that negation; it is rejected on purpose.
     assume(i == 0 or not _negates_what_follows(tokens[i - 1]))
+    # A quote stopping right before "not"/"未" leaves out the negation of its last words; rejected on purpose.
+    assume(j == len(tokens) or separators[j - 1].strip() or not _starts_with_negation(tokens[j]))
     ref = _span(tokens, separators, 0, len(tokens))
     excerpt = _cosmetic_edit(_span(tokens, separators, i, j), rnd)
     assert match_excerpt(excerpt, ref) == ExcerptMatch(True, "exact", 1.0, ""), (excerpt, ref)
@@ -461,19 +497,17 @@ def refs_with_plain_word(draw: st.DrawFn) -> tuple[list[str], list[str], int, in
 
 @settings(max_examples=300, deadline=None)
 @given(refs_with_plain_word(), st.data())
-def test_property_one_typo_in_a_plain_word_of_a_long_excerpt_is_supported(span: tuple, data: st.DataObject) -> None:
+def test_property_one_typo_in_a_plain_word_is_rejected(span: tuple, data: st.DataObject) -> None:
     tokens, separators, i, j, k = span
-    assume(i == 0 or not _negates_what_follows(tokens[i - 1]))
     ref = _span(tokens, separators, 0, len(tokens))
     excerpt = _span(tokens, separators, i, j)
-    assume(len(excerpt) >= 40)
     offset = len(_span(tokens, separators, i, k + 1)) - len(tokens[k])
     position = offset + data.draw(st.integers(0, len(tokens[k]) - 1))
     letter = data.draw(st.sampled_from([c for c in "abcdefghijklmnopqrstuvwxyz" if c != excerpt[position]]))
     mutated = excerpt[:position] + letter + excerpt[position + 1 :]
-    assume(mutated[offset : offset + len(tokens[k])] not in NEGATIONS + ["nor", "none"])
+    assume(normalize(mutated) not in normalize(ref))
     result = match_excerpt(mutated, ref)
-    assert result.supported, (mutated, ref, result)
+    assert not result.supported, (mutated, ref, result)
 
 
 # --- speed guards (loose bounds; not benchmarks) ---------------------------------------
@@ -496,8 +530,20 @@ def test_near_match_against_a_long_ref_is_fast() -> None:
         for n in range(20)
     ]
     ref = " ".join(lines)[:3000]
-    excerpt = lines[12].replace("available", "availabel")
+    excerpt = lines[12].replace(",", "")
     started = time.perf_counter()
     for _ in range(10):
         assert match_excerpt(excerpt, ref).kind == "near"
     assert (time.perf_counter() - started) / 10 < 0.1
+
+
+@pytest.mark.parametrize("edit", ["exact", "changed", "dropped_comma"])
+def test_hundred_thousand_character_excerpt_is_matched_in_linear_time(edit: str) -> None:
+    words = [f"w{n % 977}x{n % 13}" for n in range(12_000)]
+    ref = " ".join(words)[:100_000]
+    excerpt = {"exact": ref, "changed": ref.replace("w5x5", "w5x6", 1), "dropped_comma": ref}[edit]
+    ref = ref if edit != "dropped_comma" else ref.replace(" ", ", ", 50)
+    started = time.perf_counter()
+    result = match_excerpt(excerpt, ref)
+    assert (time.perf_counter() - started) < 1.0
+    assert result.supported == (edit != "changed")
