@@ -1,4 +1,5 @@
-"""Choosing where evidence comes from: a snapshot directory or live backends."""
+"""Choosing where evidence comes from: a snapshot directory or live backends, and the tool
+settings (the per-call timeout can be set with $EVCLI_TOOL_TIMEOUT_S)."""
 
 from __future__ import annotations
 
@@ -53,5 +54,5 @@ def build_environment(
         knowledge_dir=knowledge_dir,
         open_knowledge=open_knowledge,
         redactor=Redactor.from_env(),
-        settings=settings or ToolSettings(),
+        settings=settings or ToolSettings.from_env(),
     )

@@ -5,12 +5,19 @@ its per-session id). What a model is later shown of it is exactly
 `retrieval_details.evidence_refs`: one ref per array item, or `$.no_evidence`
 when a successful, untruncated query found nothing. A backend that fails gives
 `evidence_status: failed` and no refs — never a fake "no evidence".
+
+A call's timeout is real: the fetch runs under a deadline that every snapshot
+read checks (`evcli.backends.files`), so at the timeout the work stops, the
+invocation is recorded failed ("timed out after 15s"), and the worker is a
+daemon thread, so even a backend that never checks cannot keep the process alive.
 """
 
 from __future__ import annotations
 
-import concurrent.futures
 import json
+import math
+import os
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -19,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from evcli.backends.base import BackendError, EvidenceBackend, LogQuery, parse_window
+from evcli.backends.files import Deadline, DeadlineExceeded, deadline_scope
 from evcli.contracts import RetrievalDetails, ToolInvocation
 from evcli.errors import BadInput
 from evcli.tools import guards, refs
@@ -26,6 +34,8 @@ from evcli.tools.params import LookupKnowledgeParams, QueryLogsParams, QueryMetr
 from evcli.tools.redaction import Redactor
 
 TRUNCATION_MARK = " …[truncated]"
+TIMEOUT_ENV = "EVCLI_TOOL_TIMEOUT_S"
+_STOP_GRACE_S = 1.0  # how long a timed-out worker gets to reach its next deadline check
 _RELEVANCE_ORDER = ("PRECISE", "HIGHLY_RELEVANT", "REFERENCE")
 
 
@@ -35,6 +45,20 @@ class ToolSettings:
     max_calls_per_tool: int = 8
     max_items: int = 100  # alerts + series per call
     max_text_chars: int = 2000  # per string field of an item
+
+    @classmethod
+    def from_env(cls) -> ToolSettings:
+        """The defaults, with the per-call timeout from $EVCLI_TOOL_TIMEOUT_S (seconds) when set."""
+        raw = os.environ.get(TIMEOUT_ENV, "").strip()
+        if not raw:
+            return cls()
+        try:
+            seconds = float(raw)
+        except ValueError:
+            seconds = math.nan
+        if not (math.isfinite(seconds) and seconds > 0):
+            raise BadInput(f"${TIMEOUT_ENV} must be a positive number of seconds, got {raw!r}")
+        return cls(timeout_s=seconds)
 
 
 @dataclass
@@ -127,14 +151,33 @@ def run_tool(
 
 
 def _with_timeout(call: Callable[[], _Outcome], timeout_s: float) -> _Outcome:
-    pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="evcli-tool")
-    future = pool.submit(call)
+    """`call()` in a daemon worker under a deadline; TimeoutError once it passes. The deadline is
+    cancelled whichever way this returns (a Ctrl-C too), so the worker stops at its next check."""
+    deadline = Deadline(timeout_s)
+    done: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            with deadline_scope(deadline):
+                done["outcome"] = call()
+        except BaseException as exc:  # handed to the caller below
+            done["error"] = exc
+
+    worker = threading.Thread(target=work, name="evcli-tool", daemon=True)
+    worker.start()
     try:
-        return future.result(timeout=timeout_s)
-    except concurrent.futures.TimeoutError as exc:
-        raise TimeoutError(f"timed out after {timeout_s:g}s") from exc
+        worker.join(timeout_s)
     finally:
-        pool.shutdown(wait=False, cancel_futures=True)
+        deadline.cancel()
+    if worker.is_alive():
+        worker.join(_STOP_GRACE_S)  # not left running beside the next call
+        raise TimeoutError(f"timed out after {timeout_s:g}s")
+    error = done.get("error")
+    if isinstance(error, DeadlineExceeded):
+        raise TimeoutError(str(error)) from error
+    if error is not None:
+        raise error
+    return done["outcome"]
 
 
 def _scope(params) -> dict[str, Any]:
