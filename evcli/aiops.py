@@ -3,7 +3,8 @@
 Accepted payloads, detected by shape: an Alertmanager webhook (version 4), an
 Alertmanager `GET /api/v2/alerts` list, or a Prometheus `GET /api/v1/alerts`
 response. Every report is the cited answer of `ask` for that alert, plus the
-alert itself and the AIOps rule evaluation of the seed (a report exists, it
+alert itself (labels and annotations masked like any tool output, before they
+become the question) and the AIOps rule evaluation of the seed (a report exists, it
 stays on the input alert, evidence tools including lookup_knowledge were
 called, no other active alert became the main subject), which is stored in
 `self_evaluation.aiops_rule_evaluation`.
@@ -15,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from evcli.errors import BadInput
+from evcli.tools.redaction import Redactor
 
 EXPECTED_SHAPES = (
     'an Alertmanager webhook payload ({"version": "4", "alerts": [...]}), '
@@ -43,8 +45,10 @@ def _service(labels: dict[str, str]) -> str | None:
 def _alert(labels: Any, annotations: Any, state: str, starts_at: Any, where: str) -> AlertInput:
     if not isinstance(labels, dict) or not labels.get("alertname"):
         raise BadInput(f"{where}: an alert without labels.alertname; expected {EXPECTED_SHAPES}")
-    labels = {str(k): str(v) for k, v in labels.items()}
-    annotations = {str(k): str(v) for k, v in (annotations or {}).items()} if isinstance(annotations, dict) else {}
+    # Labels and annotations become the question, the config, tool parameters and printed output: mask them here.
+    redactor = Redactor.from_env()
+    labels = redactor.mask({str(k): str(v) for k, v in labels.items()})
+    annotations = redactor.mask({str(k): str(v) for k, v in annotations.items()}) if isinstance(annotations, dict) else {}
     return AlertInput(labels["alertname"], _service(labels), state, labels, annotations, starts_at)
 
 

@@ -118,6 +118,8 @@ class Pipeline:
         from evcli.agents.intent import extract_intent
 
         environment = self.environment_overview()
+        redactor = self.tools().redactor  # the question and config are stored and shown to models: mask first
+        question = redactor.mask_text(question)
         intent = extract_intent(
             question,
             services=environment["services"],
@@ -136,7 +138,7 @@ class Pipeline:
         }
         if aiops_alert is not None:
             config["aiops_alert"] = aiops_alert
-        run = self.store.create_session(question, mode=mode, config=config)
+        run = self.store.create_session(question, mode=mode, config=redactor.mask(config))
         self.store.update_run(run.session_id, status="running", prompt_audit=_prompt_audit())
         self.progress(f"session {run.session_id} · {config['task_scope']} · {intent.language}")
         return run

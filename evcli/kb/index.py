@@ -14,6 +14,8 @@ only source of blocks; L0 is an exact hint (the alert, title or service named in
 a document's front matter) that labels and lifts that document's L1 blocks.
 
 Every write runs in one `BEGIN IMMEDIATE` transaction (see evcli.store.db).
+Runbook text is masked (evcli.tools.redaction) before it is parsed, so no
+secret reaches the index, its search results or a model.
 """
 
 from __future__ import annotations
@@ -38,8 +40,9 @@ from evcli.canonical import canonical_json
 from evcli.errors import BadInput, StoreError
 from evcli.kb.frontmatter import as_list, split_front_matter
 from evcli.store.db import BUSY_TIMEOUT_S, default_db_path, now_iso
+from evcli.tools.redaction import Redactor
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"  # 2: chunk text masked (an index of version 1 may hold raw secrets: rebuilt)
 INDEX_FILENAME = "kb.db"
 RUNBOOKS_DIR = "runbooks"
 
@@ -401,7 +404,7 @@ class KnowledgeIndex:
         )
 
     def _insert_doc(self, directory: Path, rel: str, path: Path, raw: bytes, digest: str) -> None:
-        parsed = parse_document(raw.decode("utf-8", errors="replace"), stem=path.stem)
+        parsed = parse_document(Redactor.from_env().mask_text(raw.decode("utf-8", errors="replace")), stem=path.stem)
         fm = parsed.front_matter
         doc_id = self.db["kb_doc"].insert(
             {

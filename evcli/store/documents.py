@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from evcli.canonical import canonical_json
 from evcli.contracts import SESSION_ID_RULE, SessionDocument, is_session_id
 from evcli.errors import BadInput
+from evcli.tools.redaction import Redactor
 
 
 def check_session_id(value: str, *, consequence: str = "") -> str:
@@ -59,7 +60,8 @@ def read_document(path: Path) -> SessionDocument:
     except json.JSONDecodeError as exc:
         raise BadInput(f"{path} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from exc
     try:
-        return SessionDocument.model_validate(data)
+        # A file from elsewhere may carry secrets an older evcli did not mask: mask before storing or showing it.
+        return SessionDocument.model_validate(Redactor.from_env().mask(data))
     except ValidationError as exc:
         first = exc.errors()[0]
         location = ".".join(str(part) for part in first["loc"]) or "(document)"
