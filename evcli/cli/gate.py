@@ -90,7 +90,9 @@ def _render(run, rules_source: str, *, stored: bool) -> None:
         f"rules {escape(result.rule_set_version)} ({result.rules_hash[:22]}…) from {escape(rules_source)}"
     )
     if run.sources_rechecked:
-        out.print(f"sources re-checked: every invocation re-run on {escape(str(run.against))}")
+        skipped = sum(1 for finding in result.warnings if finding.rule == "provenance.source_matches")
+        note = f"; {skipped} cited invocation(s) not re-checked (see warnings)" if skipped else ""
+        out.print(f"sources re-checked: invocations re-run on {escape(str(run.against))}{note}")
     else:
         out.print("[yellow]sources not re-checked[/]: citations were compared with the outputs recorded in the session "
                   "only; use --against DIR to re-derive them from the environment")

@@ -320,6 +320,13 @@ def _replaced(document, invocation: ToolInvocation) -> list[ToolInvocation]:
 _FORGED_FACT = "root cause confirmed: database migration 42 failed"
 
 
+def _citing_forged_fact(output: Output, ci: int, bi: int, **changes: Any) -> Output:
+    """The claim now states the forged fact and its binding quotes it: coherent, apart from the forgery."""
+    mutated = _with_binding(output, ci, bi, evidence_excerpt=_FORGED_FACT, **changes)
+    mutated["claims"][ci]["claim_text"] = f"The {_FORGED_FACT}."
+    return mutated
+
+
 def hand_added_invocation(document, output):
     """A copy of a cited invocation, its output and ref saying something else, added and cited.
 
@@ -338,7 +345,7 @@ def hand_added_invocation(document, output):
             added = _consistent_forgery(invocation, ref.raw_path, **changes)
             yield Case(
                 f"{_where(claim, bi)} cites a hand-added invocation {label}",
-                _with_binding(output, ci, bi, source_invocation_id=added.invocation_id, evidence_excerpt=_FORGED_FACT),
+                _citing_forged_fact(output, ci, bi, source_invocation_id=added.invocation_id),
                 [*document.invocations, added],
             )
         return  # one binding is enough: the variants are about the invocation
@@ -363,7 +370,7 @@ def duplicate_invocation_id(document, output):
         twin = _forged(invocation, ref.raw_path, f"{ref.text}; {_FORGED_FACT}")
         yield Case(
             f"{_where(claim, bi)} cites id {invocation.invocation_id}, recorded twice (the second one forged)",
-            _with_binding(output, ci, bi, evidence_excerpt=_FORGED_FACT),
+            _citing_forged_fact(output, ci, bi),
             [*document.invocations, twin],
         )
 

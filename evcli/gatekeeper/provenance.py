@@ -36,11 +36,12 @@ _LIVE_KEYS = ("prometheus", "alertmanager", "loki")
 
 @dataclass(frozen=True)
 class Rederived:
-    """One invocation re-run from the sources: its refs, or why it was not re-checked."""
+    """One invocation re-run from the sources: its refs, why it could not be re-run, or why it was not re-checked."""
 
     status: str | None = None
     refs: tuple[EvidenceRef, ...] = ()
-    not_rechecked: str | None = None
+    error: str | None = None  # the recorded call cannot be made again: it does not match its source
+    not_rechecked: str | None = None  # the source is not in DIR (a live backend)
 
 
 @dataclass(frozen=True)
@@ -178,21 +179,24 @@ def rederive(document: SessionDocument, env_dir: Path) -> dict[int, Rederived]:
     """Re-run every invocation of the session on the snapshot environment at env_dir."""
     from evcli.errors import EvcliError
     from evcli.tools.context import build_environment
-    from evcli.tools.runner import SessionView, run_tool
+    from evcli.tools.runner import SessionView, ToolSettings, run_tool
 
-    environment = build_environment(env_dir)
+    # The guards (call cap, repeats) judged the original run; here they would only hide a copied invocation.
+    environment = build_environment(env_dir, settings=ToolSettings(max_calls_per_tool=len(document.invocations) + 1))
     live = [key for key in _LIVE_KEYS if (document.run.config.get("env") or {}).get(key)]
     results: dict[int, Rederived] = {}
     for position, invocation in enumerate(document.invocations):
         if invocation.tool_name in _LIVE_TOOLS and live:
             results[invocation.invocation_id] = Rederived(not_rechecked=f"served by a live backend ({', '.join(live)})")
             continue
-        # The calls before this one, as recorded: knowledge blocks already returned come back deduped.
-        view = SessionView(invocations=document.invocations[:position])
+        # The calls before this one, as recorded, so knowledge blocks already returned come back deduped;
+        # an identical earlier call is left out, or the repeat guard would refuse a copied invocation.
+        earlier = [i for i in document.invocations[:position]
+                   if (i.tool_name, i.input_params) != (invocation.tool_name, invocation.input_params)]
         try:
-            again = run_tool(invocation.tool_name, invocation.input_params, environment, view)
-        except EvcliError as exc:  # invalid parameters, or a guard refuses the call
-            results[invocation.invocation_id] = Rederived(not_rechecked=f"cannot be re-run: {_clip(exc.message)}")
+            again = run_tool(invocation.tool_name, invocation.input_params, environment, SessionView(invocations=earlier))
+        except EvcliError as exc:  # parameters this evcli would not have accepted
+            results[invocation.invocation_id] = Rederived(error=f"cannot be re-run: {_clip(exc.message)}")
             continue
         details = again.retrieval_details
         results[invocation.invocation_id] = Rederived(
@@ -202,10 +206,12 @@ def rederive(document: SessionDocument, env_dir: Path) -> dict[int, Rederived]:
 
 
 def source_matches(invocation: ToolInvocation, ref: EvidenceRef, source: Rederived, against: str | None) -> str | None:
+    where = f"invocation {invocation.invocation_id} ({invocation.tool_name} {_params(invocation)})"
+    if source.error:
+        return f"{where} {source.error}"
     expected = next((r.text for r in source.refs if r.raw_path == ref.raw_path), None)
     if expected == ref.text:
         return None
-    where = f"invocation {invocation.invocation_id} ({invocation.tool_name} {_params(invocation)})"
     if expected is None:
         return f"{where}: {ref.raw_path} is not in what the source at {against} returns now (evidence_status {source.status})"
     return f"{where}: {ref.raw_path} does not match its source at {against}: {_difference(ref.text, expected)}"

@@ -152,3 +152,18 @@ def rules_text(tmp_path: Path, text: str, name: str = "bad-rules.toml") -> Path:
     path = tmp_path / name
     path.write_text(text, encoding="utf-8")
     return path
+
+
+# --- fresh sessions --------------------------------------------------------------------------
+
+
+def export_offline_session(home: Path, question: str, env_dir: Path) -> Path:
+    """Ask `question` offline on the snapshot env_dir in a store under `home` and export the session to a file."""
+    env = {**_ENV, "EVCLI_HOME": str(home)}
+    asked = CliRunner().invoke(app, ["ask", question, "--env", str(env_dir), "--json"], env=env)
+    assert asked.exit_code == 0, asked.output
+    session_id = json.loads(asked.stdout)["session_id"]
+    path = home / f"{session_id}.json"
+    exported = CliRunner().invoke(app, ["export", session_id, "-o", str(path)], env=env)
+    assert exported.exit_code == 0, exported.output
+    return path

@@ -16,6 +16,7 @@ from tests.cli._util import (
     counts,
     evcli,
     expected_gate,
+    export_offline_session,
     gate_rows,
     import_sample,
     kind_of,
@@ -474,3 +475,101 @@ def test_gate_human_output_shows_bracketed_claim_id(tmp_path):
 
     assert run.exit_code == 0, run
     assert any(line.startswith("✓ [claim-1]#0 query_metrics #1 $.alerts[0]") for line in run.stdout.splitlines()), run
+
+
+# --- --against DIR: re-deriving the cited refs from a snapshot environment ------------------------
+
+
+@pytest.fixture(scope="module")
+def demo_export(tmp_path_factory):
+    from evcli.backends.snapshot import demo_env_dir
+
+    question = "Why is order-service failing? It keeps restarting and checkout requests time out."
+    return export_offline_session(tmp_path_factory.mktemp("demo"), question, demo_env_dir()), demo_env_dir()
+
+
+def test_gate_file_says_sources_were_not_rechecked():
+    human = evcli("gate", sample("narrow-payment-highcpu"))
+    report = evcli("gate", sample("narrow-payment-highcpu"), "--json").json()
+
+    assert human.exit_code == 0, human
+    assert human.stdout.splitlines()[-1].startswith("sources not re-checked: citations were compared with the outputs recorded")
+    assert report["sources_rechecked"] is False and report["against"] is None
+
+
+def test_gate_against_the_env_it_ran_on_passes(demo_export):
+    path, env_dir = demo_export
+    human = evcli("gate", path, "--against", env_dir)
+    report = evcli("gate", path, "--against", env_dir, "--json").json()
+
+    assert human.exit_code == 0, human
+    assert human.stdout.splitlines()[-1] == f"sources re-checked: invocations re-run on {env_dir}"
+    assert "not re-checked" not in human.stdout
+    assert report["sources_rechecked"] is True and report["against"] == str(env_dir)
+    assert report["result"]["severity"] == "none" and report["result"]["warnings"] == []
+
+
+def test_gate_against_another_env_rejects_naming_the_invocation(demo_export, tmp_path):
+    path, env_dir = demo_export
+    changed = tmp_path / "env"
+    shutil.copytree(env_dir, changed)
+    log = changed / "logs" / "order-service.log"
+    log.write_text(log.read_text(encoding="utf-8").replace("restartCount=1", "restartCount=2"), encoding="utf-8")
+
+    run = evcli("gate", path, "--against", changed, "--json")
+
+    assert run.exit_code == 4, run
+    errors = run.json()["result"]["errors"]
+    assert {e["rule"] for e in errors} == {"provenance.source_matches"}
+    assert any("(query_logs" in e["message"] and "restartCount=2" in e["message"] for e in errors), errors
+
+
+def test_gate_against_keeps_a_low_confid_finding(demo_export, tmp_path):
+    path, env_dir = demo_export
+    document = load_json(path)
+    execute = next(s for s in document["stage_outputs"] if s["stage"] == "execute")
+    bindings = execute["output"]["claims"][0]["evidence_bindings"]
+    bindings.append(dict(bindings[0]))  # the same item bound twice: binding.unique_item, low_confid
+    edited = tmp_path / "twice.json"
+    edited.write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
+
+    run = evcli("gate", edited, "--against", env_dir, "--json")
+
+    assert run.exit_code == 3, run
+    assert run.json()["result"]["failed_rules"] == ["binding.unique_item"]
+
+
+def test_gate_against_reports_live_backend_invocations_as_not_rechecked(demo_export, tmp_path):
+    path, env_dir = demo_export
+    document = load_json(path)
+    document["run"]["config"]["env"] = {"prometheus": "http://127.0.0.1:9", "loki": "http://127.0.0.1:9"}
+    live = tmp_path / "live.json"
+    live.write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
+    cited = {b["source_invocation_id"]: b["tool_name"]
+             for c in next(s for s in document["stage_outputs"] if s["stage"] == "execute")["output"]["claims"]
+             for b in c["evidence_bindings"]}
+
+    run = evcli("gate", live, "--against", env_dir)
+
+    assert run.exit_code == 0, run
+    skipped = [line for line in run.stdout.splitlines() if line.startswith("! provenance.source_matches")]
+    expected = sorted(i for i, tool in cited.items() if tool in ("query_metrics", "query_logs"))
+    assert len(skipped) == len(expected) and all("served by a live backend (prometheus, loki)" in line for line in skipped)
+    assert run.stdout.splitlines()[-1].endswith(f"; {len(expected)} cited invocation(s) not re-checked (see warnings)")
+
+
+def test_gate_against_a_missing_directory_is_a_usage_error(tmp_path):
+    run = evcli("gate", sample("narrow-payment-highcpu"), "--against", tmp_path / "nowhere")
+
+    assert_clean_error(run, 2, "nowhere")
+
+
+def test_gate_stored_session_against_env_is_appended_to_history(demo_export, db_path):
+    path, env_dir = demo_export
+    session_id = import_sample(path, db_path)
+
+    run = evcli("gate", session_id, "--against", env_dir, "--db", db_path, "--json")
+
+    assert run.exit_code == 0, run
+    assert run.json()["source"] == "store" and run.json()["sources_rechecked"] is True
+    assert len(gate_rows(db_path, session_id)) == 2
