@@ -367,7 +367,7 @@ class Pipeline:
 
     def _tool_runner(self, session_id: str, document: SessionDocument, round: int, *, narrow: bool):
         from evcli.tools.guards import ToolRefused
-        from evcli.tools.runner import SessionView, run_tool
+        from evcli.tools.runner import SessionView, run_tool, stored_guards
         from evcli.tools.view import model_view
 
         invocations = list(document.invocations)
@@ -376,10 +376,12 @@ class Pipeline:
         def run_call(call: ToolCall) -> Turn:
             try:
                 invocation = run_tool(call.name, call.arguments, tools, SessionView(invocations=invocations, narrow=narrow))
+                stored = self.store.record_invocation(
+                    session_id, invocation.model_copy(update={"round": round}), check=stored_guards(invocation, tools.settings)
+                )
             except (ToolRefused, BadInput) as exc:
                 self.progress(f"  tool {call.name} refused: {exc.message}")
                 return Turn(call=call, view=f"<refused tool=\"{call.name}\">{exc.message}</refused>")
-            stored = self.store.record_invocation(session_id, invocation.model_copy(update={"round": round}))
             invocations.append(stored)
             status = stored.retrieval_details.evidence_status if stored.retrieval_details else "?"
             self.progress(f"  #{stored.invocation_id} {call.name} → {status} ({stored.duration_ms:.0f} ms)")

@@ -22,7 +22,7 @@ WindowOption = Annotated[str, typer.Option("--window", help="Relative window end
 
 def _run(tool_name: str, params: dict, *, env, prometheus, alertmanager, loki, runbooks, session, json_output, db) -> None:
     from evcli.tools.context import build_environment
-    from evcli.tools.runner import SessionView, run_tool
+    from evcli.tools.runner import SessionView, run_tool, stored_guards
     from evcli.tools.view import model_view
 
     environment = build_environment(env, prometheus=prometheus, alertmanager=alertmanager, loki=loki, runbooks=runbooks)
@@ -34,7 +34,7 @@ def _run(tool_name: str, params: dict, *, env, prometheus, alertmanager, loki, r
         view = SessionView(invocations=document.invocations, narrow=document.run.config.get("task_scope") == "narrow")
     invocation = run_tool(tool_name, params, environment, view)
     if store is not None:
-        invocation = store.record_invocation(session, invocation)
+        invocation = store.record_invocation(session, invocation, check=stored_guards(invocation, environment.settings))
         err.print(f"recorded as invocation #{invocation.invocation_id} of session {session}")
     if json_output:
         print_json(invocation.model_dump(mode="json"))

@@ -24,7 +24,7 @@ import os
 import secrets
 import socket
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -286,10 +286,17 @@ class TraceStore:
 
     # --- recording ---------------------------------------------------------
 
-    def record_invocation(self, session_id: str, invocation: ToolInvocation) -> ToolInvocation:
-        """Store a tool call under the session's next id (1, 2, 3, ...); the given id is ignored."""
+    def record_invocation(
+        self, session_id: str, invocation: ToolInvocation, *, check: Callable[[list[ToolInvocation]], None] | None = None
+    ) -> ToolInvocation:
+        """Store a tool call under the session's next id (1, 2, 3, ...); the given id is ignored.
+
+        `check` is shown the session's stored invocations inside the same write transaction and
+        refuses the call by raising: a cap checked there holds however many processes race."""
         self._require(session_id)
         with self._write():
+            if check is not None:
+                check([self._invocation_from_row(row) for row in self._rows("tool_invocation", session_id, "invocation_id")])
             (last,) = self.conn.execute(
                 "SELECT coalesce(max(invocation_id), 0) FROM tool_invocation WHERE session_id = ?", [session_id]
             ).fetchone()

@@ -150,6 +150,18 @@ def run_tool(
     )
 
 
+def stored_guards(invocation: ToolInvocation, settings: ToolSettings) -> Callable[[list[ToolInvocation]], None]:
+    """The guards that depend on what a session holds, for the store to re-run inside the write
+    that records `invocation` (`TraceStore.record_invocation(check=...)`): calls that each loaded
+    the session before the others were stored cannot pass the cap or repeat one another."""
+
+    def check(stored: list[ToolInvocation]) -> None:
+        guards.check_call_cap(invocation.tool_name, stored, settings.max_calls_per_tool)
+        guards.check_repeat(invocation.tool_name, invocation.input_params, stored)
+
+    return check
+
+
 def _with_timeout(call: Callable[[], _Outcome], timeout_s: float) -> _Outcome:
     """`call()` in a daemon worker under a deadline; TimeoutError once it passes. The deadline is
     cancelled whichever way this returns (a Ctrl-C too), so the worker stops at its next check."""
