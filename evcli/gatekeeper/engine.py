@@ -93,8 +93,11 @@ class _Trust:
         self.derived: dict[int, tuple] = {}
         self.reported: set[tuple[str, int]] = set()
         findings.run("invocation.ids_unique", provenance.ids_unique(self.duplicates))
-        if record is not None and not record.steps and invocations:
-            findings.warn("invocation.recorded_by_run", "the session records no agent steps: its invocations cannot be accounted for")
+        if record is not None and not provenance.has_executor_steps(record) and invocations:
+            findings.warn(
+                "invocation.recorded_by_run",
+                "the session records no executor steps: its invocations cannot be matched to the tool calls that made them",
+            )
 
     def by_id(self) -> dict[int, ToolInvocation]:
         # Built only after duplicates are known: an id recorded twice resolves to neither.

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
@@ -135,8 +135,8 @@ def recorded_by_run(invocation: ToolInvocation, invocations: list[ToolInvocation
     cited_at = _time(record.output_created_at)
     if made and cited_at and made > cited_at:
         return f"{where} was recorded at {invocation.created_at}, after the executor output citing it ({record.output_created_at})"
-    if not record.steps:
-        return None  # no step record to account with (reported once by the caller)
+    if not has_executor_steps(record):
+        return None  # e.g. a replay seeded with another session's evidence (the caller warns once)
     callers = [s for s in record.steps if s.agent == "executor" and s.round == invocation.round and s.has_tool_call]
     if not callers:
         return f"{where} is in round {invocation.round}, where no executor step recorded a tool call"
@@ -149,6 +149,10 @@ def recorded_by_run(invocation: ToolInvocation, invocations: list[ToolInvocation
             return (f"round {invocation.round} records {used} {invocation.tool_name} invocations, "
                     f"its executor steps list {calls[invocation.tool_name]} such calls")
     return None
+
+
+def has_executor_steps(record: SessionRecord) -> bool:
+    return any(step.agent == "executor" for step in record.steps)
 
 
 def _listed_calls(steps: list[AgentStep]) -> Counter | None:
