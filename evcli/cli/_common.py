@@ -87,6 +87,15 @@ def fail(message: str, hint: str | None, code: int):
     raise typer.Exit(code)
 
 
+def required_text(value: str, what: str) -> str:
+    """A text argument that must say something: empty or whitespace-only is a usage error."""
+    from evcli.errors import BadInput
+
+    if not value.strip():
+        raise BadInput(f"{what} is empty", hint="give it some words")
+    return value
+
+
 def open_store(db: Path | None, *, must_exist: bool = False):
     """The trace store named by --db, else the default one.
 
@@ -115,4 +124,4 @@ def print_json(data: Any) -> None:
     sys.stdout.write(json_safe(json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True)) + "\n")
 
 
-__all__ = ["DbOption", "JsonOption", "handles_errors", "fail", "safe", "open_store", "load_source", "print_json", "out", "err"]
+__all__ = ["DbOption", "JsonOption", "handles_errors", "fail", "safe", "required_text", "open_store", "load_source", "print_json", "out", "err"]

@@ -49,6 +49,8 @@ def aiops_command(
             raise BadInput(f"no such file: {payload}") from exc
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise BadInput(f"{payload} is not valid JSON: {exc}") from exc
+        except RecursionError as exc:
+            raise BadInput(f"{payload} is nested too deeply to be an alert payload") from exc
         source = str(payload)
     else:
         data, source = pull_alerts(alertmanager, filters or []), alertmanager

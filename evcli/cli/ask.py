@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from evcli.cli._common import DbOption, JsonOption, err, handles_errors, open_store, out, print_json
+from evcli.cli._common import DbOption, JsonOption, err, handles_errors, open_store, out, print_json, required_text, safe
 from evcli.errors import EXIT_LOW_CONFID, EXIT_OK, EXIT_REJECT, BadInput
 
 EnvOption = Annotated[Path | None, typer.Option("--env", file_okay=False, help="Environment snapshot directory (default: the packaged demo).")]
@@ -50,7 +50,7 @@ def _pipeline(db, rules, models, env_spec, max_steps, *, must_exist=False, store
     from evcli.gatekeeper.rules import load_rules
     from evcli.pipeline import Pipeline
 
-    progress = (lambda message: err.print(f"[dim]·[/] {message}", markup=True, highlight=False)) if err.is_terminal else (lambda m: None)
+    progress = (lambda message: err.print(f"[dim]·[/] {safe(message)}", markup=True, highlight=False)) if err.is_terminal else (lambda m: None)
     return Pipeline(store=store or open_store(db, must_exist=must_exist), rules=load_rules(rules), models=models,
                     env_spec=env_spec, max_steps=max_steps, progress=progress)
 
@@ -81,6 +81,7 @@ def ask_command(
 ) -> None:
     """Run the whole chain and print an answer whose every fact is cited."""
     _exit_code("PASS", fail_on)  # validate the option before doing any work
+    required_text(question, "the question")
     models = _models(config, model, planner_model, executor_model, verifier_model, composer_model, api_base)
     pipeline = _pipeline(db, rules, models, _env_spec(env, prometheus, alertmanager, loki), max_steps)
     result = pipeline.ask(question)
@@ -92,25 +93,23 @@ def render_result(result: dict, json_output: bool) -> None:
     if json_output:
         print_json(result)
         return
-    from rich.markup import escape
-
     answer = result["answer"]
-    out.print(escape(answer["user_facing_answer"]))
+    out.print(safe(answer["user_facing_answer"]))
     if result["claims"]:
         out.print("\n[bold]Evidence[/]")
         for claim in result["claims"]:
             for evidence in claim["evidence"]:
                 out.print(
-                    f"[{claim['citation']}] {evidence['tool_name']} #{evidence['source_invocation_id']} "
-                    f"{escape(evidence['raw_path'])}: {escape(evidence['text'] or '')}"
+                    f"{safe('[' + str(claim['citation']) + ']')} {safe(evidence['tool_name'])} #{safe(evidence['source_invocation_id'])} "
+                    f"{safe(evidence['raw_path'])}: {safe(evidence['text'] or '')}"
                 )
     colour = {"PASS": "green", "LOW_CONFID": "yellow", "REJECT": "red"}[result["verdict"]]
     gate_info = result["gate"]
     out.print(
         f"\nverdict [{colour}]{result['verdict']}[/] · gate {gate_info['status']}/{gate_info['severity']}"
-        + (f" ({', '.join(gate_info['failed_rules'])})" if gate_info["failed_rules"] else "")
-        + (f" · fallback: {result['fallback']}" if result["fallback"] else "")
-        + f" · session {result['session_id']}"
+        + (f" ({safe(', '.join(gate_info['failed_rules']))})" if gate_info["failed_rules"] else "")
+        + (f" · fallback: {safe(result['fallback'])}" if result["fallback"] else "")
+        + f" · session {safe(result['session_id'])}"
     )
 
 
@@ -131,6 +130,7 @@ def plan_command(
     json_output: JsonOption = False, db: DbOption = None,
 ) -> None:
     """Create a session and run the Planner only; prints the session id."""
+    required_text(question, "the question")
     models = _models(config, model, None, None, None, None, api_base)
     pipeline = _pipeline(db, None, models, _env_spec(env, prometheus, alertmanager, loki), 8)
     run = pipeline.create_session(question)
@@ -140,7 +140,7 @@ def plan_command(
     else:
         out.print(run.session_id)
         for index, step in enumerate(result.output.get("plan") or [], start=1):
-            err.print(f"{index}. {step}")
+            err.print(f"{index}. {safe(step)}")
 
 
 def _stage_command(stage: str):
@@ -163,10 +163,7 @@ def _stage_command(stage: str):
             data = pipeline.compose(session_id)
             render_result(data, json_output)
             return
-        if json_output:
-            print_json(data)
-        else:
-            out.print_json(data=data)
+        print_json(data)  # also without --json: rich's JSON view would print DEL, C1 and bidi characters raw
 
     command.__doc__ = {
         "execute": "Run the Executor on a planned session (tools are called and recorded).",

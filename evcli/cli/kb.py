@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from evcli.cli._common import JsonOption, err, handles_errors, out, print_json
+from evcli.cli._common import JsonOption, err, handles_errors, out, print_json, required_text, safe
 
 app = typer.Typer(help="Index runbooks and search them (SQLite FTS5).", no_args_is_help=True)
 
@@ -37,7 +37,7 @@ def index_command(
         print_json(report)
         return
     out.print(
-        f"{report['directory']}: {report['added']} added, {report['updated']} updated, {report['removed']} removed, "
+        f"{safe(report['directory'])}: {report['added']} added, {report['updated']} updated, {report['removed']} removed, "
         f"{report['unchanged']} unchanged · {report['chunks']} blocks · {report['seconds']:.3f}s"
     )
 
@@ -56,8 +56,7 @@ def search_command(
     json_output: JsonOption = False,
 ) -> None:
     """Ranked runbook blocks with relevance level (PRECISE / HIGHLY_RELEVANT / REFERENCE) and layer (L0 / L1)."""
-    from rich.markup import escape
-
+    required_text(query, "the query")
     if directory is None:
         from evcli.backends.snapshot import demo_env_dir
 
@@ -73,7 +72,7 @@ def search_command(
         return
     for rank, block in enumerate(blocks, start=1):
         out.print(
-            f"[bold]{rank}. {escape(block['doc'])} › {escape(block['heading'])}[/] · {block['relevance_level']} · "
+            f"[bold]{rank}. {safe(block['doc'])} › {safe(block['heading'])}[/] · {block['relevance_level']} · "
             f"{block['layer']} · score {block['score']}"
         )
-        out.print(f"   {escape(block['text'][:400])}" + ("…" if len(block["text"]) > 400 else ""))
+        out.print(f"   {safe(block['text'][:400])}" + ("…" if len(block["text"]) > 400 else ""))

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from evcli.cli._common import DbOption, JsonOption, err, handles_errors, open_store, out, print_json
+from evcli.console import safe, visible
 
 
 @handles_errors
@@ -26,15 +27,15 @@ def sessions_command(
         err.print("no sessions stored yet")
         return
     from rich.table import Table
+    from rich.text import Text
 
     table = Table()
     for column in ("session", "created", "mode", "status", "verdict", "gate", "tools", "question"):
         table.add_column(column, overflow="fold")
     for row in rows:
-        table.add_row(
-            row["session_id"], row["created_at"], row["mode"], row["status"], row["verdict"] or "-",
-            row["gate_severity"] or "-", str(row["invocations"]), row["question"] or "",
-        )
+        cells = (row["session_id"], row["created_at"], row["mode"], row["status"], row["verdict"] or "-",
+                 row["gate_severity"] or "-", row["invocations"], row["question"] or "")
+        table.add_row(*(Text(visible(cell)) for cell in cells))  # data, never markup
     out.print(table)
 
 
@@ -54,7 +55,7 @@ def export_command(
         if session_id is not None or output is None:
             raise BadInput("--all takes no session id and needs -o DIR")
         ids = export_all(store, output)
-        err.print(f"exported {len(ids)} sessions to {output}")
+        err.print(f"exported {len(ids)} sessions to {safe(output)}")
         return
     if session_id is None:
         raise BadInput("give a session id, or --all -o DIR")
@@ -63,7 +64,7 @@ def export_command(
         sys.stdout.write(text)
         return
     output.write_text(text, encoding="utf-8")
-    err.print(f"exported {session_id} to {output}")
+    err.print(f"exported {safe(session_id)} to {safe(output)}")
 
 
 @handles_errors
@@ -81,8 +82,8 @@ def import_command(
     if json_output:
         print_json({"session_id": session_id, "created": created})
     elif created:
-        out.print(session_id)
-        err.print(f"imported {file} as {session_id}")
+        out.print(safe(session_id))
+        err.print(f"imported {safe(file)} as {safe(session_id)}")
     else:
-        out.print(session_id)
-        err.print(f"{session_id} is already stored with identical content; nothing changed")
+        out.print(safe(session_id))
+        err.print(f"{safe(session_id)} is already stored with identical content; nothing changed")

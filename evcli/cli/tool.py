@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from evcli.cli._common import DbOption, JsonOption, err, handles_errors, open_store, out, print_json
+from evcli.console import visible
 
 app = typer.Typer(help="Run one evidence tool; --session records the call into a session.", no_args_is_help=True)
 
@@ -35,13 +36,13 @@ def _run(tool_name: str, params: dict, *, env, prometheus, alertmanager, loki, r
     invocation = run_tool(tool_name, params, environment, view)
     if store is not None:
         invocation = store.record_invocation(session, invocation, check=stored_guards(invocation, environment.settings))
-        err.print(f"recorded as invocation #{invocation.invocation_id} of session {session}")
+        err.print(visible(f"recorded as invocation #{invocation.invocation_id} of session {session}"), markup=False)
     if json_output:
         print_json(invocation.model_dump(mode="json"))
     else:
-        out.print(model_view(invocation), markup=False, highlight=False)
+        out.print(visible(model_view(invocation)), markup=False, highlight=False)
     if not invocation.success:
-        err.print(f"{tool_name} failed: {invocation.error_message or 'see output'}", markup=False)
+        err.print(visible(f"{tool_name} failed: {invocation.error_message or 'see output'}"), markup=False)
         raise typer.Exit(1)
 
 

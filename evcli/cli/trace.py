@@ -5,9 +5,8 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from rich.markup import escape
-
 from evcli.cli._common import DbOption, JsonOption, handles_errors, load_source, out, print_json
+from evcli.console import safe  # every data value: markup escaped, controls visible
 
 
 @handles_errors
@@ -29,17 +28,17 @@ def _tree(document):
 
     run = document.run
     root = Tree(
-        f"[bold]session {escape(run.session_id)}[/] · {escape(run.mode)} · status {escape(run.status)}"
-        + (f" · verdict [bold]{escape(run.verdict)}[/]" if run.verdict else "")
-        + f" · {run.created_at}"
+        f"[bold]session {safe(run.session_id)}[/] · {safe(run.mode)} · status {safe(run.status)}"
+        + (f" · verdict [bold]{safe(run.verdict)}[/]" if run.verdict else "")
+        + f" · {safe(run.created_at)}"
     )
-    root.add(f"question: {escape(run.question) or '-'}")
+    root.add(f"question: {safe(run.question) or '-'}")
 
     plan = document.latest_stage("plan")
     if plan and plan.output:
-        node = root.add(f"plan · skill {escape(str(plan.output.get('selected_skill') or '-'))}")
+        node = root.add(f"plan · skill {safe(str(plan.output.get('selected_skill') or '-'))}")
         for index, step in enumerate(plan.output.get("plan") or [], start=1):
-            node.add(f"{index}. {escape(str(step))}")
+            node.add(f"{index}. {safe(str(step))}")
 
     tools = root.add(f"tool invocations ({len(document.invocations)})")
     for invocation in document.invocations:
@@ -47,12 +46,12 @@ def _tree(document):
         status = details.evidence_status if details else "no retrieval details"
         params = ", ".join(f"{k}={v}" for k, v in sorted(invocation.input_params.items()))
         node = tools.add(
-            f"#{invocation.invocation_id} [cyan]{escape(invocation.tool_name)}[/]({escape(params)}) · {escape(status)}"
-            + (f" · [red]{escape(invocation.error_message)}[/]" if invocation.error_message else "")
+            f"#{invocation.invocation_id} [cyan]{safe(invocation.tool_name)}[/]({safe(params)}) · {safe(status)}"
+            + (f" · [red]{safe(invocation.error_message)}[/]" if invocation.error_message else "")
             + f" · {invocation.duration_ms:.0f} ms"
         )
         for ref in (details.evidence_refs or []) if details else []:
-            node.add(f"{escape(ref.raw_path)}: {escape(ref.text)}")
+            node.add(f"{safe(ref.raw_path)}: {safe(ref.text)}")
 
     latest_gate = document.gate_results[-1].result if document.gate_results else None
     binding_status = {
@@ -61,51 +60,51 @@ def _tree(document):
     for execute in (s for s in document.stage_outputs if s.stage == "execute"):
         output = execute.output or {}
         claims = output.get("claims") or []
-        node = root.add(f"executor · round {execute.round} · {escape(execute.status)} · {len(claims)} claims")
+        node = root.add(f"executor · round {execute.round} · {safe(execute.status)} · {len(claims)} claims")
         for claim in claims:
             claim_node = node.add(
-                f"{escape(str(claim.get('claim_id')))} [magenta]{escape(str(claim.get('claim_type')))}[/]: "
-                f"{escape(str(claim.get('claim_text')))}"
+                f"{safe(str(claim.get('claim_id')))} [magenta]{safe(str(claim.get('claim_type')))}[/]: "
+                f"{safe(str(claim.get('claim_text')))}"
             )
             for index, binding in enumerate(claim.get("evidence_bindings") or []):
                 gate_status = binding_status.get((claim.get("claim_id"), index), "not gated")
                 colour = {"pass": "green", "fail": "red"}.get(gate_status, "dim")
                 claim_node.add(
-                    f"{escape(str(binding.get('tool_name')))} #{escape(str(binding.get('source_invocation_id')))} "
-                    f"{escape(str(binding.get('raw_path')))} "
-                    f"“{escape(str(binding.get('evidence_excerpt')))}” [{colour}]{gate_status}[/]"
+                    f"{safe(str(binding.get('tool_name')))} #{safe(str(binding.get('source_invocation_id')))} "
+                    f"{safe(str(binding.get('raw_path')))} "
+                    f"“{safe(str(binding.get('evidence_excerpt')))}” [{colour}]{gate_status}[/]"
                 )
         for key in ("hypotheses", "missing_info", "recommended_actions"):
             if output.get(key):
                 extra = node.add(key)
                 for item in output[key]:
-                    extra.add(escape(item if isinstance(item, str) else str(item)))
+                    extra.add(safe(item if isinstance(item, str) else str(item)))
 
     gates = root.add(f"gate results ({len(document.gate_results)})")
     for stored in document.gate_results:
         result = stored.result
         gates.add(
-            f"#{stored.seq} {stored.created_at} · round {stored.round} · {result.status}/{result.severity} · "
-            f"{escape(result.rule_set_version)} · failed: {', '.join(result.failed_rules) or 'none'} · "
+            f"#{stored.seq} {safe(stored.created_at)} · round {stored.round} · {result.status}/{result.severity} · "
+            f"{safe(result.rule_set_version)} · failed: {safe(', '.join(result.failed_rules) or 'none')} · "
             f"{len(result.warnings)} warnings"
         )
 
     verify = document.latest_stage("verify")
     if verify and verify.output:
         node = root.add(
-            f"verifier · {escape(str(verify.output.get('verdict')))} · "
-            f"groundedness {escape(str(verify.output.get('groundedness_score')))}"
+            f"verifier · {safe(str(verify.output.get('verdict')))} · "
+            f"groundedness {safe(str(verify.output.get('groundedness_score')))}"
         )
-        node.add(escape(str(verify.output.get("rationale", ""))))
+        node.add(safe(str(verify.output.get("rationale", ""))))
     compose = document.latest_stage("compose")
     if compose and compose.output:
-        node = root.add(f"composer · {escape(str(compose.output.get('answer_summary', '')))}")
-        node.add(escape(str(compose.output.get("user_facing_answer", ""))))
+        node = root.add(f"composer · {safe(str(compose.output.get('answer_summary', '')))}")
+        node.add(safe(str(compose.output.get("user_facing_answer", ""))))
     if document.steps:
         steps = root.add(f"agent steps ({len(document.steps)})")
         for step in document.steps:
             steps.add(
-                f"{escape(step.agent)} r{step.round}.{step.step_index} · {escape(step.model or '-')} · {escape(step.status)} · "
+                f"{safe(step.agent)} r{step.round}.{step.step_index} · {safe(step.model or '-')} · {safe(step.status)} · "
                 f"{step.duration_ms:.0f} ms · tokens {step.prompt_tokens}+{step.completion_tokens}"
             )
     return root

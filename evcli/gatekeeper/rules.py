@@ -19,6 +19,10 @@ from evcli.errors import BadInput
 from evcli.resources import data_path
 
 SEVERITIES = ("warning", "low_confid", "reject")
+# The file's vocabulary: a misspelt table or key is an error, never a silently empty setting.
+TOP_LEVEL_KEYS = ("version", "rules", "composer")
+RULE_KEYS = ("id", "description", "enabled", "default_severity", "params")
+COMPOSER_KEYS = ("overstatement_phrases",)
 
 # Every rule the code implements, with the parameters it reads and their types.
 KNOWN_RULES: dict[str, dict[str, type]] = {
@@ -33,6 +37,8 @@ KNOWN_RULES: dict[str, dict[str, type]] = {
     "binding.invocation_has_refs": {},
     "binding.raw_path_exists": {},
     "binding.excerpt_supported": {"min_similarity": float},
+    "binding.excerpt_informative": {"min_chars": int},
+    "claim.facts_in_excerpts": {},
     "binding.unique_item": {},
     "claim.negative_requires_no_evidence": {},
     "invocation.ids_unique": {},
@@ -94,6 +100,8 @@ def load_rules(path: Path | None = None) -> RuleSet:
         document = tomllib.loads(raw.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise BadInput(f"rules file {path} is not valid TOML: {exc}") from exc
+    except RecursionError as exc:
+        raise BadInput(f"rules file {path} is nested too deeply") from exc
     return parse_rules(document, file_hash=content_hash(raw), source=str(path))
 
 
@@ -101,6 +109,7 @@ def parse_rules(document: dict[str, Any], *, file_hash: str, source: str) -> Rul
     def bad(message: str) -> BadInput:
         return BadInput(f"rules file {source}: {message}")
 
+    _check_keys(document, TOP_LEVEL_KEYS, "top-level key or table", bad)
     version = document.get("version")
     if not isinstance(version, str) or not version.strip():
         raise bad("missing top-level `version` string")
@@ -113,10 +122,11 @@ def parse_rules(document: dict[str, Any], *, file_hash: str, source: str) -> Rul
         if not isinstance(entry, dict):
             raise bad(f"rule #{position} is not a table")
         rule_id = entry.get("id")
-        if rule_id not in KNOWN_RULES:
+        if not isinstance(rule_id, str) or rule_id not in KNOWN_RULES:
             raise bad(f"rule #{position} has unknown id {rule_id!r}; known ids: {', '.join(KNOWN_RULES)}")
         if rule_id in rules:
             raise bad(f"rule {rule_id} is listed twice")
+        _check_keys(entry, RULE_KEYS, f"key in rule {rule_id}", bad)
         enabled = entry.get("enabled", True)
         if not isinstance(enabled, bool):
             raise bad(f"rule {rule_id}: `enabled` must be true or false")
@@ -138,6 +148,8 @@ def parse_rules(document: dict[str, Any], *, file_hash: str, source: str) -> Rul
     if missing:
         raise bad(f"rules missing: {', '.join(missing)} (set enabled = false to turn a rule off)")
     composer = document.get("composer", {})
+    if isinstance(composer, dict):
+        _check_keys(composer, COMPOSER_KEYS, "key in [composer]", bad)
     phrases = composer.get("overstatement_phrases", []) if isinstance(composer, dict) else None
     if not isinstance(phrases, list) or not all(isinstance(p, str) and p.strip() for p in phrases):
         raise bad("[composer] overstatement_phrases must be a list of non-empty strings")
@@ -147,16 +159,27 @@ def parse_rules(document: dict[str, Any], *, file_hash: str, source: str) -> Rul
     )
 
 
+def _check_keys(table: dict[str, Any], known: tuple[str, ...], what: str, bad) -> None:
+    unknown = sorted(set(table) - set(known))
+    if unknown:
+        raise bad(f"unknown {what} {unknown[0]!r} (expected one of: {', '.join(known)})")
+
+
 def _check_params(rule_id: str, params: dict[str, Any], bad) -> dict[str, Any]:
     expected = KNOWN_RULES[rule_id]
     unknown = set(params) - set(expected)
     if unknown:
         raise bad(f"rule {rule_id}: unknown params {', '.join(sorted(unknown))}")
     checked: dict[str, Any] = {}
-    for name in expected:  # every parameter today is a ratio in (0, 1]
+    for name, kind in expected.items():  # a float is a ratio in (0, 1], an int a count >= 1
         if name not in params:
             raise bad(f"rule {rule_id}: missing param {name}")
         value = params[name]
+        if kind is int:
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise bad(f"rule {rule_id}: {name} must be a whole number >= 1, got {value!r}")
+            checked[name] = value
+            continue
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise bad(f"rule {rule_id}: {name} must be a number")
         if not 0.0 < value <= 1.0:

@@ -367,15 +367,18 @@ class TraceStore:
                     f"session {session_id} already exists with different content",
                     hint="import it under another id with --new-id",
                 )
-            self._insert_run(document.run)
-            for step in document.steps:
-                self._insert_step(session_id, step)
-            for invocation in document.invocations:
-                self._insert_invocation(session_id, invocation)
-            for output in document.stage_outputs:
-                self._insert_stage_output(session_id, output)
-            for gate_result in document.gate_results:
-                self._insert_gate_result(session_id, gate_result)
+            try:
+                self._insert_run(document.run)
+                for step in document.steps:
+                    self._insert_step(session_id, step)
+                for invocation in document.invocations:
+                    self._insert_invocation(session_id, invocation)
+                for output in document.stage_outputs:
+                    self._insert_stage_output(session_id, output)
+                for gate_result in document.gate_results:
+                    self._insert_gate_result(session_id, gate_result)
+            except (sqlite3.IntegrityError, OverflowError) as exc:  # duplicate ids, ids beyond 64 bits
+                raise BadInput(f"session {session_id} cannot be stored: {exc}") from exc
         return session_id, True
 
     # --- rows --------------------------------------------------------------

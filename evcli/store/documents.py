@@ -59,6 +59,8 @@ def read_document(path: Path) -> SessionDocument:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise BadInput(f"{path} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from exc
+    except RecursionError as exc:
+        raise BadInput(f"{path} is nested too deeply to be a session document") from exc
     try:
         # A file from elsewhere may carry secrets an older evcli did not mask: mask before storing or showing it.
         return SessionDocument.model_validate(Redactor.from_env().mask(data))
