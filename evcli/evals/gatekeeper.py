@@ -23,6 +23,7 @@ from evcli.contracts import NO_EVIDENCE_PATH, SessionDocument, ToolInvocation
 from evcli.gatekeeper.checks import find_ref
 from evcli.gatekeeper.engine import gate
 from evcli.gatekeeper.excerpt import normalize
+from evcli.gatekeeper.facts import missing_facts
 from evcli.gatekeeper.provenance import derived_evidence, session_record
 from evcli.gatekeeper.rules import RuleSet
 from evcli.resources import data_path
@@ -420,6 +421,11 @@ def benign_split_ellipsis(document, output):
         if len(words) >= 6:
             third = len(words) // 3
             split = " ".join(words[:third]) + " ... " + " ".join(words[-third:])
+            others = [b.get("evidence_excerpt") or "" for b in claim["evidence_bindings"] if b is not binding]
+            if missing_facts(claim.get("claim_text") or "", [split, *others]) != missing_facts(
+                claim.get("claim_text") or "", [binding.get("evidence_excerpt") or "", *others]
+            ):
+                continue  # the elision would drop a fact the claim states: not a faithful edit
             yield Case(f"{_where(claim, bi)} split with '...'", _with_binding(output, ci, bi, evidence_excerpt=split))
 
 

@@ -20,7 +20,8 @@ from evcli.contracts import (
     EvidenceRef,
     ToolInvocation,
 )
-from evcli.gatekeeper.excerpt import ExcerptMatch, match_excerpt
+from evcli.gatekeeper.excerpt import ExcerptMatch, informative_problem, match_excerpt, normalize
+from evcli.gatekeeper.facts import missing_facts
 
 _GENERIC_ARRAY = r"[A-Za-z_][A-Za-z0-9_]*"
 
@@ -108,6 +109,48 @@ def excerpt_supported(binding: EvidenceBinding, ref: EvidenceRef, min_similarity
     if match.supported:
         return None, match
     return f"excerpt not supported by {ref.raw_path}: {match.reason}", match
+
+
+def excerpt_informative(binding: EvidenceBinding, min_chars: int) -> str | None:
+    """An excerpt such as "a", "is" or "0" is found in almost any ref and carries no fact."""
+    return informative_problem(binding.evidence_excerpt or "", min_chars=min_chars)
+
+
+def _scope_services(invocations: list[ToolInvocation]) -> list[str]:
+    services = []
+    for invocation in invocations:
+        details = invocation.retrieval_details
+        services += [str(invocation.input_params.get("service") or ""), (details.service or "") if details else ""]
+    return services
+
+
+def session_entity_finder(invocations: dict[int, ToolInvocation]):
+    """A test whether a word occurs anywhere in the session's evidence (built on first use)."""
+    corpus: list[str] = []
+
+    def occurs(word: str) -> bool:
+        if not corpus:
+            texts = [ref.text for invocation in invocations.values() for ref in (
+                (invocation.retrieval_details.evidence_refs or []) if invocation.retrieval_details else []
+            )]
+            texts += [str(invocation.input_params.get("service") or "") for invocation in invocations.values()]
+            corpus.append(normalize("\n".join(texts)))
+        return re.search(rf"(?<![a-z0-9-]){re.escape(word)}(?![a-z0-9]|-[a-z0-9])", corpus[0]) is not None
+
+    return occurs
+
+
+def facts_in_excerpts(claim: Claim, cited: list[ToolInvocation], is_session_entity) -> str | None:
+    """The claim's numbers, identifiers and negation all occur in its bound excerpts
+    (a service one of the cited invocations searched counts as stated)."""
+    excerpts = [binding.evidence_excerpt or "" for binding in claim.evidence_bindings]
+    missing = missing_facts(
+        claim.claim_text or "", excerpts,
+        scope_services=_scope_services(cited), is_session_entity=is_session_entity,
+    )
+    if not missing:
+        return None
+    return f"claim states what its excerpts do not carry: {', '.join(missing[:5])}"
 
 
 def backfill_candidates(

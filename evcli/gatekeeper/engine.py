@@ -128,11 +128,20 @@ def _gate(executor_output: Any, invocations: list[ToolInvocation], rules: RuleSe
     findings.run("contract.answer_version", checks.answer_version(output, parse_error))
 
     checked: list[CheckedBinding] = []
+    is_session_entity = checks.session_entity_finder(by_id)
     for claim in claims:
         findings.run("claim.bindings_present", checks.bindings_present(claim), claim_id=claim.claim_id)
         seen_items: set[tuple[int, str]] = set()
-        for index, binding in enumerate(claim.evidence_bindings):
-            checked.append(_check_binding(claim, index, binding, by_id, seen_items, findings, trust))
+        claim_bindings = [
+            _check_binding(claim, index, binding, by_id, seen_items, findings, trust)
+            for index, binding in enumerate(claim.evidence_bindings)
+        ]
+        checked += claim_bindings
+        # Only a claim whose citations all hold is read for its facts; otherwise it has failed already.
+        if claim_bindings and all(b.status == "pass" for b in claim_bindings):
+            cited = [by_id[b.source_invocation_id] for b in claim_bindings if b.source_invocation_id in by_id]
+            message = checks.facts_in_excerpts(claim, cited, is_session_entity)
+            findings.run("claim.facts_in_excerpts", message, claim_id=claim.claim_id)
 
     failed_rules = sorted({finding.rule for finding in findings.errors})
     severity = max((f.severity for f in findings.errors), key=_SEVERITY_RANK.__getitem__, default="none")
@@ -269,6 +278,9 @@ def _check_against_invocation(binding, invocation: ToolInvocation, findings: _Fi
         return
     _check_source(invocation, ref, findings, where, trust)
     outcome.matched_text = ref.text
+    min_chars = findings.rules.param("binding.excerpt_informative", "min_chars")
+    if not findings.run("binding.excerpt_informative", checks.excerpt_informative(binding, min_chars), **where):
+        return
     min_similarity = findings.rules.param("binding.excerpt_supported", "min_similarity")
     message, match = checks.excerpt_supported(binding, ref, min_similarity)
     outcome.match = match.kind

@@ -193,6 +193,7 @@ _TOKEN = re.compile(r"[a-z0-9][a-z0-9._:/%+-]*")  # run on normalized (casefolde
 _RAW_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/%+-]*")
 _TOKEN_TRAILING_PUNCTUATION = "._:/+-"
 _STRUCTURED_TOKEN = re.compile(r"[0-9]|[a-z0-9][-_.:/][a-z0-9]")
+_ACRONYM_PLURAL = re.compile(r"[A-Z]{2,}s")
 
 
 def _tokens(normalized: str) -> list[str]:
@@ -202,10 +203,15 @@ def _tokens(normalized: str) -> list[str]:
 def mixed_case_words(raw: str) -> frozenset[str]:
     """Casefolded tokens like HikariCP or HighCPUUsage: identifiers even without digits.
 
-    A capital only at the start ("Connection") is ordinary sentence case, not an identifier.
+    A capital only at the start ("Connection") is ordinary sentence case, and "GCs" or "URLs"
+    is the plural of an acronym, not an identifier.
     """
     tokens = (token.rstrip(_TOKEN_TRAILING_PUNCTUATION) for token in _RAW_TOKEN.findall(unicodedata.normalize("NFKC", raw)))
-    return frozenset(token.casefold() for token in tokens if token[1:] != token[1:].lower() and token != token.upper())
+    return frozenset(
+        token.casefold()
+        for token in tokens
+        if token[1:] != token[1:].lower() and token != token.upper() and not _ACRONYM_PLURAL.fullmatch(token)
+    )
 
 
 def critical_tokens(normalized: str, mixed_case: frozenset[str]) -> list[str]:

@@ -1,0 +1,95 @@
+"""Does a claim state only numbers, identifiers and negations its own excerpts carry?
+
+A genuine excerpt proves nothing about a claim that does not restate it: "The
+root cause is database migration 42" bound to a real but unrelated log line
+must not pass. So every number of the claim, every identifier (a token with a
+digit or an inner `_ . :`, a CamelCase name such as HikariCP, a hyphenated name
+such as order-service that the session's evidence uses) and its polarity must
+occur in the union of the claim's excerpts. Ordinary words are the Verifier's
+business, not the Gatekeeper's. A service the cited invocation searched may be
+named without being quoted: the invocation's scope states it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+
+from evcli.gatekeeper.excerpt import critical_tokens, mixed_case_words, negations, normalize
+
+__all__ = ["missing_facts"]
+
+_DIGITS = re.compile(r"\d+(?:\.\d+)?")
+_FACT_TOKEN = re.compile(r"[a-z0-9][a-z0-9._:/%+-]*")
+_HYPHENATED = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)+")
+_PIECE = re.compile(r"[a-z0-9]+")
+_PIECE_SEPARATORS = re.compile(r"[/.:@]+")
+_COLON_BEFORE_WORD = re.compile(r"(?<=[^\d\s]):(?=\S)|:(?=[^\d\s])")
+# CJK words that contain a negation character without negating (非常 = very, 无论 = whatever).
+_CJK_NON_NEGATING = re.compile("非常|无论|不仅|不断|别的|类别|级别|区别|差别|特别|分别")
+
+
+def _comparable(text: str) -> str:
+    """normalize(), with a space after a colon next to a word ("alert: current" and "exhausted: 50"
+    are two facts each, normalize joins them), so a claim and its excerpt split into the same tokens."""
+    return _COLON_BEFORE_WORD.sub(": ", normalize(text))
+
+
+def _number(digits: str) -> str:
+    whole, _, fraction = digits.partition(".")
+    whole = whole.lstrip("0") or "0"
+    fraction = fraction.rstrip("0")
+    return f"{whole}.{fraction}" if fraction else whole
+
+
+def _negated(normalized: str) -> bool:
+    return bool(negations(_CJK_NON_NEGATING.sub(" ", normalized)))
+
+
+def _tokens(normalized: str) -> set[str]:
+    """Fact tokens and their pieces between "/", ".", ":" and "@" ("/data/logs/order-service" and
+    "es-cluster.internal:9200" name order-service and es-cluster too)."""
+    found = set()
+    for token in _FACT_TOKEN.findall(normalized):
+        found.add(token.rstrip("._:/+-"))
+        found.update(piece.strip("-+%") for piece in _PIECE_SEPARATORS.split(token))
+    return found
+
+
+def missing_facts(
+    claim_text: str,
+    excerpts: Iterable[str],
+    *,
+    scope_services: Iterable[str] = (),
+    is_session_entity: Callable[[str], bool] = lambda _: True,
+) -> list[str]:
+    """The claim's numbers, identifiers and negation that its excerpts do not carry, in claim order."""
+    claim = _comparable(claim_text)
+    evidence = _comparable("\n".join(excerpts))
+    evidence_numbers = {_number(match) for match in _DIGITS.findall(evidence)}
+    evidence_tokens = _tokens(evidence)
+    accepted = {normalize(service) for service in scope_services if service}
+    missing: list[str] = []
+    for digits in dict.fromkeys(_DIGITS.findall(claim)):
+        if _number(digits) not in evidence_numbers:
+            missing.append(f"number {digits}")
+    identifiers = [token for token in critical_tokens(claim, mixed_case_words(claim_text)) if _identifier(token)]
+    identifiers += [word for word in _HYPHENATED.findall(claim) if not any(c.isdigit() for c in word)]
+    for token in dict.fromkeys(identifiers):
+        if token in evidence_tokens or token in accepted:
+            continue
+        if "-" in token and not any(c in token for c in "_.:/") and not is_session_entity(token):
+            continue  # a hyphenated word the session's evidence never uses is prose ("read-only")
+        missing.append(f"identifier {token}")
+    if _negated(claim) and not _negated(evidence):
+        missing.append("negation")
+    return missing
+
+
+def _identifier(token: str) -> bool:
+    """Not a pure number (numbers are compared by value) and not dotted letters such as e.g."""
+    if not re.search(r"[a-z]", token):
+        return False
+    if re.fullmatch(r"\d+(?:\.\d+)?[a-z%µ]{1,3}", token):
+        return False  # 25m, 3.8gb: a number with its unit
+    return any(len(piece) >= 2 for piece in _PIECE.findall(token))
