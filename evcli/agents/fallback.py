@@ -2,13 +2,15 @@
 
 A gate-reject fallback uses only reason codes and an overview of the tool calls —
 never executor claims, which were just shown to cite something false. A composer
-fallback uses only the allowed claims, gaps and actions, in fixed wording.
+fallback uses only the allowed claims, gaps and actions, in fixed wording; an
+action naming a destructive command is shown only behind a review flag.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from evcli.agents.actions import flag
 from evcli.contracts import GateResult, ToolInvocation
 from evcli.tools.view import call_signature
 
@@ -75,10 +77,11 @@ def composer_fallback_answer(
         lines.append(words["none"])
     if missing_info:
         lines += ["", f"{words['gaps']}:"] + [f"- {item}" for item in missing_info]
-    if actions:
-        lines += ["", f"{words['actions']}:"] + [f"- {item}" for item in actions]
+    flagged = [flag(str(item), language) for item in actions]  # destructive commands only behind a review flag
+    if flagged:
+        lines += ["", f"{words['actions']}:"] + [f"- {item}" for item in flagged]
     return {
         "answer_summary": words["summary"].format(n=len(allowed_claims)),
-        "recommended_actions": [{"action_text": str(item), "reason": words["reason"]} for item in actions],
+        "recommended_actions": [{"action_text": item, "reason": words["reason"]} for item in flagged],
         "user_facing_answer": "\n".join(lines),
     }

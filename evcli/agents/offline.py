@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from evcli.agents.actions import flag as flag_destructive
 from evcli.agents.engine import EngineError, EngineReply, RoleRequest, ToolCall, Turn, Usage
 from evcli.agents.intent import TIME_UNITS, Intent, humps
 from evcli.canonical import canonical_json
@@ -1280,7 +1281,8 @@ def _compose(request: RoleRequest) -> EngineReply:
             reason = _item_text(action, "reason") if isinstance(action, dict) else ""
             actions.append(
                 {
-                    "action_text": text,
+                    # runbook text is data: a destructive command is quoted behind a review flag, never advised
+                    "action_text": flag_destructive(text, "zh" if zh else "en"),
                     "reason": reason or ("补充尚缺的证据。" if zh else "Collects evidence that is still missing."),
                 }
             )

@@ -2,7 +2,8 @@
 
 The answer may not overstate (phrases from rules.toml), may not carry a number
 or an identifier that the allowed material does not contain, and may cite only
-the citation numbers it was given.
+the citation numbers it was given, and may name a destructive command (DROP
+TABLE, rm -rf, …; evcli.agents.actions) only on a line flagged for human review.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from evcli.agents.actions import REVIEW_LABEL, unflagged
 from evcli.gatekeeper.excerpt import normalize
 
 # "[3]" is a citation; "kubelet[2201]" (a PID glued to a word) is quoted evidence text.
@@ -48,4 +50,5 @@ def check_answer(
     for number in sorted(set(_NUMBER.findall(_IDENTIFIER.sub(" ", without_citations)))):
         if number not in corpus:
             violations.append(f"number {number} is not in the allowed material")
+    violations += [f"destructive command ({name}) not flagged '{REVIEW_LABEL['en']}'" for name in sorted(set(unflagged(text)))]
     return violations
