@@ -44,6 +44,8 @@ _KEY = (
     r"|private[_-]?key|credentials?|auth|sig)"
 )
 _KEY_WORDS = ("pass", "pwd", "secret", "token", "key", "credential", "auth", "sig")
+# Prose after "secret:" ("the renewed secret: a secret that…") is not a value (after "=" it is).
+_PROSE = r"(?:a|an|the|is|was|are|not|no|none|null|true|false|to|of|for|and|or|in|on|it|this|that|be|has|set)"
 _QUOTED = r"(?P<q>[\"'])(?P<s>(?:(?!(?P=q))[^\n])+)(?P=q)"
 
 
@@ -105,7 +107,8 @@ _RULES: tuple[_Rule, ...] = (
     _rule("netrc", ("login",), r"(?i)\blogin[ \t]+\S+[ \t]+password[ \t]+(?P<s>\S+)"),
     # key=value, key: value, "key": "value" for secret-looking keys.
     _rule("keyed-quoted", _KEY_WORDS, r"(?i)\b" + _KEY + r"[\"']?[ \t]*[=:][ \t]*" + _QUOTED),
-    _rule("keyed-value", _KEY_WORDS, r"(?i)\b" + _KEY + r"[\"']?[ \t]*[=:][ \t]*(?![\"'])(?P<s>[^\s\"',;&)}\]]+)"),
+    _rule("keyed-value", _KEY_WORDS,
+          r"(?i)\b" + _KEY + r"[\"']?[ \t]*(?:=[ \t]*|:[ \t]*(?!" + _PROSE + r"\b))(?![\"'])(?P<s>[^\s\"',;&)}\]]+)"),
 )
 
 # Each keyword once, with the rules it triggers: one substring test per keyword
