@@ -81,7 +81,10 @@ def _interrupted():
 
 
 def fail(message: str, hint: str | None, code: int):
-    """Print one `error:` line on stderr (data in it shown literally) and exit with `code`."""
+    """Print one `error:` line on stderr (data in it shown literally, secrets masked) and exit with `code`."""
+    from evcli.tools.redaction import Redactor  # an error can quote a URL or a line with a password in it
+
+    message = Redactor().mask_text(message)
     line = f"[bold red]error:[/] {safe(message)}" + (f" [dim]({safe(hint)})[/]" if hint else "")
     err.print(line, highlight=False, soft_wrap=True)
     raise typer.Exit(code)

@@ -184,3 +184,11 @@ def test_shipped_runbooks_and_logs_keep_their_text_apart_from_their_two_planted_
                for line in path.read_text(encoding="utf-8").splitlines() if redactor.mask_text(line) != line]
     assert len(changed) == 2, changed
     assert "Bearer eyJ" in changed[0] + changed[1] and "password=hunter2" in changed[0] + changed[1]
+
+
+def test_an_error_line_never_quotes_a_secret(tmp_path):
+    token = SECRETS[12].secret  # a classic GitHub token pasted where a label=value filter was expected
+    run = evcli("aiops", "--alertmanager", "http://127.0.0.1:9/", "--filter", token, "--db", tmp_path / "e.db")
+
+    assert run.exit_code == 2, run
+    assert "--filter" in run.stderr and token not in run.stderr, run
