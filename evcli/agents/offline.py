@@ -32,7 +32,7 @@ from evcli.agents.intent import TIME_UNITS, Intent, humps
 from evcli.canonical import canonical_json
 from evcli.contracts import ANSWER_VERSION, NO_EVIDENCE_PATH, EvidenceRef, ToolInvocation
 from evcli.errors import BadInput
-from evcli.gatekeeper.excerpt import normalize
+from evcli.gatekeeper.excerpt import STOP_WORDS, normalize
 from evcli.tools.params import validate_params
 
 MODEL = "offline"
@@ -1079,12 +1079,62 @@ def _present(token: str, evidence: str) -> bool:
     return re.search(rf"(?<![a-z0-9])(?<![0-9]\.){re.escape(token)}(?![a-z0-9]|\.[0-9])", evidence) is not None
 
 
+# Words the offline executor's own claim templates add around the quoted facts.
+_FRAMING_WORDS = frozenset(
+    "logged alert alerts found matching evidence returned query last log logs show shows has there window over".split()
+)
+_FRAMING_ZH = re.compile("当前查询未检索到|告警或指标|知识库文档|当前存在|状态的|记录了|匹配的|相关|告警|日志|证据|的|在|内")
+_CONTENT_WORD = re.compile(r"[a-z]{3,}")
+_CJK_RUN = re.compile(r"[\u4e00-\u9fff]{2,}")
+
+
+def _stem(word: str) -> str:
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+def _missing_content(claim_raw: str, claim_text: str, evidence_raw: str, evidence: str) -> list[str]:
+    """Content words and CJK terms of the claim the excerpts do not carry (framing words aside)."""
+    evidence_words = set(_CONTENT_WORD.findall(evidence))
+    evidence_words |= {part.lower() for token in _RAW_TOKEN.findall(evidence_raw) for part in humps(token) or [token]}
+    stems = {_stem(word) for word in evidence_words}
+    missing = [
+        word
+        for word in dict.fromkeys(_CONTENT_WORD.findall(claim_text))
+        if word not in STOP_WORDS and word not in _FRAMING_WORDS and word not in _UNIT_WORDS and _stem(word) not in stems
+    ]
+    for run in _CJK_RUN.findall(_FRAMING_ZH.sub(" ", claim_text)):
+        missing += [run[i : i + 2] for i in range(len(run) - 1) if run[i : i + 2] not in evidence][:1]
+    return missing
+
+
+def _negation_scope_problem(claim_text: str, evidence: str) -> str:
+    """A claim negation whose next content word no negation of the evidence governs."""
+    claim_words, evidence_words = _ENGLISH_WORD.findall(claim_text), _ENGLISH_WORD.findall(evidence)
+    governed = {
+        _stem(word)
+        for index, negation in enumerate(evidence_words)
+        if negation in _NEGATION_WORDS or negation.endswith("n't")
+        for word in evidence_words[index + 1 : index + 4]
+    }
+    for index, word in enumerate(claim_words):
+        if word in _NEGATION_WORDS or word.endswith("n't"):
+            following = [w for w in claim_words[index + 1 : index + 4] if w not in STOP_WORDS and len(w) >= 3]
+            if following and _stem(following[0]) not in governed:
+                return f"the evidence does not negate '{following[0]}'"
+    return ""
+
+
 def _check_claim(claim: dict[str, Any]) -> _Check:
     evidence_items = claim.get("verified_evidence") or []
     if not evidence_items:
         return _Check("no_evidence", [], "no verified evidence")
-    texts = [str(item.get(key) or "") for item in evidence_items for key in ("evidence_excerpt", "matched_text")]
-    evidence = _comparable(" \n ".join(text for text in texts if text))
+    # Only the quoted excerpts: the rest of a ref is text the claim did not cite.
+    texts = [str(item.get("evidence_excerpt") or item.get("matched_text") or "") for item in evidence_items]
+    evidence_raw = " \n ".join(text for text in texts if text)
+    evidence = _comparable(evidence_raw)
     claim_raw = str(claim.get("claim_text") or "")
     claim_text = _comparable(claim_raw)
     claim_type = claim.get("claim_type")
@@ -1122,9 +1172,12 @@ def _check_claim(claim: dict[str, Any]) -> _Check:
     missing = [fact for fact, found in facts if not found]
     if claim_type == "runbook_reference":
         return _Check("indirect_support", facts, "runbook guidance, not a fact of this environment")
+    meaning = _meaning_problem(claim_type, claim_raw, claim_text, evidence_raw, evidence) if not missing else ""
     if claim_type == "negative_observation":
         if missing:
             return _Check("no_evidence", facts, "not in the no-evidence record: " + ", ".join(missing))
+        if meaning:
+            return _Check("indirect_support", facts, meaning)
         return _Check("direct_support", facts, "restates only that this query found no matching evidence")
     if not facts:
         return _Check("indirect_support", facts, "no number or identifier to check against the evidence")
@@ -1132,7 +1185,21 @@ def _check_claim(claim: dict[str, Any]) -> _Check:
         numeric_or_negation = [fact for fact in missing if fact == "negation" or _number(fact)]
         verification = "no_evidence" if numeric_or_negation else "indirect_support"
         return _Check(verification, facts, "not in the evidence: " + ", ".join(missing))
+    if meaning:
+        return _Check("indirect_support", facts, meaning)
     return _Check("direct_support", facts, "every number, identifier and negation occurs in the evidence")
+
+
+def _meaning_problem(claim_type, claim_raw: str, claim_text: str, evidence_raw: str, evidence: str) -> str:
+    """Why the excerpts do not carry the claim's meaning: a content word, or its polarity, is not in them."""
+    unsaid = _missing_content(claim_raw, claim_text, evidence_raw, evidence)
+    if unsaid:
+        return "the excerpts do not say: " + ", ".join(unsaid[:5])
+    if claim_type == "negative_observation":
+        return ""
+    if _negated(evidence) and not _negated(claim_text):
+        return "the evidence is negated, the claim is not"
+    return _negation_scope_problem(claim_text, evidence) if _negated(claim_text) else ""
 
 
 _VERDICT_RANK = {"PASS": 0, "LOW_CONFID": 1, "REJECT": 2}

@@ -68,7 +68,7 @@ def honest_cpu_claim(body: dict[str, Any]) -> dict[str, Any]:
     """Cite the HighCPUUsage alert with an excerpt copied from the block the model received."""
     block = next(b for b in evidence_blocks(body) if b["tool"] == "query_metrics")
     alert = block["refs"]["$.alerts[0]"]
-    excerpt = alert[alert.index("CPU usage of payment-service") :]
+    excerpt = alert  # the whole alert: the claim names HighCPUUsage, so its excerpt must quote it
     return claim("claim-1", "observation", CPU_CLAIM, block, "$.alerts[0]", excerpt)
 
 
