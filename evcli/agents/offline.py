@@ -1113,12 +1113,11 @@ def _missing_content(claim_raw: str, claim_text: str, evidence_raw: str, evidenc
 def _negation_scope_problem(claim_text: str, evidence: str) -> str:
     """A claim negation whose next content word no negation of the evidence governs."""
     claim_words, evidence_words = _ENGLISH_WORD.findall(claim_text), _ENGLISH_WORD.findall(evidence)
-    governed = {
-        _stem(word)
-        for index, negation in enumerate(evidence_words)
-        if negation in _NEGATION_WORDS or negation.endswith("n't")
-        for word in evidence_words[index + 1 : index + 4]
-    }
+    governed = set()
+    for index, negation in enumerate(evidence_words):
+        if negation in _NEGATION_WORDS or negation.endswith("n't"):
+            following = [w for w in evidence_words[index + 1 : index + 4] if w not in STOP_WORDS and len(w) >= 3]
+            governed.update(_stem(word) for word in following[:1])
     for index, word in enumerate(claim_words):
         if word in _NEGATION_WORDS or word.endswith("n't"):
             following = [w for w in claim_words[index + 1 : index + 4] if w not in STOP_WORDS and len(w) >= 3]
