@@ -391,6 +391,50 @@ def failed_invocation_cited(document, output):
             )
 
 
+# --- excerpt soundness (issue 11): trivial excerpts, changed words, benign spellings ---------
+
+_CHANGED_LETTER = {"a": "e", "e": "a", "i": "o", "o": "i", "u": "a", "r": "x", "n": "m", "t": "l"}
+
+
+def excerpt_trivial(document, output):
+    for ci, bi, claim, binding in _bindings(output):
+        for trivial in ("a", "0", "is", "... , ..."):
+            yield Case(f"{_where(claim, bi)} quotes {trivial!r}", _with_binding(output, ci, bi, evidence_excerpt=trivial))
+
+
+def excerpt_word_changed(document, output):
+    """One letter of a plain word changed: a near-spelled different word (firing -> fixing)."""
+    for ci, bi, claim, binding in _bindings(output):
+        excerpt = binding.get("evidence_excerpt") or ""
+        word = next((m for m in re.finditer(r"(?<![\w-])[a-z]{5,}(?![\w-])", excerpt)), None)
+        if word is None:
+            continue
+        position = word.start() + 2
+        letter = _CHANGED_LETTER.get(excerpt[position], "a")
+        mutated = excerpt[:position] + letter + excerpt[position + 1:]
+        if _is_new_text(document, binding, mutated):
+            yield Case(f"{_where(claim, bi)} says {mutated[word.start():word.end()]!r}", _with_binding(output, ci, bi, evidence_excerpt=mutated))
+
+
+def benign_contraction(document, output):
+    for ci, bi, claim, binding in _bindings(output):
+        excerpt = binding.get("evidence_excerpt") or ""
+        for long, short in ((" is not ", " isn't "), (" does not ", " doesn't "), (" can not ", " can't ")):
+            if long in excerpt:
+                yield Case(f"{_where(claim, bi)} with {short.strip()!r}", _with_binding(output, ci, bi, evidence_excerpt=excerpt.replace(long, short)))
+                break
+
+
+_ARABIC_INDIC = str.maketrans("0123456789", "\u0660\u0661\u0662\u0663\u0664\u0665\u0666\u0667\u0668\u0669")
+
+
+def benign_unicode_digits(document, output):
+    for ci, bi, claim, binding in _bindings(output):
+        excerpt = binding.get("evidence_excerpt") or ""
+        if re.search(r"\d", excerpt):
+            yield Case(f"{_where(claim, bi)} in Arabic-Indic digits", _with_binding(output, ci, bi, evidence_excerpt=excerpt.translate(_ARABIC_INDIC)))
+
+
 # --- benign variants ----------------------------------------------------------------
 
 
@@ -474,6 +518,10 @@ MUTATIONS: tuple[MutationClass, ...] = (
     MutationClass("edited_ref_text", "reject", "invocation.refs_derivable", edited_ref_text),
     MutationClass("duplicate_invocation_id", "reject", "invocation.ids_unique", duplicate_invocation_id),
     MutationClass("failed_invocation_cited", "reject", "binding.invocation_succeeded", failed_invocation_cited),
+    MutationClass("excerpt_trivial", "reject", "binding.excerpt_informative", excerpt_trivial),
+    MutationClass("excerpt_word_changed", "reject", "binding.excerpt_supported", excerpt_word_changed),
+    MutationClass("benign_contraction", "none", None, benign_contraction, benign=True),
+    MutationClass("benign_unicode_digits", "none", None, benign_unicode_digits, benign=True),
     MutationClass("benign_case", "none", None, benign_case, benign=True),
     MutationClass("benign_whitespace", "none", None, benign_whitespace, benign=True),
     MutationClass("benign_percent_space", "none", None, benign_percent_space, benign=True),
