@@ -445,7 +445,7 @@ def test_low_confid_with_a_critical_gap_gets_one_evidence_retry(server, store, m
                    "evidence_excerpt": evidence["evidence_excerpt"]}]}
         logs = blocks[0]
         line = logs["refs"]["$.logs[0]"]
-        redis = claim("claim-2", "symptom", redis_text, logs, "$.logs[0]", line[line.index("Redis"):])
+        redis = claim("claim-2", "symptom", redis_text, logs, "$.logs[0]", line)  # the whole line names payment-service
         return answer(evidence_document(cpu, redis))
 
     def verifier(body):
