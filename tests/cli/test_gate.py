@@ -457,7 +457,7 @@ def test_unknown_session_id_with_closing_bracket_tag(tmp_path):
 
     run = evcli("gate", "abc[/]", "--db", db)
 
-    assert_clean_error(run, 2, "unknown session 'abc[/]'")
+    assert_clean_error(run, 2, "'abc[/]' is not a valid session id")  # named verbatim; brackets are outside the id pattern
 
 
 def test_unknown_session_id_with_markup_like_text_is_named_verbatim(tmp_path):
@@ -466,7 +466,7 @@ def test_unknown_session_id_with_markup_like_text_is_named_verbatim(tmp_path):
 
     run = evcli("gate", "abc[red]", "--db", db)
 
-    assert_clean_error(run, 2, "unknown session 'abc[red]'")
+    assert_clean_error(run, 2, "'abc[red]' is not a valid session id")  # named verbatim; brackets are outside the id pattern
 
 
 def test_gate_human_output_shows_bracketed_claim_id(tmp_path):
