@@ -215,61 +215,74 @@ def walk(
     `within` (default `root`), each directory once. A wanted name that is not a regular file, or
     larger than a document may be, is refused. Raises BadInput naming the limit when the tree is
     larger than `limits` allow: a partial walk would index an arbitrary subset."""
-    within = within or root
-    found, seen_dirs = Walk(), {os.path.realpath(root)}
-    entries = total = 0
-    pending = [root]
-    while pending:
-        directory = pending.pop()
-        try:
-            listing = sorted(os.scandir(directory), key=lambda entry: entry.name)
-        except OSError as error:
-            found.refused.append((directory, f"cannot list: {error.strerror or error}"))
-            continue
-        for entry in listing:
-            entries += 1
-            if entries > limits.max_entries:
-                raise BadInput(f"more than {limits.max_entries} entries under {root} (the walk limit)")
-            check_deadline()
-            if not (skip_hidden and entry.name.startswith(".")):
-                total += _visit(Path(entry.path), entry, within, suffix, limits, found, seen_dirs, pending)
-            if len(found.files) > limits.max_files:
-                raise BadInput(f"more than {limits.max_files} {suffix} files under {root} (the walk limit)")
-            if total > limits.max_total_bytes:
-                raise BadInput(f"more than {limits.max_total_bytes} bytes of {suffix} files under {root} (the walk limit)")
-    for paths in (found.files, found.others, found.refused):
+    walker = _Walker(root, within or root, suffix, skip_hidden, limits)
+    walker.run()
+    for paths in (walker.found.files, walker.found.others, walker.found.refused):
         paths.sort()
-    return found
+    return walker.found
 
 
-def _visit(
-    path: Path, entry: os.DirEntry, within: Path, suffix: str, limits: ReadLimits, found: Walk, seen_dirs: set[str],
-    pending: list[Path],
-) -> int:  # fmt: skip
-    """Sort one directory entry into `found` (or `pending`, a directory); the bytes it adds."""
-    try:
-        if entry.is_symlink():
-            contained(path, within)
-        status = entry.stat()
-    except OSError as error:
-        found.refused.append((path, str(error) if isinstance(error, RefusedFile) else f"cannot read: {error.strerror}"))
-        return 0
-    if stat.S_ISDIR(status.st_mode):
-        real = os.path.realpath(path)
-        if real not in seen_dirs:
-            seen_dirs.add(real)
-            pending.append(path)
-        return 0
-    wanted = entry.name.endswith(suffix)
-    if not stat.S_ISREG(status.st_mode):
-        if wanted:
-            found.refused.append((path, f"refused: not a regular file ({file_kind(status.st_mode)})"))
-        return 0
-    if not wanted:
-        found.others.append(path)
-        return 0
-    if status.st_size > limits.max_file_bytes:
-        found.refused.append((path, f"refused: larger than {limits.max_file_bytes} bytes (the read limit)"))
-        return 0
-    found.files.append(path)
-    return status.st_size
+@dataclass
+class _Walker:
+    root: Path
+    within: Path
+    suffix: str
+    skip_hidden: bool
+    limits: ReadLimits
+    found: Walk = field(default_factory=Walk)
+    entries: int = 0
+    total_bytes: int = 0
+
+    def run(self) -> None:
+        pending, seen = [self.root], {os.path.realpath(self.root)}
+        while pending:
+            directory = pending.pop()
+            try:
+                listing = sorted(os.scandir(directory), key=lambda entry: entry.name)
+            except OSError as error:
+                self.found.refused.append((directory, f"cannot list: {error.strerror or error}"))
+                continue
+            for entry in listing:
+                self.entries += 1
+                if self.skip_hidden and entry.name.startswith("."):
+                    continue
+                subdirectory = self._visit(Path(entry.path), entry)
+                self._check_limits()
+                if subdirectory is not None and os.path.realpath(subdirectory) not in seen:
+                    seen.add(os.path.realpath(subdirectory))
+                    pending.append(subdirectory)
+
+    def _check_limits(self) -> None:
+        limits, what = self.limits, f"{self.suffix} files".strip()
+        if self.entries > limits.max_entries:
+            raise BadInput(f"more than {limits.max_entries} entries under {self.root} (the walk limit)")
+        if len(self.found.files) > limits.max_files:
+            raise BadInput(f"more than {limits.max_files} {what} under {self.root} (the walk limit)")
+        if self.total_bytes > limits.max_total_bytes:
+            raise BadInput(f"more than {limits.max_total_bytes} bytes of {what} under {self.root} (the walk limit)")
+        check_deadline()
+
+    def _visit(self, path: Path, entry: os.DirEntry) -> Path | None:
+        """File one entry under `found`; a directory to descend into is returned instead."""
+        try:
+            if entry.is_symlink():
+                contained(path, self.within)
+            status = entry.stat()
+        except OSError as error:
+            reason = str(error) if isinstance(error, RefusedFile) else f"cannot read: {error.strerror or error}"
+            self.found.refused.append((path, reason))
+            return None
+        if stat.S_ISDIR(status.st_mode):
+            return path
+        wanted = entry.name.endswith(self.suffix)
+        if not stat.S_ISREG(status.st_mode):
+            if wanted:
+                self.found.refused.append((path, f"refused: not a regular file ({file_kind(status.st_mode)})"))
+        elif not wanted:
+            self.found.others.append(path)
+        elif status.st_size > self.limits.max_file_bytes:
+            self.found.refused.append((path, f"refused: larger than {self.limits.max_file_bytes} bytes (the read limit)"))
+        else:
+            self.found.files.append(path)
+            self.total_bytes += status.st_size
+        return None

@@ -12,12 +12,14 @@ from evcli.backends.files import (
     Deadline,
     DeadlineExceeded,
     Lines,
+    ReadLimits,
     RefusedFile,
     deadline_scope,
     open_text,
     read_bytes,
     walk,
 )
+from evcli.errors import BadInput
 
 
 def test_a_symlink_inside_is_followed_and_one_leading_out_is_refused(tmp_path):
@@ -73,3 +75,13 @@ def test_walk_lists_wanted_files_others_and_refused_entries(tmp_path):
     assert found.files == [tmp_path / "docs" / "a.md"]
     assert found.others == [tmp_path / "docs" / "notes.txt"]
     assert [(path.name, "FIFO" in why) for path, why in found.refused] == [("pipe.md", True)]
+
+
+def test_walk_limits_hold_up_to_the_last_entry(tmp_path):
+    for number in range(3):
+        (tmp_path / f"{number}.md").write_text("# x\n")
+    assert len(walk(tmp_path, suffix=".md", limits=ReadLimits(max_files=3)).files) == 3
+    with pytest.raises(BadInput, match=r"more than 2 \.md files"):
+        walk(tmp_path, suffix=".md", limits=ReadLimits(max_files=2))
+    with pytest.raises(BadInput, match="more than 2 entries"):
+        walk(tmp_path, suffix=".md", limits=ReadLimits(max_entries=2))
