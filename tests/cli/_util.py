@@ -127,9 +127,9 @@ def snapshot(db: Path) -> dict[str, list[tuple]]:
 
 
 def rules_with(tmp_path: Path, rule_id: str, *, enabled: bool | None = None, severity: str | None = None,
-               name: str = "rules.toml") -> Path:
-    """A copy of the shipped rules.toml with one rule's `enabled` or `default_severity` changed."""
-    text = RULES.read_text(encoding="utf-8")
+               name: str = "rules.toml", source: Path = RULES) -> Path:
+    """A copy of `source` (default: the shipped rules.toml) with one rule's `enabled` or `default_severity` changed."""
+    text = source.read_text(encoding="utf-8")
     blocks = text.split("[[rules]]")
     hits = [i for i, block in enumerate(blocks) if f'id = "{rule_id}"\n' in block]
     assert len(hits) == 1, f"{rule_id} not found exactly once in {RULES}"

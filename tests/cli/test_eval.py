@@ -9,7 +9,7 @@ import pytest
 from evcli.evals.gatekeeper import MUTATIONS
 from tests.cli._util import RULES, assert_clean_error, evcli, kind_of, rules_with, sample_files
 
-EXCERPT_CLASSES = {"excerpt_number_changed", "excerpt_negation_inserted", "excerpt_invented_text"}
+EXCERPT_CLASSES = {"excerpt_number_changed", "excerpt_negation_inserted", "excerpt_invented_text", "excerpt_word_changed"}
 BASE_IDS = sorted(f"sample-{p.stem}" for p in sample_files() if kind_of(p) == "base")
 
 
@@ -74,7 +74,9 @@ def test_explicit_sessions_dir_and_rules_give_the_same_report(tmp_path, default_
 
 
 def test_disabling_the_excerpt_rule_misses_the_target(tmp_path):
+    # claim.facts_in_excerpts catches most of the same mutations (defence in depth): switch both off.
     rules = rules_with(tmp_path, "binding.excerpt_supported", enabled=False)
+    rules = rules_with(tmp_path, "claim.facts_in_excerpts", enabled=False, source=rules)
 
     run = evcli("eval", "gatekeeper", "--json", "--rules", rules)
 

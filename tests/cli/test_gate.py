@@ -246,9 +246,7 @@ def test_excerpt_rule_disabled_lets_changed_number_pass(tmp_path):
 
     # The claim restates 92% while the excerpt says 29%: claim.facts_in_excerpts would catch it too.
     rules_file = rules_with(tmp_path, rule, enabled=False)
-    blocks = rules_file.read_text(encoding="utf-8").split("[[rules]]")
-    blocks = [b.replace("enabled = true", "enabled = false") if 'id = "claim.facts_in_excerpts"' in b else b for b in blocks]
-    rules_file.write_text("[[rules]]".join(blocks), encoding="utf-8")
+    rules_file = rules_with(tmp_path, "claim.facts_in_excerpts", enabled=False, source=rules_file)
     run = evcli("gate", sid, "--db", db, "--rules", rules_file)
 
     assert run.exit_code == 0, run
