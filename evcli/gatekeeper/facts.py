@@ -15,24 +15,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 
-from evcli.gatekeeper.excerpt import critical_tokens, mixed_case_words, negations, normalize
+from evcli.text import TOKEN, comparable, critical_tokens, mixed_case_words, negated, normalize
 
 __all__ = ["missing_facts"]
 
 _DIGITS = re.compile(r"\d+(?:\.\d+)?")
-_FACT_TOKEN = re.compile(r"[a-z0-9][a-z0-9._:/%+-]*")
 _HYPHENATED = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)+")
 _PIECE = re.compile(r"[a-z0-9]+")
 _PIECE_SEPARATORS = re.compile(r"[/.:@]+")
-_COLON_BEFORE_WORD = re.compile(r"(?<=[^\d\s]):(?=\S)|:(?=[^\d\s])")
-# CJK words that contain a negation character without negating (非常 = very, 无论 = whatever).
-_CJK_NON_NEGATING = re.compile("非常|无论|不仅|不断|别的|类别|级别|区别|差别|特别|分别")
-
-
-def _comparable(text: str) -> str:
-    """normalize(), with a space after a colon next to a word ("alert: current" and "exhausted: 50"
-    are two facts each, normalize joins them), so a claim and its excerpt split into the same tokens."""
-    return _COLON_BEFORE_WORD.sub(": ", normalize(text))
 
 
 def _number(digits: str) -> str:
@@ -42,15 +32,11 @@ def _number(digits: str) -> str:
     return f"{whole}.{fraction}" if fraction else whole
 
 
-def _negated(normalized: str) -> bool:
-    return bool(negations(_CJK_NON_NEGATING.sub(" ", normalized)))
-
-
 def _tokens(normalized: str) -> set[str]:
     """Fact tokens and their pieces between "/", ".", ":" and "@" ("/data/logs/order-service" and
     "es-cluster.internal:9200" name order-service and es-cluster too)."""
     found = set()
-    for token in _FACT_TOKEN.findall(normalized):
+    for token in TOKEN.findall(normalized):
         found.add(token.rstrip("._:/+-"))
         found.update(piece.strip("-+%") for piece in _PIECE_SEPARATORS.split(token))
     return found
@@ -64,8 +50,8 @@ def missing_facts(
     is_session_entity: Callable[[str], bool] = lambda _: True,
 ) -> list[str]:
     """The claim's numbers, identifiers and negation that its excerpts do not carry, in claim order."""
-    claim = _comparable(claim_text)
-    evidence = _comparable("\n".join(excerpts))
+    claim = comparable(claim_text)
+    evidence = comparable("\n".join(excerpts))
     evidence_numbers = {_number(match) for match in _DIGITS.findall(evidence)}
     evidence_tokens = _tokens(evidence)
     accepted = {normalize(service) for service in scope_services if service}
@@ -81,7 +67,7 @@ def missing_facts(
         if "-" in token and not any(c in token for c in "_.:/") and not is_session_entity(token):
             continue  # a hyphenated word the session's evidence never uses is prose ("read-only")
         missing.append(f"identifier {token}")
-    if _negated(claim) and not _negated(evidence):
+    if negated(claim) and not negated(evidence):
         missing.append("negation")
     return missing
 

@@ -1,0 +1,170 @@
+"""Text helpers the Gatekeeper and the offline engine share: one normal form, one
+notion of a fact token, one set of negations.
+
+The Gatekeeper (evcli/gatekeeper/excerpt.py, facts.py) compares excerpts and
+claims with these, and the offline Verifier judges claims with the same ones, so
+the two can never disagree about what a negation or a number is. Every function
+is pure; `normalize` is idempotent and never joins two digit runs.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+
+__all__ = [
+    "CJK_NEGATIONS", "ENGLISH_WORD", "NEGATION_WORDS", "RAW_TOKEN", "STOP_WORDS", "TOKEN",
+    "TOKEN_TRAILING_PUNCTUATION", "comparable", "critical_tokens", "fact_tokens", "is_negation",
+    "mixed_case_words", "negated", "negations", "normalize",
+]
+
+
+# --- normalisation -------------------------------------------------------------
+
+_UNIFY_PUNCTUATION = str.maketrans(
+    "\u201c\u201d\u201e\u201f\u2033\u00ab\u00bb"  # “ ” „ ‟ ″ « »
+    "\u2018\u2019\u201a\u201b\u2032"  # ‘ ’ ‚ ‛ ′
+    "\u2010\u2011\u2012\u2013\u2014\u2015\u2212",  # ‐ ‑ ‒ – — ― −
+    '"""""""' "'''''" "-------",
+)
+_SPACE_BEFORE_PERCENT = re.compile(r"(?<=\d) %")
+_SEPARATORS = "=,;:"
+_SPACED_SEPARATOR_BETWEEN_DIGITS = re.compile(r"\d(?: [,;:] ?|[,;:] )\d")
+_SPACE_AROUND_SEPARATOR = re.compile(r" ([=,;:]) ?|([=,;:]) ")
+# Contractions whose expansion keeps the meaning; "'s" and "'d" are ambiguous (is/has, would/had).
+_CONTRACTION = re.compile(r"\b(can|won|shan|[a-z]+)n't\b|(?<=[a-z])'(re|m|ll|ve)\b|\bcannot\b")
+_EXPANDED = {"can": "can", "won": "will", "shan": "shall", "re": "are", "m": "am", "ll": "will", "ve": "have"}
+
+
+def _join_separator(match: re.Match[str]) -> str:
+    separator = match.group(1) or match.group(2)
+    text, start, end = match.string, match.start(), match.end()
+    # "1, 000" -> "1,000" or "23: 05" -> "23:05" would forge a different number.
+    if separator != "=" and 0 < start and end < len(text) and text[start - 1].isdigit() and text[end].isdigit():
+        return match.group()
+    return separator
+
+
+def _drop_separator_spaces(collapsed: str) -> str:
+    if _SPACED_SEPARATOR_BETWEEN_DIGITS.search(collapsed):
+        return _SPACE_AROUND_SEPARATOR.sub(_join_separator, collapsed)
+    # No number can merge, so plain replaces do (several times faster than the regex).
+    for separator in _SEPARATORS:
+        collapsed = collapsed.replace(" " + separator, separator).replace(separator + " ", separator)
+    return collapsed
+
+
+def _expand(match: re.Match[str]) -> str:
+    if match.group(1) is not None:
+        stem = match.group(1)
+        return f"{_EXPANDED.get(stem, stem)} not"
+    if match.group(2) is not None:
+        return " " + _EXPANDED[match.group(2)]
+    return "can not"
+
+
+def _ascii_digits(text: str) -> str:
+    """Every Unicode decimal digit (Arabic-Indic, Devanagari, ...) as its ASCII digit."""
+    return "".join(str(unicodedata.decimal(ch)) if ch.isdecimal() and not ch.isascii() else ch for ch in text)
+
+
+@lru_cache(maxsize=4096)
+def normalize(text: str) -> str:
+    """Canonical form for comparison: NFKC, casefolded, ASCII digits, one kind of quote
+    and dash, contractions spelt out, no cosmetic whitespace. Never joins two digit
+    runs ("5 0" != "50")."""
+    if not text.isascii():
+        # Unify before NFKC too, so "″" stays one double quote instead of two primes.
+        text = unicodedata.normalize("NFKC", text.translate(_UNIFY_PUNCTUATION)).translate(_UNIFY_PUNCTUATION)
+        text = _ascii_digits(text)
+    text = " ".join(text.casefold().split())
+    if "'" in text or "cannot" in text:
+        text = _CONTRACTION.sub(_expand, text)
+    if " %" in text:
+        text = _SPACE_BEFORE_PERCENT.sub("%", text)
+    return _drop_separator_spaces(text)
+
+
+# --- negations ----------------------------------------------------------------------
+
+NEGATION_WORDS = frozenset(
+    ["not", "no", "non", "never", "none", "nothing", "nobody", "neither", "nor", "without", "cannot", "unable"]
+)
+ENGLISH_WORD = re.compile(r"[a-z]+(?:'[a-z]+)*")
+CJK_NEGATIONS = "不没无未非否勿别"
+_CJK_NEGATION = re.compile(f"[{CJK_NEGATIONS}]")
+
+
+def is_negation(word: str) -> bool:
+    word = word.strip("'")
+    return word in NEGATION_WORDS or word.endswith("n't") or (len(word) == 1 and word in CJK_NEGATIONS)
+
+
+def negations(normalized: str) -> list[str]:
+    """The negation words and characters of a normalised text, in order of appearance."""
+    words = [match for match in ENGLISH_WORD.finditer(normalized) if is_negation(match.group())]
+    found = words + list(_CJK_NEGATION.finditer(normalized))
+    return [match.group() for match in sorted(found, key=lambda match: match.start())]
+
+
+# --- fact tokens ----------------------------------------------------------------------
+# Numbers and identifiers as the Gatekeeper and the offline Verifier compare them.
+
+TOKEN = re.compile(r"[a-z0-9][a-z0-9._:/%+-]*")  # run on normalized (casefolded) text
+RAW_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/%+-]*")
+TOKEN_TRAILING_PUNCTUATION = "._:/+-"
+_STRUCTURED_TOKEN = re.compile(r"[0-9]|[a-z0-9][-_.:/][a-z0-9]")
+_ACRONYM_PLURAL = re.compile(r"[A-Z]{2,}s")
+
+
+def fact_tokens(normalized: str) -> list[str]:
+    return [token.rstrip(TOKEN_TRAILING_PUNCTUATION) for token in TOKEN.findall(normalized)]
+
+
+def mixed_case_words(raw: str) -> frozenset[str]:
+    """Casefolded tokens like HikariCP or HighCPUUsage: identifiers even without digits.
+
+    A capital only at the start ("Connection") is ordinary sentence case, and "GCs" or "URLs"
+    is the plural of an acronym, not an identifier.
+    """
+    tokens = (token.rstrip(TOKEN_TRAILING_PUNCTUATION) for token in RAW_TOKEN.findall(unicodedata.normalize("NFKC", raw)))
+    return frozenset(
+        token.casefold()
+        for token in tokens
+        if token[1:] != token[1:].lower() and token != token.upper() and not _ACRONYM_PLURAL.fullmatch(token)
+    )
+
+
+def critical_tokens(normalized: str, mixed_case: frozenset[str]) -> list[str]:
+    """Numbers and identifiers: tokens with a digit or an inner separator, or in mixed case."""
+    return [token for token in fact_tokens(normalized) if _STRUCTURED_TOKEN.search(token) or token in mixed_case]
+
+
+# Function words: no fact of their own.
+STOP_WORDS = frozenset(
+    """a about above after again against all also am an and any are as at be because been before being below
+    between both but by can could did do does doing down during each either else few for from further had has
+    have having he her here hers him his how i if in into is it its itself just me more most my no nor not of
+    off on once only or other our ours out over own same she should so some such than that the their them then
+    there these they this those through to too under until up very was we were what when where which while who
+    whom why will with would you your yes via per yet""".split()
+)
+
+
+# CJK words that contain a negation character without negating (非常 = very, 无论 = whatever, 级别 = level).
+_CJK_NON_NEGATING = re.compile("非常|无论|不仅|不断|别的|类别|级别|区别|差别|特别|分别")
+
+
+def negated(normalized: str) -> bool:
+    """Whether a normalised text states a negation (CJK words that only contain one aside)."""
+    return bool(negations(_CJK_NON_NEGATING.sub(" ", normalized)))
+
+
+_COLON_BEFORE_WORD = re.compile(r"(?<=[^\d\s]):(?=\S)|:(?=[^\d\s])")
+
+
+def comparable(text: str) -> str:
+    """normalize(), with a space after a colon next to a word ("alert: current" and "exhausted: 50"
+    are two facts each, normalize joins them), so a claim and its excerpt split into the same tokens."""
+    return _COLON_BEFORE_WORD.sub(": ", normalize(text))
