@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field, computed_field
 
 from evcli.backends.base import BackendError
 from evcli.backends.files import LIMITS, Lines, RefusedFile, contained, file_kind, open_text, read_text, walk
-from evcli.backends.prometheus import iso_utc
+from evcli.backends.alerts import iso_utc
 from evcli.backends.snapshot import (
     ALERT_SHAPES,
     ALERTS_FILE,

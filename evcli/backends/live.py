@@ -1,89 +1,85 @@
-"""The evidence backend of a running system: Prometheus, Alertmanager and Loki over HTTP."""
+"""The evidence backend of a running system, composed by capability from the registered backends.
+
+Alerts, metric series and logs each come from the preferred configured backend that provides
+them (see `evcli.backends.registry`). Any part may be left out; asking for what no configured
+part provides raises `BackendError` naming the options that would provide it, as does any part
+that fails: an error is never turned into an empty answer.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
-from evcli.backends.alertmanager import AlertmanagerBackend
 from evcli.backends.base import BackendError, LogQuery, LogResult, MetricsResult, TimeWindow
-from evcli.backends.http import HttpAuth
-from evcli.backends.loki import LokiBackend
-from evcli.backends.prometheus import MAX_METRICS, PrometheusBackend
+from evcli.backends.registry import Capability, backend_kind, providers
+
+if TYPE_CHECKING:
+    from evcli.backends.spec import BackendSpec
 
 
 class LiveBackend:
-    """Alerts from Alertmanager (else Prometheus), series from Prometheus, logs from Loki.
-
-    Any part may be left out; asking for what no configured part provides raises `BackendError`,
-    as does any part that fails: an error is never turned into an empty answer.
-    """
-
     name = "live"
 
-    def __init__(
-        self,
-        prometheus_url: str | None = None,
-        alertmanager_url: str | None = None,
-        loki_url: str | None = None,
-        timeout: float = 10,
-        *,
-        prometheus_auth: HttpAuth | None = None,
-        alertmanager_auth: HttpAuth | None = None,
-        loki_auth: HttpAuth | None = None,
-    ) -> None:
-        self.prometheus = (
-            PrometheusBackend(prometheus_url, timeout, auth=prometheus_auth) if prometheus_url else None
-        )
-        self.alertmanager = (
-            AlertmanagerBackend(alertmanager_url, timeout, auth=alertmanager_auth)
-            if alertmanager_url
-            else None
-        )
-        self.loki = LokiBackend(loki_url, timeout, auth=loki_auth) if loki_url else None
+    def __init__(self, parts: Mapping[str, Any] | None = None) -> None:
+        self.parts = dict(parts or {})  # registry name -> built backend
+
+    @classmethod
+    def from_specs(cls, specs: Mapping[str, BackendSpec]) -> LiveBackend:
+        return cls({name: backend_kind(name).build(spec) for name, spec in specs.items()})
+
+    def serving(self, *capabilities: Capability) -> Any:
+        """The configured part that serves the first of `capabilities` any part provides, else None."""
+        for capability in capabilities:
+            for kind in providers(capability):
+                if kind.name in self.parts:
+                    return self.parts[kind.name]
+        return None
 
     def now(self) -> datetime:
         return datetime.now(UTC)
 
     def known_services(self) -> list[str] | None:
-        return self._prometheus_services
+        return self._services
 
     @cached_property
-    def _prometheus_services(self) -> list[str] | None:
-        """Values of Prometheus' `service` label, asked once.
-
-        None (cannot tell) without Prometheus, when it fails, or when no series has that label.
-        """
-        if self.prometheus is None:
+    def _services(self) -> list[str] | None:
+        """The metrics backend's service names, asked once; None (cannot tell) without one,
+        when it fails, or when it knows none."""
+        source = self.serving(Capability.METRICS)
+        if source is None:
             return None
         try:
-            return self.prometheus.label_values("service") or None
+            return source.services() or None
         except BackendError:
             return None
 
     def query_metrics(
         self, *, service: str | None, alertname: str | None, metric: str | None, window: TimeWindow
     ) -> MetricsResult:
-        if self.prometheus is None and self.alertmanager is None:
-            raise BackendError("no metrics backend configured: pass --prometheus or --alertmanager")
-        now = self.now()
-        if self.alertmanager is not None:
-            alerts = self.alertmanager.alerts({"alertname": alertname} if alertname else None, now=now)
-        else:
-            alerts = self.prometheus.alerts(now=now)
-        alerts = [
-            alert
-            for alert in alerts
-            if (service is None or alert["service"] == service)
-            and (alertname is None or alert["alertname"] == alertname)
-        ]
-        series = self.prometheus.series(service, metric, window) if self.prometheus else []
-        message = ""
-        if metric is None and len(series) >= MAX_METRICS:
-            message = f"summarised the first {MAX_METRICS} metric names only; name a metric to see another"
-        return MetricsResult(alerts=alerts, series=series, message=message)
+        alert_source, metric_source = self.serving(Capability.ALERTS), self.serving(Capability.METRICS)
+        if alert_source is None and metric_source is None:
+            raise BackendError(f"no metrics backend configured: pass {_flags(Capability.METRICS, Capability.ALERTS)}")
+        alerts = []
+        if alert_source is not None:
+            alerts = alert_source.alerts({"alertname": alertname} if alertname else None, now=self.now())
+        alerts = [alert for alert in alerts if service is None or alert["service"] == service]
+        if metric_source is None:
+            return MetricsResult(alerts=alerts)
+        summary = metric_source.summarise(service, metric, window)
+        return MetricsResult(alerts=alerts, series=summary.series, message=summary.message)
 
     def query_logs(self, query: LogQuery) -> LogResult:
-        if self.loki is None:
-            raise BackendError("no log backend configured: pass --loki")
-        return self.loki.query_logs(query)
+        source = self.serving(Capability.LOGS)
+        if source is None:
+            raise BackendError(f"no log backend configured: pass {_flags(Capability.LOGS)}")
+        result: LogResult = source.query_logs(query)
+        return result
+
+
+def _flags(*capabilities: Capability) -> str:
+    """`--prometheus or --alertmanager`: the options that would provide any of `capabilities`."""
+    names = {kind.name: kind.flag for capability in capabilities for kind in providers(capability)}
+    return " or ".join(names.values())

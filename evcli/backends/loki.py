@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evcli.backends.base import (
     BackendError,
@@ -15,7 +15,10 @@ from evcli.backends.base import (
     level_at_least,
 )
 from evcli.backends.http import HttpAuth, base_url, get_json, quote_string
-from evcli.backends.prometheus import service_of
+from evcli.backends.alerts import service_of
+
+if TYPE_CHECKING:
+    from evcli.backends.spec import BackendSpec
 
 # Loki refuses larger limits by default (limits_config.max_entries_limit_per_query).
 MAX_ENTRIES = 5000
@@ -29,6 +32,11 @@ _LEVEL_FIELD = re.compile(
     re.IGNORECASE,
 )
 _LEVEL_WORD = re.compile(r"\b(TRACE|DEBUG|INFO|WARN|WARNING|ERROR|ERR|FATAL|CRITICAL|CRIT|PANIC)\b")
+
+
+def build(spec: BackendSpec) -> LokiBackend:
+    """Options: `service_label`, the stream label naming the service (default `service`)."""
+    return LokiBackend(spec.url, spec.timeout, service_label=spec.options.get("service_label", "service"))
 
 
 class LokiBackend:

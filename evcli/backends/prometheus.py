@@ -1,18 +1,19 @@
-"""Prometheus over its HTTP API: alerts (`/api/v1/alerts`) and range summaries (`/api/v1/query_range`).
-
-Also home of the normalised alert record that the Alertmanager backend shares.
-"""
+"""Prometheus over its HTTP API: alerts (`/api/v1/alerts`) and range summaries (`/api/v1/query_range`)."""
 
 from __future__ import annotations
 
 import math
 import re
 import urllib.parse
-from datetime import UTC, datetime, timedelta
-from typing import Any
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
 
-from evcli.backends.base import BackendError, TimeWindow, as_utc
+from evcli.backends.alerts import alert_record, matches, number, service_of, significant
+from evcli.backends.base import BackendError, MetricsResult, TimeWindow, as_utc
 from evcli.backends.http import HttpAuth, base_url, get_json, quote_string
+
+if TYPE_CHECKING:
+    from evcli.backends.spec import BackendSpec
 
 MAX_POINTS = 300  # per series in one range query
 MAX_METRICS = 10  # names summarised when no metric is named
@@ -21,16 +22,35 @@ _ALERT_SERIES = frozenset({"ALERTS", "ALERTS_FOR_STATE"})
 _METRIC_NAME = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
 
 
+def build(spec: BackendSpec) -> PrometheusBackend:
+    return PrometheusBackend(spec.url, spec.timeout)
+
+
 class PrometheusBackend:
     def __init__(self, url: str, timeout: float = 10, *, auth: HttpAuth | None = None) -> None:
         self.url, self._auth = base_url(url, auth)
         self.timeout = timeout
 
-    def alerts(self, now: datetime | None = None) -> list[dict[str, Any]]:
-        """Pending and firing alerts as normalised records."""
+    def alerts(
+        self, filters: dict[str, str] | None = None, now: datetime | None = None
+    ) -> list[dict[str, Any]]:
+        """Pending and firing alerts whose labels equal every filter value, as normalised records."""
         data = self._get("/api/v1/alerts", expect=dict)
         now = now or datetime.now(UTC)
-        return [normalise_prometheus_alert(raw, now) for raw in data.get("alerts") or []]
+        records = [normalise_prometheus_alert(raw, now) for raw in data.get("alerts") or []]
+        return [record for record in records if matches(record, filters)]
+
+    def services(self) -> list[str]:
+        """Values of the `service` label."""
+        return self.label_values("service")
+
+    def summarise(self, service: str | None, metric: str | None, window: TimeWindow) -> MetricsResult:
+        """`series` as a result, noting when only the first `MAX_METRICS` names were summarised."""
+        series = self.series(service, metric, window)
+        message = ""
+        if metric is None and len(series) >= MAX_METRICS:
+            message = f"summarised the first {MAX_METRICS} metric names only; name a metric to see another"
+        return MetricsResult(series=series, message=message)
 
     def label_values(self, label: str) -> list[str]:
         return sorted(self._get(f"/api/v1/label/{urllib.parse.quote(label)}/values", expect=list))
@@ -138,70 +158,6 @@ def normalise_prometheus_alert(raw: dict[str, Any], now: datetime) -> dict[str, 
         value=raw.get("value"),
         now=now,
     )
-
-
-def alert_record(
-    *,
-    labels: dict[str, str],
-    annotations: dict[str, str],
-    state: str,
-    active_at: str | None,
-    value: Any,
-    now: datetime,
-) -> dict[str, Any]:
-    """The alert shape documented on `MetricsResult`, from any source's labels and annotations."""
-    started = parse_time(active_at)
-    return {
-        "alertname": labels.get("alertname", ""),
-        "service": service_of(labels),
-        "instance": labels.get("instance", ""),
-        "severity": labels.get("severity", ""),
-        "state": state,
-        "value": number(value),
-        "unit": annotations.get("unit") or labels.get("unit", ""),
-        "active_at": iso_utc(started) if started else None,
-        "duration": format_duration(now - started) if started else None,
-        "summary": annotations.get("summary") or annotations.get("description") or "",
-        "labels": dict(sorted(labels.items())),
-    }
-
-
-def service_of(labels: dict[str, str]) -> str:
-    return labels.get("service") or labels.get("job") or labels.get("app") or ""
-
-
-def number(value: Any) -> float | None:
-    """A finite float from a sample or annotation value ("9.2e+01", "92", 92), else None."""
-    try:
-        parsed = float(value)
-    except (TypeError, ValueError):
-        return None
-    return parsed if math.isfinite(parsed) else None
-
-
-def significant(value: float, digits: int = 4) -> float:
-    return float(f"{value:.{digits}g}")
-
-
-def parse_time(text: str | None) -> datetime | None:
-    """An RFC 3339 time as Prometheus and Alertmanager write it; None when absent or the zero time."""
-    if not text or text.startswith("0001-01-01"):
-        return None
-    try:
-        return as_utc(datetime.fromisoformat(text))
-    except ValueError:
-        return None
-
-
-def iso_utc(moment: datetime) -> str:
-    return as_utc(moment).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def format_duration(elapsed: timedelta) -> str:
-    """`25m`, `1h05m`, `26h00m`: whole minutes, never negative."""
-    minutes = max(0, int(elapsed.total_seconds() // 60))
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m"
 
 
 def _seconds(moment: datetime) -> str:

@@ -46,7 +46,7 @@ from evcli.backends.base import (
     level_at_least,
 )
 from evcli.backends.files import LIMITS, Lines, open_binary, open_text, read_text
-from evcli.backends.prometheus import alert_record, format_duration, iso_utc, service_of, significant
+from evcli.backends.alerts import alert_record, format_duration, iso_utc, service_of, significant
 
 ENV_FILE = "env.toml"
 ALERTS_FILE = "alerts.json"

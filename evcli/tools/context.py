@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evcli.errors import BadInput
+from evcli.backends.spec import EnvironmentSpec
 from evcli.tools.redaction import Redactor
 from evcli.tools.runner import ToolEnvironment, ToolSettings
 
@@ -13,31 +13,20 @@ from evcli.tools.runner import ToolEnvironment, ToolSettings
 def build_environment(
     env_dir: Path | None = None,
     *,
-    prometheus: str | None = None,
-    alertmanager: str | None = None,
-    loki: str | None = None,
+    spec: EnvironmentSpec | None = None,
     runbooks: Path | None = None,
     kb_path: Path | None = None,
     settings: ToolSettings | None = None,
+    **backend_urls: str | None,
 ) -> ToolEnvironment:
-    """`--env DIR` or backend URLs; nothing given means the packaged demo environment."""
-    live = any((prometheus, alertmanager, loki))
-    if env_dir is not None and live:
-        raise BadInput("use either --env DIR or backend URLs (--prometheus/--alertmanager/--loki), not both")
-    if live:
-        from evcli.backends.live import LiveBackend
-        from evcli.backends.snapshot import demo_env_dir
-
-        backend = LiveBackend(prometheus_url=prometheus, alertmanager_url=alertmanager, loki_url=loki)
-        knowledge_dir = runbooks or demo_env_dir()
-    else:
-        from evcli.backends.snapshot import SnapshotBackend, demo_env_dir
-
-        directory = env_dir or demo_env_dir()
-        if not directory.is_dir():
-            raise BadInput(f"no such environment directory: {directory}")
-        backend = SnapshotBackend(directory)
-        knowledge_dir = runbooks or directory
+    """The tools' environment for `spec`, or for the spec `--env DIR`, `--runbooks` and
+    `--<backend> URL` describe; nothing given means the packaged demo environment."""
+    if spec is None:
+        spec = EnvironmentSpec.from_options(env_dir, runbooks, backend_urls)
+    elif env_dir is not None or runbooks is not None or backend_urls:
+        raise TypeError("pass either a spec or the options that describe one")
+    backend = spec.evidence_backend()
+    knowledge_dir = spec.knowledge_dir()
 
     opened = []
 

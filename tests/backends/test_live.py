@@ -1,4 +1,5 @@
-"""LiveBackend routes alerts, series and logs to the configured parts and never hides their errors."""
+"""LiveBackend routes alerts, series and logs to the configured parts (found by capability in the
+backend registry) and never hides their errors."""
 
 from __future__ import annotations
 
@@ -8,6 +9,11 @@ import pytest
 
 from evcli.backends.base import BackendError, LogQuery, parse_window
 from evcli.backends.live import LiveBackend
+from evcli.backends.spec import BackendSpec
+
+
+def live(timeout: float = 10, **urls: str) -> LiveBackend:
+    return LiveBackend.from_specs({name: BackendSpec(url=url, timeout=timeout) for name, url in urls.items()})
 
 
 def metrics(backend: LiveBackend, service=None, alertname=None, metric=None):
@@ -39,7 +45,7 @@ def test_without_backends_each_query_says_what_to_pass():
 
 
 def test_alerts_come_from_alertmanager_and_series_from_prometheus(prometheus, alertmanager_with_alerts):
-    backend = LiveBackend(prometheus_url=prometheus.url, alertmanager_url=alertmanager_with_alerts.url)
+    backend = live(prometheus=prometheus.url, alertmanager=alertmanager_with_alerts.url)
 
     result = metrics(backend, service="order-service")
 
@@ -49,7 +55,7 @@ def test_alerts_come_from_alertmanager_and_series_from_prometheus(prometheus, al
 
 
 def test_prometheus_alone_gives_its_alerts_filtered(prometheus):
-    backend = LiveBackend(prometheus_url=prometheus.url)
+    backend = live(prometheus=prometheus.url)
 
     assert names(metrics(backend, service="order-service")) == ["HeapAlmostFull"]
     assert names(metrics(backend, alertname="HighCPUUsage")) == ["HighCPUUsage"]
@@ -58,7 +64,7 @@ def test_prometheus_alone_gives_its_alerts_filtered(prometheus):
 
 
 def test_alertmanager_alone_gives_alerts_and_no_series(alertmanager_with_alerts):
-    backend = LiveBackend(alertmanager_url=alertmanager_with_alerts.url)
+    backend = live(alertmanager=alertmanager_with_alerts.url)
 
     result = metrics(backend, service="payment-service", metric="cpu_usage_percent")
 
@@ -67,34 +73,34 @@ def test_alertmanager_alone_gives_alerts_and_no_series(alertmanager_with_alerts)
 
 
 def test_alertname_and_service_filters_combine(alertmanager_with_alerts):
-    backend = LiveBackend(alertmanager_url=alertmanager_with_alerts.url)
+    backend = live(alertmanager=alertmanager_with_alerts.url)
 
     assert names(metrics(backend, alertname="NoisyBatchJob", service="batch-runner")) == ["NoisyBatchJob"]
     assert names(metrics(backend, alertname="NoisyBatchJob", service="payment-service")) == []
 
 
 def test_unknown_service_gives_empty_lists(prometheus, alertmanager_with_alerts):
-    backend = LiveBackend(prometheus_url=prometheus.url, alertmanager_url=alertmanager_with_alerts.url)
+    backend = live(prometheus=prometheus.url, alertmanager=alertmanager_with_alerts.url)
 
     result = metrics(backend, service="no-such-service")
 
     assert (result.alerts, result.series) == ([], [])
 
 
-@pytest.mark.parametrize("broken", ["prometheus_url", "alertmanager_url"])
+@pytest.mark.parametrize("broken", ["prometheus", "alertmanager"])
 def test_an_unreachable_part_raises_instead_of_answering_empty(prometheus, closed_url, broken):
-    urls = {"prometheus_url": prometheus.url, broken: closed_url}
+    urls = {"prometheus": prometheus.url, broken: closed_url}
 
     with pytest.raises(BackendError, match="connection refused"):
-        metrics(LiveBackend(**urls, timeout=2), service="payment-service")
+        metrics(live(timeout=2, **urls), service="payment-service")
 
 
 def test_known_services_come_from_prometheus_once(prometheus, monkeypatch):
-    backend = LiveBackend(prometheus_url=prometheus.url)
+    backend = live(prometheus=prometheus.url)
     asked = []
-    label_values = backend.prometheus.label_values
+    label_values = backend.parts["prometheus"].label_values
     monkeypatch.setattr(
-        backend.prometheus, "label_values", lambda label: asked.append(label) or label_values(label)
+        backend.parts["prometheus"], "label_values", lambda label: asked.append(label) or label_values(label)
     )
 
     assert backend.known_services() == ["order-service", "payment-service"]
@@ -103,15 +109,15 @@ def test_known_services_come_from_prometheus_once(prometheus, monkeypatch):
 
 
 def test_known_services_unknown_without_prometheus_or_when_it_fails(alertmanager_with_alerts, closed_url):
-    assert LiveBackend(alertmanager_url=alertmanager_with_alerts.url).known_services() is None
-    assert LiveBackend(prometheus_url=closed_url).known_services() is None
+    assert live(alertmanager=alertmanager_with_alerts.url).known_services() is None
+    assert live(prometheus=closed_url).known_services() is None
 
 
 def test_logs_come_from_loki(loki):
     loki.answer_streams(
         [{"stream": {"service": "checkout"}, "values": [["1714557600000000000", "ERROR boom"]]}]
     )
-    backend = LiveBackend(loki_url=loki.url)
+    backend = live(loki=loki.url)
 
     result = backend.query_logs(LogQuery("checkout", ("boom",), None, parse_window("1h", backend.now()), 20))
 
@@ -121,7 +127,7 @@ def test_logs_come_from_loki(loki):
 
 def test_a_failing_loki_raises(loki):
     loki.status = 500
-    backend = LiveBackend(loki_url=loki.url)
+    backend = live(loki=loki.url)
 
     with pytest.raises(BackendError, match="HTTP 500"):
         backend.query_logs(LogQuery(None, (), None, parse_window("1h", backend.now()), 20))

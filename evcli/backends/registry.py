@@ -1,0 +1,90 @@
+"""Live evidence backends, found by what they provide.
+
+Each `BackendKind` names a backend (its `--NAME URL` option and its key in a stored environment
+spec), the capabilities it provides and the `module:function` that builds it from a `BackendSpec`.
+Builders are imported only when a backend is used, so the CLI can list the options without
+loading any backend. Adding a backend is one module with a builder plus one `register` line below.
+
+Which backend serves a capability when several are configured: the one that lists the capability
+earliest among its own capabilities (a backend names what it is best at first), then registry order.
+An object built for a capability provides that capability's methods:
+  alerts   alerts(filters: dict[str, str] | None, now: datetime | None) -> list[alert record]
+  metrics  summarise(service, metric, window) -> MetricsResult (series and a note, no alerts)
+           services() -> list[str] (the service names it knows)
+  logs     query_logs(LogQuery) -> LogResult
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from evcli.backends.spec import BackendSpec
+
+_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+class Capability(StrEnum):
+    ALERTS = "alerts"
+    METRICS = "metrics"
+    LOGS = "logs"
+
+
+@dataclass(frozen=True)
+class BackendKind:
+    name: str  # option `--name`, key in the stored environment spec
+    capabilities: tuple[Capability, ...]  # strongest first
+    builder: str | Callable[[BackendSpec], Any]  # "module:function", or the function itself
+    help: str  # the option's help text
+
+    def build(self, spec: BackendSpec) -> Any:
+        builder = self.builder
+        if isinstance(builder, str):
+            module, _, function = builder.partition(":")
+            builder = getattr(importlib.import_module(module), function)
+        return builder(spec)
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+
+BACKENDS: dict[str, BackendKind] = {}
+
+
+def register(kind: BackendKind) -> BackendKind:
+    if not _NAME.match(kind.name):
+        raise ValueError(f"backend names are lower-case identifiers, got {kind.name!r}")
+    if kind.name in BACKENDS:
+        raise ValueError(f"backend {kind.name!r} is already registered")
+    if not kind.capabilities:
+        raise ValueError(f"backend {kind.name!r} provides no capability")
+    BACKENDS[kind.name] = kind
+    return kind
+
+
+def backend_kind(name: str) -> BackendKind:
+    """The registered backend called `name`; an unknown name is a `KeyError` naming the known ones."""
+    try:
+        return BACKENDS[name]
+    except KeyError:
+        raise KeyError(f"unknown backend {name!r}; known: {', '.join(BACKENDS)}") from None
+
+
+def providers(capability: Capability) -> list[BackendKind]:
+    """The backends providing `capability`, most preferred first."""
+    order = list(BACKENDS)
+    found = [kind for kind in BACKENDS.values() if capability in kind.capabilities]
+    return sorted(found, key=lambda kind: (kind.capabilities.index(capability), order.index(kind.name)))
+
+
+register(BackendKind("prometheus", (Capability.METRICS, Capability.ALERTS), "evcli.backends.prometheus:build",
+                     "Prometheus base URL."))
+register(BackendKind("alertmanager", (Capability.ALERTS,), "evcli.backends.alertmanager:build",
+                     "Alertmanager base URL."))
+register(BackendKind("loki", (Capability.LOGS,), "evcli.backends.loki:build", "Loki base URL."))

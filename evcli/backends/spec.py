@@ -1,0 +1,111 @@
+"""Where evidence comes from: one environment spec, built from the shared command options
+or from a session's stored config, and resolved into a backend here and nowhere else.
+
+Invariants: a spec names a snapshot directory or live backends, never both (checked when it is
+resolved, a usage error); nothing named means the packaged demo snapshot. Its stored form
+(`as_config`) is flat: `env_dir`, `runbooks` and one key per backend, holding its URL, or
+`{url, timeout, options}` when options differ from the defaults. Credentials never live in the
+spec apart from a URL's `user:pass@`, which the stored config masks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from evcli.backends.registry import BACKENDS
+from evcli.errors import BadInput
+
+DEFAULT_TIMEOUT = 10.0  # seconds per HTTP call
+
+
+class BackendSpec(BaseModel):
+    """One live backend: its base URL, the per-request timeout and backend-specific options
+    (e.g. Loki's `service_label`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    url: str = Field(min_length=1)
+    timeout: float = Field(default=DEFAULT_TIMEOUT, gt=0)
+    options: dict[str, str] = Field(default_factory=dict)
+
+
+class EnvironmentSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    env_dir: Path | None = None
+    runbooks: Path | None = None
+    backends: dict[str, BackendSpec] = Field(default_factory=dict)  # registry name -> spec
+
+    @model_validator(mode="before")
+    @classmethod
+    def _flat_config(cls, data: Any) -> Any:
+        """Accept the stored flat shape: a key naming a backend holds its URL or its spec."""
+        if not isinstance(data, dict) or "backends" in data:
+            return data
+        backends = {key: value for key, value in data.items() if key not in ("env_dir", "runbooks")}
+        named = {key: value for key, value in data.items() if key in ("env_dir", "runbooks")}
+        return {**named, "backends": {key: {"url": value} if isinstance(value, str) else value
+                                      for key, value in backends.items() if value}}
+
+    @classmethod
+    def from_options(
+        cls, env: Path | None = None, runbooks: Path | None = None, urls: Mapping[str, str | None] | None = None
+    ) -> EnvironmentSpec:
+        """The spec the shared command options describe (`--env`, `--runbooks`, `--<backend> URL`)."""
+        backends = {name: BackendSpec(url=url) for name, url in (urls or {}).items() if url}
+        return cls(env_dir=env, runbooks=runbooks, backends=backends)
+
+    @classmethod
+    def from_config(cls, stored: Mapping[str, Any] | None) -> EnvironmentSpec:
+        """The spec a session stored in its config (`as_config`); a bad one is a usage error."""
+        from pydantic import ValidationError
+
+        try:
+            return cls.model_validate(dict(stored or {}))
+        except ValidationError as exc:
+            raise BadInput(f"the session's environment spec is not valid: {exc.errors()[0]['msg']}") from None
+
+    def as_config(self) -> dict[str, Any]:
+        """The flat form stored in a session's config; paths absolute so a replay finds them anywhere."""
+        stored: dict[str, Any] = {}
+        if self.env_dir is not None:
+            stored["env_dir"] = str(self.env_dir.resolve())
+        if self.runbooks is not None:
+            stored["runbooks"] = str(self.runbooks.resolve())
+        for name, backend in self.backends.items():
+            plain = backend.timeout == DEFAULT_TIMEOUT and not backend.options
+            stored[name] = backend.url if plain else backend.model_dump()
+        return stored
+
+    @property
+    def live(self) -> bool:
+        return bool(self.backends)
+
+    def evidence_backend(self) -> Any:
+        """The live backends this spec names, else its snapshot directory (default: the demo)."""
+        if self.env_dir is not None and self.live:
+            flags = "/".join(kind.flag for kind in BACKENDS.values())
+            raise BadInput(f"use either --env DIR or backend URLs ({flags}), not both")
+        if self.live:
+            from evcli.backends.live import LiveBackend
+
+            unknown = [name for name in self.backends if name not in BACKENDS]
+            if unknown:
+                raise BadInput(f"unknown backend {unknown[0]!r}; known: {', '.join(BACKENDS)}")
+            return LiveBackend.from_specs(self.backends)
+        from evcli.backends.snapshot import SnapshotBackend, demo_env_dir
+
+        directory = self.env_dir or demo_env_dir()
+        if not directory.is_dir():
+            raise BadInput(f"no such environment directory: {directory}")
+        return SnapshotBackend(directory)
+
+    def knowledge_dir(self) -> Path:
+        """Where runbooks are read: --runbooks, else the snapshot directory, else the demo."""
+        from evcli.backends.snapshot import demo_env_dir
+
+        return self.runbooks or self.env_dir or demo_env_dir()
