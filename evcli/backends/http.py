@@ -1,4 +1,5 @@
-"""The one HTTP call the live backends make: GET a URL, return its JSON, or raise `BackendError`.
+"""The HTTP calls the live backends make: GET or POST (a JSON or form body), return the JSON answer,
+or raise `BackendError`.
 
 Every failure becomes one line naming the URL, with any `user:pass@` removed, so the
 message can be shown and stored as it is. Credentials travel only in the request's
@@ -75,31 +76,67 @@ def get_json(
     auth: HttpAuth | None = None,
 ) -> Any:
     """GET `url` with query `params` (a list value repeats the key) and decode the JSON answer."""
+    return request_json("GET", url, params, timeout=timeout, auth=auth)
+
+
+def post_json(
+    url: str,
+    *,
+    json_body: Any = None,
+    form: dict[str, Any] | list[tuple[str, Any]] | None = None,
+    params: dict[str, Any] | list[tuple[str, Any]] | None = None,
+    timeout: float = 10,
+    auth: HttpAuth | None = None,
+) -> Any:
+    """POST a JSON body or a form (not both) to `url` and decode the JSON answer."""
+    if json_body is not None and form is not None:
+        raise ValueError("post_json takes a JSON body or a form, not both")
+    if form is not None:
+        body = urllib.parse.urlencode(form, doseq=True).encode()
+        content_type = "application/x-www-form-urlencoded"
+    else:
+        body, content_type = json.dumps(json_body).encode(), "application/json"
+    return request_json("POST", url, params, body=body, content_type=content_type, timeout=timeout, auth=auth)
+
+
+def request_json(
+    method: str,
+    url: str,
+    params: dict[str, Any] | list[tuple[str, Any]] | None = None,
+    *,
+    body: bytes | None = None,
+    content_type: str | None = None,
+    timeout: float = 10,
+    auth: HttpAuth | None = None,
+) -> Any:
+    """Send one request and decode its JSON answer; every failure is a one-line `BackendError`."""
     shown, from_url = split_credentials(url)
     auth = auth or from_url
     query = urllib.parse.urlencode(params or {}, doseq=True)
     request_url = f"{shown}?{query}" if query else shown
     headers = {"Accept": "application/json", "User-Agent": "evcli"}
+    if content_type:
+        headers["Content-Type"] = content_type
     authorization = auth.header() if auth else None
     if authorization:
         headers["Authorization"] = authorization
     target = urllib.parse.urlsplit(shown)
     if target.scheme not in ("http", "https") or not target.netloc:
         raise BackendError(f"invalid URL {shown!r}: expected http://host:port or https://host:port")
-    request = urllib.request.Request(request_url, headers=headers, method="GET")
+    request = urllib.request.Request(request_url, data=body, headers=headers, method=method)
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
-            body = response.read()
+            answer = response.read()
     except urllib.error.HTTPError as error:
-        raise BackendError(f"GET {shown} answered HTTP {error.code}: {_excerpt(error)}") from None
+        raise BackendError(f"{method} {shown} answered HTTP {error.code}: {_excerpt(error)}") from None
     except urllib.error.URLError as error:
-        raise BackendError(f"GET {shown} failed: {_reason(error.reason, timeout)}") from None
+        raise BackendError(f"{method} {shown} failed: {_reason(error.reason, timeout)}") from None
     except (OSError, http.client.HTTPException) as error:
-        raise BackendError(f"GET {shown} failed: {_reason(error, timeout)}") from None
+        raise BackendError(f"{method} {shown} failed: {_reason(error, timeout)}") from None
     try:
-        return json.loads(body)
+        return json.loads(answer)
     except ValueError as error:
-        raise BackendError(f"GET {shown} returned invalid JSON: {error}") from None
+        raise BackendError(f"{method} {shown} returned invalid JSON: {error}") from None
 
 
 def _excerpt(error: urllib.error.HTTPError) -> str:
