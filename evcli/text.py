@@ -162,9 +162,13 @@ def negated(normalized: str) -> bool:
 
 
 _COLON_BEFORE_WORD = re.compile(r"(?<=[^\d\s]):(?=\S)|:(?=[^\d\s])")
+_COLON_ENDING_WORD = re.compile(r":(?=[^\d\s])")
 
 
-def comparable(text: str) -> str:
+def comparable(text: str, *, keep_ports: bool = False) -> str:
     """normalize(), with a space after a colon next to a word ("alert: current" and "exhausted: 50"
-    are two facts each, normalize joins them), so a claim and its excerpt split into the same tokens."""
-    return _COLON_BEFORE_WORD.sub(": ", normalize(text))
+    are two facts each, normalize joins them), so a claim and its excerpt split into the same tokens.
+
+    keep_ports=True leaves a colon before digits alone, so `host:8443` and `client.go:97` stay one
+    identifier (the offline Verifier checks them whole; the Gatekeeper checks host and port apart)."""
+    return (_COLON_ENDING_WORD if keep_ports else _COLON_BEFORE_WORD).sub(": ", normalize(text))

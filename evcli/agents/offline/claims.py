@@ -1,0 +1,307 @@
+"""Claims built from evidence refs, one template per kind of evidence item.
+
+Facts (service, state, level, time, numbers) are read from the structured item
+the invocation recorded (`output["alerts"][i]`, `output["series"][i]`,
+`output["logs"][i]`), never parsed back out of the rendered ref; every binding
+still quotes a verbatim span of exactly one ref, so the Gatekeeper and the
+Verifier can check it. Ref text is data to quote: nothing in it changes what
+the engine does.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from evcli.agents.intent import Intent, humps
+from evcli.agents.offline.messages import Catalogue
+from evcli.contracts import EvidenceRef, ToolInvocation
+from evcli.tools.refs import with_unit
+
+NARROW_CLAIM_CAP = 2
+SERIES_PER_SERVICE = 2
+LOG_SYMPTOM_CAP = 3
+LEVEL_RANK = {"FATAL": 3, "ERROR": 2, "WARN": 1}
+
+Claim = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Ref:
+    invocation: ToolInvocation
+    index: int  # position in its evidence array; -1 for $.no_evidence
+    ref: EvidenceRef
+
+    @property
+    def array(self) -> str:
+        return self.ref.raw_path.split("[", 1)[0].removeprefix("$.")
+
+    @property
+    def item(self) -> dict[str, Any]:
+        """The structured output item the ref renders ({} for $.no_evidence)."""
+        items = self.invocation.output.get(self.array) or []
+        return items[self.index] if 0 <= self.index < len(items) and isinstance(items[self.index], dict) else {}
+
+    @property
+    def identity(self) -> tuple[int, str]:
+        return self.invocation.invocation_id, self.ref.raw_path
+
+
+_PATH_INDEX = re.compile(r"^\$\.(\w+)\[(\d+)\]$")
+
+
+def refs_of(invocation: ToolInvocation) -> list[Ref]:
+    details = invocation.retrieval_details
+    refs = []
+    for ref in (details.evidence_refs or []) if details else []:
+        match = _PATH_INDEX.match(ref.raw_path)
+        refs.append(Ref(invocation, int(match.group(2)) if match else -1, ref))
+    return refs
+
+
+def _binding(ref: Ref, excerpt: str | None = None) -> dict[str, Any]:
+    return {
+        "source_type": "tool_trace",
+        "source_id": "",
+        "tool_name": ref.invocation.tool_name,
+        "source_invocation_id": ref.invocation.invocation_id,
+        "raw_path": ref.ref.raw_path,
+        "evidence_excerpt": excerpt if excerpt is not None else ref.ref.text,
+    }
+
+
+def _claim(claim_type: str, text: str, ref: Ref, excerpt: str | None = None) -> Claim:
+    return {
+        "claim_id": "",
+        "claim_type": claim_type,
+        "claim_text": text,
+        "support_level": "direct",
+        "evidence_bindings": [_binding(ref, excerpt)],
+    }
+
+
+def narrow_claims(intent: Intent, refs: list[Ref], missing: list[str], words: Catalogue) -> list[Claim]:
+    alerts = alert_claims(refs, words)
+    if alerts:
+        return alerts
+    if any(ref.array == "series" for ref in refs):
+        if intent.alertnames:
+            missing.append(words("narrow.no_alert_item", name=intent.alertnames[0]))
+        return series_claims(intent, refs, words, cap=1)
+    return log_claims(intent, refs, words, "observation", cap=NARROW_CLAIM_CAP, symptoms_only=False)
+
+
+# --- alerts ------------------------------------------------------------------------------
+
+
+def _present(value: Any) -> bool:
+    return value not in (None, "")
+
+
+def _alert_excerpt(text: str) -> str:
+    """The alert ref up to its start time: the summary and start time restate nothing the claim uses."""
+    for marker in (", active_at=", ", summary="):
+        if marker in text:
+            return text[: text.index(marker)]
+    return text
+
+
+def alert_claims(refs: list[Ref], words: Catalogue) -> list[Claim]:
+    claims, seen = [], set()
+    for ref in refs:
+        if ref.array != "alerts" or ref.ref.text in seen:
+            continue
+        seen.add(ref.ref.text)
+        alert = ref.item
+        name, state, service = str(alert.get("alertname") or "alert"), alert.get("state"), alert.get("service")
+        values = []
+        if alert.get("value") is not None:
+            values.append(f"current={with_unit(alert['value'], alert.get('unit'))}")
+        if _present(alert.get("duration")):
+            values.append(f"duration={alert['duration']}")
+        subject = words("alert.subject", service=service) if _present(service) else words("alert.subject.none")
+        if _present(state):
+            text = words("alert.with_state", subject=subject, state=state, name=name)
+        else:
+            text = words("alert.without_state", subject=subject, name=name)
+        text += (words("alert.values", values=words.join(values)) if values else "") + words("sentence_end")
+        claims.append(_claim("observation", text, ref, _alert_excerpt(ref.ref.text)))
+    return claims
+
+
+# --- metric series ---------------------------------------------------------------------------
+
+_GENERIC_METRIC_WORDS = frozenset("high low usage rate total used max min count per the of".split())
+_METRIC_SYNONYMS = {
+    "memory": ("memory", "heap"),
+    "heap": ("heap", "memory"),
+    "response": ("latency",),
+    "slow": ("latency",),
+    "latency": ("latency",),
+    "space": ("disk",),
+    "disk": ("disk",),
+    "cpu": ("cpu",),
+    "pool": ("pool",),
+    "gc": ("gc",),
+    "oomkilled": ("memory", "heap"),
+    "oom": ("memory", "heap"),
+    "errors": ("error",),
+}
+
+
+def metric_words(name: str) -> set[str]:
+    words = {word.lower() for part in re.split(r"[\s_./-]+", name) for word in humps(part) or [part]}
+    return words - _GENERIC_METRIC_WORDS
+
+
+def _related(words: set[str]) -> set[str]:
+    return {synonym for word in words for synonym in _METRIC_SYNONYMS.get(word, (word,))}
+
+
+def series_claims(intent: Intent, refs: list[Ref], words: Catalogue, cap: int = SERIES_PER_SERVICE) -> list[Claim]:
+    """Series worth stating: the metric of an alert of the same call, or one the question's terms name."""
+    term_words = _related({word for term in intent.terms for word in metric_words(term)})
+    claims = []
+    for invocation_id in dict.fromkeys(ref.invocation.invocation_id for ref in refs):
+        own = [ref for ref in refs if ref.invocation.invocation_id == invocation_id]
+        alert_names = [str(ref.item.get("alertname") or "alert") for ref in own if ref.array == "alerts"]
+        alert_words = {word for name in [*alert_names, *intent.alertnames[:1]] for word in metric_words(name)}
+        related = _related(alert_words)
+        scored = []
+        for ref in own:
+            series = ref.item
+            if ref.array != "series" or not _present(series.get("service")) or not _present(series.get("metric")):
+                continue
+            metric = metric_words(str(series["metric"]))
+            score = 2 * bool(metric & alert_words) + bool(metric & related) + bool(metric & term_words)
+            if score:
+                scored.append((-score, ref.index, ref))
+        for *_, ref in sorted(scored, key=lambda item: item[:2])[:cap]:
+            claims.append(_claim("observation", _series_text(ref.item, words), ref))
+    return claims
+
+
+def _series_text(series: dict[str, Any], words: Catalogue) -> str:
+    values = [
+        f"{key}={with_unit(series[key], series.get('unit'))}" for key in ("min", "max", "last") if series.get(key) is not None
+    ]
+    window = series.get("window")
+    where = words("series.where", window=window) if _present(window) else ""
+    return words("series.claim", service=series["service"], metric=series["metric"], where=where, values=words.join(values))
+
+
+# --- log lines ---------------------------------------------------------------------------
+
+_SIGNAL = re.compile(
+    r"exception|error|fail|timed? ?out|timeout|refused|unavailable|\boom|out of memory|killed|full gc|saturat"
+    r"|reject|exhaust|slow|latency|exceed|above threshold|no space|evict|panic|crash|restart|deadlock|denied"
+    r"|could not|cannot|unable|status=5\d\d|\b5\d\d\b",
+    re.IGNORECASE,
+)
+_STACK_FRAME = re.compile(r"^\s*(?:at\s+[\w.$<>]+\(|\.\.\.\s*\d+\s+more|caused by:)", re.IGNORECASE)
+
+
+def _log_parts(ref: Ref) -> tuple[str, str, str, str] | None:
+    """(service, timestamp, level, message) of a log item, as its ref shows them, or None."""
+    item = ref.item
+    timestamp = str(item.get("timestamp") or "").replace("T", " ").removesuffix("Z")
+    parts = (str(item.get("service") or ""), timestamp, str(item.get("level") or ""), str(item.get("message") or ""))
+    if not all(parts) or not all(part in ref.ref.text for part in parts):
+        return None
+    return parts
+
+
+def _pattern_key(message: str) -> str:
+    """Lines differing only in numbers or in their logger prefix say the same thing."""
+    tail = message.rsplit(" - ", 1)[-1]
+    return re.sub(r"\d+", "#", tail).lower()[:40]
+
+
+def log_claims(
+    intent: Intent,
+    refs: list[Ref],
+    words: Catalogue,
+    claim_type: str,
+    cap: int = LOG_SYMPTOM_CAP,
+    symptoms_only: bool = True,
+) -> list[Claim]:
+    """Distinct log lines, errors first, then lines naming a term of the question, newest first.
+
+    A line is quoted, never obeyed. As a symptom it must show an error signal in its own
+    words (an exception, a timeout, a kill, ...), so a WARN line of prose is not promoted."""
+    terms = [term.lower() for term in intent.terms]
+    candidates = []
+    for ref in refs:
+        if ref.array != "logs":
+            continue
+        parts = _log_parts(ref)
+        if parts is None:
+            continue
+        service, timestamp, level, message = parts
+        if _STACK_FRAME.match(message) or (symptoms_only and not _SIGNAL.search(message)):
+            continue
+        term_hit = any(term in message.lower() for term in terms)
+        candidates.append(((-LEVEL_RANK.get(level.upper(), 0), not term_hit), timestamp, ref, parts))
+    candidates.sort(key=lambda item: (item[1], item[2].identity), reverse=True)  # newest first...
+    candidates.sort(key=lambda item: item[0])  # ...within errors first, then lines naming a term
+    claims: list[Claim] = []
+    seen_patterns, seen_texts = set(), set()
+    for _, _, ref, (service, timestamp, level, message) in candidates:
+        pattern = _pattern_key(message)
+        if pattern in seen_patterns or ref.ref.text in seen_texts:
+            continue
+        seen_patterns.add(pattern)
+        seen_texts.add(ref.ref.text)
+        text = words("log.claim", service=service, timestamp=timestamp, level=level, message=message)
+        claims.append(_claim(claim_type, text, ref))
+        if len(claims) == cap:
+            break
+    return claims
+
+
+# --- no evidence ---------------------------------------------------------------------------
+
+
+def no_evidence_scope(text: str) -> tuple[str | None, str | None]:
+    """(query, window) as a $.no_evidence ref states them (evcli.tools.refs.no_evidence_text).
+
+    The record has no output item: its text is the structured statement, and the
+    claim must restate its query verbatim for the Gatekeeper."""
+    query = re.search(r"(?:^|; )query=([^;]*)", text)
+    window = re.search(r"(?:^|; )window=([^;]*)", text)
+    return query.group(1) if query else None, window.group(1) if window else None
+
+
+def negative_claim(ref: Ref, words: Catalogue) -> Claim:
+    tool = ref.invocation.tool_name
+    query, window = no_evidence_scope(ref.ref.text)
+    details = ref.invocation.retrieval_details
+    service = details.service if details else None
+    keywords = " ".join(dict.fromkeys(details.keywords)) if details else ""
+    service = service if service and service in ref.ref.text else None
+    keywords = keywords if keywords and keywords in ref.ref.text else ""
+    noun = words(f"negative.noun.{tool}") if f"negative.noun.{tool}" in words.messages else words("negative.noun")
+    if service and keywords:
+        subject = words("negative.subject.service_keywords", service=service, keywords=keywords, noun=noun)
+    elif service:
+        subject = words("negative.subject.service", service=service, noun=noun)
+    elif keywords:
+        subject = words("negative.subject.keywords", keywords=keywords, noun=noun)
+    else:
+        subject = words("negative.subject.any", noun=noun)
+    text = words(
+        "negative.claim",
+        tool=tool,
+        subject=subject,
+        target=words("negative.target", query=query) if query else "",
+        span=words("negative.span", window=window) if window else "",
+        scope=words("negative.scope.window", window=window) if window else words("negative.scope"),
+    )
+    return _claim("negative_observation", text, ref)
+
+
+def no_evidence_note(ref: Ref, words: Catalogue) -> str:
+    query, window = no_evidence_scope(ref.ref.text)
+    scope = ", ".join(part for part in (f"query={query}" if query else "", f"window={window}" if window else "") if part)
+    return words("no_evidence.note", tool=ref.invocation.tool_name, scope=scope)

@@ -1,0 +1,112 @@
+"""The offline Composer: catalogue templates over the allowed material only.
+
+A no-evidence claim is only ever "this query found no matching evidence";
+hypotheses are marked unconfirmed; a runbook step naming a destructive command
+is quoted behind a review flag, never advised (evcli/agents/actions.py). A
+question in a language without a catalogue is answered in English, and the
+answer says so first.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from evcli.agents.actions import flag as flag_destructive
+from evcli.agents.engine import EngineReply, RoleRequest
+from evcli.agents.offline.claims import no_evidence_scope
+from evcli.agents.offline.messages import Catalogue, catalogue, unsupported_note
+from evcli.agents.offline.payload import reply
+
+_HYPOTHESIS_PREFIX = re.compile(r"^\s*(?:possible cause|可能原因)\s*", re.IGNORECASE)
+
+
+def _item_text(item: Any, *keys: str) -> str:
+    if isinstance(item, dict):
+        return str(next((item[key] for key in keys if item.get(key)), "") or "")
+    return str(item or "")
+
+
+def _no_evidence_sentence(claim: dict[str, Any], words: Catalogue) -> str:
+    details: list[str] = []
+    for item in (claim.get("evidence") or [])[:1]:
+        query, window = no_evidence_scope(str(item.get("text") or ""))
+        details = [str(item.get("tool_name") or "")]
+        details += [f"query={query}"] if query else []
+        details += [f"window={window}"] if window else []
+    shown = [detail for detail in details if detail]
+    scope = words("compose.scope", details=words.join(shown)) if shown else ""
+    return words("compose.no_evidence", scope=scope)
+
+
+def _unconfirmed(hypothesis: str, words: Catalogue) -> str:
+    """The hypothesis marked as unconfirmed, reusing its own "Possible cause (source):" lead-in."""
+    rest = _HYPOTHESIS_PREFIX.sub("", hypothesis, count=1).strip()
+    if rest == hypothesis.strip():
+        return words("compose.unconfirmed", rest=rest)
+    return words("compose.unconfirmed.lead_in", rest=rest)
+
+
+def _findings(claims: list[dict[str, Any]], words: Catalogue) -> list[str]:
+    findings = []
+    for claim in claims:
+        marker = f"[{claim.get('citation')}]"
+        if claim.get("no_evidence") or claim.get("claim_type") == "negative_observation":
+            text = _no_evidence_sentence(claim, words)
+        else:
+            text = str(claim.get("claim_text") or "").rstrip("。.")
+        findings.append(words("compose.finding", text=text, marker=marker))
+    return findings
+
+
+def _actions(payload: dict[str, Any], words: Catalogue) -> list[dict[str, str]]:
+    actions = []
+    for action in payload.get("recommended_actions") or []:
+        text = _item_text(action, "action_text", "action", "text")
+        if text.strip():
+            reason = _item_text(action, "reason") if isinstance(action, dict) else ""
+            actions.append(
+                {
+                    # runbook text is data: a destructive command is quoted behind a review flag, never advised
+                    "action_text": flag_destructive(text, words.language),
+                    "reason": reason or words("compose.action_reason"),
+                }
+            )
+    return actions
+
+
+def _section(lines: list[str], heading_id: str, items: list[str], words: Catalogue) -> None:
+    if items:
+        lines.append(words(heading_id))
+        lines += [f"- {item}" for item in items]
+
+
+def compose(request: RoleRequest) -> EngineReply:
+    payload = request.payload
+    language = payload.get("language") or "en"
+    words = catalogue(language)
+    verdict = payload.get("verdict") or "LOW_CONFID"
+    note = unsupported_note(language)
+    lines: list[str] = [note] if note else []
+    findings = _findings(payload.get("allowed_claims") or [], words)
+    if verdict == "LOW_CONFID":
+        lines.append(words("compose.low_confid"))
+    elif verdict == "REJECT":
+        lines.append(words("compose.reject"))
+    if findings:
+        _section(lines, "compose.findings", findings, words)
+    else:
+        lines.append(words("compose.no_findings"))
+
+    hypotheses = [_item_text(h, "hypothesis", "text", "statement") for h in payload.get("allowed_hypotheses") or []]
+    _section(lines, "compose.hypotheses", [_unconfirmed(h, words) for h in hypotheses if h.strip()], words)
+    missing = [_item_text(m, "text", "missing", "description") for m in payload.get("missing_info") or []]
+    _section(lines, "compose.missing", [m for m in missing if m.strip()], words)
+    actions = _actions(payload, words)
+    _section(lines, "compose.next_steps", [action["action_text"] for action in actions], words)
+
+    if findings:
+        summary = findings[0] if verdict == "PASS" else words("compose.summary_incomplete") + findings[0]
+    else:
+        summary = words("compose.summary_none")
+    return reply({"answer_summary": summary, "recommended_actions": actions, "user_facing_answer": "\n".join(lines)})

@@ -1,0 +1,232 @@
+"""The offline Executor: which calls to make next, and the evidence document once
+they are made (or the step budget is spent).
+
+Claims are built only from evidence refs (claims.py); runbook blocks feed
+hypotheses and checking steps (runbooks.py). A narrow task makes one precise
+query and never widens it, not even on an evidence retry.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from evcli.agents.engine import EngineReply, RoleRequest, ToolCall, Turn, Usage
+from evcli.agents.intent import Intent
+from evcli.agents.offline import claims as claim_kinds
+from evcli.agents.offline import runbooks
+from evcli.agents.offline.claims import NARROW_CLAIM_CAP, Claim, refs_of
+from evcli.agents.offline.messages import Catalogue, catalogue
+from evcli.agents.offline.payload import MODEL, Call, call_key, intent_of, reply
+from evcli.agents.offline.queries import (
+    DISCOVERED_SERVICE_CAP,
+    NAMED_SERVICE_CAP,
+    discovery_calls,
+    evidence_calls,
+    firing_services,
+    first_firing_alert,
+    follow_up_calls,
+    narrow_call,
+    service_calls,
+)
+from evcli.contracts import ANSWER_VERSION, NO_EVIDENCE_PATH, ToolInvocation
+
+
+def execute(request: RoleRequest) -> EngineReply:
+    payload = request.payload
+    transcript = list(request.transcript)
+    intent = intent_of(payload)
+    retry = payload.get("retry_context") or None
+    # Refused and failed calls count as done: the same call would only be refused again.
+    done = {call_key(turn.call.name, turn.call.arguments) for turn in transcript}
+    done |= {
+        call_key(query.get("tool_name", ""), query.get("input_params") or {})
+        for query in (retry or {}).get("completed_queries") or []
+    }
+    pending = [call for call in _wanted_calls(payload, intent, transcript, retry, done) if call.key not in done]
+    # The stage withholds the tools on its last step (`final_step`): then the document is due.
+    offered = {(schema.get("function") or schema).get("name") for schema in request.tools or []}
+    runnable = [call for call in pending if call.name in offered]
+    if runnable and not payload.get("final_step"):
+        first = len(transcript) + 1
+        calls = [ToolCall(id=f"call-{first + i}", name=c.name, arguments=c.arguments) for i, c in enumerate(runnable)]
+        return EngineReply(text="", tool_calls=calls, usage=Usage(), model=MODEL)
+    words = catalogue(intent.language)
+    document = _evidence_document(payload, intent, transcript, retry, words)
+    if pending:
+        signatures = "; ".join(call.signature() for call in pending)
+        document["missing_info"].append(words("executor.not_run_in_budget", calls=signatures))
+    return reply(document)
+
+
+def _wanted_calls(
+    payload: dict[str, Any], intent: Intent, transcript: list[Turn], retry: dict[str, Any] | None, done: set[str]
+) -> list[Call]:
+    """Every call the task wants given what is known so far; a phase waits for the results of the one before."""
+    question = payload.get("question", "")
+    if intent.narrow:
+        call = narrow_call(intent, question)
+        return [call] if call else []  # a retry never widens a narrow query either
+    results = _results(transcript)
+    calls: list[Call] = []
+    services = list(intent.services[:NAMED_SERVICE_CAP])
+    if not services:
+        discovery = discovery_calls(intent)
+        calls += discovery
+        if not all(call.key in done for call in discovery):
+            return calls
+        alerts = [a for call in discovery if call.key in results for a in results[call.key].output.get("alerts") or []]
+        services = firing_services(alerts, DISCOVERED_SERVICE_CAP)
+        if not services:
+            services = [
+                query["input_params"]["service"]
+                for query in (retry or {}).get("completed_queries") or []
+                if query.get("tool_name") == "query_metrics" and (query.get("input_params") or {}).get("service")
+            ][:DISCOVERED_SERVICE_CAP]
+    per_service = service_calls(intent, services)
+    calls += per_service
+    if not all(call.key in done for call in per_service):
+        return calls
+    service_alerts = [
+        a for call in per_service if call.key in results for a in results[call.key].output.get("alerts") or []
+    ]
+    alertname = (intent.alertnames or (None,))[0] or first_firing_alert(
+        service_alerts, services[0] if services else None
+    )
+    calls += evidence_calls(intent, question, services, alertname)
+    if retry:
+        calls += follow_up_calls(intent, services)
+    return calls
+
+
+def _results(transcript: list[Turn]) -> dict[str, ToolInvocation]:
+    """Successful recorded invocations by call key (a refused call has none)."""
+    results = {}
+    for turn in transcript:
+        if turn.invocation is not None and turn.invocation.success:
+            results[call_key(turn.call.name, turn.call.arguments)] = turn.invocation
+    return results
+
+
+def _evidence_document(
+    payload: dict[str, Any], intent: Intent, transcript: list[Turn], retry: dict[str, Any] | None, words: Catalogue
+) -> dict[str, Any]:
+    invocations = [turn.invocation for turn in transcript if turn.invocation is not None]
+    refs = [ref for invocation in invocations if invocation.success for ref in refs_of(invocation)]
+    missing: list[str] = []
+    claims: list[Claim] = []
+    hypotheses: list[str] = []
+    actions: list[str] = []
+
+    if intent.narrow:
+        claims = claim_kinds.narrow_claims(intent, refs, missing, words)
+        missing += _narrow_scope_notes(intent, payload.get("question", ""), invocations, words)
+    else:
+        claims = (
+            claim_kinds.alert_claims(refs, words)
+            + claim_kinds.series_claims(intent, refs, words)
+            + claim_kinds.log_claims(intent, refs, words, "symptom")
+        )
+        blocks = [ref for ref in refs if ref.array == "evidence_blocks"]
+        doc_rank = runbooks.doc_ranks(intent, blocks, runbooks.firing_alert_names(refs))
+        hypotheses = runbooks.hypotheses(intent, blocks, claims, doc_rank, words)
+        actions = runbooks.actions(blocks, doc_rank, words)
+        if not blocks:
+            missing.append(words("missing.no_runbook"))
+        if hypotheses:
+            missing.append(words("missing.hypotheses_unconfirmed"))
+    no_evidence = [ref for ref in refs if ref.ref.raw_path == NO_EVIDENCE_PATH]
+    claims += [claim_kinds.negative_claim(ref, words) for ref in no_evidence]
+    missing += [claim_kinds.no_evidence_note(ref, words) for ref in no_evidence]
+    missing += _call_problems(transcript, words)
+    if intent.narrow:
+        claims = claims[:NARROW_CLAIM_CAP]
+    queried = [i.retrieval_details.service for i in invocations if i.retrieval_details and i.retrieval_details.service]
+    if not actions and not intent.narrow and queried:
+        actions.append(words("action.collect_more", services=", ".join(dict.fromkeys(queried))))
+    return {
+        "answer_version": ANSWER_VERSION,
+        "claims": _merge_retry(claims, retry),
+        "hypotheses": hypotheses,
+        "recommended_actions": actions,
+        "missing_info": list(dict.fromkeys(missing)),
+    }
+
+
+def _narrow_scope_notes(
+    intent: Intent, question: str, invocations: list[ToolInvocation], words: Catalogue
+) -> list[str]:
+    notes = []
+    if not narrow_call(intent, question):
+        notes.append(words("narrow.nothing_queried"))
+    if len(intent.services) > 1:
+        notes.append(words("narrow.others_unchecked", service=intent.services[0], others=", ".join(intent.services[1:])))
+    if invocations:
+        notes.append(words("narrow.only_item"))
+    return notes
+
+
+def _call_problems(transcript: list[Turn], words: Catalogue) -> list[str]:
+    notes = []
+    for turn in transcript:
+        signature = Call(turn.call.name, turn.call.arguments).signature()
+        if turn.invocation is None:
+            reason = re.sub(r"<[^>]*>", "", turn.view).strip().split("\n", 1)[0]
+            notes.append(words("call.not_run", signature=signature, reason=reason))
+        elif not turn.invocation.success or (
+            turn.invocation.retrieval_details and turn.invocation.retrieval_details.evidence_status == "failed"
+        ):
+            reason = turn.invocation.error_message or "failed"
+            notes.append(words("call.failed", signature=signature, reason=reason))
+    return notes
+
+
+def _merge_retry(claims: list[Claim], retry: dict[str, Any] | None) -> list[Claim]:
+    """Number the claims; in an evidence retry keep the verified claims that had no gap before the new ones."""
+    kept: list[Claim] = []
+    if retry:
+        gaps = {gap.get("claim_id") for gap in retry.get("gaps") or []}
+        for claim in retry.get("verified_claims") or []:
+            if claim.get("claim_id") not in gaps:
+                kept.append(_as_v2_claim(claim))
+    cited = {(b["source_invocation_id"], b["raw_path"]) for claim in kept for b in claim["evidence_bindings"]}
+    stated = {claim["claim_text"] for claim in kept}
+    fresh = [
+        claim
+        for claim in claims
+        if claim["claim_text"] not in stated
+        and not any((b["source_invocation_id"], b["raw_path"]) in cited for b in claim["evidence_bindings"])
+    ]
+    used = {claim["claim_id"] for claim in kept}
+    number = 0
+    for claim in fresh:
+        number += 1
+        while f"claim-{number}" in used:
+            number += 1
+        claim["claim_id"] = f"claim-{number}"
+        used.add(claim["claim_id"])
+    return kept + fresh
+
+
+def _as_v2_claim(claim: dict[str, Any]) -> Claim:
+    """A prior verified claim as a v2 claim: its bindings, or bindings rebuilt from verified evidence."""
+    bindings = claim.get("evidence_bindings")
+    if bindings is None:
+        bindings = [
+            {
+                "source_type": "tool_trace",
+                "source_id": "",
+                "tool_name": evidence.get("tool_name"),
+                "source_invocation_id": evidence.get("source_invocation_id"),
+                "raw_path": evidence.get("raw_path"),
+                "evidence_excerpt": evidence.get("evidence_excerpt") or evidence.get("matched_text"),
+            }
+            for evidence in claim.get("verified_evidence") or []
+        ]
+    return {
+        "claim_id": claim["claim_id"],
+        "claim_type": claim.get("claim_type", "observation"),
+        "claim_text": claim.get("claim_text", ""),
+        "support_level": claim.get("support_level", "direct"),
+        "evidence_bindings": bindings,
+    }

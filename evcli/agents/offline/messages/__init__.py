@@ -1,0 +1,56 @@
+"""Every sentence the offline engine writes for a user, one catalogue per language.
+
+A catalogue module (`en.py`, `zh.py`, ...) defines `LANGUAGE` (the code intent
+detection assigns), `CJK` (whether its sentences are written in CJK script) and
+`MESSAGES`, a dict from message id to a `str.format` template. Every catalogue has exactly the ids of `en.py`
+(a test checks it), so adding a language is adding one module and one line in
+`_CATALOGUES`. A question in a language without a catalogue is answered in
+English, and the answer says so (`unsupported_note`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+from evcli.agents.offline.messages import en, zh
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    language: str  # the code intent detection assigns ("en", "zh", ...)
+    cjk: bool  # its sentences are written in CJK script (runbook sentences in that script are preferred)
+    messages: dict[str, str] = field(default_factory=dict)
+
+    def __call__(self, message_id: str, **values: Any) -> str:
+        return self.messages[message_id].format(**values)
+
+    def join(self, parts: list[str]) -> str:
+        """Parts of one sentence, with this language's list separator."""
+        return self("list_separator").join(parts)
+
+
+def _catalogue(module: ModuleType) -> Catalogue:
+    return Catalogue(language=module.LANGUAGE, cjk=module.CJK, messages=module.MESSAGES)
+
+
+_CATALOGUES = {module.LANGUAGE: _catalogue(module) for module in (en, zh)}
+
+LANGUAGE_NAMES = {"ja": "Japanese", "ko": "Korean"}  # detected but without a catalogue yet
+
+
+def catalogue(language: str) -> Catalogue:
+    """The catalogue of a language; English for a language that has none."""
+    return _CATALOGUES.get(language) or _CATALOGUES["en"]
+
+
+def supported(language: str) -> bool:
+    return language in _CATALOGUES
+
+
+def unsupported_note(language: str) -> str | None:
+    """The English sentence saying a question's language is not supported yet, or None."""
+    if supported(language):
+        return None
+    return _CATALOGUES["en"]("unsupported_language", name=LANGUAGE_NAMES.get(language, language))

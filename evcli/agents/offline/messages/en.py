@@ -1,0 +1,81 @@
+"""English: the offline engine's sentences (message id -> str.format template)."""
+
+LANGUAGE = "en"
+CJK = False
+
+MESSAGES: dict[str, str] = {
+    "sentence_end": ".",
+    "list_separator": ", ",
+    "unsupported_language": "({name} is not supported yet; answering in English.)",
+    # planner
+    "knowledge.checks_word": "checks",
+    "plan.reasoning.narrow": "Narrow confirmation: one precise query and observations only; "
+    "after no evidence the query is not widened.",
+    "plan.reasoning.broad": "Broad diagnosis: collect alerts, metrics and logs first, then runbook guidance; "
+    "runbook content becomes hypotheses and checking steps, never facts of this environment.",
+    "plan.nothing_precise": "The question names no service or alert precise enough to query.",
+    "purpose.metrics": "alerts and metric series",
+    "purpose.knowledge": "runbook guidance (possibilities, not facts of this environment)",
+    "purpose.log_query": "log lines matching the keywords",
+    "purpose.log_level": "WARN and ERROR log lines",
+    "skill.named_alert": "The question names the {alertname} alert, which this skill handles.",
+    "skill.service_firing": "{service} has a firing {name} alert, which this skill handles.",
+    "skill.title_terms": "The skill's title matches {terms} from the question.",
+    "skill.only_service": "It is the only skill covering the service asked about.",
+    "skill.environment_firing": "The environment has a firing {name} alert.",
+    "skill.none": "No skill matches the alerts, services or terms of the question.",
+    # executor: claims
+    "alert.subject": "{service} has",
+    "alert.subject.none": "There is",
+    "alert.with_state": "{subject} a {state} {name} alert",
+    "alert.without_state": "{subject} an {name} alert",
+    "alert.values": ": {values}",
+    "series.where": " over window={window}",
+    "series.claim": "{service} {metric}{where}: {values}.",
+    "log.claim": "{service} logged {level} at {timestamp}: {message}",
+    "negative.noun": "evidence",
+    "negative.noun.query_logs": "logs",
+    "negative.noun.query_metrics": "alerts or metrics",
+    "negative.noun.lookup_knowledge": "knowledge documents",
+    "negative.subject.service_keywords": "{noun} of {service} about {keywords}",
+    "negative.subject.service": "{noun} of {service}",
+    "negative.subject.keywords": "{noun} about {keywords}",
+    "negative.subject.any": "matching {noun}",
+    "negative.target": " for {query}",
+    "negative.span": " in the last {window}",
+    "negative.scope.window": "window={window}, total=0",
+    "negative.scope": "total=0",
+    "negative.claim": "This query found no matching evidence: {tool}{target}{span} returned total=0.",
+    # executor: what is missing
+    "no_evidence.note": "{tool} ({scope}) found no matching evidence; nothing outside that query was checked.",
+    "executor.not_run_in_budget": "Not run within the step budget: {calls}",
+    "missing.no_runbook": "No runbook guidance was retrieved in this run.",
+    "missing.hypotheses_unconfirmed": "The possible causes from runbooks are not confirmed by evidence "
+    "from this environment.",
+    "action.collect_more": "Collect more logs and metrics of {services} for the same time window.",
+    "narrow.no_alert_item": "The query returned no {name} alert item, only metric series.",
+    "narrow.nothing_queried": "The question names no service or alert precise enough to query, "
+    "so nothing was queried.",
+    "narrow.others_unchecked": "This narrow query only checked {service}; not checked: {others}.",
+    "narrow.only_item": "Only the item asked about was checked; other alerts, logs and metrics were not.",
+    "call.not_run": "{signature} was not run: {reason}",
+    "call.failed": "{signature} failed ({reason}); its evidence is missing.",
+    "hypothesis": "Possible cause (from runbook {doc}): {sentence}",
+    "runbook_action": "{step} (runbook {doc})",
+    # composer
+    "compose.scope": " ({details})",
+    "compose.no_evidence": "This query found no matching evidence{scope}",
+    "compose.finding": "{text} {marker}.",
+    "compose.unconfirmed": "Possible cause (unconfirmed): {rest}",
+    "compose.unconfirmed.lead_in": "Possible cause (unconfirmed) {rest}",
+    "compose.low_confid": "The evidence is incomplete: not everything below could be verified.",
+    "compose.reject": "The evidence check failed: only the material below may be stated.",
+    "compose.findings": "Findings:",
+    "compose.no_findings": "No statement in this run is backed by verified evidence.",
+    "compose.hypotheses": "Possible causes (unconfirmed):",
+    "compose.missing": "Missing information:",
+    "compose.next_steps": "Next steps:",
+    "compose.action_reason": "Collects evidence that is still missing.",
+    "compose.summary_incomplete": "Evidence is incomplete. ",
+    "compose.summary_none": "No statement is backed by verified evidence.",
+}

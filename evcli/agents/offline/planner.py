@@ -1,0 +1,97 @@
+"""The offline Planner: a skill chosen by alert, then by the firing alert of the
+named service, then by title terms; steps that name the concrete tool queries
+(the same ones the offline Executor will make, see queries.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evcli.agents.engine import EngineReply, RoleRequest
+from evcli.agents.intent import Intent
+from evcli.agents.offline.messages import Catalogue, catalogue
+from evcli.agents.offline.payload import Call, intent_of, reply
+from evcli.agents.offline.queries import (
+    DISCOVERED_SERVICE_CAP,
+    NAMED_SERVICE_CAP,
+    discovery_calls,
+    evidence_calls,
+    firing_services,
+    first_firing_alert,
+    narrow_call,
+    service_calls,
+)
+
+
+def plan(request: RoleRequest) -> EngineReply:
+    payload = request.payload
+    intent = intent_of(payload)
+    question = payload.get("question", "")
+    environment = payload.get("environment") or {}
+    alerts = environment.get("alerts") or []
+    skills = environment.get("skills") or []
+    words = catalogue(intent.language)
+
+    skill, reason = _choose_skill(intent, alerts, skills, words)
+    if intent.narrow:
+        call = narrow_call(intent, question)
+        calls = [call] if call else []
+        reasoning = words("plan.reasoning.narrow")
+    else:
+        services = list(intent.services[:NAMED_SERVICE_CAP])
+        relevant = [a for a in alerts if not intent.alertnames or a.get("alertname") in intent.alertnames]
+        calls = [] if services else discovery_calls(intent)
+        services = services or firing_services(relevant, DISCOVERED_SERVICE_CAP)
+        alertname = (intent.alertnames or (None,))[0] or first_firing_alert(alerts, services[0] if services else None)
+        calls += service_calls(intent, services) + evidence_calls(intent, question, services, alertname)
+        reasoning = words("plan.reasoning.broad")
+    steps = [f"{call.signature()} — {_purpose(call, words)}" for call in calls] or [words("plan.nothing_precise")]
+    return reply({"selected_skill": skill, "selection_reason": reason, "plan": steps, "reasoning": reasoning})
+
+
+def _purpose(call: Call, words: Catalogue) -> str:
+    if call.name == "query_metrics":
+        return words("purpose.metrics")
+    if call.name == "lookup_knowledge":
+        return words("purpose.knowledge")
+    if call.arguments.get("query"):
+        return words("purpose.log_query")
+    return words("purpose.log_level")
+
+
+def _choose_skill(
+    intent: Intent, alerts: list[dict[str, Any]], skills: list[dict[str, Any]], words: Catalogue
+) -> tuple[str | None, str]:
+    def with_alert(alertname: str) -> dict[str, Any] | None:
+        return next((s for s in skills if alertname.lower() in (a.lower() for a in s.get("alerts") or [])), None)
+
+    for alertname in intent.alertnames:
+        skill = with_alert(alertname)
+        if skill:
+            return skill["name"], words("skill.named_alert", alertname=alertname)
+    for service in intent.services:
+        for alert in alerts:
+            if alert.get("service") == service and alert.get("state") == "firing":
+                skill = with_alert(alert.get("alertname", ""))
+                if skill:
+                    return skill["name"], words("skill.service_firing", service=service, name=alert["alertname"])
+    scored = []
+    for position, skill in enumerate(skills):
+        haystack = f"{skill.get('title', '')} {skill.get('name', '')}".lower()
+        hits = [term for term in intent.terms if term.lower() in haystack]
+        serves = any(service in (skill.get("services") or []) for service in intent.services)
+        if hits:
+            scored.append((-len(hits), not serves, position, skill, hits))
+    if scored:
+        *_, skill, hits = min(scored, key=lambda item: item[:3])
+        return skill["name"], words("skill.title_terms", terms=", ".join(hits))
+    if intent.services:
+        serving = [s for s in skills if any(service in (s.get("services") or []) for service in intent.services)]
+        if len({s["name"] for s in serving}) == 1:
+            return serving[0]["name"], words("skill.only_service")
+    if not intent.services and not intent.narrow:
+        for alert in alerts:
+            if alert.get("state") == "firing":
+                skill = with_alert(alert.get("alertname", ""))
+                if skill:
+                    return skill["name"], words("skill.environment_firing", name=alert["alertname"])
+    return None, words("skill.none")

@@ -1,0 +1,127 @@
+"""Runbook use: knowledge blocks become possibilities and checking steps, never
+facts of this environment.
+
+A hypothesis is a causal runbook sentence without a negation (in a runbook a
+negation rules something out, which no hypothesis may do); an action is a
+checking step, never a remediation. Documents whose title names an alert or
+term of this task come first; sentences in the answer's script before others.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from evcli.agents.intent import Intent, humps
+from evcli.agents.offline.claims import Claim, Ref, metric_words
+from evcli.agents.offline.messages import Catalogue
+from evcli.text import comparable, negated
+
+HYPOTHESIS_CAP = 2
+ACTION_CAP = 3
+
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+_LIST_ITEM = re.compile(r"(?:^|\s+)(?:-|\d+\.)\s+")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`(])|(?<=[。；！？])")
+_MAX_ACTION_CHARS = 220
+_CAUSAL = re.compile(
+    r"\b(?:causes?|caused|means?|points? at|because|leads? to|results? in|due to|runs? dry|slows? down|multiply)\b"
+    r"|导致|引起|原因|说明|会让|引发|造成",
+    re.IGNORECASE,
+)
+_CHECK_HEADING = re.compile(r"check|排查|检查|步骤", re.IGNORECASE)
+# An item that starts by changing the system is remediation, not evidence collection.
+_REMEDIATION = re.compile(
+    r"^(?:restart|scale|roll ?back|delete|remove|raise|increase|fail ?over|kill|drop|truncate|compress|cordon"
+    r"|switch off|disable|lower|add|move|stop|pause|put)\b|^(?:重启|扩容|回滚|删除|调大|限流|处置|关闭|停止)",
+    re.IGNORECASE,
+)
+_WORD = re.compile(r"[a-z][a-z0-9]{3,}|[\u4e00-\u9fff]{2}")
+_COMMON_WORDS = frozenset(
+    "this that with from have when than then they their there what which into over only more most "
+    "after before about under above while each every other some such very does done used logged alert "
+    "window service firing pending current duration".split()
+)
+
+
+def _items(text: str) -> list[str]:
+    """The list items of a block (the whole text when it has none)."""
+    return [item.strip() for item in _LIST_ITEM.split(text) if item.strip()]
+
+
+def _sentences(text: str) -> list[str]:
+    return [piece.strip() for item in _items(text) for piece in _SENTENCE_END.split(item) if len(piece.strip()) > 12]
+
+
+def _in_language(sentence: str, words: Catalogue) -> bool:
+    return bool(_CJK.search(sentence)) == words.cjk
+
+
+def _observed_words(intent: Intent, claims: list[Claim]) -> set[str]:
+    """Words of the question's alerts and terms and of the claims made: what makes a runbook sentence relevant here."""
+    texts = [*intent.alertnames, *intent.terms, *(claim["claim_text"] for claim in claims)]
+    words = {word for text in texts for word in _WORD.findall(" ".join(humps(text)).lower() + " " + text.lower())}
+    return words - _COMMON_WORDS
+
+
+def firing_alert_names(refs: list[Ref]) -> list[str]:
+    """Names of the firing alerts of the services investigated (of any service when none was)."""
+    alerts = [ref for ref in refs if ref.array == "alerts"]
+    targeted = [ref for ref in alerts if ref.invocation.retrieval_details and ref.invocation.retrieval_details.service]
+    items = [ref.item for ref in targeted or alerts]
+    return list(dict.fromkeys(str(alert.get("alertname") or "alert") for alert in items if alert.get("state") == "firing"))
+
+
+def doc_ranks(intent: Intent, blocks: list[Ref], alertnames: list[str]) -> dict[str, int]:
+    """Documents whose title names an alert or term of this task first, then in retrieval order.
+
+    The lookup's service hint lifts every runbook of the service; the title tells which one is
+    about *this* alert (HighCPUUsage → "High CPU usage on a JVM service")."""
+    names = [*intent.alertnames, *alertnames, *intent.terms]
+    focus = {word for name in names for word in metric_words(name)}
+    docs = list(dict.fromkeys(str(ref.item.get("doc")) for ref in blocks))
+    titles = {str(ref.item.get("doc")): _WORD.findall(str(ref.item.get("title") or "").lower()) for ref in blocks}
+
+    def score(doc: str) -> int:
+        return sum(any(word.startswith(f) or f.startswith(word) for word in titles[doc]) for f in focus)
+
+    return {doc: rank for rank, doc in enumerate(sorted(docs, key=lambda doc: (-score(doc), docs.index(doc))))}
+
+
+def hypotheses(
+    intent: Intent, blocks: list[Ref], claims: list[Claim], doc_rank: dict[str, int], words: Catalogue
+) -> list[str]:
+    """Causal sentences of the runbooks: the best-ranked document first, and within it the
+    sentences sharing most words with what was observed."""
+    observed = _observed_words(intent, claims)
+    found: list[tuple[Any, ...]] = []
+    for order, ref in enumerate(blocks):
+        block = ref.item
+        for sentence in _sentences(str(block.get("text") or "")):
+            if _CAUSAL.search(sentence) and not negated(comparable(sentence)):
+                overlap = len(observed & set(_WORD.findall(sentence.lower())))
+                rank = doc_rank[str(block.get("doc"))]
+                found.append((not _in_language(sentence, words), rank, -overlap, order, sentence, block))
+    found.sort(key=lambda item: item[:4])
+    return [
+        words("hypothesis", doc=block.get("doc") or "?", sentence=sentence)
+        for *_, sentence, block in found[:HYPOTHESIS_CAP]
+    ]
+
+
+def actions(blocks: list[Ref], doc_rank: dict[str, int], words: Catalogue) -> list[str]:
+    """Checking steps of the runbooks; remediation steps are not evidence collection and stay out."""
+    found: list[tuple[Any, ...]] = []
+    for order, ref in enumerate(blocks):
+        block = ref.item
+        if not _CHECK_HEADING.search(str(block.get("heading") or "")):
+            continue
+        for position, item in enumerate(_items(str(block.get("text") or ""))):
+            if len(item) > _MAX_ACTION_CHARS:
+                item = _SENTENCE_END.split(item)[0]
+            if not _REMEDIATION.search(item):
+                found.append(
+                    (not _in_language(item, words), doc_rank[str(block.get("doc"))], order, position, item, block)
+                )
+    found.sort(key=lambda item: item[:4])
+    return [words("runbook_action", doc=block.get("doc") or "?", step=step) for *_, step, block in found[:ACTION_CAP]]
