@@ -1,0 +1,197 @@
+"""The log format registry: which formats evcli recognises, detecting a file's format, and
+parsing its lines with the detected format first (DESIGN §5, issue 9).
+
+A format is one module with a `FORMAT` (see `base.LogFormat`); adding one is that module plus
+one line in `FORMATS`. Order matters: detection breaks ties by it and a line that the detected
+format does not read is tried against the others in this order, so a format that gives lines
+more structure comes before one that reads the same lines with less (Python logging, Java and
+OpenStack before the ISO 8601 catch-all; container JSON before plain JSON lines).
+
+Invariants:
+  - `detect` looks only at the sample it is given; the best format parses the most sample
+    lines (ties: registry order); continuation lines (stack traces) and blank lines count
+    neither for nor against any format;
+  - `LineReader.read` never raises on any text; a line is PARSED, CONTINUATION (indented, `at `,
+    `Caused by:`, `Traceback`, `... N more`, an exception class line), BLANK or UNRECOGNISED.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from enum import StrEnum
+from typing import NamedTuple
+
+from pydantic import BaseModel, computed_field
+
+from evcli.backends.logformats import (
+    access_log,
+    apache_error,
+    epoch,
+    glog,
+    iso8601,
+    java,
+    json_lines,
+    logfmt,
+    nginx_error,
+    openstack,
+    python_logging,
+    rfc3164,
+    rfc5424,
+)
+from evcli.backends.logformats.base import LogFormat, ParseContext, ParsedLine
+from evcli.backends.logformats.container_json import ContainerJson
+
+TEXT_FORMATS: tuple[LogFormat, ...] = (
+    rfc5424.FORMAT,
+    rfc3164.FORMAT,
+    apache_error.FORMAT,
+    nginx_error.FORMAT,
+    access_log.FORMAT,
+    glog.FORMAT,
+    openstack.FORMAT,
+    java.FORMAT,
+    python_logging.FORMAT,
+    logfmt.FORMAT,
+    iso8601.FORMAT,
+    epoch.FORMAT,
+)
+FORMATS: tuple[LogFormat, ...] = (ContainerJson(TEXT_FORMATS), json_lines.FORMAT, *TEXT_FORMATS)
+SAMPLE_LINES = 200  # lines `detect` needs; env check reads this many from the top of a file
+
+_CONTINUATION = re.compile(
+    r"\s|at |Caused by:|Traceback \(most recent call last\)|\.\.\. \d+ (?:more|common frames omitted)"
+    r"|[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*(?:Error|Exception|Throwable|Warning)\b(?::|$)"
+)
+
+
+class LineKind(StrEnum):
+    PARSED = "parsed"
+    CONTINUATION = "continuation"  # part of the previous event (stack trace): no timestamp of its own
+    BLANK = "blank"
+    UNRECOGNISED = "unrecognised"
+
+
+class ReadLine(NamedTuple):
+    kind: LineKind
+    format: str | None  # the format that read it (PARSED only)
+    parsed: ParsedLine | None
+
+
+def format_named(name: str) -> LogFormat:
+    """The registered format of that name (KeyError names the known ones)."""
+    for candidate in FORMATS:
+        if candidate.name == name:
+            return candidate
+    raise KeyError(f"unknown log format {name!r}; known: {', '.join(known_formats())}")
+
+
+def known_formats() -> list[str]:
+    return [candidate.name for candidate in FORMATS]
+
+
+def is_continuation(line: str) -> bool:
+    return _CONTINUATION.match(line) is not None
+
+
+class LineReader:
+    """Reads lines with one format first (the detected one) and the others only for lines it
+    does not read."""
+
+    def __init__(self, first: LogFormat | None, context: ParseContext) -> None:
+        self.first = first
+        self.context = context
+        self.others = tuple(candidate for candidate in FORMATS if candidate is not first)
+
+    def read(self, line: str) -> ReadLine:
+        if self.first is not None:
+            parsed = self.first.parse(line, self.context)
+            if parsed is not None:
+                return ReadLine(LineKind.PARSED, self.first.name, parsed)
+        if not line.strip():
+            return ReadLine(LineKind.BLANK, None, None)
+        if is_continuation(line):
+            return ReadLine(LineKind.CONTINUATION, None, None)
+        for candidate in self.others:
+            parsed = candidate.parse(line, self.context) if candidate.sniff(line) else None
+            if parsed is not None:
+                return ReadLine(LineKind.PARSED, candidate.name, parsed)
+        return ReadLine(LineKind.UNRECOGNISED, None, None)
+
+
+class Detection(BaseModel):
+    """What a sample of a file says about its format (env check reports this per file)."""
+
+    format: str | None  # None when no format reads any sample line
+    lines: int  # non-blank sample lines
+    continuation: int
+    timestamped: int  # lines with a timestamp of their own
+    levelled: int  # lines with a level (written, or derived from an access log status)
+    unrecognised: int
+    example_unrecognised: str | None
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def timestamp_share(self) -> float:
+        """Share of the sample's event lines (all but blank and continuation) with a timestamp."""
+        return self.timestamped / max(1, self.lines - self.continuation)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def level_share(self) -> float:
+        return self.levelled / max(1, self.lines - self.continuation)
+
+
+def detect(lines: Iterable[str], context: ParseContext) -> Detection:
+    """The format that reads most of the sample (ties: registry order) and the shares of lines
+    with a timestamp and with a level when read with it."""
+    sample = [line.rstrip("\r\n") for line in lines]
+    candidates = [line for line in sample if line.strip() and not is_continuation(line)]
+    scores = [sum(1 for line in candidates if _reads(candidate, line, context)) for candidate in FORMATS]
+    best = max(range(len(FORMATS)), key=lambda index: (scores[index], -index))
+    chosen = FORMATS[best] if scores[best] else None
+    return _tally(LineReader(chosen, context), sample)
+
+
+def _reads(candidate: LogFormat, line: str, context: ParseContext) -> bool:
+    return candidate.sniff(line) and candidate.parse(line, context) is not None
+
+
+def _tally(reader: LineReader, sample: list[str]) -> Detection:
+    counts = dict.fromkeys(LineKind, 0)
+    timestamped = levelled = 0
+    example: str | None = None
+    for line in sample:
+        read = reader.read(line)
+        counts[read.kind] += 1
+        if read.parsed is not None:
+            timestamped += read.parsed.timestamp is not None
+            levelled += read.parsed.level is not None
+        elif read.kind is LineKind.UNRECOGNISED and example is None:
+            example = line
+    return Detection(
+        format=None if reader.first is None else reader.first.name,
+        lines=len(sample) - counts[LineKind.BLANK],
+        continuation=counts[LineKind.CONTINUATION],
+        timestamped=timestamped,
+        levelled=levelled,
+        unrecognised=counts[LineKind.UNRECOGNISED],
+        example_unrecognised=example,
+    )
+
+
+__all__ = [
+    "FORMATS",
+    "SAMPLE_LINES",
+    "Detection",
+    "LineKind",
+    "LineReader",
+    "LogFormat",
+    "ParseContext",
+    "ParsedLine",
+    "ReadLine",
+    "detect",
+    "format_named",
+    "is_continuation",
+    "known_formats",
+]

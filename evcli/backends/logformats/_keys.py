@@ -1,0 +1,49 @@
+"""Key names that structured formats (JSON lines, logfmt) share, and reading their values."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from evcli.backends.logformats.base import LEVELS, epoch_stamp, level_of
+
+TIME_KEYS = ("@timestamp", "timestamp", "time", "ts", "t", "datetime", "date")
+LEVEL_KEYS = ("level", "severity", "lvl", "loglevel", "log.level", "levelname")
+MESSAGE_KEYS = ("msg", "message", "log", "@message", "event")
+_NUMERIC_LEVELS = {10: "TRACE", 20: "DEBUG", 30: "INFO", 40: "WARN", 50: "ERROR", 60: "FATAL"}  # pino, bunyan
+
+
+def time_value(value: Any) -> datetime | None:
+    """An ISO 8601 string or epoch number (s/ms/us/ns, also as a digit string) as a datetime."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return epoch_stamp(float(value))
+    if not isinstance(value, str) or not value[:1].isdigit():
+        return None
+    if value.replace(".", "", 1).isdigit():
+        return epoch_stamp(float(value))
+    try:
+        return datetime.fromisoformat(value)
+    except ValueError:
+        return None
+
+
+def level_value(value: Any) -> str | None:
+    """A level word (`warning`, `ERROR`) or a pino/bunyan number (30 = INFO) as one of LEVELS."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return _NUMERIC_LEVELS.get(int(value))
+    if isinstance(value, str):
+        word = value.strip()
+        return level_of(word) or (word.upper() if word.upper() in LEVELS else None)
+    return None
+
+
+def first_key(mapping: dict[str, Any], keys: tuple[str, ...]) -> str | None:
+    """The first of `keys` that the mapping holds with a non-empty value."""
+    for key in keys:
+        if mapping.get(key) not in (None, ""):
+            return key
+    return None

@@ -1,0 +1,65 @@
+"""NCSA Common and Combined access logs (Apache, nginx, most proxies):
+
+`1.2.3.4 - frank [10/Oct/2000:13:55:36 -0700] "GET /a.gif HTTP/1.0" 200 2326 "http://ref/" "Mozilla/5.0"`
+
+An access line has no level: a 5xx status gives ERROR and a 4xx WARN as a derived level
+(`level_derived=True`); other statuses leave the level None. The message is the line after the
+timestamp (request, status, size, referer, agent).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+
+from evcli.backends.logformats.base import (
+    MONTHS,
+    LogFormat,
+    ParseContext,
+    ParsedLine,
+    remember,
+)
+
+_LINE = re.compile(
+    r"(?P<client>\S+) (?P<ident>\S+) (?P<user>\S+) "
+    r"\[(?P<stamp>\d\d/[A-Z][a-z]{2}/\d{4}:\d\d:\d\d:\d\d [+-]\d{4})\] "
+    r'(?P<rest>"(?P<request>(?:[^"\\]|\\.)*)" (?P<status>\d{3}) (?P<size>\d+|-)'
+    r'(?: "(?P<referer>(?:[^"\\]|\\.)*)" "(?P<agent>(?:[^"\\]|\\.)*)")?.*)'
+)
+_CACHE: dict[str, datetime | None] = {}
+
+
+class AccessLog(LogFormat):
+    name = "access_log"
+    description = "Common/Combined access log: client ident user [DD/Mon/YYYY:HH:MM:SS zone] \"request\" status size"
+    example = '10.0.0.7 - - [10/Oct/2000:13:55:36 -0700] "GET / HTTP/1.0" 503 512 "-" "curl/8.0"'
+
+    def sniff(self, line: str) -> bool:
+        return "[" in line and _LINE.match(line) is not None
+
+    def parse(self, line: str, context: ParseContext) -> ParsedLine | None:
+        match = _LINE.match(line)
+        if match is None:
+            return None
+        stamp = match["stamp"]
+        moment = _CACHE[stamp] if stamp in _CACHE else remember(_CACHE, stamp, _access_time(stamp))
+        if moment is None:
+            return None
+        status = match["status"]
+        fields = {"client": match["client"], "request": match["request"], "status": status, "size": match["size"]}
+        fields.update((name, match[name]) for name in ("user", "referer", "agent") if match[name] not in (None, "-"))
+        level = "ERROR" if status[0] == "5" else "WARN" if status[0] == "4" else None
+        return ParsedLine(moment, level, match["rest"], fields, level_derived=level is not None)
+
+
+def _access_time(stamp: str) -> datetime | None:
+    month = MONTHS.get(stamp[3:6])
+    if month is None:
+        return None
+    try:
+        return datetime.fromisoformat(f"{stamp[7:11]}-{month:02d}-{stamp[:2]}T{stamp[12:20]}{stamp[21:]}")
+    except ValueError:
+        return None
+
+
+FORMAT = AccessLog()

@@ -1,0 +1,175 @@
+"""What every log format module provides, and the pieces they share.
+
+A format is one module holding one `LogFormat` instance named `FORMAT`; the registry in
+`__init__` lists them in order. Invariants:
+  - `parse(line, context)` returns None when the line is not in the format, never raises;
+  - a parsed timestamp is aware when the line names its zone, else naive: the caller applies
+    the environment's zone (`evcli.timerange.localize`), so one cache serves every zone;
+  - `level` is canonical (LEVELS) or None when the line has none; None is normal, not a failure;
+  - `fields` hold the line's other parts as strings (host, program, pid, status, client, ...);
+  - timestamps are parsed with `datetime.fromisoformat` (C, Python 3.11 reads T/space, `,`/`.`
+    fractions, Z and offsets) or built from regex groups, and cached per second-resolution text,
+    so a million-line file parses each distinct second once.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta, tzinfo
+from typing import NamedTuple
+
+LEVELS = ("TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL")
+# Level words of syslog, Apache, Python, Java (log4j, JUL), Go (zap, logrus), .NET, glog letters.
+_LEVEL_WORDS = {
+    "trace": "TRACE", "finest": "TRACE", "finer": "TRACE", "verbose": "TRACE",
+    "debug": "DEBUG", "dbug": "DEBUG", "fine": "DEBUG", "config": "DEBUG",
+    "info": "INFO", "information": "INFO", "informational": "INFO", "notice": "INFO", "note": "INFO",
+    "warn": "WARN", "warning": "WARN", "wrn": "WARN",
+    "error": "ERROR", "err": "ERROR", "eror": "ERROR", "severe": "ERROR",
+    "fatal": "FATAL", "critical": "FATAL", "crit": "FATAL", "alert": "FATAL", "emerg": "FATAL",
+    "emergency": "FATAL", "panic": "FATAL", "dpanic": "FATAL",
+}  # fmt: skip
+_LEVEL_WORDS.update({f"trace{number}": "TRACE" for number in range(1, 9)})  # Apache 2.4
+SYSLOG_SEVERITIES = ("FATAL", "FATAL", "FATAL", "ERROR", "WARN", "INFO", "INFO", "DEBUG")  # 0 emerg .. 7 debug
+MONTHS = {name: number for number, name in enumerate(
+    ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), 1)}  # fmt: skip
+CACHE_LIMIT = 1 << 16  # distinct timestamp texts kept per cache before it is cleared
+# A syslog or glog line (no year) may lie this far after the clock (host clock skew, a clock
+# taken a little early); beyond that it belongs to the previous year.
+YEAR_SKEW = timedelta(days=1)
+
+_BARE_LEVELS = "TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|ERR|CRIT|CRITICAL|FATAL|SEVERE|EMERG|PANIC"
+# A level word within the first three tokens after the timestamp: upper-case bare (`ERROR`),
+# bracketed in any case (`[error]`, `[Warning]`), or `level=error`.
+_LEADING_LEVEL = re.compile(
+    r"[\s\-|:]*(?:(?:\[[^\]]*\]|[^\s\[]+)\s+){0,2}?"
+    rf"(?:\[(?P<bracketed>(?i:{_BARE_LEVELS}|information|debug|trace))\]|(?P<bare>{_BARE_LEVELS})"
+    r"|(?:level|lvl|severity)=\"?(?P<keyed>[A-Za-z]+)\"?)(?=[\s:\]|,;]|$)"
+)
+_LEVEL_KEY = re.compile(r"\b(?:level|lvl|severity|loglevel)=\"?(?P<word>[A-Za-z]+)", re.IGNORECASE)
+_LEVEL_SEPARATORS = " \t:-|"
+
+
+class ParsedLine(NamedTuple):
+    """One log line as a format reads it."""
+
+    timestamp: datetime | None  # aware when the line names its zone, else naive
+    level: str | None  # one of LEVELS, or None when the line has none
+    message: str
+    fields: dict[str, str]
+    level_derived: bool = False  # level inferred (an access log's status), not written in the line
+
+    @property
+    def has_zone(self) -> bool:
+        return self.timestamp is not None and self.timestamp.tzinfo is not None
+
+
+@dataclass
+class ParseContext:
+    """What completes a line: the clock (years of syslog/glog lines) and the environment zone."""
+
+    clock: datetime  # aware
+    tz: tzinfo
+    local_clock: datetime = field(init=False)  # the clock as a naive wall time in `tz`
+    memo: dict[str, datetime | None] = field(default_factory=dict, repr=False)  # year-inferred stamps
+
+    def __post_init__(self) -> None:
+        self.local_clock = self.clock.astimezone(self.tz).replace(tzinfo=None)
+
+    def with_year(self, month: int, day: int, hour: int, minute: int, second: int) -> datetime | None:
+        """A naive wall time without a year placed in the latest year that is not after the clock
+        (plus YEAR_SKEW); Feb 29 goes back to the last leap year. None for impossible dates."""
+        latest = self.local_clock + YEAR_SKEW
+        for year in range(self.local_clock.year + 1, self.local_clock.year - 8, -1):
+            try:
+                moment = datetime(year, month, day, hour, minute, second)
+            except ValueError:
+                if not 1 <= month <= 12 or not 1 <= day <= 29:
+                    return None
+                continue
+            if moment <= latest:
+                return moment
+        return None
+
+
+class LogFormat:
+    """One log format: a name, an example line, a cheap `sniff` and `parse`."""
+
+    name: str = ""
+    description: str = ""
+    example: str = ""
+
+    def sniff(self, line: str) -> bool:
+        """A cheap test that the line may be in this format (parse decides)."""
+        raise NotImplementedError
+
+    def parse(self, line: str, context: ParseContext) -> ParsedLine | None:
+        raise NotImplementedError
+
+
+def level_of(word: str | None) -> str | None:
+    """A level word in any case (`warning`, `ERR`, `Information`, `trace3`) as one of LEVELS."""
+    if not word:
+        return None
+    return _LEVEL_WORDS.get(word.lower())
+
+
+def leading_level(rest: str) -> tuple[str | None, str]:
+    """(level, message) of the text after a timestamp. A level in first position is removed
+    from the message; one after a thread/host token (`[main] ERROR ...`) or a `level=` key
+    anywhere is reported but the text kept whole."""
+    match = _LEADING_LEVEL.match(rest)
+    if match is not None:
+        group = "bracketed" if match["bracketed"] else "bare" if match["bare"] else "keyed"
+        level = level_of(match[group])
+        if level is not None:
+            in_front = group != "keyed" and not rest[: match.start(group)].strip(_LEVEL_SEPARATORS + "[")
+            return level, rest[match.end() :].lstrip(_LEVEL_SEPARATORS) if in_front else rest.strip()
+    keyed = _LEVEL_KEY.search(rest)
+    return (level_of(keyed["word"]) if keyed else None), rest.strip()
+
+
+def remember(cache: dict[str, datetime | None], key: str, moment: datetime | None) -> datetime | None:
+    """Store a parsed timestamp, clearing the cache when it is full (memory stays bounded)."""
+    if len(cache) >= CACHE_LIMIT:
+        cache.clear()
+    cache[key] = moment
+    return moment
+
+
+_ISO_CACHE: dict[str, datetime | None] = {}
+
+
+def iso_stamp(seconds: str, fraction: str | None, zone: str | None) -> datetime | None:
+    """`2023-01-29T10:03:11` (T or space) + optional fraction digits + optional zone text
+    (`Z`, `+08:00`, `+0800`, ` -0500`), cached per second and zone. None if out of range."""
+    key = seconds if not zone else seconds + zone
+    try:
+        moment = _ISO_CACHE[key]
+    except KeyError:
+        moment = remember(_ISO_CACHE, key, _from_iso(seconds, zone))
+    if moment is None or not fraction:
+        return moment
+    return moment.replace(microsecond=int(fraction[:6].ljust(6, "0")))
+
+
+def _from_iso(seconds: str, zone: str | None) -> datetime | None:
+    zone_text = "" if not zone else zone.strip().upper()
+    try:
+        return datetime.fromisoformat(seconds + zone_text)
+    except ValueError:
+        return None
+
+
+def epoch_stamp(value: float) -> datetime | None:
+    """Epoch seconds, milliseconds, microseconds or nanoseconds (told apart by magnitude) in UTC."""
+    magnitude = abs(value)
+    for limit, scale in ((1e17, 1e9), (1e14, 1e6), (1e11, 1e3)):
+        if magnitude > limit:
+            value /= scale
+            break
+    try:
+        return datetime.fromtimestamp(value, UTC)
+    except (OverflowError, OSError, ValueError):
+        return None

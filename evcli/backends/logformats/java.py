@@ -1,0 +1,54 @@
+"""Java logback / log4j layouts and ZooKeeper's log4j pattern (times carry no zone):
+
+  logback  `2023-01-29 10:03:11.123 [main] ERROR c.e.Foo - msg`
+  log4j    `2023-01-29 10:03:11,123 ERROR [thread] Foo: msg`  (or `Foo - msg`)
+  zookeeper `2015-07-29 17:41:44,747 - INFO  [QuorumPeer[myid=1]/0:0:0:0:0:0:0:0:2181:Foo@774] - msg`
+"""
+
+from __future__ import annotations
+
+import re
+
+from evcli.backends.logformats.base import (
+    LogFormat,
+    ParseContext,
+    ParsedLine,
+    iso_stamp,
+    level_of,
+)
+
+_STAMP = r"(?P<seconds>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d)(?:[.,](?P<fraction>\d{1,6}))?"
+_LEVELS = "TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL|SEVERE"
+_LINE = re.compile(
+    _STAMP + r" (?:"
+    rf"- (?P<zk_level>{_LEVELS})\s+\[(?P<zk_thread>.*?):(?P<zk_logger>[A-Za-z_$][\w$.]*)@(?P<zk_line>\d+)\] - "
+    rf"|\[(?P<lb_thread>[^\]]*)\] (?P<lb_level>{_LEVELS})\s+(?P<lb_logger>\S+) - "
+    rf"|(?P<l4_level>{_LEVELS})\s+\[(?P<l4_thread>[^\]]*)\] (?P<l4_logger>[^\s:]+):? (?:- )?"
+    r")(?P<message>.*)"
+)
+
+
+class Java(LogFormat):
+    name = "java"
+    description = "Java logback/log4j (incl. ZooKeeper): timestamp, thread, LEVEL, logger, message"
+    example = "2023-01-29 10:03:11.123 [main] ERROR c.e.OrderService - order failed"
+
+    def sniff(self, line: str) -> bool:
+        return _LINE.match(line) is not None
+
+    def parse(self, line: str, context: ParseContext) -> ParsedLine | None:
+        match = _LINE.match(line)
+        if match is None:
+            return None
+        moment = iso_stamp(match["seconds"], match["fraction"], None)
+        if moment is None:
+            return None
+        prefix = "zk_" if match["zk_level"] else "lb_" if match["lb_level"] else "l4_"
+        fields = {"thread": match[prefix + "thread"], "logger": match[prefix + "logger"]}
+        if match["zk_line"]:
+            fields["line"] = match["zk_line"]
+        level = level_of(match[prefix + "level"])
+        return ParsedLine(moment, level, match["message"], fields)
+
+
+FORMAT = Java()

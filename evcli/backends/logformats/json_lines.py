@@ -1,0 +1,64 @@
+"""JSON lines with the common key names: time `@timestamp`/`timestamp`/`time`/`ts` (ISO 8601 or
+epoch s/ms/us/ns), level `level`/`severity`/`lvl` (words or pino numbers, ECS `log.level`),
+message `msg`/`message`/`log`. Other scalar keys become fields. A JSON object without any of
+these keys is still a JSON line (no timestamp, no level)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from evcli.backends.logformats._keys import (
+    LEVEL_KEYS,
+    MESSAGE_KEYS,
+    TIME_KEYS,
+    first_key,
+    level_value,
+    time_value,
+)
+from evcli.backends.logformats.base import LogFormat, ParseContext, ParsedLine
+
+
+class JsonLines(LogFormat):
+    name = "json"
+    description = "JSON lines with @timestamp/timestamp/time/ts, level/severity/lvl, msg/message/log"
+    example = '{"ts":"2023-01-29T02:03:11.120Z","level":"error","msg":"query timeout","service":"db"}'
+
+    def sniff(self, line: str) -> bool:
+        return line[:1] == "{"
+
+    def parse(self, line: str, context: ParseContext) -> ParsedLine | None:
+        obj = json_object(line)
+        return None if obj is None else record_of(obj)
+
+
+def json_object(line: str) -> dict[str, Any] | None:
+    if line[:1] != "{":
+        return None
+    try:
+        obj = json.loads(line)
+    except ValueError:
+        return None
+    return obj if isinstance(obj, dict) else None
+
+
+def record_of(obj: dict[str, Any]) -> ParsedLine:
+    nested = obj.get("log")
+    if isinstance(nested, dict) and "level" in nested:  # Elastic Common Schema: {"log": {"level": ...}}
+        obj = {**obj, "log.level": nested["level"]}
+        del obj["log"]
+    time_key = first_key(obj, TIME_KEYS)
+    level_key = first_key(obj, LEVEL_KEYS)
+    message_key = first_key(obj, MESSAGE_KEYS)
+    used = {time_key, level_key, message_key}
+    fields = {key: str(value) for key, value in obj.items()
+              if key not in used and isinstance(value, str | int | float | bool)}  # fmt: skip
+    return ParsedLine(
+        time_value(obj[time_key]) if time_key else None,
+        level_value(obj[level_key]) if level_key else None,
+        str(obj[message_key]) if message_key else "",
+        fields,
+    )
+
+
+FORMAT = JsonLines()
