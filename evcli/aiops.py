@@ -124,22 +124,16 @@ def rule_evaluation(alert: AlertInput, result: dict[str, Any], document, active_
 
 
 def pull_alerts(alertmanager_url: str, filters: list[str]) -> list[dict[str, Any]]:
-    """The active alerts of an Alertmanager (`/api/v2/alerts`), filtered by label=value."""
-    from evcli.backends.base import BackendError
-    from evcli.backends.http import get_json
+    """The active alerts of an Alertmanager as its `/api/v2/alerts` list, filtered by label=value.
 
-    matchers = []
+    Read by the Alertmanager backend, which escapes the filter values; its errors are `BackendError`s.
+    """
+    from evcli.backends.alertmanager import AlertmanagerBackend
+
+    wanted: dict[str, str] = {}
     for item in filters:
         name, sep, value = item.partition("=")
         if not sep or not name.strip():
             raise BadInput(f"--filter must look like label=value, got {item!r}")
-        matchers.append(f'{name.strip()}="{value.strip()}"')
-    try:
-        data = get_json(alertmanager_url.rstrip("/") + "/api/v2/alerts", {"active": "true", "filter": matchers})
-    except BackendError as exc:
-        from evcli.errors import EvcliError
-
-        raise EvcliError(str(exc)) from exc
-    if not isinstance(data, list):
-        raise BadInput(f"{alertmanager_url} did not answer an alert list")
-    return data
+        wanted[name.strip()] = value.strip()
+    return AlertmanagerBackend(alertmanager_url).raw_alerts(wanted)

@@ -100,16 +100,10 @@ class Pipeline:
 
     def tools(self):
         if self._tools is None:
+            from evcli.backends.spec import EnvironmentSpec
             from evcli.tools.context import build_environment
 
-            spec = self.env_spec
-            self._tools = build_environment(
-                spec.get("env_dir") and _path(spec["env_dir"]),
-                prometheus=spec.get("prometheus"),
-                alertmanager=spec.get("alertmanager"),
-                loki=spec.get("loki"),
-                runbooks=spec.get("runbooks") and _path(spec["runbooks"]),
-            )
+            self._tools = build_environment(spec=EnvironmentSpec.from_config(self.env_spec))
         return self._tools
 
     # --- sessions ----------------------------------------------------------
@@ -523,9 +517,4 @@ def _prompt_audit() -> dict[str, Any]:
 def _as_dict(item: Any) -> dict[str, Any]:
     return item.model_dump(mode="json") if hasattr(item, "model_dump") else item.as_dict()
 
-
-def _path(value: str):
-    from pathlib import Path
-
-    return Path(value)
 

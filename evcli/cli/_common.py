@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import functools
+import inspect
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -18,6 +20,55 @@ DbOption = Annotated[
     typer.Option("--db", help="Trace store file (default: $EVCLI_HOME/evcli.db or the user data dir).", dir_okay=False),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON to stdout.")]
+EnvOption = Annotated[Path | None, typer.Option("--env", file_okay=False, help="Environment snapshot directory (default: the packaged demo).")]
+RunbooksOption = Annotated[Path | None, typer.Option("--runbooks", file_okay=False, help="Runbook directory for lookup_knowledge.")]
+
+
+def environment_options(*, runbooks: bool = False, help: dict[str, str] | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The shared environment options in place of a command's `environment: EnvironmentSpec` parameter.
+
+    `--env`, one `--NAME URL` per registered backend (evcli/backends/registry.py), and `--runbooks`
+    when asked; `help` overrides a backend's help text for this command. The command is called with
+    `environment=` the `EnvironmentSpec` they describe. Nothing here imports a backend or pydantic.
+    """
+    from evcli.backends.registry import BACKENDS
+
+    def option(name: str, annotation: Any) -> inspect.Parameter:
+        return inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None, annotation=annotation)
+
+    added = [option("env", EnvOption)]
+    added += [
+        option(kind.name, Annotated[str | None, typer.Option(kind.flag, help=(help or {}).get(kind.name, kind.help))])
+        for kind in BACKENDS.values()
+    ]
+    if runbooks:
+        added.append(option("runbooks", RunbooksOption))
+
+    def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
+        # The placeholder's annotation is for readers and mypy; it is replaced, so any object resolves it.
+        signature = inspect.signature(command, eval_str=True, locals={"EnvironmentSpec": object})
+        params = list(signature.parameters.values())
+        at = [param.name for param in params].index("environment")
+        params[at:at + 1] = added
+
+        @functools.wraps(command)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            values = {param.name: kwargs.pop(param.name, None) for param in added}
+            kwargs["environment"] = environment_spec(**values)
+            return command(*args, **kwargs)
+
+        wrapper.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
+        wrapper.__annotations__ = {param.name: param.annotation for param in params}
+        return wrapper
+
+    return decorate
+
+
+def environment_spec(env: Path | None = None, runbooks: Path | None = None, **backend_urls: str | None):
+    """The `EnvironmentSpec` of the shared environment options."""
+    from evcli.backends.spec import EnvironmentSpec
+
+    return EnvironmentSpec.from_options(env, runbooks, backend_urls)
 
 _state = {"debug": False}
 
@@ -127,4 +178,4 @@ def print_json(data: Any) -> None:
     sys.stdout.write(json_safe(json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True)) + "\n")
 
 
-__all__ = ["DbOption", "JsonOption", "handles_errors", "fail", "safe", "required_text", "open_store", "load_source", "print_json", "out", "err"]
+__all__ = ["DbOption", "JsonOption", "EnvOption", "RunbooksOption", "environment_options", "environment_spec", "handles_errors", "fail", "safe", "required_text", "open_store", "load_source", "print_json", "out", "err"]

@@ -4,35 +4,37 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from evcli.cli._common import DbOption, JsonOption, handles_errors, out, print_json
+from evcli.cli._common import DbOption, JsonOption, environment_options, handles_errors, out, print_json
 from evcli.cli.ask import (
     ApiBaseOption,
     ConfigOption,
-    EnvOption,
     FailOnOption,
-    LokiOption,
     MaxStepsOption,
     ModelOption,
-    PrometheusOption,
     RulesOption,
-    _env_spec,
     _exit_code,
     _models,
     _pipeline,
 )
 from evcli.errors import BadInput
 
+if TYPE_CHECKING:
+    from evcli.backends.spec import EnvironmentSpec
+
+_PULL_HELP = "Pull the firing alerts from this Alertmanager (and use it as evidence)."
+
 
 @handles_errors
+@environment_options(help={"alertmanager": _PULL_HELP})
 def aiops_command(
     payload: Annotated[Path | None, typer.Argument(dir_okay=False, help="Alertmanager webhook / v2 alert list / Prometheus alerts JSON.")] = None,
-    alertmanager: Annotated[str | None, typer.Option("--alertmanager", help="Pull the firing alerts from this Alertmanager (and use it as evidence).")] = None,
     filters: Annotated[list[str] | None, typer.Option("--filter", help="label=value; repeatable; with --alertmanager.")] = None,
-    env: EnvOption = None, prometheus: PrometheusOption = None, loki: LokiOption = None,
+    *,
+    environment: EnvironmentSpec,
     model: ModelOption = None, api_base: ApiBaseOption = None, config: ConfigOption = None, rules: RulesOption = None,
     max_steps: MaxStepsOption = 8, fail_on: FailOnOption = None, json_output: JsonOption = False, db: DbOption = None,
 ) -> None:
@@ -40,6 +42,7 @@ def aiops_command(
     from evcli.aiops import diagnose_payload, pull_alerts
 
     _exit_code("PASS", fail_on)
+    alertmanager = environment.backends.get("alertmanager")
     if payload is None and alertmanager is None:
         raise BadInput("give an alert payload file or --alertmanager URL")
     if payload is not None:
@@ -53,10 +56,9 @@ def aiops_command(
             raise BadInput(f"{payload} is nested too deeply to be an alert payload") from exc
         source = str(payload)
     else:
-        data, source = pull_alerts(alertmanager, filters or []), alertmanager
+        data, source = pull_alerts(alertmanager.url, filters or []), alertmanager.url
     models = _models(config, model, None, None, None, None, api_base)
-    spec = _env_spec(env, prometheus, alertmanager, loki)
-    reports = diagnose_payload(_pipeline(db, rules, models, spec, max_steps), data, source=source)
+    reports = diagnose_payload(_pipeline(db, rules, models, environment.as_config(), max_steps), data, source=source)
     if json_output:
         print_json({"reports": reports})
     else:

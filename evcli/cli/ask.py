@@ -4,17 +4,27 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from evcli.cli._common import DbOption, JsonOption, err, handles_errors, open_store, out, print_json, required_text, safe
+from evcli.cli._common import (
+    DbOption,
+    JsonOption,
+    environment_options,
+    err,
+    handles_errors,
+    open_store,
+    out,
+    print_json,
+    required_text,
+    safe,
+)
 from evcli.errors import EXIT_LOW_CONFID, EXIT_OK, EXIT_REJECT, BadInput
 
-EnvOption = Annotated[Path | None, typer.Option("--env", file_okay=False, help="Environment snapshot directory (default: the packaged demo).")]
-PrometheusOption = Annotated[str | None, typer.Option("--prometheus", help="Prometheus base URL.")]
-AlertmanagerOption = Annotated[str | None, typer.Option("--alertmanager", help="Alertmanager base URL.")]
-LokiOption = Annotated[str | None, typer.Option("--loki", help="Loki base URL.")]
+if TYPE_CHECKING:
+    from evcli.backends.spec import EnvironmentSpec
+
 ModelOption = Annotated[str | None, typer.Option("--model", help="`offline` (default) or a litellm model string for every role.")]
 RoleModel = Annotated[str | None, typer.Option(help="Model for this role only.")]
 ApiBaseOption = Annotated[str | None, typer.Option("--api-base", help="OpenAI-compatible server URL for the model(s).")]
@@ -55,11 +65,6 @@ def _pipeline(db, rules, models, env_spec, max_steps, *, must_exist=False, store
                     env_spec=env_spec, max_steps=max_steps, progress=progress)
 
 
-def _env_spec(env, prometheus, alertmanager, loki) -> dict:
-    spec = {"env_dir": str(env.resolve()) if env else None, "prometheus": prometheus, "alertmanager": alertmanager, "loki": loki}
-    return {key: value for key, value in spec.items() if value}
-
-
 def _exit_code(verdict: str, fail_on: str | None) -> int:
     if fail_on not in (None, "low_confid", "reject"):
         raise BadInput("--fail-on must be low_confid or reject")
@@ -71,9 +76,10 @@ def _exit_code(verdict: str, fail_on: str | None) -> int:
 
 
 @handles_errors
+@environment_options()
 def ask_command(
     question: Annotated[str, typer.Argument(help="The question, in English or Chinese.")],
-    env: EnvOption = None, prometheus: PrometheusOption = None, alertmanager: AlertmanagerOption = None, loki: LokiOption = None,
+    environment: EnvironmentSpec,
     model: ModelOption = None, planner_model: RoleModel = None, executor_model: RoleModel = None,
     verifier_model: RoleModel = None, composer_model: RoleModel = None, api_base: ApiBaseOption = None,
     config: ConfigOption = None, rules: RulesOption = None, max_steps: MaxStepsOption = 8,
@@ -83,7 +89,7 @@ def ask_command(
     _exit_code("PASS", fail_on)  # validate the option before doing any work
     required_text(question, "the question")
     models = _models(config, model, planner_model, executor_model, verifier_model, composer_model, api_base)
-    pipeline = _pipeline(db, rules, models, _env_spec(env, prometheus, alertmanager, loki), max_steps)
+    pipeline = _pipeline(db, rules, models, environment.as_config(), max_steps)
     result = pipeline.ask(question)
     render_result(result, json_output)
     raise typer.Exit(_exit_code(result["verdict"], fail_on))
@@ -123,16 +129,17 @@ def _stored_pipeline(session_id, db, rules, model, api_base, max_steps=None):
 
 
 @handles_errors
+@environment_options()
 def plan_command(
     question: Annotated[str, typer.Argument(help="The question.")],
-    env: EnvOption = None, prometheus: PrometheusOption = None, alertmanager: AlertmanagerOption = None, loki: LokiOption = None,
+    environment: EnvironmentSpec,
     model: ModelOption = None, api_base: ApiBaseOption = None, config: ConfigOption = None,
     json_output: JsonOption = False, db: DbOption = None,
 ) -> None:
     """Create a session and run the Planner only; prints the session id."""
     required_text(question, "the question")
     models = _models(config, model, None, None, None, None, api_base)
-    pipeline = _pipeline(db, None, models, _env_spec(env, prometheus, alertmanager, loki), 8)
+    pipeline = _pipeline(db, None, models, environment.as_config(), 8)
     run = pipeline.create_session(question)
     result = pipeline.plan(run.session_id)
     if json_output:

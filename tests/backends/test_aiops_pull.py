@@ -33,3 +33,9 @@ def test_a_bad_filter_is_a_usage_error(alertmanager_with_alerts):
     result = CliRunner().invoke(app, ["aiops", "--alertmanager", alertmanager_with_alerts.url, "--filter", "nolabel"])
     assert result.exit_code == 2
     assert "--filter must look like label=value" in result.stderr
+
+
+def test_filter_values_are_escaped_by_the_alertmanager_backend(alertmanager_with_alerts):
+    # Unescaped, `alertname="High"CPU"` is a malformed matcher that Alertmanager answers with HTTP 400.
+    assert pull_alerts(alertmanager_with_alerts.url, ['alertname=High"CPU\\Usage']) == []
+    assert pull_alerts(alertmanager_with_alerts.url, [" alertname = HighCPUUsage "])
