@@ -27,25 +27,27 @@ _SEPARATOR = r"[\s_-]*"  # "payment service", "payment_service", "payment-servic
 
 @dataclass(frozen=True)
 class Intent:
-    language: str  # "zh" if the question has CJK characters, else "en"
+    language: str  # see detect_language: "en", "zh", "ja", "ko"
     narrow: bool  # the user only asks to confirm one thing (seeds 2.4)
     services: tuple[str, ...]  # canonical service names, in question order
     alertnames: tuple[str, ...]  # alert names, in question order
     terms: tuple[str, ...]  # what is worth searching logs and runbooks for, strongest first
     window: str | None  # "30m", "1h", "2h", ...; None when the question names none
 
-    @property
-    def task_scope(self) -> str:
-        return "narrow" if self.narrow else "broad"
 
-    def to_payload(self) -> dict[str, Any]:
-        """The `intent` object of the planner and executor payloads."""
-        return {
-            "services": list(self.services),
-            "alertnames": list(self.alertnames),
-            "terms": list(self.terms),
-            "window": self.window,
-        }
+_HANGUL = re.compile(r"[\u1100-\u11ff\u3130-\u318f\uac00-\ud7af]")
+_KANA = re.compile(r"[\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f]")
+_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+
+
+def detect_language(question: str) -> str:
+    """"ko" with Hangul, "ja" with kana (Japanese mixes kana into its kanji), "zh" with Han
+    characters only, else "en". Whether a language is answered in is the engines' business."""
+    if _HANGUL.search(question):
+        return "ko"
+    if _KANA.search(question):
+        return "ja"
+    return "zh" if _HAN.search(question) else "en"
 
 
 # --- search terms ----------------------------------------------------------------
@@ -191,7 +193,7 @@ def extract_intent(question: str, *, services: list[str], aliases: dict[str, str
     found_alerts = _find_alertnames(question, alertnames, taken)
     terms = _find_terms(question, taken, exclude={name.lower() for name in (*found_services, *found_alerts)})
     return Intent(
-        language="zh" if _CJK.search(question) else "en",
+        language=detect_language(question),
         narrow=bool(_NARROW_CUES.search(question)) and not _BROAD_CUES.search(question),
         services=tuple(found_services),
         alertnames=tuple(found_alerts),

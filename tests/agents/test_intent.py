@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from evcli.agents.intent import Intent, extract_intent, extract_window
+from evcli.agents.intent import Intent, detect_language, extract_intent, extract_window
 
 SERVICES = ["inventory-service", "node-worker-01", "order-service", "payment-service", "user-service"]
 ALIASES = {
@@ -230,15 +230,22 @@ def test_extract_window(text, window):
     assert extract_window(text) == window
 
 
-def test_to_payload_is_the_pipeline_intent_object():
-    payload = intent_of("为什么订单服务最近1小时一直重启？").to_payload()
-    assert payload == {
-        "services": ["order-service"],
-        "alertnames": [],
-        "terms": ["restart", "OOMKilled"],
-        "window": "1h",
-    }
-    assert intent_of("Only confirm whether payment-service is up").task_scope == "narrow"
+@pytest.mark.parametrize(
+    ("question", "language"),
+    [
+        ("Why is payment-service slow?", "en"),
+        ("为什么订单服务最近1小时一直重启？", "zh"),
+        ("支付服务的CPU", "zh"),
+        ("決済サービスのCPU使用率が高いのはなぜですか？", "ja"),  # kanji and kana: Japanese
+        ("なぜ遅い？", "ja"),  # kana only
+        ("ｻｰﾋﾞｽ", "ja"),  # half-width katakana
+        ("결제 서비스가 왜 느린가요?", "ko"),
+        ("payment-service 결제 서비스 CPU 사용률", "ko"),
+    ],
+)
+def test_detect_language_tells_japanese_and_korean_from_chinese(question, language):
+    assert detect_language(question) == language
+    assert intent_of(question).language == language
 
 
 def test_extraction_is_deterministic():

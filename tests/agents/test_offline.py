@@ -1,37 +1,35 @@
-"""The offline engine against the real demo environment: every executor run calls
-the real tools, records through the trace store and is gated with the real rules."""
+"""The offline engine driven by the real Pipeline against the demo environment: every
+executor run calls the real tools, records through the trace store and is gated
+with the real rules. A recording wrapper keeps each request the pipeline sent and
+each reply the engine gave; the engine itself runs unchanged."""
 
 from __future__ import annotations
 
 import json
 import re
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
-from evcli.agents.engine import EngineError, Prompt, RoleRequest, ToolCall, Turn
-from evcli.agents.intent import Intent, extract_intent
+from evcli.agents.engine import EngineError, EngineReply, Prompt, RoleRequest, ToolCall, Turn
+from evcli.agents.intent import Intent
 from evcli.agents.offline import OfflineEngine
-from evcli.backends.base import parse_window
+from evcli.agents.offline.messages import LANGUAGE_NAMES, catalogue
+from evcli.agents.offline.messages import en as english
+from evcli.agents.offline.messages import zh as chinese
 from evcli.backends.snapshot import demo_env_dir
 from evcli.contracts import GateResult, ToolInvocation
-from evcli.errors import BadInput
 from evcli.gatekeeper.engine import gate
 from evcli.gatekeeper.rules import load_rules
+from evcli.pipeline import ROLES, Pipeline
 from evcli.store.db import TraceStore
+from evcli.tools.runner import run_tool
 from evcli.tools.context import build_environment
-from evcli.tools.guards import ToolRefused
-from evcli.tools.params import PARAMS
-from evcli.tools.runner import SessionView, ToolEnvironment, run_tool
 from evcli.tools.view import model_view
 
 ENGINE = OfflineEngine()
-TOOLS = [
-    {"type": "function", "function": {"name": name, "parameters": model.model_json_schema()}}
-    for name, model in PARAMS.items()
-]
 OVERSTATEMENTS = (
     "does not exist",
     "ruled out",
@@ -49,18 +47,47 @@ REMEDIATION_START = re.compile(
 )
 
 
+@dataclass
+class Recorder:
+    """The offline engine, keeping every (request, reply) the pipeline exchanged with it."""
+
+    engine: OfflineEngine = field(default_factory=OfflineEngine)
+    exchanges: list[tuple[RoleRequest, EngineReply]] = field(default_factory=list)
+    name: str = "offline"
+
+    def complete(self, request: RoleRequest) -> EngineReply:
+        reply = self.engine.complete(request)
+        self.exchanges.append((request, reply))
+        return reply
+
+    def of(self, role: str) -> list[tuple[RoleRequest, EngineReply]]:
+        return [(request, reply) for request, reply in self.exchanges if request.role == role]
+
+
+def recording_pipeline(db: Path, env_dir: Path | None = None, *, max_steps: int = 8) -> tuple[Pipeline, Recorder]:
+    recorder = Recorder()
+    env_spec = {"env_dir": str(env_dir)} if env_dir else {}
+    pipeline = Pipeline(store=TraceStore(db), rules=load_rules(), env_spec=env_spec, max_steps=max_steps)
+    pipeline._engines = dict.fromkeys(ROLES, recorder)  # type: ignore[arg-type]
+    return pipeline, recorder
+
+
+@pytest.fixture(scope="module")
+def offered_tools(tmp_path_factory) -> list[dict]:
+    """The tool schemas the pipeline offers the executor."""
+    pipeline, recorder = recording_pipeline(tmp_path_factory.mktemp("tools") / "evcli.db")
+    session_id = pipeline.create_session("Why is order-service slow?").session_id
+    pipeline.plan(session_id)
+    pipeline.execute(session_id)
+    return next(request.tools for request, _ in recorder.of("executor") if request.tools)
+
+
 def prompt(role: str) -> Prompt:
     return Prompt(name=role, version="test", resource=f"prompts/{role}.md", text="")
 
 
-def ask(role: str, payload: dict, transcript: list[Turn] | None = None):
-    request = RoleRequest(
-        role=role,
-        prompt=prompt(role),
-        payload=payload,
-        tools=TOOLS if role == "executor" else None,
-        transcript=list(transcript or []),
-    )
+def ask(role: str, payload: dict, transcript: list[Turn] | None = None, tools: list[dict] | None = None):
+    request = RoleRequest(role=role, prompt=prompt(role), payload=payload, tools=tools, transcript=list(transcript or []))
     return ENGINE.complete(request)
 
 
@@ -68,6 +95,24 @@ def document(role: str, payload: dict) -> dict:
     reply = ask(role, payload)
     assert reply.tool_calls == []
     return json.loads(reply.text)
+
+
+def executor_payload(intent: Intent, question: str) -> dict:
+    """A hand-made executor payload for engine-level tests (the pipeline's shape: evcli/pipeline.py)."""
+    return {
+        "question": question,
+        "language": intent.language,
+        "task_scope": "narrow" if intent.narrow else "broad",
+        "intent": {
+            "services": list(intent.services),
+            "alertnames": list(intent.alertnames),
+            "terms": list(intent.terms),
+            "window": intent.window,
+        },
+        "plan": {"plan": []},
+        "max_steps": 8,
+        "retry_context": None,
+    }
 
 
 # --- one whole run ----------------------------------------------------------------------
@@ -83,165 +128,53 @@ class Run:
     executor_output: dict
     gate_result: GateResult
     replies: list  # every executor reply, in order
+    pipeline: Pipeline
+    recorder: Recorder
+    session_id: str
 
+    def verifier_payload(self) -> dict:
+        self.pipeline.verify(self.session_id)
+        return self.recorder.of("verifier")[-1][0].payload
 
-def environment_payload(env: ToolEnvironment) -> tuple[dict, dict[str, str]]:
-    backend = env.backend
-    alerts = backend.query_metrics(
-        service=None, alertname=None, metric=None, window=parse_window("30m", backend.now())
-    ).alerts
-    index = env.open_knowledge()
-    index.index_dir(env.knowledge_dir)
-    aliases = {alias: service for service, names in backend.service_aliases().items() for alias in names}
-    return {
-        "services": backend.known_services(),
-        "alerts": [{key: alert.get(key) for key in ("alertname", "service", "state")} for alert in alerts],
-        "skills": [skill.model_dump() for skill in index.skills(env.knowledge_dir)],
-    }, aliases
-
-
-def executor_payload(run_intent: Intent, question: str, plan: dict, *, max_steps: int = 8, retry=None) -> dict:
-    return {
-        "question": question,
-        "language": run_intent.language,
-        "task_scope": run_intent.task_scope,
-        "intent": run_intent.to_payload(),
-        "plan": plan,
-        "max_steps": max_steps,
-        "retry_context": retry,
-    }
-
-
-def drive_executor(payload, env, store, session_id, invocations, *, narrow, round_=1):
-    """As the executor stage does: call the engine, run its tool calls for real and append the
-    turns; on the last of `max_steps` steps no tools are offered and the document is due."""
-    transcript: list[Turn] = []
-    replies = []
-    for step in range(1, payload["max_steps"] + 1):
-        last = step == payload["max_steps"]
-        request = RoleRequest(
-            role="executor",
-            prompt=prompt("executor"),
-            payload={**payload, "final_step": last},
-            tools=None if last else TOOLS,
-            transcript=list(transcript),
-        )
-        reply = ENGINE.complete(request)
-        replies.append(reply)
-        if not reply.tool_calls:
-            assert reply.model == "offline" and reply.usage.prompt_tokens == reply.usage.completion_tokens == 0
-            return json.loads(reply.text), transcript, replies
-        assert not last
-        for call in reply.tool_calls:
-            try:
-                invocation = run_tool(
-                    call.name, call.arguments, env, SessionView(invocations=invocations, narrow=narrow)
-                )
-            except (ToolRefused, BadInput) as exc:
-                transcript.append(Turn(call=call, view=f'<refused tool="{call.name}">{exc}</refused>', invocation=None))
-                continue
-            stored = store.record_invocation(session_id, invocation.model_copy(update={"round": round_}))
-            invocations.append(stored)
-            transcript.append(Turn(call=call, view=model_view(stored), invocation=stored))
-    raise AssertionError("the executor never finished")
+    def composer_payload(self) -> dict:
+        self.pipeline.compose(self.session_id)
+        return self.recorder.of("composer")[-1][0].payload
 
 
 def full_run(question: str, tmp_path: Path, env_dir: Path | None = None, *, max_steps: int = 8) -> Run:
-    env = build_environment(env_dir)
-    environment, aliases = environment_payload(env)
-    run_intent = extract_intent(
-        question,
-        services=environment["services"],
-        aliases=aliases,
-        alertnames=sorted({alert["alertname"] for alert in environment["alerts"]}),
+    """Plan, execute and gate one question through the real Pipeline."""
+    db = tmp_path / f"trace-{len(list(tmp_path.iterdir()))}.db"
+    pipeline, recorder = recording_pipeline(db, env_dir, max_steps=max_steps)
+    session_id = pipeline.create_session(question).session_id
+    pipeline.plan(session_id)
+    pipeline.execute(session_id)
+    gate_result = pipeline.gate(session_id)
+    stored = pipeline.store.load(session_id)
+    [(plan_request, plan_reply)] = recorder.of("planner")
+    executor = recorder.of("executor")
+    payload = plan_request.payload
+    intent = Intent(
+        language=payload["language"],
+        narrow=payload["task_scope"] == "narrow",
+        services=tuple(payload["intent"]["services"]),
+        alertnames=tuple(payload["intent"]["alertnames"]),
+        terms=tuple(payload["intent"]["terms"]),
+        window=payload["intent"]["window"],
     )
-    plan = document(
-        "planner",
-        {
-            "question": question,
-            "language": run_intent.language,
-            "task_scope": run_intent.task_scope,
-            "intent": run_intent.to_payload(),
-            "environment": environment,
-        },
+    last_request, last_reply = executor[-1]
+    return Run(
+        question=question,
+        intent=intent,
+        plan=json.loads(plan_reply.text),
+        transcript=list(last_request.transcript),
+        invocations=list(stored.invocations),
+        executor_output=json.loads(last_reply.text),
+        gate_result=gate_result,
+        replies=[reply for _, reply in executor],
+        pipeline=pipeline,
+        recorder=recorder,
+        session_id=session_id,
     )
-    store = TraceStore(tmp_path / f"trace-{abs(hash(question))}-{len(list(tmp_path.iterdir()))}.db")
-    session_id = store.create_session(question).session_id
-    invocations: list[ToolInvocation] = []
-    payload = executor_payload(run_intent, question, plan, max_steps=max_steps)
-    output, transcript, replies = drive_executor(payload, env, store, session_id, invocations, narrow=run_intent.narrow)
-    result = gate(output, invocations, load_rules())
-    return Run(question, run_intent, plan, transcript, invocations, output, result, replies)
-
-
-def verifier_payload(run: Run) -> dict:
-    passed = {(c.claim_id, c.binding_index): c for c in run.gate_result.checked_bindings if c.status == "pass"}
-    claims = []
-    for claim in run.executor_output["claims"]:
-        evidence = [
-            {
-                "source_invocation_id": checked.source_invocation_id,
-                "tool_name": checked.tool_name,
-                "raw_path": checked.raw_path,
-                "matched_text": checked.matched_text,
-                "evidence_excerpt": checked.evidence_excerpt,
-            }
-            for index, _ in enumerate(claim["evidence_bindings"])
-            if (checked := passed.get((claim["claim_id"], index)))
-        ]
-        claims.append(
-            {key: claim[key] for key in ("claim_id", "claim_type", "claim_text", "support_level")}
-            | {"verified_evidence": evidence}
-        )
-    return {
-        "original_query": run.question,
-        "language": run.intent.language,
-        "task_scope": run.intent.task_scope,
-        "gatekeeper": {
-            "status": run.gate_result.status,
-            "severity": run.gate_result.severity,
-            "failed_rules": run.gate_result.failed_rules,
-        },
-        "verified_claims": claims,
-    }
-
-
-def composer_payload(run: Run, verifier: dict) -> dict:
-    by_id = {invocation.invocation_id: invocation for invocation in run.invocations}
-    allowed_ids = {
-        c["claim_id"] for c in verifier["claim_checks"] if c["verification"] in ("direct_support", "indirect_support")
-    }
-    allowed = []
-    for claim in run.executor_output["claims"]:
-        if claim["claim_id"] not in allowed_ids:
-            continue
-        evidence = []
-        for binding in claim["evidence_bindings"]:
-            refs = by_id[binding["source_invocation_id"]].retrieval_details.evidence_refs
-            text = next(ref.text for ref in refs if ref.raw_path == binding["raw_path"])
-            evidence.append(
-                {key: binding[key] for key in ("tool_name", "source_invocation_id", "raw_path")} | {"text": text}
-            )
-        allowed.append(
-            {
-                "citation": len(allowed) + 1,
-                "claim_id": claim["claim_id"],
-                "claim_type": claim["claim_type"],
-                "claim_text": claim["claim_text"],
-                "no_evidence": all(item["raw_path"] == "$.no_evidence" for item in evidence),
-                "evidence": evidence,
-            }
-        )
-    return {
-        "original_query": run.question,
-        "language": run.intent.language,
-        "verdict": verifier["verdict"],
-        "allowed_claims": allowed,
-        "allowed_hypotheses": run.executor_output["hypotheses"],
-        "missing_info": run.executor_output["missing_info"],
-        "recommended_actions": run.executor_output["recommended_actions"],
-        "rationale": verifier["rationale"],
-    }
 
 
 def tool_calls(run: Run) -> list[ToolCall]:
@@ -316,19 +249,20 @@ def test_narrow_alert_that_is_not_there_gives_its_metric_not_a_negative_claim(tm
     assert "The query returned no HighCPUUsage alert item, only metric series." in run.executor_output["missing_info"]
 
 
-def test_narrow_after_no_evidence_the_next_reply_is_the_answer():
+def test_narrow_after_no_evidence_the_next_reply_is_the_answer(offered_tools):
     narrow = Intent("en", True, ("inventory-service",), (), ("HikariCP",), None)
-    payload = executor_payload(narrow, "Only confirm whether inventory-service has HikariCP logs", {"plan": []})
-    [call] = ask("executor", payload).tool_calls
+    payload = executor_payload(narrow, "Only confirm whether inventory-service has HikariCP logs")
+    [call] = ask("executor", payload, tools=offered_tools).tool_calls
     invocation = run_tool(call.name, call.arguments, build_environment()).model_copy(update={"invocation_id": 1})
-    reply = ask("executor", payload, [Turn(call=call, view=model_view(invocation), invocation=invocation)])
+    turn = Turn(call=call, view=model_view(invocation), invocation=invocation)
+    reply = ask("executor", payload, [turn], tools=offered_tools)
     assert reply.tool_calls == []
     assert [c["claim_type"] for c in json.loads(reply.text)["claims"]] == ["negative_observation"]
 
 
-def test_narrow_question_without_a_precise_target_queries_nothing():
+def test_narrow_question_without_a_precise_target_queries_nothing(offered_tools):
     vague = Intent("en", True, (), (), ("timeout",), None)
-    reply = ask("executor", executor_payload(vague, "Is there a timeout?", {"plan": []}))
+    reply = ask("executor", executor_payload(vague, "Is there a timeout?"), tools=offered_tools)
     output = json.loads(reply.text)
     assert reply.tool_calls == [] and output["claims"] == []
     assert output["missing_info"]
@@ -395,12 +329,12 @@ def test_last_step_gets_the_document_and_reports_what_was_not_run(tmp_path):
     assert "lookup_knowledge(" in note and "query_logs(" in note
 
 
-def test_refused_call_is_reported_not_retried():
+def test_refused_call_is_reported_not_retried(offered_tools):
     broad = Intent("en", False, ("order-service",), (), (), None)
-    payload = executor_payload(broad, "Why is order-service slow?", {"plan": []})
-    [call] = ask("executor", payload).tool_calls
+    payload = executor_payload(broad, "Why is order-service slow?")
+    [call] = ask("executor", payload, tools=offered_tools).tool_calls
     view = '<refused tool="query_metrics">query_metrics refused: this session already made 8 calls (cap 8)</refused>'
-    reply = ask("executor", payload, [Turn(call=call, view=view, invocation=None)])
+    reply = ask("executor", payload, [Turn(call=call, view=view, invocation=None)], tools=offered_tools)
     assert reply.tool_calls and all(c.name != "query_metrics" for c in reply.tool_calls)
     ids = [c.id for c in reply.tool_calls]
     assert ids == [f"call-{n}" for n in range(2, 2 + len(ids))]
@@ -411,18 +345,18 @@ def test_refused_call_is_reported_not_retried():
     )
 
 
-def test_alert_driven_run_takes_service_and_alert_from_the_alert():
+def test_alert_driven_run_takes_service_and_alert_from_the_alert(offered_tools):
     blank = Intent("en", False, (), (), (), None)
-    payload = executor_payload(blank, "Diagnose this alert", {"plan": []})
+    payload = executor_payload(blank, "Diagnose this alert")
     payload["aiops_alert"] = {"labels": {"alertname": "HighMemoryUsage", "service": "order-service"}}
-    [call] = ask("executor", payload).tool_calls
+    [call] = ask("executor", payload, tools=offered_tools).tool_calls
     assert (call.name, call.arguments) == ("query_metrics", {"service": "order-service", "window": "30m"})
 
 
-def test_only_offered_tools_are_called():
+def test_only_offered_tools_are_called(offered_tools):
     broad = Intent("en", False, ("order-service",), (), (), None)
-    payload = executor_payload(broad, "Why is order-service slow?", {"plan": []})
-    logs_only = [schema for schema in TOOLS if schema["function"]["name"] == "query_logs"]
+    payload = executor_payload(broad, "Why is order-service slow?")
+    logs_only = [schema for schema in offered_tools if schema["function"]["name"] == "query_logs"]
     request = RoleRequest(role="executor", prompt=prompt("executor"), payload=payload, tools=logs_only)
     reply = ENGINE.complete(request)
     assert reply.tool_calls == [] and json.loads(reply.text)["claims"] == []
@@ -431,19 +365,17 @@ def test_only_offered_tools_are_called():
 def test_evidence_retry_runs_only_new_queries_and_keeps_verified_claims(tmp_path):
     question = "Why is order-service failing? It keeps restarting and checkout requests time out."
     first = full_run(question, tmp_path)
-    verified = verifier_payload(first)["verified_claims"]
+    verified = first.verifier_payload()["verified_claims"]
     gap = verified[-1]["claim_id"]
     retry = {
         "verified_claims": verified,
         "gaps": [{"claim_id": gap, "reason": "indirect_support"}],
         "completed_queries": [{"tool_name": i.tool_name, "input_params": i.input_params} for i in first.invocations],
     }
-    env = build_environment()
-    store = TraceStore(tmp_path / "retry.db")
-    session_id = store.create_session(question).session_id
-    invocations = [store.record_invocation(session_id, invocation) for invocation in first.invocations]
-    payload = executor_payload(first.intent, question, first.plan, retry=retry)
-    output, transcript, _ = drive_executor(payload, env, store, session_id, invocations, narrow=False, round_=2)
+    first.pipeline.execute(first.session_id, round=2, retry_context=retry)
+    request, reply = first.recorder.of("executor")[-1]
+    output = json.loads(reply.text)
+    transcript = request.transcript
     completed = {(q["tool_name"], json.dumps(q["input_params"], sort_keys=True)) for q in retry["completed_queries"]}
     assert transcript and all(
         (turn.invocation.tool_name, json.dumps(turn.invocation.input_params, sort_keys=True)) not in completed
@@ -452,7 +384,7 @@ def test_evidence_retry_runs_only_new_queries_and_keeps_verified_claims(tmp_path
     kept = [c for c in verified if c["claim_id"] != gap]
     assert [c["claim_id"] for c in output["claims"][: len(kept)]] == [c["claim_id"] for c in kept]
     assert len({c["claim_id"] for c in output["claims"]}) == len(output["claims"])
-    assert gate(output, invocations, load_rules()).severity == "none"
+    assert first.pipeline.gate(first.session_id).severity == "none"
 
 
 def test_log_line_with_an_instruction_changes_nothing(tmp_path):
@@ -711,10 +643,11 @@ def assert_composed_within_material(composed: dict, payload: dict) -> None:
 def test_whole_chain_passes_and_composes_only_allowed_material(question, tmp_path):
     run = full_run(question, tmp_path)
     assert run.gate_result.severity == "none"
-    verifier = document("verifier", verifier_payload(run))
+    run.verifier_payload()
+    verifier = json.loads(run.recorder.of("verifier")[-1][1].text)
     assert verifier["verdict"] == "PASS", verifier["claim_checks"]
-    payload = composer_payload(run, verifier)
-    composed = document("composer", payload)
+    payload = run.composer_payload()
+    composed = json.loads(run.recorder.of("composer")[-1][1].text)
     assert_composed_within_material(composed, payload)
     if run.intent.language == "zh":
         assert "发现：" in composed["user_facing_answer"]
@@ -829,10 +762,48 @@ def test_same_inputs_give_identical_outputs(tmp_path):
     ]
     assert first.executor_output == second.executor_output
     assert json.dumps(first.executor_output, ensure_ascii=False) == first.replies[-1].text
-    verifier_payloads = verifier_payload(first), verifier_payload(second)
-    assert ask("verifier", verifier_payloads[0]).text == ask("verifier", verifier_payloads[1]).text
-    verdict = json.loads(ask("verifier", verifier_payloads[0]).text)
-    assert (
-        ask("composer", composer_payload(first, verdict)).text
-        == ask("composer", composer_payload(second, verdict)).text
-    )
+    assert first.verifier_payload() == second.verifier_payload()
+    assert first.recorder.of("verifier")[-1][1].text == second.recorder.of("verifier")[-1][1].text
+    assert first.composer_payload() == second.composer_payload()
+    assert first.recorder.of("composer")[-1][1].text == second.recorder.of("composer")[-1][1].text
+
+
+# --- languages -------------------------------------------------------------------------------
+
+
+def test_every_catalogue_has_the_english_message_ids_and_formats():
+    """A template may use fewer of the values the code passes (a language words a sentence its own way)."""
+    placeholders = re.compile(r"\{(\w+)\}")
+    assert set(chinese.MESSAGES) == set(english.MESSAGES)
+    for message_id in english.MESSAGES:
+        values = {name: "x" for m in (english, chinese) for name in placeholders.findall(m.MESSAGES[message_id])}
+        for module in (english, chinese):
+            assert catalogue(module.LANGUAGE)(message_id, **values), message_id
+
+
+@pytest.mark.parametrize(
+    ("question", "language"),
+    [
+        ("order-service はなぜ再起動を繰り返していますか？", "ja"),
+        ("order-service 는 왜 계속 재시작하나요?", "ko"),
+    ],
+)
+def test_japanese_and_korean_questions_are_answered_in_english_and_say_so(question, language, tmp_path):
+    pipeline, recorder = recording_pipeline(tmp_path / "evcli.db")
+    result = pipeline.ask(question)
+    assert pipeline.store.load(result["session_id"]).run.config.language == language
+    answer = json.loads(recorder.of("composer")[-1][1].text)["user_facing_answer"]
+    note = f"({LANGUAGE_NAMES[language]} is not supported yet; answering in English.)"
+    assert answer.splitlines()[0] == note
+    assert "Findings:" in answer and "order-service has a firing HighMemoryUsage alert" in answer
+    assert not re.search(r"[\u4e00-\u9fff]", answer.replace(question, ""))  # no Chinese sentence
+    plan = json.loads(recorder.of("planner")[0][1].text)
+    assert plan["reasoning"] == catalogue("en")("plan.reasoning.broad")
+
+
+def test_chinese_and_english_questions_carry_no_language_note(tmp_path):
+    for question in ("为什么订单服务最近1小时一直重启？", "Why is order-service restarting?"):
+        pipeline, recorder = recording_pipeline(tmp_path / f"evcli-{len(question)}.db")
+        pipeline.ask(question)
+        answer = json.loads(recorder.of("composer")[-1][1].text)["user_facing_answer"]
+        assert "not supported yet" not in answer and "暂不支持" not in answer
