@@ -33,22 +33,20 @@ def environment_options(*, runbooks: bool = False, help: dict[str, str] | None =
     """
     from evcli.backends.registry import BACKENDS
 
-    def option(name: str, annotation: Any) -> inspect.Parameter:
-        return inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None, annotation=annotation)
-
-    added = [option("env", EnvOption)]
-    added += [
-        option(kind.name, Annotated[str | None, typer.Option(kind.flag, help=(help or {}).get(kind.name, kind.help))])
+    options: list[tuple[str, Any]] = [("env", EnvOption)]
+    options += [
+        (kind.name, Annotated[str | None, typer.Option(kind.flag, help=(help or {}).get(kind.name, kind.help))])
         for kind in BACKENDS.values()
     ]
     if runbooks:
-        added.append(option("runbooks", RunbooksOption))
+        options.append(("runbooks", RunbooksOption))
 
     def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
         # The placeholder's annotation is for readers and mypy; it is replaced, so any object resolves it.
         signature = inspect.signature(command, eval_str=True, locals={"EnvironmentSpec": object})
         params = list(signature.parameters.values())
         at = [param.name for param in params].index("environment")
+        added = [inspect.Parameter(name, params[at].kind, default=None, annotation=annotation) for name, annotation in options]
         params[at:at + 1] = added
 
         @functools.wraps(command)
