@@ -95,7 +95,7 @@ def diagnose_payload(pipeline, payload: Any, *, source: str = "payload") -> list
 def diagnose_alert(pipeline, alert: AlertInput) -> dict[str, Any]:
     result = pipeline.ask(alert_question(alert), mode="aiops", aiops_alert=alert.as_dict())
     document = pipeline.store.load(result["session_id"])
-    active = [a for a in document.run.config.get("environment", {}).get("alerts", []) if a.get("state") == "firing"]
+    active = [a for a in document.run.config.environment.alerts if a.get("state") == "firing"]
     evaluation = rule_evaluation(alert, result, document, active)
     pipeline.store.update_run(
         result["session_id"], self_evaluation={**document.run.self_evaluation, "aiops_rule_evaluation": evaluation}

@@ -9,9 +9,10 @@ field to reject it), strict where the producer is our own code.
 from __future__ import annotations
 
 import re
+from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
 ANSWER_VERSION = "executor_evidence_v2"
 SESSION_FORMAT = "evcli-session/1"
@@ -39,8 +40,57 @@ EVIDENCE_ARRAYS: dict[str, str] = {
 
 ClaimType = str  # observation, negative_observation, symptom, root_cause, ...
 EvidenceStatus = Literal["supported", "no_evidence", "deduped", "failed"]
-Severity = Literal["none", "low_confid", "reject"]
 RuleSeverity = Literal["warning", "low_confid", "reject"]
+
+
+ROLES = ("planner", "executor", "verifier", "composer")
+
+
+class _Ordered(StrEnum):
+    """A string enum ordered by declaration (best first), not alphabetically; compares with its values too."""
+
+    def _rank(self, other: object) -> tuple[int, int] | None:
+        members = list(type(self))
+        if isinstance(other, str) and other in [member.value for member in members]:
+            return members.index(self), members.index(type(self)(other))
+        return None
+
+    def __lt__(self, other: object) -> bool:
+        ranks = self._rank(other)
+        return NotImplemented if ranks is None else ranks[0] < ranks[1]
+
+    def __le__(self, other: object) -> bool:
+        ranks = self._rank(other)
+        return NotImplemented if ranks is None else ranks[0] <= ranks[1]
+
+    def __gt__(self, other: object) -> bool:
+        ranks = self._rank(other)
+        return NotImplemented if ranks is None else ranks[0] > ranks[1]
+
+    def __ge__(self, other: object) -> bool:
+        ranks = self._rank(other)
+        return NotImplemented if ranks is None else ranks[0] >= ranks[1]
+
+
+class Verdict(_Ordered):
+    """The Verifier's judgement; the worse of two verdicts is their max()."""
+
+    PASS = "PASS"
+    LOW_CONFID = "LOW_CONFID"
+    REJECT = "REJECT"
+
+
+class Severity(_Ordered):
+    """A gate outcome; the gate's severity is the max() of its failed rules' severities."""
+
+    NONE = "none"
+    LOW_CONFID = "low_confid"
+    REJECT = "reject"
+
+    @property
+    def ceiling(self) -> Verdict:
+        """The best verdict a run gated with this severity may reach."""
+        return {Severity.NONE: Verdict.PASS, Severity.LOW_CONFID: Verdict.LOW_CONFID, Severity.REJECT: Verdict.REJECT}[self]
 
 
 class _Open(BaseModel):
@@ -180,7 +230,7 @@ class GateResult(_Closed):
 
 
 class VerifierOutput(_Open):
-    verdict: Literal["PASS", "LOW_CONFID", "REJECT"]
+    verdict: Verdict
     groundedness_score: float = 0.0
     critical_fact_count: int = 0
     claim_checks: list[Any] = Field(default_factory=list)
@@ -202,6 +252,69 @@ class ComposerOutput(_Open):
 # --- The exported session document ----------------------------------------------
 
 
+class IntentConfig(_Closed):
+    """What was read from the question (evcli.agents.intent.Intent, as stored)."""
+
+    services: list[str] = Field(default_factory=list)
+    alertnames: list[str] = Field(default_factory=list)
+    terms: list[str] = Field(default_factory=list)
+    window: str | None = None
+
+
+class EnvironmentOverview(_Closed):
+    """Services, active alerts and declared skills at session creation: what the Planner may choose from."""
+
+    services: list[str] = Field(default_factory=list)
+    aliases: dict[str, list[str]] = Field(default_factory=dict)
+    alerts: list[dict[str, Any]] = Field(default_factory=list)
+    skills: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class ReplayOf(_Closed):
+    session_id: str
+    from_stage: str = Field(alias="from")
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, serialize_by_alias=True)
+
+
+class SessionConfig(_Closed):
+    """How a session was run, stored as `diagnosis_run.config`.
+
+    Only the fields a writer set are stored (a session created without a config
+    stores `{}`), so a config round-trips byte for byte. Documents written before
+    this model (`{"model": "offline", "env": "demo"}`, the first sample sessions)
+    are upgraded when read: one model for every role, `demo` meaning the packaged
+    demo environment.
+    """
+
+    models: dict[str, str] = Field(default_factory=dict)  # role -> model, plus api_base when one was given
+    env: dict[str, str] = Field(default_factory=dict)  # env_dir / prometheus / alertmanager / loki / runbooks
+    task_scope: Literal["narrow", "broad"] = "broad"
+    language: str = "en"
+    intent: IntentConfig = Field(default_factory=IntentConfig)
+    environment: EnvironmentOverview = Field(default_factory=EnvironmentOverview)
+    max_steps: int = 8
+    aiops_alert: dict[str, Any] | None = None
+    replay_of: ReplayOf | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _upgrade_first_shape(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or not ("model" in data or isinstance(data.get("env"), str)):
+            return data
+        upgraded = {key: value for key, value in data.items() if key != "model"}
+        if "model" in data and "models" not in data:
+            upgraded["models"] = {role: data["model"] for role in ROLES}
+        if isinstance(data.get("env"), str):
+            upgraded["env"] = {} if data["env"] == "demo" else {"env_dir": data["env"]}
+        return upgraded
+
+    @model_serializer(mode="wrap")
+    def _only_set_fields(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        dumped: dict[str, Any] = handler(self)
+        return {key: value for key, value in dumped.items() if key in self.model_fields_set}
+
+
 class RunRecord(_Closed):
     """The `diagnosis_run` row."""
 
@@ -209,8 +322,8 @@ class RunRecord(_Closed):
     question: str = ""
     mode: Literal["chat", "aiops"] = "chat"
     status: str = "created"
-    verdict: str | None = None
-    config: dict[str, Any] = Field(default_factory=dict)
+    verdict: Verdict | None = None
+    config: SessionConfig = Field(default_factory=SessionConfig)
     prompt_audit: dict[str, Any] = Field(default_factory=dict)
     self_evaluation: dict[str, Any] = Field(default_factory=dict)
     # Free-form notes kept with the session, e.g. a sample's expected gate outcome.

@@ -1,39 +1,43 @@
-"""The diagnosis state machine (DESIGN §7): plan → execute → gate → verify → compose.
+"""The diagnosis state machine (DESIGN §7): the stages of `evcli.stages`, in its order.
 
 Every stage reads what it needs from the trace store and writes what it
 produced back, so any stage can be run on its own (`evcli execute SESSION`), a
 whole run is just the stages in order (`evcli ask`), and a replay is a new
-session seeded with another session's upstream outputs.
+session seeded with another session's upstream outputs. The order, and what
+each stage reads and writes, is written down once, in `evcli.stages.STAGES`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
-from evcli.agents.calls import (
-    COMPLETED,
-    INVALID_OUTPUT,
-    NON_RETRYABLE_FAILED,
-    RETRYABLE_FAILED,
-    StageResult,
-    StepCounter,
-)
+from pydantic import BaseModel
+
+from evcli.agents.calls import COMPLETED, INVALID_OUTPUT, RETRYABLE_FAILED, StageResult, StepCounter
 from evcli.agents.engine import Engine, ToolCall, Turn
+from evcli.agents.projection import AllowedClaim
 from evcli.contracts import (
+    ROLES,
+    EnvironmentOverview,
     GateResult,
+    IntentConfig,
+    ReplayOf,
     RunRecord,
+    SessionConfig,
     SessionDocument,
+    Severity,
     StageOutput,
+    Verdict,
 )
 from evcli.errors import BadInput, EvcliError
 from evcli.gatekeeper.engine import gate
 from evcli.gatekeeper.rules import RuleSet
+from evcli.stages import REPLAYABLE, Stage, stages_from, upstream
 from evcli.store.db import TraceStore, new_session_id, now_iso
 
-ROLES = ("planner", "executor", "verifier", "composer")
-STAGES = ("plan", "execute", "gate", "verify", "compose")
+__all__ = ["ROLES", "AskResult", "Models", "Pipeline", "StageFailed", "build_engines"]
 Progress = Callable[[str], None]
 
 
@@ -56,10 +60,49 @@ class Models:
         return {role: self.for_role(role) for role in ROLES} | ({"api_base": self.api_base} if self.api_base else {})
 
     @classmethod
-    def from_config(cls, config: dict[str, Any]) -> Models:
-        models = dict(config.get("models") or {})
+    def from_config(cls, config: SessionConfig) -> Models:
+        models = dict(config.models)
         api_base = models.pop("api_base", None)
         return cls(default="offline", per_role=models, api_base=api_base)
+
+
+class GateSummary(BaseModel):
+    status: str
+    severity: Severity
+    failed_rules: list[str]
+
+    @classmethod
+    def of(cls, result: GateResult) -> GateSummary:
+        return cls(status=result.status, severity=result.severity, failed_rules=result.failed_rules)
+
+
+class AnswerSummary(BaseModel):
+    answer_summary: str
+    user_facing_answer: str
+    recommended_actions: list[Any]
+
+
+class Usage(BaseModel):
+    prompt_tokens: int
+    completion_tokens: int
+    model_calls: int
+
+
+class AskResult(BaseModel):
+    """A run's final document: what `ask --json` prints."""
+
+    session_id: str
+    question: str
+    verdict: Verdict
+    gate: GateSummary
+    answer: AnswerSummary
+    claims: list[AllowedClaim]
+    hypotheses: list[Any]  # possibilities the answer may mention as unconfirmed, never facts
+    missing_info: list[Any]
+    fallback: str | None
+    rounds: int
+    models: dict[str, str]
+    usage: Usage
 
 
 def build_engines(models: Models) -> dict[str, Engine]:
@@ -85,7 +128,7 @@ class Pipeline:
     store: TraceStore
     rules: RuleSet
     models: Models = field(default_factory=Models)
-    env_spec: dict[str, Any] = field(default_factory=dict)  # --env / backend URLs, as stored in the session config
+    env_spec: dict[str, str] = field(default_factory=dict)  # --env / backend URLs, as stored in the session config
     max_steps: int = 8
     progress: Progress = lambda message: None
     _engines: dict[str, Engine] | None = None
@@ -108,7 +151,7 @@ class Pipeline:
 
     # --- sessions ----------------------------------------------------------
 
-    def create_session(self, question: str, *, mode: str = "chat", aiops_alert: dict | None = None) -> RunRecord:
+    def create_session(self, question: str, *, mode: str = "chat", aiops_alert: dict[str, Any] | None = None) -> RunRecord:
         from evcli.agents.intent import extract_intent
 
         environment = self.environment_overview()
@@ -116,28 +159,28 @@ class Pipeline:
         question = redactor.mask_text(question)
         intent = extract_intent(
             question,
-            services=environment["services"],
-            aliases=environment.get("aliases", {}),
-            alertnames=sorted({a["alertname"] for a in environment["alerts"] if a.get("alertname")}),
+            services=environment.services,
+            aliases=environment.aliases,
+            alertnames=sorted({a["alertname"] for a in environment.alerts if a.get("alertname")}),
         )
-        config = {
-            "models": self.models.as_config(),
-            "env": self.env_spec,
-            "task_scope": "narrow" if intent.narrow else "broad",
-            "language": intent.language,
-            "intent": {"services": list(intent.services), "alertnames": list(intent.alertnames),
-                       "terms": list(intent.terms), "window": intent.window},
-            "environment": environment,
-            "max_steps": self.max_steps,
-        }
-        if aiops_alert is not None:
-            config["aiops_alert"] = aiops_alert
-        run = self.store.create_session(question, mode=mode, config=redactor.mask(config))
+        config = SessionConfig(
+            models=self.models.as_config(),
+            env=self.env_spec,
+            task_scope="narrow" if intent.narrow else "broad",
+            language=intent.language,
+            intent=IntentConfig(services=list(intent.services), alertnames=list(intent.alertnames),
+                                terms=list(intent.terms), window=intent.window),
+            environment=environment,
+            max_steps=self.max_steps,
+            **({"aiops_alert": aiops_alert} if aiops_alert is not None else {}),
+        )
+        masked = SessionConfig.model_validate(redactor.mask(config.model_dump(mode="json")))
+        run = self.store.create_session(question, mode=mode, config=masked)
         self.store.update_run(run.session_id, status="running", prompt_audit=_prompt_audit())
-        self.progress(f"session {run.session_id} · {config['task_scope']} · {intent.language}")
+        self.progress(f"session {run.session_id} · {config.task_scope} · {intent.language}")
         return run
 
-    def environment_overview(self) -> dict[str, Any]:
+    def environment_overview(self) -> EnvironmentOverview:
         """Services, active alerts and declared skills: what the Planner may choose from."""
         from evcli.backends.base import BackendError, parse_window
 
@@ -160,13 +203,13 @@ class Pipeline:
             skills = [_as_dict(skill) for skill in index.skills(tools.knowledge_dir)]
         except EvcliError:
             pass
-        return {"services": sorted(services), "aliases": dict(aliases), "alerts": alerts, "skills": skills}
+        return EnvironmentOverview(services=sorted(services), aliases=dict(aliases), alerts=alerts, skills=skills)
 
     # --- stages --------------------------------------------------------------
 
     def plan(self, session_id: str) -> StageResult:
         document = self.store.load(session_id)
-        payload = {**_question_payload(document), "environment": document.run.config.get("environment", {})}
+        payload = {**_question_payload(document), "environment": document.run.config.environment.model_dump(mode="json")}
         self.progress("planner …")
         from evcli.agents.planner import run_planner
 
@@ -176,17 +219,16 @@ class Pipeline:
         self.progress(f"planner done · skill {result.output.get('selected_skill') or '-'}")
         return result
 
-    def execute(self, session_id: str, *, round: int = 1, retry_context: dict | None = None) -> StageResult:
+    def execute(self, session_id: str, *, round: int = 1, retry_context: dict[str, Any] | None = None) -> StageResult:
         from evcli.agents.executor import run_executor
 
         document = self.store.load(session_id)
         plan = document.latest_stage("plan")
         if plan is None or plan.output is None:
             raise BadInput(f"session {session_id} has no plan", hint=f"run `evcli plan` first, or `evcli replay {session_id} --from execute`")
-        config = document.run.config
         payload = {**_question_payload(document), "plan": plan.output, "max_steps": self.max_steps, "retry_context": retry_context}
         self.progress(f"executor round {round} …")
-        run_call = self._tool_runner(session_id, document, round, narrow=config.get("task_scope") == "narrow")
+        run_call = self._tool_runner(session_id, document, round, narrow=document.run.config.task_scope == "narrow")
         result = run_executor(self.engine("executor"), payload, self._steps(session_id, round), run_call, max_steps=self.max_steps)
         self._store_stage(session_id, "execute", round, result)
         self._fail_unless(session_id, "executor", result, allow_invalid=True)
@@ -204,7 +246,7 @@ class Pipeline:
         self.progress(f"gate {result.status}/{result.severity}" + (f" · {', '.join(result.failed_rules)}" if result.failed_rules else ""))
         return result
 
-    def verify(self, session_id: str) -> tuple[StageResult, str]:
+    def verify(self, session_id: str) -> tuple[StageResult, Verdict]:
         """(verifier stage result, effective verdict capped by the gate)."""
         from evcli.agents.projection import verified_claims
         from evcli.agents.verifier import effective_verdict, run_verifier
@@ -215,21 +257,21 @@ class Pipeline:
         if execute is None or gate_result is None:
             raise BadInput(f"session {session_id} has not been gated", hint=f"run `evcli gate {session_id}` first")
         round = execute.round
-        if gate_result.severity == "reject":
+        if gate_result.severity == Severity.REJECT:
             # Claims that cite something false are not worth judging; the answer will be a fallback.
             result = StageResult(COMPLETED, output={
-                "verdict": "REJECT", "groundedness_score": 0.0, "critical_fact_count": 0, "claim_checks": [],
+                "verdict": Verdict.REJECT.value, "groundedness_score": 0.0, "critical_fact_count": 0, "claim_checks": [],
                 "facts_checked": [], "rationale": "gate reject: " + ", ".join(gate_result.failed_rules)})
             self._store_stage(session_id, "verify", round, result, extra={"skipped": "gate reject"})
             self.progress("verifier skipped · gate reject")
-            return result, "REJECT"
+            return result, Verdict.REJECT
         config = document.run.config
         payload = {
             "original_query": document.run.question,
-            "language": config.get("language", "en"),
-            "task_scope": config.get("task_scope", "broad"),
-            "gatekeeper": {"status": gate_result.status, "severity": gate_result.severity, "failed_rules": gate_result.failed_rules},
-            "verified_claims": verified_claims(execute.output, gate_result),
+            "language": config.language,
+            "task_scope": config.task_scope,
+            "gatekeeper": GateSummary.of(gate_result).model_dump(mode="json"),
+            "verified_claims": [claim.model_dump(mode="json") for claim in verified_claims(execute.output, gate_result)],
         }
         self.progress(f"verifier round {round} …")
         steps = self._steps(session_id, round)
@@ -239,117 +281,94 @@ class Pipeline:
             result = run_verifier(self.engine("verifier"), payload, steps)
         verdict = effective_verdict(result.output["verdict"], gate_result.severity) if result.ok else None
         self._store_stage(session_id, "verify", round, result, extra={"effective_verdict": verdict})
-        if not result.ok:
+        if verdict is None:
             self._fail(session_id, f"verifier failed: {result.error}")
         self.progress(f"verifier {result.output['verdict']} → effective {verdict}")
         return result, verdict
 
+    def verify_with_evidence_retry(self, session_id: str) -> None:
+        """Verify; a LOW_CONFID first round with critical gaps gets one more round of evidence."""
+        from evcli.agents.projection import directly_supported, verified_claims
+        from evcli.agents.verifier import critical_gaps
+
+        result, verdict = self.verify(session_id)
+        gaps = critical_gaps(result.output) if verdict == Verdict.LOW_CONFID else []
+        document = self.store.load(session_id)
+        execute = document.latest_stage("execute")
+        if not gaps or execute is None or execute.round != 1:
+            return
+        gate_result = _latest_gate(document, 1)
+        kept = directly_supported(verified_claims(execute.output, gate_result), result.output) if gate_result else []
+        retry_context = {
+            "verified_claims": [claim.model_dump(mode="json") for claim in kept],
+            "gaps": gaps,
+            "completed_queries": [{"tool_name": i.tool_name, "input_params": i.input_params} for i in document.invocations],
+        }
+        self.progress(f"evidence retry for {len(gaps)} critical gap(s)")
+        self.execute(session_id, round=2, retry_context=retry_context)
+        self.gate(session_id)
+        self.verify(session_id)
+
     def compose(self, session_id: str) -> dict[str, Any]:
-        """Write the answer; returns the run's final document (what `ask --json` prints)."""
-        from evcli.agents.composer import run_composer
+        """Write the answer; returns the run's AskResult as JSON (what `ask --json` prints)."""
+        from evcli.agents.composer import answer_material, compose_guarded
         from evcli.agents.fallback import composer_fallback_answer, gate_reject_answer
-        from evcli.agents.postguard import check_answer
-        from evcli.agents.projection import rests_on_no_evidence, verified_claims
+        from evcli.agents.projection import allowed_claims
         from evcli.agents.verifier import effective_verdict
 
         document = self.store.load(session_id)
         execute, verify = document.latest_stage("execute"), document.latest_stage("verify")
-        if verify is None or verify.output is None or execute is None:
+        gate_result = _latest_gate(document, execute.round) if execute else None
+        if verify is None or verify.output is None or execute is None or gate_result is None:
             raise BadInput(f"session {session_id} has not been verified", hint=f"run `evcli verify {session_id}` first")
-        gate_result = _latest_gate(document, execute.round)
         verdict = effective_verdict(verify.output["verdict"], gate_result.severity)
-        config = document.run.config
-        language = config.get("language", "en")
+        language = document.run.config.language
         executor_output = execute.output if isinstance(execute.output, dict) else {}
-
-        direct = {c.get("claim_id") for c in verify.output.get("claim_checks") or [] if c.get("verification") == "direct_support"}
-        allowed = [c for c in verified_claims(executor_output, gate_result) if c["claim_id"] in direct]
-        allowed_claims = [
-            {"citation": n, "claim_id": c["claim_id"], "claim_type": c["claim_type"], "claim_text": c["claim_text"],
-             "no_evidence": rests_on_no_evidence(c),
-             "evidence": [{"tool_name": e["tool_name"], "source_invocation_id": e["source_invocation_id"],
-                           "raw_path": e["raw_path"], "text": e["matched_text"]} for e in c["verified_evidence"]]}
-            for n, c in enumerate(allowed, start=1)
-        ]
-        hypotheses = list(executor_output.get("hypotheses") or []) if verdict != "REJECT" else []
+        claims = allowed_claims(executor_output, gate_result, verify.output)
+        hypotheses = list(executor_output.get("hypotheses") or []) if verdict != Verdict.REJECT else []
         missing = list(executor_output.get("missing_info") or [])
-        actions = list(executor_output.get("recommended_actions") or []) if verdict != "REJECT" else []
+        actions = list(executor_output.get("recommended_actions") or []) if verdict != Verdict.REJECT else []
 
-        fallback, violations = None, []
-        if gate_result.severity == "reject":
+        def record(result: StageResult, extra: dict[str, Any]) -> None:
+            self._store_stage(session_id, "compose", execute.round, result, extra=extra)
+
+        answer, fallback = None, None
+        if gate_result.severity == Severity.REJECT:
             answer, fallback = gate_reject_answer(language, gate_result, document.invocations), "gate_reject"
-            self._store_stage(session_id, "compose", execute.round, StageResult(COMPLETED, output=answer), extra={"fallback": fallback})
         else:
-            payload = {"original_query": document.run.question, "language": language, "verdict": verdict,
-                       "allowed_claims": allowed_claims, "allowed_hypotheses": hypotheses, "missing_info": missing,
+            payload = {"original_query": document.run.question, "language": language, "verdict": verdict.value,
+                       "allowed_claims": [claim.model_dump(mode="json") for claim in claims],
+                       "allowed_hypotheses": hypotheses, "missing_info": missing,
                        "recommended_actions": actions, "rationale": verify.output.get("rationale", "")}
-            material = [document.run.question, *map(str, hypotheses), *map(str, missing), *map(str, actions)]
-            for claim in allowed_claims:
-                material.append(claim["claim_text"])
-                material += [e["text"] or "" for e in claim["evidence"]]
-            citations = {claim["citation"] for claim in allowed_claims}
-            steps = self._steps(session_id, execute.round)
-            answer = None
-            for attempt in (1, 2):  # at most one retry, with identical input
-                self.progress("composer …" if attempt == 1 else "composer retry …")
-                result = run_composer(self.engine("composer"), payload, steps)
-                if result.ok:
-                    violations = check_answer(result.output, material=material, citations=citations,
-                                              phrases=self.rules.overstatement_phrases)
-                    if not violations:
-                        answer = result.output
-                        self._store_stage(session_id, "compose", execute.round, result, extra={"postguard": []})
-                        break
-                    result = StageResult(INVALID_OUTPUT, output=result.output, raw_text=result.raw_text,
-                                         error="post-guard: " + "; ".join(violations))
-                self._store_stage(session_id, "compose", execute.round, result, extra={"postguard": violations})
-                if result.status == NON_RETRYABLE_FAILED:
-                    break
+            answer = compose_guarded(
+                self.engine("composer"), payload, self._steps(session_id, execute.round), claims=claims,
+                material=answer_material(document.run.question, claims, hypotheses, missing, actions),
+                phrases=self.rules.overstatement_phrases, progress=self.progress,
+                record=lambda result, violations: record(result, {"postguard": violations}),
+            )
             if answer is None:
-                answer, fallback = composer_fallback_answer(language, verdict, allowed_claims, missing, actions), "composer"
-                self._store_stage(session_id, "compose", execute.round, StageResult(COMPLETED, output=answer), extra={"fallback": fallback})
+                answer, fallback = composer_fallback_answer(language, verdict, claims, missing, actions), "composer"
+        if fallback:
+            record(StageResult(COMPLETED, output=answer), {"fallback": fallback})
         self.progress("composer done" + (f" · fallback ({fallback})" if fallback else ""))
-        final = self._final_document(session_id, verdict, gate_result, answer, allowed_claims, missing, fallback,
-                                     hypotheses if fallback != "gate_reject" else [])
-        self.store.update_run(session_id, status="completed", verdict=verdict, self_evaluation=final["self_evaluation"])
-        return final["result"]
+        result = self._ask_result(session_id, verdict, gate_result, answer, claims, missing, fallback,
+                                  hypotheses if fallback != "gate_reject" else [])
+        self.store.update_run(session_id, status="completed", verdict=verdict,
+                              self_evaluation=self._self_evaluation(session_id, verdict, gate_result, answer, fallback))
+        return result.model_dump(mode="json")
 
     # --- the whole chain -------------------------------------------------------
 
-    def ask(self, question: str, *, mode: str = "chat", aiops_alert: dict | None = None) -> dict[str, Any]:
+    def ask(self, question: str, *, mode: str = "chat", aiops_alert: dict[str, Any] | None = None) -> dict[str, Any]:
         run = self.create_session(question, mode=mode, aiops_alert=aiops_alert)
-        self.run_from(run.session_id, "plan")
-        return self.compose(run.session_id)
+        return self.run_from(run.session_id, "plan")
 
-    def run_from(self, session_id: str, stage: str) -> None:
-        """Run plan/execute/gate/verify with at most one evidence retry; compose is separate."""
-        from evcli.agents.projection import verified_claims
-        from evcli.agents.verifier import critical_gaps
-
-        start = STAGES.index(stage)
-        if start <= STAGES.index("plan"):
-            self.plan(session_id)
-        if start <= STAGES.index("execute"):
-            self.execute(session_id)
-        if start <= STAGES.index("gate"):
-            self.gate(session_id)
-        if start <= STAGES.index("verify"):
-            result, verdict = self.verify(session_id)
-            document = self.store.load(session_id)
-            execute = document.latest_stage("execute")
-            gaps = critical_gaps(result.output) if verdict == "LOW_CONFID" else []
-            if gaps and execute.round == 1:
-                gate_result = _latest_gate(document, 1)
-                direct = {c["claim_id"] for c in result.output.get("claim_checks") or [] if c.get("verification") == "direct_support"}
-                retry_context = {
-                    "verified_claims": [c for c in verified_claims(execute.output, gate_result) if c["claim_id"] in direct],
-                    "gaps": gaps,
-                    "completed_queries": [{"tool_name": i.tool_name, "input_params": i.input_params} for i in document.invocations],
-                }
-                self.progress(f"evidence retry for {len(gaps)} critical gap(s)")
-                self.execute(session_id, round=2, retry_context=retry_context)
-                self.gate(session_id)
-                self.verify(session_id)
+    def run_from(self, session_id: str, stage: str) -> dict[str, Any]:
+        """Run `stage` and every later one (one evidence retry after verify); returns the AskResult as JSON."""
+        final: dict[str, Any] = {}
+        for step in stages_from(stage):
+            final = getattr(self, step.run)(session_id)
+        return final
 
     # --- internals ----------------------------------------------------------------
 
@@ -399,35 +418,39 @@ class Pipeline:
             return
         self._fail(session_id, f"{role} {result.status.lower()}: {result.error}")
 
-    def _fail(self, session_id: str, message: str) -> None:
+    def _fail(self, session_id: str, message: str) -> NoReturn:
         self.store.update_run(session_id, status="failed")
         raise StageFailed(message, hint=f"the partial session {session_id} is kept; see `evcli trace {session_id}`")
 
-    def _final_document(self, session_id, verdict, gate_result, answer, allowed_claims, missing, fallback, hypotheses) -> dict[str, Any]:
+    def _ask_result(self, session_id: str, verdict: Verdict, gate_result: GateResult, answer: dict[str, Any],
+                    claims: list[AllowedClaim], missing: list[Any], fallback: str | None, hypotheses: list[Any]) -> AskResult:
         document = self.store.load(session_id)
-        usage = {"prompt_tokens": sum(s.prompt_tokens for s in document.steps),
-                 "completion_tokens": sum(s.completion_tokens for s in document.steps),
-                 "model_calls": len(document.steps)}
-        result = {
-            "session_id": session_id,
-            "question": document.run.question,
-            "verdict": verdict,
-            "gate": {"status": gate_result.status, "severity": gate_result.severity, "failed_rules": gate_result.failed_rules},
-            "answer": {"answer_summary": answer["answer_summary"], "user_facing_answer": answer["user_facing_answer"],
-                       "recommended_actions": answer.get("recommended_actions", [])},
-            "claims": allowed_claims,
-            "hypotheses": hypotheses,  # possibilities the answer may mention as unconfirmed, never facts
-            "missing_info": missing,
-            "fallback": fallback,
-            "rounds": max((s.round for s in document.stage_outputs if s.stage == "execute"), default=0),
-            "models": document.run.config.get("models", {}),
-            "usage": usage,
-        }
+        return AskResult(
+            session_id=session_id,
+            question=document.run.question,
+            verdict=verdict,
+            gate=GateSummary.of(gate_result),
+            answer=AnswerSummary(answer_summary=answer["answer_summary"], user_facing_answer=answer["user_facing_answer"],
+                                 recommended_actions=answer.get("recommended_actions", [])),
+            claims=claims,
+            hypotheses=hypotheses,
+            missing_info=missing,
+            fallback=fallback,
+            rounds=max((s.round for s in document.stage_outputs if s.stage == "execute"), default=0),
+            models=document.run.config.models,
+            usage=Usage(prompt_tokens=sum(s.prompt_tokens for s in document.steps),
+                        completion_tokens=sum(s.completion_tokens for s in document.steps),
+                        model_calls=len(document.steps)),
+        )
+
+    def _self_evaluation(self, session_id: str, verdict: Verdict, gate_result: GateResult, answer: dict[str, Any],
+                         fallback: str | None) -> dict[str, Any]:
+        document = self.store.load(session_id)
         verify = document.latest_stage("verify")
         execute = document.latest_stage("execute")
         self_evaluation = dict(document.run.self_evaluation)
         self_evaluation["verifier_evaluation"] = {
-            **(verify.output or {}),
+            **((verify.output if verify else None) or {}),
             "effective_verdict": verdict,
             "round": execute.round if execute else 0,
             "traceability_version": "v1",
@@ -437,56 +460,51 @@ class Pipeline:
             "composer_output": answer,
             "fallback": fallback,
         }
-        return {"result": result, "self_evaluation": self_evaluation}
+        return self_evaluation
 
     # --- replay ---------------------------------------------------------------------
 
-    def replay(self, source: SessionDocument, from_stage: str) -> str:
-        """A new session reusing the stored outputs upstream of `from_stage`; returns its id.
+    def replay(self, source: SessionDocument, from_stage: str) -> dict[str, Any]:
+        """A new session reusing the stored outputs upstream of `from_stage`; returns its AskResult as JSON.
 
         `source` is a stored session or an exported one; it is never changed.
         """
-        if from_stage not in REPLAY_RERUNS:
-            raise BadInput(f"--from must be one of {', '.join(REPLAY_RERUNS)}, not {from_stage!r}")
+        if from_stage not in REPLAYABLE:
+            raise BadInput(f"--from must be one of {', '.join(REPLAYABLE)}, not {from_stage!r}")
         session_id = source.run.session_id
-        needed = {"execute": ("plan",), "gate": ("plan", "execute"), "verify": ("plan", "execute", "gate"),
-                  "compose": ("plan", "execute", "gate", "verify")}[from_stage]
-        for stage in needed:
-            present = bool(source.gate_results) if stage == "gate" else (
-                (output := source.latest_stage(stage)) is not None and output.output is not None)
-            if not present:
-                raise BadInput(f"session {session_id} has no {stage} output to replay from", hint="replay from an earlier stage")
-        kept = set(needed) - {"gate"}
-        reruns = REPLAY_RERUNS[from_stage]
+        kept = upstream(from_stage)
+        for stage in kept:
+            if not _stored(source, stage):
+                raise BadInput(f"session {session_id} has no {stage.name} output to replay from", hint="replay from an earlier stage")
+        reruns = {step.role for step in stages_from(from_stage)}
         original = Models.from_config(source.run.config)
         models = {role: (self.models if role in reruns else original).for_role(role) for role in ROLES}
-        if self.models.api_base and reruns:
+        if self.models.api_base:
             models["api_base"] = self.models.api_base
-        config = dict(source.run.config, models=models, replay_of={"session_id": session_id, "from": from_stage})
+        config = source.run.config.model_copy(
+            update={"models": models, "replay_of": ReplayOf(session_id=session_id, from_stage=from_stage)})
         stamp = now_iso()
         new_id = new_session_id()
+        kept_fields = {field for stage in kept for field in stage.writes}
         seeded = SessionDocument(
             run=source.run.model_copy(update={"session_id": new_id, "status": "running", "verdict": None, "config": config,
                                                "self_evaluation": {}, "annotations": {}, "created_at": stamp, "updated_at": stamp,
                                                "prompt_audit": _prompt_audit()}),
-            invocations=source.invocations if from_stage != "execute" else [],
-            stage_outputs=[s for s in source.stage_outputs if s.stage in kept],
-            gate_results=source.gate_results if from_stage in ("verify", "compose") else [],
+            invocations=source.invocations if "invocations" in kept_fields else [],
+            stage_outputs=[s for s in source.stage_outputs if s.stage in {stage.name for stage in kept}],
+            gate_results=source.gate_results if "gate_results" in kept_fields else [],
         )
         self.store.import_document(seeded)
         self.progress(f"replay of {session_id} from {from_stage} as {new_id}")
-        if from_stage != "compose":
-            self.run_from(new_id, from_stage)
-        return new_id
+        return self.run_from(new_id, from_stage)
 
 
-# Which roles a replay runs again, by the stage it starts from.
-REPLAY_RERUNS = {
-    "execute": ("executor", "verifier", "composer"),
-    "gate": ("verifier", "composer"),
-    "verify": ("verifier", "composer"),
-    "compose": ("composer",),
-}
+def _stored(document: SessionDocument, stage: Stage) -> bool:
+    """Whether `document` holds what `stage` writes."""
+    if "stage_outputs" not in stage.writes:
+        return all(getattr(document, field) for field in stage.writes)
+    output = document.latest_stage(stage.name)
+    return output is not None and output.output is not None
 
 
 def _question_payload(document: SessionDocument) -> dict[str, Any]:
@@ -494,12 +512,12 @@ def _question_payload(document: SessionDocument) -> dict[str, Any]:
     config = document.run.config
     payload = {
         "question": document.run.question,
-        "language": config.get("language", "en"),
-        "task_scope": config.get("task_scope", "broad"),
-        "intent": config.get("intent", {}),
+        "language": config.language,
+        "task_scope": config.task_scope,
+        "intent": config.intent.model_dump(mode="json"),
     }
-    if config.get("aiops_alert"):
-        payload["aiops_alert"] = config["aiops_alert"]
+    if config.aiops_alert:
+        payload["aiops_alert"] = config.aiops_alert
     return payload
 
 
@@ -516,5 +534,4 @@ def _prompt_audit() -> dict[str, Any]:
 
 def _as_dict(item: Any) -> dict[str, Any]:
     return item.model_dump(mode="json") if hasattr(item, "model_dump") else item.as_dict()
-
 

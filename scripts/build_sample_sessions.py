@@ -17,9 +17,12 @@ import sys
 from pathlib import Path
 
 from evcli.contracts import (
+    ROLES,
     AgentStep,
+    IntentConfig,
     RetrievalDetails,
     RunRecord,
+    SessionConfig,
     SessionDocument,
     StageOutput,
     StoredGateResult,
@@ -80,6 +83,14 @@ def _executor_output(claims, hypotheses=(), actions=(), missing=()):
     }
 
 
+def _config(task_scope, language, services, alertnames=(), terms=()):
+    """The config the pipeline writes, for a session run offline on the packaged demo environment."""
+    return SessionConfig(
+        models={role: "offline" for role in ROLES}, env={}, task_scope=task_scope, language=language,
+        intent=IntentConfig(services=list(services), alertnames=list(alertnames), terms=list(terms)), max_steps=8,
+    )
+
+
 def _steps(at, *agents):
     return [
         AgentStep(
@@ -125,7 +136,7 @@ def narrow_payment_highcpu() -> SessionDocument:
             session_id="sample-narrow-payment-highcpu",
             question="Only confirm whether payment-service currently has a HighCPUUsage alert firing.",
             status="completed", verdict="PASS",
-            config={"model": "offline", "env": "demo"},
+            config=_config("narrow", "en", ["payment-service"], ["HighCPUUsage"]),
             prompt_audit={"version": "prompts-v1", "prompts": [{"name": "executor", "version": "executor-v1", "resource": "prompts/executor.md"}]},
             created_at=at, updated_at="2026-07-08T23:05:12.000000Z",
         ),
@@ -187,7 +198,7 @@ def negative_inventory_hikaricp() -> SessionDocument:
             session_id="sample-negative-inventory-hikaricp",
             question="只确认 inventory-service 是否存在 HikariCP 连接池耗尽日志。",
             status="completed", verdict="PASS",
-            config={"model": "offline", "env": "demo"},
+            config=_config("narrow", "zh", ["inventory-service"], terms=["Hikari", "pool", "HikariCP"]),
             prompt_audit={"version": "prompts-v1", "prompts": [{"name": "executor", "version": "executor-v1", "resource": "prompts/executor.md"}]},
             created_at=at, updated_at="2026-07-08T23:24:30.000000Z",
         ),
@@ -321,7 +332,7 @@ def broad_order_service() -> SessionDocument:
             session_id="sample-broad-order-service",
             question="Why is order-service failing? It keeps restarting and checkout requests time out.",
             status="completed", verdict="PASS",
-            config={"model": "offline", "env": "demo"},
+            config=_config("broad", "en", ["order-service"], terms=["restart", "OOMKilled", "timeout", "timed out"]),
             prompt_audit={"version": "prompts-v1", "prompts": [{"name": "executor", "version": "executor-v1", "resource": "prompts/executor.md"}]},
             created_at=at, updated_at="2026-07-08T23:06:05.000000Z",
         ),

@@ -70,7 +70,7 @@ def test_each_firing_alert_gets_a_cited_report_and_a_stored_rule_evaluation(pipe
 
     session = pipeline.store.load(report["session_id"])
     assert session.run.mode == "aiops"
-    assert session.run.config["aiops_alert"]["alertname"] == "HighMemoryUsage"
+    assert session.run.config.aiops_alert["alertname"] == "HighMemoryUsage"
     assert session.run.self_evaluation["aiops_rule_evaluation"] == evaluation
     assert "verifier_evaluation" in session.run.self_evaluation
 
@@ -81,7 +81,7 @@ def test_the_rule_evaluation_catches_a_report_about_another_alert(pipeline):
     alert = parse_alert_payload(PROM)[0]
     drifted = copy.deepcopy(report)
     drifted["answer"]["answer_summary"] = "payment-service HighCPUUsage is the main problem."
-    active = session.run.config["environment"]["alerts"]
+    active = session.run.config.environment.alerts
     evaluation = rule_evaluation(alert, drifted, session, active)
     assert evaluation["promoted_alerts"] == ["HighCPUUsage"] and not evaluation["passed"]
     empty = copy.deepcopy(report)

@@ -78,7 +78,7 @@ def test_demo_question(pipeline, question, narrow, claim_types, cited):
 
     document = pipeline.store.load(result["session_id"])
     assert document.run.status == "completed" and document.run.verdict == "PASS"
-    assert document.run.config["task_scope"] == ("narrow" if narrow else "broad")
+    assert document.run.config.task_scope == ("narrow" if narrow else "broad")
     negative = [c for c in result["claims"] if c["claim_type"] == "negative_observation"]
     assert all(e["raw_path"] == "$.no_evidence" for c in negative for e in c["evidence"])
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from evcli.agents.actions import flag
+from evcli.agents.projection import AllowedClaim
 from evcli.contracts import GateResult, ToolInvocation
 from evcli.tools.view import call_signature
 
@@ -64,15 +65,15 @@ def gate_reject_answer(language: str, gate_result: GateResult, invocations: list
 
 
 def composer_fallback_answer(
-    language: str, verdict: str, allowed_claims: list[dict[str, Any]], missing_info: list[Any], actions: list[Any]
+    language: str, verdict: str, allowed_claims: list[AllowedClaim], missing_info: list[Any], actions: list[Any]
 ) -> dict[str, Any]:
     words = _words(language)
     lines = [words["incomplete"]] if verdict != "PASS" else []
     if allowed_claims:
         lines.append(f"{words['claims']}:")
         for claim in allowed_claims:
-            text = words["no_evidence"] + "." if claim.get("no_evidence") else claim.get("claim_text", "")
-            lines.append(f"- {text} [{claim['citation']}]")
+            text = words["no_evidence"] + "." if claim.no_evidence else claim.claim_text
+            lines.append(f"- {text} [{claim.citation}]")
     else:
         lines.append(words["none"])
     if missing_info:

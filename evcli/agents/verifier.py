@@ -11,10 +11,7 @@ from typing import Any
 from evcli.agents.calls import StageResult, StepCounter, run_json_stage
 from evcli.agents.engine import Engine, RoleRequest
 from evcli.agents.prompts import load_prompt
-from evcli.contracts import VerifierOutput
-
-_RANK = {"PASS": 0, "LOW_CONFID": 1, "REJECT": 2}
-_CAP = {"none": "PASS", "low_confid": "LOW_CONFID", "reject": "REJECT"}
+from evcli.contracts import Severity, Verdict, VerifierOutput
 
 
 def run_verifier(engine: Engine, payload: dict[str, Any], steps: StepCounter) -> StageResult:
@@ -24,10 +21,9 @@ def run_verifier(engine: Engine, payload: dict[str, Any], steps: StepCounter) ->
     return run_json_stage(engine, request, steps, VerifierOutput)
 
 
-def effective_verdict(model_verdict: str, gate_severity: str) -> str:
+def effective_verdict(model_verdict: str, gate_severity: str) -> Verdict:
     """The worse of the model's verdict and what the gate allows."""
-    cap = _CAP[gate_severity]
-    return max(model_verdict, cap, key=_RANK.__getitem__)
+    return max(Verdict(model_verdict), Severity(gate_severity).ceiling)
 
 
 def critical_gaps(output: dict[str, Any]) -> list[dict[str, Any]]:

@@ -21,6 +21,7 @@ from evcli.cli._common import (
     safe,
 )
 from evcli.errors import EXIT_LOW_CONFID, EXIT_OK, EXIT_REJECT, BadInput
+from evcli.stages import REPLAYABLE
 
 if TYPE_CHECKING:
     from evcli.backends.spec import EnvironmentSpec
@@ -124,7 +125,7 @@ def _stored_pipeline(session_id, db, rules, model, api_base, max_steps=None):
     document = store.load(session_id)
     config = document.run.config
     models = _models(None, model, None, None, None, None, api_base, stored=config)
-    pipeline = _pipeline(db, rules, models, config.get("env") or {}, max_steps or config.get("max_steps", 8), store=store)
+    pipeline = _pipeline(db, rules, models, config.env, max_steps or config.max_steps, store=store)
     return pipeline, document
 
 
@@ -188,7 +189,7 @@ compose_command = _stage_command("compose")
 @handles_errors
 def replay_command(
     source: Annotated[str, typer.Argument(help="A stored session id or an exported session JSON file.")],
-    from_stage: Annotated[str, typer.Option("--from", help="execute, gate, verify or compose.")],
+    from_stage: Annotated[str, typer.Option("--from", help=f"{', '.join(REPLAYABLE[:-1])} or {REPLAYABLE[-1]}.")],
     model: ModelOption = None, api_base: ApiBaseOption = None, rules: RulesOption = None,
     json_output: JsonOption = False, db: DbOption = None,
 ) -> None:
@@ -198,6 +199,5 @@ def replay_command(
     document, store = load_source(source, db)  # store is None for an exported file
     config = document.run.config
     models = _models(None, model, None, None, None, None, api_base, stored=config)
-    pipeline = _pipeline(db, rules, models, config.get("env") or {}, config.get("max_steps", 8), store=store)
-    new_id = pipeline.replay(document, from_stage)
-    render_result(pipeline.compose(new_id), json_output)
+    pipeline = _pipeline(db, rules, models, config.env, config.max_steps, store=store)
+    render_result(pipeline.replay(document, from_stage), json_output)

@@ -32,7 +32,7 @@ def _run(tool_name: str, params: dict, *, env, prometheus, alertmanager, loki, r
     if session:
         store = open_store(db, must_exist=True)
         document = store.load(session)
-        view = SessionView(invocations=document.invocations, narrow=document.run.config.get("task_scope") == "narrow")
+        view = SessionView(invocations=document.invocations, narrow=document.run.config.task_scope == "narrow")
     invocation = run_tool(tool_name, params, environment, view)
     if store is not None:
         invocation = store.record_invocation(session, invocation, check=stored_guards(invocation, environment.settings))

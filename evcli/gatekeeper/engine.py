@@ -22,13 +22,12 @@ from evcli.contracts import (
     ExecutorEvidenceV2,
     Finding,
     GateResult,
+    Severity,
     ToolInvocation,
 )
 from evcli.gatekeeper import checks, provenance
 from evcli.gatekeeper.provenance import SessionRecord
 from evcli.gatekeeper.rules import RuleSet
-
-_SEVERITY_RANK = {"none": 0, "low_confid": 1, "reject": 2}
 
 
 class _Findings:
@@ -144,9 +143,9 @@ def _gate(executor_output: Any, invocations: list[ToolInvocation], rules: RuleSe
             findings.run("claim.facts_in_excerpts", message, claim_id=claim.claim_id)
 
     failed_rules = sorted({finding.rule for finding in findings.errors})
-    severity = max((f.severity for f in findings.errors), key=_SEVERITY_RANK.__getitem__, default="none")
+    severity = max((Severity(f.severity) for f in findings.errors), default=Severity.NONE)
     return GateResult(
-        status="pass" if severity == "none" else "fail",
+        status="pass" if severity == Severity.NONE else "fail",
         severity=severity,
         rule_set_version=rules.version,
         rules_hash=rules.file_hash,

@@ -187,7 +187,7 @@ def rederive(document: SessionDocument, env_dir: Path) -> dict[int, Rederived]:
 
     # The guards (call cap, repeats) judged the original run; here they would only hide a copied invocation.
     environment = build_environment(env_dir, settings=ToolSettings(max_calls_per_tool=len(document.invocations) + 1))
-    live = [key for key in _LIVE_KEYS if (document.run.config.get("env") or {}).get(key)]
+    live = [key for key in _LIVE_KEYS if document.run.config.env.get(key)]
     results: dict[int, Rederived] = {}
     for position, invocation in enumerate(document.invocations):
         if invocation.tool_name in _LIVE_TOOLS and live:

@@ -308,7 +308,7 @@ def test_an_overstating_composer_is_retried_once_then_falls_back(model, server, 
     assert "found no matching evidence" in text
     assert "does not exist" not in json.dumps(result["answer"])
     session = store.load(result["session_id"])
-    assert session.run.config["task_scope"] == "narrow"
+    assert session.run.config.task_scope == "narrow"
     composes = [s for s in session.stage_outputs if s.stage == "compose"]
     assert [s.status for s in composes] == ["INVALID_OUTPUT", "INVALID_OUTPUT", "COMPLETED"]
     assert "overstatement" in composes[0].parse_status["detail"]

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import copy
 
-from evcli.agents.projection import rests_on_no_evidence, verified_claims
+from evcli.agents.projection import allowed_claims, verified_claims
 from evcli.gatekeeper.service import gate_document
 from evcli.store.documents import read_document
 from tests.conftest import sample
@@ -25,9 +25,9 @@ def test_only_bindings_that_passed_reach_the_verifier(rules):
 
     claims, result = _project("broad-order-service", rules, break_claim_two)
     assert result.severity == "reject"
-    assert [c["claim_id"] for c in claims] == ["claim-1", "claim-3", "claim-4", "claim-5", "claim-6"]
+    assert [c.claim_id for c in claims] == ["claim-1", "claim-3", "claim-4", "claim-5", "claim-6"]
     assert "something the verifier must not see" not in str(claims)
-    first = claims[0]["verified_evidence"][0]
+    first = claims[0].verified_evidence[0].model_dump()
     assert set(first) == {"source_invocation_id", "tool_name", "raw_path", "matched_text", "evidence_excerpt"}
     assert first["matched_text"].startswith("HighMemoryUsage, service=order-service")
 
@@ -38,14 +38,14 @@ def test_back_filled_bindings_are_matched_on_the_resolved_id(rules):
 
     claims, result = _project("narrow-payment-highcpu", rules, drop_id)
     assert result.severity == "none" and result.checked_bindings[0].backfilled
-    assert claims[0]["verified_evidence"][0]["source_invocation_id"] == 1
+    assert claims[0].verified_evidence[0].source_invocation_id == 1
 
 
 def test_a_negative_observation_rests_on_no_evidence(rules):
     claims, _ = _project("negative-inventory-hikaricp", rules)
-    assert rests_on_no_evidence(claims[0])
+    assert claims[0].rests_on_no_evidence
     positive, _ = _project("narrow-payment-highcpu", rules)
-    assert not rests_on_no_evidence(positive[0])
+    assert not positive[0].rests_on_no_evidence
 
 
 def test_unparseable_output_projects_to_nothing(rules):
@@ -54,3 +54,22 @@ def test_unparseable_output_projects_to_nothing(rules):
     assert verified_claims("not a document", result) == []
     assert verified_claims({"claims": "nope"}, result) == []
     assert claims  # the unmutated sample does project
+
+
+def test_allowed_claims_are_the_directly_supported_ones_numbered_in_order(rules):
+    document = read_document(sample("broad-order-service"))
+    output = document.latest_stage("execute").output
+    result = gate_document(document, rules).result
+    checks = {"claim_checks": [
+        {"claim_id": "claim-2", "verification": "direct_support"},
+        {"claim_id": "claim-3", "verification": "indirect_support"},
+        {"claim_id": "claim-5", "verification": "direct_support"},
+        "not a check",
+    ]}
+    allowed = allowed_claims(output, result, checks)
+    assert [(c.citation, c.claim_id, c.no_evidence) for c in allowed] == [(1, "claim-2", False), (2, "claim-5", True)]
+    assert allowed[0].evidence[0].model_dump() == {
+        "tool_name": "query_metrics", "source_invocation_id": 1, "raw_path": "$.series[0]",
+        "text": allowed[0].evidence[0].text,
+    }
+    assert allowed[0].evidence[0].text and "max=3.8GB" in allowed[0].evidence[0].text

@@ -303,7 +303,7 @@ def test_alert_cases_diagnose_each_firing_alert_in_its_own_session(tmp_path):
     assert double["failures"] == ["alert HighCPUUsage: no cited query_metrics evidence contains 'SlowResponse'"]
     with TraceStore(tmp_path / "eval.db") as store:
         documents = [store.load(sid) for case in report["cases"] for sid in case["session_ids"]]
-    assert [d.run.config["aiops_alert"]["alertname"] for d in documents] == ["HighCPUUsage", "HighCPUUsage", "SlowResponse"]
+    assert [d.run.config.aiops_alert["alertname"] for d in documents] == ["HighCPUUsage", "HighCPUUsage", "SlowResponse"]
     assert all(d.run.mode == "aiops" and d.run.self_evaluation["aiops_rule_evaluation"]["passed"] for d in documents)
     # a case with two alerts adds up both sessions
     assert double["model_calls"] == sum(len(d.steps) for d in documents[1:])
