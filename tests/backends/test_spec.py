@@ -1,0 +1,66 @@
+"""The environment spec: built from the shared options or a stored config, stored flat, resolved in one place."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from evcli.backends.live import LiveBackend
+from evcli.backends.snapshot import SnapshotBackend, demo_env_dir
+from evcli.backends.spec import BackendSpec, EnvironmentSpec
+from evcli.errors import BadInput
+
+
+def test_options_become_a_spec_and_empty_urls_are_left_out():
+    spec = EnvironmentSpec.from_options(None, None, {"prometheus": "http://p:9090", "loki": None, "alertmanager": ""})
+
+    assert spec.backends == {"prometheus": BackendSpec(url="http://p:9090")}
+    assert spec.live and spec.env_dir is None
+
+
+def test_the_stored_form_is_flat_with_absolute_paths_and_reads_back(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    spec = EnvironmentSpec.from_options(Path("snap"), Path("books"), {})
+
+    assert spec.as_config() == {"env_dir": str(tmp_path / "snap"), "runbooks": str(tmp_path / "books")}
+    assert EnvironmentSpec.from_config(spec.as_config()).env_dir == tmp_path / "snap"
+
+
+def test_backend_options_are_stored_only_when_they_differ_from_the_defaults():
+    spec = EnvironmentSpec(backends={
+        "prometheus": BackendSpec(url="http://p:9090"),
+        "loki": BackendSpec(url="http://l:3100", timeout=3, options={"service_label": "app"}),
+    })
+
+    stored = spec.as_config()
+
+    assert stored == {"prometheus": "http://p:9090",
+                      "loki": {"url": "http://l:3100", "timeout": 3.0, "options": {"service_label": "app"}}}
+    assert EnvironmentSpec.from_config(stored) == spec
+    assert EnvironmentSpec.from_config({}) == EnvironmentSpec() == EnvironmentSpec.from_config(None)
+
+
+def test_a_bad_stored_spec_is_a_usage_error():
+    with pytest.raises(BadInput, match="environment spec is not valid"):
+        EnvironmentSpec.from_config({"loki": {"url": "http://l", "timeout": -1}})
+
+
+def test_a_snapshot_and_live_backends_together_are_refused(tmp_path):
+    spec = EnvironmentSpec.from_options(tmp_path, None, {"loki": "http://l:3100"})
+
+    with pytest.raises(BadInput, match=r"use either --env DIR or backend URLs \(--prometheus/--alertmanager/--loki\), not both"):
+        spec.evidence_backend()
+
+
+def test_the_backend_and_knowledge_dir_each_spec_resolves_to(tmp_path):
+    demo = EnvironmentSpec()
+    assert isinstance(demo.evidence_backend(), SnapshotBackend) and demo.knowledge_dir() == demo_env_dir()
+
+    live = EnvironmentSpec.from_options(None, None, {"loki": "http://l:3100"})
+    assert isinstance(live.evidence_backend(), LiveBackend) and live.knowledge_dir() == demo_env_dir()
+    assert EnvironmentSpec.from_options(None, tmp_path, {"loki": "http://l"}).knowledge_dir() == tmp_path
+    assert EnvironmentSpec(env_dir=demo_env_dir()).knowledge_dir() == demo_env_dir()
+
+    with pytest.raises(BadInput, match="no such environment directory"):
+        EnvironmentSpec(env_dir=tmp_path / "missing").evidence_backend()
