@@ -443,8 +443,8 @@ def bench_gate_long_excerpts(results: dict[str, Any]) -> None:
     size = 100_000
     message = " ".join(f"order-service worker{n % 977} took {n % 13}ms," for n in range(size // 20))[:size]
     logs = [{"timestamp": "2026-07-08T23:05:28Z", "service": "order-service", "level": "ERROR", "message": message}] * 3
-    text = positive_refs({"logs": logs})[0].text
-    refs = [ref.model_dump() for ref in positive_refs({"logs": logs})]
+    text = positive_refs("query_logs", {"logs": logs})[0].text
+    refs = [ref.model_dump() for ref in positive_refs("query_logs", {"logs": logs})]
     variants = {"$.logs[0]": text, "$.logs[1]": text.replace("worker5 ", "worken5 ", 1), "$.logs[2]": text.replace(",", "")}
     invocation = ToolInvocation.model_validate({
         "invocation_id": 1, "round": 1, "tool_name": "query_logs", "input_params": {"service": "order-service"},

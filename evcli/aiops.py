@@ -5,8 +5,8 @@ Alertmanager `GET /api/v2/alerts` list, or a Prometheus `GET /api/v1/alerts`
 response. Every report is the cited answer of `ask` for that alert, plus the
 alert itself (labels and annotations masked like any tool output, before they
 become the question) and the AIOps rule evaluation of the seed (a report exists, it
-stays on the input alert, evidence tools including lookup_knowledge were
-called, no other active alert became the main subject), which is stored in
+stays on the input alert, a backend evidence tool and a runbook (knowledge) tool
+were called, no other active alert became the main subject), which is stored in
 `self_evaluation.aiops_rule_evaluation`.
 """
 
@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from evcli.errors import BadInput
+from evcli.tools import registry
 from evcli.tools.redaction import Redactor
 
 EXPECTED_SHAPES = (
@@ -115,8 +116,8 @@ def rule_evaluation(alert: AlertInput, result: dict[str, Any], document, active_
     checks = {
         "report_exists": bool(answer["user_facing_answer"].strip()),
         "stays_on_input_alert": alert.alertname.lower() in text or bool(alert.service and alert.service.lower() in text),
-        "evidence_tools_called": bool(tools & {"query_metrics", "query_logs"}),
-        "knowledge_consulted": "lookup_knowledge" in tools,
+        "evidence_tools_called": bool(tools & set(registry.names("backend"))),
+        "knowledge_consulted": bool(tools & set(registry.names("runbooks"))),
         "no_other_alert_promoted": not promoted,
     }
     return {**checks, "passed": all(checks.values()), "tools_called": sorted(tools), "other_active_alerts": others,

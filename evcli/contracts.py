@@ -31,12 +31,6 @@ SessionId = Annotated[str, Field(pattern=SESSION_ID_PATTERN)]
 def is_session_id(value: str) -> bool:
     return re.fullmatch(SESSION_ID_PATTERN, value) is not None
 
-# Which array of a tool's output a raw_path may name (one item of it).
-EVIDENCE_ARRAYS: dict[str, str] = {
-    "query_metrics": "alerts|series",
-    "query_logs": "logs",
-    "lookup_knowledge": "evidence_blocks",
-}
 
 ClaimType = str  # observation, negative_observation, symptom, root_cause, ...
 EvidenceStatus = Literal["supported", "no_evidence", "deduped", "failed"]

@@ -9,9 +9,10 @@ from evcli.gatekeeper.rules import load_rules
 
 
 def _walk(command, prefix: str):
-    if hasattr(command, "commands"):  # a group (typer vendors its own click)
-        for name in sorted(command.commands):
-            yield from _walk(command.commands[name], f"{prefix} {name}")
+    if hasattr(command, "list_commands"):  # a group (typer vendors its own click); `evcli tool` lists the tool registry
+        context = command.context_class(command)
+        for name in sorted(command.list_commands(context)):
+            yield from _walk(command.get_command(context, name), f"{prefix} {name}")
     else:
         yield prefix, command
 

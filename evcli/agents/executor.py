@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evcli.agents.calls import COMPLETED, INVALID_OUTPUT, StageResult, StepCounter, call_engine
 from evcli.agents.engine import Engine, RoleRequest, ToolCall, Turn
@@ -18,23 +18,22 @@ from evcli.agents.jsonparse import InvalidOutput, parse_json_object
 from evcli.agents.prompts import load_prompt
 from evcli.contracts import ExecutorEvidenceV2
 
-_DESCRIPTIONS = {
-    "query_metrics": "Alerts and metric series (min/max/last over the window) of a service, or of everything.",
-    "query_logs": "Log lines of one service in which every keyword occurs; newest `limit` lines.",
-    "lookup_knowledge": "Runbook blocks ranked for a query (relevance PRECISE / HIGHLY_RELEVANT / REFERENCE).",
-}
+if TYPE_CHECKING:
+    from evcli.tools.registry import ToolSpec
 
 
-@lru_cache(maxsize=1)
 def tool_schemas() -> tuple[dict[str, Any], ...]:
-    from evcli.tools.params import PARAMS
+    """The function-calling schema of every registered tool (name, description, parameters), in registry order."""
+    from evcli.tools import registry
 
-    schemas = []
-    for name, model in PARAMS.items():
-        parameters = model.model_json_schema()
-        parameters.pop("title", None)
-        schemas.append({"type": "function", "function": {"name": name, "description": _DESCRIPTIONS[name], "parameters": parameters}})
-    return tuple(schemas)
+    return tuple(_schema(spec) for spec in registry.specs())
+
+
+@lru_cache(maxsize=32)
+def _schema(spec: ToolSpec) -> dict[str, Any]:
+    parameters = spec.params.model_json_schema()
+    parameters.pop("title", None)
+    return {"type": "function", "function": {"name": spec.name, "description": spec.description, "parameters": parameters}}
 
 
 def run_executor(

@@ -1,41 +1,116 @@
-"""`evcli tool NAME …`: run one evidence tool and show what a model would see."""
+"""`evcli tool NAME …`: run one evidence tool and show what a model would see.
+
+There is one subcommand per registered tool (`evcli.tools.registry`), built on
+first use from the tool's parameter model: each field is a `--field` option
+(required when the field is, with the field's default otherwise), followed by
+the options every tool shares. A tool registered at run time is a command too.
+"""
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Annotated
+import inspect
+import types
+import typing
+from functools import lru_cache
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from typer.core import TyperGroup
 
-from evcli.cli._common import DbOption, JsonOption, err, handles_errors, open_store, out, print_json
+from evcli.cli._common import DbOption, JsonOption, environment_options, err, handles_errors, open_store, out, print_json
 from evcli.console import visible
 
-app = typer.Typer(help="Run one evidence tool; --session records the call into a session.", no_args_is_help=True)
+if TYPE_CHECKING:
+    import click
 
-EnvOption = Annotated[Path | None, typer.Option("--env", file_okay=False, help="Environment snapshot directory (default: the packaged demo).")]
-PrometheusOption = Annotated[str | None, typer.Option("--prometheus", help="Prometheus base URL.")]
-AlertmanagerOption = Annotated[str | None, typer.Option("--alertmanager", help="Alertmanager base URL.")]
-LokiOption = Annotated[str | None, typer.Option("--loki", help="Loki base URL.")]
-RunbooksOption = Annotated[Path | None, typer.Option("--runbooks", file_okay=False, help="Runbook directory for lookup_knowledge.")]
+    from evcli.backends.spec import EnvironmentSpec
+    from evcli.tools.registry import ToolSpec
+
 SessionOption = Annotated[str | None, typer.Option("--session", help="Record the call into this stored session.")]
-WindowOption = Annotated[str, typer.Option("--window", help="Relative window ending at the environment's clock: 30m, 2h, 1d.")]
+
+# The options after a tool's own, in this order: (parameter name, annotation, default).
+_SHARED: tuple[tuple[str, Any, Any], ...] = (
+    ("environment", Any, inspect.Parameter.empty),  # the shared environment options (cli/_common.py)
+    ("session", SessionOption, None),
+    ("json_output", JsonOption, False),
+    ("db", DbOption, None),
+)
+# Help for a parameter field every tool explains the same way (a tool's `option_help` comes first).
+_FIELD_HELP = {"window": "Relative window ending at the environment's clock: 30m, 2h, 1d."}
 
 
-def _run(tool_name: str, params: dict, *, env, prometheus, alertmanager, loki, runbooks, session, json_output, db) -> None:
+class _ToolCommands(TyperGroup):
+    """The subcommands are the registered tools, looked up when the command line is parsed."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        from evcli.tools import registry
+
+        return sorted(registry.names())
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        from evcli.tools import registry
+
+        spec = registry.find(cmd_name)
+        return _command(spec) if spec is not None else None
+
+
+app = typer.Typer(
+    cls=_ToolCommands, help="Run one evidence tool; --session records the call into a session.", no_args_is_help=True
+)
+
+
+@lru_cache(maxsize=None)
+def _command(spec: ToolSpec) -> click.Command:
+    """`evcli tool <spec.name>`: the tool's fields as options, then the shared ones."""
+
+    def command(**values: Any) -> None:
+        shared = {name: values.pop(name) for name, _, _ in _SHARED}
+        _run(spec.name, values, **shared)
+
+    parameters = [_field_parameter(spec, name, field) for name, field in spec.params.model_fields.items()]
+    parameters += [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=default)
+                   for name, annotation, default in _SHARED]
+    command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+    command.__annotations__ = {parameter.name: parameter.annotation for parameter in parameters}
+    command.__name__ = spec.name
+    single = typer.Typer(add_completion=False)
+    single.command(spec.name, help=spec.summary)(handles_errors(environment_options(runbooks=True)(command)))
+    return typer.main.get_command(single)
+
+
+def _field_parameter(spec: ToolSpec, name: str, field: Any) -> inspect.Parameter:
+    """`--name` for one field of the tool's parameter model; pydantic validates the value, the option only carries it."""
+    help_text = spec.option_help.get(name) or _FIELD_HELP.get(name)
+    option = typer.Option(f"--{name}", help=help_text)
+    default = inspect.Parameter.empty if field.is_required() else field.default
+    annotation = Annotated[_option_type(field.annotation), option]  # type: ignore[valid-type]
+    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=default)
+
+
+def _option_type(annotation: Any) -> Any:
+    """int, float or bool fields keep their type (optional when they may be None); anything else is text."""
+    union = isinstance(annotation, types.UnionType) or typing.get_origin(annotation) is typing.Union
+    members = typing.get_args(annotation) if union else (annotation,)
+    optional = type(None) in members
+    scalar = next((member for member in members if member in (bool, int, float)), str)
+    return scalar | None if optional else scalar
+
+
+def _run(tool_name: str, params: dict, *, environment: EnvironmentSpec, session, json_output, db) -> None:
     from evcli.tools.context import build_environment
     from evcli.tools.runner import SessionView, run_tool, stored_guards
     from evcli.tools.view import model_view
 
-    environment = build_environment(env, prometheus=prometheus, alertmanager=alertmanager, loki=loki, runbooks=runbooks)
+    tools = build_environment(spec=environment)
     params = {key: value for key, value in params.items() if value is not None}
     store = view = None
     if session:
         store = open_store(db, must_exist=True)
         document = store.load(session)
         view = SessionView(invocations=document.invocations, narrow=document.run.config.task_scope == "narrow")
-    invocation = run_tool(tool_name, params, environment, view)
+    invocation = run_tool(tool_name, params, tools, view)
     if store is not None:
-        invocation = store.record_invocation(session, invocation, check=stored_guards(invocation, environment.settings))
+        invocation = store.record_invocation(session, invocation, check=stored_guards(invocation, tools.settings))
         err.print(visible(f"recorded as invocation #{invocation.invocation_id} of session {session}"), markup=False)
     if json_output:
         print_json(invocation.model_dump(mode="json"))
@@ -44,55 +119,3 @@ def _run(tool_name: str, params: dict, *, env, prometheus, alertmanager, loki, r
     if not invocation.success:
         err.print(visible(f"{tool_name} failed: {invocation.error_message or 'see output'}"), markup=False)
         raise typer.Exit(1)
-
-
-@app.command("query_metrics")
-@handles_errors
-def query_metrics(
-    service: Annotated[str | None, typer.Option("--service")] = None,
-    alertname: Annotated[str | None, typer.Option("--alertname")] = None,
-    metric: Annotated[str | None, typer.Option("--metric")] = None,
-    window: WindowOption = "30m",
-    env: EnvOption = None, prometheus: PrometheusOption = None, alertmanager: AlertmanagerOption = None,
-    loki: LokiOption = None, runbooks: RunbooksOption = None, session: SessionOption = None,
-    json_output: JsonOption = False, db: DbOption = None,
-) -> None:
-    """Alerts and metric series of a service (or of everything)."""
-    _run("query_metrics", {"service": service, "alertname": alertname, "metric": metric, "window": window},
-         env=env, prometheus=prometheus, alertmanager=alertmanager, loki=loki, runbooks=runbooks,
-         session=session, json_output=json_output, db=db)
-
-
-@app.command("query_logs")
-@handles_errors
-def query_logs(
-    service: Annotated[str, typer.Option("--service", help="Service whose logs to search.")],
-    query: Annotated[str, typer.Option("--query", help='Keywords that must all occur: "HikariPool timeout".')] = "",
-    level: Annotated[str | None, typer.Option("--level", help="Minimum level: DEBUG, INFO, WARN, ERROR, FATAL.")] = None,
-    window: WindowOption = "30m",
-    limit: Annotated[int, typer.Option("--limit", help="Newest N matching lines (1-500).")] = 50,
-    env: EnvOption = None, prometheus: PrometheusOption = None, alertmanager: AlertmanagerOption = None,
-    loki: LokiOption = None, runbooks: RunbooksOption = None, session: SessionOption = None,
-    json_output: JsonOption = False, db: DbOption = None,
-) -> None:
-    """Log lines of one service matching every keyword."""
-    _run("query_logs", {"service": service, "query": query, "level": level, "window": window, "limit": limit},
-         env=env, prometheus=prometheus, alertmanager=alertmanager, loki=loki, runbooks=runbooks,
-         session=session, json_output=json_output, db=db)
-
-
-@app.command("lookup_knowledge")
-@handles_errors
-def lookup_knowledge(
-    query: Annotated[str, typer.Option("--query", help="What to look up in the runbooks.")],
-    alertname: Annotated[str | None, typer.Option("--alertname", help="Alert name hint (exact L0 match).")] = None,
-    service: Annotated[str | None, typer.Option("--service", help="Service hint (exact L0 match).")] = None,
-    limit: Annotated[int, typer.Option("--limit", help="At most N blocks (1-20).")] = 5,
-    env: EnvOption = None, prometheus: PrometheusOption = None, alertmanager: AlertmanagerOption = None,
-    loki: LokiOption = None, runbooks: RunbooksOption = None, session: SessionOption = None,
-    json_output: JsonOption = False, db: DbOption = None,
-) -> None:
-    """Runbook blocks ranked for a query, with relevance level and layer."""
-    _run("lookup_knowledge", {"query": query, "alertname": alertname, "service": service, "limit": limit},
-         env=env, prometheus=prometheus, alertmanager=alertmanager, loki=loki, runbooks=runbooks,
-         session=session, json_output=json_output, db=db)

@@ -27,6 +27,7 @@ from evcli.gatekeeper.facts import missing_facts
 from evcli.gatekeeper.provenance import derived_evidence, session_record
 from evcli.gatekeeper.rules import RuleSet
 from evcli.resources import data_path
+from evcli.tools import registry
 
 Output = dict[str, Any]
 
@@ -114,12 +115,16 @@ def tool_name_of_other_invocation(document, output):
                 break
 
 
+def _first_array(tool_name: str | None) -> str:
+    """`$.<first evidence array>` of a registered tool (a binding to `$.no_evidence` names no array)."""
+    spec = registry.find(tool_name) or registry.specs()[0]
+    return f"$.{spec.arrays[0].name}"
+
+
 def raw_path_absent(document, output):
     for ci, bi, claim, binding in _bindings(output):
         raw_path = binding.get("raw_path", "")
-        array = raw_path.split("[")[0] if "[" in raw_path else {
-            "query_logs": "$.logs", "query_metrics": "$.alerts", "lookup_knowledge": "$.evidence_blocks"
-        }.get(binding.get("tool_name"), "$.logs")
+        array = raw_path.split("[")[0] if "[" in raw_path else _first_array(binding.get("tool_name"))
         absent = f"{array}[97]"
         yield Case(f"{_where(claim, bi)} cites {absent}", _with_binding(output, ci, bi, raw_path=absent))
 
@@ -128,7 +133,7 @@ def field_subpath(document, output):
     for ci, bi, claim, binding in _bindings(output):
         raw_path = binding.get("raw_path", "")
         if raw_path != NO_EVIDENCE_PATH:
-            sub = raw_path + (".message" if raw_path.startswith("$.logs") else ".state")
+            sub = raw_path + ".message"  # any field sub-path: only whole items are evidence
             yield Case(f"{_where(claim, bi)} cites {sub}", _with_binding(output, ci, bi, raw_path=sub))
 
 

@@ -8,11 +8,11 @@ that from the rule set.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 from evcli.contracts import (
     ANSWER_VERSION,
-    EVIDENCE_ARRAYS,
     FORBIDDEN_EXECUTOR_FIELDS,
     NO_EVIDENCE_PATH,
     Claim,
@@ -23,12 +23,12 @@ from evcli.contracts import (
 from evcli.gatekeeper.excerpt import ExcerptMatch, informative_problem, match_excerpt, normalize
 from evcli.gatekeeper.facts import missing_facts
 
-_GENERIC_ARRAY = r"[A-Za-z_][A-Za-z0-9_]*"
 
-
-def _raw_path_pattern(tool_name: str | None) -> re.Pattern[str]:
-    arrays = EVIDENCE_ARRAYS.get(tool_name or "", _GENERIC_ARRAY)
-    return re.compile(rf"\$\.(?:{arrays})\[(?:0|[1-9][0-9]*)\]")
+@lru_cache(maxsize=64)
+def _raw_path_pattern(arrays: tuple[str, ...]) -> re.Pattern[str]:
+    """`$.<array>[<index>]` for one of `arrays`: no sub-path, no slice, no leading zero, no spaces."""
+    names = "|".join(re.escape(array) for array in arrays)
+    return re.compile(rf"\$\.(?:{names})\[(?:0|[1-9][0-9]*)\]")
 
 
 def forbidden_fields(output: dict[str, Any]) -> str | None:
@@ -65,8 +65,15 @@ def negative_requires_no_evidence(claim: Claim, binding: EvidenceBinding) -> str
 
 
 def raw_path_format(binding: EvidenceBinding) -> str | None:
+    """The raw_path names one item of the tool's evidence arrays (from the tool registry) or `$.no_evidence`."""
+    from evcli.tools import registry
+
     raw_path = binding.raw_path or ""
-    if raw_path == NO_EVIDENCE_PATH or _raw_path_pattern(binding.tool_name).fullmatch(raw_path):
+    spec = registry.find(binding.tool_name)
+    if spec is None:
+        known = ", ".join(registry.names())
+        return f"raw_path {raw_path!r} cannot be checked: unknown tool {binding.tool_name!r}; tools: {known}"
+    if raw_path == NO_EVIDENCE_PATH or _raw_path_pattern(spec.array_names).fullmatch(raw_path):
         return None
     return f"raw_path {raw_path!r} does not name one item of {binding.tool_name}'s evidence arrays"
 

@@ -3,7 +3,7 @@
 A session file is plain JSON, so anything in it can be edited. Three kinds of
 check narrow what an edit can get through the Gatekeeper:
 
-- *Derivable refs* (pure): a ref text is what `evcli.tools.refs` renders from
+- *Derivable refs* (pure): a ref text is what `evcli.tools.refs.evidence` renders from
   the invocation's recorded output (which the runner stored already masked and
   capped), so a ref edited while the output stayed unchanged is detected.
 - *Accounting* (pure): ids are 1..n in call order, and a cited invocation was
@@ -29,8 +29,6 @@ from pathlib import Path
 
 from evcli.contracts import AgentStep, EvidenceRef, SessionDocument, StageOutput, ToolInvocation
 
-# Tools whose evidence a live backend serves when the session named one (lookup_knowledge reads runbook files).
-_LIVE_TOOLS = frozenset({"query_metrics", "query_logs"})
 _LIVE_KEYS = ("prometheus", "alertmanager", "loki")
 
 
@@ -182,6 +180,7 @@ def _time(value: str | None) -> datetime | None:
 def rederive(document: SessionDocument, env_dir: Path) -> dict[int, Rederived]:
     """Re-run every invocation of the session on the snapshot environment at env_dir."""
     from evcli.errors import EvcliError
+    from evcli.tools import registry
     from evcli.tools.context import build_environment
     from evcli.tools.runner import SessionView, ToolSettings, run_tool
 
@@ -190,7 +189,8 @@ def rederive(document: SessionDocument, env_dir: Path) -> dict[int, Rederived]:
     live = [key for key in _LIVE_KEYS if document.run.config.env.get(key)]
     results: dict[int, Rederived] = {}
     for position, invocation in enumerate(document.invocations):
-        if invocation.tool_name in _LIVE_TOOLS and live:
+        # Runbook files are in DIR; a backend's evidence is not when the session named a live one.
+        if live and invocation.tool_name in registry.names("backend"):
             results[invocation.invocation_id] = Rederived(not_rechecked=f"served by a live backend ({', '.join(live)})")
             continue
         # The calls before this one, as recorded, so knowledge blocks already returned come back deduped;

@@ -7,11 +7,13 @@ calls never reach a backend.
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
-from evcli.backends.base import LEVELS, parse_window
+from evcli.backends.base import parse_window
 from evcli.canonical import canonical_json
 from evcli.contracts import ToolInvocation
 from evcli.errors import EvcliError
+from evcli.tools.registry import ToolSpec
 
 
 class ToolRefused(EvcliError):
@@ -39,36 +41,18 @@ def _seconds(window: str | None) -> float:
     return (lambda w: (w.end - w.start).total_seconds())(parse_window(window or "30m", datetime.now(UTC)))
 
 
-def _wider(tool_name: str, old: dict, new: dict) -> str | None:
-    """Why `new` is a wider query than `old`, or None."""
+def _wider(spec: ToolSpec, old: dict[str, Any], new: dict[str, Any]) -> str | None:
+    """Why `new` is a wider query than `old`, or None: service and window for every tool, then the tool's own rules."""
     if old.get("service") and new.get("service") != old.get("service"):
         return f"it drops or changes the service ({old.get('service')} → {new.get('service') or 'any'})"
     if _seconds(new.get("window")) > _seconds(old.get("window")):
         return f"it widens the window ({old.get('window')} → {new.get('window')})"
-    if tool_name == "query_logs":
-        old_keywords = set(old.get("query", "").lower().split())
-        new_keywords = set(new.get("query", "").lower().split())
-        if old_keywords and not new_keywords >= old_keywords:
-            return f"it loosens the keywords ({old.get('query')!r} → {new.get('query') or '(none)'!r})"
-        if old.get("level") and LEVELS.index(new.get("level") or "TRACE") < LEVELS.index(old["level"]):
-            return f"it lowers or drops the level filter ({old['level']} → {new.get('level') or 'any'})"
-    if tool_name == "query_metrics":
-        for key in ("alertname", "metric"):
-            if old.get(key) and new.get(key) != old.get(key):
-                return f"it drops or changes the {key} ({old.get(key)} → {new.get(key) or 'any'})"
-    return None
+    return spec.wider(old, new)
 
 
-def _precise(tool_name: str, params: dict) -> bool:
-    if tool_name == "query_logs":
-        return bool(params.get("service") and params.get("query"))
-    if tool_name == "query_metrics":
-        return bool(params.get("service") or params.get("alertname"))
-    return False
-
-
-def check_narrow_widening(tool_name: str, params: dict, previous: list[ToolInvocation]) -> None:
-    """In a narrow task, no wider retry after a precise query found nothing."""
+def check_narrow_widening(spec: ToolSpec, params: dict[str, Any], previous: list[ToolInvocation]) -> None:
+    """In a narrow task, no wider retry after a precise query found nothing (precision: `ToolSpec.precise`)."""
+    tool_name = spec.name
     for invocation in previous:
         details = invocation.retrieval_details
         if (
@@ -77,10 +61,10 @@ def check_narrow_widening(tool_name: str, params: dict, previous: list[ToolInvoc
             or details.evidence_status != "no_evidence"
             # an unknown service found nothing because it named nothing: correcting it is allowed
             or getattr(details, "unknown_service", False)
-            or not _precise(tool_name, invocation.input_params)
+            or not spec.precise(invocation.input_params)
         ):
             continue
-        reason = _wider(tool_name, invocation.input_params, params)
+        reason = _wider(spec, invocation.input_params, params)
         if reason:
             raise ToolRefused(
                 f"{tool_name} refused: narrow task — invocation #{invocation.invocation_id} already found no "

@@ -1,8 +1,11 @@
 """Evidence refs: one compact line per item of a tool's evidence arrays.
 
 The ref text is what the Gatekeeper compares excerpts with and what a model is
-shown, so it merges each item's fields into one line in a fixed order, e.g.
+shown, so each tool renders an item's fields into one line in a fixed order
+(its `EvidenceArray.render`), e.g.
 `HighCPUUsage, service=payment-service, state=firing, current=92%, duration=25m`.
+`evidence` is the single source of a call's refs: the runner records what it
+returns and the Gatekeeper (`invocation.refs_derivable`) re-derives it.
 """
 
 from __future__ import annotations
@@ -27,34 +30,9 @@ def with_unit(value: Any, unit: str | None) -> str:
     return number(value) + (" " if unit[:1].isalpha() and len(unit) > 2 else "") + unit
 
 
-def _pairs(item: dict[str, Any], keys: tuple[str, ...]) -> list[str]:
+def pairs(item: dict[str, Any], keys: tuple[str, ...]) -> list[str]:
+    """`key=value` for each of `keys` that the item has a non-empty value for."""
     return [f"{key}={item[key]}" for key in keys if item.get(key) not in (None, "")]
-
-
-def alert_text(alert: dict[str, Any]) -> str:
-    parts = [str(alert.get("alertname") or "alert")]
-    parts += _pairs(alert, ("service", "instance", "severity", "state"))
-    if alert.get("value") is not None:
-        parts.append(f"current={with_unit(alert['value'], alert.get('unit'))}")
-    parts += _pairs(alert, ("duration", "active_at", "summary"))
-    return ", ".join(parts)
-
-
-def series_text(series: dict[str, Any]) -> str:
-    stats = " ".join(
-        f"{key}={with_unit(series[key], series.get('unit'))}" for key in ("min", "max", "last") if series.get(key) is not None
-    )
-    return f"{series.get('service')} {series.get('metric')} window={series.get('window')} {stats}".strip()
-
-
-def log_text(log: dict[str, Any]) -> str:
-    timestamp = str(log.get("timestamp") or "").replace("T", " ").removesuffix("Z")
-    fields = (timestamp, log.get("level"), log.get("service"), log.get("instance"), log.get("message"))
-    return " ".join(str(field) for field in fields if field)
-
-
-def block_text(block: dict[str, Any]) -> str:
-    return f"{block.get('doc')} › {block.get('heading')}: {block.get('text')}"
 
 
 def no_evidence_text(tool_name: str, scope: dict[str, Any], message: str) -> str:
@@ -72,19 +50,14 @@ def no_evidence_text(tool_name: str, scope: dict[str, Any], message: str) -> str
     return "; ".join(parts)
 
 
-_ARRAYS = {
-    "alerts": alert_text,
-    "series": series_text,
-    "logs": log_text,
-    "evidence_blocks": block_text,
-}
+def positive_refs(tool_name: str, output: dict[str, Any]) -> list[EvidenceRef]:
+    """One ref per item of the tool's evidence arrays, in the spec's array order."""
+    from evcli.tools import registry
 
-
-def positive_refs(output: dict[str, Any]) -> list[EvidenceRef]:
     refs = []
-    for array, render in _ARRAYS.items():
-        for index, item in enumerate(output.get(array) or []):
-            refs.append(EvidenceRef(raw_path=f"$.{array}[{index}]", text=render(item)))
+    for array in registry.get(tool_name).arrays:
+        for index, item in enumerate(output.get(array.name) or []):
+            refs.append(EvidenceRef(raw_path=f"$.{array.name}[{index}]", text=array.render(item)))
     return refs
 
 
@@ -100,7 +73,7 @@ def evidence(
     The runner records exactly this, and the Gatekeeper re-derives it from a
     recorded invocation, so a ref text edited after the run is detected.
     """
-    positive = positive_refs(output)
+    positive = positive_refs(tool_name, output)
     if positive:
         return "supported", positive
     if dedup_reason:

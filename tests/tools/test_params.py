@@ -1,4 +1,4 @@
-"""Parameter validation of the evidence tools (evcli.tools.params): what is accepted, how it is
+"""Parameter validation of the evidence tools (evcli.tools.params and each tool's model): what is accepted, how it is
 normalised, and the one-line BadInput naming tool and parameter for everything else."""
 
 from __future__ import annotations
@@ -6,14 +6,10 @@ from __future__ import annotations
 import pytest
 
 from evcli.errors import EXIT_USAGE, BadInput
-from evcli.tools.params import (
-    MAX_KEYWORDS,
-    LookupKnowledgeParams,
-    QueryLogsParams,
-    QueryMetricsParams,
-    keywords,
-    validate_params,
-)
+from evcli.tools.lookup_knowledge import LookupKnowledgeParams
+from evcli.tools.params import MAX_KEYWORDS, keywords, validate_params
+from evcli.tools.query_logs import QueryLogsParams
+from evcli.tools.query_metrics import QueryMetricsParams
 
 
 def bad(tool: str, params: dict) -> str:

@@ -1,6 +1,12 @@
 from __future__ import annotations
 
-from evcli.tools.refs import alert_text, block_text, log_text, no_evidence_ref, number, positive_refs, series_text
+import pytest
+
+from evcli.tools.lookup_knowledge import block_text
+from evcli.tools.query_logs import log_text
+from evcli.tools.query_metrics import alert_text, series_text
+from evcli.tools.refs import evidence, no_evidence_ref, number, positive_refs
+from evcli.tools.registry import UnknownTool
 
 
 def test_alert_ref_merges_fields_in_a_fixed_order():
@@ -37,10 +43,17 @@ def test_word_units_are_spaced_symbol_units_are_not():
         "92%", "4.2s", "3.8GB", "184000 messages", "9"]
 
 
-def test_one_positive_ref_per_array_item_in_order():
+def test_one_positive_ref_per_item_of_the_tools_own_arrays_in_order():
     output = {"alerts": [{"alertname": "A"}], "series": [{"service": "s", "metric": "m", "window": "5m"}],
               "logs": [{"message": "one"}, {"message": "two"}]}
-    assert [ref.raw_path for ref in positive_refs(output)] == ["$.alerts[0]", "$.series[0]", "$.logs[0]", "$.logs[1]"]
+    assert [ref.raw_path for ref in positive_refs("query_metrics", output)] == ["$.alerts[0]", "$.series[0]"]
+    assert [ref.raw_path for ref in positive_refs("query_logs", output)] == ["$.logs[0]", "$.logs[1]"]
+    assert positive_refs("lookup_knowledge", output) == []
+
+
+def test_refs_of_an_unknown_tool_are_an_error_not_another_tools_refs():
+    with pytest.raises(UnknownTool, match="unknown tool 'query_events'; tools: query_metrics, query_logs, lookup_knowledge"):
+        evidence("query_events", {"logs": [{"message": "one"}]}, {}, dedup_reason=None)
 
 
 def test_no_evidence_ref_names_tool_query_scope_and_total():

@@ -23,7 +23,8 @@ from evcli.contracts import NO_EVIDENCE_PATH, ToolInvocation
 from evcli.store.db import TraceStore
 from evcli.tools.context import build_environment
 from evcli.tools.redaction import ENV_EXTRA_PATTERNS
-from evcli.tools.runner import TRUNCATION_MARK, SessionView, ToolSettings, run_tool
+from evcli.tools.fetch import TRUNCATION_MARK
+from evcli.tools.runner import SessionView, ToolSettings, run_tool
 from evcli.tools.view import model_view
 
 DEMO = demo_env_dir()

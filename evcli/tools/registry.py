@@ -1,0 +1,118 @@
+"""The evidence tools evcli knows, one `ToolSpec` each.
+
+A tool is one module (`evcli/tools/query_metrics.py`, …) that builds its spec and
+calls `register`. Everything that lists tools — the tool schemas offered to
+models, the guards, the `evcli tool NAME` commands, the Gatekeeper's raw_path
+check, the fault-injection suite — reads this registry, so adding a tool is one
+module plus its name in `BUILTINS`.
+
+Invariants: names are unique; a name that is not registered is an error
+(`UnknownTool`, exit code 2) wherever it is used; a spec's evidence arrays are
+the only arrays of its output that become refs (`$.<array>[<i>]`).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from evcli.errors import BadInput
+
+if TYPE_CHECKING:
+    from evcli.tools.fetch import Outcome
+    from evcli.tools.params import ToolParams
+
+# The shipped tools, in the order they are offered and listed; each module registers its spec on import.
+BUILTINS = ("query_metrics", "query_logs", "lookup_knowledge")
+
+# (params, environment, session) -> outcome; each tool types the first argument as its own params model.
+Fetch = Callable[..., "Outcome"]
+
+
+class UnknownTool(BadInput):
+    """A tool name that no registered spec has."""
+
+
+@dataclass(frozen=True)
+class EvidenceArray:
+    """One array of a tool's output whose items are evidence, and how an item reads as a ref."""
+
+    name: str
+    render: Callable[[dict[str, Any]], str]
+
+
+@dataclass(frozen=True, eq=False)  # compared and hashed by identity: one spec per registered tool
+class ToolSpec:
+    """Everything evcli needs to offer, run, record, gate and show one evidence tool."""
+
+    name: str
+    description: str  # shown to models in the tool schema
+    summary: str  # the `evcli tool NAME` help line
+    params: type[ToolParams]
+    arrays: tuple[EvidenceArray, ...]
+    fetch: Fetch
+    # Scope fields recorded in retrieval_details (service, window, keywords, ...).
+    scope: Callable[[Any], dict[str, Any]]
+    # Narrow tasks: whether recorded params were a precise query, and why new params are wider (None: not wider).
+    precise: Callable[[dict[str, Any]], bool] = field(default=lambda params: False)
+    wider: Callable[[dict[str, Any], dict[str, Any]], str | None] = field(default=lambda old, new: None)
+    # The best relevance level among the output's items, recorded on the invocation.
+    relevance: Callable[[dict[str, Any]], str | None] = field(default=lambda output: None)
+    # Where its evidence comes from: the environment's backend (snapshot or live) or the runbooks (knowledge).
+    # AIOps self-evaluation and `gate --against` (which cannot re-run a live backend) read it.
+    source: Literal["backend", "runbooks"] = "backend"
+    # `evcli tool NAME --<field>` help per parameter field (the window syntax is explained for every tool).
+    option_help: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def array_names(self) -> tuple[str, ...]:
+        return tuple(array.name for array in self.arrays)
+
+
+_SPECS: dict[str, ToolSpec] = {}
+_loaded: list[bool] = []
+
+
+def _load_builtins() -> None:
+    if not _loaded:
+        _loaded.append(True)
+        for name in BUILTINS:
+            importlib.import_module(f"evcli.tools.{name}")
+
+
+def register(spec: ToolSpec) -> ToolSpec:
+    if spec.name in _SPECS and _SPECS[spec.name] is not spec:
+        raise ValueError(f"tool {spec.name!r} is already registered")
+    _SPECS[spec.name] = spec
+    return spec
+
+
+def unregister(name: str) -> None:
+    _SPECS.pop(name, None)
+
+
+def specs() -> tuple[ToolSpec, ...]:
+    """Every registered tool: the built-ins in `BUILTINS` order, then the others in registration order."""
+    _load_builtins()
+    rank = {name: position for position, name in enumerate(BUILTINS)}
+    return tuple(sorted(_SPECS.values(), key=lambda spec: rank.get(spec.name, len(rank))))
+
+
+def names(source: str | None = None) -> tuple[str, ...]:
+    """The registered tool names, or those whose evidence comes from `source`."""
+    return tuple(spec.name for spec in specs() if source in (None, spec.source))
+
+
+def find(name: str | None) -> ToolSpec | None:
+    _load_builtins()
+    return _SPECS.get(name or "")
+
+
+def get(name: str | None) -> ToolSpec:
+    """The spec of `name`; UnknownTool (one line listing the tools) otherwise."""
+    spec = find(name)
+    if spec is None:
+        raise UnknownTool(f"unknown tool {name!r}; tools: {', '.join(names())}")
+    return spec
