@@ -13,6 +13,13 @@ request body to a reply spec. A spec is a dict:
 The helpers `answer`, `calls` and `error` build them. Every request body is
 recorded in `requests`, and the time spent answering each (excluding scripted
 sleeps) in `handling_seconds`, so a test can subtract it from wall time.
+
+Use it as a context manager or a fixture: `stop()` shuts the server down, closes
+the connections clients keep alive and joins the serving thread and every
+handler thread, so nothing of a server outlives its test (a handler left
+blocked on a kept-alive connection used to print a traceback into a later
+test's output). A handler's unexpected exception is kept in `handler_errors`,
+not printed; a client dropping its connection is not an error.
 """
 
 from __future__ import annotations
@@ -20,6 +27,8 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
+import socket
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -57,6 +66,42 @@ def role_of(body: dict[str, Any]) -> str | None:
 
 def tool_messages(body: dict[str, Any]) -> list[str]:
     return [m.get("content") or "" for m in body.get("messages") or [] if m.get("role") == "tool"]
+
+
+class _JoiningServer(ThreadingHTTPServer):
+    """A threading HTTP server whose handler threads are joined on close, not left as daemons."""
+
+    daemon_threads = False
+    block_on_close = True
+
+    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler]) -> None:
+        super().__init__(address, handler)
+        self.errors: list[BaseException] = []
+        self._connections: set[socket.socket] = set()
+        self._connections_lock = threading.Lock()
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self._connections_lock:
+            self._connections.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: Any) -> None:
+        with self._connections_lock:
+            self._connections.discard(request)
+        super().shutdown_request(request)
+
+    def close_connections(self) -> None:
+        """Wake handlers waiting for another request on a kept-alive connection: they see EOF and end."""
+        with self._connections_lock:
+            connections = list(self._connections)
+        for connection in connections:
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        error = sys.exc_info()[1]
+        if error is not None and not isinstance(error, (ConnectionError, TimeoutError)):
+            self.errors.append(error)
 
 
 class ScriptedServer:
@@ -116,8 +161,7 @@ class ScriptedServer:
             def log_message(self, format: str, *args: Any) -> None:  # quiet test output
                 pass
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
+        self._httpd = _JoiningServer(("127.0.0.1", 0), Handler)
         self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), name="scripted-model-server", daemon=True)
 
     @property
@@ -129,10 +173,17 @@ class ScriptedServer:
         self._thread.start()
         return self
 
+    @property
+    def handler_errors(self) -> list[BaseException]:
+        return self._httpd.errors
+
     def stop(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        self._thread.join(timeout=5)
+        """Stop serving, drop kept-alive connections, join every thread."""
+        if self._thread.is_alive():
+            self._httpd.shutdown()
+            self._thread.join()
+        self._httpd.close_connections()
+        self._httpd.server_close()  # joins the handler threads (block_on_close)
 
     def __enter__(self) -> ScriptedServer:
         return self.start()
