@@ -1,7 +1,12 @@
-"""Prompt files (`prompts/*.md`): a version in front matter, the text below it."""
+"""Prompt files (`prompts/*.md`): a version in front matter, the text below it.
+
+Lists of tools and raw_path forms are not written in the files: `{{tool_names}}`
+and `{{raw_paths}}` are filled from the tool registry when a prompt is loaded.
+"""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import lru_cache
 
 from evcli.agents.engine import Prompt
@@ -9,8 +14,26 @@ from evcli.errors import EvcliError
 from evcli.resources import data_path
 
 
-@lru_cache(maxsize=None)
 def load_prompt(name: str) -> Prompt:
+    """The prompt with its tool placeholders filled from the tool registry (see `_tool_text`)."""
+    prompt = _read_prompt(name)
+    text = prompt.text
+    for placeholder, value in _tool_text().items():
+        text = text.replace(placeholder, value)
+    return replace(prompt, text=text) if text != prompt.text else prompt
+
+
+def _tool_text() -> dict[str, str]:
+    """`{{tool_names}}`: the registered tools; `{{raw_paths}}`: the raw_path forms their refs can have."""
+    from evcli.contracts import NO_EVIDENCE_PATH
+    from evcli.tools import registry
+
+    paths = [f"`$.{array}[i]`" for spec in registry.specs() for array in spec.array_names]
+    return {"{{tool_names}}": ", ".join(registry.names()), "{{raw_paths}}": f"{', '.join(paths)} or `{NO_EVIDENCE_PATH}`"}
+
+
+@lru_cache(maxsize=None)
+def _read_prompt(name: str) -> Prompt:
     path = data_path("prompts") / f"{name}.md"
     try:
         raw = path.read_text(encoding="utf-8")
