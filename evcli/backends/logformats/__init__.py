@@ -9,8 +9,11 @@ OpenStack before the ISO 8601 catch-all; container JSON before plain JSON lines)
 
 Invariants:
   - `detect` looks only at the sample it is given; the best format parses the most sample
-    lines (ties: registry order); continuation lines (stack traces) and blank lines count
-    neither for nor against any format;
+    lines (ties: registry order), except that a catch-all (`generic`: ISO 8601, epoch, JSON
+    lines) beats the best specific format only when it reads more than GENERIC_MARGIN of the
+    sample's event lines more (a Python log with a few other ISO lines stays Python; those
+    lines are still read, by the per-line fallback); continuation lines (stack traces) and
+    blank lines count neither for nor against any format;
   - `LineReader.read` never raises on any text; a line is PARSED, CONTINUATION (indented, `at `,
     `Caused by:`, `Traceback`, `... N more`, an exception class line), BLANK or UNRECOGNISED.
 """
@@ -58,6 +61,7 @@ TEXT_FORMATS: tuple[LogFormat, ...] = (
 )
 FORMATS: tuple[LogFormat, ...] = (ContainerJson(TEXT_FORMATS), json_lines.FORMAT, *TEXT_FORMATS)
 SAMPLE_LINES = 200  # lines `detect` needs; env check reads this many from the top of a file
+GENERIC_MARGIN = 0.1
 
 _CONTINUATION = re.compile(
     r"\s|at |Caused by:|Traceback \(most recent call last\)|\.\.\. \d+ (?:more|common frames omitted)"
@@ -147,10 +151,20 @@ def detect(lines: Iterable[str], context: ParseContext) -> Detection:
     with a timestamp and with a level when read with it."""
     sample = [line.rstrip("\r\n") for line in lines]
     candidates = [line for line in sample if line.strip() and not is_continuation(line)]
-    scores = [sum(1 for line in candidates if _reads(candidate, line, context)) for candidate in FORMATS]
-    best = max(range(len(FORMATS)), key=lambda index: (scores[index], -index))
-    chosen = FORMATS[best] if scores[best] else None
+    scores = {candidate: sum(1 for line in candidates if _reads(candidate, line, context)) for candidate in FORMATS}
+    chosen = _best([name for name in FORMATS if not name.generic], scores)
+    generic = _best([name for name in FORMATS if name.generic], scores)
+    if generic is not None and (
+        chosen is None or scores[generic] - scores[chosen] > GENERIC_MARGIN * len(candidates)
+    ):
+        chosen = generic
     return _tally(LineReader(chosen, context), sample)
+
+
+def _best(formats: list[LogFormat], scores: dict[LogFormat, int]) -> LogFormat | None:
+    """The format with the highest score (first in registry order on ties), None if all are 0."""
+    best = max(formats, key=lambda candidate: scores[candidate])  # max keeps the first of equals
+    return best if scores[best] else None
 
 
 def _reads(candidate: LogFormat, line: str, context: ParseContext) -> bool:

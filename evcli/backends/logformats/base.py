@@ -7,9 +7,9 @@ A format is one module holding one `LogFormat` instance named `FORMAT`; the regi
     the environment's zone (`evcli.timerange.localize`), so one cache serves every zone;
   - `level` is canonical (LEVELS) or None when the line has none; None is normal, not a failure;
   - `fields` hold the line's other parts as strings (host, program, pid, status, client, ...);
-  - timestamps are parsed with `datetime.fromisoformat` (C, Python 3.11 reads T/space, `,`/`.`
-    fractions, Z and offsets) or built from regex groups, and cached per second-resolution text,
-    so a million-line file parses each distinct second once.
+  - ISO-like timestamps are read with `datetime.fromisoformat` (C; Python 3.11 reads T/space,
+    `,`/`.` fractions, Z and offsets) per line; other shapes (syslog, Apache, access log, nginx)
+    are built once per distinct second text and cached (`remember`, bounded).
 """
 
 from __future__ import annotations
@@ -47,6 +47,7 @@ _LEADING_LEVEL = re.compile(
     rf"(?:\[(?P<bracketed>(?i:{_BARE_LEVELS}|information|debug|trace))\]|(?P<bare>{_BARE_LEVELS})"
     r"|(?:level|lvl|severity)=\"?(?P<keyed>[A-Za-z]+)\"?)(?=[\s:\]|,;]|$)"
 )
+_FIRST_LEVEL = re.compile(rf"\s*(?:\[(?i:{_BARE_LEVELS})\]|{_BARE_LEVELS}(?=[\s:|]|$))[\s:\-|]*")
 _LEVEL_KEY = re.compile(r"\b(?:level|lvl|severity|loglevel)=\"?(?P<word>[A-Za-z]+)", re.IGNORECASE)
 _LEVEL_SEPARATORS = " \t:-|"
 
@@ -99,6 +100,7 @@ class LogFormat:
     name: str = ""
     description: str = ""
     example: str = ""
+    generic: bool = False  # reads lines that more specific formats also read (a catch-all)
 
     def sniff(self, line: str) -> bool:
         """A cheap test that the line may be in this format (parse decides)."""
@@ -119,6 +121,9 @@ def leading_level(rest: str) -> tuple[str | None, str]:
     """(level, message) of the text after a timestamp. A level in first position is removed
     from the message; one after a thread/host token (`[main] ERROR ...`) or a `level=` key
     anywhere is reported but the text kept whole."""
+    first = _FIRST_LEVEL.match(rest)
+    if first is not None:
+        return level_of(first.group().strip(_LEVEL_SEPARATORS + "[]")), rest[first.end() :]
     match = _LEADING_LEVEL.match(rest)
     if match is not None:
         group = "bracketed" if match["bracketed"] else "bare" if match["bare"] else "keyed"
@@ -138,26 +143,12 @@ def remember(cache: dict[str, datetime | None], key: str, moment: datetime | Non
     return moment
 
 
-_ISO_CACHE: dict[str, datetime | None] = {}
-
-
-def iso_stamp(seconds: str, fraction: str | None, zone: str | None) -> datetime | None:
-    """`2023-01-29T10:03:11` (T or space) + optional fraction digits + optional zone text
-    (`Z`, `+08:00`, `+0800`, ` -0500`), cached per second and zone. None if out of range."""
-    key = seconds if not zone else seconds + zone
+def iso_time(text: str) -> datetime | None:
+    """An ISO 8601 date and time as `datetime.fromisoformat` reads it (T or space, `,`/`.`
+    fraction of any length, Z or offset, also after a space), or None when out of range.
+    fromisoformat runs in C and beats a cache lookup, so it is called per line."""
     try:
-        moment = _ISO_CACHE[key]
-    except KeyError:
-        moment = remember(_ISO_CACHE, key, _from_iso(seconds, zone))
-    if moment is None or not fraction:
-        return moment
-    return moment.replace(microsecond=int(fraction[:6].ljust(6, "0")))
-
-
-def _from_iso(seconds: str, zone: str | None) -> datetime | None:
-    zone_text = "" if not zone else zone.strip().upper()
-    try:
-        return datetime.fromisoformat(seconds + zone_text)
+        return datetime.fromisoformat(text)
     except ValueError:
         return None
 

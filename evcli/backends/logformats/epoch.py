@@ -20,6 +20,7 @@ class Epoch(LogFormat):
     name = "epoch"
     description = "leading epoch seconds/milliseconds, then text with an optional level"
     example = "1675000000.123 ERROR payment failed"
+    generic = True
 
     def sniff(self, line: str) -> bool:
         return line[:1].isdigit() or line[:1] == "["

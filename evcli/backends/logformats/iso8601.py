@@ -13,32 +13,36 @@ from evcli.backends.logformats.base import (
     LogFormat,
     ParseContext,
     ParsedLine,
-    iso_stamp,
+    iso_time,
     leading_level,
 )
 
 _LINE = re.compile(
-    r"\[?(?P<seconds>\d{4}-\d\d-\d\d[T ]\d\d:\d\d(?::\d\d)?)(?:[.,](?P<fraction>\d{1,9}))?"
-    r"(?P<zone>[Zz](?![A-Za-z0-9])|\s?[+-]\d\d(?::?\d\d)?(?![\d:]))?\]?(?=\s|$)"
+    r"\[?(?P<stamp>\d{4}-\d\d-\d\d[T ]\d\d:\d\d(?::\d\d(?:[.,]\d+)?)?(?:Z|[+-]\d\d(?::?\d\d)?| [+-]\d{4})?)\]?"
 )
+_AFTER = frozenset(" \t")  # the timestamp must end the line or be followed by a blank
 
 
 class Iso8601(LogFormat):
     name = "iso8601"
     description = "ISO 8601 / RFC 3339 timestamp, then text with an optional level"
     example = "2023-01-29T10:03:11.123+08:00 ERROR payment failed"
+    generic = True
 
     def sniff(self, line: str) -> bool:
-        return _LINE.match(line) is not None
+        return line[:1] in "[0123456789" and _LINE.match(line) is not None
 
     def parse(self, line: str, context: ParseContext) -> ParsedLine | None:
         match = _LINE.match(line)
         if match is None:
             return None
-        moment = iso_stamp(match["seconds"], match["fraction"], match["zone"])
+        end = match.end()
+        if end < len(line) and line[end] not in _AFTER:
+            return None
+        moment = iso_time(match["stamp"])
         if moment is None:
             return None
-        level, message = leading_level(line[match.end() :])
+        level, message = leading_level(line[end:])
         return ParsedLine(moment, level, message, {})
 
 

@@ -13,11 +13,11 @@ from evcli.backends.logformats.base import (
     LogFormat,
     ParseContext,
     ParsedLine,
-    iso_stamp,
+    iso_time,
     level_of,
 )
 
-_STAMP = r"(?P<seconds>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d)(?:[.,](?P<fraction>\d{1,6}))?"
+_STAMP = r"(?P<stamp>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d{1,6})?)"
 _LEVELS = "TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL|SEVERE"
 _LINE = re.compile(
     _STAMP + r" (?:"
@@ -40,7 +40,7 @@ class Java(LogFormat):
         match = _LINE.match(line)
         if match is None:
             return None
-        moment = iso_stamp(match["seconds"], match["fraction"], None)
+        moment = iso_time(match["stamp"])
         if moment is None:
             return None
         prefix = "zk_" if match["zk_level"] else "lb_" if match["lb_level"] else "l4_"

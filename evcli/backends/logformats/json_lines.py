@@ -23,6 +23,7 @@ class JsonLines(LogFormat):
     name = "json"
     description = "JSON lines with @timestamp/timestamp/time/ts, level/severity/lvl, msg/message/log"
     example = '{"ts":"2023-01-29T02:03:11.120Z","level":"error","msg":"query timeout","service":"db"}'
+    generic = True
 
     def sniff(self, line: str) -> bool:
         return line[:1] == "{"

@@ -12,12 +12,12 @@ from evcli.backends.logformats.base import (
     LogFormat,
     ParseContext,
     ParsedLine,
-    iso_stamp,
+    iso_time,
     level_of,
 )
 
 _LINE = re.compile(
-    r"(?P<seconds>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\.(?P<fraction>\d{3,6}) (?P<pid>\d+) "
+    r"(?P<stamp>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3,6}) (?P<pid>\d+) "
     r"(?P<level>TRACE|DEBUG|INFO|AUDIT|WARNING|WARN|ERROR|CRITICAL) (?P<logger>[\w.]+) "
     r"(?:\[(?P<request>req-[^\]]*)\] ?)?(?P<message>.*)"
 )
@@ -35,7 +35,7 @@ class OpenStack(LogFormat):
         match = _LINE.match(line)
         if match is None:
             return None
-        moment = iso_stamp(match["seconds"], match["fraction"], None)
+        moment = iso_time(match["stamp"])
         if moment is None:
             return None
         fields = {"pid": match["pid"], "logger": match["logger"]}

@@ -10,13 +10,13 @@ from evcli.backends.logformats.base import (
     LogFormat,
     ParseContext,
     ParsedLine,
-    iso_stamp,
+    iso_time,
     level_of,
 )
 
 _LEVELS = "DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL"
 _LINE = re.compile(
-    r"(?P<seconds>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)(?:,(?P<fraction>\d{3}))?"
+    r"(?P<stamp>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:,\d{3})?)"
     rf" (?:- (?P<logger>\S+) - (?P<level>{_LEVELS}) - |(?P<bare>{_LEVELS}) )(?P<message>.*)"
 )
 
@@ -33,7 +33,7 @@ class PythonLogging(LogFormat):
         match = _LINE.match(line)
         if match is None:
             return None
-        moment = iso_stamp(match["seconds"], match["fraction"], None)
+        moment = iso_time(match["stamp"])
         if moment is None:
             return None
         fields = {"logger": match["logger"]} if match["logger"] else {}

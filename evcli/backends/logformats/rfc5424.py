@@ -14,12 +14,12 @@ from evcli.backends.logformats.base import (
     LogFormat,
     ParseContext,
     ParsedLine,
-    iso_stamp,
+    iso_time,
 )
 
 _LINE = re.compile(
-    r"<(?P<pri>\d{1,3})>1 (?:-|(?P<seconds>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(?P<fraction>\d{1,6}))?"
-    r"(?P<zone>Z|[+-]\d\d:\d\d)) (?P<host>\S+) (?P<program>\S+) (?P<pid>\S+) (?P<msgid>\S+) "
+    r"<(?P<pri>\d{1,3})>1 (?:-|(?P<stamp>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,6})?"
+    r"(?:Z|[+-]\d\d:\d\d))) (?P<host>\S+) (?P<program>\S+) (?P<pid>\S+) (?P<msgid>\S+) "
     r"(?P<sd>-|(?:\[(?:[^\]\\]|\\.)*\])+)(?: (?P<message>.*))?"
 )
 _HEADER = ("host", "program", "pid", "msgid")
@@ -38,8 +38,8 @@ class Rfc5424(LogFormat):
         if match is None or int(match["pri"]) >= 192:
             return None
         moment: datetime | None = None
-        if match["seconds"]:
-            moment = iso_stamp(match["seconds"], match["fraction"], match["zone"])
+        if match["stamp"]:
+            moment = iso_time(match["stamp"])
             if moment is None:
                 return None
         fields = {name: match[name] for name in _HEADER if match[name] != "-"}

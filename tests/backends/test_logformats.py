@@ -1,0 +1,326 @@
+"""The log format registry (evcli/backends/logformats/): each format on real-looking lines,
+the detector on mixed samples, and the detected-format-first reader."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta, timezone
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from evcli.backends.logformats import (
+    FORMATS,
+    LineKind,
+    LineReader,
+    ParseContext,
+    ParsedLine,
+    detect,
+    format_named,
+    is_continuation,
+    known_formats,
+)
+from evcli.timerange import localize
+
+BERLIN = ZoneInfo("Europe/Berlin")
+CLOCK = datetime(2024, 1, 5, 12, 0, tzinfo=UTC)
+
+
+def context(clock: datetime = CLOCK) -> ParseContext:
+    return ParseContext(clock, BERLIN)
+
+
+def parse(name: str, line: str, clock: datetime = CLOCK) -> ParsedLine:
+    parsed = format_named(name).parse(line, context(clock))
+    assert parsed is not None, f"{name} did not read {line!r}"
+    return parsed
+
+
+def utc(*parts: int) -> datetime:
+    return datetime(*parts, tzinfo=UTC)  # type: ignore[misc]
+
+
+# --- one case per format: timestamp exact (with zone), level, message, fields -----------------
+
+CASES = [
+    ("iso8601", "2023-01-29T10:03:11.123+08:00 ERROR payment authorisation failed for order 8812",
+     datetime(2023, 1, 29, 10, 3, 11, 123000, tzinfo=timezone(timedelta(hours=8))), "ERROR",
+     "payment authorisation failed for order 8812", {}),
+    ("iso8601", "2023-01-29T02:03:11,5Z [warn] disk /var at 91%",
+     utc(2023, 1, 29, 2, 3, 11, 500000), "WARN", "disk /var at 91%", {}),
+    ("iso8601", "2023-01-29 10:03:11 -0500 [worker-3] ERROR retry budget exhausted",
+     datetime(2023, 1, 29, 10, 3, 11, tzinfo=timezone(timedelta(hours=-5))), "ERROR",
+     "[worker-3] ERROR retry budget exhausted", {}),
+    ("iso8601", "[2023-01-29T10:03:11.120000123Z] level=error component=cache evicted 812 keys",
+     utc(2023, 1, 29, 10, 3, 11, 120000), "ERROR", "level=error component=cache evicted 812 keys", {}),
+    ("iso8601", "2023-01-29 10:03:11 user 'zoë' logged in from Zürich — no error",
+     datetime(2023, 1, 29, 10, 3, 11), None, "user 'zoë' logged in from Zürich — no error", {}),
+    ("python", "2015-07-29 17:41:44,747 - app.db.pool - WARNING - pool exhausted (32/32)",
+     datetime(2015, 7, 29, 17, 41, 44, 747000), "WARN", "pool exhausted (32/32)", {"logger": "app.db.pool"}),
+    ("python", "2015-07-29 17:41:44,747 CRITICAL cannot open /data/index.db",
+     datetime(2015, 7, 29, 17, 41, 44, 747000), "FATAL", "cannot open /data/index.db", {}),
+    ("java", "2023-01-29 10:03:11.123 [http-nio-8080-exec-7] ERROR c.e.shop.OrderService - order 4411 failed",
+     datetime(2023, 1, 29, 10, 3, 11, 123000), "ERROR", "order 4411 failed",
+     {"thread": "http-nio-8080-exec-7", "logger": "c.e.shop.OrderService"}),
+    ("java", "2023-01-29 10:03:11,123 WARN  [pool-2-thread-1] KafkaConsumer: lag 1200 on orders-3",
+     datetime(2023, 1, 29, 10, 3, 11, 123000), "WARN", "lag 1200 on orders-3",
+     {"thread": "pool-2-thread-1", "logger": "KafkaConsumer"}),
+    ("java", ("2015-07-29 19:04:12,394 - INFO  [QuorumPeer[myid=3]/0:0:0:0:0:0:0:0:2181:"
+     "FastLeaderElection@818] - New election. My id =  3, proposed zxid=0x0"),
+     datetime(2015, 7, 29, 19, 4, 12, 394000), "INFO", "New election. My id =  3, proposed zxid=0x0",
+     {"thread": "QuorumPeer[myid=3]/0:0:0:0:0:0:0:0:2181", "logger": "FastLeaderElection", "line": "818"}),
+    ("openstack", ("2017-05-16 00:00:04.500 25746 WARNING nova.compute.manager [req-3ea4052c-895d-4b64-9e2d-04d64c4d94ab "
+     "113d3a99c3da401fbd62cc2caa5b96d2 54fadb412c4e40cdbaed9335e4c35a9e - - -] [instance: b9000564] "
+     "Instance shutdown by itself."),
+     datetime(2017, 5, 16, 0, 0, 4, 500000), "WARN", "[instance: b9000564] Instance shutdown by itself.",
+     {"pid": "25746", "logger": "nova.compute.manager", "request_id": "req-3ea4052c-895d-4b64-9e2d-04d64c4d94ab"}),
+    ("nginx_error", ('2023/01/29 10:03:11 [error] 1409#1409: *8812 upstream timed out (110: Connection timed out) '
+     'while reading response header from upstream, client: 10.20.30.40, server: api.example.org, '
+     'request: "POST /v1/pay HTTP/1.1", upstream: "http://10.0.3.7:8080/v1/pay", host: "api.example.org"'),
+     datetime(2023, 1, 29, 10, 3, 11), "ERROR", None,
+     {"pid": "1409", "tid": "1409", "connection": "8812", "client": "10.20.30.40", "server": "api.example.org",
+      "request": "POST /v1/pay HTTP/1.1", "upstream": "http://10.0.3.7:8080/v1/pay", "host": "api.example.org"}),
+    ("nginx_error", "2023/01/29 10:03:12 [notice] 1#1: signal process started",
+     datetime(2023, 1, 29, 10, 3, 12), "INFO", "signal process started", {"pid": "1", "tid": "1"}),
+    ("apache_error", "[Sun Dec 04 04:47:44 2005] [error] [client 211.62.201.48] File does not exist: /var/www/html/x",
+     datetime(2005, 12, 4, 4, 47, 44), "ERROR", "File does not exist: /var/www/html/x", {"client": "211.62.201.48"}),
+    ("apache_error", "[Sun Dec 04 04:51:08 2005] [notice] jk2_init() Found child 6725 in scoreboard slot 10",
+     datetime(2005, 12, 4, 4, 51, 8), "INFO", "jk2_init() Found child 6725 in scoreboard slot 10", {}),
+    ("apache_error", ("[Wed Oct 11 14:32:52.123456 2023] [core:error] [pid 35708:tid 4328636416] "
+     "[client 72.15.99.187:50524] AH00126: Invalid URI in request GET /..%2f HTTP/1.1"),
+     datetime(2023, 10, 11, 14, 32, 52, 123456), "ERROR", "AH00126: Invalid URI in request GET /..%2f HTTP/1.1",
+     {"module": "core", "pid": "35708", "tid": "4328636416", "client": "72.15.99.187"}),
+    ("apache_error", "[Wed Oct 11 14:32:53 2023] [ssl:trace3] [pid 35708] ssl_engine_io.c(2135): read 5 bytes",
+     datetime(2023, 10, 11, 14, 32, 53), "TRACE", "ssl_engine_io.c(2135): read 5 bytes",
+     {"module": "ssl", "pid": "35708"}),
+    ("rfc3164", "Dec 10 06:55:46 LabSZ sshd[24200]: Invalid user webmaster from 173.234.31.186",
+     datetime(2023, 12, 10, 6, 55, 46), None, "Invalid user webmaster from 173.234.31.186",
+     {"host": "LabSZ", "program": "sshd", "pid": "24200"}),
+    ("rfc3164", "Jan  4 23:59:01 db-2 CRON[811]: (root) CMD (run-parts /etc/cron.hourly)",
+     datetime(2024, 1, 4, 23, 59, 1), None, "(root) CMD (run-parts /etc/cron.hourly)",
+     {"host": "db-2", "program": "CRON", "pid": "811"}),
+    ("rfc3164", "<11>Jan  5 11:00:00 edge-1 haproxy[77]: backend payments has no server available!",
+     datetime(2024, 1, 5, 11, 0, 0), "ERROR", "backend payments has no server available!",
+     {"host": "edge-1", "program": "haproxy", "pid": "77"}),
+    ("rfc3164", "Jan  5 10:00:00 web-1 kernel: Out of memory: Killed process 4412 (java)",
+     datetime(2024, 1, 5, 10, 0, 0), None, "Out of memory: Killed process 4412 (java)",
+     {"host": "web-1", "program": "kernel"}),
+    ("rfc3164", "Jan  5 10:00:01 web-1 sshd[90]: error: kex_exchange_identification: Connection closed",
+     datetime(2024, 1, 5, 10, 0, 1), "ERROR", "error: kex_exchange_identification: Connection closed",
+     {"host": "web-1", "program": "sshd", "pid": "90"}),
+    ("rfc5424", "<34>1 2003-10-11T22:14:15.003Z mymachine.example.com su - ID47 - \ufeff'su root' failed for lonvick",
+     utc(2003, 10, 11, 22, 14, 15, 3000), "FATAL", "'su root' failed for lonvick",
+     {"host": "mymachine.example.com", "program": "su", "msgid": "ID47"}),
+    ("rfc5424", ('<165>1 2003-08-24T05:14:15.000003-07:00 192.0.2.1 myproc 8710 - '
+     '[exampleSDID@32473 iut="3" eventSource="Application"] An application event log entry'),
+     datetime(2003, 8, 24, 5, 14, 15, 3, tzinfo=timezone(timedelta(hours=-7))), "INFO",
+     "An application event log entry",
+     {"host": "192.0.2.1", "program": "myproc", "pid": "8710",
+      "structured_data": '[exampleSDID@32473 iut="3" eventSource="Application"]'}),
+    ("access_log", ('10.20.30.40 - frank [10/Oct/2000:13:55:36 -0700] "GET /apache_pb.gif HTTP/1.0" 401 2326 '
+     '"http://www.example.com/start.html" "Mozilla/4.08 [en] (Win98; I ;Nav)"'),
+     datetime(2000, 10, 10, 13, 55, 36, tzinfo=timezone(timedelta(hours=-7))), "WARN", None,
+     {"client": "10.20.30.40", "request": "GET /apache_pb.gif HTTP/1.0", "status": "401", "size": "2326",
+      "user": "frank", "referer": "http://www.example.com/start.html", "agent": "Mozilla/4.08 [en] (Win98; I ;Nav)"}),
+    ("access_log", '2001:db8::7 - - [29/Jan/2023:10:03:11 +0800] "GET /health HTTP/1.1" 200 - "-" "kube-probe/1.27"',
+     datetime(2023, 1, 29, 10, 3, 11, tzinfo=timezone(timedelta(hours=8))), None,
+     '"GET /health HTTP/1.1" 200 - "-" "kube-probe/1.27"',
+     {"client": "2001:db8::7", "request": "GET /health HTTP/1.1", "status": "200", "size": "-",
+      "agent": "kube-probe/1.27"}),
+    ("glog", "E1203 10:00:00.123456    1234 controller.go:112] sync pod default/web-0 failed: timeout",
+     datetime(2023, 12, 3, 10, 0, 0, 123456), "ERROR", "sync pod default/web-0 failed: timeout",
+     {"thread": "1234", "source": "controller.go:112"}),
+    ("logfmt", 'ts=2023-01-29T02:03:11.120Z level=warn caller=db.go:42 msg="slow query \\"orders\\"" duration=5.1s',
+     utc(2023, 1, 29, 2, 3, 11, 120000), "WARN", 'slow query "orders"', {"caller": "db.go:42", "duration": "5.1s"}),
+    ("logfmt", 't=2023-01-29T10:03:11+0100 lvl=eror msg="Failed to send alert" logger=alerting rule_uid=x1',
+     datetime(2023, 1, 29, 10, 3, 11, tzinfo=timezone(timedelta(hours=1))), "ERROR", "Failed to send alert",
+     {"logger": "alerting", "rule_uid": "x1"}),
+    ("logfmt", "time=1675000000.5 msg=started",
+     utc(2023, 1, 29, 13, 46, 40, 500000), None, "started", {}),
+    ("json", ('{"@timestamp":"2023-01-29T10:03:11.120+08:00","log":{"level":"error"},"message":"card declined",'
+     '"trace_id":"ab12","status":402}'),
+     datetime(2023, 1, 29, 10, 3, 11, 120000, tzinfo=timezone(timedelta(hours=8))), "ERROR", "card declined",
+     {"trace_id": "ab12", "status": "402"}),
+    ("json", '{"level":50,"time":1675000000123,"pid":77,"hostname":"api-1","msg":"db down"}',
+     utc(2023, 1, 29, 13, 46, 40, 123000), "ERROR", "db down", {"pid": "77", "hostname": "api-1"}),
+    ("json", '{"severity":"WARNING","timestamp":"2023-01-29T02:03:11Z","message":"quota at 95%"}',
+     utc(2023, 1, 29, 2, 3, 11), "WARN", "quota at 95%", {}),
+    ("json", '{"ts":1675000000.25,"msg":"no level here","user":"zoë"}',
+     utc(2023, 1, 29, 13, 46, 40, 250000), None, "no level here", {"user": "zoë"}),
+    ("container_json", ('{"log":"2023-01-29 10:03:11,120 ERROR [main] PaymentClient: timeout after 5000 ms\\n",'
+     '"stream":"stderr","time":"2023-01-29T02:03:11.123456789Z"}'),
+     utc(2023, 1, 29, 2, 3, 11, 123456), "ERROR", "timeout after 5000 ms",
+     {"stream": "stderr", "thread": "main", "logger": "PaymentClient"}),
+    ("container_json", '{"log":"plain words without a level\\n","stream":"stdout","time":"2023-01-29T02:03:12Z"}',
+     utc(2023, 1, 29, 2, 3, 12), None, "plain words without a level", {"stream": "stdout"}),
+    ("epoch", "1675000000.123 ERROR payment failed", utc(2023, 1, 29, 13, 46, 40, 123000), "ERROR",
+     "payment failed", {}),
+    ("epoch", "1675000000123 heartbeat ok", utc(2023, 1, 29, 13, 46, 40, 123000), None, "heartbeat ok", {}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "line", "timestamp", "level", "message", "fields"), CASES)
+def test_each_format_reads_its_lines_exactly(name, line, timestamp, level, message, fields) -> None:
+    parsed = parse(name, line)
+    assert parsed.timestamp == timestamp
+    assert (parsed.timestamp.utcoffset() if parsed.timestamp else None) == timestamp.utcoffset()
+    assert parsed.has_zone == (timestamp.tzinfo is not None)
+    assert parsed.level == level
+    if message is not None:
+        assert parsed.message == message
+    assert parsed.fields == fields
+    assert parsed.level_derived == (name == "access_log" and level is not None)
+
+
+def test_every_registered_format_has_a_case_and_reads_its_own_example() -> None:
+    assert {case[0] for case in CASES} == set(known_formats())
+    assert len(set(known_formats())) == len(FORMATS)
+    for log_format in FORMATS:
+        assert log_format.description and log_format.sniff(log_format.example)
+        assert log_format.parse(log_format.example, context()) is not None, log_format.name
+
+
+def test_access_log_level_is_only_derived_from_the_status() -> None:
+    line = '10.0.0.9 - - [29/Jan/2023:10:03:11 +0000] "GET /pay HTTP/1.1" 503 0 "-" "curl/8.0"'
+    parsed = parse("access_log", line)
+    assert (parsed.level, parsed.level_derived, parsed.fields["status"]) == ("ERROR", True, "503")
+    assert parse("access_log", line.replace(" 503 ", " 302 ")).level is None
+
+
+def test_naive_times_are_localised_by_the_caller_in_the_environment_zone() -> None:
+    parsed = parse("python", "2023-03-26 02:30:00,000 - app - INFO - inside the Berlin DST gap")
+    assert not parsed.has_zone and parsed.timestamp is not None
+    assert localize(parsed.timestamp, BERLIN).isoformat() == "2023-03-26T03:30:00+02:00"
+
+
+@pytest.mark.parametrize(
+    ("clock", "line", "expected"),
+    [
+        # a December line read in January belongs to the previous year
+        (utc(2024, 1, 5, 12), "Dec 31 23:59:59 h p: x", datetime(2023, 12, 31, 23, 59, 59)),
+        # the clock's own day, before the clock
+        (utc(2024, 1, 5, 12), "Jan  5 12:59:00 h p: x", datetime(2024, 1, 5, 12, 59)),
+        # within a day after the clock (skew) stays in the clock's year; later goes back a year
+        (utc(2024, 1, 5, 12), "Jan  6 10:00:00 h p: x", datetime(2024, 1, 6, 10, 0)),
+        (utc(2024, 1, 5, 12), "Jan  8 10:00:00 h p: x", datetime(2023, 1, 8, 10, 0)),
+        # Feb 29 goes back to the last leap year
+        (utc(2023, 6, 1), "Feb 29 08:00:00 h p: x", datetime(2020, 2, 29, 8, 0)),
+    ],
+)
+def test_syslog_year_is_inferred_from_the_clock(clock: datetime, line: str, expected: datetime) -> None:
+    assert parse("rfc3164", line, clock).timestamp == expected
+
+
+def test_glog_year_is_inferred_from_the_clock() -> None:
+    late = parse("glog", "W1231 23:00:00.000001 7 main.go:1] late", utc(2024, 1, 5))
+    assert late.timestamp == datetime(2023, 12, 31, 23, 0, 0, 1)
+
+
+@pytest.mark.parametrize(
+    ("name", "line"),
+    [
+        ("iso8601", "2023-13-29T10:03:11Z ERROR month 13"),
+        ("iso8601", "2023-01-29T10:03:11Zulu no"),
+        ("rfc3164", "Dec 32 06:55:46 host sshd[1]: day 32"),
+        ("apache_error", "[Sun Dec 04 04:47:44 20"),  # truncated
+        ("access_log", '10.0.0.1 - - [10/Oct/2000:13:55:36 -0700] "GET / HTT'),  # truncated
+        ("json", '{"ts": "2023-01-29T10:03:11Z", "msg": "trunc'),
+        ("json", "[1, 2, 3]"),
+        ("logfmt", "this is = not logfmt"),
+        ("logfmt", "k=v other=w"),  # pairs, but no time, level or message key
+        ("rfc5424", "<999>1 2003-10-11T22:14:15Z h a - - - bad PRI"),
+        ("epoch", "12345 too short"),
+        ("container_json", '{"log": 5, "time": "2023-01-29T02:03:11Z"}'),
+    ],
+)
+def test_lines_not_in_the_format_are_none_not_errors(name: str, line: str) -> None:
+    assert format_named(name).parse(line, context()) is None
+
+
+def test_unknown_format_name_lists_the_known_ones() -> None:
+    with pytest.raises(KeyError, match="rfc3164"):
+        format_named("cobol")
+
+
+def test_no_line_crashes_any_format() -> None:
+    nasty = ["", " ", "\x00", "[", "<", "{", "{}", "<1>", "<1>1 ", "Dec", "2023-", "ts=", '"', "\ufeff",
+             "ünïcödé ☃ " * 30, "[Sun Dec 04", "1" * 40, "E1203", "2023/01/29 10:03:11 [warn] 1#0:"]  # fmt: skip
+    for line in nasty:
+        for log_format in FORMATS:
+            log_format.sniff(line)
+            log_format.parse(line, context())
+
+
+# --- continuation lines, the reader and the detector ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["\tat com.example.shop.OrderService.place(OrderService.java:88)", "    at java.base/java.lang.Thread.run",
+     "Caused by: java.net.SocketTimeoutException: Read timed out", "\t... 42 more",
+     "Traceback (most recent call last):", '  File "/app/db.py", line 12, in connect',
+     "psycopg2.OperationalError: could not connect to server", "java.lang.IllegalStateException: closed",
+     "KeyError: 'user_id'"],
+)  # fmt: skip
+def test_stack_trace_lines_are_continuations(line: str) -> None:
+    assert is_continuation(line)
+    assert LineReader(format_named("java"), context()).read(line).kind is LineKind.CONTINUATION
+
+
+def test_ordinary_text_is_not_a_continuation() -> None:
+    for line in ("hello world", "Dec 10 06:55:46 h p: x", "Error budget is fine"):
+        assert not is_continuation(line)
+
+
+def test_reader_uses_the_detected_format_first_and_falls_back_per_line() -> None:
+    reader = LineReader(format_named("python"), context())
+    assert reader.read("2015-07-29 17:41:44,747 - a - INFO - x").format == "python"
+    fallback = reader.read("Dec 10 06:55:46 LabSZ sshd[1]: other format")
+    assert (fallback.kind, fallback.format) == (LineKind.PARSED, "rfc3164")
+    assert reader.read("   ").kind is LineKind.BLANK
+    assert reader.read("complete gibberish").kind is LineKind.UNRECOGNISED
+
+
+def _sample(name: str) -> list[str]:
+    """50 lines: the format's own lines (varied), plus noise real files have."""
+    own = [line for case_name, line, *_ in CASES if case_name == name]
+    noise = ["", "    at com.example.Foo.bar(Foo.java:1)", "Caused by: java.io.IOException: boom",
+             "\t... 12 more", "Traceback (most recent call last):", '  File "x.py", line 1, in <module>']  # fmt: skip
+    if name not in ("json", "container_json", "logfmt"):
+        noise += ["2023-01-29 10:03:11 a line with only an ISO stamp", "1675000000 epoch noise"]
+    noise += ["--- truncated line without anything", "ünïcödé garbage ☃"]
+    lines = [own[index % len(own)] for index in range(50 - len(noise))]
+    return lines[:20] + noise + lines[20:]
+
+
+@pytest.mark.parametrize("name", sorted({case[0] for case in CASES}))
+def test_detector_picks_the_right_format_on_a_mixed_sample(name: str) -> None:
+    sample = _sample(name)
+    assert len(sample) == 50
+    detection = detect(sample, context())
+    assert detection.format == name
+    assert detection.unrecognised == 2
+    assert detection.example_unrecognised == "--- truncated line without anything"
+    assert detection.continuation == sum(map(is_continuation, filter(str.strip, sample)))
+    assert detection.timestamp_share >= 0.9
+
+
+def test_detection_shares_count_levels_and_ignore_continuations() -> None:
+    lines = ["2015-07-29 17:41:44,747 - a - INFO - up", "2015-07-29 17:41:45,000 - a - ERROR - down",
+             "Traceback (most recent call last):", '  File "a.py", line 3, in f', "ValueError: bad",
+             "no timestamp here"]  # fmt: skip
+    detection = detect(lines, context())
+    assert (detection.format, detection.lines, detection.continuation) == ("python", 6, 3)
+    assert (detection.timestamped, detection.levelled, detection.unrecognised) == (2, 2, 1)
+    assert detection.timestamp_share == pytest.approx(2 / 3)
+    assert detection.model_dump()["level_share"] == pytest.approx(2 / 3)
+
+
+def test_nothing_recognisable_detects_no_format() -> None:
+    detection = detect(["just words", "more words", ""], context())
+    assert detection.format is None and detection.timestamp_share == 0
+    assert detection.example_unrecognised == "just words"
+
+
+def test_ties_go_to_registry_order() -> None:
+    # both `python` and `iso8601` read this line; python comes first in the registry
+    assert detect(["2015-07-29 17:41:44,747 INFO started"], context()).format == "python"
