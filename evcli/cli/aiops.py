@@ -64,7 +64,9 @@ def aiops_command(
     else:
         for report in reports:
             _render(report)
-    worst = max((r["verdict"] for r in reports), key=("PASS", "LOW_CONFID", "REJECT").index)
+    from evcli.contracts import Verdict
+
+    worst = max(Verdict(r["verdict"]) for r in reports)
     raise typer.Exit(_exit_code(worst, fail_on))
 
 

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import evcli
-from evcli.contracts import SessionDocument
+from evcli.contracts import SessionDocument, Verdict
 from evcli.errors import BadInput, EvcliError
 from evcli.gatekeeper.excerpt import normalize
 from evcli.gatekeeper.rules import RuleSet
@@ -50,7 +50,7 @@ from evcli.store.db import TraceStore
 
 SUITES_DIR = Path(__file__).resolve().parent / "suites"
 DIAGNOSIS_SUITE = SUITES_DIR / "diagnosis.toml"
-VERDICTS = ("PASS", "LOW_CONFID", "REJECT")  # best first: a case with several alerts reports the worst
+VERDICTS = tuple(verdict.value for verdict in Verdict)  # best first: a case with several alerts reports the worst
 
 CaseT = TypeVar("CaseT")
 Progress = Callable[[dict[str, Any]], None]
@@ -329,7 +329,7 @@ def run_case(case: DiagnosisCase, store: TraceStore, rules: RuleSet, models: Mod
         "passed": not failures,
         "failures": failures,
         "error": error,
-        "verdict": max((r["verdict"] for r in reports), key=VERDICTS.index, default=None),
+        "verdict": max((Verdict(r["verdict"]) for r in reports), default=None),
         "session_ids": [report["session_id"] for report in reports],
         "claims": sum(len(report["claims"]) for report in reports),
         **counts,

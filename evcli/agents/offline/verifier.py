@@ -17,7 +17,7 @@ from typing import Any
 from evcli.agents.engine import EngineReply, RoleRequest
 from evcli.agents.intent import TIME_UNITS, humps
 from evcli.agents.offline.payload import reply
-from evcli.contracts import NO_EVIDENCE_PATH
+from evcli.contracts import NO_EVIDENCE_PATH, Severity, Verdict
 from evcli.text import (
     ENGLISH_WORD,
     RAW_TOKEN,
@@ -212,9 +212,6 @@ def _meaning_problem(claim_type: Any, claim_raw: str, claim_text: str, evidence_
     return _negation_scope_problem(claim_text, evidence) if negated(claim_text) else ""
 
 
-_VERDICT_RANK = {"PASS": 0, "LOW_CONFID": 1, "REJECT": 2}
-
-
 def verify(request: RoleRequest) -> EngineReply:
     payload = request.payload
     claims = payload.get("verified_claims") or []
@@ -244,8 +241,9 @@ def verify(request: RoleRequest) -> EngineReply:
         verdict, reason = "PASS", "every critical claim is directly supported by its verified evidence"
     else:
         verdict, reason = "LOW_CONFID", "some critical claims are not directly supported"
-    ceiling = {"reject": "REJECT", "low_confid": "LOW_CONFID"}.get(str(gate.get("severity") or "none"), "PASS")
-    if _VERDICT_RANK[ceiling] > _VERDICT_RANK[verdict]:
+    severity = str(gate.get("severity") or "none")
+    ceiling = Severity(severity).ceiling if severity in tuple(Severity) else Verdict.PASS
+    if ceiling > verdict:
         verdict = ceiling
         reason += f"; capped at {ceiling} by the gate (severity {gate.get('severity')})"
     direct = sum(check["verification"] == "direct_support" for check in checks)
