@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from evcli.backends.alerts import alert_record
 from evcli.backends.base import BackendError
 from evcli.backends.http import HttpAuth, base_url, get_json, quote_string
-from evcli.backends.alerts import alert_record
 
 if TYPE_CHECKING:
     from evcli.backends.spec import BackendSpec

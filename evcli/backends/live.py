@@ -13,7 +13,13 @@ from datetime import UTC, datetime
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from evcli.backends.base import BackendError, LogQuery, LogResult, MetricsResult, TimeWindow
+from evcli.backends.base import (
+    BackendError,
+    LogQuery,
+    LogResult,
+    MetricsResult,
+    TimeWindow,
+)
 from evcli.backends.registry import Capability, backend_kind, providers
 
 if TYPE_CHECKING:

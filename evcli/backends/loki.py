@@ -6,6 +6,7 @@ import re
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from evcli.backends.alerts import service_of
 from evcli.backends.base import (
     BackendError,
     LogQuery,
@@ -15,7 +16,6 @@ from evcli.backends.base import (
     level_at_least,
 )
 from evcli.backends.http import HttpAuth, base_url, get_json, quote_string
-from evcli.backends.alerts import service_of
 
 if TYPE_CHECKING:
     from evcli.backends.spec import BackendSpec

@@ -176,4 +176,4 @@ def print_json(data: Any) -> None:
     sys.stdout.write(json_safe(json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True)) + "\n")
 
 
-__all__ = ["DbOption", "JsonOption", "EnvOption", "RunbooksOption", "environment_options", "environment_spec", "handles_errors", "fail", "safe", "required_text", "open_store", "load_source", "print_json", "out", "err"]
+__all__ = ["DbOption", "EnvOption", "JsonOption", "RunbooksOption", "environment_options", "environment_spec", "err", "fail", "handles_errors", "load_source", "open_store", "out", "print_json", "required_text", "safe"]

@@ -8,7 +8,14 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from evcli.cli._common import DbOption, JsonOption, environment_options, handles_errors, out, print_json
+from evcli.cli._common import (
+    DbOption,
+    JsonOption,
+    environment_options,
+    handles_errors,
+    out,
+    print_json,
+)
 from evcli.cli.ask import (
     ApiBaseOption,
     ConfigOption,
@@ -43,8 +50,6 @@ def aiops_command(
 
     _exit_code("PASS", fail_on)
     alertmanager = environment.backends.get("alertmanager")
-    if payload is None and alertmanager is None:
-        raise BadInput("give an alert payload file or --alertmanager URL")
     if payload is not None:
         try:
             data = json.loads(payload.read_text(encoding="utf-8"))
@@ -55,8 +60,10 @@ def aiops_command(
         except RecursionError as exc:
             raise BadInput(f"{payload} is nested too deeply to be an alert payload") from exc
         source = str(payload)
-    else:
+    elif alertmanager is not None:
         data, source = pull_alerts(alertmanager.url, filters or []), alertmanager.url
+    else:
+        raise BadInput("give an alert payload file or --alertmanager URL")
     models = _models(config, model, None, None, None, None, api_base)
     reports = diagnose_payload(_pipeline(db, rules, models, environment.as_config(), max_steps), data, source=source)
     if json_output:

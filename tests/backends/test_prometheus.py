@@ -8,9 +8,13 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from evcli.backends.base import BackendError, parse_window
 from evcli.backends.alerts import format_duration, significant
-from evcli.backends.prometheus import PrometheusBackend, normalise_prometheus_alert, selector
+from evcli.backends.base import BackendError, parse_window
+from evcli.backends.prometheus import (
+    PrometheusBackend,
+    normalise_prometheus_alert,
+    selector,
+)
 
 ISO_Z = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
 DURATION = re.compile(r"^(\d+h\d\dm|\d{1,2}m)$")

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import typer
 from typer.testing import CliRunner
 
 from evcli.cli import app
 from evcli.cli._common import environment_options, handles_errors
+
+if TYPE_CHECKING:
+    from evcli.backends.spec import EnvironmentSpec
 
 
 def _probe_app() -> typer.Typer:
@@ -17,7 +21,7 @@ def _probe_app() -> typer.Typer:
     @probe.command()
     @handles_errors
     @environment_options(runbooks=True, help={"loki": "Where the logs are."})
-    def show(name: str, environment: "EnvironmentSpec", verbose: bool = False) -> None:  # noqa: F821
+    def show(name: str, environment: EnvironmentSpec, verbose: bool = False) -> None:
         typer.echo(json.dumps({"name": name, "verbose": verbose, "env": environment.as_config()}))
 
     return probe
