@@ -7,7 +7,7 @@ and `{{raw_paths}}` are filled from the tool registry when a prompt is loaded.
 from __future__ import annotations
 
 from dataclasses import replace
-from functools import lru_cache
+from functools import cache
 
 from evcli.agents.engine import Prompt
 from evcli.errors import EvcliError
@@ -32,7 +32,7 @@ def _tool_text() -> dict[str, str]:
     return {"{{tool_names}}": ", ".join(registry.names()), "{{raw_paths}}": f"{', '.join(paths)} or `{NO_EVIDENCE_PATH}`"}
 
 
-@lru_cache(maxsize=None)
+@cache
 def _read_prompt(name: str) -> Prompt:
     path = data_path("prompts") / f"{name}.md"
     try:

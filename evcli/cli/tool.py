@@ -11,7 +11,7 @@ from __future__ import annotations
 import inspect
 import types
 import typing
-from functools import lru_cache
+from functools import cache
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -21,7 +21,7 @@ from evcli.cli._common import DbOption, JsonOption, environment_options, err, ha
 from evcli.console import visible
 
 if TYPE_CHECKING:
-    import click
+    from typer._click import core as click  # typer vendors Click
 
     from evcli.backends.spec import EnvironmentSpec
     from evcli.tools.registry import ToolSpec
@@ -59,7 +59,7 @@ app = typer.Typer(
 )
 
 
-@lru_cache(maxsize=None)
+@cache
 def _command(spec: ToolSpec) -> click.Command:
     """`evcli tool <spec.name>`: the tool's fields as options, then the shared ones."""
 

@@ -38,7 +38,8 @@ def check_repeat(tool_name: str, params: dict, previous: list[ToolInvocation]) -
 
 
 def _seconds(window: str | None) -> float:
-    return (lambda w: (w.end - w.start).total_seconds())(parse_window(window or "30m", datetime.now(UTC)))
+    span = parse_window(window or "30m", datetime.now(UTC))
+    return (span.end - span.start).total_seconds()
 
 
 def _wider(spec: ToolSpec, old: dict[str, Any], new: dict[str, Any]) -> str | None:

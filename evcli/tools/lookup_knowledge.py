@@ -64,7 +64,8 @@ def fetch(params: LookupKnowledgeParams, env: ToolEnvironment, session: SessionV
     cap_text(prepared, (ARRAY,), env.settings.max_text_chars)
     blocks = prepared[ARRAY]
     already = _returned_blocks(session.invocations)
-    fresh, repeated = [], []
+    fresh: list[tuple[dict[str, Any], int | None]] = []
+    repeated: list[tuple[dict[str, Any], int | None]] = []
     for block in blocks:
         key = (block.get("doc"), block.get("heading"), block.get("text"))
         (repeated if key in already else fresh).append((block, already.get(key)))

@@ -124,7 +124,7 @@ def run_tool(
         evidence_refs=evidence_refs,
         truncated=truncated,
         **scope,
-        **({"unknown_service": True} if outcome.unknown_service else {}),
+        **_marks(outcome),
     )
 
     return ToolInvocation(
@@ -140,6 +140,11 @@ def run_tool(
         success=True,
         created_at=created_at,
     )
+
+
+def _marks(outcome: Outcome) -> dict[str, Any]:
+    """Extra retrieval_details keys: `unknown_service` lets the narrow-task guard allow a corrected service."""
+    return {"unknown_service": True} if outcome.unknown_service else {}
 
 
 def stored_guards(invocation: ToolInvocation, settings: ToolSettings) -> Callable[[list[ToolInvocation]], None]:
