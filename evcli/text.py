@@ -14,9 +14,21 @@ import unicodedata
 from functools import lru_cache
 
 __all__ = [
-    "CJK_NEGATIONS", "ENGLISH_WORD", "NEGATION_WORDS", "RAW_TOKEN", "STOP_WORDS", "TOKEN",
-    "TOKEN_TRAILING_PUNCTUATION", "comparable", "critical_tokens", "fact_tokens", "is_negation",
-    "mixed_case_words", "negated", "negations", "normalize",
+    "CJK_NEGATIONS",
+    "ENGLISH_WORD",
+    "NEGATION_WORDS",
+    "RAW_TOKEN",
+    "STOP_WORDS",
+    "TOKEN",
+    "TOKEN_TRAILING_PUNCTUATION",
+    "comparable",
+    "critical_tokens",
+    "fact_tokens",
+    "is_negation",
+    "mixed_case_words",
+    "negated",
+    "negations",
+    "normalize",
 ]
 
 
@@ -26,7 +38,7 @@ _UNIFY_PUNCTUATION = str.maketrans(
     "\u201c\u201d\u201e\u201f\u2033\u00ab\u00bb"  # “ ” „ ‟ ″ « »
     "\u2018\u2019\u201a\u201b\u2032"  # ‘ ’ ‚ ‛ ′
     "\u2010\u2011\u2012\u2013\u2014\u2015\u2212",  # ‐ ‑ ‒ – — ― −
-    '"""""""' "'''''" "-------",
+    '"""""""\'\'\'\'\'-------',
 )
 _SPACE_BEFORE_PERCENT = re.compile(r"(?<=\d) %")
 _SEPARATORS = "=,;:"
@@ -34,7 +46,15 @@ _SPACED_SEPARATOR_BETWEEN_DIGITS = re.compile(r"\d(?: [,;:] ?|[,;:] )\d")
 _SPACE_AROUND_SEPARATOR = re.compile(r" ([=,;:]) ?|([=,;:]) ")
 # Contractions whose expansion keeps the meaning; "'s" and "'d" are ambiguous (is/has, would/had).
 _CONTRACTION = re.compile(r"\b(can|won|shan|[a-z]+)n't\b|(?<=[a-z])'(re|m|ll|ve)\b|\bcannot\b")
-_EXPANDED = {"can": "can", "won": "will", "shan": "shall", "re": "are", "m": "am", "ll": "will", "ve": "have"}
+_EXPANDED = {
+    "can": "can",
+    "won": "will",
+    "shan": "shall",
+    "re": "are",
+    "m": "am",
+    "ll": "will",
+    "ve": "have",
+}
 
 
 def _join_separator(match: re.Match[str]) -> str:
@@ -89,7 +109,20 @@ def normalize(text: str) -> str:
 # --- negations ----------------------------------------------------------------------
 
 NEGATION_WORDS = frozenset(
-    ["not", "no", "non", "never", "none", "nothing", "nobody", "neither", "nor", "without", "cannot", "unable"]
+    [
+        "not",
+        "no",
+        "non",
+        "never",
+        "none",
+        "nothing",
+        "nobody",
+        "neither",
+        "nor",
+        "without",
+        "cannot",
+        "unable",
+    ]
 )
 ENGLISH_WORD = re.compile(r"[a-z]+(?:'[a-z]+)*")
 CJK_NEGATIONS = "不没无未非否勿别"
@@ -128,7 +161,9 @@ def mixed_case_words(raw: str) -> frozenset[str]:
     A capital only at the start ("Connection") is ordinary sentence case, and "GCs" or "URLs"
     is the plural of an acronym, not an identifier.
     """
-    tokens = (token.rstrip(TOKEN_TRAILING_PUNCTUATION) for token in RAW_TOKEN.findall(unicodedata.normalize("NFKC", raw)))
+    tokens = (
+        token.rstrip(TOKEN_TRAILING_PUNCTUATION) for token in RAW_TOKEN.findall(unicodedata.normalize("NFKC", raw))
+    )
     return frozenset(
         token.casefold()
         for token in tokens
@@ -143,12 +178,131 @@ def critical_tokens(normalized: str, mixed_case: frozenset[str]) -> list[str]:
 
 # Function words: no fact of their own.
 STOP_WORDS = frozenset(
-    """a about above after again against all also am an and any are as at be because been before being below
-    between both but by can could did do does doing down during each either else few for from further had has
-    have having he her here hers him his how i if in into is it its itself just me more most my no nor not of
-    off on once only or other our ours out over own same she should so some such than that the their them then
-    there these they this those through to too under until up very was we were what when where which while who
-    whom why will with would you your yes via per yet""".split()
+    [
+        "a",
+        "about",
+        "above",
+        "after",
+        "again",
+        "against",
+        "all",
+        "also",
+        "am",
+        "an",
+        "and",
+        "any",
+        "are",
+        "as",
+        "at",
+        "be",
+        "because",
+        "been",
+        "before",
+        "being",
+        "below",
+        "between",
+        "both",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "doing",
+        "down",
+        "during",
+        "each",
+        "either",
+        "else",
+        "few",
+        "for",
+        "from",
+        "further",
+        "had",
+        "has",
+        "have",
+        "having",
+        "he",
+        "her",
+        "here",
+        "hers",
+        "him",
+        "his",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "itself",
+        "just",
+        "me",
+        "more",
+        "most",
+        "my",
+        "no",
+        "nor",
+        "not",
+        "of",
+        "off",
+        "on",
+        "once",
+        "only",
+        "or",
+        "other",
+        "our",
+        "ours",
+        "out",
+        "over",
+        "own",
+        "same",
+        "she",
+        "should",
+        "so",
+        "some",
+        "such",
+        "than",
+        "that",
+        "the",
+        "their",
+        "them",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "through",
+        "to",
+        "too",
+        "under",
+        "until",
+        "up",
+        "very",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "whom",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+        "yes",
+        "via",
+        "per",
+        "yet",
+    ]
 )
 
 

@@ -41,7 +41,7 @@ _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
 
 def detect_language(question: str) -> str:
-    """"ko" with Hangul, "ja" with kana (Japanese mixes kana into its kanji), "zh" with Han
+    """ "ko" with Hangul, "ja" with kana (Japanese mixes kana into its kanji), "zh" with Han
     characters only, else "en". Whether a language is answered in is the engines' business."""
     if _HANGUL.search(question):
         return "ko"
@@ -64,7 +64,14 @@ _TERM_TABLE: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
     (("Hikari",), ("hikari",)),
     (
         ("pool", "HikariCP"),
-        ("连接池", "connection pool", "connection pools", "db pool", "database pool", "pool exhaustion"),
+        (
+            "连接池",
+            "connection pool",
+            "connection pools",
+            "db pool",
+            "database pool",
+            "pool exhaustion",
+        ),
     ),
     (("thread pool",), ("thread pool", "线程池")),
     (("OOMKilled",), ("oomkilled", "oom killed", "oom-killed")),
@@ -97,10 +104,45 @@ _TERM_SUFFIX = r"(?:s|es|ed|ing)?"
 
 # CamelCase words that name an alert rather than a component: they carry one of these words.
 _ALERT_WORDS = frozenset(
-    "high low usage rate latency down slow response exhausted full space unavailable failed failure "
-    "failing restarts restarting killed pressure saturation saturated lag timeout timeouts throttling "
-    "crash crashlooping looping backoff absent missing spike exceeded notready unhealthy almost "
-    "errors".split()
+    [
+        "high",
+        "low",
+        "usage",
+        "rate",
+        "latency",
+        "down",
+        "slow",
+        "response",
+        "exhausted",
+        "full",
+        "space",
+        "unavailable",
+        "failed",
+        "failure",
+        "failing",
+        "restarts",
+        "restarting",
+        "killed",
+        "pressure",
+        "saturation",
+        "saturated",
+        "lag",
+        "timeout",
+        "timeouts",
+        "throttling",
+        "crash",
+        "crashlooping",
+        "looping",
+        "backoff",
+        "absent",
+        "missing",
+        "spike",
+        "exceeded",
+        "notready",
+        "unhealthy",
+        "almost",
+        "errors",
+    ]
 )
 _CAMEL = re.compile(rf"{_LEFT}([A-Z][A-Za-z0-9]*[a-z0-9][A-Z][A-Za-z0-9]*|[A-Z]{{2,}}[a-z][A-Za-z0-9]*){_RIGHT}")
 _HUMPS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
@@ -177,7 +219,19 @@ _EN_WINDOW = re.compile(
     r"(?P<unit>seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|[smhd])\b",
     re.IGNORECASE,
 )
-_ZH_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+_ZH_DIGITS = {
+    "零": 0,
+    "一": 1,
+    "二": 2,
+    "两": 2,
+    "三": 3,
+    "四": 4,
+    "五": 5,
+    "六": 6,
+    "七": 7,
+    "八": 8,
+    "九": 9,
+}
 _ZH_UNITS = {"秒": "s", "秒钟": "s", "分钟": "m", "小时": "h", "钟头": "h", "天": "d"}
 _ZH_WINDOW = re.compile(
     r"(?:(?:最近|过去|近)\s*(?P<count>\d{1,4}|[零一二两三四五六七八九十]+|半)?\s*个?\s*(?P<unit>秒钟|秒|分钟|小时|钟头|天)"
@@ -185,13 +239,23 @@ _ZH_WINDOW = re.compile(
 )
 
 
-def extract_intent(question: str, *, services: list[str], aliases: dict[str, str], alertnames: list[str]) -> Intent:
+def extract_intent(
+    question: str,
+    *,
+    services: list[str],
+    aliases: dict[str, str],
+    alertnames: list[str],
+) -> Intent:
     """What the question is about. `aliases` maps an alias to its canonical service name
     ({service: [aliases]}, the shape `SnapshotBackend.service_aliases()` returns, is accepted too)."""
     taken: list[tuple[int, int]] = []
     found_services = _find_services(question, services, aliases, taken)
     found_alerts = _find_alertnames(question, alertnames, taken)
-    terms = _find_terms(question, taken, exclude={name.lower() for name in (*found_services, *found_alerts)})
+    terms = _find_terms(
+        question,
+        taken,
+        exclude={name.lower() for name in (*found_services, *found_alerts)},
+    )
     return Intent(
         language=detect_language(question),
         narrow=bool(_NARROW_CUES.search(question)) and not _BROAD_CUES.search(question),
@@ -255,7 +319,10 @@ def _alias_pairs(aliases: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def _find_services(
-    question: str, services: list[str], aliases: dict[str, Any], taken: list[tuple[int, int]]
+    question: str,
+    services: list[str],
+    aliases: dict[str, Any],
+    taken: list[tuple[int, int]],
 ) -> list[str]:
     canonical = {service.lower(): service for service in services}
     candidates = [(_name_pattern(service), service) for service in services]
@@ -318,8 +385,8 @@ def _find_terms(question: str, taken: list[tuple[int, int]], exclude: set[str]) 
             )
             candidates.append((pattern, f"{index}:{cue}"))
     for position, _, value in _claim_spans(question, candidates, taken):
-        index, cue = value.split(":", 1)
-        entry_terms = _TERM_TABLE[int(index)][0]
+        entry, cue = value.split(":", 1)
+        entry_terms = _TERM_TABLE[int(entry)][0]
         if cue.lower() == entry_terms[0].lower():
             literal.append((position, entry_terms[0]))
             derived += [(position, term) for term in entry_terms[1:]]
@@ -372,7 +439,7 @@ def extract_window(question: str) -> str | None:
         raw = (match["count"] or "").lower()
         if raw and not raw.isdigit() and raw not in _EN_NUMBERS:
             continue  # "the last deployment hour" is no window
-        count = int(raw) if raw.isdigit() else _EN_NUMBERS.get(raw, 1)
+        count: float = int(raw) if raw.isdigit() else _EN_NUMBERS.get(raw, 1)
         if match["half"]:
             count = count * 0.5 if raw else 0.5
         label = _label(count, unit)
@@ -381,10 +448,10 @@ def extract_window(question: str) -> str | None:
     for match in _ZH_WINDOW.finditer(question):
         raw = match["count"] or match["count2"] or "一"
         unit = _ZH_UNITS[match["unit"] or match["unit2"]]
-        count = 0.5 if raw == "半" else _zh_number(raw)
-        if count is None:
+        zh_count = 0.5 if raw == "半" else _zh_number(raw)
+        if zh_count is None:
             continue
-        label = _label(count, unit)
+        label = _label(zh_count, unit)
         if label:
             return label
     return None

@@ -15,7 +15,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 
-from evcli.text import TOKEN, comparable, critical_tokens, mixed_case_words, negated, normalize
+from evcli.text import (
+    TOKEN,
+    comparable,
+    critical_tokens,
+    mixed_case_words,
+    negated,
+    normalize,
+)
 
 __all__ = ["missing_facts"]
 

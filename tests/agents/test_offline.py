@@ -13,7 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from evcli.agents.engine import EngineError, EngineReply, Prompt, RoleRequest, ToolCall, Turn
+from evcli.agents.engine import (
+    EngineError,
+    EngineReply,
+    Prompt,
+    RoleRequest,
+    ToolCall,
+    Turn,
+)
 from evcli.agents.intent import Intent
 from evcli.agents.offline import OfflineEngine
 from evcli.agents.offline.messages import LANGUAGE_NAMES, catalogue
@@ -21,12 +28,11 @@ from evcli.agents.offline.messages import en as english
 from evcli.agents.offline.messages import zh as chinese
 from evcli.backends.snapshot import demo_env_dir
 from evcli.contracts import GateResult, ToolInvocation
-from evcli.gatekeeper.engine import gate
 from evcli.gatekeeper.rules import load_rules
 from evcli.pipeline import ROLES, Pipeline
 from evcli.store.db import TraceStore
-from evcli.tools.runner import run_tool
 from evcli.tools.context import build_environment
+from evcli.tools.runner import run_tool
 from evcli.tools.view import model_view
 
 ENGINE = OfflineEngine()
@@ -43,7 +49,8 @@ OVERSTATEMENTS = (
     "没有问题",
 )
 REMEDIATION_START = re.compile(
-    r"^(?:restart|scale|roll ?back|delete|raise|increase|fail ?over|kill|重启|扩容|回滚|删除|调大)", re.IGNORECASE
+    r"^(?:restart|scale|roll ?back|delete|raise|increase|fail ?over|kill|重启|扩容|回滚|删除|调大)",
+    re.IGNORECASE,
 )
 
 
@@ -86,8 +93,19 @@ def prompt(role: str) -> Prompt:
     return Prompt(name=role, version="test", resource=f"prompts/{role}.md", text="")
 
 
-def ask(role: str, payload: dict, transcript: list[Turn] | None = None, tools: list[dict] | None = None):
-    request = RoleRequest(role=role, prompt=prompt(role), payload=payload, tools=tools, transcript=list(transcript or []))
+def ask(
+    role: str,
+    payload: dict,
+    transcript: list[Turn] | None = None,
+    tools: list[dict] | None = None,
+):
+    request = RoleRequest(
+        role=role,
+        prompt=prompt(role),
+        payload=payload,
+        tools=tools,
+        transcript=list(transcript or []),
+    )
     return ENGINE.complete(request)
 
 
@@ -189,10 +207,20 @@ def bound_tools(run: Run) -> set[str]:
 
 
 def test_narrow_alert_is_one_observation_citing_the_alert(tmp_path):
-    run = full_run("Only confirm whether payment-service currently has a HighCPUUsage alert firing.", tmp_path)
+    run = full_run(
+        "Only confirm whether payment-service currently has a HighCPUUsage alert firing.",
+        tmp_path,
+    )
     assert run.gate_result.severity == "none", run.gate_result.errors
     assert [(c.name, c.arguments) for c in tool_calls(run)] == [
-        ("query_metrics", {"service": "payment-service", "alertname": "HighCPUUsage", "window": "30m"})
+        (
+            "query_metrics",
+            {
+                "service": "payment-service",
+                "alertname": "HighCPUUsage",
+                "window": "30m",
+            },
+        )
     ]
     [claim] = run.executor_output["claims"]
     assert claim["claim_type"] == "observation"
@@ -272,7 +300,10 @@ def test_narrow_question_without_a_precise_target_queries_nothing(offered_tools)
 
 
 def test_broad_order_service(tmp_path):
-    run = full_run("Why is order-service failing? It keeps restarting and checkout requests time out.", tmp_path)
+    run = full_run(
+        "Why is order-service failing? It keeps restarting and checkout requests time out.",
+        tmp_path,
+    )
     output = run.executor_output
     assert run.gate_result.severity == "none", run.gate_result.errors
     names = [call.name for call in tool_calls(run)]
@@ -315,12 +346,17 @@ def test_broad_question_naming_no_service_follows_the_firing_alerts(tmp_path):
     first, *rest = tool_calls(run)
     assert (first.name, first.arguments) == ("query_metrics", {"window": "30m"})
     services = {call.arguments.get("service") for call in rest if call.name == "query_logs"}
-    assert services == {"payment-service", "order-service"}  # the first two services with firing alerts
+    assert services == {
+        "payment-service",
+        "order-service",
+    }  # the first two services with firing alerts
 
 
 def test_last_step_gets_the_document_and_reports_what_was_not_run(tmp_path):
     run = full_run(
-        "Why is order-service failing? It keeps restarting and checkout requests time out.", tmp_path, max_steps=2
+        "Why is order-service failing? It keeps restarting and checkout requests time out.",
+        tmp_path,
+        max_steps=2,
     )
     assert [call.name for call in tool_calls(run)] == ["query_metrics"]  # step 1; step 2 offers no tools
     assert run.gate_result.severity == "none", run.gate_result.errors
@@ -334,11 +370,20 @@ def test_refused_call_is_reported_not_retried(offered_tools):
     payload = executor_payload(broad, "Why is order-service slow?")
     [call] = ask("executor", payload, tools=offered_tools).tool_calls
     view = '<refused tool="query_metrics">query_metrics refused: this session already made 8 calls (cap 8)</refused>'
-    reply = ask("executor", payload, [Turn(call=call, view=view, invocation=None)], tools=offered_tools)
+    reply = ask(
+        "executor",
+        payload,
+        [Turn(call=call, view=view, invocation=None)],
+        tools=offered_tools,
+    )
     assert reply.tool_calls and all(c.name != "query_metrics" for c in reply.tool_calls)
     ids = [c.id for c in reply.tool_calls]
     assert ids == [f"call-{n}" for n in range(2, 2 + len(ids))]
-    final = ask("executor", payload | {"final_step": True}, [Turn(call=call, view=view, invocation=None)])
+    final = ask(
+        "executor",
+        payload | {"final_step": True},
+        [Turn(call=call, view=view, invocation=None)],
+    )
     missing = json.loads(final.text)["missing_info"]
     assert "query_metrics(service='order-service', window='30m') was not run: query_metrics refused: " in " ".join(
         missing
@@ -350,7 +395,10 @@ def test_alert_driven_run_takes_service_and_alert_from_the_alert(offered_tools):
     payload = executor_payload(blank, "Diagnose this alert")
     payload["aiops_alert"] = {"labels": {"alertname": "HighMemoryUsage", "service": "order-service"}}
     [call] = ask("executor", payload, tools=offered_tools).tool_calls
-    assert (call.name, call.arguments) == ("query_metrics", {"service": "order-service", "window": "30m"})
+    assert (call.name, call.arguments) == (
+        "query_metrics",
+        {"service": "order-service", "window": "30m"},
+    )
 
 
 def test_only_offered_tools_are_called(offered_tools):
@@ -378,7 +426,11 @@ def test_evidence_retry_runs_only_new_queries_and_keeps_verified_claims(tmp_path
     transcript = request.transcript
     completed = {(q["tool_name"], json.dumps(q["input_params"], sort_keys=True)) for q in retry["completed_queries"]}
     assert transcript and all(
-        (turn.invocation.tool_name, json.dumps(turn.invocation.input_params, sort_keys=True)) not in completed
+        (
+            turn.invocation.tool_name,
+            json.dumps(turn.invocation.input_params, sort_keys=True),
+        )
+        not in completed
         for turn in transcript
     )
     kept = [c for c in verified if c["claim_id"] != gap]
@@ -417,7 +469,10 @@ def test_log_line_with_an_instruction_changes_nothing(tmp_path):
 
 
 def test_planner_picks_skills_and_names_the_queries(tmp_path):
-    narrow = full_run("Only confirm whether payment-service currently has a HighCPUUsage alert firing.", tmp_path)
+    narrow = full_run(
+        "Only confirm whether payment-service currently has a HighCPUUsage alert firing.",
+        tmp_path,
+    )
     assert narrow.plan["selected_skill"] == "diagnose-high-cpu"
     assert narrow.plan["plan"] == [
         "query_metrics(service='payment-service', alertname='HighCPUUsage', window='30m') — alerts and metric series"
@@ -425,7 +480,10 @@ def test_planner_picks_skills_and_names_the_queries(tmp_path):
     by_title = full_run("只确认 inventory-service 是否存在 HikariCP 连接池耗尽日志。", tmp_path)
     assert by_title.plan["selected_skill"] == "diagnose-mysql-connection-pool"
     assert len(by_title.plan["plan"]) == 1 and "query_logs(" in by_title.plan["plan"][0]
-    broad = full_run("Why is order-service failing? It keeps restarting and checkout requests time out.", tmp_path)
+    broad = full_run(
+        "Why is order-service failing? It keeps restarting and checkout requests time out.",
+        tmp_path,
+    )
     assert broad.plan["selected_skill"] == "diagnose-high-memory"  # the firing alert of the service
     # the plan names exactly the queries the executor then ran
     assert [step.split(" — ")[0] for step in broad.plan["plan"]] == [
@@ -438,7 +496,12 @@ def test_planner_without_a_matching_skill_selects_none():
         "question": "Only confirm whether billing-service logged kafka errors",
         "language": "en",
         "task_scope": "narrow",
-        "intent": {"services": ["billing-service"], "alertnames": [], "terms": ["Kafka"], "window": None},
+        "intent": {
+            "services": ["billing-service"],
+            "alertnames": [],
+            "terms": ["Kafka"],
+            "window": None,
+        },
         "environment": {
             "services": ["billing-service"],
             "alerts": [],
@@ -545,7 +608,12 @@ def test_verifier_low_confid_for_an_unsupported_number_or_no_claims():
             "payment-service has a firing HighCPUUsage alert: current=92%.",
             evidence(ALERT_TEXT),
         ),
-        claim("claim-2", "symptom", "payment-service CPU reached 97% at peak.", evidence(ALERT_TEXT)),
+        claim(
+            "claim-2",
+            "symptom",
+            "payment-service CPU reached 97% at peak.",
+            evidence(ALERT_TEXT),
+        ),
     )
     assert result["verdict"] == "LOW_CONFID"
     checks = {check["claim_id"]: check for check in result["claim_checks"]}
@@ -554,26 +622,81 @@ def test_verifier_low_confid_for_an_unsupported_number_or_no_claims():
     assert verify()["verdict"] == "LOW_CONFID"
     # "busy" is not in the excerpt: a claim whose words the evidence does not carry is not direct support.
     assert (
-        verify(claim("claim-1", "observation", "payment-service is busy.", evidence(ALERT_TEXT)))["verdict"] == "LOW_CONFID"
+        verify(
+            claim(
+                "claim-1",
+                "observation",
+                "payment-service is busy.",
+                evidence(ALERT_TEXT),
+            )
+        )["verdict"]
+        == "LOW_CONFID"
     )
     unbound = verify(claim("claim-1", "observation", "payment-service is at 92%."))
     assert unbound["verdict"] == "LOW_CONFID" and unbound["claim_checks"][0]["verification"] == "no_evidence"
 
 
 def test_verifier_rejects_a_contradicted_number():
-    result = verify(claim("claim-1", "observation", "payment-service HighCPUUsage current=29%.", evidence(ALERT_TEXT)))
+    result = verify(
+        claim(
+            "claim-1",
+            "observation",
+            "payment-service HighCPUUsage current=29%.",
+            evidence(ALERT_TEXT),
+        )
+    )
     assert result["verdict"] == "REJECT"
     assert result["claim_checks"][0]["verification"] == "contradicted"
     positive_negative = verify(
-        claim("claim-1", "negative_observation", "No HighCPUUsage alert was found.", evidence(ALERT_TEXT))
+        claim(
+            "claim-1",
+            "negative_observation",
+            "No HighCPUUsage alert was found.",
+            evidence(ALERT_TEXT),
+        )
     )
     assert positive_negative["verdict"] == "REJECT"
 
 
 def test_verifier_negation_must_be_in_the_evidence():
-    result = verify(claim("claim-1", "observation", "payment-service has no HighCPUUsage alert.", evidence(ALERT_TEXT)))
+    result = verify(
+        claim(
+            "claim-1",
+            "observation",
+            "payment-service has no HighCPUUsage alert.",
+            evidence(ALERT_TEXT),
+        )
+    )
     assert result["claim_checks"][0]["verification"] == "no_evidence"
     assert result["verdict"] == "LOW_CONFID"
+
+
+@pytest.mark.parametrize(
+    "claim_text",
+    [
+        "payment-service 勿扩容，current=92%。",
+        "payment-service non-firing HighCPUUsage, current=92%.",
+    ],
+)
+def test_verifier_and_gatekeeper_share_one_negation_set(claim_text):
+    """勿 and "non" were negations for the Gatekeeper only; the offline Verifier's own copy had drifted."""
+    result = verify(claim("claim-1", "observation", claim_text, evidence(ALERT_TEXT)))
+    assert result["claim_checks"][0]["verification"] == "no_evidence"
+    assert "claim-1: negation (missing)" in result["facts_checked"]
+
+
+def test_verifier_does_not_read_a_word_containing_a_negation_character_as_one():
+    level = "2026-07-08 23:09:02 非常 ERROR payment-service timeout"
+    result = verify(
+        claim(
+            "claim-1",
+            "observation",
+            "payment-service 非常 ERROR timeout 2026-07-08",
+            evidence(level, "$.logs[0]", "query_logs"),
+        )
+    )
+    assert "claim-1: negation (found)" not in result["facts_checked"]
+    assert "claim-1: negation (missing)" not in result["facts_checked"]
 
 
 def test_verifier_runbook_reference_is_indirect_and_not_critical():
@@ -593,14 +716,20 @@ def test_verifier_runbook_reference_is_indirect_and_not_critical():
         ),
     )
     checks = {check["claim_id"]: check for check in result["claim_checks"]}
-    assert checks["claim-2"] == checks["claim-2"] | {"verification": "indirect_support", "is_critical": False}
+    assert checks["claim-2"] == checks["claim-2"] | {
+        "verification": "indirect_support",
+        "is_critical": False,
+    }
     assert result["verdict"] == "PASS" and result["critical_fact_count"] == 1
 
 
 @pytest.mark.parametrize(("severity", "verdict"), [("low_confid", "LOW_CONFID"), ("reject", "REJECT")])
 def test_verifier_never_passes_above_the_gate(severity, verdict):
     supported = claim(
-        "claim-1", "observation", "payment-service has a firing HighCPUUsage alert: current=92%.", evidence(ALERT_TEXT)
+        "claim-1",
+        "observation",
+        "payment-service has a firing HighCPUUsage alert: current=92%.",
+        evidence(ALERT_TEXT),
     )
     result = verify(supported, severity=severity)
     assert result["verdict"] == verdict
@@ -621,11 +750,23 @@ def assert_composed_within_material(composed: dict, payload: dict) -> None:
     cited = {int(marker[1:-1]) for marker in _MARKER.findall(answer + composed["answer_summary"])}
     assert cited <= {claim_["citation"] for claim_ in payload["allowed_claims"]}
     material = json.dumps(
-        {k: payload[k] for k in ("allowed_claims", "allowed_hypotheses", "missing_info", "recommended_actions")},
+        {
+            k: payload[k]
+            for k in (
+                "allowed_claims",
+                "allowed_hypotheses",
+                "missing_info",
+                "recommended_actions",
+            )
+        },
         ensure_ascii=False,
     )
     allowed_numbers = set(_NUMBER.findall(material))
-    for text in (answer, composed["answer_summary"], json.dumps(composed["recommended_actions"], ensure_ascii=False)):
+    for text in (
+        answer,
+        composed["answer_summary"],
+        json.dumps(composed["recommended_actions"], ensure_ascii=False),
+    ):
         assert set(_NUMBER.findall(_MARKER.sub("", text))) <= allowed_numbers
         lowered = text.lower()
         assert not [phrase for phrase in OVERSTATEMENTS if phrase in lowered]
@@ -722,7 +863,10 @@ def test_composer_low_confid_says_the_evidence_is_incomplete():
         "allowed_hypotheses": ["Thread pool saturation in payment-service."],
         "missing_info": ["No thread dump was taken."],
         "recommended_actions": [
-            {"action_text": "Take thread dumps of payment-service.", "reason": "Find the hot frames."},
+            {
+                "action_text": "Take thread dumps of payment-service.",
+                "reason": "Find the hot frames.",
+            },
             "Compare CPU with request rate.",
         ],
         "rationale": "",
@@ -733,8 +877,14 @@ def test_composer_low_confid_says_the_evidence_is_incomplete():
     assert "- Possible cause (unconfirmed): Thread pool saturation in payment-service." in answer
     assert "No thread dump was taken." in answer
     assert composed["recommended_actions"] == [
-        {"action_text": "Take thread dumps of payment-service.", "reason": "Find the hot frames."},
-        {"action_text": "Compare CPU with request rate.", "reason": "Collects evidence that is still missing."},
+        {
+            "action_text": "Take thread dumps of payment-service.",
+            "reason": "Find the hot frames.",
+        },
+        {
+            "action_text": "Compare CPU with request rate.",
+            "reason": "Collects evidence that is still missing.",
+        },
     ]
     assert_composed_within_material(composed, payload)
     empty = document("composer", payload | {"allowed_claims": [], "allowed_hypotheses": []})
@@ -802,7 +952,10 @@ def test_japanese_and_korean_questions_are_answered_in_english_and_say_so(questi
 
 
 def test_chinese_and_english_questions_carry_no_language_note(tmp_path):
-    for question in ("为什么订单服务最近1小时一直重启？", "Why is order-service restarting?"):
+    for question in (
+        "为什么订单服务最近1小时一直重启？",
+        "Why is order-service restarting?",
+    ):
         pipeline, recorder = recording_pipeline(tmp_path / f"evcli-{len(question)}.db")
         pipeline.ask(question)
         answer = json.loads(recorder.of("composer")[-1][1].text)["user_facing_answer"]

@@ -114,7 +114,11 @@ def alert_claims(refs: list[Ref], words: Catalogue) -> list[Claim]:
             continue
         seen.add(ref.ref.text)
         alert = ref.item
-        name, state, service = str(alert.get("alertname") or "alert"), alert.get("state"), alert.get("service")
+        name, state, service = (
+            str(alert.get("alertname") or "alert"),
+            alert.get("state"),
+            alert.get("service"),
+        )
         values = []
         if alert.get("value") is not None:
             values.append(f"current={with_unit(alert['value'], alert.get('unit'))}")
@@ -132,7 +136,22 @@ def alert_claims(refs: list[Ref], words: Catalogue) -> list[Claim]:
 
 # --- metric series ---------------------------------------------------------------------------
 
-_GENERIC_METRIC_WORDS = frozenset("high low usage rate total used max min count per the of".split())
+_GENERIC_METRIC_WORDS = frozenset(
+    [
+        "high",
+        "low",
+        "usage",
+        "rate",
+        "total",
+        "used",
+        "max",
+        "min",
+        "count",
+        "per",
+        "the",
+        "of",
+    ]
+)
 _METRIC_SYNONYMS = {
     "memory": ("memory", "heap"),
     "heap": ("heap", "memory"),
@@ -184,11 +203,19 @@ def series_claims(intent: Intent, refs: list[Ref], words: Catalogue, cap: int = 
 
 def _series_text(series: dict[str, Any], words: Catalogue) -> str:
     values = [
-        f"{key}={with_unit(series[key], series.get('unit'))}" for key in ("min", "max", "last") if series.get(key) is not None
+        f"{key}={with_unit(series[key], series.get('unit'))}"
+        for key in ("min", "max", "last")
+        if series.get(key) is not None
     ]
     window = series.get("window")
     where = words("series.where", window=window) if _present(window) else ""
-    return words("series.claim", service=series["service"], metric=series["metric"], where=where, values=words.join(values))
+    return words(
+        "series.claim",
+        service=series["service"],
+        metric=series["metric"],
+        where=where,
+        values=words.join(values),
+    )
 
 
 # --- log lines ---------------------------------------------------------------------------
@@ -206,7 +233,12 @@ def _log_parts(ref: Ref) -> tuple[str, str, str, str] | None:
     """(service, timestamp, level, message) of a log item, as its ref shows them, or None."""
     item = ref.item
     timestamp = str(item.get("timestamp") or "").replace("T", " ").removesuffix("Z")
-    parts = (str(item.get("service") or ""), timestamp, str(item.get("level") or ""), str(item.get("message") or ""))
+    parts = (
+        str(item.get("service") or ""),
+        timestamp,
+        str(item.get("level") or ""),
+        str(item.get("message") or ""),
+    )
     if not all(parts) or not all(part in ref.ref.text for part in parts):
         return None
     return parts
@@ -253,7 +285,13 @@ def log_claims(
             continue
         seen_patterns.add(pattern)
         seen_texts.add(ref.ref.text)
-        text = words("log.claim", service=service, timestamp=timestamp, level=level, message=message)
+        text = words(
+            "log.claim",
+            service=service,
+            timestamp=timestamp,
+            level=level,
+            message=message,
+        )
         claims.append(_claim(claim_type, text, ref))
         if len(claims) == cap:
             break
@@ -283,7 +321,12 @@ def negative_claim(ref: Ref, words: Catalogue) -> Claim:
     keywords = keywords if keywords and keywords in ref.ref.text else ""
     noun = words(f"negative.noun.{tool}") if f"negative.noun.{tool}" in words.messages else words("negative.noun")
     if service and keywords:
-        subject = words("negative.subject.service_keywords", service=service, keywords=keywords, noun=noun)
+        subject = words(
+            "negative.subject.service_keywords",
+            service=service,
+            keywords=keywords,
+            noun=noun,
+        )
     elif service:
         subject = words("negative.subject.service", service=service, noun=noun)
     elif keywords:
@@ -303,5 +346,12 @@ def negative_claim(ref: Ref, words: Catalogue) -> Claim:
 
 def no_evidence_note(ref: Ref, words: Catalogue) -> str:
     query, window = no_evidence_scope(ref.ref.text)
-    scope = ", ".join(part for part in (f"query={query}" if query else "", f"window={window}" if window else "") if part)
+    scope = ", ".join(
+        part
+        for part in (
+            f"query={query}" if query else "",
+            f"window={window}" if window else "",
+        )
+        if part
+    )
     return words("no_evidence.note", tool=ref.invocation.tool_name, scope=scope)

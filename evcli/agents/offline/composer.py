@@ -99,14 +99,30 @@ def compose(request: RoleRequest) -> EngineReply:
         lines.append(words("compose.no_findings"))
 
     hypotheses = [_item_text(h, "hypothesis", "text", "statement") for h in payload.get("allowed_hypotheses") or []]
-    _section(lines, "compose.hypotheses", [_unconfirmed(h, words) for h in hypotheses if h.strip()], words)
+    _section(
+        lines,
+        "compose.hypotheses",
+        [_unconfirmed(h, words) for h in hypotheses if h.strip()],
+        words,
+    )
     missing = [_item_text(m, "text", "missing", "description") for m in payload.get("missing_info") or []]
     _section(lines, "compose.missing", [m for m in missing if m.strip()], words)
     actions = _actions(payload, words)
-    _section(lines, "compose.next_steps", [action["action_text"] for action in actions], words)
+    _section(
+        lines,
+        "compose.next_steps",
+        [action["action_text"] for action in actions],
+        words,
+    )
 
     if findings:
         summary = findings[0] if verdict == "PASS" else words("compose.summary_incomplete") + findings[0]
     else:
         summary = words("compose.summary_none")
-    return reply({"answer_summary": summary, "recommended_actions": actions, "user_facing_answer": "\n".join(lines)})
+    return reply(
+        {
+            "answer_summary": summary,
+            "recommended_actions": actions,
+            "user_facing_answer": "\n".join(lines),
+        }
+    )

@@ -60,7 +60,11 @@ def execute(request: RoleRequest) -> EngineReply:
 
 
 def _wanted_calls(
-    payload: dict[str, Any], intent: Intent, transcript: list[Turn], retry: dict[str, Any] | None, done: set[str]
+    payload: dict[str, Any],
+    intent: Intent,
+    transcript: list[Turn],
+    retry: dict[str, Any] | None,
+    done: set[str],
 ) -> list[Call]:
     """Every call the task wants given what is known so far; a phase waits for the results of the one before."""
     question = payload.get("question", "")
@@ -109,7 +113,11 @@ def _results(transcript: list[Turn]) -> dict[str, ToolInvocation]:
 
 
 def _evidence_document(
-    payload: dict[str, Any], intent: Intent, transcript: list[Turn], retry: dict[str, Any] | None, words: Catalogue
+    payload: dict[str, Any],
+    intent: Intent,
+    transcript: list[Turn],
+    retry: dict[str, Any] | None,
+    words: Catalogue,
 ) -> dict[str, Any]:
     invocations = [turn.invocation for turn in transcript if turn.invocation is not None]
     refs = [ref for invocation in invocations if invocation.success for ref in refs_of(invocation)]
@@ -160,7 +168,13 @@ def _narrow_scope_notes(
     if not narrow_call(intent, question):
         notes.append(words("narrow.nothing_queried"))
     if len(intent.services) > 1:
-        notes.append(words("narrow.others_unchecked", service=intent.services[0], others=", ".join(intent.services[1:])))
+        notes.append(
+            words(
+                "narrow.others_unchecked",
+                service=intent.services[0],
+                others=", ".join(intent.services[1:]),
+            )
+        )
     if invocations:
         notes.append(words("narrow.only_item"))
     return notes

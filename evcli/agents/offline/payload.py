@@ -27,10 +27,13 @@ def reply(document: dict[str, Any]) -> EngineReply:
 def intent_of(payload: dict[str, Any]) -> Intent:
     """The pipeline's intent of the question; an alert-driven run takes service and alert from the alert."""
     raw = payload.get("intent") or {}
-    services, alertnames = tuple(raw.get("services") or ()), tuple(raw.get("alertnames") or ())
+    services, alertnames = (
+        tuple(raw.get("services") or ()),
+        tuple(raw.get("alertnames") or ()),
+    )
     alert = payload.get("aiops_alert")
     if isinstance(alert, dict):  # alert-driven run: the alert names what the question may not
-        labels = alert.get("labels") if isinstance(alert.get("labels"), dict) else alert
+        labels: dict[str, Any] = alert["labels"] if isinstance(alert.get("labels"), dict) else alert
         services = services or tuple(str(labels[key]) for key in ("service",) if labels.get(key))
         alertnames = alertnames or tuple(str(labels[key]) for key in ("alertname",) if labels.get(key))
     return Intent(

@@ -45,7 +45,14 @@ def plan(request: RoleRequest) -> EngineReply:
         calls += service_calls(intent, services) + evidence_calls(intent, question, services, alertname)
         reasoning = words("plan.reasoning.broad")
     steps = [f"{call.signature()} — {_purpose(call, words)}" for call in calls] or [words("plan.nothing_precise")]
-    return reply({"selected_skill": skill, "selection_reason": reason, "plan": steps, "reasoning": reasoning})
+    return reply(
+        {
+            "selected_skill": skill,
+            "selection_reason": reason,
+            "plan": steps,
+            "reasoning": reasoning,
+        }
+    )
 
 
 def _purpose(call: Call, words: Catalogue) -> str:
@@ -59,10 +66,16 @@ def _purpose(call: Call, words: Catalogue) -> str:
 
 
 def _choose_skill(
-    intent: Intent, alerts: list[dict[str, Any]], skills: list[dict[str, Any]], words: Catalogue
+    intent: Intent,
+    alerts: list[dict[str, Any]],
+    skills: list[dict[str, Any]],
+    words: Catalogue,
 ) -> tuple[str | None, str]:
     def with_alert(alertname: str) -> dict[str, Any] | None:
-        return next((s for s in skills if alertname.lower() in (a.lower() for a in s.get("alerts") or [])), None)
+        return next(
+            (s for s in skills if alertname.lower() in (a.lower() for a in s.get("alerts") or [])),
+            None,
+        )
 
     for alertname in intent.alertnames:
         skill = with_alert(alertname)

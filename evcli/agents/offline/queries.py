@@ -35,15 +35,28 @@ def narrow_call(intent: Intent, question: str) -> Call | None:
     service = intent.services[0] if intent.services else None
     if intent.alertnames:
         arguments = {"service": service} if service else {}
-        arguments |= {"alertname": intent.alertnames[0], "window": intent.window or METRICS_WINDOW}
+        arguments |= {
+            "alertname": intent.alertnames[0],
+            "window": intent.window or METRICS_WINDOW,
+        }
         return Call("query_metrics", arguments)
     if service is None:
         return None
     if intent.terms:
         query = _log_query(intent.terms[0])
-        return Call("query_logs", {"service": service, "query": query, "window": intent.window or LOG_WINDOW})
+        return Call(
+            "query_logs",
+            {"service": service, "query": query, "window": intent.window or LOG_WINDOW},
+        )
     if _LOG_WORDS.search(question):
-        return Call("query_logs", {"service": service, "level": "ERROR", "window": intent.window or LOG_WINDOW})
+        return Call(
+            "query_logs",
+            {
+                "service": service,
+                "level": "ERROR",
+                "window": intent.window or LOG_WINDOW,
+            },
+        )
     return Call("query_metrics", {"service": service, "window": intent.window or METRICS_WINDOW})
 
 
@@ -72,13 +85,29 @@ def evidence_calls(intent: Intent, question: str, services: list[str], alertname
         calls.append(Call("lookup_knowledge", arguments | {"limit": KNOWLEDGE_LIMIT}))
     window = intent.window or LOG_WINDOW
     for service in services:
-        calls.append(Call("query_logs", {"service": service, "level": "WARN", "window": window, "limit": LOG_LIMIT}))
+        calls.append(
+            Call(
+                "query_logs",
+                {
+                    "service": service,
+                    "level": "WARN",
+                    "window": window,
+                    "limit": LOG_LIMIT,
+                },
+            )
+        )
         if intent.terms:
             query = _log_query(intent.terms[0])
             calls.append(
                 Call(
                     "query_logs",
-                    {"service": service, "query": query, "level": "WARN", "window": window, "limit": LOG_LIMIT},
+                    {
+                        "service": service,
+                        "query": query,
+                        "level": "WARN",
+                        "window": window,
+                        "limit": LOG_LIMIT,
+                    },
                 )
             )
     return calls
@@ -90,14 +119,56 @@ def follow_up_calls(intent: Intent, services: list[str]) -> list[Call]:
     calls = []
     for service in services:
         calls.append(Call("query_metrics", {"service": service, "window": window}))
-        calls.append(Call("query_logs", {"service": service, "level": "ERROR", "window": window, "limit": LOG_LIMIT}))
+        calls.append(
+            Call(
+                "query_logs",
+                {
+                    "service": service,
+                    "level": "ERROR",
+                    "window": window,
+                    "limit": LOG_LIMIT,
+                },
+            )
+        )
     return calls
 
 
 _QUESTION_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_-]{3,}|[\u4e00-\u9fff]{2,}")
 _QUESTION_STOPWORDS = frozenset(
-    "what which when where there their this that with from have does doing keeps only just confirm "
-    "whether check please could would should about into over last past hour hours minutes currently".split()
+    [
+        "what",
+        "which",
+        "when",
+        "where",
+        "there",
+        "their",
+        "this",
+        "that",
+        "with",
+        "from",
+        "have",
+        "does",
+        "doing",
+        "keeps",
+        "only",
+        "just",
+        "confirm",
+        "whether",
+        "check",
+        "please",
+        "could",
+        "would",
+        "should",
+        "about",
+        "into",
+        "over",
+        "last",
+        "past",
+        "hour",
+        "hours",
+        "minutes",
+        "currently",
+    ]
 )
 
 

@@ -38,9 +38,49 @@ _REMEDIATION = re.compile(
 )
 _WORD = re.compile(r"[a-z][a-z0-9]{3,}|[\u4e00-\u9fff]{2}")
 _COMMON_WORDS = frozenset(
-    "this that with from have when than then they their there what which into over only more most "
-    "after before about under above while each every other some such very does done used logged alert "
-    "window service firing pending current duration".split()
+    [
+        "this",
+        "that",
+        "with",
+        "from",
+        "have",
+        "when",
+        "than",
+        "then",
+        "they",
+        "their",
+        "there",
+        "what",
+        "which",
+        "into",
+        "over",
+        "only",
+        "more",
+        "most",
+        "after",
+        "before",
+        "about",
+        "under",
+        "above",
+        "while",
+        "each",
+        "every",
+        "other",
+        "some",
+        "such",
+        "very",
+        "does",
+        "done",
+        "used",
+        "logged",
+        "alert",
+        "window",
+        "service",
+        "firing",
+        "pending",
+        "current",
+        "duration",
+    ]
 )
 
 
@@ -59,7 +99,11 @@ def _in_language(sentence: str, words: Catalogue) -> bool:
 
 def _observed_words(intent: Intent, claims: list[Claim]) -> set[str]:
     """Words of the question's alerts and terms and of the claims made: what makes a runbook sentence relevant here."""
-    texts = [*intent.alertnames, *intent.terms, *(claim["claim_text"] for claim in claims)]
+    texts = [
+        *intent.alertnames,
+        *intent.terms,
+        *(claim["claim_text"] for claim in claims),
+    ]
     words = {word for text in texts for word in _WORD.findall(" ".join(humps(text)).lower() + " " + text.lower())}
     return words - _COMMON_WORDS
 
@@ -69,7 +113,9 @@ def firing_alert_names(refs: list[Ref]) -> list[str]:
     alerts = [ref for ref in refs if ref.array == "alerts"]
     targeted = [ref for ref in alerts if ref.invocation.retrieval_details and ref.invocation.retrieval_details.service]
     items = [ref.item for ref in targeted or alerts]
-    return list(dict.fromkeys(str(alert.get("alertname") or "alert") for alert in items if alert.get("state") == "firing"))
+    return list(
+        dict.fromkeys(str(alert.get("alertname") or "alert") for alert in items if alert.get("state") == "firing")
+    )
 
 
 def doc_ranks(intent: Intent, blocks: list[Ref], alertnames: list[str]) -> dict[str, int]:
@@ -89,7 +135,11 @@ def doc_ranks(intent: Intent, blocks: list[Ref], alertnames: list[str]) -> dict[
 
 
 def hypotheses(
-    intent: Intent, blocks: list[Ref], claims: list[Claim], doc_rank: dict[str, int], words: Catalogue
+    intent: Intent,
+    blocks: list[Ref],
+    claims: list[Claim],
+    doc_rank: dict[str, int],
+    words: Catalogue,
 ) -> list[str]:
     """Causal sentences of the runbooks: the best-ranked document first, and within it the
     sentences sharing most words with what was observed."""
@@ -101,7 +151,16 @@ def hypotheses(
             if _CAUSAL.search(sentence) and not negated(comparable(sentence)):
                 overlap = len(observed & set(_WORD.findall(sentence.lower())))
                 rank = doc_rank[str(block.get("doc"))]
-                found.append((not _in_language(sentence, words), rank, -overlap, order, sentence, block))
+                found.append(
+                    (
+                        not _in_language(sentence, words),
+                        rank,
+                        -overlap,
+                        order,
+                        sentence,
+                        block,
+                    )
+                )
     found.sort(key=lambda item: item[:4])
     return [
         words("hypothesis", doc=block.get("doc") or "?", sentence=sentence)
@@ -121,7 +180,14 @@ def actions(blocks: list[Ref], doc_rank: dict[str, int], words: Catalogue) -> li
                 item = _SENTENCE_END.split(item)[0]
             if not _REMEDIATION.search(item):
                 found.append(
-                    (not _in_language(item, words), doc_rank[str(block.get("doc"))], order, position, item, block)
+                    (
+                        not _in_language(item, words),
+                        doc_rank[str(block.get("doc"))],
+                        order,
+                        position,
+                        item,
+                        block,
+                    )
                 )
     found.sort(key=lambda item: item[:4])
     return [words("runbook_action", doc=block.get("doc") or "?", step=step) for *_, step, block in found[:ACTION_CAP]]

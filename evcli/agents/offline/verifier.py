@@ -87,14 +87,40 @@ def _evidence_numbers(tokens: list[str]) -> list[tuple[float, str]]:
 
 
 def _present(token: str, evidence: str) -> bool:
-    return re.search(rf"(?<![a-z0-9])(?<![0-9]\.){re.escape(token)}(?![a-z0-9]|\.[0-9])", evidence) is not None
+    return (
+        re.search(
+            rf"(?<![a-z0-9])(?<![0-9]\.){re.escape(token)}(?![a-z0-9]|\.[0-9])",
+            evidence,
+        )
+        is not None
+    )
 
 
 # Words the offline executor's own claim templates add around the quoted facts.
 _FRAMING_WORDS = frozenset(
-    "logged alert alerts found matching evidence returned query last log logs show shows has there window over".split()
+    [
+        "logged",
+        "alert",
+        "alerts",
+        "found",
+        "matching",
+        "evidence",
+        "returned",
+        "query",
+        "last",
+        "log",
+        "logs",
+        "show",
+        "shows",
+        "has",
+        "there",
+        "window",
+        "over",
+    ]
 )
-_FRAMING_ZH = re.compile("当前查询未检索到|告警或指标|知识库文档|当前存在|状态的|记录了|匹配的|相关|告警|日志|证据|的|在|内")
+_FRAMING_ZH = re.compile(
+    "当前查询未检索到|告警或指标|知识库文档|当前存在|状态的|记录了|匹配的|相关|告警|日志|证据|的|在|内"
+)
 _CONTENT_WORD = re.compile(r"[a-z]{3,}")
 _CJK_RUN = re.compile(r"[\u4e00-\u9fff]{2,}")
 
@@ -114,7 +140,10 @@ def _missing_content(claim_raw: str, claim_text: str, evidence_raw: str, evidenc
     missing = [
         word
         for word in dict.fromkeys(_CONTENT_WORD.findall(claim_text))
-        if word not in STOP_WORDS and word not in _FRAMING_WORDS and word not in _UNIT_WORDS and _stem(word) not in stems
+        if word not in STOP_WORDS
+        and word not in _FRAMING_WORDS
+        and word not in _UNIT_WORDS
+        and _stem(word) not in stems
     ]
     for run in _CJK_RUN.findall(_FRAMING_ZH.sub(" ", claim_text)):
         missing += [run[i : i + 2] for i in range(len(run) - 1) if run[i : i + 2] not in evidence][:1]
@@ -123,8 +152,11 @@ def _missing_content(claim_raw: str, claim_text: str, evidence_raw: str, evidenc
 
 def _negation_scope_problem(claim_text: str, evidence: str) -> str:
     """A claim negation whose next content word no negation of the evidence governs."""
-    claim_words, evidence_words = ENGLISH_WORD.findall(claim_text), ENGLISH_WORD.findall(evidence)
-    governed = set()
+    claim_words, evidence_words = (
+        ENGLISH_WORD.findall(claim_text),
+        ENGLISH_WORD.findall(evidence),
+    )
+    governed: set[str] = set()
     for index, negation in enumerate(evidence_words):
         if is_negation(negation):
             following = [w for w in evidence_words[index + 1 : index + 4] if w not in STOP_WORDS and len(w) >= 3]
@@ -161,7 +193,9 @@ def _check_claim(claim: dict[str, Any]) -> _Check:
         if key in evidence_pairs and value not in evidence_pairs[key]:
             seen = ", ".join(sorted(evidence_pairs[key]))
             return _Check(
-                "contradicted", [(f"{key}={value}", False)], f"{key}={value} but the evidence says {key}={seen}"
+                "contradicted",
+                [(f"{key}={value}", False)],
+                f"{key}={value} but the evidence says {key}={seen}",
             )
 
     evidence_tokens = _tokens(evidence)
@@ -181,23 +215,43 @@ def _check_claim(claim: dict[str, Any]) -> _Check:
 
     missing = [fact for fact, found in facts if not found]
     if claim_type == "runbook_reference":
-        return _Check("indirect_support", facts, "runbook guidance, not a fact of this environment")
+        return _Check(
+            "indirect_support",
+            facts,
+            "runbook guidance, not a fact of this environment",
+        )
     meaning = _meaning_problem(claim_type, claim_raw, claim_text, evidence_raw, evidence) if not missing else ""
     if claim_type == "negative_observation":
         if missing:
-            return _Check("no_evidence", facts, "not in the no-evidence record: " + ", ".join(missing))
+            return _Check(
+                "no_evidence",
+                facts,
+                "not in the no-evidence record: " + ", ".join(missing),
+            )
         if meaning:
             return _Check("indirect_support", facts, meaning)
-        return _Check("direct_support", facts, "restates only that this query found no matching evidence")
+        return _Check(
+            "direct_support",
+            facts,
+            "restates only that this query found no matching evidence",
+        )
     if not facts:
-        return _Check("indirect_support", facts, "no number or identifier to check against the evidence")
+        return _Check(
+            "indirect_support",
+            facts,
+            "no number or identifier to check against the evidence",
+        )
     if missing:
         numeric_or_negation = [fact for fact in missing if fact == "negation" or _number(fact)]
         verification = "no_evidence" if numeric_or_negation else "indirect_support"
         return _Check(verification, facts, "not in the evidence: " + ", ".join(missing))
     if meaning:
         return _Check("indirect_support", facts, meaning)
-    return _Check("direct_support", facts, "every number, identifier and negation occurs in the evidence")
+    return _Check(
+        "direct_support",
+        facts,
+        "every number, identifier and negation occurs in the evidence",
+    )
 
 
 def _meaning_problem(claim_type: Any, claim_raw: str, claim_text: str, evidence_raw: str, evidence: str) -> str:
@@ -216,15 +270,15 @@ def verify(request: RoleRequest) -> EngineReply:
     payload = request.payload
     claims = payload.get("verified_claims") or []
     gate = payload.get("gatekeeper") or {}
-    checks, facts_checked = [], []
+    checks: list[dict[str, Any]] = []
+    facts_checked: list[str] = []
     for claim in claims:
         check = _check_claim(claim)
-        critical = claim.get("claim_type") in CRITICAL_TYPES
         checks.append(
             {
                 "claim_id": claim.get("claim_id"),
                 "verification": check.verification,
-                "is_critical": critical,
+                "is_critical": claim.get("claim_type") in CRITICAL_TYPES,
                 "note": check.note,
             }
         )
@@ -238,9 +292,15 @@ def verify(request: RoleRequest) -> EngineReply:
     elif not checks:
         verdict, reason = "LOW_CONFID", "there is no claim to verify"
     elif all(check["verification"] == "direct_support" for check in critical):
-        verdict, reason = "PASS", "every critical claim is directly supported by its verified evidence"
+        verdict, reason = (
+            "PASS",
+            "every critical claim is directly supported by its verified evidence",
+        )
     else:
-        verdict, reason = "LOW_CONFID", "some critical claims are not directly supported"
+        verdict, reason = (
+            "LOW_CONFID",
+            "some critical claims are not directly supported",
+        )
     severity = str(gate.get("severity") or "none")
     ceiling = Severity(severity).ceiling if severity in tuple(Severity) else Verdict.PASS
     if ceiling > verdict:

@@ -37,7 +37,10 @@ def _catalogue(module: ModuleType) -> Catalogue:
 
 _CATALOGUES = {module.LANGUAGE: _catalogue(module) for module in (en, zh)}
 
-LANGUAGE_NAMES = {"ja": "Japanese", "ko": "Korean"}  # detected but without a catalogue yet
+LANGUAGE_NAMES = {
+    "ja": "Japanese",
+    "ko": "Korean",
+}  # detected but without a catalogue yet
 
 
 def catalogue(language: str) -> Catalogue:

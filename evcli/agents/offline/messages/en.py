@@ -54,8 +54,7 @@ MESSAGES: dict[str, str] = {
     "from this environment.",
     "action.collect_more": "Collect more logs and metrics of {services} for the same time window.",
     "narrow.no_alert_item": "The query returned no {name} alert item, only metric series.",
-    "narrow.nothing_queried": "The question names no service or alert precise enough to query, "
-    "so nothing was queried.",
+    "narrow.nothing_queried": "The question names no service or alert precise enough to query, so nothing was queried.",
     "narrow.others_unchecked": "This narrow query only checked {service}; not checked: {others}.",
     "narrow.only_item": "Only the item asked about was checked; other alerts, logs and metrics were not.",
     "call.not_run": "{signature} was not run: {reason}",
