@@ -12,10 +12,17 @@ import re
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 
 ANSWER_VERSION = "executor_evidence_v2"
-SESSION_FORMAT = "evcli-session/1"
+SESSION_FORMAT: Literal["evcli-session/1"] = "evcli-session/1"
 NO_EVIDENCE_PATH = "$.no_evidence"
 
 # A session id names a file (`export --all -o DIR` writes DIR/<id>.json), so it
@@ -85,6 +92,11 @@ class Severity(_Ordered):
     def ceiling(self) -> Verdict:
         """The best verdict a run gated with this severity may reach."""
         return {Severity.NONE: Verdict.PASS, Severity.LOW_CONFID: Verdict.LOW_CONFID, Severity.REJECT: Verdict.REJECT}[self]
+
+
+Mode = Literal["chat", "aiops"]
+# The stages that store a StageOutput (evcli.stages.STAGES whose writes hold "stage_outputs"; a test keeps them in step).
+StoredStage = Literal["plan", "execute", "verify", "compose"]
 
 
 class _Open(BaseModel):
@@ -314,7 +326,7 @@ class RunRecord(_Closed):
 
     session_id: SessionId
     question: str = ""
-    mode: Literal["chat", "aiops"] = "chat"
+    mode: Mode = "chat"
     status: str = "created"
     verdict: Verdict | None = None
     config: SessionConfig = Field(default_factory=SessionConfig)
@@ -345,7 +357,7 @@ class AgentStep(_Closed):
 class StageOutput(_Closed):
     """What one stage produced in one round: plan, execute, verify or compose."""
 
-    stage: Literal["plan", "execute", "verify", "compose"]
+    stage: StoredStage
     round: int = 1
     status: str = "COMPLETED"
     output: dict[str, Any] | None = None
@@ -380,7 +392,7 @@ class SessionDocument(_Closed):
 
 def json_schemas() -> dict[str, dict[str, Any]]:
     """JSON Schema of every public contract, keyed by contract name."""
-    models = {
+    models: dict[str, type[BaseModel]] = {
         "planner_plan": PlannerPlan,
         "executor_evidence_v2": ExecutorEvidenceV2,
         "tool_invocation": ToolInvocation,

@@ -15,7 +15,13 @@ from typing import Any, NoReturn
 
 from pydantic import BaseModel
 
-from evcli.agents.calls import COMPLETED, INVALID_OUTPUT, RETRYABLE_FAILED, StageResult, StepCounter
+from evcli.agents.calls import (
+    COMPLETED,
+    INVALID_OUTPUT,
+    RETRYABLE_FAILED,
+    StageResult,
+    StepCounter,
+)
 from evcli.agents.engine import Engine, ToolCall, Turn
 from evcli.agents.projection import AllowedClaim
 from evcli.contracts import (
@@ -23,12 +29,14 @@ from evcli.contracts import (
     EnvironmentOverview,
     GateResult,
     IntentConfig,
+    Mode,
     ReplayOf,
     RunRecord,
     SessionConfig,
     SessionDocument,
     Severity,
     StageOutput,
+    StoredStage,
     Verdict,
 )
 from evcli.errors import BadInput, EvcliError
@@ -116,7 +124,9 @@ def build_engines(models: Models) -> dict[str, Engine]:
 
                 cache[name] = OfflineEngine()
             else:
-                from evcli.agents.llm import LiteLLMEngine  # imported only when a real model is used
+                from evcli.agents.llm import (
+                    LiteLLMEngine,  # imported only when a real model is used
+                )
 
                 cache[name] = LiteLLMEngine(name, api_base=models.api_base)
         engines[role] = cache[name]
@@ -151,7 +161,7 @@ class Pipeline:
 
     # --- sessions ----------------------------------------------------------
 
-    def create_session(self, question: str, *, mode: str = "chat", aiops_alert: dict[str, Any] | None = None) -> RunRecord:
+    def create_session(self, question: str, *, mode: Mode = "chat", aiops_alert: dict[str, Any] | None = None) -> RunRecord:
         from evcli.agents.intent import extract_intent
 
         environment = self.environment_overview()
@@ -172,8 +182,9 @@ class Pipeline:
                                 terms=list(intent.terms), window=intent.window),
             environment=environment,
             max_steps=self.max_steps,
-            **({"aiops_alert": aiops_alert} if aiops_alert is not None else {}),
         )
+        if aiops_alert is not None:
+            config.aiops_alert = aiops_alert
         masked = SessionConfig.model_validate(redactor.mask(config.model_dump(mode="json")))
         run = self.store.create_session(question, mode=mode, config=masked)
         self.store.update_run(run.session_id, status="running", prompt_audit=_prompt_audit())
@@ -200,7 +211,7 @@ class Pipeline:
             index = tools.open_knowledge()
             if tools.knowledge_dir is not None:
                 index.index_dir(tools.knowledge_dir)
-            skills = [_as_dict(skill) for skill in index.skills(tools.knowledge_dir)]
+            skills = [skill.as_dict() for skill in index.skills(tools.knowledge_dir)]
         except EvcliError:
             pass
         return EnvironmentOverview(services=sorted(services), aliases=dict(aliases), alerts=alerts, skills=skills)
@@ -216,7 +227,7 @@ class Pipeline:
         result = run_planner(self.engine("planner"), payload, self._steps(session_id, 1))
         self._store_stage(session_id, "plan", 1, result)
         self._fail_unless(session_id, "planner", result, allow_invalid=False)
-        self.progress(f"planner done · skill {result.output.get('selected_skill') or '-'}")
+        self.progress(f"planner done · skill {(result.output or {}).get('selected_skill') or '-'}")
         return result
 
     def execute(self, session_id: str, *, round: int = 1, retry_context: dict[str, Any] | None = None) -> StageResult:
@@ -279,11 +290,12 @@ class Pipeline:
         if result.status in (RETRYABLE_FAILED, INVALID_OUTPUT):
             self.progress(f"verifier {result.status.lower()}: {result.error}; retrying once")
             result = run_verifier(self.engine("verifier"), payload, steps)
-        verdict = effective_verdict(result.output["verdict"], gate_result.severity) if result.ok else None
+        output = result.output or {}
+        verdict = effective_verdict(output["verdict"], gate_result.severity) if result.ok else None
         self._store_stage(session_id, "verify", round, result, extra={"effective_verdict": verdict})
         if verdict is None:
             self._fail(session_id, f"verifier failed: {result.error}")
-        self.progress(f"verifier {result.output['verdict']} → effective {verdict}")
+        self.progress(f"verifier {output['verdict']} → effective {verdict}")
         return result, verdict
 
     def verify_with_evidence_retry(self, session_id: str) -> None:
@@ -292,13 +304,14 @@ class Pipeline:
         from evcli.agents.verifier import critical_gaps
 
         result, verdict = self.verify(session_id)
-        gaps = critical_gaps(result.output) if verdict == Verdict.LOW_CONFID else []
+        output = result.output or {}
+        gaps = critical_gaps(output) if verdict == Verdict.LOW_CONFID else []
         document = self.store.load(session_id)
         execute = document.latest_stage("execute")
         if not gaps or execute is None or execute.round != 1:
             return
         gate_result = _latest_gate(document, 1)
-        kept = directly_supported(verified_claims(execute.output, gate_result), result.output) if gate_result else []
+        kept = directly_supported(verified_claims(execute.output, gate_result), output) if gate_result else []
         retry_context = {
             "verified_claims": [claim.model_dump(mode="json") for claim in kept],
             "gaps": gaps,
@@ -359,7 +372,7 @@ class Pipeline:
 
     # --- the whole chain -------------------------------------------------------
 
-    def ask(self, question: str, *, mode: str = "chat", aiops_alert: dict[str, Any] | None = None) -> dict[str, Any]:
+    def ask(self, question: str, *, mode: Mode = "chat", aiops_alert: dict[str, Any] | None = None) -> dict[str, Any]:
         run = self.create_session(question, mode=mode, aiops_alert=aiops_alert)
         return self.run_from(run.session_id, "plan")
 
@@ -402,8 +415,9 @@ class Pipeline:
 
         return run_call
 
-    def _store_stage(self, session_id: str, stage: str, round: int, result: StageResult, *, extra: dict | None = None) -> None:
-        parse_status = {"status": result.status}
+    def _store_stage(self, session_id: str, stage: StoredStage, round: int, result: StageResult, *,
+                     extra: dict[str, Any] | None = None) -> None:
+        parse_status: dict[str, Any] = {"status": result.status}
         if result.error:
             parse_status["detail"] = result.error
         parse_status.update(extra or {})
@@ -482,7 +496,7 @@ class Pipeline:
         if self.models.api_base:
             models["api_base"] = self.models.api_base
         config = source.run.config.model_copy(
-            update={"models": models, "replay_of": ReplayOf(session_id=session_id, from_stage=from_stage)})
+            update={"models": models, "replay_of": ReplayOf.model_validate({"session_id": session_id, "from": from_stage})})
         stamp = now_iso()
         new_id = new_session_id()
         kept_fields = {field for stage in kept for field in stage.writes}
@@ -530,8 +544,4 @@ def _prompt_audit() -> dict[str, Any]:
     from evcli.agents.prompts import load_prompt
 
     return {"version": "prompts-v1", "prompts": [load_prompt(role).audit() for role in ROLES]}
-
-
-def _as_dict(item: Any) -> dict[str, Any]:
-    return item.model_dump(mode="json") if hasattr(item, "model_dump") else item.as_dict()
 

@@ -242,10 +242,10 @@ ORDER_GC_LOGS = [
     "2026-07-08 23:02:05 ERROR order-service order-service-5c8d7f9b-qm4tz Container order-service was OOMKilled (exit code 137), restarting (restart_count=3)",
 ]
 ORDER_POOL_LOGS = [
-    "2026-07-08 23:05:28 ERROR order-service order-service-5c8d7f9b-qm4tz HikariPool-1 - Connection is not available, "
-    "request timed out after 30000ms (total=50, active=50, idle=0, waiting=23)",
-    "2026-07-08 23:05:31 ERROR order-service order-service-5c8d7f9b-qm4tz HikariPool-1 - Connection is not available, "
-    "request timed out after 30000ms (total=50, active=50, idle=0, waiting=25)",
+    ("2026-07-08 23:05:28 ERROR order-service order-service-5c8d7f9b-qm4tz HikariPool-1 - Connection is not available, "
+     "request timed out after 30000ms (total=50, active=50, idle=0, waiting=23)"),
+    ("2026-07-08 23:05:31 ERROR order-service order-service-5c8d7f9b-qm4tz HikariPool-1 - Connection is not available, "
+     "request timed out after 30000ms (total=50, active=50, idle=0, waiting=25)"),
 ]
 MEMORY_RUNBOOK = (
     "If a JVM service shows repeated Full GC with the heap near its limit, "

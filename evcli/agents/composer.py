@@ -10,7 +10,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from evcli.agents.calls import INVALID_OUTPUT, NON_RETRYABLE_FAILED, StageResult, StepCounter, run_json_stage
+from evcli.agents.calls import (
+    INVALID_OUTPUT,
+    NON_RETRYABLE_FAILED,
+    StageResult,
+    StepCounter,
+    run_json_stage,
+)
 from evcli.agents.engine import Engine, RoleRequest
 from evcli.agents.postguard import check_answer
 from evcli.agents.projection import AllowedClaim
@@ -47,7 +53,7 @@ def compose_guarded(
         progress("composer …" if attempt == 1 else "composer retry …")
         result = run_composer(engine, payload, steps)
         violations: list[str] = []
-        if result.ok:
+        if result.ok and result.output is not None:
             violations = check_answer(result.output, material=material, citations=citations, phrases=phrases)
             if not violations:
                 record(result, [])

@@ -33,7 +33,9 @@ from evcli.canonical import canonical_json
 from evcli.contracts import (
     AgentStep,
     GateResult,
+    Mode,
     RunRecord,
+    SessionConfig,
     SessionDocument,
     StageOutput,
     StoredGateResult,
@@ -218,10 +220,11 @@ class TraceStore:
 
     # --- sessions ----------------------------------------------------------
 
-    def create_session(self, question: str, *, mode: str = "chat", config: dict | None = None) -> RunRecord:
+    def create_session(self, question: str, *, mode: Mode = "chat", config: SessionConfig | None = None) -> RunRecord:
         stamp = now_iso()
         run = RunRecord(
-            session_id=new_session_id(), question=question, mode=mode, config=config or {}, created_at=stamp, updated_at=stamp
+            session_id=new_session_id(), question=question, mode=mode, config=config or SessionConfig(),
+            created_at=stamp, updated_at=stamp,
         )
         with self._write():
             self._insert_run(run)
