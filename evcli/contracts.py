@@ -51,10 +51,13 @@ class _Ordered(StrEnum):
     """A string enum ordered by declaration (best first), not alphabetically; compares with its values too."""
 
     def _rank(self, other: object) -> tuple[int, int] | None:
+        """(rank of self, rank of other); None for a non-string. Any other string is an error, never compared as text."""
+        if not isinstance(other, str):
+            return None
         members = list(type(self))
-        if isinstance(other, str) and other in [member.value for member in members]:
-            return members.index(self), members.index(type(self)(other))
-        return None
+        if other not in [member.value for member in members]:
+            raise TypeError(f"cannot order {type(self).__name__} {self.value!r} against {other!r}")
+        return members.index(self), members.index(type(self)(other))
 
     def __lt__(self, other: object) -> bool:
         ranks = self._rank(other)
