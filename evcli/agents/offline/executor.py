@@ -223,20 +223,19 @@ def _merge_retry(claims: list[Claim], retry: dict[str, Any] | None) -> list[Clai
 
 
 def _as_v2_claim(claim: dict[str, Any]) -> Claim:
-    """A prior verified claim as a v2 claim: its bindings, or bindings rebuilt from verified evidence."""
-    bindings = claim.get("evidence_bindings")
-    if bindings is None:
-        bindings = [
-            {
-                "source_type": "tool_trace",
-                "source_id": "",
-                "tool_name": evidence.get("tool_name"),
-                "source_invocation_id": evidence.get("source_invocation_id"),
-                "raw_path": evidence.get("raw_path"),
-                "evidence_excerpt": evidence.get("evidence_excerpt") or evidence.get("matched_text"),
-            }
-            for evidence in claim.get("verified_evidence") or []
-        ]
+    """A prior verified claim (evcli.agents.projection.VerifiedClaim) as a v2 claim, its bindings
+    rebuilt from the evidence that passed the gate."""
+    bindings = [
+        {
+            "source_type": "tool_trace",
+            "source_id": "",
+            "tool_name": evidence.get("tool_name"),
+            "source_invocation_id": evidence.get("source_invocation_id"),
+            "raw_path": evidence.get("raw_path"),
+            "evidence_excerpt": evidence.get("evidence_excerpt") or evidence.get("matched_text"),
+        }
+        for evidence in claim.get("verified_evidence") or []
+    ]
     return {
         "claim_id": claim["claim_id"],
         "claim_type": claim.get("claim_type", "observation"),
