@@ -129,11 +129,20 @@ def raw_path_absent(document, output):
         yield Case(f"{_where(claim, bi)} cites {absent}", _with_binding(output, ci, bi, raw_path=absent))
 
 
+def _subpath_field(document: SessionDocument, binding: dict[str, Any]) -> str:
+    """A field of the cited item for a sub-path to name: its `message` when it has one and no `state`."""
+    invocation = _invocations(document).get(binding.get("source_invocation_id"))
+    array, _, index = str(binding.get("raw_path", ""))[2:].rstrip("]").partition("[")
+    items = (invocation.output.get(array) or []) if invocation else []
+    item = items[int(index)] if index.isdigit() and int(index) < len(items) else {}
+    return "message" if "message" in item and "state" not in item else "state"
+
+
 def field_subpath(document, output):
     for ci, bi, claim, binding in _bindings(output):
         raw_path = binding.get("raw_path", "")
         if raw_path != NO_EVIDENCE_PATH:
-            sub = raw_path + ".message"  # any field sub-path: only whole items are evidence
+            sub = f"{raw_path}.{_subpath_field(document, binding)}"
             yield Case(f"{_where(claim, bi)} cites {sub}", _with_binding(output, ci, bi, raw_path=sub))
 
 
