@@ -44,12 +44,17 @@ def percentile(samples: list[float], fraction: float) -> float:
 
 
 def timing(samples: list[float], **extra: Any) -> dict[str, Any]:
-    return {"seconds": r4(statistics.median(samples)), "statistic": f"median of {len(samples)}",
-            "runs_s": [r4(t) for t in samples], **extra}
+    return {
+        "seconds": r4(statistics.median(samples)),
+        "statistic": f"median of {len(samples)}",
+        "runs_s": [r4(t) for t in samples],
+        **extra,
+    }
 
 
-def profile_top(profiler_or_stats, top: int = 8, evcli_only_cumtime: bool = False,
-                libraries: bool = False) -> dict[str, list[dict[str, Any]]]:
+def profile_top(
+    profiler_or_stats, top: int = 8, evcli_only_cumtime: bool = False, libraries: bool = False
+) -> dict[str, list[dict[str, Any]]]:
     """The `top` functions of a cProfile.Profile or pstats.Stats, by own time and by cumulative time.
 
     by_tottime: all functions. Cumulative time: with evcli_only_cumtime, only evcli's own code
@@ -67,24 +72,42 @@ def profile_top(profiler_or_stats, top: int = 8, evcli_only_cumtime: bool = Fals
                 break
         if str(REPO) in filename:
             short = os.path.relpath(filename, REPO)
-        rows.append({"function": f"{short}:{line}({func})", "ncalls": ncalls,
-                     "tottime_s": r4(tottime), "cumtime_s": r4(cumtime)})
+        rows.append(
+            {
+                "function": f"{short}:{line}({func})",
+                "ncalls": ncalls,
+                "tottime_s": r4(tottime),
+                "cumtime_s": r4(cumtime),
+            }
+        )
     by_tot = sorted(rows, key=lambda r: r["tottime_s"], reverse=True)[:top]
-    keep = (lambda r: r["function"].startswith("evcli/")) if evcli_only_cumtime else (
-        lambda r: "<frozen" not in r["function"] and "builtins.exec" not in r["function"])
+    keep = (
+        (lambda r: r["function"].startswith("evcli/"))
+        if evcli_only_cumtime
+        else (lambda r: "<frozen" not in r["function"] and "builtins.exec" not in r["function"])
+    )
     by_cum = sorted(filter(keep, rows), key=lambda r: r["cumtime_s"], reverse=True)[:top]
     found = {"by_tottime": by_tot, ("by_cumtime_evcli_code" if evcli_only_cumtime else "by_cumtime"): by_cum}
     if libraries:
         found["by_cumtime_libraries"] = sorted(
-            (r for r in rows if not r["function"].startswith(("evcli/", "bench/", "tests/"))
-             and "<frozen" not in r["function"] and "{built-in method builtins.exec}" not in r["function"]
-             and "threading.py" not in r["function"] and "socketserver.py" not in r["function"]),
-            key=lambda r: r["cumtime_s"], reverse=True)[:top]
+            (
+                r
+                for r in rows
+                if not r["function"].startswith(("evcli/", "bench/", "tests/"))
+                and "<frozen" not in r["function"]
+                and "{built-in method builtins.exec}" not in r["function"]
+                and "threading.py" not in r["function"]
+                and "socketserver.py" not in r["function"]
+            ),
+            key=lambda r: r["cumtime_s"],
+            reverse=True,
+        )[:top]
     return found
 
 
-def run_cmd(argv: list[str], env: dict[str, str], expect: tuple[int, ...] = (0,),
-            argv_shown: int | None = None) -> tuple[float, subprocess.CompletedProcess]:
+def run_cmd(
+    argv: list[str], env: dict[str, str], expect: tuple[int, ...] = (0,), argv_shown: int | None = None
+) -> tuple[float, subprocess.CompletedProcess]:
     """(wall seconds, completed process) of `argv` run from the repository root; raises on an unexpected exit.
 
     argv_shown: quote only the first that many arguments (then "...") in the error message.
@@ -98,14 +121,15 @@ def run_cmd(argv: list[str], env: dict[str, str], expect: tuple[int, ...] = (0,)
     return elapsed, proc
 
 
-def import_times(argv_tail: list[str], env: dict[str, str],
-                 argv_shown: int | None = None) -> dict[str, tuple[int, int, int]]:
+def import_times(
+    argv_tail: list[str], env: dict[str, str], argv_shown: int | None = None
+) -> dict[str, tuple[int, int, int]]:
     """module -> (self us, cumulative us, nesting depth) from `python -X importtime`."""
     _, proc = run_cmd([sys.executable, "-X", "importtime", *argv_tail], env, argv_shown=argv_shown)
     found = {}
     for line in proc.stderr.decode(errors="replace").splitlines():
         if line.startswith("import time:") and "|" in line:
-            parts = line[len("import time:"):].split("|")
+            parts = line[len("import time:") :].split("|")
             name = parts[2].rstrip()
             try:
                 found[name.strip()] = (int(parts[0]), int(parts[1]), (len(name) - len(name.lstrip()) - 1) // 2)
@@ -116,8 +140,11 @@ def import_times(argv_tail: list[str], env: dict[str, str],
 
 def to_json(value: Any, indent: int = 0) -> str:
     """Indented JSON whose innermost objects and lists stay on one line each."""
-    if isinstance(value, (dict, list)) and value and any(isinstance(v, (dict, list)) for v in
-                                                          (value.values() if isinstance(value, dict) else value)):
+    if (
+        isinstance(value, (dict, list))
+        and value
+        and any(isinstance(v, (dict, list)) for v in (value.values() if isinstance(value, dict) else value))
+    ):
         pad, inner = " " * indent, " " * (indent + 2)
         if isinstance(value, dict):
             items = [f"{inner}{json.dumps(k)}: {to_json(v, indent + 2)}" for k, v in value.items()]
@@ -146,7 +173,9 @@ def finish(results: dict[str, Any], hotspots: dict[str, Any], errors: dict[str, 
     measured = {k: v for k, v in results.items() if isinstance(v, dict) and "ok" in v and v["ok"] is not None}
     missed = [k for k, v in measured.items() if not v["ok"]]
     results["summary"] = {
-        "all_ok": not missed and not errors, "missed": missed, "errors": errors,
+        "all_ok": not missed and not errors,
+        "missed": missed,
+        "errors": errors,
         "total_s": round(time.perf_counter() - started, 1),
     }
     if hotspots:

@@ -78,12 +78,15 @@ ASK_QUESTIONS = [
 
 # question -> the one tool call the scripted Executor makes for it (all find evidence in the demo env).
 LLM_QUESTIONS = {
-    "Why is payment-service CPU usage high?":
-        ("query_metrics", {"service": "payment-service", "alertname": "HighCPUUsage"}),
-    "Why is user-service slow?":
-        ("query_metrics", {"service": "user-service", "alertname": "SlowResponse"}),
-    "Why does order-service keep restarting?":
-        ("query_logs", {"service": "order-service", "level": "ERROR", "limit": 5}),
+    "Why is payment-service CPU usage high?": (
+        "query_metrics",
+        {"service": "payment-service", "alertname": "HighCPUUsage"},
+    ),
+    "Why is user-service slow?": ("query_metrics", {"service": "user-service", "alertname": "SlowResponse"}),
+    "Why does order-service keep restarting?": (
+        "query_logs",
+        {"service": "order-service", "level": "ERROR", "limit": 5},
+    ),
 }
 DUMMY_KEY = "sk-bench-chain-dummy-0000"
 ARGV_SHOWN = 4  # error messages of run_cmd quote only "python -m evcli ask", not the long question
@@ -119,26 +122,35 @@ def ask_hotspots(question: str, env: dict[str, str], tmp: Path) -> dict[str, Any
         "importtime": {
             "modules_imported": len(found),
             "total_top_level_cumulative_s": r4(sum(c for (_, c, d) in found.values() if d == 0) / 1e6),
-            "extra_vs_baseline": {"baseline": BASELINE_CODE, "count": len(extra),
-                                  "self_time_total_s": r4(sum(t[0] for t in extra.values()) / 1e6)},
-            "top_by_self_time_not_in_baseline": [{"module": n, "self_s": r4(s / 1e6), "cumulative_s": r4(c / 1e6)}
-                                                 for n, (s, c, _) in top_self],
-            "largest_import_trees": [{"module": n, "depth": d, "cumulative_s": r4(c / 1e6), "in_baseline": n in base}
-                                     for n, (_, c, d) in biggest],
+            "extra_vs_baseline": {
+                "baseline": BASELINE_CODE,
+                "count": len(extra),
+                "self_time_total_s": r4(sum(t[0] for t in extra.values()) / 1e6),
+            },
+            "top_by_self_time_not_in_baseline": [
+                {"module": n, "self_s": r4(s / 1e6), "cumulative_s": r4(c / 1e6)} for n, (s, c, _) in top_self
+            ],
+            "largest_import_trees": [
+                {"module": n, "depth": d, "cumulative_s": r4(c / 1e6), "in_baseline": n in base}
+                for n, (_, c, d) in biggest
+            ],
         },
         "cprofile": profile_top(pstats.Stats(str(profile_path)), **PROFILE),
     }
 
 
-def bench_ask_process(quick: bool, env: dict[str, str], tmp: Path, results: dict[str, Any], hotspots: dict[str, Any]) -> None:
+def bench_ask_process(
+    quick: bool, env: dict[str, str], tmp: Path, results: dict[str, Any], hotspots: dict[str, Any]
+) -> None:
     runs = 3 if quick else 5
     target = TARGETS["ask_offline_process_s"]
     homes = [tmp / f"ask-home-{i}" for i in range(len(ASK_QUESTIONS))]
     env_for = [{**env, "EVCLI_HOME": str(home)} for home in homes]
 
     # Warm-up, not counted: bytecode and page caches (its own home, so every question's first run stays first).
-    run_cmd([*EVCLI, "ask", ASK_QUESTIONS[0][0]], {**env, "EVCLI_HOME": str(tmp / "ask-home-warmup")},
-            argv_shown=ARGV_SHOWN)
+    run_cmd(
+        [*EVCLI, "ask", ASK_QUESTIONS[0][0]], {**env, "EVCLI_HOME": str(tmp / "ask-home-warmup")}, argv_shown=ARGV_SHOWN
+    )
 
     first: list[float] = []
     verdicts: list[str] = []
@@ -163,13 +175,23 @@ def bench_ask_process(quick: bool, env: dict[str, str], tmp: Path, results: dict
         log(f"ask: round {round_index + 1}/{runs}: " + ", ".join(f"{t[-1]:.2f}" for t in times))
 
     per_question = []
-    for (question, scope, language), samples, first_s, verdict in zip(ASK_QUESTIONS, times, first, verdicts, strict=True):
+    for (question, scope, language), samples, first_s, verdict in zip(
+        ASK_QUESTIONS, times, first, verdicts, strict=True
+    ):
         median = statistics.median(samples)
-        per_question.append({
-            "question": question, "scope": scope, "language": language, "verdict": verdict,
-            "first_run_s": r4(first_s), "median_s": r4(median), "statistic": f"median of {len(samples)} subsequent runs",
-            "runs_s": [r4(t) for t in samples], "ok": median <= target,
-        })
+        per_question.append(
+            {
+                "question": question,
+                "scope": scope,
+                "language": language,
+                "verdict": verdict,
+                "first_run_s": r4(first_s),
+                "median_s": r4(median),
+                "statistic": f"median of {len(samples)} subsequent runs",
+                "runs_s": [r4(t) for t in samples],
+                "ok": median <= target,
+            }
+        )
     worst = max(per_question, key=lambda q: q["median_s"])
     slowest_first = max(per_question, key=lambda q: q["first_run_s"])
     results["ask_offline_process"] = {
@@ -177,19 +199,27 @@ def bench_ask_process(quick: bool, env: dict[str, str], tmp: Path, results: dict
         "statistic": "max over questions of the per-question median of the subsequent runs",
         "slowest_question": worst["question"],
         "command": f'{EVCLI_METHOD} ask "<question>" (offline engines, packaged demo env, EVCLI_HOME = fresh temp dir per question)',
-        "target_max_s": target, "ok": all(q["ok"] for q in per_question),
+        "target_max_s": target,
+        "ok": all(q["ok"] for q in per_question),
         "first_run": {
-            "max_s": slowest_first["first_run_s"], "question": slowest_first["question"],
+            "max_s": slowest_first["first_run_s"],
+            "question": slowest_first["question"],
             "median_s": r4(statistics.median(first)),
             "note": "first process in a fresh EVCLI_HOME: also creates evcli.db and builds the knowledge index kb.db; "
-                    "reported, not held to the target",
+            "reported, not held to the target",
         },
-        "baseline_imports_s": {"seconds": r4(statistics.median(baseline)), "statistic": f"median of {len(baseline)}",
-                               "command": f"{sys.executable} -c {BASELINE_CODE!r}", "note": "reference only"},
+        "baseline_imports_s": {
+            "seconds": r4(statistics.median(baseline)),
+            "statistic": f"median of {len(baseline)}",
+            "command": f"{sys.executable} -c {BASELINE_CODE!r}",
+            "note": "reference only",
+        },
         "per_question": per_question,
     }
-    log(f"ask: max per-question median {worst['median_s']:.3f}s ({worst['question']}); "
-        f"first runs up to {slowest_first['first_run_s']:.3f}s")
+    log(
+        f"ask: max per-question median {worst['median_s']:.3f}s ({worst['question']}); "
+        f"first runs up to {slowest_first['first_run_s']:.3f}s"
+    )
     if not results["ask_offline_process"]["ok"]:
         log("ask: target missed, collecting -X importtime and a cProfile of the slowest question")
         hotspots["ask_offline_process"] = ask_hotspots(worst["question"], env_for[per_question.index(worst)], tmp)
@@ -220,8 +250,14 @@ class HonestModel:
     def planner(self, body):
         question = self.payload(body)["question"]
         name, arguments = LLM_QUESTIONS[question]
-        return self.s.answer({"selected_skill": None, "selection_reason": "scripted plan for the benchmark",
-                              "plan": [f"{name} {json.dumps(arguments)}"], "reasoning": "confirm with recorded evidence first"})
+        return self.s.answer(
+            {
+                "selected_skill": None,
+                "selection_reason": "scripted plan for the benchmark",
+                "plan": [f"{name} {json.dumps(arguments)}"],
+                "reasoning": "confirm with recorded evidence first",
+            }
+        )
 
     def executor(self, body):
         if not self.s.tool_messages(body) and body.get("tools"):
@@ -234,29 +270,61 @@ class HonestModel:
                 blocks.append((int(invocation_id), tool, status, refs))
         invocation_id, tool, status, refs = next(b for b in blocks if b[2] == "supported" and b[3])
         raw_path, text = refs[0]
-        claim = {"claim_id": "claim-1", "claim_type": "observation", "claim_text": f"Recorded: {text}",
-                 "support_level": "direct",
-                 "evidence_bindings": [{"source_type": "tool_trace", "source_id": "", "tool_name": tool,
-                                        "source_invocation_id": invocation_id, "raw_path": raw_path,
-                                        "evidence_excerpt": text}]}
-        return self.s.answer({"answer_version": "executor_evidence_v2", "claims": [claim], "hypotheses": [],
-                              "recommended_actions": [], "missing_info": []})
+        claim = {
+            "claim_id": "claim-1",
+            "claim_type": "observation",
+            "claim_text": f"Recorded: {text}",
+            "support_level": "direct",
+            "evidence_bindings": [
+                {
+                    "source_type": "tool_trace",
+                    "source_id": "",
+                    "tool_name": tool,
+                    "source_invocation_id": invocation_id,
+                    "raw_path": raw_path,
+                    "evidence_excerpt": text,
+                }
+            ],
+        }
+        return self.s.answer(
+            {
+                "answer_version": "executor_evidence_v2",
+                "claims": [claim],
+                "hypotheses": [],
+                "recommended_actions": [],
+                "missing_info": [],
+            }
+        )
 
     def verifier(self, body):
         claims = self.payload(body)["verified_claims"]
-        checks = [{"claim_id": c["claim_id"], "verification": "direct_support", "is_critical": True,
-                   "note": "stated by the excerpt"} for c in claims]
-        return self.s.answer({"verdict": "PASS" if claims else "LOW_CONFID", "groundedness_score": 1.0 if claims else 0.0,
-                              "critical_fact_count": len(claims), "claim_checks": checks,
-                              "facts_checked": [c["claim_text"] for c in claims],
-                              "rationale": "every critical claim is stated by its evidence" if claims else "no verified claims"})
+        checks = [
+            {
+                "claim_id": c["claim_id"],
+                "verification": "direct_support",
+                "is_critical": True,
+                "note": "stated by the excerpt",
+            }
+            for c in claims
+        ]
+        return self.s.answer(
+            {
+                "verdict": "PASS" if claims else "LOW_CONFID",
+                "groundedness_score": 1.0 if claims else 0.0,
+                "critical_fact_count": len(claims),
+                "claim_checks": checks,
+                "facts_checked": [c["claim_text"] for c in claims],
+                "rationale": "every critical claim is stated by its evidence" if claims else "no verified claims",
+            }
+        )
 
     def composer(self, body):
         payload = self.payload(body)
         lines = [f"{c['claim_text']} [{c['citation']}]" for c in payload["allowed_claims"]]
         text = " ".join(lines) or "The evidence is incomplete; no finding was verified."
-        return self.s.answer({"answer_summary": lines[0] if lines else text, "recommended_actions": [],
-                              "user_facing_answer": text})
+        return self.s.answer(
+            {"answer_summary": lines[0] if lines else text, "recommended_actions": [], "user_facing_answer": text}
+        )
 
 
 def _one_ask(server, store, models, rules, question: str) -> dict[str, Any]:
@@ -276,8 +344,10 @@ def _one_ask(server, store, models, rules, question: str) -> dict[str, Any]:
     steps, invocations = document.steps, document.invocations
     tool_s = sum(i.duration_ms for i in invocations) / 1000
     if result["verdict"] != "PASS" or result["fallback"] is not None or len(result["claims"]) != 1:
-        raise RuntimeError(f"the honest scripted run did not pass: verdict {result['verdict']}, fallback "
-                           f"{result['fallback']}, gate {result['gate']}")
+        raise RuntimeError(
+            f"the honest scripted run did not pass: verdict {result['verdict']}, fallback "
+            f"{result['fallback']}, gate {result['gate']}"
+        )
     if "[1]" not in result["answer"]["user_facing_answer"] or len(invocations) != 1:
         raise RuntimeError(f"unexpected answer or invocations: {result['answer']}, {len(invocations)} invocations")
     if len(steps) != len(handling):
@@ -286,8 +356,13 @@ def _one_ask(server, store, models, rules, question: str) -> dict[str, Any]:
     per_call = (wall - server_s - tool_s) / len(steps)
     engine_minus_server = [s.duration_ms / 1000 - h for s, h in zip(steps, handling, strict=True)]
     return {
-        "question": question, "wall_s": wall, "server_s": server_s, "tool_s": tool_s, "model_calls": len(steps),
-        "roles": [s.agent for s in steps], "per_call_s": per_call,
+        "question": question,
+        "wall_s": wall,
+        "server_s": server_s,
+        "tool_s": tool_s,
+        "model_calls": len(steps),
+        "roles": [s.agent for s in steps],
+        "per_call_s": per_call,
         # where the overhead sits: inside the engine call (litellm + adapter) or around it (pipeline, store, gate ...)
         "engine_minus_server_s": sum(engine_minus_server),
         "outside_engine_s": wall - sum(s.duration_ms for s in steps) / 1000 - tool_s,
@@ -311,8 +386,10 @@ def bench_orchestration(quick: bool, tmp: Path, results: dict[str, Any], hotspot
     litellm_before = "litellm" in sys.modules
     questions = list(LLM_QUESTIONS)
     try:
-        with scripted_server.ScriptedServer(HonestModel(scripted_server)) as server, \
-                TraceStore(tmp / "llm-home" / "evcli.db") as store:
+        with (
+            scripted_server.ScriptedServer(HonestModel(scripted_server)) as server,
+            TraceStore(tmp / "llm-home" / "evcli.db") as store,
+        ):
             models = Models(default="openai/scripted", api_base=server.url + "/v1")
             rules = load_rules()
             log("orchestration: first (cold) ask, including litellm's one-time import")
@@ -322,17 +399,23 @@ def bench_orchestration(quick: bool, tmp: Path, results: dict[str, Any], hotspot
             for i in range(n_asks):
                 asks.append(_one_ask(server, store, models, rules, questions[i % len(questions)]))
                 a = asks[-1]
-                log(f"orchestration: ask {i + 1}/{n_asks}: wall {a['wall_s'] * 1000:.0f} ms, server "
+                log(
+                    f"orchestration: ask {i + 1}/{n_asks}: wall {a['wall_s'] * 1000:.0f} ms, server "
                     f"{a['server_s'] * 1000:.1f} ms, tools {a['tool_s'] * 1000:.1f} ms, {a['model_calls']} calls "
-                    f"-> {a['per_call_s'] * 1000:.1f} ms/call")
+                    f"-> {a['per_call_s'] * 1000:.1f} ms/call"
+                )
             per_call_ms = [a["per_call_s"] * 1000 for a in asks]
             median = statistics.median(per_call_ms)
             results["orchestration_overhead_per_stage"] = {
-                "ms_per_call": r2(median), "statistic": f"median of {n_asks} asks after one cold warm-up ask",
-                "p90_ms": r2(percentile(per_call_ms, 0.9)), "min_ms": r2(min(per_call_ms)), "max_ms": r2(max(per_call_ms)),
-                "target_max_ms": target_ms, "ok": median <= target_ms,
+                "ms_per_call": r2(median),
+                "statistic": f"median of {n_asks} asks after one cold warm-up ask",
+                "p90_ms": r2(percentile(per_call_ms, 0.9)),
+                "min_ms": r2(min(per_call_ms)),
+                "max_ms": r2(max(per_call_ms)),
+                "target_max_ms": target_ms,
+                "ok": median <= target_ms,
                 "definition": "(ask wall - server handling (request received to response written, summed) - "
-                              "sum(tool_invocation.duration_ms)) / agent_step rows",
+                "sum(tool_invocation.duration_ms)) / agent_step rows",
                 "runs_ms_per_call": [r2(x) for x in per_call_ms],
                 "model_calls_per_ask": sorted({a["model_calls"] for a in asks}),
                 "roles": asks[0]["roles"],
@@ -344,18 +427,24 @@ def bench_orchestration(quick: bool, tmp: Path, results: dict[str, Any], hotspot
                     "outside_engine_calls": r2(statistics.median(a["outside_engine_s"] for a in asks) * 1000),
                 },
                 "breakdown_note": "engine_call_minus_server = sum(agent_step.duration_ms) - server time (litellm + "
-                                  "adapter + HTTP client); outside_engine_calls = wall - sum(agent_step.duration_ms) - "
-                                  "tools (session setup, environment overview, store reads/writes, gate, prompts)",
+                "adapter + HTTP client); outside_engine_calls = wall - sum(agent_step.duration_ms) - "
+                "tools (session setup, environment overview, store reads/writes, gate, prompts)",
                 "cold_first_ask": {
-                    "ms_per_call": r2(cold["per_call_s"] * 1000), "wall_ms": r2(cold["wall_s"] * 1000),
-                    "server_handling_ms": r2(cold["server_s"] * 1000), "tools_ms": r2(cold["tool_s"] * 1000),
-                    "model_calls": cold["model_calls"], "litellm_imported_before": litellm_before,
+                    "ms_per_call": r2(cold["per_call_s"] * 1000),
+                    "wall_ms": r2(cold["wall_s"] * 1000),
+                    "server_handling_ms": r2(cold["server_s"] * 1000),
+                    "tools_ms": r2(cold["tool_s"] * 1000),
+                    "model_calls": cold["model_calls"],
+                    "litellm_imported_before": litellm_before,
                     "note": "includes litellm's one-time import; not held to the target",
                 },
-                "setup": {"models": "Models(default='openai/scripted', api_base=<scripted server>/v1)",
-                          "server": "tests.agents.scripted_server.ScriptedServer on 127.0.0.1 (threads in this process)",
-                          "questions": questions, "pipeline": "a fresh Pipeline per ask, one shared TraceStore",
-                          "env": "packaged demo environment"},
+                "setup": {
+                    "models": "Models(default='openai/scripted', api_base=<scripted server>/v1)",
+                    "server": "tests.agents.scripted_server.ScriptedServer on 127.0.0.1 (threads in this process)",
+                    "questions": questions,
+                    "pipeline": "a fresh Pipeline per ask, one shared TraceStore",
+                    "env": "packaged demo environment",
+                },
             }
             log(f"orchestration: median {median:.1f} ms/call, p90 {percentile(per_call_ms, 0.9):.1f} ms/call")
             if median > target_ms:
@@ -380,6 +469,7 @@ def bench_orchestration(quick: bool, tmp: Path, results: dict[str, Any], hotspot
 
 # =============================================================================
 
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions, for smoke tests")
@@ -387,9 +477,13 @@ def main() -> int:
 
     results: dict[str, Any] = {
         "meta": {
-            "python": platform.python_version(), "executable": sys.executable, "cpus": os.cpu_count(),
-            "platform": platform.platform(), "mode": "quick" if options.quick else "full",
-            "evcli_invocation": EVCLI_METHOD, "litellm_local_model_cost_map": os.environ["LITELLM_LOCAL_MODEL_COST_MAP"],
+            "python": platform.python_version(),
+            "executable": sys.executable,
+            "cpus": os.cpu_count(),
+            "platform": platform.platform(),
+            "mode": "quick" if options.quick else "full",
+            "evcli_invocation": EVCLI_METHOD,
+            "litellm_local_model_cost_map": os.environ["LITELLM_LOCAL_MODEL_COST_MAP"],
             "started_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         }
     }

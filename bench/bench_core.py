@@ -67,8 +67,14 @@ TARGETS = {
 # =============================================================================
 
 SERVICES = [
-    "order-service", "payment-service", "inventory-service", "checkout-gateway",
-    "user-service", "shipping-service", "pricing-service", "notification-service",
+    "order-service",
+    "payment-service",
+    "inventory-service",
+    "checkout-gateway",
+    "user-service",
+    "shipping-service",
+    "pricing-service",
+    "notification-service",
 ]
 NEGATIONS = frozenset("not no never none nothing nobody neither nor without cannot unable".split())
 _STRIP = ".,;:()[]{}\"'"
@@ -158,16 +164,36 @@ def _alert_text(rng: random.Random, service: str) -> str:
 
 
 _RUNBOOKS = [
-    ("high-memory", "Immediate steps", "If a JVM service shows repeated Full GC with the heap near its limit, capture a heap "
-     "dump with jmap before restarting the pod, then compare the dominator tree with the last healthy dump."),
-    ("mysql-connection-pool", "Diagnosis", "When HikariCP reports total={n} and active={n} with requests waiting, check for "
-     "long transactions first; raise maximumPoolSize only after slow queries are ruled out."),
-    ("kafka-consumer-lag", "Mitigation", "If consumer lag on a partition grows past {n} messages, scale the consumer group "
-     "to at most one instance per partition and check for rebalances in the last {m} minutes."),
-    ("upstream-503", "Triage", "A burst of HTTP 503 from an upstream usually means its pods are not ready; check readiness "
-     "probes and the last deployment before retrying, and keep retries at {m} or fewer."),
-    ("disk-pressure", "Immediate steps", "Free space by rotating logs older than {m} days; do not delete data volumes. If usage "
-     "stays above {n}% after rotation, expand the volume during the next change window."),
+    (
+        "high-memory",
+        "Immediate steps",
+        "If a JVM service shows repeated Full GC with the heap near its limit, capture a heap "
+        "dump with jmap before restarting the pod, then compare the dominator tree with the last healthy dump.",
+    ),
+    (
+        "mysql-connection-pool",
+        "Diagnosis",
+        "When HikariCP reports total={n} and active={n} with requests waiting, check for "
+        "long transactions first; raise maximumPoolSize only after slow queries are ruled out.",
+    ),
+    (
+        "kafka-consumer-lag",
+        "Mitigation",
+        "If consumer lag on a partition grows past {n} messages, scale the consumer group "
+        "to at most one instance per partition and check for rebalances in the last {m} minutes.",
+    ),
+    (
+        "upstream-503",
+        "Triage",
+        "A burst of HTTP 503 from an upstream usually means its pods are not ready; check readiness "
+        "probes and the last deployment before retrying, and keep retries at {m} or fewer.",
+    ),
+    (
+        "disk-pressure",
+        "Immediate steps",
+        "Free space by rotating logs older than {m} days; do not delete data volumes. If usage "
+        "stays above {n}% after rotation, expand the volume during the next change window.",
+    ),
 ]
 
 
@@ -179,15 +205,23 @@ def _knowledge_text(rng: random.Random, service: str) -> str:
 
 def _no_evidence_text(rng: random.Random, tool: str, service: str) -> str:
     keyword = rng.choice(["deadlock", "HikariCP", "OOMKilled", "connection reset", "TLS handshake", "503"])
-    message = rng.choice(["no matching log lines", "no matching log lines", "no series matched", "\u672a\u627e\u5230\u5339\u914d\u7684\u65e5\u5fd7"])
+    message = rng.choice(
+        [
+            "no matching log lines",
+            "no matching log lines",
+            "no series matched",
+            "\u672a\u627e\u5230\u5339\u914d\u7684\u65e5\u5fd7",
+        ]
+    )
     return (
         f"{tool} returned no evidence; evidence_status=no_evidence; query={service} {keyword}; "
         f"topic=application-logs; window={rng.randrange(1, 24)}h; total=0; message={message}"
     )
 
 
-def _pick_span(rng: random.Random, words: list[str], lo: int, hi: int, min_chars: int, max_chars: int,
-               need_digit: bool = False) -> tuple[int, int, str] | None:
+def _pick_span(
+    rng: random.Random, words: list[str], lo: int, hi: int, min_chars: int, max_chars: int, need_digit: bool = False
+) -> tuple[int, int, str] | None:
     """A run of whole words words[a:b] (lo <= a < b <= hi) not preceded by a negation."""
     for _ in range(200):
         if hi <= lo:
@@ -220,7 +254,7 @@ def _excerpt(rng: random.Random, text: str) -> tuple[str, str, str]:
             positions = [i for i, c in enumerate(span) if c.isdigit()]
             i = rng.choice(positions)
             new_digit = str((int(span[i]) + rng.randint(1, 9)) % 10)
-            return "number_changed", span[:i] + new_digit + span[i + 1:], "none"
+            return "number_changed", span[:i] + new_digit + span[i + 1 :], "none"
     elif roll < 0.03:  # typo in an ordinary word -> token search, rejected (a changed word)
         picked = _pick_span(rng, words, 0, len(words), 70, 140)
         if picked:
@@ -230,7 +264,7 @@ def _excerpt(rng: random.Random, text: str) -> tuple[str, str, str]:
                 chosen = list(words[a:b])
                 j = rng.choice(plain) - a
                 k = rng.randrange(1, len(chosen[j]) - 1)
-                chosen[j] = chosen[j][:k] + chosen[j][k + 1:]
+                chosen[j] = chosen[j][:k] + chosen[j][k + 1 :]
                 return "typo", " ".join(chosen), "none"  # a changed word is never a near match
     elif roll < 0.08:  # two parts joined by "..."
         first = _pick_span(rng, words, 0, max(1, len(words) // 2), 20, 60)
@@ -245,7 +279,9 @@ def _excerpt(rng: random.Random, text: str) -> tuple[str, str, str]:
             out = []
             for word in picked[2].split(" "):
                 r = rng.random()
-                out.append(word.upper() if r < 0.2 else word.lower() if r < 0.35 else word.capitalize() if r < 0.45 else word)
+                out.append(
+                    word.upper() if r < 0.2 else word.lower() if r < 0.35 else word.capitalize() if r < 0.45 else word
+                )
             glue = [rng.choice(["  ", " \n", "\t", "   "]) if rng.random() < 0.25 else " " for _ in out]
             edited = "".join(w + g for w, g in zip(out, glue)).rstrip()
             if edited == picked[2]:
@@ -269,25 +305,47 @@ def build_session(n_invocations: int, bindings_per_invocation: int = 5, seed: in
         variant, excerpt, kind = _excerpt(rng, text)
         variants[variant] = variants.get(variant, 0) + 1
         expected.append(kind)
-        return {"source_type": "tool_trace", "source_id": "", "tool_name": tool,
-                "source_invocation_id": invocation_id, "raw_path": raw_path, "evidence_excerpt": excerpt}
+        return {
+            "source_type": "tool_trace",
+            "source_id": "",
+            "tool_name": tool,
+            "source_invocation_id": invocation_id,
+            "raw_path": raw_path,
+            "evidence_excerpt": excerpt,
+        }
 
     for invocation_id in range(1, n_invocations + 1):
         service = rng.choice(SERVICES)
         roll = rng.random()
-        kind = "query_logs" if roll < 0.40 else "query_metrics" if roll < 0.65 else "lookup_knowledge" if roll < 0.85 else "no_evidence"
+        kind = (
+            "query_logs"
+            if roll < 0.40
+            else "query_metrics"
+            if roll < 0.65
+            else "lookup_knowledge"
+            if roll < 0.85
+            else "no_evidence"
+        )
         if kind == "no_evidence":
             tool = rng.choice(["query_logs", "query_metrics"])
             text = _no_evidence_text(rng, tool, service)
             refs = [{"raw_path": "$.no_evidence", "text": text}]
-            output = {"logs" if tool == "query_logs" else "alerts": [], "total": 0, "truncated": False, "message": "no matches"}
+            output = {
+                "logs" if tool == "query_logs" else "alerts": [],
+                "total": 0,
+                "truncated": False,
+                "message": "no matches",
+            }
             status = "no_evidence"
             for k in range(bindings_per_invocation):
-                claims.append({
-                    "claim_id": f"claim-{invocation_id}-{k}", "claim_type": "negative_observation",
-                    "claim_text": f"This query found no matching evidence for {service}.",
-                    "evidence_bindings": [binding(tool, invocation_id, "$.no_evidence", text)],
-                })
+                claims.append(
+                    {
+                        "claim_id": f"claim-{invocation_id}-{k}",
+                        "claim_type": "negative_observation",
+                        "claim_text": f"This query found no matching evidence for {service}.",
+                        "evidence_bindings": [binding(tool, invocation_id, "$.no_evidence", text)],
+                    }
+                )
         else:
             tool = kind
             array, make, count = {
@@ -304,22 +362,48 @@ def build_session(n_invocations: int, bindings_per_invocation: int = 5, seed: in
             split = rng.randrange(1, bindings_per_invocation) if bindings_per_invocation > 1 else 1
             for part, indices in enumerate((chosen[:split], chosen[split:])):
                 if indices:
-                    claims.append({
-                        "claim_id": f"claim-{invocation_id}-{part}", "claim_type": claim_type,
-                        "claim_text": f"{service} shows the symptoms quoted from this invocation.",
-                        "evidence_bindings": [binding(tool, invocation_id, refs[i]["raw_path"], texts[i]) for i in indices],
-                    })
-        invocations.append(ToolInvocation.model_validate({
-            "invocation_id": invocation_id, "round": 1, "tool_name": tool,
-            "input_params": {"service": service, "window": "1h", "limit": 50},
-            "output": output, "output_preview": json.dumps(output)[:200],
-            "retrieval_details": {"evidence_status": status, "evidence_refs": refs, "service": service,
-                                  "keywords": [], "window": "1h", "limit": 50, "truncated": False},
-            "duration_ms": float(rng.randrange(5, 400)), "success": True, "created_at": "2026-07-08T23:05:10.000000Z",
-        }))
+                    claims.append(
+                        {
+                            "claim_id": f"claim-{invocation_id}-{part}",
+                            "claim_type": claim_type,
+                            "claim_text": f"{service} shows the symptoms quoted from this invocation.",
+                            "evidence_bindings": [
+                                binding(tool, invocation_id, refs[i]["raw_path"], texts[i]) for i in indices
+                            ],
+                        }
+                    )
+        invocations.append(
+            ToolInvocation.model_validate(
+                {
+                    "invocation_id": invocation_id,
+                    "round": 1,
+                    "tool_name": tool,
+                    "input_params": {"service": service, "window": "1h", "limit": 50},
+                    "output": output,
+                    "output_preview": json.dumps(output)[:200],
+                    "retrieval_details": {
+                        "evidence_status": status,
+                        "evidence_refs": refs,
+                        "service": service,
+                        "keywords": [],
+                        "window": "1h",
+                        "limit": 50,
+                        "truncated": False,
+                    },
+                    "duration_ms": float(rng.randrange(5, 400)),
+                    "success": True,
+                    "created_at": "2026-07-08T23:05:10.000000Z",
+                }
+            )
+        )
 
-    executor_output = {"answer_version": "executor_evidence_v2", "claims": claims,
-                       "hypotheses": [], "recommended_actions": [], "missing_info": []}
+    executor_output = {
+        "answer_version": "executor_evidence_v2",
+        "claims": claims,
+        "hypotheses": [],
+        "recommended_actions": [],
+        "missing_info": [],
+    }
     return executor_output, invocations, expected, variants
 
 
@@ -355,11 +439,15 @@ def outcome_summary(result, expected: list[str]) -> dict[str, Any]:
         matches[checked.match] = matches.get(checked.match, 0) + 1
         ok = checked.status == "pass" if kind != "none" else checked.status == "fail"
         unexpected += (checked.match != kind) or not ok
-    return {"bindings_checked": len(result.checked_bindings), "match_kinds": matches,
-            "passed": sum(b.status == "pass" for b in result.checked_bindings),
-            "unexpected_outcomes": unexpected, "gate_severity": result.severity,
-            "outcome_note": "unexpected = gate outcome differs from the generator's intent (exact/near pass, "
-                            "number-changed fail); not part of the target"}
+    return {
+        "bindings_checked": len(result.checked_bindings),
+        "match_kinds": matches,
+        "passed": sum(b.status == "pass" for b in result.checked_bindings),
+        "unexpected_outcomes": unexpected,
+        "gate_severity": result.severity,
+        "outcome_note": "unexpected = gate outcome differs from the generator's intent (exact/near pass, "
+        "number-changed fail); not part of the target",
+    }
 
 
 GATE_SIZES = {"gate_10k": 2000, "gate_20k": 4000}  # invocations; 5 bindings each
@@ -387,8 +475,11 @@ def bench_gate(quick: bool, results: dict[str, Any], hotspots: dict[str, Any]) -
             if round_index == 0:
                 target = TARGETS["gate_10k_s"] * (1 if key == "gate_10k" else TARGETS["linearity"])
                 results[key] = {
-                    "bindings": len(expected), "invocations": n_inv, "excerpt_variants": variants,
-                    **outcome_summary(result, expected), "target_max_s": target,
+                    "bindings": len(expected),
+                    "invocations": n_inv,
+                    "excerpt_variants": variants,
+                    **outcome_summary(result, expected),
+                    "target_max_s": target,
                 }
                 if key == "gate_20k":
                     results[key]["target_note"] = "implied: gate_10k target x linearity target"
@@ -396,11 +487,21 @@ def bench_gate(quick: bool, results: dict[str, Any], hotspots: dict[str, Any]) -
             gc.collect()
     for key in GATE_SIZES:
         best = min(times[key])
-        results[key].update({"seconds": r4(best), "statistic": f"best of {repeats}",
-                             "runs_s": [r4(t) for t in times[key]], "ok": best <= results[key]["target_max_s"]})
+        results[key].update(
+            {
+                "seconds": r4(best),
+                "statistic": f"best of {repeats}",
+                "runs_s": [r4(t) for t in times[key]],
+                "ok": best <= results[key]["target_max_s"],
+            }
+        )
     linearity = results["gate_20k"]["seconds"] / results["gate_10k"]["seconds"]
-    results["linearity"] = {"value": round(linearity, 3), "definition": "gate_20k / gate_10k (best runs)",
-                            "target_max": TARGETS["linearity"], "ok": linearity <= TARGETS["linearity"]}
+    results["linearity"] = {
+        "value": round(linearity, 3),
+        "definition": "gate_20k / gate_10k (best runs)",
+        "target_max": TARGETS["linearity"],
+        "ok": linearity <= TARGETS["linearity"],
+    }
 
     missed = [key for key in GATE_SIZES if not results[key]["ok"]]
     if not results["linearity"]["ok"]:
@@ -409,15 +510,16 @@ def bench_gate(quick: bool, results: dict[str, Any], hotspots: dict[str, Any]) -
         without_gc = {}
         for key, n_inv in GATE_SIZES.items():
             session = build_session(n_inv)
-            without_gc[key] = r4(min(time_gate_once(session[0], session[1], rules, collect=False)[0]
-                                     for _ in range(1 if quick else 2)))
+            without_gc[key] = r4(
+                min(time_gate_once(session[0], session[1], rules, collect=False)[0] for _ in range(1 if quick else 2))
+            )
             del session
             gc.collect()
         hotspots["linearity"] = {
             "gc_disabled_s": without_gc,
             "linearity_gc_disabled": round(without_gc["gate_20k"] / without_gc["gate_10k"], 3),
             "note": "diagnostic only: if the ratio is near 2 with gc off, the excess is the cyclic "
-                    "garbage collector (full collections scan every live object, so their cost grows with n)",
+            "garbage collector (full collections scan every live object, so their cost grows with n)",
         }
     for key in missed:
         log(f"{key}: target missed, profiling one run")
@@ -445,20 +547,58 @@ def bench_gate_long_excerpts(results: dict[str, Any]) -> None:
     logs = [{"timestamp": "2026-07-08T23:05:28Z", "service": "order-service", "level": "ERROR", "message": message}] * 3
     text = positive_refs("query_logs", {"logs": logs})[0].text
     refs = [ref.model_dump() for ref in positive_refs("query_logs", {"logs": logs})]
-    variants = {"$.logs[0]": text, "$.logs[1]": text.replace("worker5 ", "worken5 ", 1), "$.logs[2]": text.replace(",", "")}
-    invocation = ToolInvocation.model_validate({
-        "invocation_id": 1, "round": 1, "tool_name": "query_logs", "input_params": {"service": "order-service"},
-        "output": {"logs": logs, "total": 3, "truncated": False}, "output_preview": "",
-        "retrieval_details": {"evidence_status": "supported", "evidence_refs": refs, "service": "order-service",
-                              "keywords": [], "window": "1h", "limit": 50, "truncated": False},
-        "duration_ms": 1.0, "success": True, "created_at": "2026-07-08T23:05:10.000000Z",
-    })
-    claims = [{"claim_id": f"claim-{i}", "claim_type": "observation", "claim_text": "order-service took 5ms.",
-               "evidence_bindings": [{"source_type": "tool_trace", "source_id": "", "tool_name": "query_logs",
-                                      "source_invocation_id": 1, "raw_path": path, "evidence_excerpt": excerpt}]}
-              for i, (path, excerpt) in enumerate(variants.items())]
-    output = {"answer_version": "executor_evidence_v2", "claims": claims, "hypotheses": [],
-              "recommended_actions": [], "missing_info": []}
+    variants = {
+        "$.logs[0]": text,
+        "$.logs[1]": text.replace("worker5 ", "worken5 ", 1),
+        "$.logs[2]": text.replace(",", ""),
+    }
+    invocation = ToolInvocation.model_validate(
+        {
+            "invocation_id": 1,
+            "round": 1,
+            "tool_name": "query_logs",
+            "input_params": {"service": "order-service"},
+            "output": {"logs": logs, "total": 3, "truncated": False},
+            "output_preview": "",
+            "retrieval_details": {
+                "evidence_status": "supported",
+                "evidence_refs": refs,
+                "service": "order-service",
+                "keywords": [],
+                "window": "1h",
+                "limit": 50,
+                "truncated": False,
+            },
+            "duration_ms": 1.0,
+            "success": True,
+            "created_at": "2026-07-08T23:05:10.000000Z",
+        }
+    )
+    claims = [
+        {
+            "claim_id": f"claim-{i}",
+            "claim_type": "observation",
+            "claim_text": "order-service took 5ms.",
+            "evidence_bindings": [
+                {
+                    "source_type": "tool_trace",
+                    "source_id": "",
+                    "tool_name": "query_logs",
+                    "source_invocation_id": 1,
+                    "raw_path": path,
+                    "evidence_excerpt": excerpt,
+                }
+            ],
+        }
+        for i, (path, excerpt) in enumerate(variants.items())
+    ]
+    output = {
+        "answer_version": "executor_evidence_v2",
+        "claims": claims,
+        "hypotheses": [],
+        "recommended_actions": [],
+        "missing_info": [],
+    }
     rules = load_rules()
     samples, result = [], None
     for _ in range(3):
@@ -467,15 +607,21 @@ def bench_gate_long_excerpts(results: dict[str, Any]) -> None:
     best = min(samples)
     log(f"gate_100k_excerpts: {best:.3f}s")
     results["gate_100k_excerpts"] = {
-        "seconds": r4(best), "statistic": "best of 3", "runs_s": [r4(t) for t in samples],
-        "excerpt_chars": size, "match_kinds": [b.match for b in result.checked_bindings],
-        "statuses": [b.status for b in result.checked_bindings], "target_max_s": 1.0, "ok": best <= 1.0,
+        "seconds": r4(best),
+        "statistic": "best of 3",
+        "runs_s": [r4(t) for t in samples],
+        "excerpt_chars": size,
+        "match_kinds": [b.match for b in result.checked_bindings],
+        "statuses": [b.status for b in result.checked_bindings],
+        "target_max_s": 1.0,
+        "ok": best <= 1.0,
     }
 
 
 # =============================================================================
 # 2./3. cold start and litellm
 # =============================================================================
+
 
 def interleaved(commands: dict[str, list[str]], env: dict[str, str], runs: int) -> dict[str, list[float]]:
     for argv in commands.values():  # warm-up: bytecode caches and page cache, not counted
@@ -531,12 +677,15 @@ def cold_start_hotspots(args: list[str], env: dict[str, str], tmp: Path) -> dict
     biggest = sorted(command.items(), key=lambda item: item[1][1], reverse=True)[:10]
     return {
         "extra_imports_vs_baseline": {
-            "count": len(extra), "self_time_total_s": r4(sum(t[0] for t in extra.values()) / 1e6),
-            "top_by_self_time": [{"module": n, "self_s": r4(s / 1e6), "cumulative_s": r4(c / 1e6)}
-                                 for n, (s, c, _) in top],
+            "count": len(extra),
+            "self_time_total_s": r4(sum(t[0] for t in extra.values()) / 1e6),
+            "top_by_self_time": [
+                {"module": n, "self_s": r4(s / 1e6), "cumulative_s": r4(c / 1e6)} for n, (s, c, _) in top
+            ],
         },
-        "largest_import_trees": [{"module": n, "depth": d, "cumulative_s": r4(c / 1e6),
-                                  "in_baseline": n in base} for n, (_, c, d) in biggest],
+        "largest_import_trees": [
+            {"module": n, "depth": d, "cumulative_s": r4(c / 1e6), "in_baseline": n in base} for n, (_, c, d) in biggest
+        ],
         "cprofile": profile_subprocess(args, env, tmp),
     }
 
@@ -547,7 +696,9 @@ def profile_subprocess(args: list[str], env: dict[str, str], tmp: Path) -> dict[
     return profile_top(pstats.Stats(str(out)), evcli_only_cumtime=True)
 
 
-def bench_cold_start(quick: bool, env: dict[str, str], tmp: Path, results: dict[str, Any], hotspots: dict[str, Any]) -> None:
+def bench_cold_start(
+    quick: bool, env: dict[str, str], tmp: Path, results: dict[str, Any], hotspots: dict[str, Any]
+) -> None:
     runs = 3 if quick else 9
     commands = {
         "baseline_imports": BASELINE,
@@ -557,17 +708,30 @@ def bench_cold_start(quick: bool, env: dict[str, str], tmp: Path, results: dict[
     log(f"cold start: {runs} interleaved rounds of baseline / --help / gate FILE")
     times = interleaved(commands, env, runs)
     base = statistics.median(times["baseline_imports"])
-    results["baseline_imports"] = timing(times["baseline_imports"], command=f"{sys.executable} -c {BASELINE_CODE!r}",
-                                         target=None, ok=None, note="reference for the ratios; no target of its own")
+    results["baseline_imports"] = timing(
+        times["baseline_imports"],
+        command=f"{sys.executable} -c {BASELINE_CODE!r}",
+        target=None,
+        ok=None,
+        note="reference for the ratios; no target of its own",
+    )
     ratio_target = TARGETS["cold_start_ratio"]
     for name, argv in (("help", ["--help"]), ("gate_file", ["gate", os.path.relpath(GATE_SAMPLE, REPO)])):
         median = statistics.median(times[name])
         ratio = median / base
-        results[name] = timing(times[name], command=f"{EVCLI_METHOD} {' '.join(argv)}",
-                               target_max_s=r4(base * ratio_target), target_note="ratio target x baseline median",
-                               ok=ratio <= ratio_target)
-        results[f"{name}_ratio"] = {"value": round(ratio, 3), "definition": f"{name} / baseline_imports (medians)",
-                                    "target_max": ratio_target, "ok": ratio <= ratio_target}
+        results[name] = timing(
+            times[name],
+            command=f"{EVCLI_METHOD} {' '.join(argv)}",
+            target_max_s=r4(base * ratio_target),
+            target_note="ratio target x baseline median",
+            ok=ratio <= ratio_target,
+        )
+        results[f"{name}_ratio"] = {
+            "value": round(ratio, 3),
+            "definition": f"{name} / baseline_imports (medians)",
+            "target_max": ratio_target,
+            "ok": ratio <= ratio_target,
+        }
         log(f"cold start: {name} median {median:.3f}s vs baseline {base:.3f}s = x{ratio:.2f}")
         if ratio > ratio_target:
             log(f"cold start: {name} missed its target, collecting import times and a profile")
@@ -578,6 +742,7 @@ def bench_cold_start(quick: bool, env: dict[str, str], tmp: Path, results: dict[
     probes = {"help": probe_modules(["--help"], env), "gate_file": probe_modules(["gate", str(GATE_SAMPLE)], env)}
     try:
         import importlib.util
+
         installed = importlib.util.find_spec("litellm") is not None
     except (ImportError, ValueError):
         installed = False
@@ -590,9 +755,10 @@ def bench_cold_start(quick: bool, env: dict[str, str], tmp: Path, results: dict[
         "notable_modules_loaded": {k: p["notable_modules_loaded"] for k, p in probes.items()},
         "litellm_installed": installed,
         "method": "wrapper runs evcli via runpy and reports 'litellm' in sys.modules at exit; a sys.meta_path "
-                  "finder also records any attempt to import litellm (so the check means something even when "
-                  "litellm is not installed)",
-        "target": False, "ok": not imported,
+        "finder also records any attempt to import litellm (so the check means something even when "
+        "litellm is not installed)",
+        "target": False,
+        "ok": not imported,
     }
 
 
@@ -621,8 +787,9 @@ def build_store(path: Path, n_sessions: int) -> tuple[list[str], dict[str, Any]]
     base_id = session_ids[0]
     store.import_document(document, new_id=base_id)  # the product's own write path, once
     conn = store.db.conn
-    store.db.execute("UPDATE diagnosis_run SET created_at = ?, updated_at = ? WHERE session_id = ?",
-                     [ids(0)[1], ids(0)[1], base_id])
+    store.db.execute(
+        "UPDATE diagnosis_run SET created_at = ?, updated_at = ? WHERE session_id = ?", [ids(0)[1], ids(0)[1], base_id]
+    )
 
     def template(table: str) -> tuple[list[str], list[tuple]]:
         cursor = conn.execute(f"SELECT * FROM {table} WHERE session_id = ?", [base_id])
@@ -646,14 +813,15 @@ def build_store(path: Path, n_sessions: int) -> tuple[list[str], dict[str, Any]]
             row[sid_run], row[created], row[updated] = sid, stamp, stamp
             run_rows.append(row)
         conn.executemany(
-            f"INSERT INTO diagnosis_run ({', '.join(run_columns)}) VALUES ({', '.join('?' * len(run_columns))})", run_rows
+            f"INSERT INTO diagnosis_run ({', '.join(run_columns)}) VALUES ({', '.join('?' * len(run_columns))})",
+            run_rows,
         )
         for table, (columns, rows) in children.items():
             position = columns.index("session_id")
             sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
-            conn.executemany(sql, (
-                row[:position] + (sid,) + row[position + 1:] for sid in session_ids[1:] for row in rows
-            ))
+            conn.executemany(
+                sql, (row[:position] + (sid,) + row[position + 1 :] for sid in session_ids[1:] for row in rows)
+            )
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")
@@ -662,10 +830,13 @@ def build_store(path: Path, n_sessions: int) -> tuple[list[str], dict[str, Any]]
     counts = {t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("diagnosis_run", *_CLONED_TABLES)}
     store.close()
     info = {
-        "sessions": counts["diagnosis_run"], "rows": counts, "base_document": DB_BASE_SAMPLE.name,
+        "sessions": counts["diagnosis_run"],
+        "rows": counts,
+        "base_document": DB_BASE_SAMPLE.name,
         "method": "TraceStore.import_document once, then its rows cloned under new ids/timestamps with "
-                  "executemany in one transaction, WAL checkpointed",
-        "build_s": round(time.perf_counter() - t0, 2), "size_mb": round(path.stat().st_size / 2**20, 1),
+        "executemany in one transaction, WAL checkpointed",
+        "build_s": round(time.perf_counter() - t0, 2),
+        "size_mb": round(path.stat().st_size / 2**20, 1),
     }
     return session_ids, info
 
@@ -704,16 +875,20 @@ def bench_store(quick: bool, env: dict[str, str], tmp: Path, results: dict[str, 
     # Sanity (not timed): the commands see what was written.
     _, proc = run_cmd([*EVCLI, "sessions", "--limit", "20", "--db", str(db), "--json"], env)
     listed = json.loads(proc.stdout)
-    if len(listed) != 20 or listed[0]["session_id"] != session_ids[-1] or listed[0]["invocations"] != len(
-        json.loads(DB_BASE_SAMPLE.read_text())["invocations"]
+    if (
+        len(listed) != 20
+        or listed[0]["session_id"] != session_ids[-1]
+        or listed[0]["invocations"] != len(json.loads(DB_BASE_SAMPLE.read_text())["invocations"])
     ):
         raise RuntimeError(f"unexpected `evcli sessions` output: {listed[:1]}")
     _, proc = run_cmd([*EVCLI, "trace", middle, "--db", str(db), "--json"], env)
     if json.loads(proc.stdout)["run"]["session_id"] != middle:
         raise RuntimeError("`evcli trace` returned another session")
 
-    in_process = {"sessions_limit_20": r4(_median_call(lambda: _list(db), 5)),
-                  "trace_one": r4(_median_call(lambda: _load(db, middle), 5))}
+    in_process = {
+        "sessions_limit_20": r4(_median_call(lambda: _list(db), 5)),
+        "trace_one": r4(_median_call(lambda: _load(db, middle), 5)),
+    }
 
     runs = 3 if quick else 7
     commands = {
@@ -726,26 +901,30 @@ def bench_store(quick: bool, env: dict[str, str], tmp: Path, results: dict[str, 
     target = TARGETS["db_command_s"]
     for name, argv in commands.items():
         median = statistics.median(times[name])
-        shown = " ".join(["evcli", *argv[len(EVCLI):]]).replace(str(db), "DB")
-        results[name] = timing(times[name], command=f"{EVCLI_METHOD}{shown[len('evcli'):]}",
-                               target_max_s=target, ok=median <= target)
+        shown = " ".join(["evcli", *argv[len(EVCLI) :]]).replace(str(db), "DB")
+        results[name] = timing(
+            times[name], command=f"{EVCLI_METHOD}{shown[len('evcli') :]}", target_max_s=target, ok=median <= target
+        )
         if name == "trace_one":
             results[name]["session_id"] = middle
         log(f"store: {name} median {median:.3f}s")
         results[name]["breakdown"] = {
             "store_call_in_process_s": in_process[name],
-            "store_call": {"sessions_limit_20": "TraceStore(db).list_sessions(20)",
-                           "trace_one": "TraceStore(db).load(id)"}[name],
+            "store_call": {
+                "sessions_limit_20": "TraceStore(db).list_sessions(20)",
+                "trace_one": "TraceStore(db).load(id)",
+            }[name],
             "baseline_imports_s": results.get("baseline_imports", {}).get("seconds"),
             "note": "median in this (warm) process; the rest of the wall time is interpreter start, "
-                    "imports and rendering",
+            "imports and rendering",
         }
         if median > target:
             log(f"store: {name} missed its target, collecting import times and a profile")
-            hotspots[name] = cold_start_hotspots(argv[len(EVCLI):], env, tmp)
+            hotspots[name] = cold_start_hotspots(argv[len(EVCLI) :], env, tmp)
 
 
 # =============================================================================
+
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -754,9 +933,13 @@ def main() -> int:
 
     results: dict[str, Any] = {
         "meta": {
-            "python": platform.python_version(), "executable": sys.executable, "cpus": os.cpu_count(),
-            "platform": platform.platform(), "mode": "quick" if options.quick else "full",
-            "evcli_invocation": EVCLI_METHOD, "baseline_invocation": f"sys.executable -c {BASELINE_CODE!r}",
+            "python": platform.python_version(),
+            "executable": sys.executable,
+            "cpus": os.cpu_count(),
+            "platform": platform.platform(),
+            "mode": "quick" if options.quick else "full",
+            "evcli_invocation": EVCLI_METHOD,
+            "baseline_invocation": f"sys.executable -c {BASELINE_CODE!r}",
             "started_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         }
     }

@@ -57,8 +57,12 @@ def main() -> int:
                 seconds, report = _run(args, home)
                 runs.append(round(seconds, 3))
                 print(f"{name} run {attempt + 1}: {seconds:.2f}s", file=sys.stderr)
-            results[name] = {"seconds": statistics.median(runs), "runs_s": runs, "statistic": f"median of {rounds}",
-                             "result": _summary(name, report)}
+            results[name] = {
+                "seconds": statistics.median(runs),
+                "runs_s": runs,
+                "statistic": f"median of {rounds}",
+                "result": _summary(name, report),
+            }
     finally:
         shutil.rmtree(root, ignore_errors=True)
     total = sum(results[name]["seconds"] for name in ("eval_gatekeeper", "eval_cases", "eval_retrieval"))
@@ -68,7 +72,10 @@ def main() -> int:
         "target_max_s": TARGET_TOTAL_S,
         "ok": total <= TARGET_TOTAL_S,
     }
-    results["summary"] = {"all_ok": total <= TARGET_TOTAL_S, "missed": [] if total <= TARGET_TOTAL_S else ["full_shipped_suite"]}
+    results["summary"] = {
+        "all_ok": total <= TARGET_TOTAL_S,
+        "missed": [] if total <= TARGET_TOTAL_S else ["full_shipped_suite"],
+    }
     print(json.dumps(results, indent=2))
     return 0
 

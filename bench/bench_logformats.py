@@ -20,19 +20,45 @@ def _at(index: int) -> datetime:
 
 
 LINES: dict[str, Callable[[int], str]] = {
-    "iso8601": lambda i: f"{_at(i).isoformat(timespec='milliseconds')} {LEVELS[i % 6]} request {i} served in {i % 97}ms",
-    "python": lambda i: f"{_at(i):%Y-%m-%d %H:%M:%S},{i % 1000:03d} - app.db - {LEVELS[i % 6].replace('WARN', 'WARNING')} - query {i} done",
-    "java": lambda i: f"{_at(i):%Y-%m-%d %H:%M:%S}.{i % 1000:03d} [http-nio-8080-exec-{i % 9}] {LEVELS[i % 6]} c.e.OrderService - order {i} placed",
-    "openstack": lambda i: f"{_at(i):%Y-%m-%d %H:%M:%S}.{i % 1000:03d} 25746 {LEVELS[i % 6].replace('WARN', 'WARNING')} nova.compute.manager [req-{i:08x} - - - - -] instance {i} ok",
-    "rfc3164": lambda i: f"{_at(i):%b %e %H:%M:%S} web-{i % 4} sshd[{2000 + i % 300}]: Accepted publickey for deploy from 10.0.{i % 250}.{i % 200} port {40000 + i % 999}",
-    "rfc5424": lambda i: f"<{8 * 16 + i % 8}>1 {_at(i).isoformat(timespec='milliseconds').replace('+00:00', 'Z')} host{i % 5} app {i % 900} ID{i % 50} - message {i}",
-    "apache_error": lambda i: f"[{_at(i):%a %b %d %H:%M:%S}.{i % 999999:06d} {_at(i):%Y}] [core:error] [pid {i % 9999}:tid {i}] [client 10.0.0.{i % 250}:5{i % 9999}] AH00126: Invalid URI",
-    "nginx_error": lambda i: f"{_at(i):%Y/%m/%d %H:%M:%S} [warn] 123#0: *{i} upstream timed out, client: 10.0.0.{i % 250}, server: api, request: \"GET /x HTTP/1.1\"",
-    "access_log": lambda i: f"10.0.{i % 250}.{i % 7} - - [{_at(i):%d/%b/%Y:%H:%M:%S} +0000] \"GET /api/{i} HTTP/1.1\" {(200, 404, 503, 200)[i % 4]} {i % 5000} \"-\" \"curl/8.0\"",
-    "glog": lambda i: f"{LEVELS[i % 6][0].replace('D', 'I')}{_at(i):%m%d %H:%M:%S}.{i % 999999:06d}    {i % 9999} controller.go:{i % 400}] sync {i}",
-    "logfmt": lambda i: f"ts={_at(i).isoformat(timespec='milliseconds').replace('+00:00', 'Z')} level={LEVELS[i % 6].lower()} caller=db.go:42 msg=\"query {i}\" duration={i % 90}ms",
-    "json": lambda i: f'{{"ts":"{_at(i).isoformat(timespec="milliseconds")}","level":"{LEVELS[i % 6].lower()}","msg":"query {i}","service":"db"}}',
-    "container_json": lambda i: f'{{"log":"{_at(i):%Y-%m-%d %H:%M:%S},{i % 1000:03d} {LEVELS[i % 6]} [main] Db: q {i}\\n","stream":"stderr","time":"{_at(i).isoformat()}"}}',
+    "iso8601": lambda i: (
+        f"{_at(i).isoformat(timespec='milliseconds')} {LEVELS[i % 6]} request {i} served in {i % 97}ms"
+    ),
+    "python": lambda i: (
+        f"{_at(i):%Y-%m-%d %H:%M:%S},{i % 1000:03d} - app.db - {LEVELS[i % 6].replace('WARN', 'WARNING')} - query {i} done"
+    ),
+    "java": lambda i: (
+        f"{_at(i):%Y-%m-%d %H:%M:%S}.{i % 1000:03d} [http-nio-8080-exec-{i % 9}] {LEVELS[i % 6]} c.e.OrderService - order {i} placed"
+    ),
+    "openstack": lambda i: (
+        f"{_at(i):%Y-%m-%d %H:%M:%S}.{i % 1000:03d} 25746 {LEVELS[i % 6].replace('WARN', 'WARNING')} nova.compute.manager [req-{i:08x} - - - - -] instance {i} ok"
+    ),
+    "rfc3164": lambda i: (
+        f"{_at(i):%b %e %H:%M:%S} web-{i % 4} sshd[{2000 + i % 300}]: Accepted publickey for deploy from 10.0.{i % 250}.{i % 200} port {40000 + i % 999}"
+    ),
+    "rfc5424": lambda i: (
+        f"<{8 * 16 + i % 8}>1 {_at(i).isoformat(timespec='milliseconds').replace('+00:00', 'Z')} host{i % 5} app {i % 900} ID{i % 50} - message {i}"
+    ),
+    "apache_error": lambda i: (
+        f"[{_at(i):%a %b %d %H:%M:%S}.{i % 999999:06d} {_at(i):%Y}] [core:error] [pid {i % 9999}:tid {i}] [client 10.0.0.{i % 250}:5{i % 9999}] AH00126: Invalid URI"
+    ),
+    "nginx_error": lambda i: (
+        f'{_at(i):%Y/%m/%d %H:%M:%S} [warn] 123#0: *{i} upstream timed out, client: 10.0.0.{i % 250}, server: api, request: "GET /x HTTP/1.1"'
+    ),
+    "access_log": lambda i: (
+        f'10.0.{i % 250}.{i % 7} - - [{_at(i):%d/%b/%Y:%H:%M:%S} +0000] "GET /api/{i} HTTP/1.1" {(200, 404, 503, 200)[i % 4]} {i % 5000} "-" "curl/8.0"'
+    ),
+    "glog": lambda i: (
+        f"{LEVELS[i % 6][0].replace('D', 'I')}{_at(i):%m%d %H:%M:%S}.{i % 999999:06d}    {i % 9999} controller.go:{i % 400}] sync {i}"
+    ),
+    "logfmt": lambda i: (
+        f'ts={_at(i).isoformat(timespec="milliseconds").replace("+00:00", "Z")} level={LEVELS[i % 6].lower()} caller=db.go:42 msg="query {i}" duration={i % 90}ms'
+    ),
+    "json": lambda i: (
+        f'{{"ts":"{_at(i).isoformat(timespec="milliseconds")}","level":"{LEVELS[i % 6].lower()}","msg":"query {i}","service":"db"}}'
+    ),
+    "container_json": lambda i: (
+        f'{{"log":"{_at(i):%Y-%m-%d %H:%M:%S},{i % 1000:03d} {LEVELS[i % 6]} [main] Db: q {i}\\n","stream":"stderr","time":"{_at(i).isoformat()}"}}'
+    ),
     "epoch": lambda i: f"{_at(i).timestamp():.3f} {LEVELS[i % 6]} tick {i}",
 }
 

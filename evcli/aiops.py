@@ -49,7 +49,9 @@ def _alert(labels: Any, annotations: Any, state: str, starts_at: Any, where: str
     # Labels and annotations become the question, the config, tool parameters and printed output: mask them here.
     redactor = Redactor.from_env()
     labels = redactor.mask({str(k): str(v) for k, v in labels.items()})
-    annotations = redactor.mask({str(k): str(v) for k, v in annotations.items()}) if isinstance(annotations, dict) else {}
+    annotations = (
+        redactor.mask({str(k): str(v) for k, v in annotations.items()}) if isinstance(annotations, dict) else {}
+    )
     return AlertInput(labels["alertname"], _service(labels), state, labels, annotations, starts_at)
 
 
@@ -57,22 +59,38 @@ def parse_alert_payload(data: Any, source: str = "payload") -> list[AlertInput]:
     """The alerts of any accepted payload shape; anything else is a BadInput naming the shapes."""
     if isinstance(data, dict) and isinstance(data.get("alerts"), list) and "version" in data:
         return [
-            _alert(a.get("labels"), a.get("annotations"), "firing" if a.get("status") == "firing" else "resolved",
-                   a.get("startsAt"), f"{source} alert #{n}")
-            for n, a in enumerate(data["alerts"], start=1) if isinstance(a, dict)
+            _alert(
+                a.get("labels"),
+                a.get("annotations"),
+                "firing" if a.get("status") == "firing" else "resolved",
+                a.get("startsAt"),
+                f"{source} alert #{n}",
+            )
+            for n, a in enumerate(data["alerts"], start=1)
+            if isinstance(a, dict)
         ]
     if isinstance(data, dict) and isinstance(data.get("data"), dict) and isinstance(data["data"].get("alerts"), list):
         return [
-            _alert(a.get("labels"), a.get("annotations"), str(a.get("state") or "firing"), a.get("activeAt"),
-                   f"{source} alert #{n}")
-            for n, a in enumerate(data["data"]["alerts"], start=1) if isinstance(a, dict)
+            _alert(
+                a.get("labels"),
+                a.get("annotations"),
+                str(a.get("state") or "firing"),
+                a.get("activeAt"),
+                f"{source} alert #{n}",
+            )
+            for n, a in enumerate(data["data"]["alerts"], start=1)
+            if isinstance(a, dict)
         ]
     if isinstance(data, list) and all(isinstance(a, dict) and "labels" in a for a in data):
         states = {"active": "firing", "suppressed": "firing", "unprocessed": "pending"}
         return [
-            _alert(a.get("labels"), a.get("annotations"),
-                   states.get(str((a.get("status") or {}).get("state", "active")), "resolved"), a.get("startsAt"),
-                   f"{source} alert #{n}")
+            _alert(
+                a.get("labels"),
+                a.get("annotations"),
+                states.get(str((a.get("status") or {}).get("state", "active")), "resolved"),
+                a.get("startsAt"),
+                f"{source} alert #{n}",
+            )
             for n, a in enumerate(data, start=1)
         ]
     raise BadInput(f"{source} is not an alert payload; expected {EXPECTED_SHAPES}")
@@ -110,18 +128,29 @@ def rule_evaluation(alert: AlertInput, result: dict[str, Any], document, active_
     text = f"{answer['answer_summary']}\n{answer['user_facing_answer']}".lower()
     tools = {invocation.tool_name for invocation in document.invocations}
     subject = (answer["answer_summary"] + " " + (result["claims"][0]["claim_text"] if result["claims"] else "")).lower()
-    others = sorted({a["alertname"] for a in active_alerts
-                     if a.get("alertname") and a["alertname"] != alert.alertname and a.get("service") != alert.service})
+    others = sorted(
+        {
+            a["alertname"]
+            for a in active_alerts
+            if a.get("alertname") and a["alertname"] != alert.alertname and a.get("service") != alert.service
+        }
+    )
     promoted = [name for name in others if name.lower() in subject]
     checks = {
         "report_exists": bool(answer["user_facing_answer"].strip()),
-        "stays_on_input_alert": alert.alertname.lower() in text or bool(alert.service and alert.service.lower() in text),
+        "stays_on_input_alert": alert.alertname.lower() in text
+        or bool(alert.service and alert.service.lower() in text),
         "evidence_tools_called": bool(tools & set(registry.names("backend"))),
         "knowledge_consulted": bool(tools & set(registry.names("runbooks"))),
         "no_other_alert_promoted": not promoted,
     }
-    return {**checks, "passed": all(checks.values()), "tools_called": sorted(tools), "other_active_alerts": others,
-            "promoted_alerts": promoted}
+    return {
+        **checks,
+        "passed": all(checks.values()),
+        "tools_called": sorted(tools),
+        "other_active_alerts": others,
+        "promoted_alerts": promoted,
+    }
 
 
 def pull_alerts(alertmanager_url: str, filters: list[str]) -> list[dict[str, Any]]:

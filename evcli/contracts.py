@@ -94,7 +94,9 @@ class Severity(_Ordered):
     @property
     def ceiling(self) -> Verdict:
         """The best verdict a run gated with this severity may reach."""
-        return {Severity.NONE: Verdict.PASS, Severity.LOW_CONFID: Verdict.LOW_CONFID, Severity.REJECT: Verdict.REJECT}[self]
+        return {Severity.NONE: Verdict.PASS, Severity.LOW_CONFID: Verdict.LOW_CONFID, Severity.REJECT: Verdict.REJECT}[
+            self
+        ]
 
 
 Mode = Literal["chat", "aiops"]

@@ -161,7 +161,9 @@ class Pipeline:
 
     # --- sessions ----------------------------------------------------------
 
-    def create_session(self, question: str, *, mode: Mode = "chat", aiops_alert: dict[str, Any] | None = None) -> RunRecord:
+    def create_session(
+        self, question: str, *, mode: Mode = "chat", aiops_alert: dict[str, Any] | None = None
+    ) -> RunRecord:
         from evcli.agents.intent import extract_intent
 
         environment = self.environment_overview()
@@ -178,8 +180,12 @@ class Pipeline:
             env=self.env_spec,
             task_scope="narrow" if intent.narrow else "broad",
             language=intent.language,
-            intent=IntentConfig(services=list(intent.services), alertnames=list(intent.alertnames),
-                                terms=list(intent.terms), window=intent.window),
+            intent=IntentConfig(
+                services=list(intent.services),
+                alertnames=list(intent.alertnames),
+                terms=list(intent.terms),
+                window=intent.window,
+            ),
             environment=environment,
             max_steps=self.max_steps,
         )
@@ -203,7 +209,10 @@ class Pipeline:
         try:
             window = parse_window("1h", backend.now())
             result = backend.query_metrics(service=None, alertname=None, metric=None, window=window)
-            alerts = [{"alertname": a.get("alertname"), "service": a.get("service"), "state": a.get("state")} for a in result.alerts]
+            alerts = [
+                {"alertname": a.get("alertname"), "service": a.get("service"), "state": a.get("state")}
+                for a in result.alerts
+            ]
         except BackendError:
             pass  # the Executor's own calls will record the failure as evidence status "failed"
         skills: list[dict[str, Any]] = []
@@ -220,7 +229,10 @@ class Pipeline:
 
     def plan(self, session_id: str) -> StageResult:
         document = self.store.load(session_id)
-        payload = {**_question_payload(document), "environment": document.run.config.environment.model_dump(mode="json")}
+        payload = {
+            **_question_payload(document),
+            "environment": document.run.config.environment.model_dump(mode="json"),
+        }
         self.progress("planner …")
         from evcli.agents.planner import run_planner
 
@@ -236,11 +248,21 @@ class Pipeline:
         document = self.store.load(session_id)
         plan = document.latest_stage("plan")
         if plan is None or plan.output is None:
-            raise BadInput(f"session {session_id} has no plan", hint=f"run `evcli plan` first, or `evcli replay {session_id} --from execute`")
-        payload = {**_question_payload(document), "plan": plan.output, "max_steps": self.max_steps, "retry_context": retry_context}
+            raise BadInput(
+                f"session {session_id} has no plan",
+                hint=f"run `evcli plan` first, or `evcli replay {session_id} --from execute`",
+            )
+        payload = {
+            **_question_payload(document),
+            "plan": plan.output,
+            "max_steps": self.max_steps,
+            "retry_context": retry_context,
+        }
         self.progress(f"executor round {round} …")
         run_call = self._tool_runner(session_id, document, round, narrow=document.run.config.task_scope == "narrow")
-        result = run_executor(self.engine("executor"), payload, self._steps(session_id, round), run_call, max_steps=self.max_steps)
+        result = run_executor(
+            self.engine("executor"), payload, self._steps(session_id, round), run_call, max_steps=self.max_steps
+        )
         self._store_stage(session_id, "execute", round, result)
         self._fail_unless(session_id, "executor", result, allow_invalid=True)
         if result.status == INVALID_OUTPUT:
@@ -251,10 +273,15 @@ class Pipeline:
         document = self.store.load(session_id)
         execute = document.latest_stage("execute")
         if execute is None:
-            raise BadInput(f"session {session_id} has no executor output to gate", hint=f"run `evcli execute {session_id}` first")
+            raise BadInput(
+                f"session {session_id} has no executor output to gate", hint=f"run `evcli execute {session_id}` first"
+            )
         result = gate(execute.output, document.invocations, self.rules)
         self.store.append_gate_result(session_id, result, round=execute.round)
-        self.progress(f"gate {result.status}/{result.severity}" + (f" · {', '.join(result.failed_rules)}" if result.failed_rules else ""))
+        self.progress(
+            f"gate {result.status}/{result.severity}"
+            + (f" · {', '.join(result.failed_rules)}" if result.failed_rules else "")
+        )
         return result
 
     def verify(self, session_id: str) -> tuple[StageResult, Verdict]:
@@ -270,9 +297,17 @@ class Pipeline:
         round = execute.round
         if gate_result.severity == Severity.REJECT:
             # Claims that cite something false are not worth judging; the answer will be a fallback.
-            result = StageResult(COMPLETED, output={
-                "verdict": Verdict.REJECT.value, "groundedness_score": 0.0, "critical_fact_count": 0, "claim_checks": [],
-                "facts_checked": [], "rationale": "gate reject: " + ", ".join(gate_result.failed_rules)})
+            result = StageResult(
+                COMPLETED,
+                output={
+                    "verdict": Verdict.REJECT.value,
+                    "groundedness_score": 0.0,
+                    "critical_fact_count": 0,
+                    "claim_checks": [],
+                    "facts_checked": [],
+                    "rationale": "gate reject: " + ", ".join(gate_result.failed_rules),
+                },
+            )
             self._store_stage(session_id, "verify", round, result, extra={"skipped": "gate reject"})
             self.progress("verifier skipped · gate reject")
             return result, Verdict.REJECT
@@ -282,7 +317,9 @@ class Pipeline:
             "language": config.language,
             "task_scope": config.task_scope,
             "gatekeeper": GateSummary.of(gate_result).model_dump(mode="json"),
-            "verified_claims": [claim.model_dump(mode="json") for claim in verified_claims(execute.output, gate_result)],
+            "verified_claims": [
+                claim.model_dump(mode="json") for claim in verified_claims(execute.output, gate_result)
+            ],
         }
         self.progress(f"verifier round {round} …")
         steps = self._steps(session_id, round)
@@ -315,7 +352,9 @@ class Pipeline:
         retry_context = {
             "verified_claims": [claim.model_dump(mode="json") for claim in kept],
             "gaps": gaps,
-            "completed_queries": [{"tool_name": i.tool_name, "input_params": i.input_params} for i in document.invocations],
+            "completed_queries": [
+                {"tool_name": i.tool_name, "input_params": i.input_params} for i in document.invocations
+            ],
         }
         self.progress(f"evidence retry for {len(gaps)} critical gap(s)")
         self.execute(session_id, round=2, retry_context=retry_context)
@@ -349,14 +388,24 @@ class Pipeline:
         if gate_result.severity == Severity.REJECT:
             answer, fallback = gate_reject_answer(language, gate_result, document.invocations), "gate_reject"
         else:
-            payload = {"original_query": document.run.question, "language": language, "verdict": verdict.value,
-                       "allowed_claims": [claim.model_dump(mode="json") for claim in claims],
-                       "allowed_hypotheses": hypotheses, "missing_info": missing,
-                       "recommended_actions": actions, "rationale": verify.output.get("rationale", "")}
+            payload = {
+                "original_query": document.run.question,
+                "language": language,
+                "verdict": verdict.value,
+                "allowed_claims": [claim.model_dump(mode="json") for claim in claims],
+                "allowed_hypotheses": hypotheses,
+                "missing_info": missing,
+                "recommended_actions": actions,
+                "rationale": verify.output.get("rationale", ""),
+            }
             answer = compose_guarded(
-                self.engine("composer"), payload, self._steps(session_id, execute.round), claims=claims,
+                self.engine("composer"),
+                payload,
+                self._steps(session_id, execute.round),
+                claims=claims,
                 material=answer_material(document.run.question, claims, hypotheses, missing, actions),
-                phrases=self.rules.overstatement_phrases, progress=self.progress,
+                phrases=self.rules.overstatement_phrases,
+                progress=self.progress,
                 record=lambda result, violations: record(result, {"postguard": violations}),
             )
             if answer is None:
@@ -364,10 +413,22 @@ class Pipeline:
         if fallback:
             record(StageResult(COMPLETED, output=answer), {"fallback": fallback})
         self.progress("composer done" + (f" · fallback ({fallback})" if fallback else ""))
-        result = self._ask_result(session_id, verdict, gate_result, answer, claims, missing, fallback,
-                                  hypotheses if fallback != "gate_reject" else [])
-        self.store.update_run(session_id, status="completed", verdict=verdict,
-                              self_evaluation=self._self_evaluation(session_id, verdict, gate_result, answer, fallback))
+        result = self._ask_result(
+            session_id,
+            verdict,
+            gate_result,
+            answer,
+            claims,
+            missing,
+            fallback,
+            hypotheses if fallback != "gate_reject" else [],
+        )
+        self.store.update_run(
+            session_id,
+            status="completed",
+            verdict=verdict,
+            self_evaluation=self._self_evaluation(session_id, verdict, gate_result, answer, fallback),
+        )
         return result.model_dump(mode="json")
 
     # --- the whole chain -------------------------------------------------------
@@ -401,13 +462,17 @@ class Pipeline:
 
         def run_call(call: ToolCall) -> Turn:
             try:
-                invocation = run_tool(call.name, call.arguments, tools, SessionView(invocations=invocations, narrow=narrow))
+                invocation = run_tool(
+                    call.name, call.arguments, tools, SessionView(invocations=invocations, narrow=narrow)
+                )
                 stored = self.store.record_invocation(
-                    session_id, invocation.model_copy(update={"round": round}), check=stored_guards(invocation, tools.settings)
+                    session_id,
+                    invocation.model_copy(update={"round": round}),
+                    check=stored_guards(invocation, tools.settings),
                 )
             except (ToolRefused, BadInput) as exc:
                 self.progress(f"  tool {call.name} refused: {exc.message}")
-                return Turn(call=call, view=f"<refused tool=\"{call.name}\">{exc.message}</refused>")
+                return Turn(call=call, view=f'<refused tool="{call.name}">{exc.message}</refused>')
             invocations.append(stored)
             status = stored.retrieval_details.evidence_status if stored.retrieval_details else "?"
             self.progress(f"  #{stored.invocation_id} {call.name} → {status} ({stored.duration_ms:.0f} ms)")
@@ -415,16 +480,30 @@ class Pipeline:
 
         return run_call
 
-    def _store_stage(self, session_id: str, stage: StoredStage, round: int, result: StageResult, *,
-                     extra: dict[str, Any] | None = None) -> None:
+    def _store_stage(
+        self,
+        session_id: str,
+        stage: StoredStage,
+        round: int,
+        result: StageResult,
+        *,
+        extra: dict[str, Any] | None = None,
+    ) -> None:
         parse_status: dict[str, Any] = {"status": result.status}
         if result.error:
             parse_status["detail"] = result.error
         parse_status.update(extra or {})
         self.store.record_stage_output(
             session_id,
-            StageOutput(stage=stage, round=round, status=result.status, output=result.output,
-                        parse_status=parse_status, raw_text=result.raw_text, created_at=now_iso()),
+            StageOutput(
+                stage=stage,
+                round=round,
+                status=result.status,
+                output=result.output,
+                parse_status=parse_status,
+                raw_text=result.raw_text,
+                created_at=now_iso(),
+            ),
         )
 
     def _fail_unless(self, session_id: str, role: str, result: StageResult, *, allow_invalid: bool) -> None:
@@ -436,29 +515,44 @@ class Pipeline:
         self.store.update_run(session_id, status="failed")
         raise StageFailed(message, hint=f"the partial session {session_id} is kept; see `evcli trace {session_id}`")
 
-    def _ask_result(self, session_id: str, verdict: Verdict, gate_result: GateResult, answer: dict[str, Any],
-                    claims: list[AllowedClaim], missing: list[Any], fallback: str | None, hypotheses: list[Any]) -> AskResult:
+    def _ask_result(
+        self,
+        session_id: str,
+        verdict: Verdict,
+        gate_result: GateResult,
+        answer: dict[str, Any],
+        claims: list[AllowedClaim],
+        missing: list[Any],
+        fallback: str | None,
+        hypotheses: list[Any],
+    ) -> AskResult:
         document = self.store.load(session_id)
         return AskResult(
             session_id=session_id,
             question=document.run.question,
             verdict=verdict,
             gate=GateSummary.of(gate_result),
-            answer=AnswerSummary(answer_summary=answer["answer_summary"], user_facing_answer=answer["user_facing_answer"],
-                                 recommended_actions=answer.get("recommended_actions", [])),
+            answer=AnswerSummary(
+                answer_summary=answer["answer_summary"],
+                user_facing_answer=answer["user_facing_answer"],
+                recommended_actions=answer.get("recommended_actions", []),
+            ),
             claims=claims,
             hypotheses=hypotheses,
             missing_info=missing,
             fallback=fallback,
             rounds=max((s.round for s in document.stage_outputs if s.stage == "execute"), default=0),
             models=document.run.config.models,
-            usage=Usage(prompt_tokens=sum(s.prompt_tokens for s in document.steps),
-                        completion_tokens=sum(s.completion_tokens for s in document.steps),
-                        model_calls=len(document.steps)),
+            usage=Usage(
+                prompt_tokens=sum(s.prompt_tokens for s in document.steps),
+                completion_tokens=sum(s.completion_tokens for s in document.steps),
+                model_calls=len(document.steps),
+            ),
         )
 
-    def _self_evaluation(self, session_id: str, verdict: Verdict, gate_result: GateResult, answer: dict[str, Any],
-                         fallback: str | None) -> dict[str, Any]:
+    def _self_evaluation(
+        self, session_id: str, verdict: Verdict, gate_result: GateResult, answer: dict[str, Any], fallback: str | None
+    ) -> dict[str, Any]:
         document = self.store.load(session_id)
         verify = document.latest_stage("verify")
         execute = document.latest_stage("execute")
@@ -469,8 +563,12 @@ class Pipeline:
             "round": execute.round if execute else 0,
             "traceability_version": "v1",
             "executor_output_parse_status": execute.parse_status if execute else {},
-            "gatekeeper_result": {"status": gate_result.status, "severity": gate_result.severity,
-                                  "rule_set_version": gate_result.rule_set_version, "failed_rules": gate_result.failed_rules},
+            "gatekeeper_result": {
+                "status": gate_result.status,
+                "severity": gate_result.severity,
+                "rule_set_version": gate_result.rule_set_version,
+                "failed_rules": gate_result.failed_rules,
+            },
             "composer_output": answer,
             "fallback": fallback,
         }
@@ -489,21 +587,38 @@ class Pipeline:
         kept = upstream(from_stage)
         for stage in kept:
             if not _stored(source, stage):
-                raise BadInput(f"session {session_id} has no {stage.name} output to replay from", hint="replay from an earlier stage")
+                raise BadInput(
+                    f"session {session_id} has no {stage.name} output to replay from",
+                    hint="replay from an earlier stage",
+                )
         reruns = {step.role for step in stages_from(from_stage)}
         original = Models.from_config(source.run.config)
         models = {role: (self.models if role in reruns else original).for_role(role) for role in ROLES}
         if self.models.api_base:
             models["api_base"] = self.models.api_base
         config = source.run.config.model_copy(
-            update={"models": models, "replay_of": ReplayOf.model_validate({"session_id": session_id, "from": from_stage})})
+            update={
+                "models": models,
+                "replay_of": ReplayOf.model_validate({"session_id": session_id, "from": from_stage}),
+            }
+        )
         stamp = now_iso()
         new_id = new_session_id()
         kept_fields = {field for stage in kept for field in stage.writes}
         seeded = SessionDocument(
-            run=source.run.model_copy(update={"session_id": new_id, "status": "running", "verdict": None, "config": config,
-                                               "self_evaluation": {}, "annotations": {}, "created_at": stamp, "updated_at": stamp,
-                                               "prompt_audit": _prompt_audit()}),
+            run=source.run.model_copy(
+                update={
+                    "session_id": new_id,
+                    "status": "running",
+                    "verdict": None,
+                    "config": config,
+                    "self_evaluation": {},
+                    "annotations": {},
+                    "created_at": stamp,
+                    "updated_at": stamp,
+                    "prompt_audit": _prompt_audit(),
+                }
+            ),
             invocations=source.invocations if "invocations" in kept_fields else [],
             stage_outputs=[s for s in source.stage_outputs if s.stage in {stage.name for stage in kept}],
             gate_results=source.gate_results if "gate_results" in kept_fields else [],
@@ -544,4 +659,3 @@ def _prompt_audit() -> dict[str, Any]:
     from evcli.agents.prompts import load_prompt
 
     return {"version": "prompts-v1", "prompts": [load_prompt(role).audit() for role in ROLES]}
-

@@ -38,7 +38,7 @@ def stage(name: str) -> Stage:
 
 
 def stages_from(name: str) -> tuple[Stage, ...]:
-    return STAGES[STAGE_NAMES.index(name):]
+    return STAGES[STAGE_NAMES.index(name) :]
 
 
 def upstream(name: str) -> tuple[Stage, ...]:

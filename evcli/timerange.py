@@ -126,9 +126,7 @@ class TimeRange:
             if moment is not None and moment.utcoffset() is None:
                 raise TimeExpressionError(f"range end {moment.isoformat()} has no zone")
         if self.start is not None and self.end is not None and self.start > self.end:
-            raise TimeExpressionError(
-                f"range start {_stamp(self.start)} is after its end {_stamp(self.end)}"
-            )
+            raise TimeExpressionError(f"range start {_stamp(self.start)} is after its end {_stamp(self.end)}")
 
     @classmethod
     def build(

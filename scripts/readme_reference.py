@@ -21,9 +21,7 @@ def commands_markdown() -> str:
     root = typer.main.get_command(app)
     lines = []
     for path, command in _walk(root, "evcli"):
-        arguments = " ".join(
-            p.name.upper() for p in command.params if p.param_type_name == "argument"
-        )
+        arguments = " ".join(p.name.upper() for p in command.params if p.param_type_name == "argument")
         lines.append(f"### `{path}{' ' + arguments if arguments else ''}`\n")
         lines.append((command.help or "").strip().split("\n\n")[0].replace("\n", " ") + "\n")
         options = [p for p in command.params if p.param_type_name == "option" and p.name != "help"]
@@ -41,5 +39,7 @@ def rules_markdown() -> str:
     lines = [f"Rule set `{rules.version}`.\n", "| rule | severity | enabled | checks |", "|---|---|---|---|"]
     for rule in rules.rules.values():
         params = "".join(f" ({name} = {value})" for name, value in rule.params.items())
-        lines.append(f"| `{rule.id}` | {rule.default_severity} | {'yes' if rule.enabled else 'no'} | {rule.description}{params} |")
+        lines.append(
+            f"| `{rule.id}` | {rule.default_severity} | {'yes' if rule.enabled else 'no'} | {rule.description}{params} |"
+        )
     return "\n".join(lines) + "\n"

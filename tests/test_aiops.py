@@ -14,32 +14,74 @@ from tests.conftest import REPO
 MEMORY = {"alertname": "HighMemoryUsage", "service": "order-service", "severity": "critical"}
 SUMMARY = {"summary": "Memory usage of order-service is 91%"}
 WEBHOOK = {
-    "version": "4", "status": "firing", "receiver": "evcli", "groupLabels": {}, "commonLabels": {},
-    "commonAnnotations": {}, "externalURL": "",
+    "version": "4",
+    "status": "firing",
+    "receiver": "evcli",
+    "groupLabels": {},
+    "commonLabels": {},
+    "commonAnnotations": {},
+    "externalURL": "",
     "alerts": [
-        {"status": "firing", "labels": MEMORY, "annotations": SUMMARY, "startsAt": "2026-07-08T22:53:00Z",
-         "endsAt": "0001-01-01T00:00:00Z", "generatorURL": "", "fingerprint": "a1"},
-        {"status": "resolved", "labels": {"alertname": "HighCPUUsage", "service": "payment-service"}, "annotations": {},
-         "startsAt": "2026-07-08T20:00:00Z", "endsAt": "2026-07-08T20:30:00Z", "generatorURL": "", "fingerprint": "b2"},
+        {
+            "status": "firing",
+            "labels": MEMORY,
+            "annotations": SUMMARY,
+            "startsAt": "2026-07-08T22:53:00Z",
+            "endsAt": "0001-01-01T00:00:00Z",
+            "generatorURL": "",
+            "fingerprint": "a1",
+        },
+        {
+            "status": "resolved",
+            "labels": {"alertname": "HighCPUUsage", "service": "payment-service"},
+            "annotations": {},
+            "startsAt": "2026-07-08T20:00:00Z",
+            "endsAt": "2026-07-08T20:30:00Z",
+            "generatorURL": "",
+            "fingerprint": "b2",
+        },
     ],
 }
-AM_LIST = [{"labels": MEMORY, "annotations": SUMMARY, "startsAt": "2026-07-08T22:53:00Z", "status": {"state": "active"}},
-           {"labels": {"alertname": "Noisy", "job": "batch"}, "annotations": {}, "status": {"state": "unprocessed"}}]
-PROM = {"status": "success", "data": {"alerts": [
-    {"labels": MEMORY, "annotations": SUMMARY, "state": "firing", "activeAt": "2026-07-08T22:53:00Z", "value": "91"}]}}
+AM_LIST = [
+    {"labels": MEMORY, "annotations": SUMMARY, "startsAt": "2026-07-08T22:53:00Z", "status": {"state": "active"}},
+    {"labels": {"alertname": "Noisy", "job": "batch"}, "annotations": {}, "status": {"state": "unprocessed"}},
+]
+PROM = {
+    "status": "success",
+    "data": {
+        "alerts": [
+            {
+                "labels": MEMORY,
+                "annotations": SUMMARY,
+                "state": "firing",
+                "activeAt": "2026-07-08T22:53:00Z",
+                "value": "91",
+            }
+        ]
+    },
+}
 
 
 @pytest.fixture(scope="module")
 def pipeline(tmp_path_factory):
-    return Pipeline(store=TraceStore(tmp_path_factory.mktemp("aiops") / "evcli.db"), rules=load_rules(REPO / "rules.toml"))
+    return Pipeline(
+        store=TraceStore(tmp_path_factory.mktemp("aiops") / "evcli.db"), rules=load_rules(REPO / "rules.toml")
+    )
 
 
-@pytest.mark.parametrize(("payload", "states"), [(WEBHOOK, ["firing", "resolved"]), (AM_LIST, ["firing", "pending"]),
-                                                  (PROM, ["firing"])], ids=["webhook", "alertmanager-v2", "prometheus"])
+@pytest.mark.parametrize(
+    ("payload", "states"),
+    [(WEBHOOK, ["firing", "resolved"]), (AM_LIST, ["firing", "pending"]), (PROM, ["firing"])],
+    ids=["webhook", "alertmanager-v2", "prometheus"],
+)
 def test_every_payload_shape_is_recognised(payload, states):
     alerts = parse_alert_payload(payload)
     assert [a.state for a in alerts] == states
-    assert (alerts[0].alertname, alerts[0].service, alerts[0].annotations) == ("HighMemoryUsage", "order-service", SUMMARY)
+    assert (alerts[0].alertname, alerts[0].service, alerts[0].annotations) == (
+        "HighMemoryUsage",
+        "order-service",
+        SUMMARY,
+    )
 
 
 def test_job_label_stands_in_for_a_missing_service():
@@ -54,7 +96,10 @@ def test_anything_else_names_the_expected_shapes(payload):
 
 def test_the_question_is_seeded_with_the_alert():
     alert = parse_alert_payload(PROM)[0]
-    assert alert_question(alert) == "Diagnose the alert HighMemoryUsage on order-service: Memory usage of order-service is 91%"
+    assert (
+        alert_question(alert)
+        == "Diagnose the alert HighMemoryUsage on order-service: Memory usage of order-service is 91%"
+    )
 
 
 def test_each_firing_alert_gets_a_cited_report_and_a_stored_rule_evaluation(pipeline):

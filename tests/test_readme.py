@@ -18,7 +18,7 @@ def test_readme_opens_with_two_setup_commands_and_ci_runs_the_second():
     install_and_run, install_and_test = first_block
     assert install_and_run.startswith("pip install . && evcli ")
     assert "prometheus prometheus-alertmanager" in install_and_test
-    test_command = install_and_test[install_and_test.index("pip install"):]
+    test_command = install_and_test[install_and_test.index("pip install") :]
     assert test_command == "pip install -e '.[test]' && python -m pytest -q"
     ci_script = (REPO / ".ci" / "run").read_text()
     assert test_command in ci_script.splitlines()

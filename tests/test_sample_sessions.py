@@ -27,7 +27,9 @@ def test_sample_gates_as_it_says(path, rules):
     expected = document.run.annotations["expected_gate"]
     result = gate_document(document, rules).result
     assert (result.status, result.severity, result.failed_rules) == (
-        expected["status"], expected["severity"], expected["failed_rules"]
+        expected["status"],
+        expected["severity"],
+        expected["failed_rules"],
     )
 
 
@@ -42,7 +44,10 @@ def test_samples_match_their_builder():
     """sample_sessions/ is generated; a hand edit or a rules change must be rebuilt."""
     completed = subprocess.run(
         [sys.executable, str(REPO / "scripts" / "build_sample_sessions.py"), "--check"],
-        check=False, capture_output=True, text=True, cwd=REPO,
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=REPO,
     )
     assert completed.returncode == 0, completed.stderr
 
@@ -89,7 +94,10 @@ def test_every_sample_replays_from_every_stage(path, stage, db_path):
     assert stored.run.session_id == result["session_id"] != source.run.session_id
     assert stored.run.status == "completed" and stored.run.verdict == result["verdict"]
     assert stored.run.config.replay_of is not None
-    assert (stored.run.config.replay_of.session_id, stored.run.config.replay_of.from_stage) == (source.run.session_id, stage)
+    assert (stored.run.config.replay_of.session_id, stored.run.config.replay_of.from_stage) == (
+        source.run.session_id,
+        stage,
+    )
     assert stored.latest_stage("compose") is not None
 
 
@@ -113,4 +121,9 @@ def test_a_sample_in_the_first_config_shape_still_replays(stage, tmp_path, db_pa
     assert run.exit_code == 0, run
     (stored,) = read_sessions(db_path)
     assert stored.run.config.env == {}
-    assert stored.run.config.models == {"planner": "offline", "executor": "offline", "verifier": "offline", "composer": "offline"}
+    assert stored.run.config.models == {
+        "planner": "offline",
+        "executor": "offline",
+        "verifier": "offline",
+        "composer": "offline",
+    }

@@ -10,7 +10,9 @@ import evcli
 from evcli.gatekeeper.excerpt import normalize
 
 PACKAGE = Path(evcli.__file__).parent
-RUNBOOKS = sorted((PACKAGE / "demo" / "runbooks").rglob("*.md")) + sorted((PACKAGE / "envs" / "edge" / "runbooks").rglob("*.md"))
+RUNBOOKS = sorted((PACKAGE / "demo" / "runbooks").rglob("*.md")) + sorted(
+    (PACKAGE / "envs" / "edge" / "runbooks").rglob("*.md")
+)
 
 
 def test_both_environments_ship_runbooks():

@@ -46,7 +46,9 @@ def _summary(value: Any, limit: int = 400) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
-def call_engine(engine: Engine, request: RoleRequest, steps: StepCounter) -> tuple[EngineReply | None, StageResult | None]:
+def call_engine(
+    engine: Engine, request: RoleRequest, steps: StepCounter
+) -> tuple[EngineReply | None, StageResult | None]:
     """(reply, None) on success; (None, failed StageResult) otherwise. Unknown errors fail closed."""
     started = time.perf_counter()
     steps.index += 1
@@ -72,7 +74,9 @@ def call_engine(engine: Engine, request: RoleRequest, steps: StepCounter) -> tup
         AgentStep(
             **step,
             model_output_summary=_summary(
-                reply.text if not reply.tool_calls else [{"tool": c.name, "arguments": c.arguments} for c in reply.tool_calls]
+                reply.text
+                if not reply.tool_calls
+                else [{"tool": c.name, "arguments": c.arguments} for c in reply.tool_calls]
             ),
             has_tool_call=bool(reply.tool_calls),
             duration_ms=_ms(started),

@@ -29,7 +29,10 @@ Record = Callable[[StageResult, list[str]], None]
 
 def run_composer(engine: Engine, payload: dict[str, Any], steps: StepCounter) -> StageResult:
     request = RoleRequest(
-        role="composer", prompt=load_prompt("composer"), payload=payload, response_schema=ComposerOutput.model_json_schema()
+        role="composer",
+        prompt=load_prompt("composer"),
+        payload=payload,
+        response_schema=ComposerOutput.model_json_schema(),
     )
     return run_json_stage(engine, request, steps, ComposerOutput)
 
@@ -44,8 +47,15 @@ def answer_material(question: str, claims: list[AllowedClaim], *other: Iterable[
 
 
 def compose_guarded(
-    engine: Engine, payload: dict[str, Any], steps: StepCounter, *, claims: list[AllowedClaim], material: list[str],
-    phrases: Iterable[str], record: Record, progress: Callable[[str], None],
+    engine: Engine,
+    payload: dict[str, Any],
+    steps: StepCounter,
+    *,
+    claims: list[AllowedClaim],
+    material: list[str],
+    phrases: Iterable[str],
+    record: Record,
+    progress: Callable[[str], None],
 ) -> dict[str, Any] | None:
     """The first answer the post-guard lets through, or None (the caller falls back)."""
     citations = {claim.citation for claim in claims}
@@ -58,8 +68,12 @@ def compose_guarded(
             if not violations:
                 record(result, [])
                 return result.output
-            result = StageResult(INVALID_OUTPUT, output=result.output, raw_text=result.raw_text,
-                                 error="post-guard: " + "; ".join(violations))
+            result = StageResult(
+                INVALID_OUTPUT,
+                output=result.output,
+                raw_text=result.raw_text,
+                error="post-guard: " + "; ".join(violations),
+            )
         record(result, violations)
         if result.status == NON_RETRYABLE_FAILED:
             break

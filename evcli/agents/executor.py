@@ -33,7 +33,10 @@ def tool_schemas() -> tuple[dict[str, Any], ...]:
 def _schema(spec: ToolSpec) -> dict[str, Any]:
     parameters = spec.params.model_json_schema()
     parameters.pop("title", None)
-    return {"type": "function", "function": {"name": spec.name, "description": spec.description, "parameters": parameters}}
+    return {
+        "type": "function",
+        "function": {"name": spec.name, "description": spec.description, "parameters": parameters},
+    }
 
 
 def run_executor(
@@ -62,7 +65,9 @@ def run_executor(
             return failure
         if reply.tool_calls:
             if last:
-                return StageResult(INVALID_OUTPUT, raw_text=reply.text, error=f"still calling tools after {max_steps} steps")
+                return StageResult(
+                    INVALID_OUTPUT, raw_text=reply.text, error=f"still calling tools after {max_steps} steps"
+                )
             transcript.extend(run_call(call) for call in reply.tool_calls)
             continue
         try:

@@ -61,7 +61,11 @@ def gate_reject_answer(language: str, gate_result: GateResult, invocations: list
         status = details.evidence_status if details else "unknown"
         count = len(details.evidence_refs or []) if details else 0
         lines.append(f"- #{invocation.invocation_id} {call_signature(invocation)} → {status}, {count} {words['refs']}")
-    return {"answer_summary": words["reject_summary"], "recommended_actions": [], "user_facing_answer": "\n".join(lines)}
+    return {
+        "answer_summary": words["reject_summary"],
+        "recommended_actions": [],
+        "user_facing_answer": "\n".join(lines),
+    }
 
 
 def composer_fallback_answer(

@@ -43,7 +43,9 @@ def _litellm():
 
 
 class LiteLLMEngine:
-    def __init__(self, model: str, *, api_base: str | None = None, timeout: float = 60, api_key_env: str | None = None) -> None:
+    def __init__(
+        self, model: str, *, api_base: str | None = None, timeout: float = 60, api_key_env: str | None = None
+    ) -> None:
         self.name = model
         self.model = model
         self.api_base = api_base
@@ -132,7 +134,9 @@ class LiteLLMEngine:
         if provider == "openai":  # OpenAI itself and OpenAI-compatible servers given by api_base
             return True
         try:
-            supported = litellm.get_supported_openai_params(model=self.model, custom_llm_provider=provider or None) or []
+            supported = (
+                litellm.get_supported_openai_params(model=self.model, custom_llm_provider=provider or None) or []
+            )
         except Exception:  # noqa: BLE001
             supported = []
         if "response_format" in supported:
@@ -157,7 +161,9 @@ class LiteLLMEngine:
         if auth_failed or _says_missing_key(detail):
             return EngineError(self._key_message(), retryable=False)
         if _connection_failed(exc):
-            target = f"model server at {self.api_base}" if self.api_base else f"the {self._provider()} API for {self.model}"
+            target = (
+                f"model server at {self.api_base}" if self.api_base else f"the {self._provider()} API for {self.model}"
+            )
             return EngineError(f"cannot reach {target} ({detail})", retryable=True)
         if isinstance(exc, errors.RateLimitError) or status == 429:
             return EngineError(f"{where} is rate limited: {detail}", retryable=True)
@@ -200,11 +206,15 @@ def build_messages(request: RoleRequest) -> list[dict[str, Any]]:
             call_id = f"{call_id}_{index}"
         seen_ids.add(call_id)
         arguments = json.dumps(turn.call.arguments, ensure_ascii=False, default=str)
-        messages.append({
-            "role": "assistant",
-            "content": None,
-            "tool_calls": [{"id": call_id, "type": "function", "function": {"name": turn.call.name, "arguments": arguments}}],
-        })
+        messages.append(
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {"id": call_id, "type": "function", "function": {"name": turn.call.name, "arguments": arguments}}
+                ],
+            }
+        )
         messages.append({"role": "tool", "tool_call_id": call_id, "content": turn.view})
     return messages
 
@@ -215,7 +225,9 @@ def parse_reply(response: Any) -> EngineReply:
         raise EngineError(f"model {getattr(response, 'model', '') or '?'} returned no choices", retryable=True)
     message = choices[0].message
     tool_calls = [
-        ToolCall(id=call.id or f"call_{index}", name=call.function.name or "", arguments=_arguments(call.function.arguments))
+        ToolCall(
+            id=call.id or f"call_{index}", name=call.function.name or "", arguments=_arguments(call.function.arguments)
+        )
         for index, call in enumerate(getattr(message, "tool_calls", None) or [], start=1)
     ]
     usage = getattr(response, "usage", None)

@@ -50,5 +50,7 @@ def check_answer(
     for number in sorted(set(_NUMBER.findall(_IDENTIFIER.sub(" ", without_citations)))):
         if number not in corpus:
             violations.append(f"number {number} is not in the allowed material")
-    violations += [f"destructive command ({name}) not flagged '{REVIEW_LABEL['en']}'" for name in sorted(set(unflagged(text)))]
+    violations += [
+        f"destructive command ({name}) not flagged '{REVIEW_LABEL['en']}'" for name in sorted(set(unflagged(text)))
+    ]
     return violations

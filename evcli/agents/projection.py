@@ -95,8 +95,11 @@ def _verified_evidence(claim: dict[str, Any], passed: dict[tuple[Any, ...], Chec
         if checked is None and binding.get("source_invocation_id") is None:
             # a back-filled binding is matched on the id the Gatekeeper resolved
             checked = next(
-                (b for b in passed.values()
-                 if b.backfilled and b.claim_id == claim_id and b.tool_name == tool_name and b.raw_path == raw_path),
+                (
+                    b
+                    for b in passed.values()
+                    if b.backfilled and b.claim_id == claim_id and b.tool_name == tool_name and b.raw_path == raw_path
+                ),
                 None,
             )
         if checked is None or (checked.source_invocation_id, raw_path) in seen:
@@ -124,7 +127,9 @@ def directly_supported(claims: list[VerifiedClaim], verifier_output: dict[str, A
     return [claim for claim in claims if claim.claim_id in direct]
 
 
-def allowed_claims(executor_output: Any, gate_result: GateResult, verifier_output: dict[str, Any]) -> list[AllowedClaim]:
+def allowed_claims(
+    executor_output: Any, gate_result: GateResult, verifier_output: dict[str, Any]
+) -> list[AllowedClaim]:
     """What the Composer may state, numbered from 1 for citation."""
     supported = directly_supported(verified_claims(executor_output, gate_result), verifier_output)
     return [
@@ -135,8 +140,12 @@ def allowed_claims(executor_output: Any, gate_result: GateResult, verifier_outpu
             claim_text=claim.claim_text,
             no_evidence=claim.rests_on_no_evidence,
             evidence=[
-                AllowedEvidence(tool_name=e.tool_name, source_invocation_id=e.source_invocation_id,
-                                raw_path=e.raw_path, text=e.matched_text)
+                AllowedEvidence(
+                    tool_name=e.tool_name,
+                    source_invocation_id=e.source_invocation_id,
+                    raw_path=e.raw_path,
+                    text=e.matched_text,
+                )
                 for e in claim.verified_evidence
             ],
         )

@@ -29,7 +29,10 @@ def _tool_text() -> dict[str, str]:
     from evcli.tools import registry
 
     paths = [f"`$.{array}[i]`" for spec in registry.specs() for array in spec.array_names]
-    return {"{{tool_names}}": ", ".join(registry.names()), "{{raw_paths}}": f"{', '.join(paths)} or `{NO_EVIDENCE_PATH}`"}
+    return {
+        "{{tool_names}}": ", ".join(registry.names()),
+        "{{raw_paths}}": f"{', '.join(paths)} or `{NO_EVIDENCE_PATH}`",
+    }
 
 
 @cache

@@ -16,7 +16,10 @@ from evcli.contracts import Severity, Verdict, VerifierOutput
 
 def run_verifier(engine: Engine, payload: dict[str, Any], steps: StepCounter) -> StageResult:
     request = RoleRequest(
-        role="verifier", prompt=load_prompt("verifier"), payload=payload, response_schema=VerifierOutput.model_json_schema()
+        role="verifier",
+        prompt=load_prompt("verifier"),
+        payload=payload,
+        response_schema=VerifierOutput.model_json_schema(),
     )
     return run_json_stage(engine, request, steps, VerifierOutput)
 

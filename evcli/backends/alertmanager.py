@@ -25,9 +25,7 @@ class AlertmanagerBackend:
         self.url, self._auth = base_url(url, auth)
         self.timeout = timeout
 
-    def alerts(
-        self, filters: dict[str, str] | None = None, now: datetime | None = None
-    ) -> list[dict[str, Any]]:
+    def alerts(self, filters: dict[str, str] | None = None, now: datetime | None = None) -> list[dict[str, Any]]:
         """Active alerts (silenced and inhibited included) whose labels equal every filter value."""
         now = now or datetime.now(UTC)
         return [normalise_alertmanager_alert(raw, now) for raw in self.raw_alerts(filters)]

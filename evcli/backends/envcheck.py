@@ -374,9 +374,7 @@ class _Check:
                 f"{later} lines are later than the snapshot clock and never match a query",
             )
         if undecodable:
-            self.problem(
-                "warning", relative, f"{undecodable} lines hold bytes that are not UTF-8 (read as \ufffd)"
-            )
+            self.problem("warning", relative, f"{undecodable} lines hold bytes that are not UTF-8 (read as \ufffd)")
         return LogFileInfo(
             path=relative,
             service=self.backend.service_of_file(path),
@@ -414,9 +412,7 @@ class _Check:
             bounded = Lines(handle)
             columns, rows = read_metric_file(bounded, self.backend.timebase_for(path))
             if not columns:
-                self.problem(
-                    "error", relative, "no metric columns: expected a timestamp column, then one per metric"
-                )
+                self.problem("error", relative, "no metric columns: expected a timestamp column, then one per metric")
                 return None
             names = [column.name.lower() for column in columns]
             for column in columns:
@@ -432,9 +428,7 @@ class _Check:
                     first = row.timestamp if first is None else min(first, row.timestamp)
                     last = row.timestamp if last is None else max(last, row.timestamp)
                 if len(row.cells) > len(columns):
-                    bad_cells.append(
-                        f"line {row.line} has {len(row.cells) + 1} cells, the header {len(columns) + 1}"
-                    )
+                    bad_cells.append(f"line {row.line} has {len(row.cells) + 1} cells, the header {len(columns) + 1}")
                 for column, cell in zip(columns, row.cells, strict=False):
                     try:
                         metric_number(cell)
@@ -517,9 +511,7 @@ class _Check:
         return RunbookInfo(path=relative, title=title, front_matter_keys=list(front_matter))
 
 
-def _jsonl_records(
-    handle: Iterable[str], timebase: Timebase, bad_lines: list[int]
-) -> Iterator[tuple[LogRecord, bool]]:
+def _jsonl_records(handle: Iterable[str], timebase: Timebase, bad_lines: list[int]) -> Iterator[tuple[LogRecord, bool]]:
     """Records of a .jsonl file and whether each has a time; a line that is not a JSON object is
     noted in `bad_lines` and read as a raw line, as a query reads it."""
     for number, line in enumerate(handle, 1):

@@ -281,7 +281,9 @@ class _Walker:
         elif not wanted:
             self.found.others.append(path)
         elif status.st_size > self.limits.max_file_bytes:
-            self.found.refused.append((path, f"refused: larger than {self.limits.max_file_bytes} bytes (the read limit)"))
+            self.found.refused.append(
+                (path, f"refused: larger than {self.limits.max_file_bytes} bytes (the read limit)")
+            )
         else:
             self.found.files.append(path)
             self.total_bytes += status.st_size

@@ -60,9 +60,7 @@ class LokiBackend:
             stream = f'{{{self.service_label}=~".+"}}'
         else:
             stream = f"{{{self.service_label}={quote_string(query.service)}}}"
-        filters = [
-            f" |~ {quote_string('(?i)' + regex_literal(keyword))}" for keyword in query.keywords if keyword
-        ]
+        filters = [f" |~ {quote_string('(?i)' + regex_literal(keyword))}" for keyword in query.keywords if keyword]
         return stream + "".join(filters)
 
     def query_logs(self, query: LogQuery) -> LogResult:

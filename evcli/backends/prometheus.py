@@ -31,9 +31,7 @@ class PrometheusBackend:
         self.url, self._auth = base_url(url, auth)
         self.timeout = timeout
 
-    def alerts(
-        self, filters: dict[str, str] | None = None, now: datetime | None = None
-    ) -> list[dict[str, Any]]:
+    def alerts(self, filters: dict[str, str] | None = None, now: datetime | None = None) -> list[dict[str, Any]]:
         """Pending and firing alerts whose labels equal every filter value, as normalised records."""
         data = self._get("/api/v1/alerts", expect=dict)
         now = now or datetime.now(UTC)

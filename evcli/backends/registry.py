@@ -83,8 +83,12 @@ def providers(capability: Capability) -> list[BackendKind]:
     return sorted(found, key=lambda kind: (kind.capabilities.index(capability), order.index(kind.name)))
 
 
-register(BackendKind("prometheus", (Capability.METRICS, Capability.ALERTS), "evcli.backends.prometheus:build",
-                     "Prometheus base URL."))
-register(BackendKind("alertmanager", (Capability.ALERTS,), "evcli.backends.alertmanager:build",
-                     "Alertmanager base URL."))
+register(
+    BackendKind(
+        "prometheus", (Capability.METRICS, Capability.ALERTS), "evcli.backends.prometheus:build", "Prometheus base URL."
+    )
+)
+register(
+    BackendKind("alertmanager", (Capability.ALERTS,), "evcli.backends.alertmanager:build", "Alertmanager base URL.")
+)
 register(BackendKind("loki", (Capability.LOGS,), "evcli.backends.loki:build", "Loki base URL."))

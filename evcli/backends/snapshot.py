@@ -133,9 +133,7 @@ def load_env_config(path: Path) -> EnvConfig:
     except tomllib.TOMLDecodeError as error:
         raise BackendError(f"{ENV_FILE}: invalid TOML: {error}") from error
 
-    warnings = [
-        f"unknown key {key!r} (expected {', '.join(sorted(ENV_KEYS))})" for key in data if key not in ENV_KEYS
-    ]
+    warnings = [f"unknown key {key!r} (expected {', '.join(sorted(ENV_KEYS))})" for key in data if key not in ENV_KEYS]
     name = data.get("name")
     if name is not None and not isinstance(name, str):
         raise BackendError(f"{ENV_FILE}: name must be a string")
@@ -169,14 +167,10 @@ def _config_services(raw: Any, warnings: list[str]) -> dict[str, tuple[str, ...]
         if not isinstance(table, dict):
             raise BackendError(f"{ENV_FILE}: services.{service} must be a table")
         warnings.extend(
-            f"unknown key {key!r} in services.{service} (expected aliases)"
-            for key in table
-            if key not in SERVICE_KEYS
+            f"unknown key {key!r} in services.{service} (expected aliases)" for key in table if key not in SERVICE_KEYS
         )
         aliases = table.get("aliases", [])
-        if not isinstance(aliases, list) or not all(
-            isinstance(alias, str) and alias.strip() for alias in aliases
-        ):
+        if not isinstance(aliases, list) or not all(isinstance(alias, str) and alias.strip() for alias in aliases):
             raise BackendError(f"{ENV_FILE}: services.{service}.aliases must be a list of names")
         for alias in aliases:
             claimed = owner.setdefault(alias.lower(), service)
@@ -221,9 +215,7 @@ def stamp_time(match: re.Match[str], timebase: Timebase) -> datetime | None:
                 int(match["y"]), int(match["mo"]), int(match["d"]),
                 int(match["h"]), int(match["mi"]), int(match["s"]), int(fraction),
             )  # fmt: skip
-            return naive.replace(tzinfo=_offset_zone(offset.strip()) if offset else timebase.zone).astimezone(
-                UTC
-            )
+            return naive.replace(tzinfo=_offset_zone(offset.strip()) if offset else timebase.zone).astimezone(UTC)
         if match["sy"]:
             naive = datetime(
                 int(match["sy"]), int(match["smo"]), int(match["sd"]),
@@ -453,9 +445,7 @@ def _snapshot_alert(shape: str, item: Any, zone: tzinfo) -> SnapshotAlert:
             # active, suppressed (silenced) and unprocessed alerts are all firing at capture time
             status = item.get("status") or {"state": "active"}  # hand-written snapshots may omit it
             raw_state = status.get("state", "active") if isinstance(status, dict) else None
-            state = {"active": "firing", "suppressed": "firing", "unprocessed": "pending"}.get(
-                raw_state or ""
-            )
+            state = {"active": "firing", "suppressed": "firing", "unprocessed": "pending"}.get(raw_state or "")
         else:
             state = {"firing": "firing", "resolved": "resolved"}.get(item.get("status", ""))
         started, ended = item.get("startsAt"), item.get("endsAt")
@@ -464,9 +454,7 @@ def _snapshot_alert(shape: str, item: Any, zone: tzinfo) -> SnapshotAlert:
         raise AlertItemError(f"unknown state in {labels['alertname']}")
     active_at = _alert_time(started, zone, "activeAt" if shape == "prometheus" else "startsAt")
     ends_at = _alert_time(ended, zone, "endsAt")
-    return SnapshotAlert(
-        labels, annotations, state, active_at, ends_at, None if value is None else str(value)
-    )
+    return SnapshotAlert(labels, annotations, state, active_at, ends_at, None if value is None else str(value))
 
 
 def _alert_time(raw: Any, zone: tzinfo, name: str) -> datetime | None:
@@ -526,9 +514,7 @@ class MetricRow(NamedTuple):
     cells: list[str]
 
 
-def read_metric_file(
-    handle: Iterable[str], timebase: Timebase
-) -> tuple[list[MetricColumn], Iterator[MetricRow]]:
+def read_metric_file(handle: Iterable[str], timebase: Timebase) -> tuple[list[MetricColumn], Iterator[MetricRow]]:
     """The metric columns of an open CSV and an iterator over its rows."""
     reader = csv.reader(handle)
     header = next(reader, None)
@@ -591,9 +577,7 @@ class SnapshotBackend:
         root = self.directory / folder
         if not root.is_dir():
             return []
-        return sorted(
-            path for path in root.iterdir() if path.suffix in suffixes and not path.name.startswith(".")
-        )
+        return sorted(path for path in root.iterdir() if path.suffix in suffixes and not path.name.startswith("."))
 
     def service_of_file(self, path: Path) -> str:
         return self._alias_target(path.stem) or path.stem
@@ -867,9 +851,7 @@ class SnapshotBackend:
             item["duration"] = format_duration(alert.ends_at - alert.active_at)
         return item
 
-    def _series(
-        self, path: Path, metric: str | None, window: TimeWindow, notes: list[str]
-    ) -> list[dict[str, Any]]:
+    def _series(self, path: Path, metric: str | None, window: TimeWindow, notes: list[str]) -> list[dict[str, Any]]:
         """min/max/last of each wanted column of one metric file over the window's rows."""
         name = self.relative(path)
         with self._reading(path) as handle:
@@ -888,9 +870,7 @@ class SnapshotBackend:
             try:
                 for row in rows:
                     if row.timestamp is None:
-                        raise BackendError(
-                            f"{name} line {row.line}: {row.raw_timestamp!r} is not a timestamp"
-                        )
+                        raise BackendError(f"{name} line {row.line}: {row.raw_timestamp!r} is not a timestamp")
                     if not window.contains(row.timestamp):
                         continue
                     for index in wanted:

@@ -48,8 +48,12 @@ class EnvironmentSpec(BaseModel):
             return data
         backends = {key: value for key, value in data.items() if key not in ("env_dir", "runbooks")}
         named = {key: value for key, value in data.items() if key in ("env_dir", "runbooks")}
-        return {**named, "backends": {key: {"url": value} if isinstance(value, str) else value
-                                      for key, value in backends.items() if value}}
+        return {
+            **named,
+            "backends": {
+                key: {"url": value} if isinstance(value, str) else value for key, value in backends.items() if value
+            },
+        }
 
     @classmethod
     def from_options(

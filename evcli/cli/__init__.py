@@ -70,7 +70,9 @@ def _version(value: bool) -> None:
 @app.callback()
 def _root(
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks of unexpected errors.")] = False,
-    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")] = False,
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
+    ] = False,
 ) -> None:
     """Exit codes: 0 ok/pass, 1 runtime error, 2 usage or bad input, 3 low_confid, 4 reject."""
     set_debug(debug)

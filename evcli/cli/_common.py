@@ -20,11 +20,18 @@ DbOption = Annotated[
     typer.Option("--db", help="Trace store file (default: $EVCLI_HOME/evcli.db or the user data dir).", dir_okay=False),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON to stdout.")]
-EnvOption = Annotated[Path | None, typer.Option("--env", file_okay=False, help="Environment snapshot directory (default: the packaged demo).")]
-RunbooksOption = Annotated[Path | None, typer.Option("--runbooks", file_okay=False, help="Runbook directory for lookup_knowledge.")]
+EnvOption = Annotated[
+    Path | None,
+    typer.Option("--env", file_okay=False, help="Environment snapshot directory (default: the packaged demo)."),
+]
+RunbooksOption = Annotated[
+    Path | None, typer.Option("--runbooks", file_okay=False, help="Runbook directory for lookup_knowledge.")
+]
 
 
-def environment_options(*, runbooks: bool = False, help: dict[str, str] | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def environment_options(
+    *, runbooks: bool = False, help: dict[str, str] | None = None
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """The shared environment options in place of a command's `environment: EnvironmentSpec` parameter.
 
     `--env`, one `--NAME URL` per registered backend (evcli/backends/registry.py), and `--runbooks`
@@ -46,8 +53,11 @@ def environment_options(*, runbooks: bool = False, help: dict[str, str] | None =
         signature = inspect.signature(command, eval_str=True, locals={"EnvironmentSpec": object})
         params = list(signature.parameters.values())
         at = [param.name for param in params].index("environment")
-        added = [inspect.Parameter(name, params[at].kind, default=None, annotation=annotation) for name, annotation in options]
-        params[at:at + 1] = added
+        added = [
+            inspect.Parameter(name, params[at].kind, default=None, annotation=annotation)
+            for name, annotation in options
+        ]
+        params[at : at + 1] = added
 
         @functools.wraps(command)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -67,6 +77,7 @@ def environment_spec(env: Path | None = None, runbooks: Path | None = None, **ba
     from evcli.backends.spec import EnvironmentSpec
 
     return EnvironmentSpec.from_options(env, runbooks, backend_urls)
+
 
 _state = {"debug": False}
 
@@ -125,8 +136,11 @@ def _interrupted():
             signal.signal(signal.SIGINT, previous)
     if not kept:
         fail("interrupted; no diagnosis run was in progress (store writes are all-or-nothing)", None, EXIT_INTERRUPTED)
-    fail("interrupted; " + "; ".join(f"session {sid} kept as interrupted with {what}" for sid, what in kept),
-         "inspect it with `evcli trace`", EXIT_INTERRUPTED)
+    fail(
+        "interrupted; " + "; ".join(f"session {sid} kept as interrupted with {what}" for sid, what in kept),
+        "inspect it with `evcli trace`",
+        EXIT_INTERRUPTED,
+    )
 
 
 def fail(message: str, hint: str | None, code: int):
@@ -176,4 +190,20 @@ def print_json(data: Any) -> None:
     sys.stdout.write(json_safe(json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True)) + "\n")
 
 
-__all__ = ["DbOption", "EnvOption", "JsonOption", "RunbooksOption", "environment_options", "environment_spec", "err", "fail", "handles_errors", "load_source", "open_store", "out", "print_json", "required_text", "safe"]
+__all__ = [
+    "DbOption",
+    "EnvOption",
+    "JsonOption",
+    "RunbooksOption",
+    "environment_options",
+    "environment_spec",
+    "err",
+    "fail",
+    "handles_errors",
+    "load_source",
+    "open_store",
+    "out",
+    "print_json",
+    "required_text",
+    "safe",
+]

@@ -38,12 +38,23 @@ _PULL_HELP = "Pull the firing alerts from this Alertmanager (and use it as evide
 @handles_errors
 @environment_options(help={"alertmanager": _PULL_HELP})
 def aiops_command(
-    payload: Annotated[Path | None, typer.Argument(dir_okay=False, help="Alertmanager webhook / v2 alert list / Prometheus alerts JSON.")] = None,
-    filters: Annotated[list[str] | None, typer.Option("--filter", help="label=value; repeatable; with --alertmanager.")] = None,
+    payload: Annotated[
+        Path | None,
+        typer.Argument(dir_okay=False, help="Alertmanager webhook / v2 alert list / Prometheus alerts JSON."),
+    ] = None,
+    filters: Annotated[
+        list[str] | None, typer.Option("--filter", help="label=value; repeatable; with --alertmanager.")
+    ] = None,
     *,
     environment: EnvironmentSpec,
-    model: ModelOption = None, api_base: ApiBaseOption = None, config: ConfigOption = None, rules: RulesOption = None,
-    max_steps: MaxStepsOption = 8, fail_on: FailOnOption = None, json_output: JsonOption = False, db: DbOption = None,
+    model: ModelOption = None,
+    api_base: ApiBaseOption = None,
+    config: ConfigOption = None,
+    rules: RulesOption = None,
+    max_steps: MaxStepsOption = 8,
+    fail_on: FailOnOption = None,
+    json_output: JsonOption = False,
+    db: DbOption = None,
 ) -> None:
     """Diagnose alerts: each firing alert goes through the whole evidence chain and gets a cited report."""
     from evcli.aiops import diagnose_payload, pull_alerts
@@ -83,29 +94,46 @@ def _render(report: dict) -> None:
     alert = report["alert"]
     out.rule(f"{alert['alertname']} · {alert.get('service') or '-'}")
     labels = ", ".join(f"{k}={v}" for k, v in sorted(alert["labels"].items()) if k != "alertname")
-    out.print(f"[bold]Alert[/] {escape(alert['alertname'])} ({escape(labels)}) · {alert['state']}"
-              + (f" since {alert['starts_at']}" if alert.get("starts_at") else ""))
+    out.print(
+        f"[bold]Alert[/] {escape(alert['alertname'])} ({escape(labels)}) · {alert['state']}"
+        + (f" since {alert['starts_at']}" if alert.get("starts_at") else "")
+    )
     if alert["annotations"].get("summary"):
         out.print(f"  {escape(alert['annotations']['summary'])}")
     out.print("\n[bold]Findings[/]")
     for claim in report["claims"]:
         out.print(f"  [{claim['citation']}] {escape(claim['claim_text'])}")
         for evidence in claim["evidence"]:
-            out.print(f"      {evidence['tool_name']} #{evidence['source_invocation_id']} {escape(evidence['raw_path'])}: "
-                      f"{escape(evidence['text'] or '')}", style="dim")
+            out.print(
+                f"      {evidence['tool_name']} #{evidence['source_invocation_id']} {escape(evidence['raw_path'])}: "
+                f"{escape(evidence['text'] or '')}",
+                style="dim",
+            )
     if not report["claims"]:
         out.print("  (no finding passed verification)")
-    sections = (("Likely causes (hypotheses, unconfirmed)", report.get("hypotheses") or []),
-                ("Next actions", [a["action_text"] for a in report["answer"].get("recommended_actions") or []]),
-                ("Missing evidence", report.get("missing_info") or []))
+    sections = (
+        ("Likely causes (hypotheses, unconfirmed)", report.get("hypotheses") or []),
+        ("Next actions", [a["action_text"] for a in report["answer"].get("recommended_actions") or []]),
+        ("Missing evidence", report.get("missing_info") or []),
+    )
     for title, items in sections:
         if items:
             out.print(f"\n[bold]{title}[/]")
             for item in items:
                 out.print(f"  - {escape(str(item))}")
     evaluation = report["aiops_rule_evaluation"]
-    marks = " · ".join(f"{'✓' if evaluation[key] else '✗'} {key}" for key in (
-        "report_exists", "stays_on_input_alert", "evidence_tools_called", "knowledge_consulted", "no_other_alert_promoted"))
+    marks = " · ".join(
+        f"{'✓' if evaluation[key] else '✗'} {key}"
+        for key in (
+            "report_exists",
+            "stays_on_input_alert",
+            "evidence_tools_called",
+            "knowledge_consulted",
+            "no_other_alert_promoted",
+        )
+    )
     gate_info = report["gate"]
-    out.print(f"\nverdict {report['verdict']} · gate {gate_info['status']}/{gate_info['severity']} · session {report['session_id']}")
+    out.print(
+        f"\nverdict {report['verdict']} · gate {gate_info['status']}/{gate_info['severity']} · session {report['session_id']}"
+    )
     out.print(f"AIOps rules: {marks}")

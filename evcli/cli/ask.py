@@ -26,13 +26,25 @@ from evcli.stages import REPLAYABLE
 if TYPE_CHECKING:
     from evcli.backends.spec import EnvironmentSpec
 
-ModelOption = Annotated[str | None, typer.Option("--model", help="`offline` (default) or a litellm model string for every role.")]
+ModelOption = Annotated[
+    str | None, typer.Option("--model", help="`offline` (default) or a litellm model string for every role.")
+]
 RoleModel = Annotated[str | None, typer.Option(help="Model for this role only.")]
 ApiBaseOption = Annotated[str | None, typer.Option("--api-base", help="OpenAI-compatible server URL for the model(s).")]
-ConfigOption = Annotated[Path | None, typer.Option("--config", dir_okay=False, help="TOML file: [models] default/planner/executor/verifier/composer/api_base.")]
-RulesOption = Annotated[Path | None, typer.Option("--rules", dir_okay=False, help="Gatekeeper rules file (default: the shipped rules.toml).")]
+ConfigOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--config", dir_okay=False, help="TOML file: [models] default/planner/executor/verifier/composer/api_base."
+    ),
+]
+RulesOption = Annotated[
+    Path | None,
+    typer.Option("--rules", dir_okay=False, help="Gatekeeper rules file (default: the shipped rules.toml)."),
+]
 MaxStepsOption = Annotated[int, typer.Option("--max-steps", min=2, max=30, help="Executor tool-calling steps.")]
-FailOnOption = Annotated[str | None, typer.Option("--fail-on", help="Exit 3/4 when the verdict is at least low_confid / reject.")]
+FailOnOption = Annotated[
+    str | None, typer.Option("--fail-on", help="Exit 3/4 when the verdict is at least low_confid / reject.")
+]
 
 
 def _models(config_file, model, planner_model, executor_model, verifier_model, composer_model, api_base, stored=None):
@@ -46,10 +58,17 @@ def _models(config_file, model, planner_model, executor_model, verifier_model, c
             raise BadInput(f"cannot read config {config_file}: {exc}") from exc
         models.default = table.get("default", models.default)
         models.api_base = table.get("api_base", models.api_base)
-        models.per_role.update({role: table[role] for role in ("planner", "executor", "verifier", "composer") if role in table})
+        models.per_role.update(
+            {role: table[role] for role in ("planner", "executor", "verifier", "composer") if role in table}
+        )
     if model:
         models.default, models.per_role = model, {}
-    for role, value in (("planner", planner_model), ("executor", executor_model), ("verifier", verifier_model), ("composer", composer_model)):
+    for role, value in (
+        ("planner", planner_model),
+        ("executor", executor_model),
+        ("verifier", verifier_model),
+        ("composer", composer_model),
+    ):
         if value:
             models.per_role[role] = value
     if api_base:
@@ -61,9 +80,19 @@ def _pipeline(db, rules, models, env_spec, max_steps, *, must_exist=False, store
     from evcli.gatekeeper.rules import load_rules
     from evcli.pipeline import Pipeline
 
-    progress = (lambda message: err.print(f"[dim]·[/] {safe(message)}", markup=True, highlight=False)) if err.is_terminal else (lambda m: None)
-    return Pipeline(store=store or open_store(db, must_exist=must_exist), rules=load_rules(rules), models=models,
-                    env_spec=env_spec, max_steps=max_steps, progress=progress)
+    progress = (
+        (lambda message: err.print(f"[dim]·[/] {safe(message)}", markup=True, highlight=False))
+        if err.is_terminal
+        else (lambda m: None)
+    )
+    return Pipeline(
+        store=store or open_store(db, must_exist=must_exist),
+        rules=load_rules(rules),
+        models=models,
+        env_spec=env_spec,
+        max_steps=max_steps,
+        progress=progress,
+    )
 
 
 def _exit_code(verdict: str, fail_on: str | None) -> int:
@@ -81,10 +110,18 @@ def _exit_code(verdict: str, fail_on: str | None) -> int:
 def ask_command(
     question: Annotated[str, typer.Argument(help="The question, in English or Chinese.")],
     environment: EnvironmentSpec,
-    model: ModelOption = None, planner_model: RoleModel = None, executor_model: RoleModel = None,
-    verifier_model: RoleModel = None, composer_model: RoleModel = None, api_base: ApiBaseOption = None,
-    config: ConfigOption = None, rules: RulesOption = None, max_steps: MaxStepsOption = 8,
-    fail_on: FailOnOption = None, json_output: JsonOption = False, db: DbOption = None,
+    model: ModelOption = None,
+    planner_model: RoleModel = None,
+    executor_model: RoleModel = None,
+    verifier_model: RoleModel = None,
+    composer_model: RoleModel = None,
+    api_base: ApiBaseOption = None,
+    config: ConfigOption = None,
+    rules: RulesOption = None,
+    max_steps: MaxStepsOption = 8,
+    fail_on: FailOnOption = None,
+    json_output: JsonOption = False,
+    db: DbOption = None,
 ) -> None:
     """Run the whole chain and print an answer whose every fact is cited."""
     _exit_code("PASS", fail_on)  # validate the option before doing any work
@@ -134,8 +171,11 @@ def _stored_pipeline(session_id, db, rules, model, api_base, max_steps=None):
 def plan_command(
     question: Annotated[str, typer.Argument(help="The question.")],
     environment: EnvironmentSpec,
-    model: ModelOption = None, api_base: ApiBaseOption = None, config: ConfigOption = None,
-    json_output: JsonOption = False, db: DbOption = None,
+    model: ModelOption = None,
+    api_base: ApiBaseOption = None,
+    config: ConfigOption = None,
+    json_output: JsonOption = False,
+    db: DbOption = None,
 ) -> None:
     """Create a session and run the Planner only; prints the session id."""
     required_text(question, "the question")
@@ -155,18 +195,28 @@ def _stage_command(stage: str):
     @handles_errors
     def command(
         session_id: Annotated[str, typer.Argument(help="Stored session id.")],
-        model: ModelOption = None, api_base: ApiBaseOption = None, rules: RulesOption = None,
-        json_output: JsonOption = False, db: DbOption = None,
+        model: ModelOption = None,
+        api_base: ApiBaseOption = None,
+        rules: RulesOption = None,
+        json_output: JsonOption = False,
+        db: DbOption = None,
     ) -> None:
         pipeline, document = _stored_pipeline(session_id, db, rules, model, api_base)
         if stage == "execute":
             if document.latest_stage("execute") is not None:
-                raise BadInput(f"session {session_id} was already executed", hint=f"use `evcli replay {session_id} --from execute`")
+                raise BadInput(
+                    f"session {session_id} was already executed", hint=f"use `evcli replay {session_id} --from execute`"
+                )
             result = pipeline.execute(session_id)
             data = {"session_id": session_id, "status": result.status, "output": result.output}
         elif stage == "verify":
             result, verdict = pipeline.verify(session_id)
-            data = {"session_id": session_id, "status": result.status, "effective_verdict": verdict, "output": result.output}
+            data = {
+                "session_id": session_id,
+                "status": result.status,
+                "effective_verdict": verdict,
+                "output": result.output,
+            }
         else:
             data = pipeline.compose(session_id)
             render_result(data, json_output)
@@ -190,8 +240,11 @@ compose_command = _stage_command("compose")
 def replay_command(
     source: Annotated[str, typer.Argument(help="A stored session id or an exported session JSON file.")],
     from_stage: Annotated[str, typer.Option("--from", help=f"{', '.join(REPLAYABLE[:-1])} or {REPLAYABLE[-1]}.")],
-    model: ModelOption = None, api_base: ApiBaseOption = None, rules: RulesOption = None,
-    json_output: JsonOption = False, db: DbOption = None,
+    model: ModelOption = None,
+    api_base: ApiBaseOption = None,
+    rules: RulesOption = None,
+    json_output: JsonOption = False,
+    db: DbOption = None,
 ) -> None:
     """A new session that reuses the stored upstream outputs and re-runs the later stages."""
     from evcli.cli._common import load_source

@@ -16,7 +16,9 @@ app = typer.Typer(help="Environment snapshot directories.", no_args_is_help=True
 @app.command("check")
 @handles_errors
 def check_command(
-    directory: Annotated[Path | None, typer.Argument(file_okay=False, help="Snapshot directory (default: the packaged demo).")] = None,
+    directory: Annotated[
+        Path | None, typer.Argument(file_okay=False, help="Snapshot directory (default: the packaged demo).")
+    ] = None,
     json_output: JsonOption = False,
 ) -> None:
     """Validate a snapshot: services, alerts, logs, metrics, runbooks; every bad file named. Exit 2 on errors."""
@@ -42,5 +44,11 @@ def _render(data: dict) -> None:
     for problem in problems:
         severity = problem.get("severity", "error")
         colour = "red" if severity == "error" else "yellow"
-        out.print(f"[{colour}]{severity}[/] {escape(str(problem.get('path') or problem.get('file') or ''))}: {escape(str(problem.get('reason') or problem.get('message') or problem))}")
-    out.print("[green]ok[/]" if data.get("ok") else f"[red]{sum(p.get('severity', 'error') == 'error' for p in problems)} errors[/]")
+        out.print(
+            f"[{colour}]{severity}[/] {escape(str(problem.get('path') or problem.get('file') or ''))}: {escape(str(problem.get('reason') or problem.get('message') or problem))}"
+        )
+    out.print(
+        "[green]ok[/]"
+        if data.get("ok")
+        else f"[red]{sum(p.get('severity', 'error') == 'error' for p in problems)} errors[/]"
+    )

@@ -18,9 +18,15 @@ app = typer.Typer(help="Evaluation suites with targets; exit 1 when a target is 
 def gatekeeper_command(
     sessions: Annotated[
         Path | None,
-        typer.Option("--sessions", file_okay=False, help="Directory of valid session files to mutate (default: the shipped samples)."),
+        typer.Option(
+            "--sessions",
+            file_okay=False,
+            help="Directory of valid session files to mutate (default: the shipped samples).",
+        ),
     ] = None,
-    rules: Annotated[Path | None, typer.Option("--rules", dir_okay=False, help="Rules file (default: the shipped rules.toml).")] = None,
+    rules: Annotated[
+        Path | None, typer.Option("--rules", dir_okay=False, help="Rules file (default: the shipped rules.toml).")
+    ] = None,
     json_output: JsonOption = False,
 ) -> None:
     """Fault injection: mutate valid sessions and check each false citation is caught.
@@ -45,14 +51,19 @@ def gatekeeper_command(
 def _render(report) -> None:
     from rich.table import Table
 
-    table = Table(title=f"gatekeeper fault injection · {len(report['base_sessions'])} base sessions · {report['rule_set_version']}")
+    table = Table(
+        title=f"gatekeeper fault injection · {len(report['base_sessions'])} base sessions · {report['rule_set_version']}"
+    )
     for column in ("class", "expected", "cases", "ok", "observed severity", "rules fired"):
         table.add_column(column, overflow="fold")
     for row in report["classes"]:
         expected = "pass" if row["benign"] else f"{row['expected_severity']} · {row['expected_rule']}"
         colour = "green" if row["cases"] and row["ok"] == row["cases"] else "red"
         table.add_row(
-            row["class"], expected, str(row["cases"]), f"[{colour}]{row['ok']}[/]",
+            row["class"],
+            expected,
+            str(row["cases"]),
+            f"[{colour}]{row['ok']}[/]",
             ", ".join(f"{k}={v}" for k, v in row["observed_severity"].items()),
             ", ".join(f"{k}={v}" for k, v in row["rules_fired"].items()) or "-",
         )
@@ -73,7 +84,9 @@ def _render(report) -> None:
 
 
 def _fail_under(rate: str):
-    return typer.Option("--fail-under", min=0.0, max=1.0, metavar="RATE", help=f"Exit 1 when the {rate} (0-1) is below RATE.")
+    return typer.Option(
+        "--fail-under", min=0.0, max=1.0, metavar="RATE", help=f"Exit 1 when the {rate} (0-1) is below RATE."
+    )
 
 
 def _exit_code(rate: float, fail_under: float | None) -> int:
@@ -88,13 +101,20 @@ def _percent(value: float | None) -> str:
 @handles_errors
 def cases_command(
     path: Annotated[
-        Path | None, typer.Argument(help="Case file or directory of *.toml case files (default: the shipped diagnosis suite).")
+        Path | None,
+        typer.Argument(help="Case file or directory of *.toml case files (default: the shipped diagnosis suite)."),
     ] = None,
-    model: Annotated[str | None, typer.Option("--model", help="`offline` (default) or a litellm model string for every role.")] = None,
-    api_base: Annotated[str | None, typer.Option("--api-base", help="OpenAI-compatible server URL for the model(s).")] = None,
+    model: Annotated[
+        str | None, typer.Option("--model", help="`offline` (default) or a litellm model string for every role.")
+    ] = None,
+    api_base: Annotated[
+        str | None, typer.Option("--api-base", help="OpenAI-compatible server URL for the model(s).")
+    ] = None,
     jobs: Annotated[int, typer.Option("--jobs", min=1, help="Run cases in this many parallel processes.")] = 1,
     fail_under: Annotated[float | None, _fail_under("pass rate")] = None,
-    progress: Annotated[bool, typer.Option("--progress", help="One stderr line per case even when stderr is not a terminal.")] = False,
+    progress: Annotated[
+        bool, typer.Option("--progress", help="One stderr line per case even when stderr is not a terminal.")
+    ] = False,
     json_output: JsonOption = False,
     db: DbOption = None,
 ) -> None:
@@ -111,7 +131,11 @@ def cases_command(
     cases = load_cases(path)
     show_progress = progress or err.is_terminal
     report = run_suite(
-        cases, rules=load_rules(), models=Models(default=model or "offline", api_base=api_base), db_path=db, jobs=jobs,
+        cases,
+        rules=load_rules(),
+        models=Models(default=model or "offline", api_base=api_base),
+        db_path=db,
+        jobs=jobs,
         progress=_print_case_progress if show_progress else None,
     )
     if json_output:
@@ -141,10 +165,17 @@ def _render_cases(report) -> None:
         table.add_column(column, overflow="fold")
     for case in report["cases"]:
         table.add_row(
-            escape(case["id"]), escape(case["env"]), "[green]pass[/]" if case["passed"] else "[red]fail[/]",
-            case["verdict"] or "-", str(case["claims"]), _percent(case["coverage"]), _percent(case["precision"]),
-            str(case["overstatements"]), str(case["model_calls"]),
-            str(case["prompt_tokens"] + case["completion_tokens"]), f"{case['seconds']:.1f}",
+            escape(case["id"]),
+            escape(case["env"]),
+            "[green]pass[/]" if case["passed"] else "[red]fail[/]",
+            case["verdict"] or "-",
+            str(case["claims"]),
+            _percent(case["coverage"]),
+            _percent(case["precision"]),
+            str(case["overstatements"]),
+            str(case["model_calls"]),
+            str(case["prompt_tokens"] + case["completion_tokens"]),
+            f"{case['seconds']:.1f}",
         )
     out.print(table)
     for case in report["cases"]:
@@ -163,9 +194,12 @@ def _render_cases(report) -> None:
 @handles_errors
 def retrieval_command(
     path: Annotated[
-        Path | None, typer.Argument(help="Case file or directory of *.toml case files (default: the shipped retrieval suite).")
+        Path | None,
+        typer.Argument(help="Case file or directory of *.toml case files (default: the shipped retrieval suite)."),
     ] = None,
-    k: Annotated[int | None, typer.Option("--k", min=1, help="Blocks to retrieve per query (default: each case's k, else 5).")] = None,
+    k: Annotated[
+        int | None, typer.Option("--k", min=1, help="Blocks to retrieve per query (default: each case's k, else 5).")
+    ] = None,
     fail_under: Annotated[float | None, _fail_under("overall recall@k")] = None,
     json_output: JsonOption = False,
 ) -> None:
@@ -194,14 +228,18 @@ def _render_retrieval(report) -> None:
     for case in report["cases"]:
         expected = case["expected_doc"] + (f" › {case['expected_heading']}" if case["expected_heading"] else "")
         rank = f"[green]{case['rank']}[/]" if case["hit"] else "[red]miss[/]"
-        table.add_row(escape(case["id"]), escape(case["env"]), escape(case["query"]), escape(expected), str(case["k"]), rank)
+        table.add_row(
+            escape(case["id"]), escape(case["env"]), escape(case["query"]), escape(expected), str(case["k"]), rank
+        )
     out.print(table)
     for case in report["cases"]:
         if not case["hit"]:
             found = case["error"] or ", ".join(case["retrieved"]) or "nothing"
             out.print(f"[red]miss[/] {escape(case['id'])}: {escape(found)}")
     for env, totals in report["by_env"].items():
-        out.print(f"{escape(env)}: recall@k {_percent(totals['recall_at_k'])} ({totals['hits']}/{totals['cases']}) · MRR {totals['mrr']:.3f}")
+        out.print(
+            f"{escape(env)}: recall@k {_percent(totals['recall_at_k'])} ({totals['hits']}/{totals['cases']}) · MRR {totals['mrr']:.3f}"
+        )
     totals = report["totals"]
     out.print(
         f"overall: recall@k {_percent(totals['recall_at_k'])} ({totals['hits']}/{totals['cases']}) · "

@@ -21,10 +21,16 @@ EXIT_BY_SEVERITY = {"none": EXIT_OK, "low_confid": EXIT_LOW_CONFID, "reject": EX
 @handles_errors
 def gate_command(
     source: Annotated[str, typer.Argument(help="A stored session id or an exported session JSON file.")],
-    rules: Annotated[Path | None, typer.Option("--rules", help="Rules file (default: the shipped rules.toml).", dir_okay=False)] = None,
+    rules: Annotated[
+        Path | None, typer.Option("--rules", help="Rules file (default: the shipped rules.toml).", dir_okay=False)
+    ] = None,
     against: Annotated[
         Path | None,
-        typer.Option("--against", help="Snapshot environment to re-run each invocation on; cited refs must still match it.", file_okay=False),
+        typer.Option(
+            "--against",
+            help="Snapshot environment to re-run each invocation on; cited refs must still match it.",
+            file_okay=False,
+        ),
     ] = None,
     json_output: JsonOption = False,
     db: DbOption = None,
@@ -94,8 +100,10 @@ def _render(run, rules_source: str, *, stored: bool) -> None:
         note = f"; {skipped} cited invocation(s) not re-checked (see warnings)" if skipped else ""
         out.print(f"sources re-checked: invocations re-run on {escape(str(run.against))}{note}")
     else:
-        out.print("[yellow]sources not re-checked[/]: citations were compared with the outputs recorded in the session "
-                  "only; use --against DIR to re-derive them from the environment")
+        out.print(
+            "[yellow]sources not re-checked[/]: citations were compared with the outputs recorded in the session "
+            "only; use --against DIR to re-derive them from the environment"
+        )
     if stored:
         out.print(f"stored as gate result #{run.seq}")
         _render_changes(run.changes)

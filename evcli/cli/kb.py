@@ -11,7 +11,9 @@ from evcli.cli._common import JsonOption, err, handles_errors, out, print_json, 
 
 app = typer.Typer(help="Index runbooks and search them (SQLite FTS5).", no_args_is_help=True)
 
-KbOption = Annotated[Path | None, typer.Option("--kb", dir_okay=False, help="Index file (default: kb.db next to the trace store).")]
+KbOption = Annotated[
+    Path | None, typer.Option("--kb", dir_okay=False, help="Index file (default: kb.db next to the trace store).")
+]
 
 
 def _open(kb: Path | None):
@@ -27,7 +29,9 @@ def _as_dict(item) -> dict:
 @app.command("index")
 @handles_errors
 def index_command(
-    directory: Annotated[Path, typer.Argument(file_okay=False, help="Runbook directory, or an environment snapshot with runbooks/.")],
+    directory: Annotated[
+        Path, typer.Argument(file_okay=False, help="Runbook directory, or an environment snapshot with runbooks/.")
+    ],
     kb: KbOption = None,
     json_output: JsonOption = False,
 ) -> None:
@@ -47,7 +51,13 @@ def index_command(
 def search_command(
     query: Annotated[str, typer.Argument(help="What to look for (English or Chinese).")],
     directory: Annotated[
-        Path | None, typer.Option("--dir", "--env", file_okay=False, help="Restrict to (and first index) this directory; default: the packaged demo runbooks.")
+        Path | None,
+        typer.Option(
+            "--dir",
+            "--env",
+            file_okay=False,
+            help="Restrict to (and first index) this directory; default: the packaged demo runbooks.",
+        ),
     ] = None,
     alertname: Annotated[str | None, typer.Option("--alertname", help="Alert name hint for L0.")] = None,
     service: Annotated[str | None, typer.Option("--service", help="Service hint for L0.")] = None,
@@ -63,7 +73,10 @@ def search_command(
         directory = demo_env_dir()
     index = _open(kb)
     index.index_dir(directory)
-    blocks = [_as_dict(block) for block in index.search(query, limit=limit, alertname=alertname, service=service, directory=directory)]
+    blocks = [
+        _as_dict(block)
+        for block in index.search(query, limit=limit, alertname=alertname, service=service, directory=directory)
+    ]
     if json_output:
         print_json(blocks)
         return

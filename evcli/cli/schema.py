@@ -11,7 +11,9 @@ from evcli.cli._common import handles_errors, print_json
 
 @handles_errors
 def schema_command(
-    name: Annotated[str | None, typer.Argument(help="One contract, e.g. executor_evidence_v2; all when omitted.")] = None,
+    name: Annotated[
+        str | None, typer.Argument(help="One contract, e.g. executor_evidence_v2; all when omitted.")
+    ] = None,
 ) -> None:
     """Print the JSON Schema of the contracts (planner_plan, executor_evidence_v2, gate_result, ...)."""
     from evcli.contracts import json_schemas

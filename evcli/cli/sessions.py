@@ -33,8 +33,16 @@ def sessions_command(
     for column in ("session", "created", "mode", "status", "verdict", "gate", "tools", "question"):
         table.add_column(column, overflow="fold")
     for row in rows:
-        cells = (row["session_id"], row["created_at"], row["mode"], row["status"], row["verdict"] or "-",
-                 row["gate_severity"] or "-", row["invocations"], row["question"] or "")
+        cells = (
+            row["session_id"],
+            row["created_at"],
+            row["mode"],
+            row["status"],
+            row["verdict"] or "-",
+            row["gate_severity"] or "-",
+            row["invocations"],
+            row["question"] or "",
+        )
         table.add_row(*(Text(visible(cell)) for cell in cells))  # data, never markup
     out.print(table)
 
@@ -42,8 +50,12 @@ def sessions_command(
 @handles_errors
 def export_command(
     session_id: Annotated[str | None, typer.Argument(help="Stored session id (omit with --all).")] = None,
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="File to write (a directory with --all).")] = None,
-    all_sessions: Annotated[bool, typer.Option("--all", help="Export every stored session, one file each, into -o DIR.")] = False,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="File to write (a directory with --all).")
+    ] = None,
+    all_sessions: Annotated[
+        bool, typer.Option("--all", help="Export every stored session, one file each, into -o DIR.")
+    ] = False,
     db: DbOption = None,
 ) -> None:
     """Export a session as one canonical JSON document (or every session with --all)."""

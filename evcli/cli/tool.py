@@ -17,7 +17,16 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from evcli.cli._common import DbOption, JsonOption, environment_options, err, handles_errors, open_store, out, print_json
+from evcli.cli._common import (
+    DbOption,
+    JsonOption,
+    environment_options,
+    err,
+    handles_errors,
+    open_store,
+    out,
+    print_json,
+)
 from evcli.console import visible
 
 if TYPE_CHECKING:
@@ -68,8 +77,10 @@ def _command(spec: ToolSpec) -> click.Command:
         _run(spec.name, values, **shared)
 
     parameters = [_field_parameter(spec, name, field) for name, field in spec.params.model_fields.items()]
-    parameters += [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=default)
-                   for name, annotation, default in _SHARED]
+    parameters += [
+        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=default)
+        for name, annotation, default in _SHARED
+    ]
     command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
     command.__annotations__ = {parameter.name: parameter.annotation for parameter in parameters}
     command.__name__ = spec.name

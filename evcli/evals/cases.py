@@ -121,7 +121,9 @@ class CaseTable:
             raise self.error(f"`{key}` must be a list of tables ([[cases.{key}]]), got {value!r}")
         for position, item in enumerate(value, start=1):
             if set(item) != set(keys) or not all(isinstance(v, str) and v.strip() for v in item.values()):
-                raise self.error(f"`{key}` entry {position} must have exactly {', '.join(keys)} as non-empty strings, got {item!r}")
+                raise self.error(
+                    f"`{key}` entry {position} must have exactly {', '.join(keys)} as non-empty strings, got {item!r}"
+                )
         return value
 
 
@@ -150,7 +152,9 @@ def read_suite(path: Path, keys: tuple[str, ...], build: Callable[[CaseTable], C
             raise BadInput(f"{source}: not valid TOML: {exc}") from exc
         extra = sorted(set(document) - {"cases"})
         if extra:
-            raise BadInput(f"{source}: unknown top-level key {', '.join(map(repr, extra))}; cases go in [[cases]] tables")
+            raise BadInput(
+                f"{source}: unknown top-level key {', '.join(map(repr, extra))}; cases go in [[cases]] tables"
+            )
         tables = document.get("cases")
         if not isinstance(tables, list) or not tables:
             raise BadInput(f"{source}: no [[cases]] tables")
@@ -188,7 +192,17 @@ class DiagnosisCase:
     must_not_contain: tuple[str, ...]
 
 
-CASE_KEYS = ("id", "env", "question", "alert", "allowed_verdicts", "claim_types", "max_claims", "must_cite", "must_not_contain")
+CASE_KEYS = (
+    "id",
+    "env",
+    "question",
+    "alert",
+    "allowed_verdicts",
+    "claim_types",
+    "max_claims",
+    "must_cite",
+    "must_not_contain",
+)
 
 
 def _diagnosis_case(table: CaseTable) -> DiagnosisCase:
@@ -240,7 +254,8 @@ def failed_expectations(case: DiagnosisCase, result: dict[str, Any]) -> list[str
     for citation in case.must_cite:
         cited = any(
             evidence["tool_name"] == citation.tool and citation.text in (evidence["text"] or "")
-            for claim in claims for evidence in claim["evidence"]
+            for claim in claims
+            for evidence in claim["evidence"]
         )
         if not cited:
             failures.append(f"no cited {citation.tool} evidence contains {citation.text!r}")
@@ -248,7 +263,9 @@ def failed_expectations(case: DiagnosisCase, result: dict[str, Any]) -> list[str
     failures += [f"answer contains {phrase!r}" for phrase in case.must_not_contain if phrase.casefold() in answer]
     # An alert report also carries the AIOps rule evaluation of its own run; a broken rule fails the case.
     evaluation = result.get("aiops_rule_evaluation") or {}
-    failures += [f"AIOps check {name} failed" for name, held in evaluation.items() if name != "passed" and held is False]
+    failures += [
+        f"AIOps check {name} failed" for name, held in evaluation.items() if name != "passed" and held is False
+    ]
     return failures
 
 
@@ -271,8 +288,10 @@ def grounding(document: SessionDocument) -> dict[str, int]:
 
     def grounded(claim: dict[str, Any]) -> bool:
         bindings = claim.get("evidence_bindings")
-        return isinstance(bindings, list) and bool(bindings) and all(
-            (claim.get("claim_id"), index) in passed for index in range(len(bindings))
+        return (
+            isinstance(bindings, list)
+            and bool(bindings)
+            and all((claim.get("claim_id"), index) in passed for index in range(len(bindings)))
         )
 
     return {

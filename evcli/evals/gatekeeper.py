@@ -103,7 +103,10 @@ _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 def fabricated_invocation_id(document, output):
     fake_id = max((i.invocation_id for i in document.invocations), default=0) + 1000
     for ci, bi, claim, _ in _bindings(output):
-        yield Case(f"{_where(claim, bi)} cites invocation {fake_id}", _with_binding(output, ci, bi, source_invocation_id=fake_id))
+        yield Case(
+            f"{_where(claim, bi)} cites invocation {fake_id}",
+            _with_binding(output, ci, bi, source_invocation_id=fake_id),
+        )
 
 
 def tool_name_of_other_invocation(document, output):
@@ -158,7 +161,7 @@ def excerpt_number_changed(document, output):
         excerpt = binding.get("evidence_excerpt") or ""
         for match in _NUMBER.finditer(excerpt):
             for edited in _number_edits(match.group()):
-                mutated = excerpt[: match.start()] + edited + excerpt[match.end():]
+                mutated = excerpt[: match.start()] + edited + excerpt[match.end() :]
                 if _is_new_text(document, binding, mutated):
                     yield Case(
                         f"{_where(claim, bi)} says {edited} instead of {match.group()}",
@@ -175,7 +178,7 @@ def excerpt_negation_inserted(document, output):
         excerpt = binding.get("evidence_excerpt") or ""
         cjk = _CJK.search(excerpt)
         if cjk:
-            mutated = excerpt[: cjk.start()] + "未" + excerpt[cjk.start():]
+            mutated = excerpt[: cjk.start()] + "未" + excerpt[cjk.start() :]
         else:
             words = excerpt.split(" ")
             position = min(2, len(words))
@@ -188,7 +191,9 @@ def excerpt_invented_text(document, output):
     invented = "root cause confirmed: disk full on db-node-07"
     for ci, bi, claim, binding in _bindings(output):
         excerpt = binding.get("evidence_excerpt") or ""
-        yield Case(f"{_where(claim, bi)} replaced by invented text", _with_binding(output, ci, bi, evidence_excerpt=invented))
+        yield Case(
+            f"{_where(claim, bi)} replaced by invented text", _with_binding(output, ci, bi, evidence_excerpt=invented)
+        )
         yield Case(
             f"{_where(claim, bi)} with invented text appended",
             _with_binding(output, ci, bi, evidence_excerpt=f"{excerpt}, {invented}"),
@@ -213,8 +218,13 @@ def negative_bound_to_positive(document, output):
             yield Case(
                 f"{_where(claim, bi)} (negative) bound to #{invocation.invocation_id} {ref.raw_path}",
                 _with_binding(
-                    output, ci, bi, tool_name=invocation.tool_name, source_invocation_id=invocation.invocation_id,
-                    raw_path=ref.raw_path, evidence_excerpt=ref.text,
+                    output,
+                    ci,
+                    bi,
+                    tool_name=invocation.tool_name,
+                    source_invocation_id=invocation.invocation_id,
+                    raw_path=ref.raw_path,
+                    evidence_excerpt=ref.text,
                 ),
             )
 
@@ -226,7 +236,10 @@ def no_evidence_on_hits(document, output):
             yield Case(
                 f"{_where(claim, bi)} cites $.no_evidence of an invocation with hits",
                 _with_binding(
-                    output, ci, bi, raw_path=NO_EVIDENCE_PATH,
+                    output,
+                    ci,
+                    bi,
+                    raw_path=NO_EVIDENCE_PATH,
                     evidence_excerpt=f"{tool} returned no evidence; evidence_status=no_evidence; total=0",
                 ),
             )
@@ -275,7 +288,7 @@ def missing_id_unresolvable(document, output):
                 continue
             matcher = difflib.SequenceMatcher(None, own_text, other_ref.text, autojunk=False)
             common = matcher.find_longest_match(0, len(own_text), 0, len(other_ref.text))
-            shared = own_text[common.a: common.a + common.size].strip(" ;,")
+            shared = own_text[common.a : common.a + common.size].strip(" ;,")
             if len(shared) >= 12:
                 yield Case(
                     f"{_where(claim, bi)} without id, excerpt shared by #{invocation.invocation_id} and #{other.invocation_id}",
@@ -309,7 +322,9 @@ def _forged(invocation: ToolInvocation, raw_path: str, text: str, **changes: Any
     """A copy of an invocation whose ref at raw_path says `text`; its recorded output is left alone."""
     details = invocation.retrieval_details
     refs = [ref.model_copy(update={"text": text}) if ref.raw_path == raw_path else ref for ref in details.evidence_refs]
-    return invocation.model_copy(update={"retrieval_details": details.model_copy(update={"evidence_refs": refs}), **changes})
+    return invocation.model_copy(
+        update={"retrieval_details": details.model_copy(update={"evidence_refs": refs}), **changes}
+    )
 
 
 _TEXT_FIELDS = ("message", "summary", "text", "metric")
@@ -353,7 +368,10 @@ def hand_added_invocation(document, output):
     for ci, bi, claim, binding, invocation, ref in _cited(document, output):
         variants = (
             ("with id beyond 1..n", {"invocation_id": last + 5}),
-            ("recorded after the executor output", {"invocation_id": last + 1, "created_at": "2099-01-01T00:00:00.000000Z"}),
+            (
+                "recorded after the executor output",
+                {"invocation_id": last + 1, "created_at": "2099-01-01T00:00:00.000000Z"},
+            ),
             ("in a round without executor tool calls", {"invocation_id": last + 1, "round": 9}),
         )
         for label, changes in variants:
@@ -371,7 +389,7 @@ def edited_ref_text(document, output):
         number = _NUMBER.search(ref.text)
         edits = [f"{ref.text}; {_FORGED_FACT}"]
         if number:
-            edits.append(ref.text[: number.start()] + next(_number_edits(number.group())) + ref.text[number.end():])
+            edits.append(ref.text[: number.start()] + next(_number_edits(number.group())) + ref.text[number.end() :])
         for text in edits:
             yield Case(
                 f"{_where(claim, bi)} cites {ref.raw_path} edited to {text[-40:]!r}",
@@ -413,7 +431,9 @@ _CHANGED_LETTER = {"a": "e", "e": "a", "i": "o", "o": "i", "u": "a", "r": "x", "
 def excerpt_trivial(document, output):
     for ci, bi, claim, binding in _bindings(output):
         for trivial in ("a", "0", "is", "... , ..."):
-            yield Case(f"{_where(claim, bi)} quotes {trivial!r}", _with_binding(output, ci, bi, evidence_excerpt=trivial))
+            yield Case(
+                f"{_where(claim, bi)} quotes {trivial!r}", _with_binding(output, ci, bi, evidence_excerpt=trivial)
+            )
 
 
 def excerpt_word_changed(document, output):
@@ -425,9 +445,12 @@ def excerpt_word_changed(document, output):
             continue
         position = word.start() + 2
         letter = _CHANGED_LETTER.get(excerpt[position], "a")
-        mutated = excerpt[:position] + letter + excerpt[position + 1:]
+        mutated = excerpt[:position] + letter + excerpt[position + 1 :]
         if _is_new_text(document, binding, mutated):
-            yield Case(f"{_where(claim, bi)} says {mutated[word.start():word.end()]!r}", _with_binding(output, ci, bi, evidence_excerpt=mutated))
+            yield Case(
+                f"{_where(claim, bi)} says {mutated[word.start() : word.end()]!r}",
+                _with_binding(output, ci, bi, evidence_excerpt=mutated),
+            )
 
 
 def benign_contraction(document, output):
@@ -435,7 +458,10 @@ def benign_contraction(document, output):
         excerpt = binding.get("evidence_excerpt") or ""
         for long, short in ((" is not ", " isn't "), (" does not ", " doesn't "), (" can not ", " can't ")):
             if long in excerpt:
-                yield Case(f"{_where(claim, bi)} with {short.strip()!r}", _with_binding(output, ci, bi, evidence_excerpt=excerpt.replace(long, short)))
+                yield Case(
+                    f"{_where(claim, bi)} with {short.strip()!r}",
+                    _with_binding(output, ci, bi, evidence_excerpt=excerpt.replace(long, short)),
+                )
                 break
 
 
@@ -446,7 +472,10 @@ def benign_unicode_digits(document, output):
     for ci, bi, claim, binding in _bindings(output):
         excerpt = binding.get("evidence_excerpt") or ""
         if re.search(r"\d", excerpt):
-            yield Case(f"{_where(claim, bi)} in Arabic-Indic digits", _with_binding(output, ci, bi, evidence_excerpt=excerpt.translate(_ARABIC_INDIC)))
+            yield Case(
+                f"{_where(claim, bi)} in Arabic-Indic digits",
+                _with_binding(output, ci, bi, evidence_excerpt=excerpt.translate(_ARABIC_INDIC)),
+            )
 
 
 # --- benign variants ----------------------------------------------------------------
@@ -493,7 +522,10 @@ def benign_unicode_punctuation(document, output):
         if "-" in excerpt or '"' in excerpt:
             fancy = excerpt.replace(" - ", " – ").replace('"', "“", 1).replace('"', "”", 1)
             if fancy != excerpt:
-                yield Case(f"{_where(claim, bi)} with typographic punctuation", _with_binding(output, ci, bi, evidence_excerpt=fancy))
+                yield Case(
+                    f"{_where(claim, bi)} with typographic punctuation",
+                    _with_binding(output, ci, bi, evidence_excerpt=fancy),
+                )
 
 
 def benign_id_backfilled(document, output):
@@ -510,7 +542,10 @@ def benign_id_backfilled(document, output):
             for other in document.invocations
         )
         if not others_fit:
-            yield Case(f"{_where(claim, bi)} without id (one invocation fits)", _with_binding(output, ci, bi, source_invocation_id=_DELETE))
+            yield Case(
+                f"{_where(claim, bi)} without id (one invocation fits)",
+                _with_binding(output, ci, bi, source_invocation_id=_DELETE),
+            )
 
 
 MUTATIONS: tuple[MutationClass, ...] = (
@@ -521,11 +556,17 @@ MUTATIONS: tuple[MutationClass, ...] = (
     MutationClass("excerpt_number_changed", "reject", "binding.excerpt_supported", excerpt_number_changed),
     MutationClass("excerpt_negation_inserted", "reject", "binding.excerpt_supported", excerpt_negation_inserted),
     MutationClass("excerpt_invented_text", "reject", "binding.excerpt_supported", excerpt_invented_text),
-    MutationClass("negative_bound_to_positive", "reject", "claim.negative_requires_no_evidence", negative_bound_to_positive),
+    MutationClass(
+        "negative_bound_to_positive", "reject", "claim.negative_requires_no_evidence", negative_bound_to_positive
+    ),
     MutationClass("no_evidence_on_hits", "reject", "binding.raw_path_exists", no_evidence_on_hits),
     MutationClass("duplicate_item_binding", "low_confid", "binding.unique_item", duplicate_item_binding),
-    MutationClass("forbidden_user_facing_answer", "reject", "contract.forbidden_fields", _forbidden("user_facing_answer")),
-    MutationClass("forbidden_diagnosis_summary", "reject", "contract.forbidden_fields", _forbidden("diagnosis_summary")),
+    MutationClass(
+        "forbidden_user_facing_answer", "reject", "contract.forbidden_fields", _forbidden("user_facing_answer")
+    ),
+    MutationClass(
+        "forbidden_diagnosis_summary", "reject", "contract.forbidden_fields", _forbidden("diagnosis_summary")
+    ),
     MutationClass("wrong_answer_version", "low_confid", "contract.answer_version", wrong_answer_version),
     MutationClass("missing_id_unresolvable", "low_confid", "binding.invocation_backfill", missing_id_unresolvable),
     MutationClass("hand_added_invocation", "low_confid", "invocation.recorded_by_run", hand_added_invocation),
@@ -628,13 +669,21 @@ def run_suite(bases: list[SessionDocument], rules: RuleSet) -> dict[str, Any]:
         "base_sessions": used,
         "skipped_bases": skipped,
         "classes": [r.as_dict() for r in reports.values()],
-        "mutations": {"cases": mutations_total, "caught": mutations_caught,
-                      "rate": round(mutations_caught / mutations_total, 4) if mutations_total else None},
-        "benign": {"cases": benign_total, "rejected": benign_rejected,
-                   "rate": round(benign_rejected / benign_total, 4) if benign_total else None},
+        "mutations": {
+            "cases": mutations_total,
+            "caught": mutations_caught,
+            "rate": round(mutations_caught / mutations_total, 4) if mutations_total else None,
+        },
+        "benign": {
+            "cases": benign_total,
+            "rejected": benign_rejected,
+            "rate": round(benign_rejected / benign_total, 4) if benign_total else None,
+        },
         "classes_without_cases": empty_classes,
         # Targets: every mutation caught with its severity, no benign variant failed,
         # and every class exercised at least once.
-        "targets_met": bool(mutations_total) and mutations_caught == mutations_total
-        and benign_rejected == 0 and not empty_classes,
+        "targets_met": bool(mutations_total)
+        and mutations_caught == mutations_total
+        and benign_rejected == 0
+        and not empty_classes,
     }

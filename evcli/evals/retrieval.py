@@ -81,7 +81,10 @@ def run_suite(cases: list[RetrievalCase], *, k: int | None = None, kb_path: Path
     from evcli.kb.index import KnowledgeIndex
 
     started = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="evcli-eval-") as scratch, KnowledgeIndex(kb_path or Path(scratch) / "kb.db") as index:
+    with (
+        tempfile.TemporaryDirectory(prefix="evcli-eval-") as scratch,
+        KnowledgeIndex(kb_path or Path(scratch) / "kb.db") as index,
+    ):
         index_errors: dict[Path, str | None] = {}
         results = []
         for case in cases:

@@ -51,9 +51,7 @@ def bindings_present(claim: Claim) -> str | None:
 
 def fields_present(binding: EvidenceBinding) -> str | None:
     missing = [
-        name
-        for name in ("tool_name", "raw_path", "evidence_excerpt")
-        if not (getattr(binding, name) or "").strip()
+        name for name in ("tool_name", "raw_path", "evidence_excerpt") if not (getattr(binding, name) or "").strip()
     ]
     return f"binding lacks {', '.join(missing)}" if missing else None
 
@@ -111,7 +109,9 @@ def raw_path_exists(binding: EvidenceBinding, invocation: ToolInvocation) -> str
     return f"invocation {invocation.invocation_id} has no evidence ref at {binding.raw_path}"
 
 
-def excerpt_supported(binding: EvidenceBinding, ref: EvidenceRef, min_similarity: float) -> tuple[str | None, ExcerptMatch]:
+def excerpt_supported(
+    binding: EvidenceBinding, ref: EvidenceRef, min_similarity: float
+) -> tuple[str | None, ExcerptMatch]:
     match = match_excerpt(binding.evidence_excerpt or "", ref.text, min_similarity=min_similarity)
     if match.supported:
         return None, match
@@ -137,9 +137,11 @@ def session_entity_finder(invocations: dict[int, ToolInvocation]):
 
     def occurs(word: str) -> bool:
         if not corpus:
-            texts = [ref.text for invocation in invocations.values() for ref in (
-                (invocation.retrieval_details.evidence_refs or []) if invocation.retrieval_details else []
-            )]
+            texts = [
+                ref.text
+                for invocation in invocations.values()
+                for ref in ((invocation.retrieval_details.evidence_refs or []) if invocation.retrieval_details else [])
+            ]
             texts += [str(invocation.input_params.get("service") or "") for invocation in invocations.values()]
             corpus.append(normalize("\n".join(texts)))
         return re.search(rf"(?<![a-z0-9-]){re.escape(word)}(?![a-z0-9]|-[a-z0-9])", corpus[0]) is not None
@@ -152,8 +154,10 @@ def facts_in_excerpts(claim: Claim, cited: list[ToolInvocation], is_session_enti
     (a service one of the cited invocations searched counts as stated)."""
     excerpts = [binding.evidence_excerpt or "" for binding in claim.evidence_bindings]
     missing = missing_facts(
-        claim.claim_text or "", excerpts,
-        scope_services=_scope_services(cited), is_session_entity=is_session_entity,
+        claim.claim_text or "",
+        excerpts,
+        scope_services=_scope_services(cited),
+        is_session_entity=is_session_entity,
     )
     if not missing:
         return None

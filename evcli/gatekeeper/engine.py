@@ -116,7 +116,9 @@ class _Trust:
         return True
 
 
-def _gate(executor_output: Any, invocations: list[ToolInvocation], rules: RuleSet, record: SessionRecord | None) -> GateResult:
+def _gate(
+    executor_output: Any, invocations: list[ToolInvocation], rules: RuleSet, record: SessionRecord | None
+) -> GateResult:
     findings = _Findings(rules)
     trust = _Trust(invocations, record, findings)
     by_id = trust.by_id()
@@ -196,7 +198,9 @@ def _check_binding(
         if invocation is not None:
             _check_against_invocation(binding, invocation, findings, outcome, where, trust)
             invocation_id = invocation.invocation_id
-            if findings.run("binding.unique_item", checks.unique_item(invocation_id, binding.raw_path, seen_items), **where):
+            if findings.run(
+                "binding.unique_item", checks.unique_item(invocation_id, binding.raw_path, seen_items), **where
+            ):
                 seen_items.add((invocation_id, binding.raw_path))
 
     new_errors = findings.errors[errors_before:]
@@ -205,7 +209,9 @@ def _check_binding(
         claim_id=claim.claim_id,
         binding_index=index,
         tool_name=binding.tool_name,
-        source_invocation_id=outcome.invocation_id if outcome.invocation_id is not None else binding.source_invocation_id,
+        source_invocation_id=outcome.invocation_id
+        if outcome.invocation_id is not None
+        else binding.source_invocation_id,
         raw_path=binding.raw_path,
         evidence_excerpt=binding.evidence_excerpt,
         matched_text=outcome.matched_text,
@@ -243,7 +249,9 @@ def _resolve_invocation(binding, invocations, findings: _Findings, outcome: _Bin
             **where,
         )
         binding = binding.model_copy(update={"source_invocation_id": candidates[0]})
-    if not findings.run("invocation.ids_unique", provenance.ambiguous_id(binding.source_invocation_id, trust.duplicates), **where):
+    if not findings.run(
+        "invocation.ids_unique", provenance.ambiguous_id(binding.source_invocation_id, trust.duplicates), **where
+    ):
         return None
     if not findings.run("binding.invocation_exists", checks.invocation_exists(binding, invocations), **where):
         return None
@@ -253,14 +261,18 @@ def _resolve_invocation(binding, invocations, findings: _Findings, outcome: _Bin
     return invocation
 
 
-def _check_against_invocation(binding, invocation: ToolInvocation, findings: _Findings, outcome, where, trust: _Trust) -> None:
+def _check_against_invocation(
+    binding, invocation: ToolInvocation, findings: _Findings, outcome, where, trust: _Trust
+) -> None:
     if not findings.run("binding.tool_name_match", checks.tool_name_match(binding, invocation), **where):
         return
     if not findings.run("binding.invocation_succeeded", provenance.invocation_succeeded(invocation), **where):
         return
     if trust.record is not None:
         findings.run(
-            "invocation.recorded_by_run", provenance.recorded_by_run(invocation, trust.invocations, trust.record), **where
+            "invocation.recorded_by_run",
+            provenance.recorded_by_run(invocation, trust.invocations, trust.record),
+            **where,
         )
     if not findings.run("binding.raw_path_format", checks.raw_path_format(binding), **where):
         return
@@ -272,7 +284,9 @@ def _check_against_invocation(binding, invocation: ToolInvocation, findings: _Fi
     if ref is None:
         return
     if not findings.run(
-        "invocation.refs_derivable", provenance.refs_derivable(invocation, ref, trust.derived_evidence(invocation)), **where
+        "invocation.refs_derivable",
+        provenance.refs_derivable(invocation, ref, trust.derived_evidence(invocation)),
+        **where,
     ):
         return
     _check_source(invocation, ref, findings, where, trust)
@@ -296,6 +310,10 @@ def _check_source(invocation: ToolInvocation, ref, findings: _Findings, where, t
     if source is None or source.not_rechecked:
         if trust.first_time("provenance.source_matches", invocation.invocation_id):
             reason = source.not_rechecked if source else "not re-run"
-            findings.warn("provenance.source_matches", f"invocation {invocation.invocation_id} not re-checked: {reason}", **where)
+            findings.warn(
+                "provenance.source_matches", f"invocation {invocation.invocation_id} not re-checked: {reason}", **where
+            )
         return
-    findings.run("provenance.source_matches", provenance.source_matches(invocation, ref, source, trust.record.against), **where)
+    findings.run(
+        "provenance.source_matches", provenance.source_matches(invocation, ref, source, trust.record.against), **where
+    )

@@ -39,8 +39,14 @@ from evcli.text import (
 )
 
 __all__ = [
-    "STOP_WORDS", "ExcerptMatch", "critical_tokens", "informative_problem", "is_negation", "match_excerpt",
-    "negations", "normalize",
+    "STOP_WORDS",
+    "ExcerptMatch",
+    "critical_tokens",
+    "informative_problem",
+    "is_negation",
+    "match_excerpt",
+    "negations",
+    "normalize",
 ]
 
 
@@ -60,9 +66,7 @@ class ExcerptMatch:
 _CJK_RANGES = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _WORD_CHAR = rf"[^\W{_CJK_RANGES}]"
 _SOFT = ",;:.?()\\[\\]{}\"'`\u3001\u3002\u300c\u300d\u300e\u300f\u3010\u3011\u300a\u300b\u3008\u3009"
-_MATCH_TOKEN = re.compile(
-    rf"{_WORD_CHAR}+(?:(?:\.|(?<=\d)[,:](?=\d)){_WORD_CHAR}+)*|[{_CJK_RANGES}]|[^\s\w{_SOFT}]"
-)
+_MATCH_TOKEN = re.compile(rf"{_WORD_CHAR}+(?:(?:\.|(?<=\d)[,:](?=\d)){_WORD_CHAR}+)*|[{_CJK_RANGES}]|[^\s\w{_SOFT}]")
 _CJK_CHAR = re.compile(f"[{_CJK_RANGES}]")
 
 
@@ -104,8 +108,11 @@ def _tokenize(normalized: str) -> _Tokens:
         offsets.append(position)
         position += len(word) + 1
     return _Tokens(
-        words, tuple(m.start() for m in matches), tuple(m.end() for m in matches),
-        "\0" + "\0".join(words) + "\0", tuple(offsets),
+        words,
+        tuple(m.start() for m in matches),
+        tuple(m.end() for m in matches),
+        "\0" + "\0".join(words) + "\0",
+        tuple(offsets),
     )
 
 
@@ -360,7 +367,9 @@ def match_excerpt(excerpt: str, ref_text: str, *, min_similarity: float = 0.92) 
             all_exact = False
             similarity = min(similarity, _similarity(part, quoted))
             if similarity < min_similarity:
-                return ExcerptMatch(False, "none", similarity, f"best similarity {similarity:.2f} < {min_similarity:.2f}")
+                return ExcerptMatch(
+                    False, "none", similarity, f"best similarity {similarity:.2f} < {min_similarity:.2f}"
+                )
         floor = window.end
     if all_exact:
         return ExcerptMatch(True, "exact", 1.0, "")

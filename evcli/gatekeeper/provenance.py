@@ -52,7 +52,10 @@ class SessionRecord:
 
 
 def session_record(
-    document: SessionDocument, execute: StageOutput, sources: dict[int, Rederived] | None = None, against: Path | None = None
+    document: SessionDocument,
+    execute: StageOutput,
+    sources: dict[int, Rederived] | None = None,
+    against: Path | None = None,
 ) -> SessionRecord:
     return SessionRecord(
         output_created_at=execute.created_at or None,
@@ -116,7 +119,9 @@ def invocation_succeeded(invocation: ToolInvocation) -> str | None:
     if invocation.success and (details is None or details.evidence_status != "failed"):
         return None
     reason = invocation.error_message or (details.evidence_status if details else "success=false")
-    return f"invocation {invocation.invocation_id} is recorded as failed ({_clip(reason)}); a failed call is not evidence"
+    return (
+        f"invocation {invocation.invocation_id} is recorded as failed ({_clip(reason)}); a failed call is not evidence"
+    )
 
 
 # --- accounting ----------------------------------------------------------------------------
@@ -142,8 +147,10 @@ def recorded_by_run(invocation: ToolInvocation, invocations: list[ToolInvocation
     if calls is not None:
         used = sum(1 for i in invocations if i.round == invocation.round and i.tool_name == invocation.tool_name)
         if used > calls[invocation.tool_name]:
-            return (f"round {invocation.round} records {used} {invocation.tool_name} invocations, "
-                    f"its executor steps list {calls[invocation.tool_name]} such calls")
+            return (
+                f"round {invocation.round} records {used} {invocation.tool_name} invocations, "
+                f"its executor steps list {calls[invocation.tool_name]} such calls"
+            )
     return None
 
 
@@ -194,16 +201,22 @@ def rederive(document: SessionDocument, env_dir: Path) -> dict[int, Rederived]:
             continue
         # The calls before this one, as recorded, so knowledge blocks already returned come back deduped;
         # an identical earlier call is left out, or the repeat guard would refuse a copied invocation.
-        earlier = [i for i in document.invocations[:position]
-                   if (i.tool_name, i.input_params) != (invocation.tool_name, invocation.input_params)]
+        earlier = [
+            i
+            for i in document.invocations[:position]
+            if (i.tool_name, i.input_params) != (invocation.tool_name, invocation.input_params)
+        ]
         try:
-            again = run_tool(invocation.tool_name, invocation.input_params, environment, SessionView(invocations=earlier))
+            again = run_tool(
+                invocation.tool_name, invocation.input_params, environment, SessionView(invocations=earlier)
+            )
         except EvcliError as exc:  # parameters this evcli would not have accepted
             results[invocation.invocation_id] = Rederived(error=f"cannot be re-run: {_clip(exc.message)}")
             continue
         details = again.retrieval_details
         results[invocation.invocation_id] = Rederived(
-            status=details.evidence_status if details else None, refs=tuple(details.evidence_refs or []) if details else ()
+            status=details.evidence_status if details else None,
+            refs=tuple(details.evidence_refs or []) if details else (),
         )
     return results
 
@@ -222,9 +235,12 @@ def source_matches(invocation: ToolInvocation, ref: EvidenceRef, source: Rederiv
 
 def _difference(recorded: str, expected: str, context: int = 40) -> str:
     """Where two texts first differ, as `source has '…' where the session has '…'`."""
-    first = next((i for i, (a, b) in enumerate(zip(recorded, expected, strict=False)) if a != b), min(len(recorded), len(expected)))
+    first = next(
+        (i for i, (a, b) in enumerate(zip(recorded, expected, strict=False)) if a != b),
+        min(len(recorded), len(expected)),
+    )
     start = max(0, first - context)
-    source, session = expected[start: first + context], recorded[start: first + context]
+    source, session = expected[start : first + context], recorded[start : first + context]
     return f"the source has '…{source}…' where the session has '…{session}…'"
 
 

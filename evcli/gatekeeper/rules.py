@@ -154,7 +154,10 @@ def parse_rules(document: dict[str, Any], *, file_hash: str, source: str) -> Rul
     if not isinstance(phrases, list) or not all(isinstance(p, str) and p.strip() for p in phrases):
         raise bad("[composer] overstatement_phrases must be a list of non-empty strings")
     return RuleSet(
-        version=version, file_hash=file_hash, source=source, rules=rules,
+        version=version,
+        file_hash=file_hash,
+        source=source,
+        rules=rules,
         overstatement_phrases=tuple(p.strip() for p in phrases),
     )
 

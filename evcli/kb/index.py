@@ -312,7 +312,9 @@ class KnowledgeIndex:
         self.path = Path(path) if path is not None else default_index_path()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
+            self.conn = sqlite3.connect(
+                self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
+            )
             self.conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
             self.conn.execute("PRAGMA journal_mode = WAL")
             self._db = None
@@ -353,7 +355,9 @@ class KnowledgeIndex:
         started = time.perf_counter()
         directory = Path(directory).expanduser().resolve()
         if not directory.is_dir():
-            raise BadInput(f"knowledge directory {directory} does not exist", hint="pass a directory with runbooks/*.md")
+            raise BadInput(
+                f"knowledge directory {directory} does not exist", hint="pass a directory with runbooks/*.md"
+            )
         try:
             found = markdown_files(directory)
         except BadInput as exc:
@@ -390,7 +394,8 @@ class KnowledgeIndex:
                     updated += 1
                 self._insert_doc(directory, rel, path, raw, digest)
             (chunks,) = self.conn.execute(
-                "SELECT count(*) FROM kb_chunk c JOIN kb_doc d ON d.id = c.doc_id WHERE d.directory = ?", [str(directory)]
+                "SELECT count(*) FROM kb_chunk c JOIN kb_doc d ON d.id = c.doc_id WHERE d.directory = ?",
+                [str(directory)],
             ).fetchone()
         return IndexReport(
             directory=str(directory),
@@ -406,25 +411,31 @@ class KnowledgeIndex:
     def _insert_doc(self, directory: Path, rel: str, path: Path, raw: bytes, digest: str) -> None:
         parsed = parse_document(Redactor.from_env().mask_text(raw.decode("utf-8", errors="replace")), stem=path.stem)
         fm = parsed.front_matter
-        doc_id = self.db["kb_doc"].insert(
-            {
-                "directory": str(directory),
-                "path": rel,
-                "sha256": digest,
-                "mtime": path.stat().st_mtime,
-                "title": parsed.title,
-                "front_matter": canonical_json(fm),
-                "indexed_at": now_iso(),
-            }
-        ).last_pk
+        doc_id = (
+            self.db["kb_doc"]
+            .insert(
+                {
+                    "directory": str(directory),
+                    "path": rel,
+                    "sha256": digest,
+                    "mtime": path.stat().st_mtime,
+                    "title": parsed.title,
+                    "front_matter": canonical_json(fm),
+                    "indexed_at": now_iso(),
+                }
+            )
+            .last_pk
+        )
         hints = {("title", parsed.title.lower())}
         hints |= {("alert", alert.lower()) for alert in as_list(fm.get("alerts"))}
         hints |= {("service", service.lower()) for service in as_list(fm.get("services"))}
         self.conn.executemany(
-            "INSERT INTO kb_hint (doc_id, kind, value) VALUES (?, ?, ?)", [(doc_id, kind, value) for kind, value in hints]
+            "INSERT INTO kb_hint (doc_id, kind, value) VALUES (?, ?, ?)",
+            [(doc_id, kind, value) for kind, value in hints],
         )
         self.conn.executemany(
-            "INSERT OR IGNORE INTO kb_skill (doc_id, name) VALUES (?, ?)", [(doc_id, name) for name in as_list(fm.get("skill"))]
+            "INSERT OR IGNORE INTO kb_skill (doc_id, name) VALUES (?, ?)",
+            [(doc_id, name) for name in as_list(fm.get("skill"))],
         )
         self.conn.executemany(
             "INSERT INTO kb_chunk (doc_id, seq, title, heading, text, length) VALUES (?, ?, ?, ?, ?, ?)",
@@ -464,7 +475,9 @@ class KnowledgeIndex:
                 return []
             hinted = self._hinted_chunks(query, terms, alertname, service)
             # Ties go to the earlier chunk: documents are indexed in path order, sections in file order.
-            top = heapq.nsmallest(limit, scores, key=lambda chunk_id: (chunk_id not in hinted, -scores[chunk_id], chunk_id))
+            top = heapq.nsmallest(
+                limit, scores, key=lambda chunk_id: (chunk_id not in hinted, -scores[chunk_id], chunk_id)
+            )
             rows = self._chunk_rows(top)
         best = max(scores.values())
         return [self._block(rows[chunk_id], scores[chunk_id], best, terms, chunk_id in hinted) for chunk_id in top]
@@ -578,7 +591,13 @@ class KnowledgeIndex:
         for name, path, title, front_matter in rows:
             fm = json.loads(front_matter)
             skills.append(
-                Skill(name=name, doc=path, title=title, alerts=as_list(fm.get("alerts")), services=as_list(fm.get("services")))
+                Skill(
+                    name=name,
+                    doc=path,
+                    title=title,
+                    alerts=as_list(fm.get("alerts")),
+                    services=as_list(fm.get("services")),
+                )
             )
         return skills
 

@@ -152,10 +152,14 @@ class TraceStore:
     def __init__(self, path: Path, *, must_exist: bool = False) -> None:
         self.path = Path(path)
         if must_exist and not self.path.exists():
-            raise StoreError(f"no trace store at {self.path}", hint="pass --db with an existing file, or set EVCLI_HOME")
+            raise StoreError(
+                f"no trace store at {self.path}", hint="pass --db with an existing file, or set EVCLI_HOME"
+            )
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
+            self.conn = sqlite3.connect(
+                self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
+            )
             self.conn.row_factory = sqlite3.Row
             self.conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
             self.conn.execute("PRAGMA journal_mode = WAL")
@@ -223,8 +227,12 @@ class TraceStore:
     def create_session(self, question: str, *, mode: Mode = "chat", config: SessionConfig | None = None) -> RunRecord:
         stamp = now_iso()
         run = RunRecord(
-            session_id=new_session_id(), question=question, mode=mode, config=config or SessionConfig(),
-            created_at=stamp, updated_at=stamp,
+            session_id=new_session_id(),
+            question=question,
+            mode=mode,
+            config=config or SessionConfig(),
+            created_at=stamp,
+            updated_at=stamp,
         )
         with self._write():
             self._insert_run(run)
@@ -254,12 +262,21 @@ class TraceStore:
 
     def kept_summary(self, session_id: str) -> str:
         """What an interrupted run keeps, in words: its stored stages and counts."""
-        stages = [row[0] for row in self.conn.execute(
-            "SELECT stage FROM stage_output WHERE session_id = ? GROUP BY stage ORDER BY min(id)", [session_id])]
-        (invocations,) = self.conn.execute("SELECT count(*) FROM tool_invocation WHERE session_id = ?", [session_id]).fetchone()
+        stages = [
+            row[0]
+            for row in self.conn.execute(
+                "SELECT stage FROM stage_output WHERE session_id = ? GROUP BY stage ORDER BY min(id)", [session_id]
+            )
+        ]
+        (invocations,) = self.conn.execute(
+            "SELECT count(*) FROM tool_invocation WHERE session_id = ?", [session_id]
+        ).fetchone()
         (gates,) = self.conn.execute("SELECT count(*) FROM gate_result WHERE session_id = ?", [session_id]).fetchone()
-        parts = [f"stages {', '.join(stages)}" if stages else "no stage output",
-                 f"{invocations} tool invocation{'s' * (invocations != 1)}", f"{gates} gate result{'s' * (gates != 1)}"]
+        parts = [
+            f"stages {', '.join(stages)}" if stages else "no stage output",
+            f"{invocations} tool invocation{'s' * (invocations != 1)}",
+            f"{gates} gate result{'s' * (gates != 1)}",
+        ]
         return ", ".join(parts)
 
     def _own(self, session_id: str, status: str) -> str | None:
@@ -290,7 +307,11 @@ class TraceStore:
     # --- recording ---------------------------------------------------------
 
     def record_invocation(
-        self, session_id: str, invocation: ToolInvocation, *, check: Callable[[list[ToolInvocation]], None] | None = None
+        self,
+        session_id: str,
+        invocation: ToolInvocation,
+        *,
+        check: Callable[[list[ToolInvocation]], None] | None = None,
     ) -> ToolInvocation:
         """Store a tool call under the session's next id (1, 2, 3, ...); the given id is ignored.
 
@@ -299,7 +320,12 @@ class TraceStore:
         self._require(session_id)
         with self._write():
             if check is not None:
-                check([self._invocation_from_row(row) for row in self._rows("tool_invocation", session_id, "invocation_id")])
+                check(
+                    [
+                        self._invocation_from_row(row)
+                        for row in self._rows("tool_invocation", session_id, "invocation_id")
+                    ]
+                )
             (last,) = self.conn.execute(
                 "SELECT coalesce(max(invocation_id), 0) FROM tool_invocation WHERE session_id = ?", [session_id]
             ).fetchone()
@@ -344,10 +370,17 @@ class TraceStore:
         return SessionDocument(
             run=RunRecord.model_validate(run),
             steps=[self._step_from_row(r) for r in self._rows("agent_step", session_id, "round, step_index, id")],
-            invocations=[self._invocation_from_row(r) for r in self._rows("tool_invocation", session_id, "invocation_id")],
+            invocations=[
+                self._invocation_from_row(r) for r in self._rows("tool_invocation", session_id, "invocation_id")
+            ],
             stage_outputs=[self._stage_from_row(r) for r in self._rows("stage_output", session_id, "id")],
             gate_results=[
-                StoredGateResult(seq=r["seq"], round=r["round"], created_at=r["created_at"], result=GateResult.model_validate_json(r["result"]))
+                StoredGateResult(
+                    seq=r["seq"],
+                    round=r["round"],
+                    created_at=r["created_at"],
+                    result=GateResult.model_validate_json(r["result"]),
+                )
                 for r in self._rows("gate_result", session_id, "seq")
             ],
         )
@@ -364,7 +397,9 @@ class TraceStore:
         session_id = document.run.session_id
         with self._write():
             if self.has_session(session_id):
-                if canonical_json(self.load(session_id).model_dump(mode="json")) == canonical_json(document.model_dump(mode="json")):
+                if canonical_json(self.load(session_id).model_dump(mode="json")) == canonical_json(
+                    document.model_dump(mode="json")
+                ):
                     return session_id, False
                 raise BadInput(
                     f"session {session_id} already exists with different content",
@@ -411,7 +446,9 @@ class TraceStore:
         self.db["diagnosis_run"].insert(row)
 
     def _insert_step(self, session_id: str, step: AgentStep) -> None:
-        self.db["agent_step"].insert({"session_id": session_id, **step.model_dump(), "has_tool_call": int(step.has_tool_call)})
+        self.db["agent_step"].insert(
+            {"session_id": session_id, **step.model_dump(), "has_tool_call": int(step.has_tool_call)}
+        )
 
     def _insert_invocation(self, session_id: str, invocation: ToolInvocation) -> None:
         row = invocation.model_dump(mode="json")

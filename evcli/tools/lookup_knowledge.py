@@ -57,7 +57,11 @@ def fetch(params: LookupKnowledgeParams, env: ToolEnvironment, session: SessionV
     except BadInput as exc:  # e.g. a snapshot without runbooks: nothing to search is not "found nothing"
         raise BackendError(exc.message) from exc
     found = index.search(
-        params.query, limit=params.limit, alertname=params.alertname, service=params.service, directory=env.knowledge_dir
+        params.query,
+        limit=params.limit,
+        alertname=params.alertname,
+        service=params.service,
+        directory=env.knowledge_dir,
     )
     # Compare blocks as they were stored (masked, capped) so a repeat is recognised.
     prepared = env.redactor.mask({ARRAY: [_block_dict(block) for block in found]})
@@ -74,7 +78,10 @@ def fetch(params: LookupKnowledgeParams, env: ToolEnvironment, session: SessionV
         "total": len(blocks),
         "truncated": False,
         "message": f"{len(fresh)} blocks" + (f", {len(repeated)} already returned in this session" if repeated else ""),
-        "layers": {"L0": sum(b.get("layer") == "L0" for b in blocks), "L1": sum(b.get("layer") == "L1" for b in blocks)},
+        "layers": {
+            "L0": sum(b.get("layer") == "L0" for b in blocks),
+            "L1": sum(b.get("layer") == "L1" for b in blocks),
+        },
     }
     outcome = Outcome(output, scope(params))
     if repeated:
@@ -96,24 +103,28 @@ def _returned_blocks(invocations: list[ToolInvocation]) -> dict[tuple[Any, ...],
     for invocation in invocations:
         if invocation.tool_name == SPEC.name:
             for block in invocation.output.get(ARRAY) or []:
-                returned.setdefault((block.get("doc"), block.get("heading"), block.get("text")), invocation.invocation_id)
+                returned.setdefault(
+                    (block.get("doc"), block.get("heading"), block.get("text")), invocation.invocation_id
+                )
     return returned
 
 
-SPEC = registry.register(registry.ToolSpec(
-    name="lookup_knowledge",
-    description="Runbook blocks ranked for a query (relevance PRECISE / HIGHLY_RELEVANT / REFERENCE).",
-    summary="Runbook blocks ranked for a query, with relevance level and layer.",
-    params=LookupKnowledgeParams,
-    arrays=(registry.EvidenceArray(ARRAY, block_text),),
-    fetch=fetch,
-    scope=scope,
-    relevance=best_relevance,
-    source="runbooks",
-    option_help={
-        "query": "What to look up in the runbooks.",
-        "alertname": "Alert name hint (exact L0 match).",
-        "service": "Service hint (exact L0 match).",
-        "limit": "At most N blocks (1-20).",
-    },
-))
+SPEC = registry.register(
+    registry.ToolSpec(
+        name="lookup_knowledge",
+        description="Runbook blocks ranked for a query (relevance PRECISE / HIGHLY_RELEVANT / REFERENCE).",
+        summary="Runbook blocks ranked for a query, with relevance level and layer.",
+        params=LookupKnowledgeParams,
+        arrays=(registry.EvidenceArray(ARRAY, block_text),),
+        fetch=fetch,
+        scope=scope,
+        relevance=best_relevance,
+        source="runbooks",
+        option_help={
+            "query": "What to look up in the runbooks.",
+            "alertname": "Alert name hint (exact L0 match).",
+            "service": "Service hint (exact L0 match).",
+            "limit": "At most N blocks (1-20).",
+        },
+    )
+)

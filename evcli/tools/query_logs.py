@@ -85,20 +85,22 @@ def fetch(params: QueryLogsParams, env: ToolEnvironment, session: SessionView) -
     return Outcome(output, found_scope)
 
 
-SPEC = registry.register(registry.ToolSpec(
-    name="query_logs",
-    description="Log lines of one service in which every keyword occurs; newest `limit` lines.",
-    summary="Log lines of one service matching every keyword.",
-    params=QueryLogsParams,
-    arrays=(registry.EvidenceArray("logs", log_text),),
-    fetch=fetch,
-    scope=scope,
-    precise=precise,
-    wider=wider,
-    option_help={
-        "service": "Service whose logs to search.",
-        "query": 'Keywords that must all occur: "HikariPool timeout".',
-        "level": "Minimum level: DEBUG, INFO, WARN, ERROR, FATAL.",
-        "limit": "Newest N matching lines (1-500).",
-    },
-))
+SPEC = registry.register(
+    registry.ToolSpec(
+        name="query_logs",
+        description="Log lines of one service in which every keyword occurs; newest `limit` lines.",
+        summary="Log lines of one service matching every keyword.",
+        params=QueryLogsParams,
+        arrays=(registry.EvidenceArray("logs", log_text),),
+        fetch=fetch,
+        scope=scope,
+        precise=precise,
+        wider=wider,
+        option_help={
+            "service": "Service whose logs to search.",
+            "query": 'Keywords that must all occur: "HikariPool timeout".',
+            "level": "Minimum level: DEBUG, INFO, WARN, ERROR, FATAL.",
+            "limit": "Newest N matching lines (1-500).",
+        },
+    )
+)

@@ -39,7 +39,9 @@ def alert_text(alert: dict[str, Any]) -> str:
 
 def series_text(series: dict[str, Any]) -> str:
     stats = " ".join(
-        f"{key}={with_unit(series[key], series.get('unit'))}" for key in ("min", "max", "last") if series.get(key) is not None
+        f"{key}={with_unit(series[key], series.get('unit'))}"
+        for key in ("min", "max", "last")
+        if series.get(key) is not None
     )
     return f"{series.get('service')} {series.get('metric')} window={series.get('window')} {stats}".strip()
 
@@ -83,14 +85,16 @@ def fetch(params: QueryMetricsParams, env: ToolEnvironment, session: SessionView
     return Outcome(output, found_scope)
 
 
-SPEC = registry.register(registry.ToolSpec(
-    name="query_metrics",
-    description="Alerts and metric series (min/max/last over the window) of a service, or of everything.",
-    summary="Alerts and metric series of a service (or of everything).",
-    params=QueryMetricsParams,
-    arrays=(registry.EvidenceArray("alerts", alert_text), registry.EvidenceArray("series", series_text)),
-    fetch=fetch,
-    scope=scope,
-    precise=precise,
-    wider=wider,
-))
+SPEC = registry.register(
+    registry.ToolSpec(
+        name="query_metrics",
+        description="Alerts and metric series (min/max/last over the window) of a service, or of everything.",
+        summary="Alerts and metric series of a service (or of everything).",
+        params=QueryMetricsParams,
+        arrays=(registry.EvidenceArray("alerts", alert_text), registry.EvidenceArray("series", series_text)),
+        fetch=fetch,
+        scope=scope,
+        precise=precise,
+        wider=wider,
+    )
+)

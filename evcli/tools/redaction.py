@@ -62,14 +62,26 @@ def _rule(name: str, keywords: tuple[str, ...], pattern: str) -> _Rule:
 
 _RULES: tuple[_Rule, ...] = (
     # PEM keys on one line (or with literal "\n" as in service-account JSON).
-    _rule("private-key", ("private key",),
-          r"-----BEGIN[ A-Z0-9_-]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END[ A-Z0-9_-]*PRIVATE KEY(?: BLOCK)?-----|$)"),
+    _rule(
+        "private-key",
+        ("private key",),
+        r"-----BEGIN[ A-Z0-9_-]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END[ A-Z0-9_-]*PRIVATE KEY(?: BLOCK)?-----|$)",
+    ),
     # scheme://user:password@host — the password may hold '/' and '@' (the host follows the last '@').
-    _rule("url-credentials", ("://",), r"(?i)\b[a-z][a-z0-9+.-]*://[^:/\s@]*:(?P<s>[^\s@]*(?:@[^\s@]*)*?)@(?=[^\s@]+(?:\s|$))"),
-    _rule("slack-webhook", ("hooks.slack.com",), r"hooks\.slack\.com/(?:services|workflows)/(?P<s>[A-Za-z0-9+/_-]{16,})"),
+    _rule(
+        "url-credentials",
+        ("://",),
+        r"(?i)\b[a-z][a-z0-9+.-]*://[^:/\s@]*:(?P<s>[^\s@]*(?:@[^\s@]*)*?)@(?=[^\s@]+(?:\s|$))",
+    ),
+    _rule(
+        "slack-webhook", ("hooks.slack.com",), r"hooks\.slack\.com/(?:services|workflows)/(?P<s>[A-Za-z0-9+/_-]{16,})"
+    ),
     # Token shapes (gitleaks rule ids in brackets), masked whole.
-    _rule("aws-access-key-id", ("akia", "asia", "agpa", "aida", "aroa", "anpa", "anva", "abia", "acca"),
-          r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ABIA|ACCA)[A-Z0-9]{16}\b"),
+    _rule(
+        "aws-access-key-id",
+        ("akia", "asia", "agpa", "aida", "aroa", "anpa", "anva", "abia", "acca"),
+        r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ABIA|ACCA)[A-Z0-9]{16}\b",
+    ),
     _rule("jwt", ("eyj",), r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
     _rule("github-token", ("gh", "github_pat_"), r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})"),
     _rule("gitlab-token", ("gl",), r"\bgl(?:pat|dt|rt|ptt|soat|cbt|ft|imt|agent)-[A-Za-z0-9_-]{20,}"),
@@ -87,28 +99,49 @@ _RULES: tuple[_Rule, ...] = (
     _rule("vault-token", ("hvs.", "hvb."), r"\bhv[sb]\.[A-Za-z0-9_-]{24,}"),
     _rule("telegram-bot-token", (":aa",), r"\b\d{8,10}:AA[0-9A-Za-z_-]{33}\b"),
     # Headers and schemes.
-    _rule("authorization", ("authorization",),
-          r"(?i)\b(?:proxy-)?authorization[\"']?[ \t]*[=:][ \t]*[\"']?(?:(?:bearer|basic|token|digest|negotiate|apikey|sso-key)[ \t]+)?"
-          r"(?P<s>[^\s\"',;]+)"),
-    _rule("bearer", ("bearer",),
-          r"(?i)\bbearer[ \t]+(?P<s>(?=[A-Za-z0-9._~+/-]*\d)[A-Za-z0-9._~+/-]{6,}=*|[A-Za-z0-9._~+/-]{20,}=*)"),
+    _rule(
+        "authorization",
+        ("authorization",),
+        r"(?i)\b(?:proxy-)?authorization[\"']?[ \t]*[=:][ \t]*[\"']?(?:(?:bearer|basic|token|digest|negotiate|apikey|sso-key)[ \t]+)?"
+        r"(?P<s>[^\s\"',;]+)",
+    ),
+    _rule(
+        "bearer",
+        ("bearer",),
+        r"(?i)\bbearer[ \t]+(?P<s>(?=[A-Za-z0-9._~+/-]*\d)[A-Za-z0-9._~+/-]{6,}=*|[A-Za-z0-9._~+/-]{20,}=*)",
+    ),
     _rule("cookie-header", ("cookie",), r"(?i)\b(?:set-)?cookie[ \t]*:[ \t]*(?P<s>[^\s\"']+)"),
     # SQL: IDENTIFIED BY '…', PASSWORD '…'.
-    _rule("sql-password", ("identified", "password"),
-          r"(?i)\b(?:identified(?:[ \t]+with[ \t]+\S+)?[ \t]+by|password)[ \t]+" + _QUOTED),
+    _rule(
+        "sql-password",
+        ("identified", "password"),
+        r"(?i)\b(?:identified(?:[ \t]+with[ \t]+\S+)?[ \t]+by|password)[ \t]+" + _QUOTED,
+    ),
     # Command lines: --password X, -p X (database clients), redis-cli -a X, .netrc.
-    _rule("password-flag", ("-p", "--t", "--s", "--a"),
-          r"(?i)(?<![\w-])--?(?:password|passwd|pass|pwd|token|secret|api-key)(?:[ \t]+|=)"
-          r"(?:(?P<q>[\"'])(?P<s1>(?:(?!(?P=q))[^\n])+)(?P=q)|(?P<s2>[^\s\"'-][^\s\"']*))"),
-    _rule("db-client-p-flag", ("mysql", "mariadb", "mongo", "sshpass", "psql"),
-          r"\b(?:mysql\w*|mariadb\w*|mongo\w*|sshpass|psql)\b[^\n]*?[ \t]-p[ \t]?(?P<s>[^\s-]\S*)"),
-    _rule("redis-auth", ("redis-cli", "requirepass", "masterauth"),
-          r"(?i)(?:\bredis-cli\b[^\n]*?[ \t]-a|\b(?:requirepass|masterauth))[ \t]+(?P<s>\S+)"),
+    _rule(
+        "password-flag",
+        ("-p", "--t", "--s", "--a"),
+        r"(?i)(?<![\w-])--?(?:password|passwd|pass|pwd|token|secret|api-key)(?:[ \t]+|=)"
+        r"(?:(?P<q>[\"'])(?P<s1>(?:(?!(?P=q))[^\n])+)(?P=q)|(?P<s2>[^\s\"'-][^\s\"']*))",
+    ),
+    _rule(
+        "db-client-p-flag",
+        ("mysql", "mariadb", "mongo", "sshpass", "psql"),
+        r"\b(?:mysql\w*|mariadb\w*|mongo\w*|sshpass|psql)\b[^\n]*?[ \t]-p[ \t]?(?P<s>[^\s-]\S*)",
+    ),
+    _rule(
+        "redis-auth",
+        ("redis-cli", "requirepass", "masterauth"),
+        r"(?i)(?:\bredis-cli\b[^\n]*?[ \t]-a|\b(?:requirepass|masterauth))[ \t]+(?P<s>\S+)",
+    ),
     _rule("netrc", ("login",), r"(?i)\blogin[ \t]+\S+[ \t]+password[ \t]+(?P<s>\S+)"),
     # key=value, key: value, "key": "value" for secret-looking keys.
     _rule("keyed-quoted", _KEY_WORDS, r"(?i)\b" + _KEY + r"[\"']?[ \t]*[=:][ \t]*" + _QUOTED),
-    _rule("keyed-value", _KEY_WORDS,
-          r"(?i)\b" + _KEY + r"[\"']?[ \t]*(?:=[ \t]*|:[ \t]*(?!" + _PROSE + r"\b))(?![\"'])(?P<s>[^\s\"',;&)}\]]+)"),
+    _rule(
+        "keyed-value",
+        _KEY_WORDS,
+        r"(?i)\b" + _KEY + r"[\"']?[ \t]*(?:=[ \t]*|:[ \t]*(?!" + _PROSE + r"\b))(?![\"'])(?P<s>[^\s\"',;&)}\]]+)",
+    ),
 )
 
 # Each keyword once, with the rules it triggers: one substring test per keyword

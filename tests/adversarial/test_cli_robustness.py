@@ -32,17 +32,22 @@ def _write(tmp_path, name, data) -> str:
     return str(path)
 
 
-@pytest.mark.parametrize("args, fragment", [
-    (("ask", "--foo", "x"), "No such option: --foo (try '"),
-    (("trace",), "Missing argument"),
-    (("sessions", "-n", "abc"), "Invalid value for '--limit'"),
-    (("tool", "query_logs", "--bogus"), "No such option: --bogus"),
-])
+@pytest.mark.parametrize(
+    "args, fragment",
+    [
+        (("ask", "--foo", "x"), "No such option: --foo (try '"),
+        (("trace",), "Missing argument"),
+        (("sessions", "-n", "abc"), "Invalid value for '--limit'"),
+        (("tool", "query_logs", "--bogus"), "No such option: --bogus"),
+    ],
+)
 def test_option_errors_are_one_line_with_exit_2(args, fragment):
     assert_clean_error(evcli(*args), 2, fragment)
 
 
-@pytest.mark.parametrize("args", [("ask", ""), ("ask", "  \t "), ("plan", " "), ("kb", "search", ""), ("kb", "search", "   ")])
+@pytest.mark.parametrize(
+    "args", [("ask", ""), ("ask", "  \t "), ("plan", " "), ("kb", "search", ""), ("kb", "search", "   ")]
+)
 def test_empty_question_or_query_is_a_usage_error(args, db_path):
     assert_clean_error(evcli(*args), 2, "is empty")
 
@@ -106,13 +111,16 @@ def test_a_read_only_store_says_so(tmp_path):
         subprocess.run(["chattr", "-i", db_path], check=True)
 
 
-@pytest.mark.parametrize("mutation, fragment", [
-    (lambda text: text.replace("[composer]", "[composr]"), "'composr'"),
-    (lambda text: text.replace('id = "binding.unique_item"', 'id = ["binding.unique_item"]'), "unknown id"),
-    (lambda text: text.replace("default_severity", "severity = 'reject'\ndefault_severity", 1), "'severity'"),
-    (lambda text: text.replace("overstatement_phrases", "overstatment_phrases", 1), "'overstatment_phrases'"),
-    (lambda text: "x = " + "[" * 50_000 + "]" * 50_000 + "\n" + text, "nested too deeply"),
-])
+@pytest.mark.parametrize(
+    "mutation, fragment",
+    [
+        (lambda text: text.replace("[composer]", "[composr]"), "'composr'"),
+        (lambda text: text.replace('id = "binding.unique_item"', 'id = ["binding.unique_item"]'), "unknown id"),
+        (lambda text: text.replace("default_severity", "severity = 'reject'\ndefault_severity", 1), "'severity'"),
+        (lambda text: text.replace("overstatement_phrases", "overstatment_phrases", 1), "'overstatment_phrases'"),
+        (lambda text: "x = " + "[" * 50_000 + "]" * 50_000 + "\n" + text, "nested too deeply"),
+    ],
+)
 def test_a_misspelt_rules_file_is_an_error_naming_file_and_key(tmp_path, db_path, mutation, fragment):
     rules = _write(tmp_path, "rules.toml", mutation(RULES.read_text(encoding="utf-8")))
     line = assert_clean_error(evcli("gate", SAMPLE, "--rules", rules), 2, fragment)
@@ -129,9 +137,16 @@ def test_a_full_disk_says_disk_full(tmp_path):
         TraceStore(db_path).close()
         big = _write(tmp_path, "big.json", _document(session_id="big-1", annotations={"pad": "x" * 400_000}))
         env = dict(os.environ, EVCLI_HOME=str(mount), NO_COLOR="1")
-        done = subprocess.run([sys.executable, "-m", "evcli", "import", big, "--db", str(db_path)],
-                              capture_output=True, text=True, env=env, timeout=60)
+        done = subprocess.run(
+            [sys.executable, "-m", "evcli", "import", big, "--db", str(db_path)],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+        )
         assert done.returncode == 1, done
-        assert done.stderr.strip().splitlines() == [f"error: disk full: cannot write trace store {db_path}"], done.stderr
+        assert done.stderr.strip().splitlines() == [f"error: disk full: cannot write trace store {db_path}"], (
+            done.stderr
+        )
     finally:
         subprocess.run(["umount", mount], check=False)

@@ -24,27 +24,46 @@ def test_trivial_excerpt_carries_no_fact(excerpt):
     assert informative_problem(excerpt, min_chars=4)
 
 
-@pytest.mark.parametrize(("excerpt", "ref"), [
-    ("state=fixing", ALERT), ("level=worn disk almost full", "level=warn disk almost full"),
-    ("inventory-service is ... available", "inventory-service is unavailable"),
-])
+@pytest.mark.parametrize(
+    ("excerpt", "ref"),
+    [
+        ("state=fixing", ALERT),
+        ("level=worn disk almost full", "level=warn disk almost full"),
+        ("inventory-service is ... available", "inventory-service is unavailable"),
+    ],
+)
 def test_changed_word_is_rejected(excerpt, ref):
     assert not match_excerpt(excerpt, ref).supported
 
 
-@pytest.mark.parametrize(("claim", "excerpt"), [
-    ("The root cause is database migration 42", "Connection is not available"),
-    ("payment-service is down", "HikariPool-1 - Connection is not available"),
-    ("order-service CPU usage is 92%", "request timed out after 30000ms"),
-])
+@pytest.mark.parametrize(
+    ("claim", "excerpt"),
+    [
+        ("The root cause is database migration 42", "Connection is not available"),
+        ("payment-service is down", "HikariPool-1 - Connection is not available"),
+        ("order-service CPU usage is 92%", "request timed out after 30000ms"),
+    ],
+)
 def test_claim_facts_must_be_in_its_excerpts(claim, excerpt):
     assert missing_facts(claim, [excerpt], is_session_entity=lambda _: True)
 
 
 def _verify(claim_type, text, excerpt, ref=LOG, raw_path="$.logs[0]"):
-    claim = {"claim_id": "claim-1", "claim_type": claim_type, "claim_text": text, "support_level": "direct",
-             "verified_evidence": [{"source_invocation_id": 1, "tool_name": "query_logs", "raw_path": raw_path,
-                                    "matched_text": ref, "evidence_excerpt": excerpt}]}
+    claim = {
+        "claim_id": "claim-1",
+        "claim_type": claim_type,
+        "claim_text": text,
+        "support_level": "direct",
+        "verified_evidence": [
+            {
+                "source_invocation_id": 1,
+                "tool_name": "query_logs",
+                "raw_path": raw_path,
+                "matched_text": ref,
+                "evidence_excerpt": excerpt,
+            }
+        ],
+    }
     payload = {"verified_claims": [claim], "gatekeeper": {"severity": "none"}}
     reply = OfflineEngine().complete(RoleRequest(role="verifier", prompt=None, payload=payload))
     return json.loads(reply.text)
@@ -52,11 +71,27 @@ def _verify(claim_type, text, excerpt, ref=LOG, raw_path="$.logs[0]"):
 
 OMISSIONS = [
     ("observation", "The order-service database is not the problem", "not available"),
-    ("observation", "order-service database is not the problem", "order-service HikariPool-1 - Connection is not available"),
-    ("observation", "order-service HikariPool-1 connection is available", "order-service HikariPool-1 - Connection is not available"),
-    ("observation", "order-service HikariPool-1 is not exhausted", "order-service HikariPool-1 - Connection is not available"),
+    (
+        "observation",
+        "order-service database is not the problem",
+        "order-service HikariPool-1 - Connection is not available",
+    ),
+    (
+        "observation",
+        "order-service HikariPool-1 connection is available",
+        "order-service HikariPool-1 - Connection is not available",
+    ),
+    (
+        "observation",
+        "order-service HikariPool-1 is not exhausted",
+        "order-service HikariPool-1 - Connection is not available",
+    ),
     ("observation", "payment-service CPU usage is normal", ALERT),
-    ("symptom", "order-service requests are not timing out", "order-service HikariPool-1 - Connection is not available, request timed out"),
+    (
+        "symptom",
+        "order-service requests are not timing out",
+        "order-service HikariPool-1 - Connection is not available, request timed out",
+    ),
     ("observation", "23 services are down", "waiting=23"),
 ]
 

@@ -63,10 +63,14 @@ def _runbook_env(tmp_path):
     shutil.copytree(demo_env_dir(), env)
     shutil.rmtree(env / "runbooks")
     (env / "runbooks").mkdir()
-    checks = "\n".join(f"{n}. {command} before checking the CPU usage again." for n, command in enumerate(COMMANDS[:3], 1))
+    checks = "\n".join(
+        f"{n}. {command} before checking the CPU usage again." for n, command in enumerate(COMMANDS[:3], 1)
+    )
     (env / "runbooks" / "cpu-cleanup.md").write_text(
         "---\ntitle: CPU cleanup\nalerts: [HighCPUUsage]\nservices: [payment-service]\nskill: diagnose-high-cpu\n---\n\n"
-        f"# CPU cleanup\n\nWhen HighCPUUsage fires on payment-service.\n\n## Checks\n\n{checks}\n", encoding="utf-8")
+        f"# CPU cleanup\n\nWhen HighCPUUsage fires on payment-service.\n\n## Checks\n\n{checks}\n",
+        encoding="utf-8",
+    )
     return env
 
 
@@ -97,8 +101,11 @@ def test_composer_fallback_flags_actions():
 
 
 def test_postguard_rejects_an_unflagged_destructive_step():
-    output = {"answer_summary": "CPU is high.", "user_facing_answer": "Next: run DROP TABLE orders",
-              "recommended_actions": [{"action_text": "run DROP TABLE orders", "reason": "runbook"}]}
+    output = {
+        "answer_summary": "CPU is high.",
+        "user_facing_answer": "Next: run DROP TABLE orders",
+        "recommended_actions": [{"action_text": "run DROP TABLE orders", "reason": "runbook"}],
+    }
     violations = check_answer(output, material=["run DROP TABLE orders", "CPU is high."], citations=set(), phrases=[])
     assert any("needs human review" in v for v in violations), violations
 
@@ -110,22 +117,53 @@ def _model(body):
     if role == "executor":
         if not tool_messages(body):
             return calls(("lookup_knowledge", {"query": "CPU cleanup checks", "service": "payment-service"}))
-        return answer({"answer_version": "executor_evidence_v2", "claims": [], "hypotheses": [],
-                       "recommended_actions": ["run DROP TABLE orders (runbook cpu-cleanup.md)"], "missing_info": []})
+        return answer(
+            {
+                "answer_version": "executor_evidence_v2",
+                "claims": [],
+                "hypotheses": [],
+                "recommended_actions": ["run DROP TABLE orders (runbook cpu-cleanup.md)"],
+                "missing_info": [],
+            }
+        )
     if role == "verifier":
-        return answer({"verdict": "LOW_CONFID", "groundedness_score": 0.0, "critical_fact_count": 0, "claim_checks": [],
-                       "facts_checked": [], "rationale": "s"})
+        return answer(
+            {
+                "verdict": "LOW_CONFID",
+                "groundedness_score": 0.0,
+                "critical_fact_count": 0,
+                "claim_checks": [],
+                "facts_checked": [],
+                "rationale": "s",
+            }
+        )
     text = "Next step: run DROP TABLE orders (runbook cpu-cleanup.md)"
-    return answer({"answer_summary": "No verified finding.", "user_facing_answer": text,
-                   "recommended_actions": [{"action_text": "run DROP TABLE orders (runbook cpu-cleanup.md)", "reason": "r"}]})
+    return answer(
+        {
+            "answer_summary": "No verified finding.",
+            "user_facing_answer": text,
+            "recommended_actions": [{"action_text": "run DROP TABLE orders (runbook cpu-cleanup.md)", "reason": "r"}],
+        }
+    )
 
 
 def test_a_model_composed_destructive_step_never_reaches_the_reader_unflagged(tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-scripted-runbook-key-0000")
     env = _runbook_env(tmp_path)
     with ScriptedServer(_model) as server:
-        run = evcli("ask", "Why is payment-service CPU usage high?", "--env", env, "--model", "openai/scripted",
-                    "--api-base", server.url + "/v1", "--db", tmp_path / "m.db", "--json")
+        run = evcli(
+            "ask",
+            "Why is payment-service CPU usage high?",
+            "--env",
+            env,
+            "--model",
+            "openai/scripted",
+            "--api-base",
+            server.url + "/v1",
+            "--db",
+            tmp_path / "m.db",
+            "--json",
+        )
     assert run.exit_code in (0, 3), run
     result = run.json()
     shown = result["answer"]["user_facing_answer"] + "\n" + json.dumps(result["answer"]["recommended_actions"])

@@ -34,8 +34,10 @@ def _dump(path: Path) -> str:
 def _runbook() -> str:
     lines = "\n".join(f"- {entry.line}" for entry in SECRETS)
     block = "\n".join(PEM_BLOCK_LINES)
-    return (f"---\ntitle: Leakcheck credentials rotation\nservices: [payment-service]\n---\n\n# Leakcheck credentials rotation\n\n"
-            f"## Known credentials\n\n{lines}\n\n## Key\n\n{block}\n")
+    return (
+        f"---\ntitle: Leakcheck credentials rotation\nservices: [payment-service]\n---\n\n# Leakcheck credentials rotation\n\n"
+        f"## Known credentials\n\n{lines}\n\n## Key\n\n{block}\n"
+    )
 
 
 @pytest.fixture
@@ -55,11 +57,30 @@ def _alert_payload(tmp_path: Path) -> Path:
     annotations = {f"note{n}": entry.line for n, entry in enumerate(SECRETS)}
     annotations["summary"] = "leakcheck " + QUESTION_SECRET.line
     annotations["key"] = "\n".join(PEM_BLOCK_LINES)
-    labels = {"alertname": "HighCPUUsage", "service": "payment-service", "dsn": SECRETS[17].line, "token": SECRETS[11].secret}
+    labels = {
+        "alertname": "HighCPUUsage",
+        "service": "payment-service",
+        "dsn": SECRETS[17].line,
+        "token": SECRETS[11].secret,
+    }
     payload = tmp_path / "alert.json"
-    payload.write_text(json.dumps({"version": "4", "status": "firing",
-                                   "alerts": [{"status": "firing", "labels": labels, "annotations": annotations,
-                                               "startsAt": "2026-07-08T22:50:00Z"}]}), encoding="utf-8")
+    payload.write_text(
+        json.dumps(
+            {
+                "version": "4",
+                "status": "firing",
+                "alerts": [
+                    {
+                        "status": "firing",
+                        "labels": labels,
+                        "annotations": annotations,
+                        "startsAt": "2026-07-08T22:50:00Z",
+                    }
+                ],
+            }
+        ),
+        encoding="utf-8",
+    )
     return payload
 
 
@@ -85,17 +106,64 @@ def test_masking_is_idempotent():
 
 def test_tool_calls_recorded_into_a_session(secret_env, tmp_path):
     db = tmp_path / "t.db"
-    ask = evcli("ask", "Why is payment-service CPU usage high? " + QUESTION_SECRET.line, "--env", secret_env, "--db", db, "--json")
+    ask = evcli(
+        "ask",
+        "Why is payment-service CPU usage high? " + QUESTION_SECRET.line,
+        "--env",
+        secret_env,
+        "--db",
+        db,
+        "--json",
+    )
     assert ask.exit_code in (0, 3), ask
     session = ask.json()["session_id"]
-    logs = evcli("tool", "query_logs", "--service", "payment-service", "--query", "leakcheck", "--window", "2h",
-                 "--limit", "500", "--env", secret_env, "--session", session, "--db", db, "--json")
+    logs = evcli(
+        "tool",
+        "query_logs",
+        "--service",
+        "payment-service",
+        "--query",
+        "leakcheck",
+        "--window",
+        "2h",
+        "--limit",
+        "500",
+        "--env",
+        secret_env,
+        "--session",
+        session,
+        "--db",
+        db,
+        "--json",
+    )
     assert logs.exit_code == 0, logs
-    raw_logs = evcli("tool", "query_logs", "--service", "payment-service", "--window", "2h", "--limit", "500",
-                     "--env", secret_env, "--db", db)
+    raw_logs = evcli(
+        "tool",
+        "query_logs",
+        "--service",
+        "payment-service",
+        "--window",
+        "2h",
+        "--limit",
+        "500",
+        "--env",
+        secret_env,
+        "--db",
+        db,
+    )
     assert raw_logs.exit_code == 0, raw_logs
-    knowledge = evcli("tool", "lookup_knowledge", "--query", "leakcheck credentials", "--env", secret_env,
-                      "--session", session, "--db", db)
+    knowledge = evcli(
+        "tool",
+        "lookup_knowledge",
+        "--query",
+        "leakcheck credentials",
+        "--env",
+        secret_env,
+        "--session",
+        session,
+        "--db",
+        db,
+    )
     assert knowledge.exit_code == 0, knowledge
     trace = evcli("trace", session, "--db", db)
     export = evcli("export", session, "--db", db)
@@ -152,23 +220,55 @@ def _leaky_model(body: dict) -> dict:
         return answer({"selected_skill": None, "selection_reason": "s", "plan": ["query_logs"], "reasoning": "s"})
     if role == "executor":
         if not tool_messages(body):
-            return calls(("query_logs", {"service": "payment-service", "query": "leakcheck", "window": "2h", "limit": 200}),
-                         ("lookup_knowledge", {"query": "leakcheck credentials"}))
-        return answer({"answer_version": "executor_evidence_v2", "claims": [], "hypotheses": [], "recommended_actions": [],
-                       "missing_info": ["nothing verified"]})
+            return calls(
+                ("query_logs", {"service": "payment-service", "query": "leakcheck", "window": "2h", "limit": 200}),
+                ("lookup_knowledge", {"query": "leakcheck credentials"}),
+            )
+        return answer(
+            {
+                "answer_version": "executor_evidence_v2",
+                "claims": [],
+                "hypotheses": [],
+                "recommended_actions": [],
+                "missing_info": ["nothing verified"],
+            }
+        )
     if role == "verifier":
-        return answer({"verdict": "LOW_CONFID", "groundedness_score": 0.0, "critical_fact_count": 0, "claim_checks": [],
-                       "facts_checked": [], "rationale": "s"})
-    return answer({"answer_summary": "No finding was verified.", "recommended_actions": [],
-                   "user_facing_answer": "No finding was verified."})
+        return answer(
+            {
+                "verdict": "LOW_CONFID",
+                "groundedness_score": 0.0,
+                "critical_fact_count": 0,
+                "claim_checks": [],
+                "facts_checked": [],
+                "rationale": "s",
+            }
+        )
+    return answer(
+        {
+            "answer_summary": "No finding was verified.",
+            "recommended_actions": [],
+            "user_facing_answer": "No finding was verified.",
+        }
+    )
 
 
 def test_nothing_secret_reaches_the_model(secret_env, tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-scripted-secrets-key-0000")
     db = tmp_path / "m.db"
     with ScriptedServer(_leaky_model) as server:
-        run = evcli("ask", "Why is payment-service failing? " + QUESTION_SECRET.line, "--env", secret_env,
-                    "--model", "openai/scripted", "--api-base", server.url + "/v1", "--db", db)
+        run = evcli(
+            "ask",
+            "Why is payment-service failing? " + QUESTION_SECRET.line,
+            "--env",
+            secret_env,
+            "--model",
+            "openai/scripted",
+            "--api-base",
+            server.url + "/v1",
+            "--db",
+            db,
+        )
         bodies = json.dumps(server.requests)
     assert run.exit_code in (0, 3), run
     assert "leakcheck" in bodies and "***" in bodies  # the evidence did reach the model, masked
@@ -180,8 +280,12 @@ def test_shipped_runbooks_and_logs_keep_their_text_apart_from_their_two_planted_
     """False positives cost evidence: masking the shipped environments changes only the planted secrets."""
     redactor = Redactor()
     root = Path(__file__).resolve().parents[2] / "evcli"
-    changed = [line for path in sorted(root.glob("**/runbooks/**/*.md")) + sorted(root.glob("**/logs/*.log"))
-               for line in path.read_text(encoding="utf-8").splitlines() if redactor.mask_text(line) != line]
+    changed = [
+        line
+        for path in sorted(root.glob("**/runbooks/**/*.md")) + sorted(root.glob("**/logs/*.log"))
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if redactor.mask_text(line) != line
+    ]
     assert len(changed) == 2, changed
     assert "Bearer eyJ" in changed[0] + changed[1] and "password=hunter2" in changed[0] + changed[1]
 

@@ -16,8 +16,25 @@ from evcli.contracts import RunRecord
 from tests.cli._util import assert_clean_error, evcli, load_json, sample_files, snapshot
 from tests.conftest import sample
 
-BAD_IDS = ["/x", "../../x", "../x", "a/b", "..", ".", "", ".hidden", "a\\b", "x\n", "x\x00y", "-rf", " x", "x" * 129,
-           "c:x", "ｘ/..", "x/"]
+BAD_IDS = [
+    "/x",
+    "../../x",
+    "../x",
+    "a/b",
+    "..",
+    ".",
+    "",
+    ".hidden",
+    "a\\b",
+    "x\n",
+    "x\x00y",
+    "-rf",
+    " x",
+    "x" * 129,
+    "c:x",
+    "ｘ/..",
+    "x/",
+]
 GOOD_IDS = ["20250101T000000-abcdef", "sample-narrow-payment-highcpu", "copy-1", "other", "old-1", "a.b_c-9"]
 
 

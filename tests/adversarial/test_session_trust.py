@@ -52,12 +52,24 @@ def _invocation(document: dict, invocation_id: int) -> dict:
 
 def _cite(document: dict, invocation: dict, raw_path: str, excerpt: str) -> None:
     """A new claim of the executor output bound to invocation/raw_path."""
-    _execute(document)["claims"].append({
-        "claim_id": "claim-forged", "claim_type": "root_cause", "claim_text": FORGED_FACT, "support_level": "direct",
-        "evidence_bindings": [{"source_type": "tool_trace", "source_id": "", "tool_name": invocation["tool_name"],
-                               "source_invocation_id": invocation["invocation_id"], "raw_path": raw_path,
-                               "evidence_excerpt": excerpt}],
-    })
+    _execute(document)["claims"].append(
+        {
+            "claim_id": "claim-forged",
+            "claim_type": "root_cause",
+            "claim_text": FORGED_FACT,
+            "support_level": "direct",
+            "evidence_bindings": [
+                {
+                    "source_type": "tool_trace",
+                    "source_id": "",
+                    "tool_name": invocation["tool_name"],
+                    "source_invocation_id": invocation["invocation_id"],
+                    "raw_path": raw_path,
+                    "evidence_excerpt": excerpt,
+                }
+            ],
+        }
+    )
 
 
 def _add_forged_log(document: dict, source_id: int, **changes) -> dict:
@@ -75,11 +87,15 @@ def _add_forged_log(document: dict, source_id: int, **changes) -> dict:
 # --- (a) an invocation added by hand ------------------------------------------------------------
 
 
-@pytest.mark.parametrize("changes", [
-    {"invocation_id": 9},  # beyond 1..n
-    {"invocation_id": 6, "created_at": "2026-07-08T23:59:00.000000Z"},  # after the executor output citing it
-    {"invocation_id": 6, "round": 2},  # a round in which the executor called no tool
-], ids=["id-gap", "after-output", "other-round"])
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"invocation_id": 9},  # beyond 1..n
+        {"invocation_id": 6, "created_at": "2026-07-08T23:59:00.000000Z"},  # after the executor output citing it
+        {"invocation_id": 6, "round": 2},  # a round in which the executor called no tool
+    ],
+    ids=["id-gap", "after-output", "other-round"],
+)
 def test_hand_added_invocation_is_not_accounted_for(tmp_path, changes):
     document = load_json(BASE)
     _add_forged_log(document, 2, **changes)
@@ -93,7 +109,9 @@ def test_hand_added_invocation_beyond_the_listed_tool_calls_is_not_accounted_for
     document = copy.deepcopy(fresh)
     # The first executor step recorded its complete call list: one query_metrics call.
     step = next(s for s in document["steps"] if s["agent"] == "executor" and s["has_tool_call"])
-    assert json.loads(step["model_output_summary"]) == [{"tool": "query_metrics", "arguments": {"service": "order-service", "window": "30m"}}]
+    assert json.loads(step["model_output_summary"]) == [
+        {"tool": "query_metrics", "arguments": {"service": "order-service", "window": "30m"}}
+    ]
     for other in document["steps"]:
         if other is not step and other["has_tool_call"]:
             other["has_tool_call"] = False  # the attacker also hides the truncated call lists
@@ -125,11 +143,15 @@ def test_consistent_hand_added_invocation_is_caught_against_the_sources(tmp_path
 # --- (b) a ref text edited, recorded output unchanged ---------------------------------------------
 
 
-@pytest.mark.parametrize("edit", [
-    lambda text: text.replace("restart_count=3", "restart_count=30"),
-    lambda text: f"{text}; {FORGED_FACT}",
-    lambda text: text.replace("ERROR", "WARN"),
-], ids=["number", "appended", "level"])
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda text: text.replace("restart_count=3", "restart_count=30"),
+        lambda text: f"{text}; {FORGED_FACT}",
+        lambda text: text.replace("ERROR", "WARN"),
+    ],
+    ids=["number", "appended", "level"],
+)
 def test_edited_ref_text_is_rejected(tmp_path, edit):
     document = load_json(BASE)
     ref = _invocation(document, 2)["retrieval_details"]["evidence_refs"][2]
@@ -173,10 +195,14 @@ def test_duplicate_invocation_id_is_rejected_whichever_comes_first(tmp_path, pos
 # --- (d) a citation of an invocation recorded as failed ----------------------------------------------
 
 
-@pytest.mark.parametrize("changes", [
-    {"success": False, "error_message": "timed out after 15s"},
-    {"evidence_status": "failed"},
-], ids=["success-false", "status-failed"])
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"success": False, "error_message": "timed out after 15s"},
+        {"evidence_status": "failed"},
+    ],
+    ids=["success-false", "status-failed"],
+)
 def test_citing_a_failed_invocation_is_rejected(tmp_path, changes):
     document = load_json(BASE)
     invocation = _invocation(document, 2)
@@ -204,5 +230,7 @@ def test_consistently_forged_export_passes_gate_but_fails_against_the_sources(tm
 
     against = evcli("gate", path, "--against", demo_env_dir())
     assert against.exit_code == 4, against
-    finding = next(line for line in against.stdout.splitlines() if line.startswith("✗ provenance.source_matches (reject)"))
+    finding = next(
+        line for line in against.stdout.splitlines() if line.startswith("✗ provenance.source_matches (reject)")
+    )
     assert "restartCount=1" in finding and "restartCount=7" in finding and "(query_logs" in finding

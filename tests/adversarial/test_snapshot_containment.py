@@ -60,7 +60,9 @@ def outside(tmp_path: Path, name: str, text: str) -> Path:
 LEAKS = {
     "logs/checkout.log": f"2026-07-08T23:01:00Z ERROR checkout {SECRET}\n",
     "metrics/checkout.csv": "timestamp,cpu[%]\n2026-07-08T23:00:00Z,77.7\n",
-    "alerts.json": json.dumps([{"labels": {"alertname": SECRET, "service": "checkout"}, "startsAt": "2026-07-08T22:50:00Z"}]),
+    "alerts.json": json.dumps(
+        [{"labels": {"alertname": SECRET, "service": "checkout"}, "startsAt": "2026-07-08T22:50:00Z"}]
+    ),
     "env.toml": f'name = "{SECRET}"\nnow = "2026-07-08T23:10:00Z"\n',
     "runbooks/checkout.md": f"# Checkout\n\nThe secret is {SECRET} payment.\n",
 }

@@ -37,14 +37,24 @@ def _env(db_path: Path) -> dict[str, str]:
 def _ask(db_path: Path) -> subprocess.Popen:
     # SIGINT as a terminal delivers it: a test runner started in the background has it ignored, and a
     # child inherits that (Python then never raises KeyboardInterrupt, like `nohup`).
-    return subprocess.Popen([sys.executable, "-m", "evcli", "ask", QUESTION, "--db", str(db_path)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env(db_path), text=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    return subprocess.Popen(
+        [sys.executable, "-m", "evcli", "ask", QUESTION, "--db", str(db_path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=_env(db_path),
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
 
 
 def _evcli(db_path: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "evcli", *args, "--db", str(db_path)],
-                          capture_output=True, text=True, env=_env(db_path), timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "evcli", *args, "--db", str(db_path)],
+        capture_output=True,
+        text=True,
+        env=_env(db_path),
+        timeout=60,
+    )
 
 
 def _raw_status(db_path: Path, session_id: str) -> str:
@@ -65,8 +75,10 @@ def test_sigkilled_asks_never_show_as_running(tmp_path):
     listed = json.loads(_evcli(db_path, "sessions", "--json", "-n", "1000").stdout)
     statuses = [row["status"] for row in listed]
     raw_active = [r for r in listed if _raw_status(db_path, r["session_id"]) in ("created", "running")]
-    print(f"{kills} kills in {elapsed:.1f}s: {len(listed)} runs stored, "
-          f"{len(raw_active)} left active in the table, shown as {sorted(set(statuses))}")
+    print(
+        f"{kills} kills in {elapsed:.1f}s: {len(listed)} runs stored, "
+        f"{len(raw_active)} left active in the table, shown as {sorted(set(statuses))}"
+    )
     assert kills >= MIN_KILLS and raw_active, "too few kills landed inside a run: the probe proves nothing"
     assert not [s for s in statuses if s in ("created", "running")]
     # trace and export show the same status as the listing
@@ -114,8 +126,11 @@ def test_ctrl_c_during_ask_exits_130_marks_the_run_and_says_what_was_kept(tmp_pa
         deadline = time.monotonic() + 10
         while session_id is None and time.monotonic() < deadline and process.poll() is None:
             with sqlite3.connect(db_path) as conn:
-                row = conn.execute("SELECT session_id FROM diagnosis_run WHERE status IN ('created', 'running') "
-                                   "AND owner LIKE ? LIMIT 1", [f"%:{process.pid}:%"]).fetchone()
+                row = conn.execute(
+                    "SELECT session_id FROM diagnosis_run WHERE status IN ('created', 'running') "
+                    "AND owner LIKE ? LIMIT 1",
+                    [f"%:{process.pid}:%"],
+                ).fetchone()
             session_id = row and row[0]
             time.sleep(0.01)
         process.send_signal(signal.SIGINT)
@@ -147,9 +162,20 @@ def test_upgrade_from_the_previous_schema_adds_the_owner_and_keeps_old_runs(tmp_
     db_path = tmp_path / "evcli.db"
     db = Database(db_path)
     migrations.apply(db, stop_before="m003_run_owner")
-    db["diagnosis_run"].insert({"session_id": "old-1", "question": "q", "mode": "chat", "status": "running",
-                                "config": "{}", "prompt_audit": "{}", "self_evaluation": "{}", "annotations": "{}",
-                                "created_at": "2026-01-01T00:00:00.000000Z", "updated_at": "2026-01-01T00:00:00.000000Z"})
+    db["diagnosis_run"].insert(
+        {
+            "session_id": "old-1",
+            "question": "q",
+            "mode": "chat",
+            "status": "running",
+            "config": "{}",
+            "prompt_audit": "{}",
+            "self_evaluation": "{}",
+            "annotations": "{}",
+            "created_at": "2026-01-01T00:00:00.000000Z",
+            "updated_at": "2026-01-01T00:00:00.000000Z",
+        }
+    )
     db.conn.close()
 
     store = TraceStore(db_path)

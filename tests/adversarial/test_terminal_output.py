@@ -18,8 +18,17 @@ from tests.cli._util import evcli
 
 MARKUP = ["[/]", "[bold]x[/bold]", "[link=file:///etc/passwd]x[/link]"]
 # ESC sequences (colour, OSC 8 link, window title), bell, carriage return, backspace, DEL, C1 CSI, bidi override
-CONTROLS = ["\x1b[31mred\x1b[0m", "\x1b]8;;file:///etc/passwd\x07click\x1b]8;;\x07", "\x1b]0;title\x07",
-            "over\rwrite", "back\x08space", "del\x7f", "c1\x9b31m", "bidi\u202egnp.exe", "iso\u2066x\u2069"]
+CONTROLS = [
+    "\x1b[31mred\x1b[0m",
+    "\x1b]8;;file:///etc/passwd\x07click\x1b]8;;\x07",
+    "\x1b]0;title\x07",
+    "over\rwrite",
+    "back\x08space",
+    "del\x7f",
+    "c1\x9b31m",
+    "bidi\u202egnp.exe",
+    "iso\u2066x\u2069",
+]
 _RAW = ["\x1b", "\x07", "\r", "\x08", "\x7f", "\x9b", "\u202e", "\u2066", "\u2069"]
 
 
@@ -76,9 +85,11 @@ def test_control_characters_in_stored_questions_are_shown_not_obeyed(db_path):
 def hostile_env(tmp_path):
     env = tmp_path / "env"
     shutil.copytree(demo_env_dir(), env)
-    line = ("2026-07-08 23:09:50.000 ERROR [payment-service-7d9f8b6c4-m8r4t] c.e.Pool - HikariPool timeout "
-            "\x1b]8;;http://evil.example\x07"
-            "open me\x1b]8;;\x07 \x1b[2J cleared \u202etxt.exe [bold]loud[/bold]\n")
+    line = (
+        "2026-07-08 23:09:50.000 ERROR [payment-service-7d9f8b6c4-m8r4t] c.e.Pool - HikariPool timeout "
+        "\x1b]8;;http://evil.example\x07"
+        "open me\x1b]8;;\x07 \x1b[2J cleared \u202etxt.exe [bold]loud[/bold]\n"
+    )
     logs = sorted((env / "logs").iterdir())
     target = next(p for p in logs if p.name == "payment-service.log")
     with target.open("a", encoding="utf-8") as handle:
@@ -87,13 +98,34 @@ def hostile_env(tmp_path):
 
 
 def test_escape_sequences_in_log_lines_are_shown_visibly_by_tool(hostile_env, db_path):
-    run = evcli("tool", "query_logs", "--service", "payment-service", "--query", "HikariPool", "--window", "30d",
-                "--env", hostile_env)
+    run = evcli(
+        "tool",
+        "query_logs",
+        "--service",
+        "payment-service",
+        "--query",
+        "HikariPool",
+        "--window",
+        "30d",
+        "--env",
+        hostile_env,
+    )
     assert run.exit_code == 0, run
     _no_raw_controls(run.result.stdout)
     assert "\\x1b]8;;http://evil.example\\x07open me" in run.stdout, run
-    as_json = evcli("tool", "query_logs", "--service", "payment-service", "--query", "HikariPool", "--window", "30d",
-                    "--env", hostile_env, "--json")
+    as_json = evcli(
+        "tool",
+        "query_logs",
+        "--service",
+        "payment-service",
+        "--query",
+        "HikariPool",
+        "--window",
+        "30d",
+        "--env",
+        hostile_env,
+        "--json",
+    )
     _no_raw_controls(as_json.result.stdout)
     assert "evil.example" in json.dumps(as_json.json(), ensure_ascii=False)  # still valid JSON carrying the line
 
@@ -101,11 +133,14 @@ def test_escape_sequences_in_log_lines_are_shown_visibly_by_tool(hostile_env, db
 def test_escape_sequences_in_evidence_are_shown_visibly_by_ask_and_kb_search(hostile_env, db_path):
     (hostile_env / "runbooks" / "evil.md").write_text(
         "# HikariPool \x1b]0;pwned\x07 exhaustion [/]\n\nHikariPool timeout: check \x1b[31mthe pool\x1b[0m \u202egnp.\n",
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     asked = evcli("ask", "why is payment-service slow? HikariPool timeout", "--env", hostile_env, "--db", db_path)
     assert asked.exit_code in (0, 3, 4), asked
     _no_raw_controls(asked.result.stdout + asked.result.stderr)
-    found = evcli("kb", "search", "HikariPool exhaustion", "--dir", hostile_env / "runbooks", "--kb", db_path.parent / "kb.db")
+    found = evcli(
+        "kb", "search", "HikariPool exhaustion", "--dir", hostile_env / "runbooks", "--kb", db_path.parent / "kb.db"
+    )
     assert found.exit_code == 0, found
     _no_raw_controls(found.result.stdout)
     assert "\\x1b]0;pwned\\x07 exhaustion [/]" in found.stdout, found

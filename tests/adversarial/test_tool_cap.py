@@ -35,9 +35,29 @@ def test_concurrent_calls_store_exactly_cap_invocations_with_contiguous_ids(tmp_
     env = slow_env(tmp_path / "env")
     processes = [
         subprocess.Popen(
-            [sys.executable, "-m", "evcli", "tool", "query_logs", "--env", str(env), "--service", "checkout",
-             "--query", f"payment {n}", "--window", "1h", "--session", session, "--db", str(db)],
-            cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+            [
+                sys.executable,
+                "-m",
+                "evcli",
+                "tool",
+                "query_logs",
+                "--env",
+                str(env),
+                "--service",
+                "checkout",
+                "--query",
+                f"payment {n}",
+                "--window",
+                "1h",
+                "--session",
+                session,
+                "--db",
+                str(db),
+            ],
+            cwd=REPO,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
             env={**os.environ, "NO_COLOR": "1", "COLUMNS": "4000"},
         )  # fmt: skip
         for n in range(100, 100 + CALLS)

@@ -162,7 +162,9 @@ class ScriptedServer:
                 pass
 
         self._httpd = _JoiningServer(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), name="scripted-model-server", daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, args=(0.05,), name="scripted-model-server", daemon=True
+        )
 
     @property
     def url(self) -> str:
@@ -209,16 +211,26 @@ class ScriptedServer:
             return spec.get("status", 200), spec["raw"]
         status = spec.get("status", 200)
         if status >= 400:
-            kind = {400: "invalid_request_error", 401: "authentication_error", 404: "not_found_error",
-                    429: "rate_limit_error"}.get(status, "server_error")
+            kind = {
+                400: "invalid_request_error",
+                401: "authentication_error",
+                404: "not_found_error",
+                429: "rate_limit_error",
+            }.get(status, "server_error")
             return status, json.dumps({"error": {"message": spec.get("error", "error"), "type": kind, "code": None}})
         message: dict[str, Any] = {"role": "assistant", "content": spec.get("content")}
         if spec.get("tool_calls"):
             message["tool_calls"] = [
-                {"id": call.get("id") or f"call_{next(self._ids)}", "type": "function",
-                 "function": {"name": call["name"],
-                              "arguments": call["arguments"] if isinstance(call["arguments"], str)
-                              else json.dumps(call["arguments"], ensure_ascii=False)}}
+                {
+                    "id": call.get("id") or f"call_{next(self._ids)}",
+                    "type": "function",
+                    "function": {
+                        "name": call["name"],
+                        "arguments": call["arguments"]
+                        if isinstance(call["arguments"], str)
+                        else json.dumps(call["arguments"], ensure_ascii=False),
+                    },
+                }
                 for call in spec["tool_calls"]
             ]
         prompt_tokens = sum(len(str(m.get("content") or "")) for m in body.get("messages") or []) // 4
@@ -230,8 +242,9 @@ class ScriptedServer:
             "object": "chat.completion",
             "created": int(time.time()),
             "model": body.get("model") or self.model,
-            "choices": [{"index": 0, "message": message,
-                         "finish_reason": "tool_calls" if spec.get("tool_calls") else "stop"}],
+            "choices": [
+                {"index": 0, "message": message, "finish_reason": "tool_calls" if spec.get("tool_calls") else "stop"}
+            ],
             "usage": usage,
         }
         return status, json.dumps(response, ensure_ascii=False)

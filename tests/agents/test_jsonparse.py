@@ -10,7 +10,7 @@ from evcli.agents.jsonparse import InvalidOutput, parse_json_object
     [
         '{"verdict": "PASS"}',
         'Sure! Here is the result:\n```json\n{"verdict": "PASS"}\n```\nHope this helps.',
-        "```\n{\"verdict\": \"PASS\"}\n```",
+        '```\n{"verdict": "PASS"}\n```',
         'The answer is {"verdict": "PASS"} as requested.',
         'Thinking {not json} ... final: {"verdict": "PASS"}',
     ],

@@ -46,13 +46,23 @@ def engine_for(server: ScriptedServer, **options) -> LiteLLMEngine:
 
 
 def planner_request(payload: dict | None = None) -> RoleRequest:
-    return RoleRequest(role="planner", prompt=load_prompt("planner"), payload=payload or {"question": "q"},
-                       response_schema={"type": "object"})
+    return RoleRequest(
+        role="planner",
+        prompt=load_prompt("planner"),
+        payload=payload or {"question": "q"},
+        response_schema={"type": "object"},
+    )
 
 
 def executor_request(transcript: list[Turn] | None = None) -> RoleRequest:
-    return RoleRequest(role="executor", prompt=load_prompt("executor"), payload={"question": "q"},
-                       tools=list(tool_schemas()), transcript=transcript or [], response_schema={"type": "object"})
+    return RoleRequest(
+        role="executor",
+        prompt=load_prompt("executor"),
+        payload={"question": "q"},
+        tools=list(tool_schemas()),
+        transcript=transcript or [],
+        response_schema={"type": "object"},
+    )
 
 
 def closed_port() -> int:
@@ -97,8 +107,14 @@ def test_fenced_chatty_json_passes_through_as_text(serve):
 
 
 def test_tool_calls_are_parsed_and_undecodable_arguments_reach_the_tool_layer(serve):
-    server = serve([calls(("query_metrics", {"service": "payment-service", "alertname": "HighCPUUsage"}),
-                          ("query_logs", '{"service": "payment-service", "query": '))])
+    server = serve(
+        [
+            calls(
+                ("query_metrics", {"service": "payment-service", "alertname": "HighCPUUsage"}),
+                ("query_logs", '{"service": "payment-service", "query": '),
+            )
+        ]
+    )
 
     reply = engine_for(server).complete(executor_request())
 
@@ -127,12 +143,16 @@ def test_request_carries_tools_and_the_transcript_as_tool_messages(serve):
     from evcli.tools.runner import run_tool
     from evcli.tools.view import model_view
 
-    invocation = run_tool("query_metrics", {"service": "payment-service", "alertname": "HighCPUUsage"},
-                          build_environment(None)).model_copy(update={"invocation_id": 1})
+    invocation = run_tool(
+        "query_metrics", {"service": "payment-service", "alertname": "HighCPUUsage"}, build_environment(None)
+    ).model_copy(update={"invocation_id": 1})
     refused = ToolCall(id="call_b", name="query_logs", arguments={"service": "nope!"})
     transcript = [
-        Turn(call=ToolCall(id="call_a", name="query_metrics", arguments=invocation.input_params),
-             view=model_view(invocation), invocation=invocation),
+        Turn(
+            call=ToolCall(id="call_a", name="query_metrics", arguments=invocation.input_params),
+            view=model_view(invocation),
+            invocation=invocation,
+        ),
         Turn(call=refused, view='<refused tool="query_logs">query_logs: service: bad name</refused>'),
     ]
     server = serve([answer("{}")])
@@ -158,9 +178,13 @@ def test_request_carries_tools_and_the_transcript_as_tool_messages(serve):
 
 def test_last_executor_step_without_tools_asks_for_json(serve):
     server = serve([answer("{}")])
-    request = RoleRequest(role="executor", prompt=load_prompt("executor"), payload={"final_step": True},
-                          transcript=[Turn(call=ToolCall(id="", name="query_metrics", arguments={}), view="<evidence/>")],
-                          response_schema={"type": "object"})
+    request = RoleRequest(
+        role="executor",
+        prompt=load_prompt("executor"),
+        payload={"final_step": True},
+        transcript=[Turn(call=ToolCall(id="", name="query_metrics", arguments={}), view="<evidence/>")],
+        response_schema={"type": "object"},
+    )
 
     engine_for(server).complete(request)
 

@@ -53,15 +53,36 @@ def evidence_blocks(body: dict[str, Any]) -> list[dict[str, Any]]:
     return blocks
 
 
-def claim(claim_id: str, claim_type: str, text: str, block: dict[str, Any], raw_path: str, excerpt: str) -> dict[str, Any]:
-    return {"claim_id": claim_id, "claim_type": claim_type, "claim_text": text, "support_level": "direct",
-            "evidence_bindings": [{"source_type": "tool_trace", "source_id": "", "tool_name": block["tool"],
-                                   "source_invocation_id": block["id"], "raw_path": raw_path, "evidence_excerpt": excerpt}]}
+def claim(
+    claim_id: str, claim_type: str, text: str, block: dict[str, Any], raw_path: str, excerpt: str
+) -> dict[str, Any]:
+    return {
+        "claim_id": claim_id,
+        "claim_type": claim_type,
+        "claim_text": text,
+        "support_level": "direct",
+        "evidence_bindings": [
+            {
+                "source_type": "tool_trace",
+                "source_id": "",
+                "tool_name": block["tool"],
+                "source_invocation_id": block["id"],
+                "raw_path": raw_path,
+                "evidence_excerpt": excerpt,
+            }
+        ],
+    }
 
 
 def evidence_document(*claims: dict[str, Any], **extra: Any) -> dict[str, Any]:
-    return {"answer_version": "executor_evidence_v2", "claims": list(claims), "hypotheses": [],
-            "recommended_actions": [], "missing_info": [], **extra}
+    return {
+        "answer_version": "executor_evidence_v2",
+        "claims": list(claims),
+        "hypotheses": [],
+        "recommended_actions": [],
+        "missing_info": [],
+        **extra,
+    }
 
 
 def honest_cpu_claim(body: dict[str, Any]) -> dict[str, Any]:
@@ -91,22 +112,44 @@ class Model:
     def planner(self, body: dict[str, Any]) -> dict[str, Any]:
         question = payload_of(body)["question"]
         steps = [f"{name} {json.dumps(arguments)}" for name, arguments in self.executor_calls]
-        return answer({"selected_skill": None, "selection_reason": f"scripted plan for {question!r}",
-                       "plan": steps, "reasoning": "confirm with recorded evidence first"})
+        return answer(
+            {
+                "selected_skill": None,
+                "selection_reason": f"scripted plan for {question!r}",
+                "plan": steps,
+                "reasoning": "confirm with recorded evidence first",
+            }
+        )
 
     def executor(self, body: dict[str, Any]) -> dict[str, Any]:
         if not tool_messages(body) and body.get("tools"):
             return calls(*self.executor_calls, usage={"prompt_tokens": 900, "completion_tokens": 40})
-        return answer(evidence_document(*self.executor_claims(body)), usage={"prompt_tokens": 1500, "completion_tokens": 220})
+        return answer(
+            evidence_document(*self.executor_claims(body)), usage={"prompt_tokens": 1500, "completion_tokens": 220}
+        )
 
     def verifier(self, body: dict[str, Any]) -> dict[str, Any]:
         claims = payload_of(body)["verified_claims"]
-        checks = [{"claim_id": c["claim_id"], "verification": "direct_support", "is_critical": True,
-                   "note": "stated by the excerpt"} for c in claims]
+        checks = [
+            {
+                "claim_id": c["claim_id"],
+                "verification": "direct_support",
+                "is_critical": True,
+                "note": "stated by the excerpt",
+            }
+            for c in claims
+        ]
         verdict = "PASS" if claims else "LOW_CONFID"
-        return answer({"verdict": verdict, "groundedness_score": 1.0 if claims else 0.0, "critical_fact_count": len(claims),
-                       "claim_checks": checks, "facts_checked": [c["claim_text"] for c in claims],
-                       "rationale": "every critical claim is stated by its evidence" if claims else "no verified claims"})
+        return answer(
+            {
+                "verdict": verdict,
+                "groundedness_score": 1.0 if claims else 0.0,
+                "critical_fact_count": len(claims),
+                "claim_checks": checks,
+                "facts_checked": [c["claim_text"] for c in claims],
+                "rationale": "every critical claim is stated by its evidence" if claims else "no verified claims",
+            }
+        )
 
     def composer(self, body: dict[str, Any]) -> dict[str, Any]:
         payload = payload_of(body)
@@ -114,7 +157,9 @@ class Model:
         if payload["verdict"] != "PASS":
             lines.insert(0, "The evidence is incomplete.")
         text = " ".join(lines) or "The evidence is incomplete; no finding was verified."
-        return answer({"answer_summary": lines[0] if lines else text, "recommended_actions": [], "user_facing_answer": text})
+        return answer(
+            {"answer_summary": lines[0] if lines else text, "recommended_actions": [], "user_facing_answer": text}
+        )
 
 
 # --- fixtures ------------------------------------------------------------------------------------
@@ -150,8 +195,12 @@ def env_copy(tmp_path) -> Path:
 
 def pipeline_for(server: ScriptedServer, store: TraceStore, env_dir: Path | None = None) -> Pipeline:
     """The packaged demo environment unless `env_dir` is given; every role played by the scripted server."""
-    return Pipeline(store=store, rules=load_rules(), env_spec={"env_dir": str(env_dir)} if env_dir else {},
-                    models=Models(default="openai/scripted", api_base=server.url + "/v1"))
+    return Pipeline(
+        store=store,
+        rules=load_rules(),
+        env_spec={"env_dir": str(env_dir)} if env_dir else {},
+        models=Models(default="openai/scripted", api_base=server.url + "/v1"),
+    )
 
 
 def only_session(store: TraceStore):
@@ -179,7 +228,11 @@ def test_all_four_roles_over_http_pass(server, store):
     # what went over the wire: one planner call, the executor twice (tools, then its document), verifier, composer
     assert [role_of(body) for body in server.requests] == ["planner", "executor", "executor", "verifier", "composer"]
     first_executor, second_executor = server.requests_for("executor")
-    assert {tool["function"]["name"] for tool in first_executor["tools"]} == {"query_metrics", "query_logs", "lookup_knowledge"}
+    assert {tool["function"]["name"] for tool in first_executor["tools"]} == {
+        "query_metrics",
+        "query_logs",
+        "lookup_knowledge",
+    }
     (shown,) = tool_messages(second_executor)
     assert shown.startswith('<evidence invocation="1" tool="query_metrics" status="supported">')
     assert payload_of(server.requests_for("verifier")[0])["verified_claims"][0]["claim_text"] == CPU_CLAIM
@@ -188,9 +241,18 @@ def test_all_four_roles_over_http_pass(server, store):
     assert session.run.status == "completed"
     assert session.run.verdict == "PASS"
     assert [(s.stage, s.status) for s in session.stage_outputs] == [
-        ("plan", "COMPLETED"), ("execute", "COMPLETED"), ("verify", "COMPLETED"), ("compose", "COMPLETED")]
+        ("plan", "COMPLETED"),
+        ("execute", "COMPLETED"),
+        ("verify", "COMPLETED"),
+        ("compose", "COMPLETED"),
+    ]
     assert [(s.agent, s.step_index, s.has_tool_call) for s in session.steps] == [
-        ("planner", 1, False), ("executor", 2, True), ("executor", 3, False), ("verifier", 4, False), ("composer", 5, False)]
+        ("planner", 1, False),
+        ("executor", 2, True),
+        ("executor", 3, False),
+        ("verifier", 4, False),
+        ("composer", 5, False),
+    ]
     assert all(s.model == "openai/scripted" and s.status == "completed" for s in session.steps)
     executor_steps = [s for s in session.steps if s.agent == "executor"]
     assert [(s.prompt_tokens, s.completion_tokens) for s in executor_steps] == [(900, 40), (1500, 220)]
@@ -201,7 +263,12 @@ def test_all_four_roles_over_http_pass(server, store):
     assert invocation.input_params["service"] == "payment-service"
     assert invocation.retrieval_details.evidence_status == "supported"
     versions = {p["name"]: p["version"] for p in session.run.prompt_audit["prompts"]}
-    assert versions == {"planner": "planner-v1", "executor": "executor-v1", "verifier": "verifier-v1", "composer": "composer-v1"}
+    assert versions == {
+        "planner": "planner-v1",
+        "executor": "executor-v1",
+        "verifier": "verifier-v1",
+        "composer": "composer-v1",
+    }
     assert KEY not in json.dumps(session.model_dump(mode="json"))
 
 
@@ -221,16 +288,24 @@ def test_orchestration_overhead_per_model_call(server, store, capsys):
         per_role: dict[str, list[float]] = {}
         for step, seconds in zip(steps, handling, strict=True):
             per_role.setdefault(step.agent, []).append(step.duration_ms - seconds * 1000)
-        runs.append({"wall": wall, "server": sum(handling), "calls": len(handling),
-                     "per_call": (wall - sum(handling)) / len(handling),
-                     "adapter_ms": {role: sum(values) / len(values) for role, values in per_role.items()}})
+        runs.append(
+            {
+                "wall": wall,
+                "server": sum(handling),
+                "calls": len(handling),
+                "per_call": (wall - sum(handling)) / len(handling),
+                "adapter_ms": {role: sum(values) / len(values) for role, values in per_role.items()},
+            }
+        )
 
     with capsys.disabled():
         print()
         for n, run in enumerate(runs, start=1):
             adapter = ", ".join(f"{role} {ms:.1f}" for role, ms in run["adapter_ms"].items())
-            print(f"run {n}: wall {run['wall'] * 1000:.0f} ms, server {run['server'] * 1000:.1f} ms, {run['calls']} model calls"
-                  f" → {run['per_call'] * 1000:.1f} ms overhead per call (engine call minus server time, ms: {adapter})")
+            print(
+                f"run {n}: wall {run['wall'] * 1000:.0f} ms, server {run['server'] * 1000:.1f} ms, {run['calls']} model calls"
+                f" → {run['per_call'] * 1000:.1f} ms overhead per call (engine call minus server time, ms: {adapter})"
+            )
     assert min(run["per_call"] for run in runs[1:]) < 0.200
 
 
@@ -288,14 +363,25 @@ def test_an_overstating_composer_is_retried_once_then_falls_back(model, server, 
     def no_evidence_claim(body):
         block = next(b for b in evidence_blocks(body) if b["tool"] == "query_logs")
         assert block["status"] == "no_evidence"
-        return [claim("claim-1", "negative_observation",
-                      "The query_logs query for HikariCP in inventory-service found no matching evidence",
-                      block, "$.no_evidence", block["refs"]["$.no_evidence"])]
+        return [
+            claim(
+                "claim-1",
+                "negative_observation",
+                "The query_logs query for HikariCP in inventory-service found no matching evidence",
+                block,
+                "$.no_evidence",
+                block["refs"]["$.no_evidence"],
+            )
+        ]
 
     model.executor_claims = no_evidence_claim
-    model.overrides["composer"] = lambda body: answer({
-        "answer_summary": "HikariCP problem does not exist", "recommended_actions": [],
-        "user_facing_answer": "The HikariCP problem does not exist in inventory-service [1]."})
+    model.overrides["composer"] = lambda body: answer(
+        {
+            "answer_summary": "HikariCP problem does not exist",
+            "recommended_actions": [],
+            "user_facing_answer": "The HikariCP problem does not exist in inventory-service [1].",
+        }
+    )
 
     result = pipeline_for(server, store).ask(HIKARI_QUESTION)
 
@@ -318,12 +404,16 @@ def test_an_overstating_composer_is_retried_once_then_falls_back(model, server, 
 def append_injection(env_dir: Path) -> None:
     """A payment-service log line that tries to instruct the model."""
     with (env_dir / "logs" / "payment-service.log").open("a", encoding="utf-8") as log:
-        log.write(f"2026-07-08 23:09:55.120 WARN  [payment-service-7d9f8b6c4-m8r4t] c.e.payment.api.Notes - {INJECTION}\n")
+        log.write(
+            f"2026-07-08 23:09:55.120 WARN  [payment-service-7d9f8b6c4-m8r4t] c.e.payment.api.Notes - {INJECTION}\n"
+        )
 
 
 def test_an_instruction_in_a_log_line_stays_quoted_evidence(model, server, store, env_copy):
-    model.executor_calls = [("query_metrics", {"service": "payment-service", "alertname": "HighCPUUsage"}),
-                            ("query_logs", {"service": "payment-service", "level": "WARN", "limit": 5})]
+    model.executor_calls = [
+        ("query_metrics", {"service": "payment-service", "alertname": "HighCPUUsage"}),
+        ("query_logs", {"service": "payment-service", "level": "WARN", "limit": 5}),
+    ]
     baseline = pipeline_for(server, store, env_copy).ask(CPU_QUESTION)
     assert not any(INJECTION in json.dumps(body) for body in server.requests)
     first_injected_request = len(server.requests)
@@ -331,14 +421,21 @@ def test_an_instruction_in_a_log_line_stays_quoted_evidence(model, server, store
 
     result = pipeline_for(server, store, env_copy).ask(CPU_QUESTION)
 
-    carriers = [(body, message) for body in server.requests[first_injected_request:] for message in body["messages"]
-                if INJECTION in json.dumps(message, ensure_ascii=False)]
+    carriers = [
+        (body, message)
+        for body in server.requests[first_injected_request:]
+        for message in body["messages"]
+        if INJECTION in json.dumps(message, ensure_ascii=False)
+    ]
     assert carriers, "the log line never reached the model"
     for body, message in carriers:
         assert role_of(body) == "executor"
         assert message["role"] == "tool"
-        block = next(match for match in re.finditer(r"<evidence [^>]*>.*?</evidence>", message["content"], re.DOTALL)
-                     if INJECTION in match.group(0))
+        block = next(
+            match
+            for match in re.finditer(r"<evidence [^>]*>.*?</evidence>", message["content"], re.DOTALL)
+            if INJECTION in match.group(0)
+        )
         assert block.group(0).startswith('<evidence invocation="2" tool="query_logs" status="supported">')
     # the honest executor treated it as data: nothing changes
     assert (result["verdict"], result["gate"], result["fallback"]) == (baseline["verdict"], baseline["gate"], None)
@@ -350,7 +447,8 @@ def test_an_instruction_in_a_log_line_stays_quoted_evidence(model, server, store
 
 def test_malformed_executor_json_continues_as_low_confidence(model, server, store):
     model.overrides["executor"] = lambda body: (
-        calls(*model.executor_calls) if not tool_messages(body) and body.get("tools")
+        calls(*model.executor_calls)
+        if not tool_messages(body) and body.get("tools")
         else answer('{"answer_version": "executor_evidence_v2", "claims": [{"claim_id": "claim-1", "claim_text": ')
     )
 
@@ -372,8 +470,12 @@ def test_a_verifier_timeout_is_retried_once_then_fails_cleanly(model, server, st
     pipeline = pipeline_for(server, store)
     base = server.url + "/v1"
     patient = LiteLLMEngine("openai/scripted", api_base=base)
-    pipeline._engines = {"planner": patient, "executor": patient, "composer": patient,
-                         "verifier": LiteLLMEngine("openai/scripted", api_base=base, timeout=0.5)}
+    pipeline._engines = {
+        "planner": patient,
+        "executor": patient,
+        "composer": patient,
+        "verifier": LiteLLMEngine("openai/scripted", api_base=base, timeout=0.5),
+    }
 
     with pytest.raises(StageFailed) as caught:
         pipeline.ask(CPU_QUESTION)
@@ -385,7 +487,10 @@ def test_a_verifier_timeout_is_retried_once_then_fails_cleanly(model, server, st
     session = only_session(store)
     assert session.run.status == "failed"
     assert [(s.stage, s.status) for s in session.stage_outputs] == [
-        ("plan", "COMPLETED"), ("execute", "COMPLETED"), ("verify", "RETRYABLE_FAILED")]
+        ("plan", "COMPLETED"),
+        ("execute", "COMPLETED"),
+        ("verify", "RETRYABLE_FAILED"),
+    ]
     assert [(s.agent, s.status) for s in session.steps][-2:] == [("verifier", "RETRYABLE_FAILED")] * 2
     assert len(session.invocations) == 1 and len(session.gate_results) == 1
 
@@ -438,11 +543,22 @@ def test_low_confid_with_a_critical_gap_gets_one_evidence_retry(server, store, m
             return calls(("query_logs", {"service": "payment-service", "query": "Redis timed out", "window": "1h"}))
         (kept,) = retry["verified_claims"]
         evidence = kept["verified_evidence"][0]
-        cpu = {"claim_id": kept["claim_id"], "claim_type": kept["claim_type"], "claim_text": kept["claim_text"],
-               "support_level": "direct", "evidence_bindings": [{
-                   "source_type": "tool_trace", "source_id": "", "tool_name": evidence["tool_name"],
-                   "source_invocation_id": evidence["source_invocation_id"], "raw_path": evidence["raw_path"],
-                   "evidence_excerpt": evidence["evidence_excerpt"]}]}
+        cpu = {
+            "claim_id": kept["claim_id"],
+            "claim_type": kept["claim_type"],
+            "claim_text": kept["claim_text"],
+            "support_level": "direct",
+            "evidence_bindings": [
+                {
+                    "source_type": "tool_trace",
+                    "source_id": "",
+                    "tool_name": evidence["tool_name"],
+                    "source_invocation_id": evidence["source_invocation_id"],
+                    "raw_path": evidence["raw_path"],
+                    "evidence_excerpt": evidence["evidence_excerpt"],
+                }
+            ],
+        }
         logs = blocks[0]
         line = logs["refs"]["$.logs[0]"]
         redis = claim("claim-2", "symptom", redis_text, logs, "$.logs[0]", line)  # the whole line names payment-service
@@ -451,12 +567,25 @@ def test_low_confid_with_a_critical_gap_gets_one_evidence_retry(server, store, m
     def verifier(body):
         claims = payload_of(body)["verified_claims"]
         first_round = not any(e["tool_name"] == "query_logs" for c in claims for e in c["verified_evidence"])
-        checks = [{"claim_id": c["claim_id"], "is_critical": True,
-                   "verification": "indirect_support" if first_round and c["claim_id"] == "claim-2" else "direct_support"}
-                  for c in claims]
+        checks = [
+            {
+                "claim_id": c["claim_id"],
+                "is_critical": True,
+                "verification": "indirect_support" if first_round and c["claim_id"] == "claim-2" else "direct_support",
+            }
+            for c in claims
+        ]
         verdict = "LOW_CONFID" if first_round else "PASS"
-        return answer({"verdict": verdict, "groundedness_score": 0.5 if first_round else 1.0,
-                       "critical_fact_count": len(claims), "claim_checks": checks, "facts_checked": [], "rationale": "scripted"})
+        return answer(
+            {
+                "verdict": verdict,
+                "groundedness_score": 0.5 if first_round else 1.0,
+                "critical_fact_count": len(claims),
+                "claim_checks": checks,
+                "facts_checked": [],
+                "rationale": "scripted",
+            }
+        )
 
     model.overrides.update(executor=executor, verifier=verifier)
     result = pipeline_for(server, store).ask(CPU_QUESTION)
@@ -471,13 +600,23 @@ def test_low_confid_with_a_critical_gap_gets_one_evidence_retry(server, store, m
     retry = payload_of(retry_requests[0])["retry_context"]
     assert [gap["claim_id"] for gap in retry["gaps"]] == ["claim-2"]
     assert [c["claim_id"] for c in retry["verified_claims"]] == ["claim-1"]
-    assert retry["completed_queries"] == [{"tool_name": "query_metrics", "input_params": {
-        "service": "payment-service", "alertname": "HighCPUUsage", "window": "30m"}}]
+    assert retry["completed_queries"] == [
+        {
+            "tool_name": "query_metrics",
+            "input_params": {"service": "payment-service", "alertname": "HighCPUUsage", "window": "30m"},
+        }
+    ]
     assert len(server.requests_for("verifier")) == 2  # one per round, no third
 
     session = store.load(result["session_id"])
     assert [(s.stage, s.round) for s in session.stage_outputs if s.stage in ("execute", "verify")] == [
-        ("execute", 1), ("verify", 1), ("execute", 2), ("verify", 2)]
+        ("execute", 1),
+        ("verify", 1),
+        ("execute", 2),
+        ("verify", 2),
+    ]
     assert [g.round for g in session.gate_results] == [1, 2]
     assert [(i.invocation_id, i.round, i.tool_name) for i in session.invocations] == [
-        (1, 1, "query_metrics"), (2, 2, "query_logs")]
+        (1, 1, "query_metrics"),
+        (2, 2, "query_logs"),
+    ]

@@ -11,8 +11,11 @@ PHRASES = ["does not exist", "ruled out", "system is healthy", "不存在", "已
 
 
 def _answer(text, summary="summary", actions=()):
-    return {"answer_summary": summary, "user_facing_answer": text,
-            "recommended_actions": [{"action_text": a, "reason": "r"} for a in actions]}
+    return {
+        "answer_summary": summary,
+        "user_facing_answer": text,
+        "recommended_actions": [{"action_text": a, "reason": "r"} for a in actions],
+    }
 
 
 def _check(output, citations=frozenset({1, 2})):
@@ -33,8 +36,12 @@ def test_overstatement_phrases_are_caught_in_any_field_and_language():
 
 def test_numbers_and_entities_must_come_from_the_material():
     assert _check(_answer("CPU is at 97% [1].")) == ["number 97 is not in the allowed material"]
-    assert _check(_answer("order-service is affected [1].")) == ["entity 'order-service' is not in the allowed material"]
-    assert _check(_answer("Restart redis-cluster-02 [1].")) == ["entity 'redis-cluster-02' is not in the allowed material"]
+    assert _check(_answer("order-service is affected [1].")) == [
+        "entity 'order-service' is not in the allowed material"
+    ]
+    assert _check(_answer("Restart redis-cluster-02 [1].")) == [
+        "entity 'redis-cluster-02' is not in the allowed material"
+    ]
 
 
 def test_citations_must_name_allowed_claims():
@@ -43,7 +50,9 @@ def test_citations_must_name_allowed_claims():
 
 
 def test_bracketed_numbers_quoted_from_evidence_are_not_citations():
-    material = MATERIAL + ["Jul 08 23:01:02 node-worker-01 kubelet[2201]: eviction manager: attempting to reclaim ephemeral-storage"]
+    material = MATERIAL + [
+        "Jul 08 23:01:02 node-worker-01 kubelet[2201]: eviction manager: attempting to reclaim ephemeral-storage"
+    ]
     text = "node-worker-01 kubelet[2201] is reclaiming ephemeral-storage [1]."
     assert check_answer(_answer(text), material=material, citations={1}, phrases=PHRASES) == []
     assert check_answer(_answer("see [7]"), material=material, citations={1}, phrases=PHRASES) == [

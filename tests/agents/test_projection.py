@@ -60,16 +60,20 @@ def test_allowed_claims_are_the_directly_supported_ones_numbered_in_order(rules)
     document = read_document(sample("broad-order-service"))
     output = document.latest_stage("execute").output
     result = gate_document(document, rules).result
-    checks = {"claim_checks": [
-        {"claim_id": "claim-2", "verification": "direct_support"},
-        {"claim_id": "claim-3", "verification": "indirect_support"},
-        {"claim_id": "claim-5", "verification": "direct_support"},
-        "not a check",
-    ]}
+    checks = {
+        "claim_checks": [
+            {"claim_id": "claim-2", "verification": "direct_support"},
+            {"claim_id": "claim-3", "verification": "indirect_support"},
+            {"claim_id": "claim-5", "verification": "direct_support"},
+            "not a check",
+        ]
+    }
     allowed = allowed_claims(output, result, checks)
     assert [(c.citation, c.claim_id, c.no_evidence) for c in allowed] == [(1, "claim-2", False), (2, "claim-5", True)]
     assert allowed[0].evidence[0].model_dump() == {
-        "tool_name": "query_metrics", "source_invocation_id": 1, "raw_path": "$.series[0]",
+        "tool_name": "query_metrics",
+        "source_invocation_id": 1,
+        "raw_path": "$.series[0]",
         "text": allowed[0].evidence[0].text,
     }
     assert allowed[0].evidence[0].text and "max=3.8GB" in allowed[0].evidence[0].text

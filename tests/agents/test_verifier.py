@@ -22,13 +22,15 @@ def test_the_gate_caps_the_verdict(model, severity, expected):
 
 
 def test_critical_gaps_are_critical_claims_without_direct_support():
-    output = {"claim_checks": [
-        {"claim_id": "c1", "verification": "direct_support", "is_critical": True},
-        {"claim_id": "c2", "verification": "no_evidence", "is_critical": True},
-        {"claim_id": "c3", "verification": "indirect_support", "is_critical": True, "note": "inferred"},
-        {"claim_id": "c4", "verification": "indirect_support", "is_critical": False},
-        "garbage",
-    ]}
+    output = {
+        "claim_checks": [
+            {"claim_id": "c1", "verification": "direct_support", "is_critical": True},
+            {"claim_id": "c2", "verification": "no_evidence", "is_critical": True},
+            {"claim_id": "c3", "verification": "indirect_support", "is_critical": True, "note": "inferred"},
+            {"claim_id": "c4", "verification": "indirect_support", "is_critical": False},
+            "garbage",
+        ]
+    }
     assert critical_gaps(output) == [
         {"claim_id": "c2", "reason": "no_evidence", "note": ""},
         {"claim_id": "c3", "reason": "indirect_support", "note": "inferred"},

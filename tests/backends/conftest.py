@@ -33,9 +33,7 @@ INSTALL_HINT = "apt-get install prometheus prometheus-alertmanager"
 READY_TIMEOUT = 30  # seconds, for a process to answer /-/ready and for an alert to arrive
 HISTORY = timedelta(hours=2)
 
-PAYMENT_CPU = (
-    'cpu_usage_percent{instance="payment-7f9c:8080",job="payment",service="payment-service",unit="%"}'
-)
+PAYMENT_CPU = 'cpu_usage_percent{instance="payment-7f9c:8080",job="payment",service="payment-service",unit="%"}'
 ORDER_HEAP = 'jvm_heap_used_bytes{instance="order-5d8b:8080",job="order",service="order-service"}'
 ORDER_QUEUE = 'queue_depth{instance="order-5d8b:8080",job="order",service="order-service"}'
 HEAP_BYTES = 1_234_567_890
@@ -144,20 +142,14 @@ def _tail(log: Path, lines: int = 30) -> str:
 def _require(binary: str) -> str:
     path = shutil.which(binary)
     if path is None:
-        pytest.fail(
-            f"{binary} is not installed; the backend tests run real processes: {INSTALL_HINT}", pytrace=False
-        )
+        pytest.fail(f"{binary} is not installed; the backend tests run real processes: {INSTALL_HINT}", pytrace=False)
     return path
 
 
 def _bound_to_us(argv: list[str]) -> list[str]:
     """Have the kernel send SIGTERM to the process if pytest dies, so none outlives a killed run."""
     setpriv = shutil.which("setpriv")
-    return (
-        [setpriv, "--pdeathsig", "TERM", "--", *argv]
-        if setpriv and sys.platform.startswith("linux")
-        else argv
-    )
+    return [setpriv, "--pdeathsig", "TERM", "--", *argv] if setpriv and sys.platform.startswith("linux") else argv
 
 
 def _ready(url: str) -> bool:
@@ -328,8 +320,7 @@ def alertmanager_with_alerts(alertmanager, prometheus) -> Service:
 
     def all_arrived() -> bool:
         states = {
-            a["labels"]["alertname"]: a["status"]["state"]
-            for a in fetch_json(alertmanager.url + "/api/v2/alerts")
+            a["labels"]["alertname"]: a["status"]["state"] for a in fetch_json(alertmanager.url + "/api/v2/alerts")
         }
         return (
             states.get("HighCPUUsage") == "active"

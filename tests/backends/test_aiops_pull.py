@@ -16,11 +16,24 @@ def test_pull_alerts_filters_by_label(alertmanager_with_alerts):
     assert all(a["labels"]["service"] == "payment-service" for a in alerts)
 
 
-def test_aiops_pulls_firing_alerts_and_diagnoses_them_with_live_evidence(alertmanager_with_alerts, prometheus, tmp_path):
-    result = CliRunner().invoke(app, [
-        "aiops", "--alertmanager", alertmanager_with_alerts.url, "--prometheus", prometheus.url,
-        "--filter", "alertname=HighCPUUsage", "--json", "--db", str(tmp_path / "evcli.db"),
-    ])
+def test_aiops_pulls_firing_alerts_and_diagnoses_them_with_live_evidence(
+    alertmanager_with_alerts, prometheus, tmp_path
+):
+    result = CliRunner().invoke(
+        app,
+        [
+            "aiops",
+            "--alertmanager",
+            alertmanager_with_alerts.url,
+            "--prometheus",
+            prometheus.url,
+            "--filter",
+            "alertname=HighCPUUsage",
+            "--json",
+            "--db",
+            str(tmp_path / "evcli.db"),
+        ],
+    )
     assert result.exit_code == 0, result.output
     (report,) = json.loads(result.stdout)["reports"]
     assert report["alert"]["alertname"] == "HighCPUUsage"

@@ -105,18 +105,12 @@ def test_broken_snapshot_reports_every_problem_with_its_file(tmp_path):
     assert problems_of(report, "logs/batch.log") == [
         ("warning", "no line has a recognised timestamp, so no query window ever includes its lines")
     ]
-    assert problems_of(report, "metrics/api.csv") == [
-        ("error", "line 3: cpu[%] value 'high' is not a number")
-    ]
+    assert problems_of(report, "metrics/api.csv") == [("error", "line 3: cpu[%] value 'high' is not a number")]
     assert problems_of(report, "metrics/db.csv") == [
         ("error", "no timestamp column: the first column is not a time (line 2: 'db-1')")
     ]
-    assert problems_of(report, "runbooks/broken.md") == [
-        ("error", "front matter starts with --- but is never closed")
-    ]
-    assert problems_of(report, "runbooks/untitled.md") == [
-        ("warning", "no title (front matter title: or a # heading)")
-    ]
+    assert problems_of(report, "runbooks/broken.md") == [("error", "front matter starts with --- but is never closed")]
+    assert problems_of(report, "runbooks/untitled.md") == [("warning", "no title (front matter title: or a # heading)")]
     assert {(item.path, item.reason) for item in report.ignored} == {
         ("logs/readme.txt", "not a .log or .jsonl file"),
         ("metrics/x.xlsx", "not a .csv file"),
@@ -156,18 +150,14 @@ def test_invalid_json_and_invalid_toml_are_errors_and_the_rest_is_still_checked(
 
 def test_empty_and_missing_snapshots(tmp_path):
     missing = check_env(tmp_path / "nowhere")
-    assert not missing.ok and problems_of(missing, ".") == [
-        ("error", "the snapshot directory does not exist")
-    ]
+    assert not missing.ok and problems_of(missing, ".") == [("error", "the snapshot directory does not exist")]
 
     empty = make_snapshot(tmp_path / "empty", {"env.toml": 'name = "x"\n[services.api]\naliases = ["a"]\n'})
     for folder in ("logs", "metrics", "runbooks"):
         (empty / folder).mkdir()
     report = check_env(Path(empty))
     assert not report.ok
-    assert ("error", "no evidence: the snapshot has no alerts.json, logs or metrics") in problems_of(
-        report, "."
-    )
+    assert ("error", "no evidence: the snapshot has no alerts.json, logs or metrics") in problems_of(report, ".")
     assert problems_of(report, "logs/") == [("warning", "contains no .log or .jsonl files")]
     assert problems_of(report, "metrics/") == [("warning", "contains no .csv files")]
     assert problems_of(report, "runbooks/") == [("warning", "contains no .md files")]

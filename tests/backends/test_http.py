@@ -20,8 +20,15 @@ class _Echo(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length).decode()
         status = 503 if self.path.startswith("/fail") else 200
-        payload = json.dumps({"method": self.command, "path": self.path, "type": self.headers.get("Content-Type"),
-                              "auth": self.headers.get("Authorization"), "body": body}).encode()
+        payload = json.dumps(
+            {
+                "method": self.command,
+                "path": self.path,
+                "type": self.headers.get("Content-Type"),
+                "auth": self.headers.get("Authorization"),
+                "body": body,
+            }
+        ).encode()
         if status != 200:
             payload = b"backend\nunavailable"
         self.send_response(status)
@@ -50,8 +57,12 @@ def echo_url() -> Iterator[str]:
 
 
 def test_post_sends_a_json_body_with_its_content_type(echo_url):
-    answer = post_json(echo_url + "/search", json_body={"query": {"match": {"message": "timeout"}}},
-                       params={"size": 5}, auth=HttpAuth(token="s3cret"))
+    answer = post_json(
+        echo_url + "/search",
+        json_body={"query": {"match": {"message": "timeout"}}},
+        params={"size": 5},
+        auth=HttpAuth(token="s3cret"),
+    )
 
     assert answer["method"] == "POST" and answer["path"] == "/search?size=5"
     assert answer["type"] == "application/json"

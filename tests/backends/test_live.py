@@ -36,9 +36,7 @@ def test_name_and_wall_clock():
 def test_without_backends_each_query_says_what_to_pass():
     backend = LiveBackend()
 
-    with pytest.raises(
-        BackendError, match=r"^no metrics backend configured: pass --prometheus or --alertmanager$"
-    ):
+    with pytest.raises(BackendError, match=r"^no metrics backend configured: pass --prometheus or --alertmanager$"):
         metrics(backend, service="payment-service")
     with pytest.raises(BackendError, match=r"^no log backend configured: pass --loki$"):
         backend.query_logs(LogQuery("x", (), None, parse_window("5m", backend.now()), 10))
@@ -114,9 +112,7 @@ def test_known_services_unknown_without_prometheus_or_when_it_fails(alertmanager
 
 
 def test_logs_come_from_loki(loki):
-    loki.answer_streams(
-        [{"stream": {"service": "checkout"}, "values": [["1714557600000000000", "ERROR boom"]]}]
-    )
+    loki.answer_streams([{"stream": {"service": "checkout"}, "values": [["1714557600000000000", "ERROR boom"]]}])
     backend = live(loki=loki.url)
 
     result = backend.query_logs(LogQuery("checkout", ("boom",), None, parse_window("1h", backend.now()), 20))

@@ -25,8 +25,16 @@ class ToyLogs:
     def query_logs(self, query: LogQuery) -> LogResult:
         lines = [f"ERROR {query.service} boom from {self.url}", f"INFO {query.service} fine"]
         found = [line for line in lines if all(word.lower() in line.lower() for word in query.keywords)]
-        logs = [{"timestamp": query.window.end.strftime("%Y-%m-%dT%H:%M:%SZ"), "level": line.split()[0],
-                 "service": query.service, "instance": "toy-1", "message": line} for line in found]
+        logs = [
+            {
+                "timestamp": query.window.end.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                "level": line.split()[0],
+                "service": query.service,
+                "instance": "toy-1",
+                "message": line,
+            }
+            for line in found
+        ]
         return LogResult(logs=logs, total=len(logs), truncated=False)
 
 
@@ -54,11 +62,14 @@ def test_a_registered_backend_joins_its_capability_after_the_earlier_ones(toy_lo
         LiveBackend().query_logs(LogQuery("x", (), None, parse_window("5m", LiveBackend().now()), 10))
 
 
-@pytest.mark.parametrize(("kind", "problem"), [
-    (BackendKind("loki", (Capability.LOGS,), "x:y", ""), "already registered"),
-    (BackendKind("Bad-Name", (Capability.LOGS,), "x:y", ""), "lower-case identifiers"),
-    (BackendKind("nothing", (), "x:y", ""), "provides no capability"),
-])
+@pytest.mark.parametrize(
+    ("kind", "problem"),
+    [
+        (BackendKind("loki", (Capability.LOGS,), "x:y", ""), "already registered"),
+        (BackendKind("Bad-Name", (Capability.LOGS,), "x:y", ""), "lower-case identifiers"),
+        (BackendKind("nothing", (), "x:y", ""), "provides no capability"),
+    ],
+)
 def test_register_refuses_a_clash_a_bad_name_and_an_empty_backend(kind, problem):
     with pytest.raises(ValueError, match=problem):
         registry.register(kind)

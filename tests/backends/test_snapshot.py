@@ -199,18 +199,12 @@ def test_alertmanager_webhook_payload(tmp_path):
 
 def test_unknown_alerts_shape_and_invalid_json_raise_naming_the_file(tmp_path):
     snap = backend(tmp_path, {"env.toml": ENV, "alerts.json": json.dumps({"items": []})})
-    with pytest.raises(
-        BackendError, match=r"alerts\.json: unknown alerts shape.*Prometheus.*Alertmanager.*webhook"
-    ):
+    with pytest.raises(BackendError, match=r"alerts\.json: unknown alerts shape.*Prometheus.*Alertmanager.*webhook"):
         metrics(snap)
-    broken = SnapshotBackend(
-        make_snapshot(tmp_path / "broken", {"env.toml": ENV, "alerts.json": "{not json"})
-    )
+    broken = SnapshotBackend(make_snapshot(tmp_path / "broken", {"env.toml": ENV, "alerts.json": "{not json"}))
     with pytest.raises(BackendError, match=r"alerts\.json: invalid JSON"):
         metrics(broken)
-    undecodable = SnapshotBackend(
-        make_snapshot(tmp_path / "bytes", {"env.toml": ENV, "alerts.json": b"\xff\xfe[]"})
-    )
+    undecodable = SnapshotBackend(make_snapshot(tmp_path / "bytes", {"env.toml": ENV, "alerts.json": b"\xff\xfe[]"}))
     with pytest.raises(BackendError, match=r"alerts\.json"):
         metrics(undecodable)
 
@@ -246,9 +240,7 @@ java.lang.IllegalStateException: pool closed
 
 
 def records(result):
-    return [
-        (entry["timestamp"], entry["level"], entry["instance"], entry["message"]) for entry in result.logs
-    ]
+    return [(entry["timestamp"], entry["level"], entry["instance"], entry["message"]) for entry in result.logs]
 
 
 def test_log_formats_timestamps_levels_and_instances(tmp_path):
@@ -347,9 +339,7 @@ def test_keywords_all_must_occur_case_insensitively(tmp_path):
         "2026-07-08 23:02:00 WARN [a-1] 连接池耗尽 timeout\n"
     )
     snap = backend(tmp_path, {"env.toml": ENV, "logs/a.log": text})
-    assert [entry["message"] for entry in logs(snap, "a", "redis", "Timeout").logs] == [
-        "Redis TIMEOUT on redis-01"
-    ]
+    assert [entry["message"] for entry in logs(snap, "a", "redis", "Timeout").logs] == ["Redis TIMEOUT on redis-01"]
     assert [entry["message"] for entry in logs(snap, "a", "连接池耗尽").logs] == ["连接池耗尽 timeout"]
     assert logs(snap, "a", "redis", "missing").message == "no matching log lines"
 
@@ -473,9 +463,7 @@ def test_clock_is_env_now_else_the_newest_timestamp(tmp_path):
     snap = backend(tmp_path, files)
     assert snap.now() == datetime(2026, 7, 8, 22, 42, tzinfo=UTC)
     assert snap.clock[1] == "newest timestamp (logs/a.log)"
-    pinned = SnapshotBackend(
-        make_snapshot(tmp_path / "pinned", {**files, "env.toml": 'now = "2026-07-08T22:41:00Z"'})
-    )
+    pinned = SnapshotBackend(make_snapshot(tmp_path / "pinned", {**files, "env.toml": 'now = "2026-07-08T22:41:00Z"'}))
     assert pinned.now() == datetime(2026, 7, 8, 22, 41, tzinfo=UTC)
     assert pinned.clock[1] == "env.toml now"
     # a line after the pinned clock is in the snapshot's future: no window includes it
@@ -498,9 +486,7 @@ def test_aliases_resolve_and_file_stems_fold_into_their_service(tmp_path):
     assert snap.resolve_service("支付服务") == "payment-service"
     assert snap.resolve_service("PAYMENT-SERVICE") == "payment-service"
     result = logs(snap, "支付服务", "redis")
-    assert [(entry["service"], entry["message"]) for entry in result.logs] == [
-        ("payment-service", "Redis timeout")
-    ]
+    assert [(entry["service"], entry["message"]) for entry in result.logs] == [("payment-service", "Redis timeout")]
     assert snap.service_aliases() == {"payment-service": ["payment", "支付服务"]}
 
 
@@ -516,14 +502,9 @@ def test_unknown_service_answers_with_similar_names(tmp_path):
     assert snap.close_matches("ordr-service") == ["order-service"]
     result = logs(snap, "ordr-service", "timeout")
     assert (result.logs, result.total, result.truncated) == ([], 0, False)
-    assert (
-        result.message == "unknown service 'ordr-service'; known services with similar names: order-service"
-    )
+    assert result.message == "unknown service 'ordr-service'; known services with similar names: order-service"
     nothing_close = logs(snap, "redis")
-    assert (
-        nothing_close.message
-        == "unknown service 'redis'; known services: gateway, order-service, user-service"
-    )
+    assert nothing_close.message == "unknown service 'redis'; known services: gateway, order-service, user-service"
     unknown_metrics = metrics(snap, service="ordr-service")
     assert (unknown_metrics.alerts, unknown_metrics.series) == ([], [])
     assert unknown_metrics.message.startswith("unknown service 'ordr-service'")
@@ -539,17 +520,13 @@ def test_unreadable_files_raise_backend_error_with_the_file_name(tmp_path):
     bad_env = SnapshotBackend(make_snapshot(tmp_path / "bad-env", {"env.toml": "now = [", "logs/a.log": ""}))
     with pytest.raises(BackendError, match=r"env\.toml: invalid TOML"):
         bad_env.now()
-    bad_zone = SnapshotBackend(
-        make_snapshot(tmp_path / "bad-zone", {"env.toml": 'timezone = "Mars/Olympus"'})
-    )
+    bad_zone = SnapshotBackend(make_snapshot(tmp_path / "bad-zone", {"env.toml": 'timezone = "Mars/Olympus"'}))
     with pytest.raises(BackendError, match="unknown timezone 'Mars/Olympus'"):
         bad_zone.now()
 
 
 def test_odd_bytes_are_replaced_not_fatal(tmp_path):
-    snap = backend(
-        tmp_path, {"env.toml": ENV, "logs/a.log": b"2026-07-08 23:00:00 ERROR bad \xff byte timeout\n"}
-    )
+    snap = backend(tmp_path, {"env.toml": ENV, "logs/a.log": b"2026-07-08 23:00:00 ERROR bad \xff byte timeout\n"})
     assert [entry["message"] for entry in logs(snap, "a", "timeout").logs] == ["bad \ufffd byte timeout"]
 
 
@@ -581,9 +558,7 @@ def big_snapshot(tmp_path_factory) -> SnapshotBackend:
 
 
 def big_query(snap: SnapshotBackend, limit: int = 50):
-    return snap.query_logs(
-        LogQuery("big", ("hikaripool", "WAITING"), None, parse_window("1d", snap.now()), limit)
-    )
+    return snap.query_logs(LogQuery("big", ("hikaripool", "WAITING"), None, parse_window("1d", snap.now()), limit))
 
 
 def test_large_file_is_streamed_in_bounded_memory(big_snapshot):

@@ -28,15 +28,19 @@ def test_the_stored_form_is_flat_with_absolute_paths_and_reads_back(tmp_path, mo
 
 
 def test_backend_options_are_stored_only_when_they_differ_from_the_defaults():
-    spec = EnvironmentSpec(backends={
-        "prometheus": BackendSpec(url="http://p:9090"),
-        "loki": BackendSpec(url="http://l:3100", timeout=3, options={"service_label": "app"}),
-    })
+    spec = EnvironmentSpec(
+        backends={
+            "prometheus": BackendSpec(url="http://p:9090"),
+            "loki": BackendSpec(url="http://l:3100", timeout=3, options={"service_label": "app"}),
+        }
+    )
 
     stored = spec.as_config()
 
-    assert stored == {"prometheus": "http://p:9090",
-                      "loki": {"url": "http://l:3100", "timeout": 3.0, "options": {"service_label": "app"}}}
+    assert stored == {
+        "prometheus": "http://p:9090",
+        "loki": {"url": "http://l:3100", "timeout": 3.0, "options": {"service_label": "app"}},
+    }
     assert EnvironmentSpec.from_config(stored) == spec
     assert EnvironmentSpec.from_config({}) == EnvironmentSpec() == EnvironmentSpec.from_config(None)
 
@@ -49,7 +53,9 @@ def test_a_bad_stored_spec_is_a_usage_error():
 def test_a_snapshot_and_live_backends_together_are_refused(tmp_path):
     spec = EnvironmentSpec.from_options(tmp_path, None, {"loki": "http://l:3100"})
 
-    with pytest.raises(BadInput, match=r"use either --env DIR or backend URLs \(--prometheus/--alertmanager/--loki\), not both"):
+    with pytest.raises(
+        BadInput, match=r"use either --env DIR or backend URLs \(--prometheus/--alertmanager/--loki\), not both"
+    ):
         spec.evidence_backend()
 
 

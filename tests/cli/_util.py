@@ -126,8 +126,15 @@ def snapshot(db: Path) -> dict[str, list[tuple]]:
 # --- rules files ---------------------------------------------------------------------------
 
 
-def rules_with(tmp_path: Path, rule_id: str, *, enabled: bool | None = None, severity: str | None = None,
-               name: str = "rules.toml", source: Path = RULES) -> Path:
+def rules_with(
+    tmp_path: Path,
+    rule_id: str,
+    *,
+    enabled: bool | None = None,
+    severity: str | None = None,
+    name: str = "rules.toml",
+    source: Path = RULES,
+) -> Path:
     """A copy of `source` (default: the shipped rules.toml) with one rule's `enabled` or `default_severity` changed."""
     text = source.read_text(encoding="utf-8")
     blocks = text.split("[[rules]]")

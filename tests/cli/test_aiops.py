@@ -17,8 +17,14 @@ def test_aiops_payload_file_prints_a_report_with_every_section(tmp_path, db_path
     payload.write_text(json.dumps(WEBHOOK))
     result = _run("aiops", payload, "--db", db_path)
     assert result.exit_code == 0, result.output
-    for heading in ("Alert HighMemoryUsage", "Findings", "Likely causes (hypotheses, unconfirmed)", "Next actions",
-                    "Missing evidence", "AIOps rules: ✓ report_exists"):
+    for heading in (
+        "Alert HighMemoryUsage",
+        "Findings",
+        "Likely causes (hypotheses, unconfirmed)",
+        "Next actions",
+        "Missing evidence",
+        "AIOps rules: ✓ report_exists",
+    ):
         assert heading in result.stdout
     assert "current=91%" in result.stdout
     assert "✗" not in result.stdout.split("AIOps rules:")[1]

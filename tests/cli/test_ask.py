@@ -102,8 +102,20 @@ def test_ask_json_is_one_document_and_the_store_holds_the_whole_run(db_path):
     assert run.exit_code == 0, run
     assert run.stderr == ""
     result = run.json()  # one JSON document, nothing else on stdout
-    assert set(result) == {"session_id", "question", "verdict", "gate", "answer", "claims", "hypotheses", "missing_info", "fallback",
-                           "rounds", "models", "usage"}
+    assert set(result) == {
+        "session_id",
+        "question",
+        "verdict",
+        "gate",
+        "answer",
+        "claims",
+        "hypotheses",
+        "missing_info",
+        "fallback",
+        "rounds",
+        "models",
+        "usage",
+    }
     assert result["question"] == CPU_QUESTION
     session_id = result["session_id"]
     assert result["verdict"] == "PASS"
@@ -123,8 +135,11 @@ def test_ask_json_is_one_document_and_the_store_holds_the_whole_run(db_path):
     assert result["fallback"] is None
     assert result["rounds"] == 1
     assert result["models"] == {role: "offline" for role in ROLES}
-    assert result["usage"] == {"prompt_tokens": 0, "completion_tokens": 0,
-                               "model_calls": len(rows(db_path, "agent_step", session_id))}
+    assert result["usage"] == {
+        "prompt_tokens": 0,
+        "completion_tokens": 0,
+        "model_calls": len(rows(db_path, "agent_step", session_id)),
+    }
 
     # diagnosis_run: completed, PASS, four prompt versions and no prompt text
     run_record = run_row(db_path, session_id)
@@ -139,13 +154,22 @@ def test_ask_json_is_one_document_and_the_store_holds_the_whole_run(db_path):
 
     stages = rows(db_path, "stage_output", session_id)
     assert [(s["stage"], s["round"], s["status"]) for s in stages] == [
-        ("plan", 1, "COMPLETED"), ("execute", 1, "COMPLETED"), ("verify", 1, "COMPLETED"), ("compose", 1, "COMPLETED")]
+        ("plan", 1, "COMPLETED"),
+        ("execute", 1, "COMPLETED"),
+        ("verify", 1, "COMPLETED"),
+        ("compose", 1, "COMPLETED"),
+    ]
     assert json.loads(stages[2]["parse_status"])["effective_verdict"] == "PASS"
     assert json.loads(stages[3]["output"])["user_facing_answer"] == result["answer"]["user_facing_answer"]
 
     steps = rows(db_path, "agent_step", session_id)
     assert [(s["agent"], s["step_index"], s["has_tool_call"]) for s in steps] == [
-        ("planner", 1, 0), ("executor", 2, 1), ("executor", 3, 0), ("verifier", 4, 0), ("composer", 5, 0)]
+        ("planner", 1, 0),
+        ("executor", 2, 1),
+        ("executor", 3, 0),
+        ("verifier", 4, 0),
+        ("composer", 5, 0),
+    ]
     assert all(s["model"] == "offline" and s["status"] == "completed" for s in steps)
 
     invocations = rows(db_path, "tool_invocation", session_id)
@@ -235,19 +259,34 @@ class ScriptedModel:
     def __call__(self, body: dict[str, Any]) -> dict[str, Any]:
         role = role_of(body)
         if role == "planner":
-            return answer({"selected_skill": None, "selection_reason": "scripted",
-                           "plan": ["query_metrics payment-service HighCPUUsage"], "reasoning": "scripted"})
+            return answer(
+                {
+                    "selected_skill": None,
+                    "selection_reason": "scripted",
+                    "plan": ["query_metrics payment-service HighCPUUsage"],
+                    "reasoning": "scripted",
+                }
+            )
         if role == "executor":
             if not tool_messages(body) and body.get("tools"):
                 return calls(("query_metrics", {"service": "payment-service", "alertname": "HighCPUUsage"}))
             return self.executor_document(body)
         if role == "verifier":
             claims = _payload(body)["verified_claims"]
-            checks = [{"claim_id": c["claim_id"], "verification": "direct_support", "is_critical": True, "note": "ok"}
-                      for c in claims]
-            return answer({"verdict": "PASS" if claims else "LOW_CONFID", "groundedness_score": 1.0 if claims else 0.0,
-                           "critical_fact_count": len(claims), "claim_checks": checks, "facts_checked": [],
-                           "rationale": "scripted verifier"})
+            checks = [
+                {"claim_id": c["claim_id"], "verification": "direct_support", "is_critical": True, "note": "ok"}
+                for c in claims
+            ]
+            return answer(
+                {
+                    "verdict": "PASS" if claims else "LOW_CONFID",
+                    "groundedness_score": 1.0 if claims else 0.0,
+                    "critical_fact_count": len(claims),
+                    "claim_checks": checks,
+                    "facts_checked": [],
+                    "rationale": "scripted verifier",
+                }
+            )
         if role == "composer":
             payload = _payload(body)
             text = " ".join(f"{c['claim_text']} [{c['citation']}]" for c in payload["allowed_claims"])
@@ -257,12 +296,30 @@ class ScriptedModel:
 
 
 def fabricated_invocation(body: dict[str, Any]) -> dict[str, Any]:
-    binding = {"source_type": "tool_trace", "source_id": "", "tool_name": "query_metrics", "source_invocation_id": 41,
-               "raw_path": "$.alerts[0]", "evidence_excerpt": "CPU usage of payment-service is 92% (threshold 80%)"}
-    claim = {"claim_id": "claim-1", "claim_type": "observation", "claim_text": LIE, "support_level": "direct",
-             "evidence_bindings": [binding]}
-    return answer({"answer_version": "executor_evidence_v2", "claims": [claim], "hypotheses": [],
-                   "recommended_actions": [], "missing_info": []})
+    binding = {
+        "source_type": "tool_trace",
+        "source_id": "",
+        "tool_name": "query_metrics",
+        "source_invocation_id": 41,
+        "raw_path": "$.alerts[0]",
+        "evidence_excerpt": "CPU usage of payment-service is 92% (threshold 80%)",
+    }
+    claim = {
+        "claim_id": "claim-1",
+        "claim_type": "observation",
+        "claim_text": LIE,
+        "support_level": "direct",
+        "evidence_bindings": [binding],
+    }
+    return answer(
+        {
+            "answer_version": "executor_evidence_v2",
+            "claims": [claim],
+            "hypotheses": [],
+            "recommended_actions": [],
+            "missing_info": [],
+        }
+    )
 
 
 def malformed_json(body: dict[str, Any]) -> dict[str, Any]:
@@ -290,13 +347,15 @@ def test_a_fabricated_invocation_id_is_a_reject(scripted, db_path, fail_on, code
     assert LIE not in run.stdout and "OOM" not in run.stdout
     last = run.stdout.strip().splitlines()[-1]
     session_id = session_id_from_human(run.stdout)
-    assert last == (f"verdict REJECT · gate fail/reject (binding.invocation_exists) · fallback: gate_reject"
-                    f" · session {session_id}")
+    assert last == (
+        f"verdict REJECT · gate fail/reject (binding.invocation_exists) · fallback: gate_reject · session {session_id}"
+    )
 
     record = run_row(db_path, session_id)
     assert (record["status"], record["verdict"]) == ("completed", "REJECT")
     assert json.loads(record["config"])["models"] == {role: "openai/scripted" for role in ROLES} | {
-        "api_base": scripted.url + "/v1"}
+        "api_base": scripted.url + "/v1"
+    }
     (gate_row,) = rows(db_path, "gate_result", session_id)
     assert (gate_row["status"], gate_row["severity"]) == ("fail", "reject")
     assert json.loads(gate_row["result"])["failed_rules"] == ["binding.invocation_exists"]

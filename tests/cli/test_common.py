@@ -28,11 +28,16 @@ def _probe_app() -> typer.Typer:
 
 
 def test_the_options_replace_the_placeholder_in_order_and_build_the_spec(tmp_path):
-    result = CliRunner().invoke(_probe_app(), ["x", "--loki", "http://l:3100", "--runbooks", str(tmp_path), "--verbose"])
+    result = CliRunner().invoke(
+        _probe_app(), ["x", "--loki", "http://l:3100", "--runbooks", str(tmp_path), "--verbose"]
+    )
 
     assert result.exit_code == 0, result.output
-    assert json.loads(result.stdout) == {"name": "x", "verbose": True,
-                                         "env": {"loki": "http://l:3100", "runbooks": str(tmp_path.resolve())}}
+    assert json.loads(result.stdout) == {
+        "name": "x",
+        "verbose": True,
+        "env": {"loki": "http://l:3100", "runbooks": str(tmp_path.resolve())},
+    }
     help_text = CliRunner().invoke(_probe_app(), ["--help"], env={"COLUMNS": "200"}).stdout
     flags = ["--env", "--prometheus", "--alertmanager", "--loki", "--runbooks", "--verbose"]
     assert all(flag in help_text for flag in flags)
@@ -42,11 +47,26 @@ def test_the_options_replace_the_placeholder_in_order_and_build_the_spec(tmp_pat
 
 def test_every_environment_command_refuses_a_snapshot_with_live_backends(tmp_path):
     payload = tmp_path / "alerts.json"
-    payload.write_text(json.dumps({"status": "success", "data": {"alerts": [
-        {"labels": {"alertname": "HighCPUUsage", "service": "payment-service"}, "state": "firing"}]}}))
-    for command in (["ask", "why?"], ["plan", "why?"], ["aiops", str(payload)],
-                    ["tool", "query_logs", "--service", "x"]):
-        result = CliRunner().invoke(app, [*command, "--env", str(tmp_path), "--loki", "http://127.0.0.1:9",
-                                          "--db", str(tmp_path / "evcli.db")])
+    payload.write_text(
+        json.dumps(
+            {
+                "status": "success",
+                "data": {
+                    "alerts": [
+                        {"labels": {"alertname": "HighCPUUsage", "service": "payment-service"}, "state": "firing"}
+                    ]
+                },
+            }
+        )
+    )
+    for command in (
+        ["ask", "why?"],
+        ["plan", "why?"],
+        ["aiops", str(payload)],
+        ["tool", "query_logs", "--service", "x"],
+    ):
+        result = CliRunner().invoke(
+            app, [*command, "--env", str(tmp_path), "--loki", "http://127.0.0.1:9", "--db", str(tmp_path / "evcli.db")]
+        )
         assert result.exit_code == 2, (command, result.output)
         assert "use either --env DIR or backend URLs" in result.stderr, command

@@ -9,7 +9,12 @@ import pytest
 from evcli.evals.gatekeeper import MUTATIONS
 from tests.cli._util import RULES, assert_clean_error, evcli, kind_of, rules_with, sample_files
 
-EXCERPT_CLASSES = {"excerpt_number_changed", "excerpt_negation_inserted", "excerpt_invented_text", "excerpt_word_changed"}
+EXCERPT_CLASSES = {
+    "excerpt_number_changed",
+    "excerpt_negation_inserted",
+    "excerpt_invented_text",
+    "excerpt_word_changed",
+}
 BASE_IDS = sorted(f"sample-{p.stem}" for p in sample_files() if kind_of(p) == "base")
 
 

@@ -18,13 +18,39 @@ DEMO_CASES = FIXTURES / "demo-cases.toml"
 RETRIEVAL_CASES = FIXTURES / "retrieval-cases.toml"
 CASE_IDS = ["payment-cpu", "inventory-hikari-negative", "order-memory-too-many-claims"]
 CASE_KEYS = {
-    "id", "env", "kind", "passed", "failures", "error", "verdict", "session_ids", "claims", "executor_claims",
-    "grounded_claims", "checked_bindings", "passed_bindings", "coverage", "precision", "overstatements",
-    "model_calls", "prompt_tokens", "completion_tokens", "seconds",
+    "id",
+    "env",
+    "kind",
+    "passed",
+    "failures",
+    "error",
+    "verdict",
+    "session_ids",
+    "claims",
+    "executor_claims",
+    "grounded_claims",
+    "checked_bindings",
+    "passed_bindings",
+    "coverage",
+    "precision",
+    "overstatements",
+    "model_calls",
+    "prompt_tokens",
+    "completion_tokens",
+    "seconds",
 }
 TOTAL_KEYS = {
-    "cases", "passed", "failed", "pass_rate", "mean_coverage", "precision", "overstatements", "model_calls",
-    "prompt_tokens", "completion_tokens", "seconds",
+    "cases",
+    "passed",
+    "failed",
+    "pass_rate",
+    "mean_coverage",
+    "precision",
+    "overstatements",
+    "model_calls",
+    "prompt_tokens",
+    "completion_tokens",
+    "seconds",
 }
 PROGRESS_LINE = re.compile(r"^([✓✗]) (\S+) · (PASS|LOW_CONFID|REJECT|error) · \d+\.\ds$")
 
@@ -91,15 +117,22 @@ def test_human_output_table_failures_and_totals():
 
     assert run.exit_code == 0, run
     assert "diagnosis cases · 3 cases · offline" in run.stdout
-    rows = {line.split("│")[1].strip(): [cell.strip() for cell in line.split("│")[2:-1]]
-            for line in run.stdout.splitlines() if line.startswith("│")}
+    rows = {
+        line.split("│")[1].strip(): [cell.strip() for cell in line.split("│")[2:-1]]
+        for line in run.stdout.splitlines()
+        if line.startswith("│")
+    }
     assert list(rows) == CASE_IDS
     assert rows["payment-cpu"][:3] == ["demo", "pass", "PASS"] and rows["payment-cpu"][4:6] == ["100%", "100%"]
     assert rows["order-memory-too-many-claims"][:3] == ["demo", "fail", "PASS"]
     failures = [line for line in run.stdout.splitlines() if line.startswith("fail ")]
-    assert len(failures) == 1 and re.fullmatch(r"fail order-memory-too-many-claims: \d+ claims, more than max_claims 3", failures[0])
+    assert len(failures) == 1 and re.fullmatch(
+        r"fail order-memory-too-many-claims: \d+ claims, more than max_claims 3", failures[0]
+    )
     (summary,) = [line for line in run.stdout.splitlines() if line.startswith("passed ")]
-    assert summary.startswith("passed 2/3 (67%) · mean coverage 100% · precision 100% · overstatements 0 · model calls ")
+    assert summary.startswith(
+        "passed 2/3 (67%) · mean coverage 100% · precision 100% · overstatements 0 · model calls "
+    )
     assert run.stderr == ""
 
 
@@ -175,16 +208,34 @@ def test_retrieval_json_report():
     assert set(report) == {"suite", "k", "cases", "by_env", "totals"}
     assert [case["rank"] for case in report["cases"]] == [3, 2, 1, None]
     assert set(report["cases"][0]) == {
-        "id", "env", "query", "expected_doc", "expected_heading", "k", "rank", "doc_rank", "hit", "reciprocal_rank",
-        "retrieved", "error",
+        "id",
+        "env",
+        "query",
+        "expected_doc",
+        "expected_heading",
+        "k",
+        "rank",
+        "doc_rank",
+        "hit",
+        "reciprocal_rank",
+        "retrieved",
+        "error",
     }
     assert report["by_env"] == {"demo": {"cases": 4, "hits": 3, "recall_at_k": 0.75, "mrr": 0.4583}}
     assert set(report["totals"]) == {"cases", "hits", "recall_at_k", "mrr", "seconds"}
     assert run.stderr == ""
 
 
-@pytest.mark.parametrize("args, code", [((), 0), (("--fail-under", "0.75"), 0), (("--fail-under", "0.8"), 1),
-                                         (("--k", "1", "--fail-under", "0.25"), 0), (("--k", "1", "--fail-under", "0.3"), 1)])
+@pytest.mark.parametrize(
+    "args, code",
+    [
+        ((), 0),
+        (("--fail-under", "0.75"), 0),
+        (("--fail-under", "0.8"), 1),
+        (("--k", "1", "--fail-under", "0.25"), 0),
+        (("--k", "1", "--fail-under", "0.3"), 1),
+    ],
+)
 def test_retrieval_fail_under_compares_recall(args, code):
     run = evcli("eval", "retrieval", RETRIEVAL_CASES, "--json", *args)
     assert run.exit_code == code, run
@@ -199,7 +250,7 @@ def test_retrieval_human_output():
     (miss,) = [line for line in lines if line.startswith("miss ")]
     prefix = "miss latency-is-not-memory: "
     assert miss.startswith(prefix + "runbooks/slow-response.md › Symptoms, ")  # what was found instead, best first
-    assert len(miss[len(prefix):].split(", ")) == 5
+    assert len(miss[len(prefix) :].split(", ")) == 5
     assert "demo: recall@k 75% (3/4) · MRR 0.458" in lines
     assert any(line.startswith("overall: recall@k 75% (3/4) · MRR 0.458 · ") for line in lines)
 

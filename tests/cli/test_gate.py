@@ -76,7 +76,9 @@ def test_gate_fault_file_human_output_names_rule_and_shows_evidence(path):
     assert any(line.startswith(f"✗ {rule} ({expected['severity']})") for line in lines), run
     assert any(line.startswith("    excerpt:  ") for line in lines), run
     assert any(line.startswith("    evidence: ") for line in lines), run
-    assert any(line.startswith(f"gate fail severity {expected['severity']} · rules gatekeeper-rules-v1") for line in lines), run
+    assert any(
+        line.startswith(f"gate fail severity {expected['severity']} · rules gatekeeper-rules-v1") for line in lines
+    ), run
     assert lines[-2].endswith(f"from {RULES}"), run
     assert lines[-1].startswith("sources not re-checked: "), run
     # A file is not stored, so there is no history line.
@@ -455,7 +457,9 @@ def test_unknown_session_id_with_closing_bracket_tag(tmp_path):
 
     run = evcli("gate", "abc[/]", "--db", db)
 
-    assert_clean_error(run, 2, "'abc[/]' is not a valid session id")  # named verbatim; brackets are outside the id pattern
+    assert_clean_error(
+        run, 2, "'abc[/]' is not a valid session id"
+    )  # named verbatim; brackets are outside the id pattern
 
 
 def test_unknown_session_id_with_markup_like_text_is_named_verbatim(tmp_path):
@@ -464,7 +468,9 @@ def test_unknown_session_id_with_markup_like_text_is_named_verbatim(tmp_path):
 
     run = evcli("gate", "abc[red]", "--db", db)
 
-    assert_clean_error(run, 2, "'abc[red]' is not a valid session id")  # named verbatim; brackets are outside the id pattern
+    assert_clean_error(
+        run, 2, "'abc[red]' is not a valid session id"
+    )  # named verbatim; brackets are outside the id pattern
 
 
 def test_gate_human_output_shows_bracketed_claim_id(tmp_path):
@@ -496,7 +502,9 @@ def test_gate_file_says_sources_were_not_rechecked():
     report = evcli("gate", sample("narrow-payment-highcpu"), "--json").json()
 
     assert human.exit_code == 0, human
-    assert human.stdout.splitlines()[-1].startswith("sources not re-checked: citations were compared with the outputs recorded")
+    assert human.stdout.splitlines()[-1].startswith(
+        "sources not re-checked: citations were compared with the outputs recorded"
+    )
     assert report["sources_rechecked"] is False and report["against"] is None
 
 
@@ -548,16 +556,20 @@ def test_gate_against_reports_live_backend_invocations_as_not_rechecked(demo_exp
     document["run"]["config"]["env"] = {"prometheus": "http://127.0.0.1:9", "loki": "http://127.0.0.1:9"}
     live = tmp_path / "live.json"
     live.write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
-    cited = {b["source_invocation_id"]: b["tool_name"]
-             for c in next(s for s in document["stage_outputs"] if s["stage"] == "execute")["output"]["claims"]
-             for b in c["evidence_bindings"]}
+    cited = {
+        b["source_invocation_id"]: b["tool_name"]
+        for c in next(s for s in document["stage_outputs"] if s["stage"] == "execute")["output"]["claims"]
+        for b in c["evidence_bindings"]
+    }
 
     run = evcli("gate", live, "--against", env_dir)
 
     assert run.exit_code == 0, run
     skipped = [line for line in run.stdout.splitlines() if line.startswith("! provenance.source_matches")]
     expected = sorted(i for i, tool in cited.items() if tool in ("query_metrics", "query_logs"))
-    assert len(skipped) == len(expected) and all("served by a live backend (prometheus, loki)" in line for line in skipped)
+    assert len(skipped) == len(expected) and all(
+        "served by a live backend (prometheus, loki)" in line for line in skipped
+    )
     assert run.stdout.splitlines()[-1].endswith(f"; {len(expected)} cited invocation(s) not re-checked (see warnings)")
 
 

@@ -72,12 +72,16 @@ def test_a_changed_file_is_reindexed(runbook_dir):
     assert search("zebraquartz", "--dir", runbook_dir) == []
     target = runbook_dir / "runbooks" / "redis-timeout.md"
     target.write_text(
-        target.read_text(encoding="utf-8") + "\n## Zebraquartz shard\n\nQuarantine the zebraquartz shard before failing over.\n",
+        target.read_text(encoding="utf-8")
+        + "\n## Zebraquartz shard\n\nQuarantine the zebraquartz shard before failing over.\n",
         encoding="utf-8",
     )
     changed = index(runbook_dir)
     assert (changed["added"], changed["updated"], changed["removed"], changed["unchanged"]) == (
-        0, 1, 0, len(DEMO_RUNBOOKS) - 1
+        0,
+        1,
+        0,
+        len(DEMO_RUNBOOKS) - 1,
     )
     assert changed["chunks"] == first["chunks"] + 1
     blocks = search("zebraquartz", "--dir", runbook_dir)
@@ -89,10 +93,14 @@ def test_a_changed_file_is_reindexed(runbook_dir):
 def test_a_deleted_file_is_dropped_and_a_new_one_added(runbook_dir):
     index(runbook_dir)
     (runbook_dir / "runbooks" / "disk-space.md").unlink()
-    (runbook_dir / "runbooks" / "kafka-lag.md").write_text("# Kafka consumer lag\n\nCheck the consumer group lag.\n", encoding="utf-8")
+    (runbook_dir / "runbooks" / "kafka-lag.md").write_text(
+        "# Kafka consumer lag\n\nCheck the consumer group lag.\n", encoding="utf-8"
+    )
     report = index(runbook_dir)
     assert (report["added"], report["updated"], report["removed"]) == (1, 0, 1)
-    assert all(block["doc"] != "runbooks/disk-space.md" for block in search("disk space eviction", "--dir", runbook_dir))
+    assert all(
+        block["doc"] != "runbooks/disk-space.md" for block in search("disk space eviction", "--dir", runbook_dir)
+    )
 
 
 def test_explicit_kb_file(runbook_dir, tmp_path, evcli_home):
@@ -155,7 +163,11 @@ def test_chinese_query_finds_the_connection_pool_runbook():
 
 def test_alertname_hint_gives_an_l0_precise_block_from_the_high_cpu_runbook():
     hinted = search("thread pool saturation", "--alertname", "HighCPUUsage")
-    assert (hinted[0]["doc"], hinted[0]["layer"], hinted[0]["relevance_level"]) == ("runbooks/high-cpu.md", "L0", "PRECISE")
+    assert (hinted[0]["doc"], hinted[0]["layer"], hinted[0]["relevance_level"]) == (
+        "runbooks/high-cpu.md",
+        "L0",
+        "PRECISE",
+    )
     assert all(block["layer"] == "L0" for block in hinted if block["doc"] == "runbooks/high-cpu.md")
     # without the hint the same query has no L0 layer
     plain = search("thread pool saturation")

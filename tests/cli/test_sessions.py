@@ -302,6 +302,8 @@ def test_export_all_writes_one_canonical_file_per_session(tmp_path):
     written = sorted(p.name for p in out_dir.glob("*.json"))
     assert written == ["sample-broad-order-service.json", "sample-narrow-payment-highcpu.json"]
     for name in names:
-        assert (out_dir / f"sample-{name}.json").read_text() == canonical_json(json.loads(sample(name).read_text())) + "\n"
+        assert (out_dir / f"sample-{name}.json").read_text() == canonical_json(
+            json.loads(sample(name).read_text())
+        ) + "\n"
     assert evcli("export", "--all", "--db", db).exit_code == 2
     assert evcli("export", "--db", db).exit_code == 2

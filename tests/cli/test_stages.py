@@ -37,8 +37,10 @@ def raw_session(db: Path, session_id: str) -> dict[str, list[tuple]]:
     """Every row of one session, as stored, for byte-for-byte comparisons."""
     conn = sqlite3.connect(db)
     try:
-        return {table: conn.execute(f"SELECT * FROM {table} WHERE session_id = ? ORDER BY rowid", [session_id]).fetchall()
-                for table in TABLES}
+        return {
+            table: conn.execute(f"SELECT * FROM {table} WHERE session_id = ? ORDER BY rowid", [session_id]).fetchall()
+            for table in TABLES
+        }
     finally:
         conn.close()
 
@@ -148,7 +150,12 @@ def test_stage_by_stage_runs_the_chain_in_order_and_refuses_it_out_of_order(db_p
     record = run_row(db_path, session_id)
     assert (record["status"], record["verdict"]) == ("completed", "PASS")
     assert [s["agent"] for s in rows(db_path, "agent_step", session_id)] == [
-        "planner", "executor", "executor", "verifier", "composer"]
+        "planner",
+        "executor",
+        "executor",
+        "verifier",
+        "composer",
+    ]
     # the stages run by hand produce what `ask` produces
     asked = evcli("ask", QUESTION, "--json").json()
     composed = evcli("compose", session_id, "--json")
@@ -239,11 +246,13 @@ def test_replay_is_a_new_session_that_reuses_the_upstream_outputs(db_path, from_
 
     # upstream stage outputs are copied as they were; the rest is run anew
     new_stages = rows(db_path, "stage_output", new)
-    assert [s["stage"] for s in new_stages] == kept_stages + [s for s in ["execute", "verify", "compose"]
-                                                              if s not in kept_stages]
+    assert [s["stage"] for s in new_stages] == kept_stages + [
+        s for s in ["execute", "verify", "compose"] if s not in kept_stages
+    ]
     for copied, source in zip(new_stages[: len(kept_stages)], original_stages, strict=False):
         assert {k: v for k, v in copied.items() if k not in ("id", "session_id")} == {
-            k: v for k, v in source.items() if k not in ("id", "session_id")}
+            k: v for k, v in source.items() if k not in ("id", "session_id")
+        }
     assert [s["agent"] for s in rows(db_path, "agent_step", new)] == new_agents
 
     invocations = rows(db_path, "tool_invocation", new)
@@ -275,7 +284,10 @@ def test_replay_human_output_names_the_new_session(db_path):
     assert f"- {FINDING} [1]." in run.stdout.splitlines()
     match = re.fullmatch(r"verdict PASS · gate pass/none · session (\S+)", run.stdout.splitlines()[-1])
     assert match and match.group(1) != original
-    assert json.loads(run_row(db_path, match.group(1))["config"])["replay_of"] == {"session_id": original, "from": "verify"}
+    assert json.loads(run_row(db_path, match.group(1))["config"])["replay_of"] == {
+        "session_id": original,
+        "from": "verify",
+    }
 
 
 def test_replay_from_an_unknown_stage_is_a_usage_error(db_path):
@@ -310,10 +322,24 @@ def _verifier_and_composer_only(body: dict[str, Any]) -> dict[str, Any]:
     payload = json.loads(user.split("\n", 1)[1])
     if role == "verifier":
         claims = payload["verified_claims"]
-        return answer({"verdict": "PASS", "groundedness_score": 1.0, "critical_fact_count": len(claims),
-                       "claim_checks": [{"claim_id": c["claim_id"], "verification": "direct_support", "is_critical": True,
-                                         "note": "scripted"} for c in claims],
-                       "facts_checked": [], "rationale": "scripted verifier on recorded evidence"})
+        return answer(
+            {
+                "verdict": "PASS",
+                "groundedness_score": 1.0,
+                "critical_fact_count": len(claims),
+                "claim_checks": [
+                    {
+                        "claim_id": c["claim_id"],
+                        "verification": "direct_support",
+                        "is_critical": True,
+                        "note": "scripted",
+                    }
+                    for c in claims
+                ],
+                "facts_checked": [],
+                "rationale": "scripted verifier on recorded evidence",
+            }
+        )
     if role == "composer":
         text = " ".join(f"{c['claim_text']} [{c['citation']}]" for c in payload["allowed_claims"])
         return answer({"answer_summary": text, "recommended_actions": [], "user_facing_answer": text})
@@ -328,7 +354,9 @@ def test_replay_from_verify_with_another_model_reuses_the_recorded_evidence(db_p
 
     with ScriptedServer(_verifier_and_composer_only) as server:
         api_base = server.url + "/v1"
-        run = evcli("replay", original, "--from", "verify", "--model", "openai/scripted", "--api-base", api_base, "--json")
+        run = evcli(
+            "replay", original, "--from", "verify", "--model", "openai/scripted", "--api-base", api_base, "--json"
+        )
         roles = [role_of(body) for body in server.requests]
 
     assert run.exit_code == 0, run
@@ -343,7 +371,9 @@ def test_replay_from_verify_with_another_model_reuses_the_recorded_evidence(db_p
 
     steps = rows(db_path, "agent_step", new)
     assert [(s["agent"], s["model"], s["status"]) for s in steps] == [
-        ("verifier", "openai/scripted", "completed"), ("composer", "openai/scripted", "completed")]
+        ("verifier", "openai/scripted", "completed"),
+        ("composer", "openai/scripted", "completed"),
+    ]
     verify_row = [s for s in rows(db_path, "stage_output", new) if s["stage"] == "verify"][-1]
     assert json.loads(verify_row["output"])["rationale"] == "scripted verifier on recorded evidence"
     assert [strip(i) for i in rows(db_path, "tool_invocation", new)] == [strip(i) for i in original_invocations]

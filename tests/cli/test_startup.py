@@ -21,7 +21,9 @@ def tripwire_litellm(tmp_path):
 
 
 def _run(args, tripwire, evcli_home):
-    env = dict(os.environ, PYTHONPATH=f"{tripwire}{os.pathsep}{os.environ.get('PYTHONPATH', '')}", EVCLI_HOME=str(evcli_home))
+    env = dict(
+        os.environ, PYTHONPATH=f"{tripwire}{os.pathsep}{os.environ.get('PYTHONPATH', '')}", EVCLI_HOME=str(evcli_home)
+    )
     code = (
         "import sys, runpy; sys.argv = ['evcli'] + sys.argv[1:]\n"
         "try:\n    runpy.run_module('evcli', run_name='__main__')\n"
@@ -34,7 +36,9 @@ def _run(args, tripwire, evcli_home):
 
 def test_tripwire_works(tripwire_litellm, evcli_home):
     completed = subprocess.run(
-        [sys.executable, "-c", "import litellm"], capture_output=True, text=True,
+        [sys.executable, "-c", "import litellm"],
+        capture_output=True,
+        text=True,
         env=dict(os.environ, PYTHONPATH=str(tripwire_litellm)),
     )
     assert "TRIPWIRE" in completed.stderr

@@ -129,7 +129,10 @@ def test_human_output_is_the_model_view_and_json_is_the_invocation(args):
     assert sorted(call[len(f"call: {args[0]}(") : -1].split(", ")) == sorted(
         f"{key}={value!r}" for key, value in invocation.input_params.items()
     )
-    assert lines[0] == f'<evidence invocation="unrecorded" tool="{args[0]}" status="{invocation.retrieval_details.evidence_status}">'
+    assert (
+        lines[0]
+        == f'<evidence invocation="unrecorded" tool="{args[0]}" status="{invocation.retrieval_details.evidence_status}">'
+    )
     assert lines[-1] == "</evidence>"
     refs = invocation.retrieval_details.evidence_refs
     assert refs
@@ -150,7 +153,11 @@ def test_json_output_has_the_contract_fields():
     assert details["evidence_status"] == "supported"
     assert [ref["raw_path"] for ref in details["evidence_refs"]] == ["$.logs[0]", "$.logs[1]"]
     assert (details["service"], details["keywords"], details["window"], details["limit"], details["truncated"]) == (
-        "order-service", ["HikariPool"], "30m", 2, True
+        "order-service",
+        ["HikariPool"],
+        "30m",
+        2,
+        True,
     )
 
 
@@ -198,7 +205,12 @@ def test_session_records_calls_with_per_session_ids(db_path):
     assert [row["tool_name"] for row in rows] == [args[0] for args in calls]
     assert all(row["success"] == 1 for row in rows)
     assert [json.loads(row["retrieval_details"])["evidence_status"] for row in rows] == ["supported"] * 3
-    assert json.loads(rows[1]["input_params"]) == {"service": "payment-service", "query": "timeout", "window": "30m", "limit": 50}
+    assert json.loads(rows[1]["input_params"]) == {
+        "service": "payment-service",
+        "query": "timeout",
+        "window": "30m",
+        "limit": 50,
+    }
 
     # ids are per session: another session starts at 1
     run = evcli("tool", "query_metrics", "--service", "payment-service", "--session", other)
@@ -216,8 +228,20 @@ def test_session_refuses_an_identical_repeat(db_path):
     repeat = evcli(*args)
     assert_clean_error(repeat, 2, "query_logs refused", "identical to invocation #1")
     # the same call spelt differently is still the same call
-    spelt = evcli("tool", "query_logs", "--service", "order-service", "--query", "HikariPool", "--window", "30m",
-                  "--limit", "50", "--session", session)
+    spelt = evcli(
+        "tool",
+        "query_logs",
+        "--service",
+        "order-service",
+        "--query",
+        "HikariPool",
+        "--window",
+        "30m",
+        "--limit",
+        "50",
+        "--session",
+        session,
+    )
     assert_clean_error(spelt, 2, "identical to invocation #1")
     assert [row["invocation_id"] for row in invocation_rows(db_path, session)] == [1, 2]
 
@@ -263,23 +287,58 @@ def test_narrow_session_refuses_widening_after_no_evidence(db_path):
     assert precise.exit_code == 0, precise
     assert 'status="no_evidence"' in precise.stdout
 
-    wider = evcli("tool", "query_logs", "--service", "inventory-service", "--window", "2h", "--query", "HikariCP",
-                  "--session", session)
+    wider = evcli(
+        "tool",
+        "query_logs",
+        "--service",
+        "inventory-service",
+        "--window",
+        "2h",
+        "--query",
+        "HikariCP",
+        "--session",
+        session,
+    )
     assert_clean_error(wider, 2, "narrow task", "invocation #1", "widens the window")
     dropped = evcli("tool", "query_logs", "--service", "order-service", "--query", "HikariCP", "--session", session)
     assert_clean_error(dropped, 2, "narrow task", "drops or changes the service")
 
-    narrower = evcli("tool", "query_logs", "--service", "inventory-service", "--query", "HikariCP pool",
-                     "--window", "10m", "--session", session)
+    narrower = evcli(
+        "tool",
+        "query_logs",
+        "--service",
+        "inventory-service",
+        "--query",
+        "HikariCP pool",
+        "--window",
+        "10m",
+        "--session",
+        session,
+    )
     assert narrower.exit_code == 0, narrower
     assert [row["invocation_id"] for row in invocation_rows(db_path, session)] == [1, 2]
 
 
 def test_broad_session_allows_the_same_widening(db_path):
     session = new_session(db_path, narrow=False)
-    assert evcli("tool", "query_logs", "--service", "inventory-service", "--query", "HikariCP", "--session", session).exit_code == 0
-    wider = evcli("tool", "query_logs", "--service", "order-service", "--query", "HikariCP", "--window", "2h",
-                  "--session", session)
+    assert (
+        evcli(
+            "tool", "query_logs", "--service", "inventory-service", "--query", "HikariCP", "--session", session
+        ).exit_code
+        == 0
+    )
+    wider = evcli(
+        "tool",
+        "query_logs",
+        "--service",
+        "order-service",
+        "--query",
+        "HikariCP",
+        "--window",
+        "2h",
+        "--session",
+        session,
+    )
     assert wider.exit_code == 0, wider
     assert [row["invocation_id"] for row in invocation_rows(db_path, session)] == [1, 2]
 
@@ -304,7 +363,9 @@ def test_custom_snapshot_metrics(snapshot):
     run = evcli("tool", "query_metrics", "--env", snapshot, "--service", "edge", "--json")
     assert run.exit_code == 0, run
     output = run.json()["output"]
-    assert [(a["alertname"], a["service"], a["state"]) for a in output["alerts"]] == [("UpstreamTimeouts", "api-gateway", "firing")]
+    assert [(a["alertname"], a["service"], a["state"]) for a in output["alerts"]] == [
+        ("UpstreamTimeouts", "api-gateway", "firing")
+    ]
     assert [(s["metric"], s["min"], s["max"], s["last"], s["unit"]) for s in output["series"]] == [
         ("latency", 120, 4950, 4950, "ms"),
         ("errors_per_s", 0, 4, 4, ""),
@@ -328,7 +389,9 @@ def test_custom_snapshot_unknown_service_suggests_its_own_services(snapshot):
 
 def test_human_output_prints_evidence_text_verbatim(snapshot):
     with (snapshot / "logs" / "api-gateway.log").open("a", encoding="utf-8") as handle:
-        handle.write("2030-01-02 03:03:30.000 WARN  [gw-1] refused login for passwd entry root:x:0:0 from :100: hosts\n")
+        handle.write(
+            "2030-01-02 03:03:30.000 WARN  [gw-1] refused login for passwd entry root:x:0:0 from :100: hosts\n"
+        )
     run = evcli("tool", "query_logs", "--env", snapshot, "--service", "api-gateway", "--query", "refused login")
     assert run.exit_code == 0, run
     assert "root:x:0:0 from :100: hosts" in run.stdout
@@ -354,7 +417,10 @@ def test_env_and_backend_urls_together_is_exit_2(snapshot):
         (("query_logs", "--service", "order-service", "--limit", "0"), "query_logs: limit:"),
         (("query_logs", "--service", "order-service", "--limit", "501"), "query_logs: limit:"),
         (("query_logs", "--service", "order-service", "--window", "lately"), "query_logs: window:"),
-        (("query_logs", "--service", "order-service", "--query", '"HikariPool'), "query_logs: query: query has unbalanced quotes"),
+        (
+            ("query_logs", "--service", "order-service", "--query", '"HikariPool'),
+            "query_logs: query: query has unbalanced quotes",
+        ),
         (("query_metrics", "--metric", "cpu usage"), "query_metrics: metric:"),
         (("lookup_knowledge", "--query", "heap", "--limit", "21"), "lookup_knowledge: limit:"),
     ],
@@ -395,8 +461,9 @@ def test_failed_backend_json_also_reports_the_error_on_stderr():
 def test_failed_backend_is_recorded_as_failed(db_path):
     session = new_session(db_path)
     port = closed_port()
-    run = evcli("tool", "query_logs", "--loki", f"http://127.0.0.1:{port}", "--service", "payment-service",
-                "--session", session)
+    run = evcli(
+        "tool", "query_logs", "--loki", f"http://127.0.0.1:{port}", "--service", "payment-service", "--session", session
+    )
     assert run.exit_code == 1, run
     [row] = invocation_rows(db_path, session)
     assert row["invocation_id"] == 1 and row["success"] == 0

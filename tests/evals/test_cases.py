@@ -53,7 +53,10 @@ def test_fixture_cases_load_with_defaults_and_environments():
     payment, inventory, order = load_cases(DEMO_CASES)
 
     assert payment.id == "payment-cpu" and payment.env == "demo" and payment.env_dir == demo_env_dir()
-    assert payment.must_cite == (Citation("query_metrics", "HighCPUUsage"), Citation("query_logs", "RedisCommandTimeoutException"))
+    assert payment.must_cite == (
+        Citation("query_metrics", "HighCPUUsage"),
+        Citation("query_logs", "RedisCommandTimeoutException"),
+    )
     assert payment.allowed_verdicts == ("PASS",) and payment.max_claims == 8 and payment.alert is None
     assert inventory.env == "demo" and inventory.env_dir == demo_env_dir()  # env defaults to the demo
     assert order.claim_types == ("observation",) and order.must_not_contain == ()
@@ -88,18 +91,48 @@ def test_the_default_path_is_the_shipped_suite():
 
 BAD_FILES = {
     "unknown key": ('[[cases]]\nid = "x"\nquestion = "q"\nquestoin = "typo"\n', "case 1 ('x'): unknown key 'questoin'"),
-    "no question or alert": ('[[cases]]\nid = "x"\nallowed_verdicts = ["PASS"]\n', "case 1 ('x'): needs exactly one of `question` and `alert`"),
-    "question and alert": ('[[cases]]\nid = "x"\nquestion = "q"\nalert = "a.json"\n', "case 1 ('x'): needs exactly one of `question` and `alert`, not both"),
+    "no question or alert": (
+        '[[cases]]\nid = "x"\nallowed_verdicts = ["PASS"]\n',
+        "case 1 ('x'): needs exactly one of `question` and `alert`",
+    ),
+    "question and alert": (
+        '[[cases]]\nid = "x"\nquestion = "q"\nalert = "a.json"\n',
+        "case 1 ('x'): needs exactly one of `question` and `alert`, not both",
+    ),
     "missing id": ('[[cases]]\nid = "x"\nquestion = "q"\n[[cases]]\nquestion = "q"\n', "case 2: missing `id`"),
-    "verdicts not a list": ('[[cases]]\nid = "x"\nquestion = "q"\nallowed_verdicts = "PASS"\n', "case 1 ('x'): `allowed_verdicts` must be a list"),
-    "unknown verdict": ('[[cases]]\nid = "x"\nquestion = "q"\nallowed_verdicts = ["OK"]\n', "`allowed_verdicts` has 'OK'; allowed: PASS, LOW_CONFID, REJECT"),
-    "empty verdicts": ('[[cases]]\nid = "x"\nquestion = "q"\nallowed_verdicts = []\n', "`allowed_verdicts` must list at least one verdict"),
-    "max_claims a string": ('[[cases]]\nid = "x"\nquestion = "q"\nmax_claims = "3"\n', "`max_claims` must be a whole number"),
-    "max_claims a boolean": ('[[cases]]\nid = "x"\nquestion = "q"\nmax_claims = true\n', "`max_claims` must be a whole number"),
+    "verdicts not a list": (
+        '[[cases]]\nid = "x"\nquestion = "q"\nallowed_verdicts = "PASS"\n',
+        "case 1 ('x'): `allowed_verdicts` must be a list",
+    ),
+    "unknown verdict": (
+        '[[cases]]\nid = "x"\nquestion = "q"\nallowed_verdicts = ["OK"]\n',
+        "`allowed_verdicts` has 'OK'; allowed: PASS, LOW_CONFID, REJECT",
+    ),
+    "empty verdicts": (
+        '[[cases]]\nid = "x"\nquestion = "q"\nallowed_verdicts = []\n',
+        "`allowed_verdicts` must list at least one verdict",
+    ),
+    "max_claims a string": (
+        '[[cases]]\nid = "x"\nquestion = "q"\nmax_claims = "3"\n',
+        "`max_claims` must be a whole number",
+    ),
+    "max_claims a boolean": (
+        '[[cases]]\nid = "x"\nquestion = "q"\nmax_claims = true\n',
+        "`max_claims` must be a whole number",
+    ),
     "question a number": ('[[cases]]\nid = "x"\nquestion = 3\n', "`question` must be a non-empty string"),
-    "must_cite without text": ('[[cases]]\nid = "x"\nquestion = "q"\n[[cases.must_cite]]\ntool = "query_logs"\n', "`must_cite` entry 1 must have exactly tool, text"),
-    "must_not_contain a string": ('[[cases]]\nid = "x"\nquestion = "q"\nmust_not_contain = "healthy"\n', "`must_not_contain` must be a list"),
-    "duplicate id": ('[[cases]]\nid = "x"\nquestion = "q"\n[[cases]]\nid = "x"\nquestion = "r"\n', "case 2 ('x'): duplicate id 'x'"),
+    "must_cite without text": (
+        '[[cases]]\nid = "x"\nquestion = "q"\n[[cases.must_cite]]\ntool = "query_logs"\n',
+        "`must_cite` entry 1 must have exactly tool, text",
+    ),
+    "must_not_contain a string": (
+        '[[cases]]\nid = "x"\nquestion = "q"\nmust_not_contain = "healthy"\n',
+        "`must_not_contain` must be a list",
+    ),
+    "duplicate id": (
+        '[[cases]]\nid = "x"\nquestion = "q"\n[[cases]]\nid = "x"\nquestion = "r"\n',
+        "case 2 ('x'): duplicate id 'x'",
+    ),
     "not TOML": ('[[cases]\nid = "x"\n', ": not valid TOML: "),
     "no cases": ('[[case]]\nid = "x"\nquestion = "q"\n', "unknown top-level key 'case'"),
     "empty file": ("", "no [[cases]] tables"),
@@ -125,7 +158,10 @@ def test_a_duplicate_id_across_files_names_both(tmp_path):
     with pytest.raises(BadInput) as raised:
         load_cases(tmp_path)
 
-    assert raised.value.message == f"{tmp_path / 'b.toml'}: case 1 ('same'): duplicate id 'same' (first in {tmp_path / 'a.toml'})"
+    assert (
+        raised.value.message
+        == f"{tmp_path / 'b.toml'}: case 1 ('same'): duplicate id 'same' (first in {tmp_path / 'a.toml'})"
+    )
 
 
 def test_a_missing_path_is_bad_input(tmp_path):
@@ -149,7 +185,10 @@ def test_each_expectation_is_reported_when_missed(tmp_path):
         allowed_verdicts=("LOW_CONFID", "REJECT"),
         claim_types=("observation", "root_cause"),
         max_claims=1,
-        must_cite=(Citation("query_logs", "HikariCP"), Citation("query_metrics", "highcpuusage")),  # text is case-sensitive
+        must_cite=(
+            Citation("query_logs", "HikariCP"),
+            Citation("query_metrics", "highcpuusage"),
+        ),  # text is case-sensitive
         must_not_contain=("HIGHCPUUSAGE", "system is healthy"),  # case-insensitive
     )
     assert failed_expectations(strict, result) == [
@@ -164,11 +203,13 @@ def test_each_expectation_is_reported_when_missed(tmp_path):
 
 def test_overstatements_count_every_phrase_occurrence_like_the_post_guard():
     phrases = load_rules().overstatement_phrases
-    result = {"answer": {
-        "answer_summary": "The DB is definitely fine; redis is  Ruled   Out.",
-        "user_facing_answer": "Definitely: the system is healthy. 系统正常。",
-        "recommended_actions": [{"action_text": "nothing is wrong, definitely"}],  # not part of the counted text
-    }}
+    result = {
+        "answer": {
+            "answer_summary": "The DB is definitely fine; redis is  Ruled   Out.",
+            "user_facing_answer": "Definitely: the system is healthy. 系统正常。",
+            "recommended_actions": [{"action_text": "nothing is wrong, definitely"}],  # not part of the counted text
+        }
+    }
 
     assert overstatements(result, phrases) == 5  # definitely x2, ruled out, system is healthy, 系统正常
     assert overstatements({"answer": {"answer_summary": "CPU is 92% [1].", "user_facing_answer": ""}}, phrases) == 0
@@ -181,7 +222,11 @@ def test_the_fixture_suite_runs_each_case_in_its_own_session(fixture_report):
     report, db_path = fixture_report
     payment, inventory, order = report["cases"]
 
-    assert [c["id"] for c in report["cases"]] == ["payment-cpu", "inventory-hikari-negative", "order-memory-too-many-claims"]
+    assert [c["id"] for c in report["cases"]] == [
+        "payment-cpu",
+        "inventory-hikari-negative",
+        "order-memory-too-many-claims",
+    ]
     assert payment["passed"] and payment["failures"] == [] and payment["verdict"] == "PASS"
     assert inventory["passed"] and inventory["failures"] == [] and inventory["claims"] == 1
     assert not order["passed"] and order["verdict"] == "PASS"
@@ -293,7 +338,9 @@ def test_reports_are_json_serialisable(fixture_report):
 
 
 def test_alert_cases_diagnose_each_firing_alert_in_its_own_session(tmp_path):
-    report = run_suite(load_cases(FIXTURES / "alert-cases.toml"), rules=load_rules(), models=Models(), db_path=tmp_path / "eval.db")
+    report = run_suite(
+        load_cases(FIXTURES / "alert-cases.toml"), rules=load_rules(), models=Models(), db_path=tmp_path / "eval.db"
+    )
     single, double = report["cases"]
 
     assert single["kind"] == double["kind"] == "alert"
@@ -303,7 +350,11 @@ def test_alert_cases_diagnose_each_firing_alert_in_its_own_session(tmp_path):
     assert double["failures"] == ["alert HighCPUUsage: no cited query_metrics evidence contains 'SlowResponse'"]
     with TraceStore(tmp_path / "eval.db") as store:
         documents = [store.load(sid) for case in report["cases"] for sid in case["session_ids"]]
-    assert [d.run.config.aiops_alert["alertname"] for d in documents] == ["HighCPUUsage", "HighCPUUsage", "SlowResponse"]
+    assert [d.run.config.aiops_alert["alertname"] for d in documents] == [
+        "HighCPUUsage",
+        "HighCPUUsage",
+        "SlowResponse",
+    ]
     assert all(d.run.mode == "aiops" and d.run.self_evaluation["aiops_rule_evaluation"]["passed"] for d in documents)
     # a case with two alerts adds up both sessions
     assert double["model_calls"] == sum(len(d.steps) for d in documents[1:])
@@ -317,9 +368,16 @@ def test_a_failed_aiops_check_fails_an_alert_report(tmp_path):
         (result,) = diagnose_payload(Pipeline(store, load_rules()), json.loads(case.alert.read_text()))
     assert failed_expectations(case, result) == []
 
-    evaluation = {**result["aiops_rule_evaluation"], "knowledge_consulted": False, "no_other_alert_promoted": False, "passed": False}
+    evaluation = {
+        **result["aiops_rule_evaluation"],
+        "knowledge_consulted": False,
+        "no_other_alert_promoted": False,
+        "passed": False,
+    }
     assert failed_expectations(case, {**result, "aiops_rule_evaluation": evaluation}) == [
-        "AIOps check knowledge_consulted failed", "AIOps check no_other_alert_promoted failed"]
+        "AIOps check knowledge_consulted failed",
+        "AIOps check no_other_alert_promoted failed",
+    ]
 
 
 # --- the shipped suite ------------------------------------------------------------------------------------

@@ -10,7 +10,9 @@ from tests.conftest import SAMPLES
 def test_shipped_suite_meets_its_targets(rules):
     bases = load_base_sessions()
     assert sorted(d.run.session_id for d in bases) == [
-        "sample-broad-order-service", "sample-narrow-payment-highcpu", "sample-negative-inventory-hikaricp"
+        "sample-broad-order-service",
+        "sample-narrow-payment-highcpu",
+        "sample-negative-inventory-hikaricp",
     ]
     report = run_suite(bases, rules)
     assert report["targets_met"], [c["misses"] for c in report["classes"] if c["misses"]]

@@ -22,7 +22,12 @@ def test_fixture_cases_load():
     oom, leak, redis, latency = load_retrieval_cases(RETRIEVAL_CASES)
 
     assert (oom.env, oom.env_dir, oom.expected_doc, oom.expected_heading, oom.k) == (
-        "demo", demo_env_dir(), "runbooks/high-memory.md", "Checks", DEFAULT_K)
+        "demo",
+        demo_env_dir(),
+        "runbooks/high-memory.md",
+        "Checks",
+        DEFAULT_K,
+    )
     assert leak.env == "demo" and leak.expected_heading is None  # env defaults to the demo
     assert redis.k == 3
     assert latency.query == "p99 latency slow"
@@ -105,8 +110,14 @@ def test_environments_are_reported_apart_and_an_unusable_one_misses(tmp_path):
 BAD_FILES = {
     "missing query": ('[[cases]]\nid = "x"\nexpected_doc = "runbooks/a.md"\n', "case 1 ('x'): missing `query`"),
     "missing expected_doc": ('[[cases]]\nid = "x"\nquery = "q"\n', "case 1 ('x'): missing `expected_doc`"),
-    "k zero": ('[[cases]]\nid = "x"\nquery = "q"\nexpected_doc = "a.md"\nk = 0\n', "`k` must be a whole number of at least 1"),
-    "diagnosis key": ('[[cases]]\nid = "x"\nquery = "q"\nexpected_doc = "a.md"\nquestion = "q"\n', "unknown key 'question'"),
+    "k zero": (
+        '[[cases]]\nid = "x"\nquery = "q"\nexpected_doc = "a.md"\nk = 0\n',
+        "`k` must be a whole number of at least 1",
+    ),
+    "diagnosis key": (
+        '[[cases]]\nid = "x"\nquery = "q"\nexpected_doc = "a.md"\nquestion = "q"\n',
+        "unknown key 'question'",
+    ),
     "duplicate id": ('[[cases]]\nid = "x"\nquery = "q"\nexpected_doc = "a.md"\n' * 2, "case 2 ('x'): duplicate id 'x'"),
 }
 

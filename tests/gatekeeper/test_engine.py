@@ -12,10 +12,14 @@ from evcli.gatekeeper.engine import gate
 from evcli.tools.refs import evidence
 
 ALERT = "HighCPUUsage, service=payment-service, state=firing, current=92%, duration=25m"
-POOL = ("2026-07-08 23:05:28 ERROR order-service HikariPool-1 - Connection is not available, "
-        "request timed out after 30000ms (total=50, active=50, idle=0, waiting=23)")
+POOL = (
+    "2026-07-08 23:05:28 ERROR order-service HikariPool-1 - Connection is not available, "
+    "request timed out after 30000ms (total=50, active=50, idle=0, waiting=23)"
+)
 REDIS = "2026-07-08 23:04:10 ERROR payment-service Redis timeout on redis-cluster-01:6379 after 2000ms"
-NONE_INVENTORY = "query_logs returned no evidence; evidence_status=no_evidence; query=inventory-service HikariCP; total=0"
+NONE_INVENTORY = (
+    "query_logs returned no evidence; evidence_status=no_evidence; query=inventory-service HikariCP; total=0"
+)
 NONE_USER = "query_logs returned no evidence; evidence_status=no_evidence; query=user-service HikariCP; total=0"
 
 
@@ -27,7 +31,9 @@ def _invocation(invocation_id, tool, output, scope=None, *, details=True, succes
         tool_name=tool,
         output=output,
         success=success,
-        retrieval_details=RetrievalDetails(evidence_status=status, evidence_refs=refs, **(scope or {})) if details else None,
+        retrieval_details=RetrievalDetails(evidence_status=status, evidence_refs=refs, **(scope or {}))
+        if details
+        else None,
     )
 
 
@@ -36,12 +42,32 @@ def _log(timestamp, level, service, message):
 
 
 INVOCATIONS = [
-    _invocation(1, "query_metrics", {"alerts": [{"alertname": "HighCPUUsage", "service": "payment-service", "state": "firing",
-                                                 "value": 92, "unit": "%", "duration": "25m"}]}),
-    _invocation(2, "query_logs", {"logs": [
-        _log("2026-07-08T23:05:28Z", "ERROR", "order-service", POOL.split("order-service ", 1)[1]),
-        _log("2026-07-08T23:04:10Z", "ERROR", "payment-service", REDIS.split("payment-service ", 1)[1]),
-    ]}),
+    _invocation(
+        1,
+        "query_metrics",
+        {
+            "alerts": [
+                {
+                    "alertname": "HighCPUUsage",
+                    "service": "payment-service",
+                    "state": "firing",
+                    "value": 92,
+                    "unit": "%",
+                    "duration": "25m",
+                }
+            ]
+        },
+    ),
+    _invocation(
+        2,
+        "query_logs",
+        {
+            "logs": [
+                _log("2026-07-08T23:05:28Z", "ERROR", "order-service", POOL.split("order-service ", 1)[1]),
+                _log("2026-07-08T23:04:10Z", "ERROR", "payment-service", REDIS.split("payment-service ", 1)[1]),
+            ]
+        },
+    ),
     _invocation(3, "query_logs", {"logs": [], "total": 0}, {"service": "inventory-service", "keywords": ["HikariCP"]}),
     _invocation(4, "query_logs", {"logs": [], "total": 0}, {"service": "user-service", "keywords": ["HikariCP"]}),
     _invocation(5, "lookup_knowledge", {}, details=False),  # recorded before evidence refs existed
@@ -57,21 +83,38 @@ def _binding(tool, invocation_id, raw_path, excerpt):
 
 
 def _output(*claims):
-    return {"answer_version": "executor_evidence_v2", "claims": list(claims),
-            "hypotheses": [], "recommended_actions": [], "missing_info": []}
+    return {
+        "answer_version": "executor_evidence_v2",
+        "claims": list(claims),
+        "hypotheses": [],
+        "recommended_actions": [],
+        "missing_info": [],
+    }
 
 
 def _claim(*bindings, claim_type="observation", claim_id="claim-1"):
-    return {"claim_id": claim_id, "claim_type": claim_type, "claim_text": "text", "support_level": "direct",
-            "evidence_bindings": list(bindings)}
+    return {
+        "claim_id": claim_id,
+        "claim_type": claim_type,
+        "claim_text": "text",
+        "support_level": "direct",
+        "evidence_bindings": list(bindings),
+    }
 
 
 VALID = _output(
     _claim(_binding("query_metrics", 1, "$.alerts[0]", "state=firing, current=92%, duration=25m")),
-    _claim(_binding("query_logs", 2, "$.logs[0]", "Connection is not available ... (total=50, active=50, idle=0, waiting=23)"),
-           claim_id="claim-2"),
-    _claim(_binding("query_logs", 3, "$.no_evidence", "query=inventory-service HikariCP; total=0"),
-           claim_type="negative_observation", claim_id="claim-3"),
+    _claim(
+        _binding(
+            "query_logs", 2, "$.logs[0]", "Connection is not available ... (total=50, active=50, idle=0, waiting=23)"
+        ),
+        claim_id="claim-2",
+    ),
+    _claim(
+        _binding("query_logs", 3, "$.no_evidence", "query=inventory-service HikariCP; total=0"),
+        claim_type="negative_observation",
+        claim_id="claim-3",
+    ),
 )
 
 
@@ -157,7 +200,9 @@ def test_tool_name_of_another_invocation_is_rejected(rules):
     _assert_fails(_gate(_mutated({"tool_name": "query_logs"}), rules), "binding.tool_name_match", "reject")
 
 
-@pytest.mark.parametrize("raw_path", ["$.alerts[0].state", "$.alerts", "$.alerts[-1]", "$.logs[0]", "alerts[0]", "$.alerts[01]"])
+@pytest.mark.parametrize(
+    "raw_path", ["$.alerts[0].state", "$.alerts", "$.alerts[-1]", "$.logs[0]", "alerts[0]", "$.alerts[01]"]
+)
 def test_raw_path_must_name_one_item_of_the_tools_arrays(rules, raw_path):
     _assert_fails(_gate(_mutated({"raw_path": raw_path}), rules), "binding.raw_path_format", "reject")
 
@@ -172,35 +217,59 @@ def test_no_evidence_cited_on_an_invocation_with_hits_is_rejected(rules):
 
 
 def test_citing_a_failed_invocation_is_rejected(rules):
-    result = _gate(_mutated({"tool_name": "query_logs", "source_invocation_id": 6, "raw_path": "$.no_evidence",
-                             "evidence_excerpt": "total=0"}), rules)
+    result = _gate(
+        _mutated(
+            {
+                "tool_name": "query_logs",
+                "source_invocation_id": 6,
+                "raw_path": "$.no_evidence",
+                "evidence_excerpt": "total=0",
+            }
+        ),
+        rules,
+    )
     _assert_fails(result, "binding.invocation_succeeded", "reject")
 
 
 def test_invocation_without_evidence_refs_is_low_confid(rules):
-    result = _gate(_mutated({"tool_name": "lookup_knowledge", "source_invocation_id": 5,
-                             "raw_path": "$.evidence_blocks[0]", "evidence_excerpt": "capture a heap dump"}), rules)
+    result = _gate(
+        _mutated(
+            {
+                "tool_name": "lookup_knowledge",
+                "source_invocation_id": 5,
+                "raw_path": "$.evidence_blocks[0]",
+                "evidence_excerpt": "capture a heap dump",
+            }
+        ),
+        rules,
+    )
     _assert_fails(result, "binding.invocation_has_refs", "low_confid")
 
 
-@pytest.mark.parametrize("excerpt", [
-    "current=29%",  # digits swapped
-    "state=firing, current=92%, duration=250m",  # 25 -> 250
-    "state=not firing, current=92%",  # inserted negation
-    "HighCPUUsage, service=order-service, state=firing",  # other service
-    "CPU is throttled by the kernel",  # invented
-])
+@pytest.mark.parametrize(
+    "excerpt",
+    [
+        "current=29%",  # digits swapped
+        "state=firing, current=92%, duration=250m",  # 25 -> 250
+        "state=not firing, current=92%",  # inserted negation
+        "HighCPUUsage, service=order-service, state=firing",  # other service
+        "CPU is throttled by the kernel",  # invented
+    ],
+)
 def test_unsupported_excerpt_is_rejected(rules, excerpt):
     result = _gate(_mutated({"evidence_excerpt": excerpt}), rules)
     _assert_fails(result, "binding.excerpt_supported", "reject")
     assert result.checked_bindings[0].matched_text == ALERT
 
 
-@pytest.mark.parametrize("excerpt", [
-    "STATE=FIRING, CURRENT=92%",
-    "state=firing,\n   current=92 %",
-    "HighCPUUsage ... current=92% … duration=25m",
-])
+@pytest.mark.parametrize(
+    "excerpt",
+    [
+        "STATE=FIRING, CURRENT=92%",
+        "state=firing,\n   current=92 %",
+        "HighCPUUsage ... current=92% … duration=25m",
+    ],
+)
 def test_cosmetic_excerpt_edits_pass(rules, excerpt):
     result = _gate(_mutated({"evidence_excerpt": excerpt}), rules)
     assert result.severity == "none", result.errors
@@ -210,7 +279,9 @@ def test_cosmetic_excerpt_edits_pass(rules, excerpt):
 def test_near_match_threshold_comes_from_the_rules(rules):
     # A dropped comma: a near match, similarity just under 1 (a changed word never is one).
     excerpt = "Connection is not available request timed out after 30000ms"
-    output = _mutated({"tool_name": "query_logs", "source_invocation_id": 2, "raw_path": "$.logs[0]", "evidence_excerpt": excerpt})
+    output = _mutated(
+        {"tool_name": "query_logs", "source_invocation_id": 2, "raw_path": "$.logs[0]", "evidence_excerpt": excerpt}
+    )
     result = _gate(output, rules)
     assert result.severity == "none" and result.checked_bindings[0].match == "near"
     strict = _with_rule(rules, "binding.excerpt_supported", params={"min_similarity": 1.0})
@@ -219,7 +290,9 @@ def test_near_match_threshold_comes_from_the_rules(rules):
 
 def test_negative_observation_bound_to_a_positive_item_is_rejected(rules):
     output = copy.deepcopy(VALID)
-    output["claims"][2]["evidence_bindings"] = [_binding("query_logs", 2, "$.logs[1]", "Redis timeout on redis-cluster-01:6379")]
+    output["claims"][2]["evidence_bindings"] = [
+        _binding("query_logs", 2, "$.logs[1]", "Redis timeout on redis-cluster-01:6379")
+    ]
     _assert_fails(_gate(output, rules), "claim.negative_requires_no_evidence", "reject")
 
 
@@ -250,7 +323,9 @@ def test_missing_id_is_back_filled_when_exactly_one_invocation_fits(rules):
 
 def test_missing_id_is_not_back_filled_when_two_invocations_fit(rules):
     output = copy.deepcopy(VALID)
-    output["claims"][2]["evidence_bindings"][0].update(source_invocation_id=None, evidence_excerpt="evidence_status=no_evidence")
+    output["claims"][2]["evidence_bindings"][0].update(
+        source_invocation_id=None, evidence_excerpt="evidence_status=no_evidence"
+    )
     result = _gate(output, rules)
     _assert_fails(result, "binding.invocation_backfill", "low_confid")
     assert "2 invocations match (3, 4)" in result.errors[0].message
@@ -297,4 +372,3 @@ def test_warning_severity_reports_without_failing(rules):
 
 def test_gate_is_deterministic(rules):
     assert _gate(VALID, rules) == _gate(copy.deepcopy(VALID), rules)
-

@@ -38,7 +38,10 @@ def supported(excerpt: str, ref: str) -> bool:
         ("max = 50", "max=50"),
         ("a , b ;  c : d", "a,b;c:d"),
         ("  Connection\tis\n\nnot   available  ", "connection is not available"),
-        ("\u201cquoted\u201d \u2018single\u2019 \u00abguillemets\u00bb \u2033x\u2033", '"quoted" \'single\' "guillemets" "x"'),
+        (
+            "\u201cquoted\u201d \u2018single\u2019 \u00abguillemets\u00bb \u2033x\u2033",
+            '"quoted" \'single\' "guillemets" "x"',
+        ),
         ("a\u2013b \u2014 c\u2212d \u2011e", "a-b - c-d -e"),
         ("ＨｉｋａｒｉＣＰ ９２％", "hikaricp 92%"),
         ("Stra\u00dfe", "strasse"),
@@ -161,17 +164,45 @@ def test_min_similarity_is_honoured() -> None:
     [
         ("current=29%", ALERT, "number 29% not in evidence"),
         ("state=firing, current=29%, duration=25m", ALERT, "number 29% not in evidence"),
-        ("HighCPUUsage, service=payment-service, state=firing, current=29%, duration=25m", ALERT, "number 29% not in evidence"),
+        (
+            "HighCPUUsage, service=payment-service, state=firing, current=29%, duration=25m",
+            ALERT,
+            "number 29% not in evidence",
+        ),
         ("request timed out after 3000ms", LOG, "number 3000ms not in evidence"),
-        ("Connection is not available, request timed out after 300000ms (total=50", LOG, "number 300000ms not in evidence"),
-        ("Connection is not available, request timed out after 30000ms (total=500, active=50", LOG, "number 500 not in evidence"),
+        (
+            "Connection is not available, request timed out after 300000ms (total=50",
+            LOG,
+            "number 300000ms not in evidence",
+        ),
+        (
+            "Connection is not available, request timed out after 30000ms (total=500, active=50",
+            LOG,
+            "number 500 not in evidence",
+        ),
         ("request timed out after 30000ms (total=50, active=50, idle=0, waiting=32)", LOG, "number 32 not in evidence"),
         ("2026-07-08 23:05:29 ERROR order-service HikariPool-1 - Connection", LOG, "number 23:05:29 not in evidence"),
         ("redis-cluster-01:6379 used_memory=3.9GB maxmemory=4GB", REDIS, "number 3.9gb not in evidence"),
-        ("HighCPUUsage, service=order-service, state=firing, current=92%", ALERT, "identifier order-service not in evidence"),
-        ("redis-cluster-02:6379 used_memory=3.8GB maxmemory=4GB", REDIS, "number redis-cluster-02:6379 not in evidence"),
-        ("2026-07-08 23:05:28 ERROR order-service HikariPool-2 - Connection", LOG, "number hikaripool-2 not in evidence"),
-        ("evidence_status=no_evidence; query=inventory-service HikariPC; total=0", NO_EVIDENCE, "identifier hikaripc not in evidence"),
+        (
+            "HighCPUUsage, service=order-service, state=firing, current=92%",
+            ALERT,
+            "identifier order-service not in evidence",
+        ),
+        (
+            "redis-cluster-02:6379 used_memory=3.8GB maxmemory=4GB",
+            REDIS,
+            "number redis-cluster-02:6379 not in evidence",
+        ),
+        (
+            "2026-07-08 23:05:28 ERROR order-service HikariPool-2 - Connection",
+            LOG,
+            "number hikaripool-2 not in evidence",
+        ),
+        (
+            "evidence_status=no_evidence; query=inventory-service HikariPC; total=0",
+            NO_EVIDENCE,
+            "identifier hikaripc not in evidence",
+        ),
     ],
 )
 def test_changed_fact_is_rejected_with_its_reason(excerpt: str, ref: str, reason: str) -> None:
@@ -182,7 +213,10 @@ def test_changed_fact_is_rejected_with_its_reason(excerpt: str, ref: str, reason
 
 def test_max_50_to_500_is_rejected() -> None:
     assert not supported("pool max=500 reached", "pool max=50 reached")
-    assert not supported("connection pool max = 500, active=50, waiting for a free connection", "connection pool max=50, active=50, waiting for a free connection")
+    assert not supported(
+        "connection pool max = 500, active=50, waiting for a free connection",
+        "connection pool max=50, active=50, waiting for a free connection",
+    )
 
 
 def test_swapped_numbers_are_rejected() -> None:
@@ -193,10 +227,22 @@ def test_swapped_numbers_are_rejected() -> None:
 @pytest.mark.parametrize(
     ("excerpt", "reason"),
     [
-        ("HighCPUUsage, service=payment-service, state=resolved, current=92%, duration=25m", "'firing' changed to 'resolved'"),
-        ("HighCPUUsage, service=payment-service, state=fired, current=92%, duration=25m", "'firing' changed to 'fired'"),
-        ("HighCPUUsage, service=payment-service, state=firing now, current=92%, duration=25m", "text 'now' not in evidence"),
-        ("HighCPUUsage, service=payment-service, state=firing, current=92%, duration=25m ok", "text 'ok' not in evidence"),
+        (
+            "HighCPUUsage, service=payment-service, state=resolved, current=92%, duration=25m",
+            "'firing' changed to 'resolved'",
+        ),
+        (
+            "HighCPUUsage, service=payment-service, state=fired, current=92%, duration=25m",
+            "'firing' changed to 'fired'",
+        ),
+        (
+            "HighCPUUsage, service=payment-service, state=firing now, current=92%, duration=25m",
+            "text 'now' not in evidence",
+        ),
+        (
+            "HighCPUUsage, service=payment-service, state=firing, current=92%, duration=25m ok",
+            "text 'ok' not in evidence",
+        ),
     ],
 )
 def test_more_than_a_typo_in_a_plain_word_is_rejected(excerpt: str, reason: str) -> None:
@@ -236,7 +282,11 @@ def test_invented_text_is_rejected(excerpt: str) -> None:
     [
         ("Connection is available, request timed out after 30000ms", LOG, "not"),
         ("Connection is not not available, request timed out after 30000ms", LOG, "not"),
-        ("Connection is available, request timed out after 30000ms", "Connection isn't available, request timed out after 30000ms", "not"),
+        (
+            "Connection is available, request timed out after 30000ms",
+            "Connection isn't available, request timed out after 30000ms",
+            "not",
+        ),
         ("query_logs returned evidence; evidence_status=no_evidence; query=inventory-service", NO_EVIDENCE, "no"),
         ("当前查询检索到 inventory-service 的 HikariCP 连接池耗尽日志", RUNBOOK_ZH, "未"),
         ("当前查询没有未检索到 inventory-service 的 HikariCP 连接池耗尽日志", RUNBOOK_ZH, "没"),
@@ -269,7 +319,10 @@ def test_quote_that_leaves_its_negation_outside_is_rejected(excerpt: str, ref: s
 @pytest.mark.parametrize(
     ("excerpt", "ref"),
     [
-        ("the pool answered no payment-service request in time", "the pool answered no, payment-service request in time"),
+        (
+            "the pool answered no payment-service request in time",
+            "the pool answered no, payment-service request in time",
+        ),
         ("没有 order-service 的连接池耗尽日志被检索到", "没有, order-service 的连接池耗尽日志被检索到"),
     ],
 )
@@ -350,13 +403,36 @@ def test_excerpt_match_is_immutable() -> None:
 
 # --- properties --------------------------------------------------------------------
 
-SERVICES = ["payment-service", "order-service", "inventory-service", "api-gateway", "redis-cluster-01:6379", "user-db-02"]
+SERVICES = [
+    "payment-service",
+    "order-service",
+    "inventory-service",
+    "api-gateway",
+    "redis-cluster-01:6379",
+    "user-db-02",
+]
 METRICS = ["HighCPUUsage", "HikariCP", "HikariPool-1", "cpu_usage", "p99_latency", "OOMKilled", "error_rate"]
 KEYS = ["current", "max", "total", "active", "idle", "waiting", "duration", "used_memory"]
 UNITS = ["", "", "%", "ms", "s", "m", "GB", "MB"]
 WORDS = [
-    "ERROR", "WARN", "Connection", "is", "available", "request", "timed", "out", "after", "returned",
-    "evidence", "firing", "pool", "exhausted", "query_logs", "evidence_status=no_evidence", "not", "no",
+    "ERROR",
+    "WARN",
+    "Connection",
+    "is",
+    "available",
+    "request",
+    "timed",
+    "out",
+    "after",
+    "returned",
+    "evidence",
+    "firing",
+    "pool",
+    "exhausted",
+    "query_logs",
+    "evidence_status=no_evidence",
+    "not",
+    "no",
 ]
 CJK_WORDS = ["当前查询", "未", "检索到", "连接池", "耗尽", "日志", "的", "实例", "没有", "等待线程数为"]
 NEGATIONS = ["not", "no", "never", "未", "没有"]
@@ -370,7 +446,12 @@ timestamps = st.tuples(
 ).map(lambda t: [f"2026-{t[0]:02d}-{t[1]:02d}", f"{t[2]:02d}:{t[3]:02d}:{t[4]:02d}"])
 key_values = st.tuples(st.sampled_from(KEYS), numbers | st.sampled_from(SERVICES)).map(lambda kv: f"{kv[0]}={kv[1]}")
 single_token_fields = st.one_of(
-    st.sampled_from(SERVICES), st.sampled_from(METRICS), numbers, key_values, st.sampled_from(WORDS), st.sampled_from(CJK_WORDS)
+    st.sampled_from(SERVICES),
+    st.sampled_from(METRICS),
+    numbers,
+    key_values,
+    st.sampled_from(WORDS),
+    st.sampled_from(CJK_WORDS),
 ).map(lambda token: [token])
 fields = st.one_of(single_token_fields, timestamps)
 
@@ -473,7 +554,9 @@ def test_property_inserting_a_negation_is_rejected(span: tuple, negation: str, d
     tokens, separators, i, j = span
     ref = _span(tokens, separators, 0, len(tokens))
     k = data.draw(st.integers(i, j))
-    mutated = " ".join(part for part in (_span(tokens, separators, i, k), negation, _span(tokens, separators, k, j)) if part)
+    mutated = " ".join(
+        part for part in (_span(tokens, separators, i, k), negation, _span(tokens, separators, k, j)) if part
+    )
     assume(normalize(mutated) not in normalize(ref))
     result = match_excerpt(mutated, ref)
     assert not result.supported, (mutated, ref, result)

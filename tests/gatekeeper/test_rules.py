@@ -36,9 +36,15 @@ def test_hash_changes_with_the_file(tmp_path, rules):
     [
         (lambda t: t + "\n[[rules]\n", "not valid TOML"),
         (lambda t: t.replace('version = "gatekeeper-rules-v1"', ""), "missing top-level `version`"),
-        (lambda t: t.replace('id = "binding.unique_item"', 'id = "binding.uniqe_item"'), "unknown id 'binding.uniqe_item'"),
+        (
+            lambda t: t.replace('id = "binding.unique_item"', 'id = "binding.uniqe_item"'),
+            "unknown id 'binding.uniqe_item'",
+        ),
         (lambda t: t + '\n[[rules]]\nid = "binding.unique_item"\ndefault_severity = "reject"\n', "listed twice"),
-        (lambda t: t.replace('default_severity = "low_confid"', 'default_severity = "fatal"', 1), "default_severity must be one of"),
+        (
+            lambda t: t.replace('default_severity = "low_confid"', 'default_severity = "fatal"', 1),
+            "default_severity must be one of",
+        ),
         (lambda t: t.replace("enabled = true", 'enabled = "yes"', 1), "`enabled` must be true or false"),
         (lambda t: t.replace("min_similarity = 0.92", "min_similarity = 1.5"), "must be in (0, 1]"),
         (lambda t: t.replace("min_similarity = 0.92", 'min_similarity = "high"'), "must be a number"),

@@ -173,14 +173,20 @@ body
 
 @pytest.mark.parametrize(
     "text",
-    ["# No front matter\n\ntitle: not a key\n", "---\ntitle: never closed\n\n# Body\n", "\n---\ntitle: not at the top\n---\n"],
+    [
+        "# No front matter\n\ntitle: not a key\n",
+        "---\ntitle: never closed\n\n# Body\n",
+        "\n---\ntitle: not at the top\n---\n",
+    ],
 )
 def test_text_without_a_front_matter_block_is_all_body(text):
     assert split_front_matter(text) == ({}, text)
 
 
 def test_title_is_front_matter_title_then_first_h1_then_stem():
-    assert parse_document("---\ntitle: 'From front matter'\n---\n# From heading\n", stem="s").title == "From front matter"
+    assert (
+        parse_document("---\ntitle: 'From front matter'\n---\n# From heading\n", stem="s").title == "From front matter"
+    )
     assert parse_document("intro\n\n# From   heading\n\n## Part\ntext\n", stem="s").title == "From heading"
     assert parse_document("## Only a section\ntext\n", stem="file-stem").title == "file-stem"
 
@@ -231,7 +237,11 @@ def test_index_report_counts_documents_and_chunks(kb, env_dir):
     report = kb.index_dir(env_dir)
     expected_chunks = sum(len(parse_document(text, stem="x").chunks) for text in RUNBOOKS.values())
     assert (report.directory, report.added, report.updated, report.removed, report.unchanged) == (
-        str(env_dir.resolve()), 6, 0, 0, 0
+        str(env_dir.resolve()),
+        6,
+        0,
+        0,
+        0,
     )
     assert report.chunks == expected_chunks == 14
     stored = kb.conn.execute("SELECT path, title FROM kb_doc ORDER BY path").fetchall()
@@ -355,7 +365,10 @@ def test_two_character_chinese_terms_fall_back_to_like(indexed):
 def test_alertname_in_front_matter_is_l0_and_precise_but_does_not_bypass_l1(indexed):
     blocks = indexed.search("restart", limit=10, alertname="highmemoryusage")
     assert (blocks[0].doc, blocks[0].heading, blocks[0].layer, blocks[0].relevance_level) == (
-        "runbooks/high-memory.md", "Remediation", "L0", "PRECISE"
+        "runbooks/high-memory.md",
+        "Remediation",
+        "L0",
+        "PRECISE",
     )
     # Ranked first although plain L1 scoring puts it behind latency.md.
     assert indexed.search("restart", limit=1)[0].doc == "runbooks/latency.md"
@@ -389,9 +402,9 @@ def test_highly_relevant_needs_a_near_best_score_and_two_terms(indexed):
     # A single-term query cannot match two terms: the near-best blocks count as highly relevant.
     single = indexed.search("heap", limit=10)
     assert single[0].relevance_level == "HIGHLY_RELEVANT"
-    assert {block.relevance_level for block in single if block.score < HIGHLY_RELEVANT_MIN_SCORE_RATIO * single[0].score} <= {
-        "REFERENCE"
-    }
+    assert {
+        block.relevance_level for block in single if block.score < HIGHLY_RELEVANT_MIN_SCORE_RATIO * single[0].score
+    } <= {"REFERENCE"}
 
 
 def test_a_near_best_block_with_one_of_two_terms_is_only_reference(kb, tmp_path):
@@ -432,8 +445,31 @@ def test_a_long_chinese_term_counts_as_matched_when_most_of_it_is_there(indexed)
 
 @pytest.mark.parametrize(
     "query",
-    ['"', 'heap"', '""heap', "*", "heap*", "AND", "heap AND", "OR NOT", "NEAR(", "NEAR(heap dump", "-", "-heap",
-     ":", "title:heap", "heap:", "()", "^heap", "{heap}", "'", "\\", "%_", "内存*", "NEAR(内存"],
+    [
+        '"',
+        'heap"',
+        '""heap',
+        "*",
+        "heap*",
+        "AND",
+        "heap AND",
+        "OR NOT",
+        "NEAR(",
+        "NEAR(heap dump",
+        "-",
+        "-heap",
+        ":",
+        "title:heap",
+        "heap:",
+        "()",
+        "^heap",
+        "{heap}",
+        "'",
+        "\\",
+        "%_",
+        "内存*",
+        "NEAR(内存",
+    ],
 )
 def test_fts_syntax_in_queries_never_raises(indexed, query):
     blocks = indexed.search(query, limit=10)
@@ -459,10 +495,20 @@ def test_empty_or_stopword_only_query_returns_nothing(indexed):
 
 def test_skills_lists_front_matter_declarations(indexed, env_dir, tmp_path):
     assert indexed.skills() == [
-        Skill(name="disk_cleanup", doc="runbooks/disk-full.md", title="Disk full on node", alerts=["NodeDiskFull"],
-              services=["node-exporter", "kubelet"]),
-        Skill(name="memory_triage", doc="runbooks/high-memory.md", title="High memory usage",
-              alerts=["HighMemoryUsage", "ContainerOOMKilled"], services=["inventory-service"]),
+        Skill(
+            name="disk_cleanup",
+            doc="runbooks/disk-full.md",
+            title="Disk full on node",
+            alerts=["NodeDiskFull"],
+            services=["node-exporter", "kubelet"],
+        ),
+        Skill(
+            name="memory_triage",
+            doc="runbooks/high-memory.md",
+            title="High memory usage",
+            alerts=["HighMemoryUsage", "ContainerOOMKilled"],
+            services=["inventory-service"],
+        ),
     ]
     assert indexed.skills(directory=tmp_path / "elsewhere") == []
     assert [skill.name for skill in indexed.skills(directory=env_dir)] == ["disk_cleanup", "memory_triage"]

@@ -32,7 +32,11 @@ def _invocation(tool="query_logs") -> ToolInvocation:
 def test_blank_database_gets_every_table_wal_and_busy_timeout(db_path):
     store = TraceStore(db_path)
     assert TABLES <= set(store.db.table_names())
-    assert [m.name for m in migrations.applied(store.db)] == ["m001_trace_tables", "m002_lookup_indexes", "m003_run_owner"]
+    assert [m.name for m in migrations.applied(store.db)] == [
+        "m001_trace_tables",
+        "m002_lookup_indexes",
+        "m003_run_owner",
+    ]
     assert store.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert store.db.execute("PRAGMA busy_timeout").fetchone()[0] >= 5000
     # Opening again applies nothing twice.
@@ -63,9 +67,20 @@ def test_upgrade_from_previous_schema_keeps_rows(db_path):
     db_path.parent.mkdir(parents=True)
     db = Database(db_path)
     migrations.apply(db, stop_before="m002_lookup_indexes")
-    db["diagnosis_run"].insert({"session_id": "old-1", "question": "q", "mode": "chat", "status": "created",
-                                "config": "{}", "prompt_audit": "{}", "self_evaluation": "{}", "annotations": "{}",
-                                "created_at": "2026-01-01T00:00:00.000000Z", "updated_at": "2026-01-01T00:00:00.000000Z"})
+    db["diagnosis_run"].insert(
+        {
+            "session_id": "old-1",
+            "question": "q",
+            "mode": "chat",
+            "status": "created",
+            "config": "{}",
+            "prompt_audit": "{}",
+            "self_evaluation": "{}",
+            "annotations": "{}",
+            "created_at": "2026-01-01T00:00:00.000000Z",
+            "updated_at": "2026-01-01T00:00:00.000000Z",
+        }
+    )
     db.conn.close()
 
     store = TraceStore(db_path)
@@ -206,7 +221,10 @@ def test_two_processes_writing_at_once_lose_nothing(db_path):
         assert process.exitcode == 0
 
     assert store.db["diagnosis_run"].count == 1 + 120
-    shared_ids = [row["invocation_id"] for row in store.db["tool_invocation"].rows_where("session_id = ?", [shared], order_by="invocation_id")]
+    shared_ids = [
+        row["invocation_id"]
+        for row in store.db["tool_invocation"].rows_where("session_id = ?", [shared], order_by="invocation_id")
+    ]
     assert shared_ids == list(range(1, 121))
     per_session = store.db.execute(
         "SELECT count(*), min(invocation_id), max(invocation_id) FROM tool_invocation WHERE session_id != ? GROUP BY session_id",
@@ -220,4 +238,3 @@ def test_every_sample_session_loads_and_reexports_identically():
     for path in sorted(SAMPLES.glob("*.json")):
         document = read_document(path)
         assert to_canonical(document) == canonical_json(json.loads(path.read_text())), path.name
-

@@ -114,7 +114,9 @@ def test_call_cap_per_tool_and_session(store):
     assert message == "query_logs refused: this session already made 2 calls (cap 2)"
 
     # the cap is per tool: another tool still runs, and is capped on its own
-    assert session.call("query_metrics", {"service": "payment-service"}).retrieval_details.evidence_status == "supported"
+    assert (
+        session.call("query_metrics", {"service": "payment-service"}).retrieval_details.evidence_status == "supported"
+    )
     session.call("query_metrics", {"service": "order-service"})
     assert "query_metrics refused: this session already made 2 calls (cap 2)" == session.refused(
         "query_metrics", {"service": "user-service"}
@@ -301,9 +303,12 @@ def test_narrow_task_query_metrics_keeps_its_alertname(store):
         "query_metrics", {"alertname": "RedisLatencyHigh", "window": "6h"}
     )
     # narrower: the same alert on one service in a shorter window
-    assert session.call(
-        "query_metrics", {"alertname": "RedisLatencyHigh", "service": "payment-service", "window": "10m"}
-    ).invocation_id == 2
+    assert (
+        session.call(
+            "query_metrics", {"alertname": "RedisLatencyHigh", "service": "payment-service", "window": "10m"}
+        ).invocation_id
+        == 2
+    )
 
 
 def test_narrow_task_guard_is_per_tool(store):

@@ -110,7 +110,12 @@ def test_lookup_knowledge_limit_bounds(limit, ok):
         ("query_metrics", {"service": "a b"}, "query_metrics: service: ", "pattern"),
         ("query_metrics", {"alertname": "High CPU"}, "query_metrics: alertname: ", "pattern"),
         ("query_metrics", {"metric": "cpu-usage"}, "query_metrics: metric: ", "pattern"),
-        ("query_logs", {"service": "s", "window": "bad"}, "query_logs: window: ", "window must look like 30m, 2h or 1d"),
+        (
+            "query_logs",
+            {"service": "s", "window": "bad"},
+            "query_logs: window: ",
+            "window must look like 30m, 2h or 1d",
+        ),
         ("query_logs", {"service": "s", "window": "30 minutes"}, "query_logs: window: ", "window must look like"),
         ("query_metrics", {"window": "0m"}, "query_metrics: window: ", "between 1s and 30d"),
         ("query_metrics", {"window": "31d"}, "query_metrics: window: ", "between 1s and 30d"),
@@ -122,7 +127,12 @@ def test_lookup_knowledge_limit_bounds(limit, ok):
         ("query_metrics", {"service": "s", "limit": 5}, "query_metrics: limit: ", "Extra inputs are not permitted"),
         ("lookup_knowledge", {"query": ""}, "lookup_knowledge: query: ", "at least 1 character"),
         ("lookup_knowledge", {}, "lookup_knowledge: query: ", "required"),
-        ("lookup_knowledge", {"query": "q", "window": "1h"}, "lookup_knowledge: window: ", "Extra inputs are not permitted"),
+        (
+            "lookup_knowledge",
+            {"query": "q", "window": "1h"},
+            "lookup_knowledge: window: ",
+            "Extra inputs are not permitted",
+        ),
     ],
 )
 def test_bad_parameters_name_tool_and_parameter(tool, params, prefix, reason):

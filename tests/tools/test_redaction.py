@@ -9,7 +9,11 @@ from evcli.tools.redaction import ENV_EXTRA_PATTERNS, Redactor
 @pytest.mark.parametrize(
     ("raw", "masked", "secret"),
     [
-        ("url=jdbc:mysql://app:s3cr3t@mysql-primary-01:3306/users", "jdbc:mysql://app:***@mysql-primary-01:3306/users", "s3cr3t"),
+        (
+            "url=jdbc:mysql://app:s3cr3t@mysql-primary-01:3306/users",
+            "jdbc:mysql://app:***@mysql-primary-01:3306/users",
+            "s3cr3t",
+        ),
         ("redis://:pw0rd@redis-cluster-01:6379", "redis://:***@redis-cluster-01:6379", "pw0rd"),
         ("Authorization: Bearer abc.def-ghi_jkl", "Authorization: Bearer ***", "abc.def-ghi_jkl"),
         ("curl -H 'bearer 0123456789abcdefXYZ'", "bearer ***", "0123456789abcdefXYZ"),

@@ -10,61 +10,108 @@ from evcli.tools.registry import UnknownTool
 
 
 def test_alert_ref_merges_fields_in_a_fixed_order():
-    alert = {"alertname": "HighCPUUsage", "service": "payment-service", "instance": "", "severity": "warning",
-             "state": "firing", "value": 92.0, "unit": "%", "duration": "25m", "active_at": None, "summary": "CPU high"}
+    alert = {
+        "alertname": "HighCPUUsage",
+        "service": "payment-service",
+        "instance": "",
+        "severity": "warning",
+        "state": "firing",
+        "value": 92.0,
+        "unit": "%",
+        "duration": "25m",
+        "active_at": None,
+        "summary": "CPU high",
+    }
     assert alert_text(alert) == (
         "HighCPUUsage, service=payment-service, severity=warning, state=firing, current=92%, duration=25m, summary=CPU high"
     )
 
 
 def test_series_log_and_block_refs():
-    assert series_text({"service": "order-service", "metric": "heap_used", "window": "30m",
-                        "min": 2.9, "max": 3.8, "last": 3.8, "unit": "GB"}) == (
-        "order-service heap_used window=30m min=2.9GB max=3.8GB last=3.8GB"
-    )
-    assert log_text({"timestamp": "2026-07-08T23:05:28Z", "level": "ERROR", "service": "order-service",
-                     "instance": None, "message": "HikariPool-1 - Connection is not available"}) == (
-        "2026-07-08 23:05:28 ERROR order-service HikariPool-1 - Connection is not available"
-    )
-    assert block_text({"doc": "runbooks/high-memory.md", "heading": "Immediate steps", "text": "Capture a heap dump."}) == (
-        "runbooks/high-memory.md › Immediate steps: Capture a heap dump."
-    )
+    assert series_text(
+        {
+            "service": "order-service",
+            "metric": "heap_used",
+            "window": "30m",
+            "min": 2.9,
+            "max": 3.8,
+            "last": 3.8,
+            "unit": "GB",
+        }
+    ) == ("order-service heap_used window=30m min=2.9GB max=3.8GB last=3.8GB")
+    assert log_text(
+        {
+            "timestamp": "2026-07-08T23:05:28Z",
+            "level": "ERROR",
+            "service": "order-service",
+            "instance": None,
+            "message": "HikariPool-1 - Connection is not available",
+        }
+    ) == ("2026-07-08 23:05:28 ERROR order-service HikariPool-1 - Connection is not available")
+    assert block_text(
+        {"doc": "runbooks/high-memory.md", "heading": "Immediate steps", "text": "Capture a heap dump."}
+    ) == ("runbooks/high-memory.md › Immediate steps: Capture a heap dump.")
 
 
 def test_numbers_never_hide_digits_in_an_exponent():
     assert [number(92.0), number(0.91234), number(4.2), number(3.8e9), number(184321.0), number("n/a")] == [
-        "92", "0.91234", "4.2", "3800000000", "184321", "n/a"]
+        "92",
+        "0.91234",
+        "4.2",
+        "3800000000",
+        "184321",
+        "n/a",
+    ]
 
 
 def test_word_units_are_spaced_symbol_units_are_not():
     from evcli.tools.refs import with_unit
 
-    assert [with_unit(92, "%"), with_unit(4.2, "s"), with_unit(3.8, "GB"), with_unit(184000, "messages"), with_unit(9, "")] == [
-        "92%", "4.2s", "3.8GB", "184000 messages", "9"]
+    assert [
+        with_unit(92, "%"),
+        with_unit(4.2, "s"),
+        with_unit(3.8, "GB"),
+        with_unit(184000, "messages"),
+        with_unit(9, ""),
+    ] == ["92%", "4.2s", "3.8GB", "184000 messages", "9"]
 
 
 def test_one_positive_ref_per_item_of_the_tools_own_arrays_in_order():
-    output = {"alerts": [{"alertname": "A"}], "series": [{"service": "s", "metric": "m", "window": "5m"}],
-              "logs": [{"message": "one"}, {"message": "two"}]}
+    output = {
+        "alerts": [{"alertname": "A"}],
+        "series": [{"service": "s", "metric": "m", "window": "5m"}],
+        "logs": [{"message": "one"}, {"message": "two"}],
+    }
     assert [ref.raw_path for ref in positive_refs("query_metrics", output)] == ["$.alerts[0]", "$.series[0]"]
     assert [ref.raw_path for ref in positive_refs("query_logs", output)] == ["$.logs[0]", "$.logs[1]"]
     assert positive_refs("lookup_knowledge", output) == []
 
 
 def test_refs_of_an_unknown_tool_are_an_error_not_another_tools_refs():
-    with pytest.raises(UnknownTool, match="unknown tool 'query_events'; tools: query_metrics, query_logs, lookup_knowledge"):
+    with pytest.raises(
+        UnknownTool, match="unknown tool 'query_events'; tools: query_metrics, query_logs, lookup_knowledge"
+    ):
         evidence("query_events", {"logs": [{"message": "one"}]}, {}, dedup_reason=None)
 
 
 def test_no_evidence_ref_names_tool_query_scope_and_total():
-    ref = no_evidence_ref("query_logs", {"service": "inventory-service", "keywords": ["HikariCP"], "window": "1h"},
-                          "no matching log lines")
+    ref = no_evidence_ref(
+        "query_logs",
+        {"service": "inventory-service", "keywords": ["HikariCP"], "window": "1h"},
+        "no matching log lines",
+    )
     assert ref.raw_path == "$.no_evidence"
-    assert ref.text == ("query_logs returned no evidence; evidence_status=no_evidence; query=inventory-service HikariCP; "
-                        "window=1h; total=0; message=no matching log lines")
+    assert ref.text == (
+        "query_logs returned no evidence; evidence_status=no_evidence; query=inventory-service HikariCP; "
+        "window=1h; total=0; message=no matching log lines"
+    )
 
 
 def test_no_evidence_ref_names_the_level_filter_when_there_is_one():
-    ref = no_evidence_ref("query_logs", {"service": "inventory-service", "keywords": [], "level": "ERROR", "window": "1h"}, "")
-    assert ref.text == ("query_logs returned no evidence; evidence_status=no_evidence; query=inventory-service; "
-                        "level>=ERROR; window=1h; total=0")
+    ref = no_evidence_ref(
+        "query_logs", {"service": "inventory-service", "keywords": [], "level": "ERROR", "window": "1h"}, ""
+    )
+    assert ref.text == (
+        "query_logs returned no evidence; evidence_status=no_evidence; query=inventory-service; "
+        "level>=ERROR; window=1h; total=0"
+    )

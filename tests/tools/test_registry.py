@@ -34,7 +34,12 @@ from tests.cli._util import assert_clean_error, evcli
 # --- the toy tool: everything a tool is, in one place ------------------------------------------
 
 EVENTS = [
-    {"kind": "Warning", "object": "pod/order-7f9", "reason": "BackOff", "message": "Back-off restarting failed container"},
+    {
+        "kind": "Warning",
+        "object": "pod/order-7f9",
+        "reason": "BackOff",
+        "message": "Back-off restarting failed container",
+    },
     {"kind": "Normal", "object": "pod/order-7f9", "reason": "Pulled", "message": "Container image already present"},
 ]
 
@@ -87,10 +92,27 @@ def new_session(db: Path) -> str:
 
 
 def claim_citing(invocation_id: int, raw_path: str, excerpt: str) -> dict[str, Any]:
-    return {"answer_version": "executor_evidence_v2", "hypotheses": [], "recommended_actions": [], "missing_info": [],
-            "claims": [{"claim_id": "c1", "claim_type": "observation", "claim_text": "order-7f9 is in BackOff",
-                        "evidence_bindings": [{"tool_name": "query_events", "source_invocation_id": invocation_id,
-                                               "raw_path": raw_path, "evidence_excerpt": excerpt}]}]}
+    return {
+        "answer_version": "executor_evidence_v2",
+        "hypotheses": [],
+        "recommended_actions": [],
+        "missing_info": [],
+        "claims": [
+            {
+                "claim_id": "c1",
+                "claim_type": "observation",
+                "claim_text": "order-7f9 is in BackOff",
+                "evidence_bindings": [
+                    {
+                        "tool_name": "query_events",
+                        "source_invocation_id": invocation_id,
+                        "raw_path": raw_path,
+                        "evidence_excerpt": excerpt,
+                    }
+                ],
+            }
+        ],
+    }
 
 
 def record_executor_output(db: Path, session_id: str, output: dict[str, Any]) -> None:
@@ -106,13 +128,17 @@ def test_registered_tool_is_a_cli_command_with_options_from_its_parameter_model(
     assert listing.exit_code == 0, listing
     assert "query_events" in listing.stdout and "Kubernetes events, optionally of one kind." in listing.stdout
     helped = evcli("tool", "query_events", "--help")
-    assert "--kind" in helped.stdout and "Event kind: Normal or Warning." in helped.stdout and "--session" in helped.stdout
+    assert (
+        "--kind" in helped.stdout and "Event kind: Normal or Warning." in helped.stdout and "--session" in helped.stdout
+    )
 
     run = evcli("tool", "query_events", "--kind", "Warning", "--json")
     assert run.exit_code == 0, run
     invocation = ToolInvocation.model_validate(run.json())
     assert invocation.input_params == {"kind": "Warning", "limit": 10}
-    assert [(ref.raw_path, ref.text) for ref in invocation.retrieval_details.evidence_refs] == [("$.events[0]", WARNING_REF)]
+    assert [(ref.raw_path, ref.text) for ref in invocation.retrieval_details.evidence_refs] == [
+        ("$.events[0]", WARNING_REF)
+    ]
 
     bad = evcli("tool", "query_events", "--kind", "War ning")
     assert_clean_error(bad, 2, "query_events: kind:")
@@ -129,7 +155,9 @@ class ScriptedExecutor:
     def complete(self, request: RoleRequest) -> EngineReply:
         self.requests.append(request)
         if not request.transcript:
-            return EngineReply(text="", tool_calls=[ToolCall(id="c1", name="query_events", arguments={"kind": "Warning"})])
+            return EngineReply(
+                text="", tool_calls=[ToolCall(id="c1", name="query_events", arguments={"kind": "Warning"})]
+            )
         return EngineReply(text=json.dumps(claim_citing(0, "$.events[0]", WARNING_REF)))
 
 
@@ -164,7 +192,8 @@ def test_registered_tool_is_recorded_gated_and_traced(query_events, db):
     conn = sqlite3.connect(db)
     try:
         (tool_name, details) = conn.execute(
-            "SELECT tool_name, retrieval_details FROM tool_invocation WHERE session_id = ?", [session_id]).fetchone()
+            "SELECT tool_name, retrieval_details FROM tool_invocation WHERE session_id = ?", [session_id]
+        ).fetchone()
     finally:
         conn.close()
     assert tool_name == "query_events"
@@ -203,7 +232,9 @@ def test_raw_path_format_reads_the_registered_arrays(query_events):
 def test_an_unregistered_tool_is_an_error_everywhere():
     assert "query_events" not in registry.names()
     assert_clean_error(evcli("tool", "query_events", "--kind", "Warning"), 2, "No such command 'query_events'")
-    with pytest.raises(UnknownTool, match="unknown tool 'query_events'; tools: query_metrics, query_logs, lookup_knowledge"):
+    with pytest.raises(
+        UnknownTool, match="unknown tool 'query_events'; tools: query_metrics, query_logs, lookup_knowledge"
+    ):
         run_tool("query_events", {}, build_environment())
     message = raw_path_format(EvidenceBinding(tool_name="query_events", raw_path="$.events[0]", evidence_excerpt="x"))
     assert message is not None and "unknown tool 'query_events'" in message
@@ -211,8 +242,15 @@ def test_an_unregistered_tool_is_an_error_everywhere():
 
 
 def test_a_name_cannot_be_registered_twice(query_events):
-    other = registry.ToolSpec(name="query_events", description="", summary="", params=QueryEventsParams,
-                              arrays=(), fetch=fetch_events, scope=lambda params: {})
+    other = registry.ToolSpec(
+        name="query_events",
+        description="",
+        summary="",
+        params=QueryEventsParams,
+        arrays=(),
+        fetch=fetch_events,
+        scope=lambda params: {},
+    )
     with pytest.raises(ValueError, match="already registered"):
         registry.register(other)
     assert registry.get("query_events") is QUERY_EVENTS

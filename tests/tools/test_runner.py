@@ -31,7 +31,19 @@ DEMO = demo_env_dir()
 DEMO_NOW = datetime(2026, 7, 8, 23, 10, tzinfo=UTC)  # env.toml `now`
 LOG_KEYS = {"timestamp", "level", "service", "instance", "message"}
 SERIES_KEYS = {"service", "metric", "window", "min", "max", "last", "unit"}
-ALERT_KEYS = {"alertname", "service", "instance", "severity", "state", "value", "unit", "active_at", "duration", "summary", "labels"}
+ALERT_KEYS = {
+    "alertname",
+    "service",
+    "instance",
+    "severity",
+    "state",
+    "value",
+    "unit",
+    "active_at",
+    "duration",
+    "summary",
+    "labels",
+}
 BLOCK_KEYS = {"doc", "title", "heading", "text", "relevance_level", "score", "layer"}
 _STAMP = re.compile(r"^(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d)(?:\.(\d+))?")
 
@@ -81,10 +93,7 @@ def expected_log_matches(name: str, keyword: str, window: timedelta) -> list[tup
 def csv_stats(service: str, column: str, window: timedelta) -> tuple[float, float, float]:
     start = DEMO_NOW - window
     with (DEMO / "metrics" / f"{service}.csv").open(encoding="utf-8") as handle:
-        rows = [
-            (datetime.fromisoformat(row["timestamp"]), float(row[column]))
-            for row in csv.DictReader(handle)
-        ]
+        rows = [(datetime.fromisoformat(row["timestamp"]), float(row[column])) for row in csv.DictReader(handle)]
     values = [value for moment, value in rows if start <= moment <= DEMO_NOW]
     return min(values), max(values), values[-1]
 
@@ -145,7 +154,9 @@ def test_query_logs_result_shape_and_refs(demo):
     first_error = next(log for log in output["logs"] if log["timestamp"] == "2026-07-08T23:05:28.114Z")
     assert first_error["level"] == "ERROR"
     assert first_error["instance"] == "order-service-5c8d7f9b-qm4tz"
-    assert first_error["message"].startswith("com.zaxxer.hikari.pool.HikariPool - HikariPool-1 - Connection is not available")
+    assert first_error["message"].startswith(
+        "com.zaxxer.hikari.pool.HikariPool - HikariPool-1 - Connection is not available"
+    )
 
     details = invocation.retrieval_details
     assert details.evidence_status == "supported"
@@ -160,13 +171,19 @@ def test_query_logs_result_shape_and_refs(demo):
     )
     # the query scope
     assert (details.service, details.keywords, details.window, details.limit, details.truncated) == (
-        "order-service", ["HikariPool"], "30m", 50, False
+        "order-service",
+        ["HikariPool"],
+        "30m",
+        50,
+        False,
     )
     assert invocation.input_params == {"service": "order-service", "query": "HikariPool", "window": "30m", "limit": 50}
 
 
 def test_query_logs_quoted_phrase_is_one_keyword(demo):
-    invocation = run_tool("query_logs", {"service": "order-service", "query": '"Connection is not available" waiting=25'}, demo)
+    invocation = run_tool(
+        "query_logs", {"service": "order-service", "query": '"Connection is not available" waiting=25'}, demo
+    )
     assert invocation.retrieval_details.keywords == ["Connection is not available", "waiting=25"]
     messages = [log["message"] for log in invocation.output["logs"]]
     assert messages and all("Connection is not available" in m and "waiting=25" in m for m in messages)
@@ -189,7 +206,12 @@ def test_query_metrics_result_shape_and_refs(demo):
     alert = output["alerts"][0]
     assert set(alert) == ALERT_KEYS
     assert (alert["alertname"], alert["service"], alert["state"], alert["value"], alert["unit"], alert["duration"]) == (
-        "HighCPUUsage", "payment-service", "firing", 92.0, "%", "25m"
+        "HighCPUUsage",
+        "payment-service",
+        "firing",
+        92.0,
+        "%",
+        "25m",
     )
 
     with (DEMO / "metrics" / "payment-service.csv").open(encoding="utf-8") as handle:
@@ -214,11 +236,18 @@ def test_query_metrics_result_shape_and_refs(demo):
     assert refs[1][1] == f"payment-service cpu_usage window=30m min={low:g}% max={high:g}% last={last:g}%"
     details = invocation.retrieval_details
     assert details.evidence_status == "supported"
-    assert (details.service, details.keywords, details.window, details.truncated) == ("payment-service", [], "30m", False)
+    assert (details.service, details.keywords, details.window, details.truncated) == (
+        "payment-service",
+        [],
+        "30m",
+        False,
+    )
 
 
 def test_query_metrics_alertname_and_metric_filter(demo):
-    invocation = run_tool("query_metrics", {"alertname": "HighMemoryUsage", "metric": "heap_used", "window": "1h"}, demo)
+    invocation = run_tool(
+        "query_metrics", {"alertname": "HighMemoryUsage", "metric": "heap_used", "window": "1h"}, demo
+    )
     assert [alert["alertname"] for alert in invocation.output["alerts"]] == ["HighMemoryUsage"]
     assert {series["metric"] for series in invocation.output["series"]} == {"heap_used"}
     assert invocation.retrieval_details.keywords == ["HighMemoryUsage", "heap_used"]
@@ -237,16 +266,22 @@ def test_lookup_knowledge_result_shape_and_refs(demo):
     assert blocks[0]["doc"] == "runbooks/high-memory.md"
     assert invocation.output["total"] == len(blocks)
     assert invocation.output["layers"] == {
-        "L0": sum(b["layer"] == "L0" for b in blocks), "L1": sum(b["layer"] == "L1" for b in blocks)
+        "L0": sum(b["layer"] == "L0" for b in blocks),
+        "L1": sum(b["layer"] == "L1" for b in blocks),
     }
     assert [block["score"] for block in blocks] == sorted((block["score"] for block in blocks), reverse=True)
     refs = refs_of(invocation)
-    assert refs == [(f"$.evidence_blocks[{i}]", f"{b['doc']} › {b['heading']}: {b['text']}") for i, b in enumerate(blocks)]
+    assert refs == [
+        (f"$.evidence_blocks[{i}]", f"{b['doc']} › {b['heading']}: {b['text']}") for i, b in enumerate(blocks)
+    ]
     order = ("PRECISE", "HIGHLY_RELEVANT", "REFERENCE")
     assert invocation.relevance_level == min((b["relevance_level"] for b in blocks), key=order.index)
     details = invocation.retrieval_details
     assert (details.evidence_status, details.keywords, details.limit, details.window) == (
-        "supported", ["heap", "dump", "OOMKilled"], 5, None
+        "supported",
+        ["heap", "dump", "OOMKilled"],
+        5,
+        None,
     )
 
 
@@ -279,7 +314,11 @@ def test_zero_hits_is_no_evidence_with_one_ref_naming_tool_query_scope_and_total
     details = invocation.retrieval_details
     assert details.evidence_status == "no_evidence"
     assert (details.service, details.keywords, details.window, details.limit, details.truncated) == (
-        "inventory-service", ["HikariCP"], "30m", 50, False
+        "inventory-service",
+        ["HikariCP"],
+        "30m",
+        50,
+        False,
     )
     [(path, text)] = refs_of(invocation)
     assert path == NO_EVIDENCE_PATH
@@ -295,7 +334,11 @@ def test_zero_hits_is_no_evidence_with_one_ref_naming_tool_query_scope_and_total
     [
         ("query_metrics", {"alertname": "RedisLatencyHigh"}, "query=RedisLatencyHigh; window=30m; total=0"),
         ("lookup_knowledge", {"query": "zzqqxxyy"}, "query=zzqqxxyy; total=0"),
-        ("query_logs", {"service": "payment-service", "level": "FATAL", "query": "Redis"}, "query=payment-service Redis"),
+        (
+            "query_logs",
+            {"service": "payment-service", "level": "FATAL", "query": "Redis"},
+            "query=payment-service Redis",
+        ),
     ],
 )
 def test_each_tool_reports_zero_hits_as_no_evidence(demo, tool, params, fragment):
@@ -413,7 +456,10 @@ def test_blocks_already_returned_in_the_session_come_back_deduped(demo, store):
     assert NO_EVIDENCE_PATH not in as_json(again)
     for block in earlier.output["evidence_blocks"]:
         assert f"{block['doc']} › {block['heading']} already returned by invocation #2" in again.dedup_reason
-    assert again.output["message"] == f"0 blocks, {len(earlier.output['evidence_blocks'])} already returned in this session"
+    assert (
+        again.output["message"]
+        == f"0 blocks, {len(earlier.output['evidence_blocks'])} already returned in this session"
+    )
     assert f"deduped: {again.dedup_reason}" in model_view(again)
     assert 'status="deduped"' in model_view(again)
 
@@ -425,8 +471,9 @@ def test_only_new_blocks_are_returned_when_some_were_seen(demo, store):
     session = store.create_session("dedup").session_id
     earlier = store.record_invocation(session, run_tool("lookup_knowledge", {"query": "heap dump OOMKilled"}, demo))
     seen = {(b["doc"], b["heading"], b["text"]) for b in earlier.output["evidence_blocks"]}
-    wider = run_tool("lookup_knowledge", {"query": "heap dump OOMKilled", "limit": 10},
-                     demo, SessionView(invocations=[earlier]))
+    wider = run_tool(
+        "lookup_knowledge", {"query": "heap dump OOMKilled", "limit": 10}, demo, SessionView(invocations=[earlier])
+    )
     fresh = wider.output["evidence_blocks"]
     assert fresh, "the wider lookup should find blocks not returned before"
     assert not {(b["doc"], b["heading"], b["text"]) for b in fresh} & seen
@@ -586,7 +633,9 @@ def test_extra_secret_patterns_from_the_environment(monkeypatch, db_path):
 def test_backend_error_messages_are_masked(monkeypatch):
     port = closed_port()
     monkeypatch.setenv(ENV_EXTRA_PATTERNS, json.dumps([f"127\\.0\\.0\\.1:{port}"]))
-    invocation = run_tool("query_logs", {"service": "payment-service"}, build_environment(loki=f"http://127.0.0.1:{port}"))
+    invocation = run_tool(
+        "query_logs", {"service": "payment-service"}, build_environment(loki=f"http://127.0.0.1:{port}")
+    )
     assert invocation.retrieval_details.evidence_status == "failed"
     assert f"127.0.0.1:{port}" not in as_json(invocation)
     assert "***" in invocation.error_message

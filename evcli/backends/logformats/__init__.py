@@ -154,9 +154,7 @@ def detect(lines: Iterable[str], context: ParseContext) -> Detection:
     scores = {candidate: sum(1 for line in candidates if _reads(candidate, line, context)) for candidate in FORMATS}
     chosen = _best([name for name in FORMATS if not name.generic], scores)
     generic = _best([name for name in FORMATS if name.generic], scores)
-    if generic is not None and (
-        chosen is None or scores[generic] - scores[chosen] > GENERIC_MARGIN * len(candidates)
-    ):
+    if generic is not None and (chosen is None or scores[generic] - scores[chosen] > GENERIC_MARGIN * len(candidates)):
         chosen = generic
     return _tally(LineReader(chosen, context), sample)
 

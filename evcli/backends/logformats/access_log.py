@@ -31,7 +31,7 @@ _CACHE: dict[str, datetime | None] = {}
 
 class AccessLog(LogFormat):
     name = "access_log"
-    description = "Common/Combined access log: client ident user [DD/Mon/YYYY:HH:MM:SS zone] \"request\" status size"
+    description = 'Common/Combined access log: client ident user [DD/Mon/YYYY:HH:MM:SS zone] "request" status size'
     example = '10.0.0.7 - - [10/Oct/2000:13:55:36 -0700] "GET / HTTP/1.0" 503 512 "-" "curl/8.0"'
 
     def sniff(self, line: str) -> bool:

@@ -1,7 +1,7 @@
 """Apache httpd error log, 2.2 and 2.4 (times carry no zone):
 
-  `[Sun Dec 04 04:47:44 2005] [error] [client 1.2.3.4] File does not exist: /var/www/favicon.ico`
-  `[Sun Dec 04 04:47:44.123456 2005] [core:error] [pid 123:tid 456] [client 1.2.3.4:5678] AH00126: msg`
+`[Sun Dec 04 04:47:44 2005] [error] [client 1.2.3.4] File does not exist: /var/www/favicon.ico`
+`[Sun Dec 04 04:47:44.123456 2005] [core:error] [pid 123:tid 456] [client 1.2.3.4:5678] AH00126: msg`
 """
 
 from __future__ import annotations

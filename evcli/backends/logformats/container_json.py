@@ -45,4 +45,3 @@ class ContainerJson(LogFormat):
             if parsed is not None:
                 return parsed
         return None
-

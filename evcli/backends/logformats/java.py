@@ -1,8 +1,8 @@
 """Java logback / log4j layouts and ZooKeeper's log4j pattern (times carry no zone):
 
-  logback  `2023-01-29 10:03:11.123 [main] ERROR c.e.Foo - msg`
-  log4j    `2023-01-29 10:03:11,123 ERROR [thread] Foo: msg`  (or `Foo - msg`)
-  zookeeper `2015-07-29 17:41:44,747 - INFO  [QuorumPeer[myid=1]/0:0:0:0:0:0:0:0:2181:Foo@774] - msg`
+logback  `2023-01-29 10:03:11.123 [main] ERROR c.e.Foo - msg`
+log4j    `2023-01-29 10:03:11,123 ERROR [thread] Foo: msg`  (or `Foo - msg`)
+zookeeper `2015-07-29 17:41:44,747 - INFO  [QuorumPeer[myid=1]/0:0:0:0:0:0:0:0:2181:Foo@774] - msg`
 """
 
 from __future__ import annotations
