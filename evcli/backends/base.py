@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
+from evcli.timerange import TimeRange
+
 _WINDOW = re.compile(r"^(\d{1,4})([smhd])$")
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 MAX_WINDOW = timedelta(days=30)
@@ -51,21 +53,48 @@ def as_utc(moment: datetime) -> datetime:
 
 @dataclass(frozen=True)
 class LogQuery:
+    """A log search. `range` None is the backend's default: the whole snapshot for a snapshot,
+    the last hour for a live backend. A relative `window` is still accepted where the tool layer
+    passes one; `effective_range` turns it into a range. `level` keeps lines without a level
+    unless `level_strict`."""
+
     service: str | None
     keywords: tuple[str, ...]  # all must occur in a line, case-insensitively
     level: str | None  # minimum level name (DEBUG < INFO < WARN < ERROR < FATAL), None for all
-    window: TimeWindow
-    limit: int  # newest `limit` matches are returned; `total` counts all
+    window: TimeWindow | None = None
+    limit: int = 50  # newest `limit` matches are returned; `total` counts all
+    range: TimeRange | None = None
+    level_strict: bool = False  # with `level`: drop lines that have no level
+
+    def effective_range(self) -> TimeRange | None:
+        """The range the call names (`range`, else the window's), None for the backend default."""
+        if self.range is not None:
+            return self.range
+        return None if self.window is None else TimeRange(self.window.start, self.window.end)
+
+    def keeps_level(self, level: str | None) -> bool:
+        """Whether a line of that level passes the level filter."""
+        if self.level is None:
+            return True
+        if level is None:
+            return not self.level_strict
+        return level_at_least(level, canonical_level(self.level))
 
 
 @dataclass
 class LogResult:
-    """`logs` items: {timestamp, level, service, instance, message} (ISO-8601 UTC timestamps)."""
+    """`logs` items: {timestamp (ISO 8601 with the environment's offset), level, level_derived,
+    service, instance, message, line, source}; `stats`, `patterns`, `searched_range` and
+    `digests` as DESIGN §2 describes (HELPERS_COMMON_W3 shared contract)."""
 
     logs: list[dict[str, Any]]
     total: int
     truncated: bool
     message: str = ""
+    stats: dict[str, Any] | None = None  # {total, first, last, by_level, by_source, range, range_origin, filters}
+    patterns: list[dict[str, Any]] = field(default_factory=list)  # {template, count, first, last, example}
+    searched_range: str = ""  # TimeRange.text() of what was searched
+    digests: dict[str, str] = field(default_factory=dict)  # path or url -> "sha256:<hex>"
 
 
 @dataclass
