@@ -10,17 +10,42 @@ directory or a special file (FIFO, device, socket) is an error, never read.
 from __future__ import annotations
 
 import csv
+import io
+import json
+import os
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from datetime import datetime
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from itertools import chain, islice
 from pathlib import Path
-from typing import Literal
+from typing import BinaryIO, Literal
 
 from pydantic import BaseModel, Field, computed_field
 
-from evcli.backends.base import BackendError
-from evcli.backends.files import LIMITS, Lines, RefusedFile, contained, file_kind, open_text, read_text, walk
 from evcli.backends.alerts import iso_utc
+from evcli.backends.base import BackendError
+from evcli.backends.files import (
+    LIMITS,
+    Lines,
+    RefusedFile,
+    contained,
+    file_kind,
+    open_binary,
+    open_text,
+    read_text,
+    walk,
+)
+from evcli.backends.logformats import (
+    SAMPLE_LINES,
+    LineKind,
+    LineReader,
+    LogFormat,
+    ParseContext,
+    detect,
+    format_named,
+    known_formats,
+)
 from evcli.backends.snapshot import (
     ALERT_SHAPES,
     ALERTS_FILE,
@@ -31,22 +56,24 @@ from evcli.backends.snapshot import (
     METRICS_DIR,
     RUNBOOKS_DIR,
     EnvConfig,
-    LogRecord,
     SnapshotBackend,
-    Timebase,
     alert_state_at,
-    iter_log_records,
     load_env_config,
-    metric_number,
-    parse_json_line,
-    parse_log_line,
     read_alerts,
-    read_metric_file,
 )
+from evcli.backends.snapshot_metrics import metric_number, read_metric_file
 from evcli.errors import BadInput
 from evcli.kb.frontmatter import split_front_matter
+from evcli.timerange import localize
+from evcli.tools.redaction import Redactor
 
 _SHOWN_PER_FILE = 5  # bad lines named one by one before "and N more"
+MIN_TIMESTAMP_SHARE = 0.9  # below this share of event lines with a recognised timestamp a log file is an error
+FULL_PASS_BYTES = 16 << 20  # a log file up to this size is read whole; a larger one is sampled
+SAMPLE_BLOCKS = 20  # blocks spread over a larger file ...
+SAMPLE_BLOCK_LINES = 1_000  # ... of this many lines each
+_EXAMPLE_CHARS = 300  # of an unrecognised line shown
+_CHUNK_BYTES = 1 << 20
 _LAYOUT = f"{ENV_FILE}, {ALERTS_FILE}, {LOGS_DIR}/, {METRICS_DIR}/, {RUNBOOKS_DIR}/"
 
 
@@ -91,9 +118,14 @@ class AlertsInfo(BaseModel):
 class LogFileInfo(BaseModel):
     path: str
     service: str
-    lines: int  # non-blank lines
-    timestamped_share: float  # lines with a timestamp of their own, 0..1
-    continuation_lines: int  # lines that took the timestamp of the line before (stack traces)
+    format: str | None  # detected from the first SAMPLE_LINES lines; None when no known format reads them
+    lines: int  # non-blank lines of the whole file
+    sampled_lines: int | None  # None: every line was read; else how many non-blank lines the shares come from
+    continuation_lines: int  # lines that belong to the event before them (stack traces), among those read
+    unrecognised_lines: int  # lines no format reads, among those read
+    timestamp_share: float  # event lines (all but continuation) with a recognised timestamp, 0..1
+    level_share: float  # event lines with a level (written, or derived from an access log status), 0..1
+    example_unrecognised: str | None  # the first unrecognised line, masked and cut
     first: str | None
     last: str | None
     levels: dict[str, int]  # per event line; NONE when no level was recognised
@@ -107,8 +139,10 @@ class MetricColumnInfo(BaseModel):
 class MetricFileInfo(BaseModel):
     path: str
     service: str
+    timestamp_column: str  # the header of the first column
     rows: int
     metrics: list[MetricColumnInfo]
+    parseable_share: float  # metric cells that are a number or an empty/NaN cell, 0..1
     first: str | None
     last: str | None
 
@@ -332,59 +366,47 @@ class _Check:
         return infos
 
     def _log_file(self, path: Path, relative: str, now: datetime | None) -> LogFileInfo:
-        timebase = self.backend.timebase_for(path)
-        lines = stamped = continuation = later = undecodable = 0
-        first = last = None
-        levels: Counter[str] = Counter()
-        bad_lines: list[int] = []
-        with open_text(path, self.directory) as handle:
-            bounded = Lines(handle)
-            if path.suffix == ".jsonl":
-                records = _jsonl_records(bounded, timebase, bad_lines)
-            else:
-                records = iter_log_records(bounded, timebase)
-            for record, own_stamp in records:
-                lines += 1
-                undecodable += "\ufffd" in record.message
-                moment = record.timestamp
-                if not own_stamp:
-                    if moment is not None:  # a stack trace line: part of the event before it
-                        continuation += 1
-                        continue
-                elif moment is not None:
-                    stamped += 1
-                    first = moment if first is None else min(first, moment)
-                    last = moment if last is None else max(last, moment)
-                    later += now is not None and moment > now
-                levels[record.level or "NONE"] += 1
-        self.errors(relative, [f"line {number} is not a JSON object" for number in bad_lines], "such lines")
-        self._cut_lines(relative, bounded.cut)
-        if lines == 0:
-            self.problem("warning", relative, "the file is empty")
-        elif stamped == 0:
-            self.problem(
-                "warning",
-                relative,
-                "no line has a recognised timestamp, so no query window ever includes its lines",
-            )
-        if later:
-            self.problem(
-                "warning",
-                relative,
-                f"{later} lines are later than the snapshot clock and never match a query",
-            )
-        if undecodable:
-            self.problem("warning", relative, f"{undecodable} lines hold bytes that are not UTF-8 (read as \ufffd)")
+        context = ParseContext(clock=now or datetime.now(UTC), tz=self.config.timezone)
+        with open_binary(path, self.directory) as handle:
+            scan = _LogScan.of(handle, context, jsonl=path.suffix == ".jsonl")
+        events = scan.read - scan.continuation
+        self._log_problems(relative, scan, events, now)
         return LogFileInfo(
             path=relative,
             service=self.backend.service_of_file(path),
-            lines=lines,
-            timestamped_share=round(stamped / lines, 4) if lines else 0.0,
-            continuation_lines=continuation,
-            first=iso_utc(first) if first else None,
-            last=iso_utc(last) if last else None,
-            levels=dict(sorted(levels.items())),
+            format=scan.format,
+            lines=scan.lines,
+            sampled_lines=scan.read if scan.sampled else None,
+            continuation_lines=scan.continuation,
+            unrecognised_lines=scan.unrecognised,
+            timestamp_share=_share(scan.stamped, events),
+            level_share=_share(scan.levelled, events),
+            example_unrecognised=scan.example,
+            first=iso_utc(scan.first) if scan.first else None,
+            last=iso_utc(scan.last) if scan.last else None,
+            levels=dict(sorted(scan.levels.items())),
         )
+
+    def _log_problems(self, relative: str, scan: _LogScan, events: int, now: datetime | None) -> None:
+        where = f" (in a sample of {scan.read} of {scan.lines} lines)" if scan.sampled else ""
+        self.errors(relative, [f"line {number} is not a JSON object" for number in scan.bad_json], "such lines")
+        if scan.bad_json_unnumbered:
+            self.problem("error", relative, f"{scan.bad_json_unnumbered} lines are not JSON objects{where}")
+        self._cut_lines(relative, scan.cut)
+        if scan.lines == 0:
+            self.problem("warning", relative, "the file is empty")
+        elif _share(scan.stamped, events) < MIN_TIMESTAMP_SHARE:
+            self.problem("error", relative, _unrecognised_message(scan, events, where))
+        if scan.later:
+            self.problem(
+                "warning",
+                relative,
+                f"{scan.later} lines{where} are later than the snapshot clock and never match a query",
+            )
+        if scan.undecodable:
+            self.problem(
+                "warning", relative, f"{scan.undecodable} lines{where} hold bytes that are not UTF-8 (read as \ufffd)"
+            )
 
     # metrics
 
@@ -406,11 +428,12 @@ class _Check:
     def _metric_file(self, path: Path, relative: str) -> MetricFileInfo | None:
         bad_stamps: list[tuple[int, str]] = []
         bad_cells: list[str] = []
-        count = 0
+        count = cells = unparseable = 0
         first = last = None
         with open_text(path, self.directory) as handle:
             bounded = Lines(handle)
-            columns, rows = read_metric_file(bounded, self.backend.timebase_for(path))
+            header = next(iter(bounded), "")
+            columns, rows = read_metric_file(chain([header], bounded), self.config.timezone)
             if not columns:
                 self.problem("error", relative, "no metric columns: expected a timestamp column, then one per metric")
                 return None
@@ -430,9 +453,11 @@ class _Check:
                 if len(row.cells) > len(columns):
                     bad_cells.append(f"line {row.line} has {len(row.cells) + 1} cells, the header {len(columns) + 1}")
                 for column, cell in zip(columns, row.cells, strict=False):
+                    cells += 1
                     try:
                         metric_number(cell)
                     except ValueError:
+                        unparseable += 1
                         bad_cells.append(f"line {row.line}: {column.header} value {cell!r} is not a number")
         self._cut_lines(relative, bounded.cut)
         if count == 0:
@@ -454,8 +479,10 @@ class _Check:
         return MetricFileInfo(
             path=relative,
             service=self.backend.service_of_file(path),
+            timestamp_column=next(csv.reader([header]), [""])[0].strip(),
             rows=count,
             metrics=[MetricColumnInfo(name=column.name, unit=column.unit) for column in columns],
+            parseable_share=_share(cells - unparseable, cells) if cells else 1.0,
             first=iso_utc(first) if first else None,
             last=iso_utc(last) if last else None,
         )
@@ -511,17 +538,132 @@ class _Check:
         return RunbookInfo(path=relative, title=title, front_matter_keys=list(front_matter))
 
 
-def _jsonl_records(handle: Iterable[str], timebase: Timebase, bad_lines: list[int]) -> Iterator[tuple[LogRecord, bool]]:
-    """Records of a .jsonl file and whether each has a time; a line that is not a JSON object is
-    noted in `bad_lines` and read as a raw line, as a query reads it."""
-    for number, line in enumerate(handle, 1):
-        if not line.strip():
-            continue
-        record = parse_json_line(line, timebase)
-        if record is None:
-            bad_lines.append(number)
-            record = parse_log_line(line, timebase)[0]
-        yield record, record.timestamp is not None
+def _share(part: int, whole: int) -> float:
+    return round(part / whole, 4) if whole else 0.0
+
+
+def _unrecognised_message(scan: _LogScan, events: int, where: str) -> str:
+    share = _share(scan.stamped, events)
+    found = f"the detected format is {scan.format}" if scan.format else "no known format reads its first lines"
+    example = f"; e.g. {scan.example!r}" if scan.example else ""
+    return (
+        f"only {share:.0%} of the event lines{where} have a recognised timestamp (at least "
+        f"{MIN_TIMESTAMP_SHARE:.0%} are needed; {found}){example}; known formats: {', '.join(known_formats())}"
+    )
+
+
+@dataclass
+class _LogScan:
+    """One log file read for env check: the format detected from its first lines, then every line
+    read with it (`sampled` False), or for a file over FULL_PASS_BYTES, SAMPLE_BLOCKS blocks of
+    SAMPLE_BLOCK_LINES lines spread over it (`sampled` True; `lines` still counts the whole file)."""
+
+    reader: LineReader
+    jsonl: bool
+    format: str | None = None
+    lines: int = 0  # non-blank lines of the file
+    read: int = 0  # non-blank lines read
+    sampled: bool = False
+    stamped: int = 0
+    levelled: int = 0
+    continuation: int = 0
+    unrecognised: int = 0
+    later: int = 0
+    undecodable: int = 0
+    cut: int = 0
+    example: str | None = None
+    first: datetime | None = None
+    last: datetime | None = None
+    levels: Counter[str] = field(default_factory=Counter)
+    bad_json: list[int] = field(default_factory=list)
+    bad_json_unnumbered: int = 0
+
+    @classmethod
+    def of(cls, handle: BinaryIO, context: ParseContext, *, jsonl: bool) -> _LogScan:
+        head = list(islice(_decoded(handle), SAMPLE_LINES))
+        detection = detect(head, context)
+        scan = cls(LineReader(_format(detection.format), context), jsonl, detection.format)
+        size = os.fstat(handle.fileno()).st_size
+        handle.seek(0)
+        if size <= FULL_PASS_BYTES:
+            lines = Lines(io.TextIOWrapper(handle, encoding="utf-8", errors="replace", newline=""))
+            scan.tally(enumerate(lines, 1))
+            scan.lines, scan.cut = scan.read, lines.cut
+            return scan
+        scan.sampled = True
+        for block in range(SAMPLE_BLOCKS):
+            handle.seek(size * block // SAMPLE_BLOCKS)
+            if block:
+                handle.readline(LIMITS.max_line_chars)  # the rest of a line cut by the seek
+            numbered = enumerate(_decoded(handle), 1) if block == 0 else ((None, line) for line in _decoded(handle))
+            scan.tally(islice(numbered, SAMPLE_BLOCK_LINES))
+        handle.seek(0)
+        scan.lines = _non_blank_lines(handle)
+        return scan
+
+    def tally(self, numbered: Iterable[tuple[int | None, str]]) -> None:
+        context, redactor = self.reader.context, None
+        for number, raw in numbered:
+            line = raw.rstrip("\r\n")
+            if not line.strip():
+                continue
+            self.read += 1
+            self.undecodable += "\ufffd" in line
+            if self.jsonl and not _json_object(line):
+                if number is None:
+                    self.bad_json_unnumbered += 1
+                else:
+                    self.bad_json.append(number)
+            kind, _, parsed = self.reader.read(line)
+            if kind is LineKind.CONTINUATION:
+                self.continuation += 1
+                continue
+            if parsed is None:
+                self.unrecognised += 1
+                self.levels["NONE"] += 1
+                if self.example is None:
+                    redactor = redactor or Redactor.from_env()
+                    self.example = redactor.mask_line(line[:_EXAMPLE_CHARS])
+                continue
+            self.levels[parsed.level or "NONE"] += 1
+            self.levelled += parsed.level is not None
+            if parsed.timestamp is not None:
+                moment = localize(parsed.timestamp, context.tz)
+                self.stamped += 1
+                self.first = moment if self.first is None else min(self.first, moment)
+                self.last = moment if self.last is None else max(self.last, moment)
+                self.later += moment > context.clock
+
+
+def _format(name: str | None) -> LogFormat | None:
+    return None if name is None else format_named(name)
+
+
+def _decoded(handle: BinaryIO) -> Iterator[str]:
+    """Lines of a binary handle as text, each cut at the line limit."""
+    while raw := handle.readline(LIMITS.max_line_chars):
+        yield raw.decode("utf-8", errors="replace")
+
+
+def _non_blank_lines(handle: BinaryIO) -> int:
+    """Lines of the file with something besides white space, counted chunk by chunk."""
+    count, carry_blank = 0, True  # carry_blank: the line begun in the previous chunk is blank so far
+    while chunk := handle.read(_CHUNK_BYTES):
+        parts = chunk.split(b"\n")
+        for index, part in enumerate(parts):
+            blank = (carry_blank if index == 0 else True) and not part.strip()
+            if index < len(parts) - 1:
+                count += not blank
+            else:
+                carry_blank = blank
+    return count + (not carry_blank)
+
+
+def _json_object(line: str) -> bool:
+    try:
+        return isinstance(json.loads(line), dict)
+    except ValueError:
+        return False
 
 
 def _without_prefix(message: str, name: str) -> str:

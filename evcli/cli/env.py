@@ -26,29 +26,67 @@ def check_command(
     from evcli.backends.snapshot import demo_env_dir
 
     report = check_env(directory or demo_env_dir())
-    data = report.model_dump(mode="json") if hasattr(report, "model_dump") else report.as_dict()
+    data = report.as_dict()
     if json_output:
         print_json(data)
     else:
         _render(data)
-    raise typer.Exit(EXIT_OK if data.get("ok") else EXIT_USAGE)
+    raise typer.Exit(EXIT_OK if data["ok"] else EXIT_USAGE)
 
 
 def _render(data: dict) -> None:
-    from rich.markup import escape
-    from rich.pretty import Pretty
+    """The report as text: one block per kind of file, one line per file, then every problem."""
+    from evcli.console import safe
 
-    problems = data.get("problems") or []
-    rest = {key: value for key, value in data.items() if key != "problems"}
-    out.print(Pretty(rest, expand_all=False))
+    clock = data["clock"]
+    _say(f"[bold]{safe(data['name'])}[/] {safe(data['directory'])}")
+    _say(f"clock {safe(clock['now'] or 'wall clock')} ({safe(clock['source'])}), timezone {safe(clock['timezone'])}")
+    for service in data["services"]:
+        aliases = f" (aka {', '.join(service['aliases'])})" if service["aliases"] else ""
+        _say(f"service {safe(service['name'])}{safe(aliases)}: {safe(', '.join(service['sources']))}")
+    if alerts := data["alerts"]:
+        _say(f"{safe(alerts['path'])}: {safe(alerts['shape'])}, {alerts['count']} alerts, {alerts['firing']} firing")
+        for alert in alerts["alerts"]:
+            _say(f"  {safe(alert['alertname'])} {safe(alert['service'])}: {safe(alert['state'])}")
+    for log in data["log_files"]:
+        _say(f"{safe(log['path'])}: {_log_line(log)}")
+    for metric in data["metric_files"]:
+        _say(f"{safe(metric['path'])}: {_metric_line(metric)}")
+    for runbook in data["runbooks"]:
+        _say(f"{safe(runbook['path'])}: runbook {safe(runbook['title'] or '(no title)')}")
+    problems = data["problems"]
     for problem in problems:
-        severity = problem.get("severity", "error")
-        colour = "red" if severity == "error" else "yellow"
-        out.print(
-            f"[{colour}]{severity}[/] {escape(str(problem.get('path') or problem.get('file') or ''))}: {escape(str(problem.get('reason') or problem.get('message') or problem))}"
-        )
-    out.print(
-        "[green]ok[/]"
-        if data.get("ok")
-        else f"[red]{sum(p.get('severity', 'error') == 'error' for p in problems)} errors[/]"
+        colour = "red" if problem["severity"] == "error" else "yellow"
+        _say(f"[{colour}]{problem['severity']}[/] {safe(problem['path'])}: {safe(problem['message'])}")
+    errors = sum(problem["severity"] == "error" for problem in problems)
+    _say("[green]ok[/]" if data["ok"] else f"[red]{errors} errors[/]")
+
+
+def _say(text: str) -> None:
+    out.print(text, soft_wrap=True)  # one line per file or problem, whatever the terminal width
+
+
+def _log_line(log: dict) -> str:
+    from evcli.console import safe
+
+    read = f" (sampled: {log['sampled_lines']} lines read)" if log["sampled_lines"] is not None else ""
+    span = f", {log['first']} .. {log['last']}" if log["first"] else ""
+    extra = f", {log['continuation_lines']} continuation" if log["continuation_lines"] else ""
+    extra += f", {log['unrecognised_lines']} unrecognised" if log["unrecognised_lines"] else ""
+    return safe(
+        f"{log['format'] or 'unknown format'}, {log['lines']} lines{read}, timestamps {log['timestamp_share']:.0%}, "
+        f"levels {log['level_share']:.0%}{extra}{span}"
+    )
+
+
+def _metric_line(metric: dict) -> str:
+    from evcli.console import safe
+
+    series = ", ".join(
+        f"{item['name']}[{item['unit']}]" if item["unit"] else item["name"] for item in metric["metrics"]
+    )
+    span = f", {metric['first']} .. {metric['last']}" if metric["first"] else ""
+    return safe(
+        f"{metric['rows']} rows, time column {metric['timestamp_column']!r}, series {series}, "
+        f"parseable {metric['parseable_share']:.0%}{span}"
     )

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from evcli.backends.envcheck import check_env
+from evcli.backends.logformats import known_formats
 from evcli.backends.snapshot import demo_env_dir
 from tests.backends.test_snapshot import make_snapshot
 
@@ -57,9 +58,18 @@ def test_demo_environment_checks_ok_with_its_inventory():
     for info in log_files.values():
         assert info.first >= "2026-07-08T22:30:00Z" and info.last <= "2026-07-08T23:10:00Z", info
     order = log_files["logs/order-service.log"]
-    assert order.continuation_lines > 0 and order.timestamped_share < 1.0
+    # stack trace lines belong to their event: they are counted, not held against the timestamp share
+    assert order.continuation_lines > 0 and order.timestamp_share == 1.0 and order.unrecognised_lines == 0
     assert order.levels["ERROR"] >= 7 and order.levels["WARN"] >= 5
-    assert log_files["logs/user-service.jsonl"].timestamped_share == 1.0
+    assert {path: (info.format, info.timestamp_share) for path, info in log_files.items()} == {
+        "logs/inventory-service.log": ("java", 1.0),
+        "logs/node-worker-01.log": ("rfc3164", 1.0),
+        "logs/order-service.log": ("java", 1.0),
+        "logs/payment-service.log": ("java", 1.0),
+        "logs/user-service.jsonl": ("json", 1.0),
+    }
+    assert log_files["logs/node-worker-01.log"].level_share == 0.0  # syslog lines have no level
+    assert all(info.sampled_lines is None for info in log_files.values())  # small files are read whole
 
     metric_files = {info.path: info for info in report.metric_files}
     assert len(metric_files) == 5 and all(info.rows == 41 for info in metric_files.values())
@@ -98,12 +108,22 @@ def test_broken_snapshot_reports_every_problem_with_its_file(tmp_path):
     [(severity, message)] = problems_of(report, "alerts.json")
     assert severity == "error" and message.startswith("unknown alerts shape; expected one of: Prometheus")
     assert "Alertmanager GET /api/v2/alerts" in message and "webhook" in message
+    known = ", ".join(known_formats())
     assert problems_of(report, "logs/api.jsonl") == [
         ("error", "line 2 is not a JSON object"),
         ("error", "line 3 is not a JSON object"),
+        (
+            "error",
+            "only 33% of the event lines have a recognised timestamp (at least 90% are needed; the detected "
+            f"format is json); e.g. '[1, 2]'; known formats: {known}",
+        ),
     ]
     assert problems_of(report, "logs/batch.log") == [
-        ("warning", "no line has a recognised timestamp, so no query window ever includes its lines")
+        (
+            "error",
+            "only 0% of the event lines have a recognised timestamp (at least 90% are needed; no known format "
+            f"reads its first lines); e.g. 'starting batch'; known formats: {known}",
+        )
     ]
     assert problems_of(report, "metrics/api.csv") == [("error", "line 3: cpu[%] value 'high' is not a number")]
     assert problems_of(report, "metrics/db.csv") == [
