@@ -113,7 +113,7 @@ def run_cmd(
     argv_shown: quote only the first that many arguments (then "...") in the error message.
     """
     start = time.perf_counter()
-    proc = subprocess.run(argv, env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+    proc = subprocess.run(argv, env=env, cwd=REPO, capture_output=True, timeout=120)
     elapsed = time.perf_counter() - start
     if proc.returncode not in expect:
         shown = " ".join(argv) if argv_shown is None else " ".join(argv[:argv_shown]) + " ..."

@@ -53,7 +53,7 @@ from datetime import UTC, datetime  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
-from _common import run_sections, T0, finish, import_times, log, percentile, profile_top, r2, r4, run_cmd  # noqa: E402
+from _common import T0, finish, import_times, log, percentile, profile_top, r2, r4, run_cmd, run_sections  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -372,11 +372,10 @@ def _one_ask(server, store, models, rules, question: str) -> dict[str, Any]:
 def bench_orchestration(quick: bool, tmp: Path, results: dict[str, Any], hotspots: dict[str, Any]) -> None:
     if str(REPO) not in sys.path:
         sys.path.insert(0, str(REPO))
-    from tests.agents import scripted_server
-
     from evcli.gatekeeper.rules import load_rules
     from evcli.pipeline import Models
     from evcli.store.db import TraceStore
+    from tests.agents import scripted_server
 
     n_asks = 5 if quick else 12
     target_ms = TARGETS["overhead_per_stage_ms"]

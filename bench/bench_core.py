@@ -42,7 +42,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from _common import run_sections, T0, finish, import_times, log, profile_top, r4, run_cmd, timing
+from _common import T0, finish, import_times, log, profile_top, r4, run_cmd, run_sections, timing
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "sample_sessions"
@@ -283,7 +283,7 @@ def _excerpt(rng: random.Random, text: str) -> tuple[str, str, str]:
                     word.upper() if r < 0.2 else word.lower() if r < 0.35 else word.capitalize() if r < 0.45 else word
                 )
             glue = [rng.choice(["  ", " \n", "\t", "   "]) if rng.random() < 0.25 else " " for _ in out]
-            edited = "".join(w + g for w, g in zip(out, glue)).rstrip()
+            edited = "".join(w + g for w, g in zip(out, glue, strict=True)).rstrip()
             if edited == picked[2]:
                 edited = "  " + edited.upper()
             return "whitespace_case", edited, "exact"
@@ -435,7 +435,7 @@ def time_gate_once(executor_output, invocations, rules, *, collect: bool = True)
 def outcome_summary(result, expected: list[str]) -> dict[str, Any]:
     matches: dict[str, int] = {}
     unexpected = 0
-    for checked, kind in zip(result.checked_bindings, expected):
+    for checked, kind in zip(result.checked_bindings, expected, strict=True):
         matches[checked.match] = matches.get(checked.match, 0) + 1
         ok = checked.status == "pass" if kind != "none" else checked.status == "fail"
         unexpected += (checked.match != kind) or not ok
@@ -539,7 +539,6 @@ def bench_gate_long_excerpts(results: dict[str, Any]) -> None:
     one verbatim, one with a word changed (rejected), one with soft punctuation dropped (near)."""
     from evcli.contracts import ToolInvocation
     from evcli.gatekeeper.rules import load_rules
-
     from evcli.tools.refs import positive_refs
 
     size = 100_000

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from collections.abc import Callable
@@ -48,31 +49,31 @@ def _summary(value: Any, limit: int = 400) -> str:
 
 def call_engine(
     engine: Engine, request: RoleRequest, steps: StepCounter
-) -> tuple[EngineReply | None, StageResult | None]:
-    """(reply, None) on success; (None, failed StageResult) otherwise. Unknown errors fail closed."""
+) -> EngineReply | StageResult:
+    """The reply on success; a failed StageResult otherwise. Unknown errors fail closed."""
     started = time.perf_counter()
     steps.index += 1
-    step = {
-        "agent": request.role,
-        "round": steps.round,
-        "step_index": steps.index,
-        "model": engine.name,
-        "model_input_summary": _summary({"payload": request.payload, "tool_results": len(request.transcript)}),
-        "created_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
-    }
+    step = functools.partial(
+        AgentStep,
+        agent=request.role,
+        round=steps.round,
+        step_index=steps.index,
+        model=engine.name,
+        model_input_summary=_summary({"payload": request.payload, "tool_results": len(request.transcript)}),
+        created_at=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+    )
     try:
         reply = engine.complete(request)
     except EngineError as exc:
         status = RETRYABLE_FAILED if exc.retryable else NON_RETRYABLE_FAILED
-        steps.record(AgentStep(**step, status=status, error=exc.message, duration_ms=_ms(started)))
-        return None, StageResult(status, error=exc.message)
+        steps.record(step(status=status, error=exc.message, duration_ms=_ms(started)))
+        return StageResult(status, error=exc.message)
     except Exception as exc:  # noqa: BLE001 - an engine bug must not crash the run: fail closed
         message = f"{type(exc).__name__}: {exc}"
-        steps.record(AgentStep(**step, status=NON_RETRYABLE_FAILED, error=message, duration_ms=_ms(started)))
-        return None, StageResult(NON_RETRYABLE_FAILED, error=message)
+        steps.record(step(status=NON_RETRYABLE_FAILED, error=message, duration_ms=_ms(started)))
+        return StageResult(NON_RETRYABLE_FAILED, error=message)
     steps.record(
-        AgentStep(
-            **step,
+        step(
             model_output_summary=_summary(
                 reply.text
                 if not reply.tool_calls
@@ -85,7 +86,7 @@ def call_engine(
             status="completed",
         )
     )
-    return reply, None
+    return reply
 
 
 def run_json_stage(engine: Engine, request: RoleRequest, steps: StepCounter, contract) -> StageResult:
@@ -94,9 +95,9 @@ def run_json_stage(engine: Engine, request: RoleRequest, steps: StepCounter, con
 
     from evcli.agents.jsonparse import InvalidOutput, parse_json_object
 
-    reply, failure = call_engine(engine, request, steps)
-    if failure:
-        return failure
+    reply = call_engine(engine, request, steps)
+    if isinstance(reply, StageResult):
+        return reply
     try:
         document = contract.model_validate(parse_json_object(reply.text))
     except (InvalidOutput, ValidationError) as exc:

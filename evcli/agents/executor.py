@@ -60,9 +60,9 @@ def run_executor(
             transcript=list(transcript),
             response_schema=ExecutorEvidenceV2.model_json_schema(),
         )
-        reply, failure = call_engine(engine, request, steps)
-        if failure:
-            return failure
+        reply = call_engine(engine, request, steps)
+        if isinstance(reply, StageResult):
+            return reply
         if reply.tool_calls:
             if last:
                 return StageResult(

@@ -243,7 +243,7 @@ def extract_intent(
     question: str,
     *,
     services: list[str],
-    aliases: dict[str, str],
+    aliases: dict[str, str] | dict[str, list[str]],
     alertnames: list[str],
 ) -> Intent:
     """What the question is about. `aliases` maps an alias to its canonical service name

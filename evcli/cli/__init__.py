@@ -7,15 +7,16 @@ so `evcli --help` and `evcli gate` start fast and never load a model client.
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from collections.abc import Sequence
+from typing import Annotated, Any
 
 import typer
 from typer._click import exceptions as click  # typer vendors Click; its errors live here
 from typer.core import TyperGroup
 
 from evcli import __version__
-from evcli.cli import eval as eval_commands
 from evcli.cli import aiops, ask, env, gate, kb, schema, sessions, tool, trace
+from evcli.cli import eval as eval_commands
 from evcli.cli._common import fail, set_debug
 from evcli.errors import EXIT_INTERRUPTED
 
@@ -28,9 +29,17 @@ class _OneLineErrors(TyperGroup):
     arguments.
     """
 
-    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        windows_expand_args: bool = True,
+        **extra: Any,
+    ) -> Any:
         try:
-            code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+            code = super().main(args, prog_name, complete_var, False, windows_expand_args, **extra)
         except click.UsageError as exc:
             where = exc.ctx.command_path if exc.ctx else "evcli"
             code = _fail_code(exc.format_message(), f"try '{where} --help'", exc.exit_code)
@@ -48,7 +57,6 @@ def _fail_code(message: str, hint: str | None, code: int) -> int:
         fail(message, hint, code)
     except typer.Exit as exc:
         return exc.exit_code
-    return code
 
 
 app = typer.Typer(

@@ -8,7 +8,7 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 
@@ -143,7 +143,7 @@ def _interrupted():
     )
 
 
-def fail(message: str, hint: str | None, code: int):
+def fail(message: str, hint: str | None, code: int) -> NoReturn:
     """Print one `error:` line on stderr (data in it shown literally, secrets masked) and exit with `code`."""
     from evcli.tools.redaction import Redactor  # an error can quote a URL or a line with a password in it
 

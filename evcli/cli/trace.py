@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
+
 from evcli.cli._common import DbOption, JsonOption, handles_errors, load_source, out, print_json
 from evcli.console import safe  # every data value: markup escaped, controls visible
 

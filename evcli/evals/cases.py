@@ -38,7 +38,7 @@ import tomllib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar, overload
 
 import evcli
 from evcli.contracts import SessionDocument, Verdict
@@ -87,6 +87,12 @@ class CaseTable:
     def error(self, problem: str) -> BadInput:
         return BadInput(f"{self.source}: {self.label}: {problem}")
 
+    @overload
+    def text(self, key: str, *, required: Literal[True]) -> str: ...
+    @overload
+    def text(self, key: str, *, default: str) -> str: ...
+    @overload
+    def text(self, key: str) -> str | None: ...
     def text(self, key: str, *, required: bool = False, default: str | None = None) -> str | None:
         value = self.raw.get(key)
         if value is None:
@@ -106,6 +112,10 @@ class CaseTable:
                 raise self.error(f"`{key}` has {item!r}; allowed: {', '.join(choices)}")
         return tuple(value)
 
+    @overload
+    def count(self, key: str, *, default: int, minimum: int = 0) -> int: ...
+    @overload
+    def count(self, key: str, *, minimum: int = 0) -> int | None: ...
     def count(self, key: str, *, default: int | None = None, minimum: int = 0) -> int | None:
         value = self.raw.get(key, default)
         if value is None:
@@ -310,7 +320,7 @@ def _ratio(part: int, whole: int) -> float | None:
 
 
 def _diagnose(case: DiagnosisCase, pipeline) -> list[dict[str, Any]]:
-    if case.question is not None:
+    if case.alert is None:  # a case has exactly one of question and alert
         return [pipeline.ask(case.question)]
     try:
         payload = json.loads(case.alert.read_text(encoding="utf-8"))

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evcli.contracts import NO_EVIDENCE_PATH, RetrievalDetails, SessionDocument, ToolInvocation
 from evcli.errors import BadInput
-from evcli.contracts import NO_EVIDENCE_PATH, SessionDocument, ToolInvocation
 from evcli.gatekeeper.checks import find_ref
 from evcli.gatekeeper.engine import gate
 from evcli.gatekeeper.excerpt import normalize
@@ -83,8 +83,21 @@ def _invocations(document: SessionDocument) -> dict[int, ToolInvocation]:
     return {invocation.invocation_id: invocation for invocation in document.invocations}
 
 
+def _cited_invocation(invocations: dict[int, ToolInvocation], binding: dict[str, Any]) -> ToolInvocation | None:
+    """The invocation a binding names, if its id is an int that is recorded (mutations delete or garble it)."""
+    invocation_id = binding.get("source_invocation_id")
+    return invocations.get(invocation_id) if isinstance(invocation_id, int) else None
+
+
+def _details(invocation: ToolInvocation) -> RetrievalDetails:
+    """The retrieval details of an invocation that has a cited ref (refs live in them)."""
+    if invocation.retrieval_details is None:
+        raise ValueError(f"invocation {invocation.invocation_id} has a cited ref but no retrieval details")
+    return invocation.retrieval_details
+
+
 def _ref_text(document: SessionDocument, binding: dict[str, Any]) -> str:
-    invocation = _invocations(document).get(binding.get("source_invocation_id"))
+    invocation = _cited_invocation(_invocations(document), binding)
     ref = find_ref(invocation, binding.get("raw_path", "")) if invocation else None
     return ref.text if ref else ""
 
@@ -134,7 +147,7 @@ def raw_path_absent(document, output):
 
 def _subpath_field(document: SessionDocument, binding: dict[str, Any]) -> str:
     """A field of the cited item for a sub-path to name: its `message` when it has one and no `state`."""
-    invocation = _invocations(document).get(binding.get("source_invocation_id"))
+    invocation = _cited_invocation(_invocations(document), binding)
     array, _, index = str(binding.get("raw_path", ""))[2:].rstrip("]").partition("[")
     items = (invocation.output.get(array) or []) if invocation else []
     item = items[int(index)] if index.isdigit() and int(index) < len(items) else {}
@@ -275,7 +288,7 @@ def wrong_answer_version(document, output):
 def missing_id_unresolvable(document, output):
     invocations = _invocations(document)
     for ci, bi, claim, binding in _bindings(output):
-        invocation = invocations.get(binding.get("source_invocation_id"))
+        invocation = _cited_invocation(invocations, binding)
         if invocation is None:
             continue
         # Ambiguous: the excerpt is a span that another invocation's ref at the same path also holds.
@@ -312,16 +325,19 @@ def _cited(document, output) -> Iterator[tuple[int, int, dict[str, Any], dict[st
     """Bindings with the invocation and ref they cite (positive refs only: they carry a fact to forge)."""
     invocations = _invocations(document)
     for ci, bi, claim, binding in _bindings(output):
-        invocation = invocations.get(binding.get("source_invocation_id"))
+        invocation = _cited_invocation(invocations, binding)
         ref = find_ref(invocation, binding.get("raw_path", "")) if invocation else None
-        if ref is not None and ref.raw_path != NO_EVIDENCE_PATH:
+        if invocation is not None and ref is not None and ref.raw_path != NO_EVIDENCE_PATH:
             yield ci, bi, claim, binding, invocation, ref
 
 
 def _forged(invocation: ToolInvocation, raw_path: str, text: str, **changes: Any) -> ToolInvocation:
     """A copy of an invocation whose ref at raw_path says `text`; its recorded output is left alone."""
-    details = invocation.retrieval_details
-    refs = [ref.model_copy(update={"text": text}) if ref.raw_path == raw_path else ref for ref in details.evidence_refs]
+    details = _details(invocation)
+    refs = [
+        ref.model_copy(update={"text": text}) if ref.raw_path == raw_path else ref
+        for ref in details.evidence_refs or []
+    ]
     return invocation.model_copy(
         update={"retrieval_details": details.model_copy(update={"evidence_refs": refs}), **changes}
     )
@@ -339,7 +355,7 @@ def _consistent_forgery(invocation: ToolInvocation, raw_path: str, **changes: An
     item[key] = f"{item[key]}; {_FORGED_FACT}"
     forged = invocation.model_copy(update={"output": output, **changes})
     status, refs = derived_evidence(forged)
-    details = invocation.retrieval_details.model_copy(update={"evidence_status": status, "evidence_refs": refs})
+    details = _details(invocation).model_copy(update={"evidence_status": status, "evidence_refs": refs})
     return forged.model_copy(update={"retrieval_details": details})
 
 
@@ -365,7 +381,7 @@ def hand_added_invocation(document, output):
     with all of that is caught by `gate --against DIR` only.
     """
     last = max((i.invocation_id for i in document.invocations), default=0)
-    for ci, bi, claim, binding, invocation, ref in _cited(document, output):
+    for ci, bi, claim, _binding, invocation, ref in _cited(document, output):
         variants = (
             ("with id beyond 1..n", {"invocation_id": last + 5}),
             (
@@ -385,7 +401,7 @@ def hand_added_invocation(document, output):
 
 
 def edited_ref_text(document, output):
-    for ci, bi, claim, binding, invocation, ref in _cited(document, output):
+    for ci, bi, claim, _binding, invocation, ref in _cited(document, output):
         number = _NUMBER.search(ref.text)
         edits = [f"{ref.text}; {_FORGED_FACT}"]
         if number:
@@ -399,7 +415,7 @@ def edited_ref_text(document, output):
 
 
 def duplicate_invocation_id(document, output):
-    for ci, bi, claim, binding, invocation, ref in _cited(document, output):
+    for ci, bi, claim, _binding, invocation, ref in _cited(document, output):
         twin = _forged(invocation, ref.raw_path, f"{ref.text}; {_FORGED_FACT}")
         yield Case(
             f"{_where(claim, bi)} cites id {invocation.invocation_id}, recorded twice (the second one forged)",
@@ -409,9 +425,9 @@ def duplicate_invocation_id(document, output):
 
 
 def failed_invocation_cited(document, output):
-    for ci, bi, claim, binding, invocation, ref in _cited(document, output):
-        details = invocation.retrieval_details
-        failed = {
+    for _ci, bi, claim, _binding, invocation, _ref in _cited(document, output):
+        details = _details(invocation)
+        failed: dict[str, dict[str, Any]] = {
             "success=false": {"success": False, "error_message": "timed out after 15s"},
             "evidence_status=failed": {"retrieval_details": details.model_copy(update={"evidence_status": "failed"})},
         }
@@ -429,7 +445,7 @@ _CHANGED_LETTER = {"a": "e", "e": "a", "i": "o", "o": "i", "u": "a", "r": "x", "
 
 
 def excerpt_trivial(document, output):
-    for ci, bi, claim, binding in _bindings(output):
+    for ci, bi, claim, _binding in _bindings(output):
         for trivial in ("a", "0", "is", "... , ..."):
             yield Case(
                 f"{_where(claim, bi)} quotes {trivial!r}", _with_binding(output, ci, bi, evidence_excerpt=trivial)
@@ -531,7 +547,7 @@ def benign_unicode_punctuation(document, output):
 def benign_id_backfilled(document, output):
     invocations = _invocations(document)
     for ci, bi, claim, binding in _bindings(output):
-        own = invocations.get(binding.get("source_invocation_id"))
+        own = _cited_invocation(invocations, binding)
         if own is None:
             continue
         others_fit = any(
@@ -633,14 +649,15 @@ def run_suite(bases: list[SessionDocument], rules: RuleSet) -> dict[str, Any]:
     used: list[str] = []
     for document in bases:
         execute = document.latest_stage("execute")
+        base = execute.output if execute is not None else None
         record = session_record(document, execute) if execute is not None else None
-        if execute is None or gate(execute.output, document.invocations, rules, record).severity != "none":
+        if base is None or gate(base, document.invocations, rules, record).severity != "none":
             skipped.append(document.run.session_id)  # a base must pass before mutations mean anything
             continue
         used.append(document.run.session_id)
         for mutation in MUTATIONS:
             report = reports[mutation.name]
-            for case in mutation.mutate(document, execute.output):
+            for case in mutation.mutate(document, base):
                 invocations = document.invocations if case.invocations is None else case.invocations
                 result = gate(case.output, invocations, rules, record)
                 report.cases += 1

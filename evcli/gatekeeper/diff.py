@@ -4,16 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from evcli.contracts import GateResult
+from evcli.contracts import CheckedBinding, GateResult
 
 
 def compare(previous: GateResult, current: GateResult) -> dict[str, Any]:
-    def binding_states(result: GateResult) -> dict[tuple[str, int], Any]:
+    def binding_states(result: GateResult) -> dict[tuple[str, int], CheckedBinding]:
         return {(b.claim_id, b.binding_index): b for b in result.checked_bindings}
 
     before, after = binding_states(previous), binding_states(current)
+    latest = before | after
     bindings_changed = []
-    for key in sorted(before.keys() | after.keys()):
+    for key in sorted(latest):
         old, new = before.get(key), after.get(key)
         old_status = old.status if old else "absent"
         new_status = new.status if new else "absent"
@@ -22,7 +23,7 @@ def compare(previous: GateResult, current: GateResult) -> dict[str, Any]:
                 {
                     "claim_id": key[0],
                     "binding_index": key[1],
-                    "raw_path": (new or old).raw_path,
+                    "raw_path": latest[key].raw_path,
                     "before": old_status,
                     "after": new_status,
                     "failed_rules_before": old.failed_rules if old else [],

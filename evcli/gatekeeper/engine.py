@@ -303,10 +303,10 @@ def _check_against_invocation(
 
 def _check_source(invocation: ToolInvocation, ref, findings: _Findings, where, trust: _Trust) -> None:
     """`gate --against DIR`: the cited ref must still be what its source gives."""
-    sources = trust.record.sources if trust.record is not None else None
-    if sources is None:
+    record = trust.record
+    if record is None or record.sources is None:
         return
-    source = sources.get(invocation.invocation_id)
+    source = record.sources.get(invocation.invocation_id)
     if source is None or source.not_rechecked:
         if trust.first_time("provenance.source_matches", invocation.invocation_id):
             reason = source.not_rechecked if source else "not re-run"
@@ -315,5 +315,5 @@ def _check_source(invocation: ToolInvocation, ref, findings: _Findings, where, t
             )
         return
     findings.run(
-        "provenance.source_matches", provenance.source_matches(invocation, ref, source, trust.record.against), **where
+        "provenance.source_matches", provenance.source_matches(invocation, ref, source, record.against), **where
     )

@@ -141,7 +141,7 @@ def recorded_by_run(invocation: ToolInvocation, invocations: list[ToolInvocation
     callers = [s for s in record.steps if s.agent == "executor" and s.round == invocation.round and s.has_tool_call]
     if not callers:
         return f"{where} is in round {invocation.round}, where no executor step recorded a tool call"
-    if made and all(_time(s.created_at) and _time(s.created_at) > made for s in callers):
+    if made and all((step_at := _time(s.created_at)) and step_at > made for s in callers):
         return f"{where} was recorded before any executor step of round {invocation.round} called a tool"
     calls = _listed_calls(callers)
     if calls is not None:

@@ -11,14 +11,14 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from evcli.canonical import content_hash
-from evcli.contracts import RuleMeta
+from evcli.contracts import RuleMeta, RuleSeverity
 from evcli.errors import BadInput
 from evcli.resources import data_path
 
-SEVERITIES = ("warning", "low_confid", "reject")
+SEVERITIES: tuple[RuleSeverity, ...] = get_args(RuleSeverity)
 # The file's vocabulary: a misspelt table or key is an error, never a silently empty setting.
 TOP_LEVEL_KEYS = ("version", "rules", "composer")
 RULE_KEYS = ("id", "description", "enabled", "default_severity", "params")
@@ -54,7 +54,7 @@ class Rule:
     id: str
     description: str
     enabled: bool
-    default_severity: str
+    default_severity: RuleSeverity
     params: dict[str, Any] = field(default_factory=dict)
 
     def meta(self) -> RuleMeta:
@@ -78,7 +78,7 @@ class RuleSet:
     def enabled(self, rule_id: str) -> bool:
         return self.rules[rule_id].enabled
 
-    def severity(self, rule_id: str) -> str:
+    def severity(self, rule_id: str) -> RuleSeverity:
         return self.rules[rule_id].default_severity
 
     def param(self, rule_id: str, name: str) -> Any:

@@ -89,7 +89,9 @@ def _scalar(raw: str) -> str:
 
 def _split_list(inner: str) -> list[str]:
     """Split on commas that are not inside quotes."""
-    parts, current, quote = [], [], None
+    parts: list[str] = []
+    current: list[str] = []
+    quote: str | None = None
     for char in inner:
         if quote:
             quote = None if char == quote else quote

@@ -31,7 +31,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -41,6 +41,9 @@ from evcli.errors import BadInput, StoreError
 from evcli.kb.frontmatter import as_list, split_front_matter
 from evcli.store.db import BUSY_TIMEOUT_S, default_db_path, now_iso
 from evcli.tools.redaction import Redactor
+
+if TYPE_CHECKING:
+    from sqlite_utils import Database
 
 SCHEMA_VERSION = "2"  # 2: chunk text masked (an index of version 1 may hold raw secrets: rebuilt)
 INDEX_FILENAME = "kb.db"
@@ -317,7 +320,7 @@ class KnowledgeIndex:
             )
             self.conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
             self.conn.execute("PRAGMA journal_mode = WAL")
-            self._db = None
+            self._db: Database | None = None
             if self._schema_version() != SCHEMA_VERSION:
                 # Re-checked under the write lock: another process may have rebuilt it meanwhile.
                 with self._write():
@@ -331,7 +334,7 @@ class KnowledgeIndex:
             raise StoreError(f"cannot open knowledge index {self.path}: {exc.strerror or exc}") from exc
 
     @property
-    def db(self):
+    def db(self) -> Database:
         """The sqlite-utils view of the connection, for writes (reads use the connection directly)."""
         if self._db is None:
             from sqlite_utils import Database  # deferred: ~0.1 s to import, and searching never needs it
@@ -412,7 +415,7 @@ class KnowledgeIndex:
         parsed = parse_document(Redactor.from_env().mask_text(raw.decode("utf-8", errors="replace")), stem=path.stem)
         fm = parsed.front_matter
         doc_id = (
-            self.db["kb_doc"]
+            self.db.table("kb_doc")
             .insert(
                 {
                     "directory": str(directory),
@@ -557,6 +560,8 @@ class KnowledgeIndex:
 
     @staticmethod
     def _block(row: dict[str, Any], score: float, best: float, terms: list[str], hinted: bool) -> EvidenceBlock:
+        layer: Layer
+        level: RelevanceLevel
         if hinted:
             layer, level = "L0", "PRECISE"
         else:

@@ -27,7 +27,7 @@ import sqlite3
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evcli.canonical import canonical_json
 from evcli.contracts import (
@@ -43,6 +43,9 @@ from evcli.contracts import (
 )
 from evcli.errors import BadInput, NotFound, StoreError, store_failure
 from evcli.store.documents import check_session_id
+
+if TYPE_CHECKING:
+    from sqlite_utils import Database
 
 BUSY_TIMEOUT_S = 30.0
 DB_FILENAME = "evcli.db"
@@ -164,7 +167,7 @@ class TraceStore:
             self.conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
             self.conn.execute("PRAGMA journal_mode = WAL")
             self.conn.execute("PRAGMA foreign_keys = ON")
-            self._db = None
+            self._db: Database | None = None
             self._migrate()
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"cannot open trace store {self.path}: {exc}") from exc
@@ -172,7 +175,7 @@ class TraceStore:
             raise StoreError(f"cannot open trace store {self.path}: {exc.strerror or exc}") from exc
 
     @property
-    def db(self):
+    def db(self) -> Database:
         """The sqlite-utils view of the connection, for writes and migrations."""
         if self._db is None:
             from sqlite_utils import Database
@@ -248,7 +251,7 @@ class TraceStore:
         if "status" in fields:
             row["owner"] = self._own(session_id, fields["status"])
         with self._write():
-            self.db["diagnosis_run"].update(session_id, row)
+            self.db.table("diagnosis_run").update(session_id, row)
 
     def mark_interrupted(self, session_id: str) -> bool:
         """Set an active run to interrupted and drop its owner; False if it had already ended."""
@@ -443,10 +446,10 @@ class TraceStore:
         row = {**run.model_dump(), "owner": self._own(run.session_id, run.status)}
         for key in _JSON_RUN_FIELDS:
             row[key] = _dump(row[key])
-        self.db["diagnosis_run"].insert(row)
+        self.db.table("diagnosis_run").insert(row)
 
     def _insert_step(self, session_id: str, step: AgentStep) -> None:
-        self.db["agent_step"].insert(
+        self.db.table("agent_step").insert(
             {"session_id": session_id, **step.model_dump(), "has_tool_call": int(step.has_tool_call)}
         )
 
@@ -455,17 +458,17 @@ class TraceStore:
         for key in ("input_params", "output", "retrieval_details"):
             row[key] = _dump(row[key])
         row["success"] = int(invocation.success)
-        self.db["tool_invocation"].insert({"session_id": session_id, **row})
+        self.db.table("tool_invocation").insert({"session_id": session_id, **row})
 
     def _insert_stage_output(self, session_id: str, output: StageOutput) -> None:
         row = output.model_dump(mode="json")
         row["output"] = _dump(row["output"])
         row["parse_status"] = _dump(row["parse_status"])
-        self.db["stage_output"].insert({"session_id": session_id, **row, "created_at": output.created_at or now_iso()})
+        self.db.table("stage_output").insert({"session_id": session_id, **row, "created_at": output.created_at or now_iso()})
 
     def _insert_gate_result(self, session_id: str, stored: StoredGateResult) -> None:
         result = stored.result
-        self.db["gate_result"].insert(
+        self.db.table("gate_result").insert(
             {
                 "session_id": session_id,
                 "seq": stored.seq,

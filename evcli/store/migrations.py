@@ -13,7 +13,7 @@ migrations = Migrations("evcli")
 
 @migrations()
 def m001_trace_tables(db: Database) -> None:
-    db["diagnosis_run"].create(
+    db.table("diagnosis_run").create(
         {
             "session_id": str,
             "question": str,
@@ -30,7 +30,7 @@ def m001_trace_tables(db: Database) -> None:
         pk="session_id",
         not_null={"session_id", "created_at"},
     )
-    db["agent_step"].create(
+    db.table("agent_step").create(
         {
             "id": int,
             "session_id": str,
@@ -51,7 +51,7 @@ def m001_trace_tables(db: Database) -> None:
         pk="id",
         foreign_keys=[("session_id", "diagnosis_run", "session_id")],
     )
-    db["tool_invocation"].create(
+    db.table("tool_invocation").create(
         {
             "session_id": str,
             "invocation_id": int,
@@ -71,7 +71,7 @@ def m001_trace_tables(db: Database) -> None:
         pk=("session_id", "invocation_id"),
         foreign_keys=[("session_id", "diagnosis_run", "session_id")],
     )
-    db["stage_output"].create(
+    db.table("stage_output").create(
         {
             "id": int,
             "session_id": str,
@@ -86,7 +86,7 @@ def m001_trace_tables(db: Database) -> None:
         pk="id",
         foreign_keys=[("session_id", "diagnosis_run", "session_id")],
     )
-    db["gate_result"].create(
+    db.table("gate_result").create(
         {
             "id": int,
             "session_id": str,
@@ -107,13 +107,13 @@ def m001_trace_tables(db: Database) -> None:
 @migrations()
 def m002_lookup_indexes(db: Database) -> None:
     # Listing newest sessions and loading one session must stay fast at 10k+ sessions.
-    db["diagnosis_run"].create_index(["created_at"])
-    db["agent_step"].create_index(["session_id", "round", "step_index"])
-    db["stage_output"].create_index(["session_id", "id"])
-    db["gate_result"].create_index(["session_id", "seq"], unique=True)
+    db.table("diagnosis_run").create_index(["created_at"])
+    db.table("agent_step").create_index(["session_id", "round", "step_index"])
+    db.table("stage_output").create_index(["session_id", "id"])
+    db.table("gate_result").create_index(["session_id", "seq"], unique=True)
 
 
 @migrations()
 def m003_run_owner(db: Database) -> None:
     # host:pid:start of the process writing an active run, so a run whose process died reads as interrupted.
-    db["diagnosis_run"].add_column("owner", str)
+    db.table("diagnosis_run").add_column("owner", str)
