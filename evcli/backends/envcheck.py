@@ -74,6 +74,7 @@ SAMPLE_BLOCKS = 20  # blocks spread over a larger file ...
 SAMPLE_BLOCK_LINES = 1_000  # ... of this many lines each
 _EXAMPLE_CHARS = 300  # of an unrecognised line shown
 _CHUNK_BYTES = 1 << 20
+_TAIL_BYTES = 128 << 10  # the last sample block: the end of the file
 _LAYOUT = f"{ENV_FILE}, {ALERTS_FILE}, {LOGS_DIR}/, {METRICS_DIR}/, {RUNBOOKS_DIR}/"
 
 
@@ -555,8 +556,9 @@ def _unrecognised_message(scan: _LogScan, events: int, where: str) -> str:
 @dataclass
 class _LogScan:
     """One log file read for env check: the format detected from its first lines, then every line
-    read with it (`sampled` False), or for a file over FULL_PASS_BYTES, SAMPLE_BLOCKS blocks of
-    SAMPLE_BLOCK_LINES lines spread over it (`sampled` True; `lines` still counts the whole file)."""
+    read with it (`sampled` False), or for a file over FULL_PASS_BYTES, SAMPLE_BLOCKS - 1 blocks of
+    SAMPLE_BLOCK_LINES lines spread over it and its last _TAIL_BYTES (`sampled` True; `lines`
+    still counts the whole file, exactly)."""
 
     reader: LineReader
     jsonl: bool
@@ -591,12 +593,15 @@ class _LogScan:
             scan.lines, scan.cut = scan.read, lines.cut
             return scan
         scan.sampled = True
-        for block in range(SAMPLE_BLOCKS):
-            handle.seek(size * block // SAMPLE_BLOCKS)
+        for block in range(SAMPLE_BLOCKS - 1):
+            handle.seek(size * block // (SAMPLE_BLOCKS - 1))
             if block:
                 handle.readline(LIMITS.max_line_chars)  # the rest of a line cut by the seek
             numbered = enumerate(_decoded(handle), 1) if block == 0 else ((None, line) for line in _decoded(handle))
             scan.tally(islice(numbered, SAMPLE_BLOCK_LINES))
+        handle.seek(size - _TAIL_BYTES)  # the last block is the end of the file, so `last` is the file's last time
+        handle.readline(LIMITS.max_line_chars)
+        scan.tally((None, line) for line in _decoded(handle))
         handle.seek(0)
         scan.lines = _non_blank_lines(handle)
         return scan
