@@ -11,12 +11,12 @@ from evcli.gatekeeper.excerpt import normalize
 
 PACKAGE = Path(evcli.__file__).parent
 RUNBOOKS = sorted((PACKAGE / "demo" / "runbooks").rglob("*.md")) + sorted(
-    (PACKAGE / "envs" / "edge" / "runbooks").rglob("*.md")
+    path for env in ("edge", "host") for path in (PACKAGE / "envs" / env / "runbooks").rglob("*.md")
 )
 
 
-def test_both_environments_ship_runbooks():
-    assert len(RUNBOOKS) >= 12
+def test_the_environments_ship_runbooks():
+    assert len(RUNBOOKS) >= 14
 
 
 @pytest.mark.parametrize("path", RUNBOOKS, ids=[p.name for p in RUNBOOKS])

@@ -5,7 +5,7 @@ A case file is TOML with one `[[cases]]` table per case:
 ```toml
 [[cases]]
 id = "payment-cpu"
-env = "demo"                      # "demo", "edge", or a directory relative to this file
+env = "demo"                      # "demo", "edge", "host", or a directory relative to this file
 question = "Why is payment-service CPU usage high?"   # or: alert = "alerts/x.json"
 allowed_verdicts = ["PASS"]
 claim_types = ["observation"]     # each must appear among the answer's claims
@@ -59,14 +59,18 @@ Progress = Callable[[dict[str, Any]], None]
 # --- case files (shared with evcli.evals.retrieval) -------------------------------------
 
 
+PACKAGED_ENVS = Path(evcli.__file__).resolve().parent / "envs"  # edge, host: one directory each
+
+
 def env_dir(name: str, case_file: Path) -> Path:
-    """`demo` and `edge` are the packaged environments; anything else is a directory relative to the case file."""
+    """`demo` and the directories of evcli/envs (`edge`, `host`) are the packaged environments;
+    anything else is a directory relative to the case file."""
     if name == "demo":
         from evcli.backends.snapshot import demo_env_dir
 
         return demo_env_dir()
-    if name == "edge":
-        return Path(evcli.__file__).resolve().parent / "envs" / "edge"
+    if name not in (".", "..") and Path(name).name == name and (PACKAGED_ENVS / name / "env.toml").is_file():
+        return PACKAGED_ENVS / name
     return (case_file.parent / name).resolve()
 
 

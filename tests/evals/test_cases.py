@@ -66,12 +66,16 @@ def test_fixture_cases_load_with_defaults_and_environments():
 def test_edge_relative_env_and_alert_paths_resolve(tmp_path):
     (tmp_path / "cases.toml").write_text(
         '[[cases]]\nid = "a"\nenv = "edge"\nquestion = "q"\n'
-        '[[cases]]\nid = "b"\nenv = "envs/mine"\nalert = "alerts/one.json"\n',
+        '[[cases]]\nid = "b"\nenv = "envs/mine"\nalert = "alerts/one.json"\n'
+        '[[cases]]\nid = "c"\nenv = "host"\nquestion = "q"\n'
+        '[[cases]]\nid = "d"\nenv = "../edge"\nquestion = "q"\n',
         encoding="utf-8",
     )
-    edge, mine = load_cases(tmp_path / "cases.toml")
+    edge, mine, host, relative = load_cases(tmp_path / "cases.toml")
 
     assert edge.env_dir == Path(evcli.__file__).resolve().parent / "envs" / "edge"
+    assert host.env_dir == Path(evcli.__file__).resolve().parent / "envs" / "host"
+    assert relative.env_dir == tmp_path.parent / "edge"  # a path is relative to the case file, never packaged
     assert mine.env_dir == tmp_path / "envs" / "mine"
     assert mine.alert == tmp_path / "alerts" / "one.json" and mine.question is None
     assert mine.allowed_verdicts == ()  # no verdict expectation: any verdict
