@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
@@ -15,6 +16,9 @@ from evcli.canonical import canonical_json
 from evcli.contracts import SESSION_ID_RULE, SessionDocument, is_session_id
 from evcli.errors import BadInput
 from evcli.tools.redaction import Redactor
+
+if TYPE_CHECKING:
+    from evcli.store.db import TraceStore  # db imports this module
 
 
 def check_session_id(value: str, *, consequence: str = "") -> str:
@@ -24,7 +28,7 @@ def check_session_id(value: str, *, consequence: str = "") -> str:
     return value
 
 
-def export_all(store, directory: Path) -> list[str]:
+def export_all(store: TraceStore, directory: Path) -> list[str]:
     """Every stored session as DIR/<id>.json; nothing is written unless every target stays inside DIR."""
     ids = [row["session_id"] for row in store.list_sessions(limit=1_000_000)]
     for session_id in ids:
