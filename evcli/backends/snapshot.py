@@ -26,8 +26,7 @@ import json
 import math
 import re
 import tomllib
-from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, timezone, tzinfo
@@ -36,17 +35,32 @@ from pathlib import Path
 from typing import Any, NamedTuple
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from evcli.backends.alerts import (
+    STATE_FILTERS,
+    active_in,
+    alert_record,
+    alertmanager_state,
+    iso_utc,
+    service_of,
+)
 from evcli.backends.base import (
     BackendError,
     LogQuery,
     LogResult,
     MetricsResult,
     TimeWindow,
-    canonical_level,
-    level_at_least,
 )
-from evcli.backends.files import LIMITS, Lines, open_binary, open_text, read_text
-from evcli.backends.alerts import alert_record, format_duration, iso_utc, service_of, significant
+from evcli.backends.files import Lines, open_text, read_text
+from evcli.backends.logformats import ParseContext
+from evcli.backends.snapshot_metrics import (
+    MetricColumn,
+    MetricFileError,
+    close_names,
+    find_columns,
+    read_metric_file,
+    summarise,
+)
+from evcli.timerange import TimeRange
 
 ENV_FILE = "env.toml"
 ALERTS_FILE = "alerts.json"
@@ -82,26 +96,8 @@ _STAMP = re.compile(
     r" (?P<mh>\d\d):(?P<mmi>\d\d):(?P<ms>\d\d)"
     r")\]?"
 )
-# The first level word of a line: `ERROR`, `[error]`, `level=error`, `warning:`; not part of a
-# dotted name, a key=value pair or a longer word.
-_LEVEL = re.compile(
-    r"(?<![\w.=/-])(?:(?:level|lvl|severity)=\"?)?\[?"
-    r"(TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL|CRITICAL)"
-    r"\]?(?![\w-]|\.\w)",
-    re.IGNORECASE,
-)
-_BRACKETED_INSTANCE = re.compile(r"\s*\[([^\]\s]+)\]")
-_INSTANCE_FIELD = re.compile(r"\binstance=\"?([^\s\",]+)")
 _EPOCH = re.compile(r"^\d{9,13}(?:\.\d+)?$")
 _VALUE_WITH_UNIT = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(%|[A-Za-z/]+)?\s*$")
-_METRIC_HEADER = re.compile(r"^\s*(?P<name>.*?)\s*(?:\[(?P<unit>[^\]]*)\])?\s*$")
-_NUMERIC_LEVELS = {10: "TRACE", 20: "DEBUG", 30: "INFO", 40: "WARN", 50: "ERROR", 60: "FATAL"}
-_JSON_TIME_KEYS = ("timestamp", "ts", "time", "@timestamp")
-_JSON_LEVEL_KEYS = ("level", "severity", "lvl")
-_JSON_MESSAGE_KEYS = ("message", "msg")
-_JSON_INSTANCE_KEYS = ("instance", "pod", "host")
-_EMPTY_CELLS = frozenset({"", "nan", "NaN", "NAN", "null", "None"})
-_TAIL_BYTES = 64 * 1024
 
 
 def demo_env_dir() -> Path:
@@ -269,106 +265,6 @@ def _epoch(seconds: float) -> datetime | None:
         return None
 
 
-def iso_millis(moment: datetime) -> str:
-    """A log timestamp as every log backend writes it: `2026-07-08T23:05:28.000Z`."""
-    moment = moment.astimezone(UTC)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S") + f".{moment.microsecond // 1000:03d}Z"
-
-
-# --- log lines -----------------------------------------------------------------------------------
-
-
-class LogRecord(NamedTuple):
-    timestamp: datetime | None
-    level: str | None
-    instance: str
-    message: str
-
-
-def split_log_line(rest: str) -> tuple[str | None, str, str]:
-    """(level, instance, message) of a line's text after its timestamp.
-
-    A leading level is removed from the message together with a bracketed instance right after
-    it; a level further in (`[thread] ERROR ...`) is reported but the text is kept whole.
-    """
-    text = rest.strip()
-    level_match = _LEVEL.search(text)
-    level = canonical_level(level_match.group(1)) if level_match else None
-    instance = ""
-    message = text
-    if level_match and level_match.start() == 0:
-        message = text[level_match.end() :]
-        bracket = _BRACKETED_INSTANCE.match(message)
-        if bracket:
-            instance = bracket.group(1)
-            message = message[bracket.end() :]
-        message = message.lstrip(" \t:|")
-    if not instance:
-        field_match = _INSTANCE_FIELD.search(text)
-        instance = field_match.group(1) if field_match else ""
-    return level, instance, message
-
-
-def parse_log_line(line: str, timebase: Timebase) -> tuple[LogRecord, bool]:
-    """One raw line as a record, and whether it carries its own timestamp."""
-    match = _STAMP.match(line)
-    if match is None:
-        level, instance, message = split_log_line(line)
-        return LogRecord(None, level, instance, message), False
-    level, instance, message = split_log_line(line[match.end() :])
-    return LogRecord(stamp_time(match, timebase), level, instance, message), True
-
-
-def iter_log_records(lines: Iterable[str], timebase: Timebase) -> Iterator[tuple[LogRecord, bool]]:
-    """Every non-blank line of a `.log` file; lines without a timestamp (stack traces) continue the
-    previous event: they take its timestamp, level and instance. The flag says "own timestamp"."""
-    previous: LogRecord | None = None
-    for line in lines:
-        if not line.strip():
-            continue
-        record, stamped = parse_log_line(line, timebase)
-        if stamped:
-            previous = record
-        elif previous is not None:
-            record = LogRecord(previous.timestamp, previous.level, previous.instance, line.strip())
-        yield record, stamped
-
-
-def json_log_record(obj: dict[str, Any], timebase: Timebase) -> LogRecord:
-    """A `.jsonl` object as a record: timestamp/ts/time/@timestamp, level/severity/lvl, message/msg,
-    instance/pod/host; anything else is ignored."""
-    stamp = _first(obj, _JSON_TIME_KEYS)
-    raw_level = _first(obj, _JSON_LEVEL_KEYS)
-    if isinstance(raw_level, int | float) and not isinstance(raw_level, bool):
-        level = _NUMERIC_LEVELS.get(int(raw_level))  # pino/bunyan numbers
-    else:
-        level = canonical_level(str(raw_level)) if raw_level is not None else None
-    message = _first(obj, _JSON_MESSAGE_KEYS)
-    instance = _first(obj, _JSON_INSTANCE_KEYS)
-    return LogRecord(
-        parse_timestamp(stamp, timebase) if stamp is not None else None,
-        level,
-        "" if instance is None else str(instance),
-        "" if message is None else str(message),
-    )
-
-
-def _first(obj: dict[str, Any], keys: tuple[str, ...]) -> Any:
-    for key in keys:
-        if obj.get(key) is not None:
-            return obj[key]
-    return None
-
-
-def parse_json_line(line: str, timebase: Timebase) -> LogRecord | None:
-    """A `.jsonl` line as a record, or None when it is not a JSON object."""
-    try:
-        obj = json.loads(line)
-    except ValueError:
-        return None
-    return json_log_record(obj, timebase) if isinstance(obj, dict) else None
-
-
 # --- alerts --------------------------------------------------------------------------------------
 
 
@@ -380,10 +276,12 @@ class AlertItemError(ValueError):
 class SnapshotAlert:
     labels: dict[str, str]
     annotations: dict[str, str]
-    state: str  # firing / pending / resolved, as the file states it
+    state: str  # firing / pending / resolved / suppressed, as the file states it
     active_at: datetime | None
     ends_at: datetime | None
     value: str | None  # Prometheus' sample value, or an Alertmanager annotation value/current
+    silenced_by: tuple[str, ...] = ()  # Alertmanager silence ids
+    inhibited_by: tuple[str, ...] = ()  # fingerprints of the inhibiting alerts
 
 
 @dataclass
@@ -442,10 +340,10 @@ def _snapshot_alert(shape: str, item: Any, zone: tzinfo) -> SnapshotAlert:
         started, ended, value = item.get("activeAt"), None, item.get("value")
     else:
         if shape == "alertmanager-v2":
-            # active, suppressed (silenced) and unprocessed alerts are all firing at capture time
-            status = item.get("status") or {"state": "active"}  # hand-written snapshots may omit it
-            raw_state = status.get("state", "active") if isinstance(status, dict) else None
-            state = {"active": "firing", "suppressed": "firing", "unprocessed": "pending"}.get(raw_state or "")
+            status = item.get("status") or {}  # hand-written snapshots may omit it: active
+            if not isinstance(status, dict):
+                raise AlertItemError(f"status of {labels['alertname']} is not an object")
+            state, silenced, inhibited = alertmanager_state(status)
         else:
             state = {"firing": "firing", "resolved": "resolved"}.get(item.get("status", ""))
         started, ended = item.get("startsAt"), item.get("endsAt")
@@ -454,7 +352,10 @@ def _snapshot_alert(shape: str, item: Any, zone: tzinfo) -> SnapshotAlert:
         raise AlertItemError(f"unknown state in {labels['alertname']}")
     active_at = _alert_time(started, zone, "activeAt" if shape == "prometheus" else "startsAt")
     ends_at = _alert_time(ended, zone, "endsAt")
-    return SnapshotAlert(labels, annotations, state, active_at, ends_at, None if value is None else str(value))
+    suppression = (tuple(silenced), tuple(inhibited)) if shape == "alertmanager-v2" else ((), ())
+    return SnapshotAlert(
+        labels, annotations, state, active_at, ends_at, None if value is None else str(value), *suppression
+    )
 
 
 def _alert_time(raw: Any, zone: tzinfo, name: str) -> datetime | None:
@@ -482,69 +383,15 @@ def split_value(raw: str | None) -> tuple[float | None, str]:
     return (number, match.group(2) or "") if math.isfinite(number) else (None, "")
 
 
-# --- metric CSVs ---------------------------------------------------------------------------------
-
-
-class MetricColumn(NamedTuple):
-    name: str
-    unit: str
-    header: str
-
-
-def metric_column(header: str) -> MetricColumn:
-    """`cpu_usage[%]` → (cpu_usage, %)."""
-    match = _METRIC_HEADER.match(header)
-    assert match is not None  # the pattern matches any string
-    return MetricColumn(match["name"], match["unit"] or "", header.strip())
-
-
-def metric_number(cell: str) -> float | None:
-    """A metric cell as a float; None for an empty/NaN cell. Raises ValueError for text."""
-    text = cell.strip()
-    if text in _EMPTY_CELLS:
-        return None
-    number = float(text)
-    return number if math.isfinite(number) else None
-
-
-class MetricRow(NamedTuple):
-    line: int  # 1-based line of the file (the header is line 1)
-    timestamp: datetime | None
-    raw_timestamp: str
-    cells: list[str]
-
-
-def read_metric_file(handle: Iterable[str], timebase: Timebase) -> tuple[list[MetricColumn], Iterator[MetricRow]]:
-    """The metric columns of an open CSV and an iterator over its rows."""
-    reader = csv.reader(handle)
-    header = next(reader, None)
-    columns = [metric_column(name) for name in (header or [])[1:]]
-
-    def rows() -> Iterator[MetricRow]:
-        for cells in reader:
-            if not cells or not any(cell.strip() for cell in cells):
-                continue
-            yield MetricRow(reader.line_num, parse_timestamp(cells[0], timebase), cells[0], cells[1:])
-
-    return columns, rows()
+def _unknown_metric(metric: str, name: str, columns: list[MetricColumn]) -> str:
+    """`no metric 'cpu' in metrics/x.csv; close: cpu_usage (has cpu_usage, heap_used)`."""
+    close = close_names(columns, metric)
+    hint = f"; close: {', '.join(close)}" if close else ""
+    available = ", ".join(column.header for column in columns)
+    return f"no metric {metric!r} in {name}{hint} (has {available})"
 
 
 # --- the backend ---------------------------------------------------------------------------------
-
-
-@dataclass
-class _Summary:
-    """Running min/max/last of one metric column."""
-
-    low: float
-    high: float
-    last: float
-    last_at: datetime
-
-    def add(self, value: float, moment: datetime) -> None:
-        self.low, self.high = min(self.low, value), max(self.high, value)
-        if moment >= self.last_at:
-            self.last, self.last_at = value, moment
 
 
 class SnapshotBackend:
@@ -718,7 +565,7 @@ class SnapshotBackend:
         for path in self.files(METRICS_DIR, (METRIC_SUFFIX,)):
             try:
                 with self._reading(path) as handle:
-                    _, rows = read_metric_file(handle, self.timebase_for(path))
+                    _, rows = read_metric_file(handle, self.config.timezone)
                     newest = max((row.timestamp for row in rows if row.timestamp), default=None)
             except BackendError as error:
                 errors.append(str(error))
@@ -748,31 +595,26 @@ class SnapshotBackend:
         anchor = self._syslog_anchor if path.suffix != METRIC_SUFFIX else self.config.now
         return Timebase(self.config.timezone, anchor, fallback)
 
-    def _last_log_timestamp(self, path: Path) -> datetime | None:
-        """The newest timestamp of a log file, from its last 64 KiB (the whole file only when the
-        tail has none): logs are appended in time order, and the clock must not cost a full scan."""
-        timebase = self.timebase_for(path)
+    def parse_context(self, path: Path) -> ParseContext:
+        """What completes a log file's timestamps: the environment zone, and the clock that places
+        syslog/glog lines without a year (env.toml now, else the newest alert/metric time, else
+        the file's modification time)."""
+        clock = self._syslog_anchor
+        if clock is None:
+            try:
+                clock = datetime.fromtimestamp(path.stat().st_mtime, UTC)
+            except OSError:
+                clock = datetime.now(UTC)
+        return ParseContext(clock=clock, tz=self.config.timezone)
 
-        def stamp(line: str) -> datetime | None:
-            if path.suffix == ".jsonl":
-                return (parse_json_line(line, timebase) or parse_log_line(line, timebase)[0]).timestamp
-            match = _STAMP.match(line)
-            return stamp_time(match, timebase) if match else None
+    def _last_log_timestamp(self, path: Path) -> datetime | None:
+        """The newest timestamp of a log file, from its tail: the clock must not cost a full scan."""
+        from evcli.backends.snapshot_logs import last_timestamp
 
         try:
-            with open_binary(path, self.directory) as handle:
-                size = handle.seek(0, 2)
-                handle.seek(max(0, size - _TAIL_BYTES))
-                tail = handle.read().decode("utf-8", errors="replace").splitlines()
+            return last_timestamp(path, self.directory, self.parse_context(path))
         except OSError as error:
             raise BackendError(f"{self.relative(path)}: cannot read: {error}") from error
-        if size > _TAIL_BYTES:
-            tail = tail[1:]  # the first line of the tail is cut
-        newest = max(filter(None, map(stamp, tail)), default=None)
-        if newest is None and size > _TAIL_BYTES:
-            with self._reading(path) as lines:
-                newest = max(filter(None, map(stamp, lines)), default=None)
-        return newest
 
     @contextmanager
     def _reading(self, path: Path) -> Iterator[Lines]:
@@ -797,8 +639,19 @@ class SnapshotBackend:
         return alerts_file
 
     def query_metrics(
-        self, *, service: str | None, alertname: str | None, metric: str | None, window: TimeWindow
+        self,
+        *,
+        service: str | None,
+        alertname: str | None,
+        metric: str | None,
+        window: TimeWindow | None = None,
+        range: TimeRange | None = None,
+        state: str = "active",
     ) -> MetricsResult:
+        """Alerts in `state` (a STATE_FILTERS key) active in the range, and metric series summaries.
+        The range is `range`, else the window's, else the whole snapshot (None)."""
+        searched = range if range is not None else (None if window is None else TimeRange(window.start, window.end))
+        label = window.label if range is None and window is not None else None
         resolved = None
         if service is not None:
             resolved = self.resolve_service(service)
@@ -806,33 +659,37 @@ class SnapshotBackend:
                 return MetricsResult(message=self.unknown_service_message(service))
         alerts_file = self._alerts
         now = self.now()
-        alerts = [
-            self._alert_item(alert, now)
+        named = [
+            alert
             for alert in alerts_file.alerts
             if (resolved is None or self.alert_service(alert.labels).lower() == resolved.lower())
             and (alertname is None or alert.labels["alertname"].lower() == alertname.strip().lower())
-            and self._alert_in_window(alert, now, window)
+            and self._alert_in_range(alert, now, searched)
         ]
+        items = (self._alert_item(alert, now) for alert in named)
+        alerts = [item for item in items if item["state"] in STATE_FILTERS[state]]
         notes: list[str] = []
+        if len(alerts) < len(named):
+            hidden = sorted({alert_state_at(alert, now) for alert in named} - STATE_FILTERS[state])
+            notes.append(f"{len(named) - len(alerts)} {'/'.join(hidden)} alert(s) not shown (state={state})")
         series: list[dict[str, Any]] = []
         if resolved is not None or metric is not None:
             paths = self.metric_files(resolved)
             if resolved is not None and not paths:
                 notes.append(f"no {METRICS_DIR}/ file for {resolved}")
             for path in paths:
-                series += self._series(path, metric, window, notes)
+                series += self._series(path, metric, searched, label, notes)
         counts = f"{len(alerts)} alert{'s' * (len(alerts) != 1)}, {len(series)} series"
         return MetricsResult(alerts=alerts, series=series, message="; ".join([counts, *notes]))
 
     @staticmethod
-    def _alert_in_window(alert: SnapshotAlert, now: datetime, window: TimeWindow) -> bool:
-        """An alert still firing or pending at `now` overlaps every window (they all end at now);
-        a resolved one only when it ended inside the window. Alerts raised after now do not exist yet."""
+    def _alert_in_range(alert: SnapshotAlert, now: datetime, searched: TimeRange | None) -> bool:
+        """Whether the alert was active at some instant of the range: from its start to its end
+        when resolved, else to `now`. Alerts raised after now do not exist yet."""
         if alert.active_at is not None and alert.active_at > now:
             return False
-        if alert_state_at(alert, now) != "resolved":
-            return True
-        return alert.ends_at is None or alert.ends_at >= window.start
+        ended = alert.ends_at if alert_state_at(alert, now) == "resolved" else now
+        return active_in(alert.active_at, ended, searched)
 
     def _alert_item(self, alert: SnapshotAlert, now: datetime) -> dict[str, Any]:
         value, value_unit = split_value(alert.value)
@@ -844,165 +701,64 @@ class SnapshotBackend:
             active_at=iso_utc(alert.active_at) if alert.active_at else None,
             value=value,
             now=now,
+            ends_at=iso_utc(alert.ends_at) if alert.ends_at else None,
+            silenced_by=list(alert.silenced_by),
+            inhibited_by=list(alert.inhibited_by),
         )
         item["service"] = self.alert_service(alert.labels)
         item["unit"] = alert.annotations.get("unit") or alert.labels.get("unit") or value_unit
-        if state == "resolved" and alert.active_at and alert.ends_at:
-            item["duration"] = format_duration(alert.ends_at - alert.active_at)
         return item
 
-    def _series(self, path: Path, metric: str | None, window: TimeWindow, notes: list[str]) -> list[dict[str, Any]]:
-        """min/max/last of each wanted column of one metric file over the window's rows."""
-        name = self.relative(path)
+    def _series(
+        self,
+        path: Path,
+        metric: str | None,
+        searched: TimeRange | None,
+        window_label: str | None,
+        notes: list[str],
+    ) -> list[dict[str, Any]]:
+        """Points, min/max/last and their times of each wanted column of one metric file over the
+        rows inside `searched` (the whole file when None)."""
+        name, zone = self.relative(path), self.config.timezone
         with self._reading(path) as handle:
-            columns, rows = read_metric_file(handle, self.timebase_for(path))
-            wanted = [
-                index
-                for index, column in enumerate(columns)
-                if metric is None or metric.strip().lower() in (column.name.lower(), column.header.lower())
-            ]
+            columns, rows = read_metric_file(handle, zone)
+            wanted = find_columns(columns, metric)
             if not wanted:
                 if metric is not None and columns:
-                    available = ", ".join(column.name for column in columns)
-                    notes.append(f"no metric {metric!r} in {name} (has {available})")
+                    notes.append(_unknown_metric(metric, name, columns))
                 return []
-            summaries: dict[int, _Summary] = {}
             try:
-                for row in rows:
-                    if row.timestamp is None:
-                        raise BackendError(f"{name} line {row.line}: {row.raw_timestamp!r} is not a timestamp")
-                    if not window.contains(row.timestamp):
-                        continue
-                    for index in wanted:
-                        cell = row.cells[index] if index < len(row.cells) else ""
-                        try:
-                            number = metric_number(cell)
-                        except ValueError:
-                            raise BackendError(
-                                f"{name} line {row.line}: {columns[index].header} value {cell!r} is not a number"
-                            ) from None
-                        if number is not None:
-                            summaries.setdefault(index, _Summary(number, number, number, row.timestamp)).add(
-                                number, row.timestamp
-                            )
+                found = summarise(rows, columns, wanted, searched)
+            except MetricFileError as error:
+                raise BackendError(f"{name} {error}") from None
             except csv.Error as error:
                 raise BackendError(f"{name}: invalid CSV: {error}") from error
-        if not summaries:
-            notes.append(f"no rows of {name} inside the last {window.label}")
-        return [
-            {
-                "service": self.service_of_file(path),
-                "metric": columns[index].name,
-                "window": window.label,
-                "min": significant(summary.low),
-                "max": significant(summary.high),
-                "last": significant(summary.last),
-                "unit": columns[index].unit,
-            }
-            for index, summary in sorted(summaries.items())
-        ]
+        whole = TimeRange(found.first, found.last) if found.first and found.last else None
+        stated = searched if searched is not None else whole
+        if not found.summaries or stated is None:
+            where = f"inside {stated.text(zone)}" if stated is not None else "with a timestamp"
+            notes.append(f"no points of {name} {where}")
+            return []
+        items = []
+        for index, summary in sorted(found.summaries.items()):
+            column = columns[index]
+            item = summary.item(self.service_of_file(path), column.name, column.unit, stated, zone)
+            if window_label is not None:
+                item["window"] = window_label
+            items.append(item)
+        return items
 
     # logs
 
     def query_logs(self, query: LogQuery) -> LogResult:
+        """Through each file's persistent index (`evcli.backends.snapshot_logs`)."""
+        from evcli.backends.snapshot_logs import query_logs
+
         service = None
         if query.service is not None:
             service = self.resolve_service(query.service)
             if service is None:
                 return LogResult([], 0, False, message=self.unknown_service_message(query.service))
-        paths = self.log_files(service)
-        if not paths:
+        if not self.log_files(service):
             return LogResult([], 0, False, message=f"no log files for service {service!r} in this snapshot")
-        minimum = canonical_level(query.level) if query.level else None
-        if query.level and minimum is None:
-            raise ValueError(f"unknown log level {query.level!r}")
-        keywords = tuple(keyword.lower() for keyword in query.keywords if keyword)
-        newest: list[tuple[LogRecord, str]] = []
-        total = cut = 0
-        for path in paths:
-            file_service = self.service_of_file(path)
-            kept: deque[tuple[LogRecord, str]] = deque(maxlen=query.limit)
-            candidates = self._jsonl_candidates if path.suffix == ".jsonl" else self._log_candidates
-            with self._reading(path) as lines:
-                for record in candidates(lines, self.timebase_for(path), keywords):
-                    if record.timestamp is None or not query.window.contains(record.timestamp):
-                        continue  # a line without any time is never inside a window
-                    if minimum is not None and not level_at_least(record.level, minimum):
-                        continue
-                    total += 1
-                    kept.append((record, file_service))
-            cut += lines.cut
-            newest.extend(kept)
-        newest.sort(key=lambda match: match[0].timestamp)  # stable: file order within a tie
-        newest = newest[max(0, len(newest) - query.limit) :] if query.limit > 0 else []
-        logs = [
-            {
-                "timestamp": iso_millis(record.timestamp),
-                "level": record.level or "",
-                "service": record_service,
-                "instance": record.instance,
-                "message": record.message,
-            }
-            for record, record_service in newest
-        ]
-        truncated = total > query.limit
-        if total == 0:
-            message = "no matching log lines"
-        else:
-            message = f"{total} matching line{'s' * (total != 1)}"
-            if truncated:
-                message += f" (newest {len(logs)} returned)"
-        if cut:
-            message += (
-                f"; {cut} line{'s' * (cut != 1)} longer than {LIMITS.max_line_chars} characters"
-                " searched and shown up to that length"
-            )
-        return LogResult(logs=logs, total=total, truncated=truncated, message=message)
-
-    @staticmethod
-    def _log_candidates(lines: Iterable[str], timebase: Timebase, keywords: tuple[str, ...]) -> Iterator[LogRecord]:
-        """The lines of a raw log holding every keyword, as records.
-
-        The keyword test runs on the raw line and only matching lines are parsed: this is the hot
-        loop of a query. Every line still goes through the (cheap, anchored) timestamp pattern, so
-        that a matching line without a timestamp (a stack trace) can take the timestamp, level and
-        instance of the last line that had one, as `iter_log_records` does."""
-        stamp_match = _STAMP.match
-        first, others = (keywords[0], keywords[1:]) if keywords else ("", ())
-        head: re.Match[str] | None = None  # the last line with its own timestamp
-        inherited: tuple[re.Match[str], LogRecord] | None = None  # `head`, parsed once it is needed
-        for line in lines:
-            match = stamp_match(line)
-            if match is not None:
-                head = match
-            if keywords:
-                low = line.lower()
-                if first not in low or (others and not all(keyword in low for keyword in others)):
-                    continue
-            if match is not None:
-                yield LogRecord(stamp_time(match, timebase), *split_log_line(line[match.end() :]))
-            elif head is not None and line.strip():
-                if inherited is None or inherited[0] is not head:
-                    rest = head.string[head.end() :]
-                    inherited = (head, LogRecord(stamp_time(head, timebase), *split_log_line(rest)))
-                event = inherited[1]
-                yield LogRecord(event.timestamp, event.level, event.instance, line.strip())
-
-    @staticmethod
-    def _jsonl_candidates(lines: Iterable[str], timebase: Timebase, keywords: tuple[str, ...]) -> Iterator[LogRecord]:
-        """The records of a `.jsonl` file holding every keyword in what is returned (level, instance,
-        message), not in ignored fields or key names. The raw line is only a cheap pre-check, skipped
-        when escapes could hide a keyword. A line that is not a JSON object is read as a raw line."""
-        for line in lines:
-            if not line.strip():
-                continue
-            if keywords and "\\" not in line:
-                low = line.lower()
-                if not all(keyword in low for keyword in keywords):
-                    continue
-            record = parse_json_line(line, timebase) or parse_log_line(line, timebase)[0]
-            if keywords:
-                visible = f"{record.level or ''} {record.instance} {record.message}".lower()
-                if not all(keyword in visible for keyword in keywords):
-                    continue
-            yield record
+        return query_logs(self, query, service)

@@ -23,7 +23,7 @@ _LINE = re.compile(
     _STAMP + r" (?:"
     rf"- (?P<zk_level>{_LEVELS})\s+\[(?P<zk_thread>.*?):(?P<zk_logger>[A-Za-z_$][\w$.]*)@(?P<zk_line>\d+)\] - "
     rf"|\[(?P<lb_thread>[^\]]*)\] (?P<lb_level>{_LEVELS})\s+(?P<lb_logger>\S+) - "
-    rf"|(?P<l4_level>{_LEVELS})\s+\[(?P<l4_thread>[^\]]*)\] (?P<l4_logger>[^\s:]+):? (?:- )?"
+    rf"|(?P<l4_level>{_LEVELS})\s+\[(?P<l4_thread>[^\]]*)\] (?P<l4_logger>[^\s:]+)(?::| -) "
     r")(?P<message>.*)"
 )
 

@@ -1,0 +1,419 @@
+"""The persistent per-file log index of snapshot logs (DESIGN §5, issue 9).
+
+A log file is read once with the log format registry (`evcli.backends.logformats`): its format is
+detected from the first SAMPLE_LINES lines, every line is read with `LineReader`, and the lines
+go into one SQLite file per (content digest, parse context) under `$EVCLI_HOME/logindex/`. Queries
+by time range, level, keywords and the stats and patterns of their matches run in SQL.
+
+Invariants:
+  - an index file is named by the file's sha256 and by what completes its timestamps (the
+    environment zone and clock, and SCHEMA), so a changed file or zone never reads a stale index;
+    a stat record (real path, inode, size, mtime_ns -> sha256) spares re-hashing an unchanged file;
+  - an index is built into a private temporary file and renamed into place when complete, so a
+    reader never sees half an index and two processes building the same one both end with a
+    whole one (the later rename replaces an identical file);
+  - every non-blank line is one row: `lineno` (1-based line of the file), `ts` (UTC epoch seconds,
+    a line without its own timestamp takes the previous event's: continuation lines such as stack
+    traces, and lines no format reads), `level` (index into LEVELS, NULL when the line has none),
+    `derived` (the level came from an access log status), `template` (the message with variable
+    parts masked), `instance` and the original `line` (without its line ending), and for a line
+    holding JSON `\\uXXXX` escapes the line with them decoded (`unescaped`);
+  - keywords match case-insensitively (ASCII case folding, as SQLite's lower()) anywhere in the
+    original line, or in its unescaped text (`连接池` finds a JSON line that wrote it escaped);
+  - the tool call's deadline stops both building (checked as lines are read and per batch) and
+    queries (an SQLite progress handler aborts the statement): `DeadlineExceeded` either way.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import sqlite3
+import sys
+import tempfile
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime, tzinfo
+from itertools import chain, islice
+from pathlib import Path
+from typing import Any
+
+from evcli.backends.base import LEVELS
+from evcli.backends.files import DeadlineExceeded, Lines, check_deadline, contained, open_binary, open_text
+from evcli.backends.logformats import SAMPLE_LINES, LineKind, LineReader, ParseContext, detect, format_named
+
+SCHEMA = 1  # part of every index file's name: a new schema builds new files
+INDEX_DIR = "logindex"
+_BATCH = 4_096  # rows per insert: the build's memory is about one batch of lines
+_TEMPLATE_CACHE = 100_000  # distinct templates kept in memory while building (then looked up in SQL)
+_PROGRESS_MIN_BYTES = 8 << 20  # a progress bar only for files that take a noticeable time
+_PROGRESS_OPS = 20_000  # SQLite VM steps between deadline checks
+_INSTANCE_KEYS = ("instance", "pod", "host", "thread")
+_LEADING_INSTANCE = re.compile(r"\[([^\]\s]+)\]\s*")
+_INSTANCE_FIELD = re.compile(r"\binstance=\"?([^\s\",]+)")
+_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
+# Variable parts of a message: quoted values, UUIDs, IPv4 addresses (with port), paths holding
+# a digit, hex numbers, and any token holding a digit (numbers, ids like ORD-7113541, 453ms).
+_VARIABLE = re.compile(
+    r"\"[^\"]*\"|'[^']*'"
+    r"|\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"
+    r"|\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b"
+    r"|(?:/[\w.-]*)*/[\w.-]*\d[\w./-]*"
+    r"|\b0x[0-9a-fA-F]+\b"
+    r"|\b(?=[\w.-]*\d)[\w.-]+"
+)
+_SCHEMA_SQL = """
+CREATE TABLE build (id TEXT, schema INTEGER, digest TEXT, format TEXT, lines INTEGER,
+                    first REAL, last REAL, seconds REAL);
+CREATE TABLE templates (id INTEGER PRIMARY KEY, text TEXT UNIQUE);
+CREATE TABLE lines (lineno INTEGER PRIMARY KEY, ts REAL, level INTEGER, derived INTEGER,
+                    template INTEGER, instance TEXT, line TEXT, unescaped TEXT);
+"""
+
+
+def mask(message: str) -> str:
+    """A message with its variable parts replaced by `<*>` (the pattern's template)."""
+    return _VARIABLE.sub("<*>", message)
+
+
+def index_home() -> Path:
+    """`$EVCLI_HOME/logindex/`, else `logindex/` in the per-user app dir (next to the trace store)."""
+    from evcli.store.db import default_db_path
+
+    return default_db_path().parent / INDEX_DIR
+
+
+# --- reading a file as events ---------------------------------------------------------------------
+
+
+def read_rows(lines: Iterator[str], context: ParseContext) -> tuple[str | None, Iterator[tuple[Any, ...]]]:
+    """The detected format and the index rows of a file's lines: (lineno, ts, level, derived,
+    template text, instance, line)."""
+    sample = list(islice(lines, SAMPLE_LINES))
+    detection = detect(sample, context)
+    reader = LineReader(None if detection.format is None else format_named(detection.format), context)
+    return detection.format, _rows(chain(sample, lines), reader, context.tz)
+
+
+def _rows(lines: Iterator[str], reader: LineReader, tz: tzinfo) -> Iterator[tuple[Any, ...]]:
+    read = reader.read
+    ts: float | None = None
+    level: int | None = None
+    derived = 0
+    instance = ""
+    for lineno, raw in enumerate(lines, 1):
+        line = raw.rstrip("\r\n")
+        got = read(line)
+        if got.kind is LineKind.BLANK:
+            continue
+        parsed = got.parsed
+        if parsed is None:  # continuation or unrecognised: part of the previous event
+            yield lineno, ts, level, derived, mask(line.strip()), instance, line
+            continue
+        ts = epoch(parsed.timestamp, tz) if parsed.timestamp is not None else ts
+        level = None if parsed.level is None else LEVELS.index(parsed.level)
+        derived = int(parsed.level_derived)
+        instance, message = split_instance(parsed.fields, parsed.message)
+        yield lineno, ts, level, derived, mask(message), instance, line
+
+
+def epoch(moment: datetime, tz: tzinfo) -> float:
+    """UTC epoch seconds; a naive time is a wall time in `tz` (fold=0, as timerange.localize)."""
+    return (moment if moment.tzinfo is not None else moment.replace(tzinfo=tz, fold=0)).timestamp()
+
+
+def split_instance(fields: dict[str, str], message: str) -> tuple[str, str]:
+    """(instance, message): a field naming the instance, else a leading `[name]` of the message
+    (removed from it), else an `instance=` key in it."""
+    for key in _INSTANCE_KEYS:
+        if fields.get(key):
+            return fields[key], message
+    leading = _LEADING_INSTANCE.match(message)
+    if leading:
+        return leading.group(1), message[leading.end() :]
+    keyed = _INSTANCE_FIELD.search(message)
+    return (keyed.group(1) if keyed else ""), message
+
+
+# --- the index file -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class IndexedFile:
+    """One log file's index: where it is and what it was built from."""
+
+    relative: str  # the log file relative to the environment directory
+    digest: str  # "sha256:<hex>" of the file's bytes
+    db: Path
+    build_id: str
+    format: str | None
+    lines: int
+    first: float | None  # epoch of the first and last timestamp
+    last: float | None
+
+
+def open_index(path: Path, root: Path, context: ParseContext, home: Path | None = None) -> IndexedFile:
+    """The index of `path` (a file inside `root`), built now if no current one exists."""
+    home = home or index_home()
+    home.mkdir(parents=True, exist_ok=True)
+    digest = _digest(path, root, home)
+    key = hashlib.sha256(f"{SCHEMA}|{context.tz}|{context.clock.isoformat()}".encode()).hexdigest()[:16]
+    db = home / f"{digest}-{key}.db"
+    relative = path.relative_to(root).as_posix() if path.is_relative_to(root) else path.name
+    if not db.exists():
+        _build(path, root, context, db, digest)
+    with _connect(db) as conn:
+        build = conn.execute("SELECT id, format, lines, first, last FROM build").fetchone()
+    return IndexedFile(relative, f"sha256:{digest}", db, *build)
+
+
+def _digest(path: Path, root: Path, home: Path) -> str:
+    """The file's sha256, remembered by (real path, inode, size, mtime_ns) so an unchanged file is
+    hashed once."""
+    real = contained(path, root)
+    info = os.stat(real)
+    stat_key = hashlib.sha256(f"{real}|{info.st_ino}|{info.st_size}|{info.st_mtime_ns}".encode()).hexdigest()
+    record = home / f"stat-{stat_key[:32]}"
+    try:
+        known = record.read_text().strip()
+        if len(known) == 64:
+            return known
+    except OSError:
+        pass
+    sha = hashlib.sha256()
+    with open_binary(path, root) as handle:
+        while chunk := handle.read(1 << 20):
+            check_deadline()
+            sha.update(chunk)
+    digest = sha.hexdigest()
+    _write_atomically(record, digest.encode())
+    return digest
+
+
+def file_sha256(path: Path, root: Path) -> str:
+    """`sha256:<hex>` of a file inside `root`, through the same stat record as the index."""
+    home = index_home()
+    home.mkdir(parents=True, exist_ok=True)
+    return f"sha256:{_digest(path, root, home)}"
+
+
+def _write_atomically(target: Path, data: bytes) -> None:
+    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
+    try:
+        os.write(handle, data)
+        os.close(handle)
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def _build(path: Path, root: Path, context: ParseContext, target: Path, digest: str) -> None:
+    """Index `path` into a temporary file, then rename it to `target`."""
+    import time
+
+    started = time.monotonic()
+    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=".building-", suffix=".db")
+    os.close(handle)
+    try:
+        conn = sqlite3.connect(temporary)
+        try:
+            conn.executescript("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;" + _SCHEMA_SQL)
+            with open_text(path, root) as text, _progress(path) as advance:
+                fmt, rows = read_rows(iter(Lines(text)), context)
+                count, first, last = _insert(conn, rows, advance)
+            conn.execute("CREATE INDEX lines_ts ON lines (ts)")
+            conn.execute(
+                "INSERT INTO build VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (uuid.uuid4().hex, SCHEMA, digest, fmt, count, first, last, time.monotonic() - started),
+            )
+            conn.commit()
+        finally:
+            conn.close()
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def _insert(
+    conn: sqlite3.Connection, rows: Iterator[tuple[Any, ...]], advance
+) -> tuple[int, float | None, float | None]:
+    """Insert the rows in batches, templates by id; (rows, first ts, last ts)."""
+    templates: dict[str, int] = {}
+    count = 0
+    first = last = None
+    batch: list[tuple[Any, ...]] = []
+    for row in rows:
+        text = row[4]
+        template = templates.get(text)
+        if template is None:
+            template = _template_id(conn, text, templates)
+        ts = row[1]
+        if ts is not None:
+            first = ts if first is None or ts < first else first
+            last = ts if last is None or ts > last else last
+        line = row[6]
+        unescaped = _ESCAPE.sub(_unescape, line) if "\\u" in line else None
+        batch.append((row[0], ts, row[2], row[3], template, row[5] or None, line, unescaped))
+        if len(batch) >= _BATCH:
+            count += _flush(conn, batch, advance)
+    count += _flush(conn, batch, advance)
+    return count, first, last
+
+
+def _unescape(match: re.Match[str]) -> str:
+    return chr(int(match.group(1), 16))
+
+
+def _template_id(conn: sqlite3.Connection, text: str, cache: dict[str, int]) -> int:
+    """The id of a template, added when new; the cache is cleared when full (memory stays bounded)."""
+    if len(cache) >= _TEMPLATE_CACHE:
+        cache.clear()
+    cursor = conn.execute("INSERT OR IGNORE INTO templates (text) VALUES (?)", (text,))
+    if cursor.rowcount == 1 and cursor.lastrowid is not None:
+        cache[text] = cursor.lastrowid
+    else:
+        cache[text] = conn.execute("SELECT id FROM templates WHERE text = ?", (text,)).fetchone()[0]
+    return cache[text]
+
+
+def _flush(conn: sqlite3.Connection, batch: list[tuple[Any, ...]], advance) -> int:
+    check_deadline()
+    conn.executemany("INSERT INTO lines VALUES (?, ?, ?, ?, ?, ?, ?, ?)", batch)
+    size = len(batch)
+    advance(sum(len(row[6]) + 1 for row in batch))
+    batch.clear()
+    return size
+
+
+@contextmanager
+def _progress(path: Path) -> Iterator[Any]:
+    """A rich progress bar on stderr while a big file is indexed, only when stderr is a terminal."""
+    try:
+        size = path.stat().st_size
+    except OSError:
+        size = 0
+    if size < _PROGRESS_MIN_BYTES or not sys.stderr.isatty():
+        yield lambda _: None
+        return
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from evcli.console import err, safe
+
+    columns = (TextColumn("indexing {task.description}"), BarColumn(), DownloadColumn(), TimeRemainingColumn())
+    with Progress(*columns, console=err, transient=True) as progress:
+        task = progress.add_task(safe(path.name), total=size)
+        yield lambda consumed: progress.advance(task, consumed)
+
+
+@contextmanager
+def _connect(db: Path) -> Iterator[sqlite3.Connection]:
+    """A read-only connection whose statements stop at the tool call's deadline."""
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    expired: list[DeadlineExceeded] = []
+
+    def over_time() -> int:
+        try:
+            check_deadline()
+        except DeadlineExceeded as error:
+            expired.append(error)
+            return 1
+        return 0
+
+    conn.set_progress_handler(over_time, _PROGRESS_OPS)
+    try:
+        yield conn
+    except sqlite3.OperationalError:
+        if expired:
+            raise expired[0] from None
+        raise
+    finally:
+        conn.close()
+
+
+# --- queries ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Filter:
+    """What a query keeps: a closed ts range (None: any, untimed lines included), keywords (lower
+    case), a minimum level index and whether lines without a level are dropped."""
+
+    start: float | None
+    end: float | None
+    keywords: tuple[str, ...]
+    level: int | None
+    level_strict: bool = False
+    whole: bool = False  # no range named: lines before any timestamp count too
+
+    def where(self) -> tuple[str, list[Any]]:
+        clauses: list[str] = []
+        args: list[Any] = []
+        if self.start is not None or self.end is not None:
+            clauses.append("ts BETWEEN ? AND ?")
+            args += [
+                self.start if self.start is not None else float("-inf"),
+                self.end if self.end is not None else float("inf"),
+            ]
+        elif not self.whole:
+            clauses.append("ts IS NOT NULL")
+        if self.level is not None:
+            clauses.append("level >= ?" if self.level_strict else "(level >= ? OR level IS NULL)")
+            args.append(self.level)
+        for keyword in self.keywords:
+            clauses.append("instr(lower(coalesce(unescaped, line)), ?) > 0")
+            args.append(keyword)
+        return (" WHERE " + " AND ".join(clauses)) if clauses else "", args
+
+
+@dataclass
+class FileMatches:
+    """One file's matches: the newest `limit` rows, counts per level, first/last ts, patterns."""
+
+    rows: list[tuple[Any, ...]]  # (lineno, ts, level, derived, instance, line), newest first
+    by_level: dict[int | None, int]
+    first: float | None
+    last: float | None
+    patterns: list[dict[str, Any]] = field(default_factory=list)  # {template, count, first, last, example}
+
+    @property
+    def total(self) -> int:
+        return sum(self.by_level.values())
+
+
+def search(indexed: IndexedFile, wanted: Filter, limit: int, patterns: int = 20) -> FileMatches:
+    where, args = wanted.where()
+    with _connect(indexed.db) as conn:
+        by_level: dict[int | None, int] = {}
+        first = last = None
+        for level, count, low, high in conn.execute(
+            f"SELECT level, count(*), min(ts), max(ts) FROM lines{where} GROUP BY level", args
+        ):
+            by_level[level] = count
+            first = low if first is None or (low is not None and low < first) else first
+            last = high if last is None or (high is not None and high > last) else last
+        if not by_level:
+            return FileMatches([], {}, None, None)
+        rows = conn.execute(
+            f"SELECT lineno, ts, level, derived, instance, line FROM lines{where}"
+            " ORDER BY ts DESC, lineno DESC LIMIT ?",
+            [*args, limit],
+        ).fetchall()
+        found = conn.execute(
+            "SELECT t.text, m.n, m.low, m.high, l.line FROM (SELECT template, count(*) AS n, min(ts) AS low,"
+            f" max(ts) AS high, max(lineno) AS example FROM lines{where} GROUP BY template"
+            " ORDER BY n DESC LIMIT ?) AS m JOIN templates AS t ON t.id = m.template"
+            " JOIN lines AS l ON l.lineno = m.example ORDER BY m.n DESC",
+            [*args, patterns],
+        ).fetchall()
+    return FileMatches(
+        rows,
+        by_level,
+        first,
+        last,
+        [{"template": t, "count": n, "first": low, "last": high, "example": line} for t, n, low, high, line in found],
+    )

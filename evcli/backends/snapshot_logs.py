@@ -1,0 +1,211 @@
+"""Log queries over a snapshot's log files, through their persistent indexes (DESIGN §5, issue 9).
+
+Invariants:
+  - a query names a range or none; none covers the whole snapshot (every line, also those before
+    the first timestamp) and the stats say so (`range_origin: whole snapshot`);
+  - a `level` filter keeps lines without a level unless `level_strict`; stats count matches per
+    level with `none` for lines without one;
+  - every returned item carries its timestamp in the environment's zone, the original line and
+    its source (path relative to the environment, 1-based line number); `digests` holds the
+    sha256 of every file the query read;
+  - `total` and the stats count every match in the range; `limit` caps only the items returned
+    (the newest, oldest first; ties in file order).
+"""
+
+from __future__ import annotations
+
+import heapq
+from datetime import UTC, datetime, tzinfo
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from evcli.backends.base import LEVELS, BackendError, LogQuery, LogResult, canonical_level
+from evcli.backends.files import open_binary
+from evcli.backends.logformats import SAMPLE_LINES, LineReader, ParseContext, detect, format_named
+from evcli.backends.logindex import FileMatches, Filter, IndexedFile, epoch, open_index, search, split_instance
+from evcli.timerange import TimeRange
+
+if TYPE_CHECKING:
+    from evcli.backends.snapshot import SnapshotBackend
+
+MAX_PATTERNS = 20
+WHOLE = "whole snapshot"
+NAMED = "question/call"
+_TAIL_BYTES = 64 * 1024
+
+
+def stamp(epoch_seconds: float | None, tz: tzinfo) -> str | None:
+    """An epoch as ISO 8601 in the environment's zone, with milliseconds and offset."""
+    if epoch_seconds is None:
+        return None
+    return datetime.fromtimestamp(epoch_seconds, tz).isoformat(timespec="milliseconds")
+
+
+def query_logs(backend: SnapshotBackend, query: LogQuery, service: str | None) -> LogResult:
+    """Run `query` over the log files of `service` (None: all services)."""
+    tz = backend.config.timezone
+    minimum = canonical_level(query.level) if query.level else None
+    if query.level and minimum is None:
+        raise ValueError(f"unknown log level {query.level!r}")
+    named = query.effective_range()
+    wanted = Filter(
+        start=None if named is None or named.start is None else named.start.timestamp(),
+        end=None if named is None or named.end is None else named.end.timestamp(),
+        keywords=tuple(keyword.lower() for keyword in query.keywords if keyword),
+        level=None if minimum is None else LEVELS.index(minimum),
+        level_strict=query.level_strict,
+        whole=named is None,
+    )
+    indexes = [_index(backend, path) for path in backend.log_files(service)]
+    found = [(indexed, search(indexed, wanted, query.limit, MAX_PATTERNS)) for indexed in indexes]
+    searched = _searched_range(named, indexes, tz)
+    items = [_item(backend, indexed, row, tz) for indexed, row in _newest(found, query.limit)]
+    total = sum(matches.total for _, matches in found)
+    stats = _stats(found, total, searched, named, query, tz)
+    return LogResult(
+        logs=items,
+        total=total,
+        truncated=total > len(items),
+        message=_message(total, len(items), stats["by_level"].get("none", 0)),
+        stats=stats,
+        patterns=_patterns(found, tz),
+        searched_range=searched,
+        digests={indexed.relative: indexed.digest for indexed in indexes},
+    )
+
+
+def _index(backend: SnapshotBackend, path: Path) -> IndexedFile:
+    try:
+        return open_index(path, backend.directory, backend.parse_context(path))
+    except OSError as error:
+        raise BackendError(f"{backend.relative(path)}: cannot read: {error}") from error
+
+
+def _searched_range(named: TimeRange | None, indexes: list[IndexedFile], tz: tzinfo) -> str:
+    firsts = [indexed.first for indexed in indexes if indexed.first is not None]
+    lasts = [indexed.last for indexed in indexes if indexed.last is not None]
+    if not firsts:
+        return named.text(tz) if named is not None else ""
+    first, last = datetime.fromtimestamp(min(firsts), tz), datetime.fromtimestamp(max(lasts), tz)
+    return (named or TimeRange(None, None)).bounded(first, last).text(tz)
+
+
+def _newest(found: list[tuple[IndexedFile, FileMatches]], limit: int) -> list[tuple[IndexedFile, tuple[Any, ...]]]:
+    """The newest `limit` rows of all files, oldest first; untimed rows count as oldest, ties
+    keep file order (files in name order, lines in file order)."""
+    keyed = [
+        ((row[1] if row[1] is not None else float("-inf"), order, row[0]), indexed, row)
+        for order, (indexed, matches) in enumerate(found)
+        for row in matches.rows
+    ]
+    newest = heapq.nlargest(limit, keyed, key=lambda entry: entry[0]) if limit > 0 else []
+    return [(indexed, row) for _, indexed, row in sorted(newest, key=lambda entry: entry[0])]
+
+
+def _item(backend: SnapshotBackend, indexed: IndexedFile, row: tuple[Any, ...], tz: tzinfo) -> dict[str, Any]:
+    lineno, ts, level, derived, instance, line = row
+    message = line.strip()
+    parsed = LineReader(_format(indexed), backend.parse_context(backend.directory / indexed.relative)).read(line).parsed
+    if parsed is not None:
+        message = split_instance(parsed.fields, parsed.message)[1]
+    return {
+        "timestamp": stamp(ts, tz),
+        "level": None if level is None else LEVELS[level],
+        "level_derived": bool(derived),
+        "service": backend.service_of_file(backend.directory / indexed.relative),
+        "instance": instance or "",
+        "message": message,
+        "line": line,
+        "source": {"path": indexed.relative, "line": lineno},
+    }
+
+
+def _format(indexed: IndexedFile):
+    return None if indexed.format is None else format_named(indexed.format)
+
+
+def _stats(
+    found: list[tuple[IndexedFile, FileMatches]],
+    total: int,
+    searched: str,
+    named: TimeRange | None,
+    query: LogQuery,
+    tz: tzinfo,
+) -> dict[str, Any]:
+    by_level = dict.fromkeys([*LEVELS, "none"], 0)
+    for _, matches in found:
+        for level, count in matches.by_level.items():
+            by_level["none" if level is None else LEVELS[level]] += count
+    firsts = [matches.first for _, matches in found if matches.first is not None]
+    lasts = [matches.last for _, matches in found if matches.last is not None]
+    filters: dict[str, Any] = {"service": query.service, "keywords": list(query.keywords), "level": query.level}
+    if query.level_strict:
+        filters["level_strict"] = True
+    return {
+        "total": total,
+        "first": stamp(min(firsts), tz) if firsts else None,
+        "last": stamp(max(lasts), tz) if lasts else None,
+        "by_level": {level: count for level, count in by_level.items() if count or level == "none"},
+        "by_source": {indexed.relative: matches.total for indexed, matches in found if matches.total},
+        "range": searched,
+        "range_origin": WHOLE if named is None else NAMED,
+        "filters": filters,
+    }
+
+
+def _patterns(found: list[tuple[IndexedFile, FileMatches]], tz: tzinfo) -> list[dict[str, Any]]:
+    """Each file's top templates merged by text (counts added), the MAX_PATTERNS most frequent."""
+    merged: dict[str, dict[str, Any]] = {}
+    for _, matches in found:
+        for pattern in matches.patterns:
+            known = merged.get(pattern["template"])
+            if known is None:
+                merged[pattern["template"]] = dict(pattern)
+                continue
+            known["count"] += pattern["count"]
+            known["first"] = _min(known["first"], pattern["first"])
+            known["last"] = _max(known["last"], pattern["last"])
+    ordered = sorted(merged.values(), key=lambda pattern: -pattern["count"])[:MAX_PATTERNS]
+    return [
+        {**pattern, "first": stamp(pattern["first"], tz), "last": stamp(pattern["last"], tz)} for pattern in ordered
+    ]
+
+
+def _min(left: float | None, right: float | None) -> float | None:
+    return right if left is None else left if right is None else min(left, right)
+
+
+def _max(left: float | None, right: float | None) -> float | None:
+    return right if left is None else left if right is None else max(left, right)
+
+
+def _message(total: int, shown: int, unleveled: int) -> str:
+    if total == 0:
+        return "no matching log lines"
+    message = f"{total} matching line{'s' * (total != 1)}"
+    if total > shown:
+        message += f" (newest {shown} returned)"
+    if unleveled:
+        message += f"; {unleveled} without a level"
+    return message
+
+
+def last_timestamp(path: Path, root: Path, context: ParseContext) -> datetime | None:
+    """The newest timestamp of a log file: from its last 64 KiB (format detected on its first
+    lines), so the clock does not cost a full read; from its index when the tail has none."""
+    with open_binary(path, root) as handle:
+        head = handle.read(_TAIL_BYTES).decode("utf-8", errors="replace").splitlines()[:SAMPLE_LINES]
+        size = handle.seek(0, 2)
+        handle.seek(max(0, size - _TAIL_BYTES))
+        tail = handle.read().decode("utf-8", errors="replace").splitlines()
+    if size > _TAIL_BYTES:
+        tail = tail[1:]  # the first line of the tail is cut
+    detection = detect(head, context)
+    reader = LineReader(None if detection.format is None else format_named(detection.format), context)
+    stamps = [read.parsed.timestamp for read in map(reader.read, tail) if read.parsed and read.parsed.timestamp]
+    newest = max((epoch(moment, context.tz) for moment in stamps), default=None)
+    if newest is None and size > _TAIL_BYTES:
+        newest = open_index(path, root, context).last
+    return None if newest is None else datetime.fromtimestamp(newest, UTC)
+
+
