@@ -593,17 +593,19 @@ class _LogScan:
             scan.lines, scan.cut = scan.read, lines.cut
             return scan
         scan.sampled = True
+        read_to = 0  # blocks never overlap: each starts at or after the end of the one before
         for block in range(SAMPLE_BLOCKS - 1):
-            handle.seek(size * block // (SAMPLE_BLOCKS - 1))
-            if block:
-                handle.readline(LIMITS.max_line_chars)  # the rest of a line cut by the seek
-            numbered = enumerate(_decoded(handle), 1) if block == 0 else ((None, line) for line in _decoded(handle))
-            scan.tally(islice(numbered, SAMPLE_BLOCK_LINES))
-        handle.seek(size - _TAIL_BYTES)  # the last block is the end of the file, so `last` is the file's last time
-        handle.readline(LIMITS.max_line_chars)
-        scan.tally((None, line) for line in _decoded(handle))
+            start = max(size * block // (SAMPLE_BLOCKS - 1), read_to)
+            if start >= size - _TAIL_BYTES:
+                break
+            scan.tally(_block(handle, start, numbered=block == 0, skip_partial=start > read_to))
+            read_to = handle.tell()
+        # the last block is the end of the file, so `last` is the file's last time
+        start = max(size - _TAIL_BYTES, read_to)
+        scan.tally(_block(handle, start, numbered=False, skip_partial=start > read_to, lines=None))
         handle.seek(0)
         scan.lines = _non_blank_lines(handle)
+        scan.sampled = scan.read < scan.lines  # the blocks may have covered the whole file
         return scan
 
     def tally(self, numbered: Iterable[tuple[int | None, str]]) -> None:
@@ -642,6 +644,19 @@ class _LogScan:
 
 def _format(name: str | None) -> LogFormat | None:
     return None if name is None else format_named(name)
+
+
+def _block(
+    handle: BinaryIO, start: int, *, numbered: bool, skip_partial: bool, lines: int | None = SAMPLE_BLOCK_LINES
+) -> Iterator[tuple[int | None, str]]:
+    """Up to `lines` lines from byte `start` (all to the end for None), after the rest of a line
+    cut by the seek when `skip_partial`; numbered from 1 when reading from the file's start."""
+    handle.seek(start)
+    if skip_partial:
+        handle.readline(LIMITS.max_line_chars)
+    decoded = _decoded(handle)
+    pairs = enumerate(decoded, 1) if numbered else ((None, line) for line in decoded)
+    return islice(pairs, lines)
 
 
 def _decoded(handle: BinaryIO) -> Iterator[str]:

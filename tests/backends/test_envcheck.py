@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
+import shutil
+from datetime import datetime, timedelta
 from pathlib import Path
 
+import evcli
+from evcli.backends import envcheck
 from evcli.backends.envcheck import check_env
 from evcli.backends.logformats import known_formats
 from evcli.backends.snapshot import demo_env_dir
@@ -207,3 +212,135 @@ def test_lines_after_the_clock_and_items_of_alerts_are_reported(tmp_path):
     assert problems_of(report, "logs/api.log") == [
         ("warning", "1 lines are later than the snapshot clock and never match a query")
     ]
+
+
+# --- every common log format (the packaged host environment) -------------------------------------
+
+HOST = Path(evcli.__file__).resolve().parent / "envs" / "host"
+HOST_FORMATS = {  # file -> (detected format, share of event lines with a level)
+    "logs/apache.log": ("apache_error", 1.0),  # Apache 2.4: [Wed Mar 18 08:41:07.512734 2026] [proxy_fcgi:error]
+    "logs/auth.log": ("rfc3164", 0.0),  # sshd via syslog: no level at all
+    "logs/billing.log": ("logfmt", 1.0),
+    "logs/intranet.log": ("apache_error", 1.0),  # Apache 2.2: [Wed Mar 18 08:02:25 2026] [error]
+    "logs/nginx.log": ("access_log", None),  # levels only derived from 4xx/5xx statuses
+    "logs/redis.log": ("container_json", 0.0),  # Docker json-file; redis writes no level word
+    "logs/shop-api.log": ("python", 1.0),
+    "logs/worker.jsonl": ("json", 1.0),
+    "logs/zookeeper.log": ("java", 1.0),
+}
+
+
+def _grep_count(path: Path, pattern: str) -> int:
+    return sum(1 for line in path.read_text(encoding="utf-8").splitlines() if re.search(pattern, line))
+
+
+def test_host_environment_every_format_detected_with_full_timestamps():
+    report = check_env(HOST)
+    assert report.ok, report.problems
+    assert [p for p in report.problems if p.severity == "error"] == []
+    files = {info.path: info for info in report.log_files}
+    assert set(files) == set(HOST_FORMATS)
+    for path, (name, level_share) in HOST_FORMATS.items():
+        info = files[path]
+        assert info.format == name, path
+        assert info.timestamp_share == 1.0 and info.unrecognised_lines == 0, path
+        assert info.lines == _grep_count(HOST / path, r"\S"), path
+        if level_share is not None:
+            assert info.level_share == level_share, path
+        assert "2026-03-18T07:00:00Z" <= info.first <= info.last <= "2026-03-18T08:30:00Z", path
+    # stack traces (Python tracebacks, Java frames) belong to their event
+    assert files["logs/shop-api.log"].continuation_lines == _grep_count(
+        HOST / "logs/shop-api.log", r"^(\s|Traceback|kazoo\.)"
+    )
+    assert files["logs/zookeeper.log"].continuation_lines == _grep_count(HOST / "logs/zookeeper.log", r"^(\s|java\.)")
+    # access-log levels come from the status: 4xx WARN, 5xx ERROR, others none
+    nginx = files["logs/nginx.log"]
+    assert nginx.levels.get("WARN") == _grep_count(HOST / "logs/nginx.log", r'" 4\d\d ')
+    assert nginx.levels.get("ERROR") == _grep_count(HOST / "logs/nginx.log", r'" 5\d\d ')
+    # local times without a zone take Europe/Berlin (UTC+1 in March): 08:00:02 local is 07:00:02Z
+    assert files["logs/intranet.log"].first == "2026-03-18T07:00:02Z"
+    assert report.clock.timezone == "Europe/Berlin"
+
+
+def test_host_environment_metrics_and_alert_states():
+    report = check_env(HOST)
+    metrics = {info.path: info for info in report.metric_files}
+    web = metrics["metrics/web-01.csv"]
+    assert web.timestamp_column == "timestamp" and web.parseable_share == 1.0  # a NaN cell is a gap, not bad
+    assert [(m.name, m.unit) for m in web.metrics] == [
+        ("cpu_usage", "%"),
+        ("load1", ""),
+        ("mem_used", "GB"),
+        ("disk_used", "%"),
+    ]
+    assert report.alerts is not None and report.alerts.shape == "alertmanager-v2"
+    assert {alert.alertname: alert.state for alert in report.alerts.alerts} == {
+        "SSHBruteForce": "firing",
+        "HighHTTP401Rate": "firing",
+        "ZooKeeperDown": "resolved",  # endsAt before the clock
+        "DiskSpaceLow": "suppressed",  # silencedBy
+    }
+    assert report.alerts.firing == 2
+
+
+def test_a_file_of_garbage_is_an_error_naming_it_with_one_masked_line(tmp_path):
+    root = tmp_path / "host"
+    shutil.copytree(HOST, root)
+    garbage = [
+        "%%%% dump of buffer 7 %%%%",
+        "password=hunter2secret token",
+        *(f"0x{n:04x} ff ee dd" for n in range(20)),
+    ]
+    (root / "logs" / "garbage.log").write_text("\n".join(garbage) + "\n", encoding="utf-8")
+    report = check_env(root)
+    assert not report.ok
+    [problem] = [p for p in report.problems if p.severity == "error"]
+    assert problem.path == "logs/garbage.log"
+    assert problem.message.startswith("only 0% of the event lines have a recognised timestamp (at least 90% are needed")
+    assert "e.g. '%%%% dump of buffer 7 %%%%'" in problem.message
+    assert problem.message.endswith("known formats: " + ", ".join(known_formats()))
+    info = next(info for info in report.log_files if info.path == "logs/garbage.log")
+    assert (info.lines, info.unrecognised_lines, info.timestamp_share) == (22, 22, 0.0)
+
+
+def test_the_example_line_is_masked(tmp_path):
+    root = make_snapshot(tmp_path / "s", {"logs/app.log": "password=hunter2secret sent\n2026-07-08 22:00:00 INFO ok\n"})
+    [info] = check_env(root).log_files
+    assert info.example_unrecognised is not None and "hunter2secret" not in info.example_unrecognised
+    assert info.timestamp_share == 0.5
+
+
+def test_a_few_unrecognised_lines_under_ten_percent_are_fine(tmp_path):
+    lines = [f"2026-07-08 22:{n // 60:02d}:{n % 60:02d} INFO step {n}" for n in range(95)] + ["-- rotated --"] * 5
+    root = make_snapshot(tmp_path / "s", {"logs/app.log": "\n".join(lines) + "\n"})
+    report = check_env(root)
+    [info] = report.log_files
+    assert report.ok and (info.timestamp_share, info.unrecognised_lines) == (0.95, 5)
+    assert info.example_unrecognised == "-- rotated --"
+
+
+def test_a_large_file_is_sampled_and_says_so(tmp_path, monkeypatch):
+    monkeypatch.setattr(envcheck, "FULL_PASS_BYTES", 20_000)  # a small threshold instead of a 16 MB file
+    start = datetime(2026, 7, 8, 12, 0, 0)
+    good = [f"{start + timedelta(seconds=n)} INFO step {n}" for n in range(30_000)]
+    root = make_snapshot(tmp_path / "s", {"logs/app.log": "\n".join(good) + "\n\n"})
+    [info] = check_env(root).log_files
+    assert info.lines == 30_000  # counted over the whole file, blank lines left out
+    assert info.sampled_lines is not None and 20_000 <= info.sampled_lines < 30_000
+    assert info.timestamp_share == 1.0 and info.unrecognised_lines == 0
+    assert info.first == "2026-07-08T12:00:00Z"
+    assert info.last == "2026-07-08T20:19:59Z"  # the end of the file is always in the sample
+    # a file that is mostly garbage is caught from the sample too
+    bad = [line if n % 3 == 0 else f"garbage {n}" for n, line in enumerate(good)]
+    (root / "logs" / "app.log").write_text("\n".join(bad) + "\n", encoding="utf-8")
+    report = check_env(root)
+    [problem] = [p for p in report.problems if p.severity == "error"]
+    assert "in a sample of" in problem.message and "of 30000 lines" in problem.message
+
+
+def test_a_file_just_over_the_threshold_is_read_whole(tmp_path, monkeypatch):
+    monkeypatch.setattr(envcheck, "FULL_PASS_BYTES", 20_000)
+    lines = [f"2026-07-08 20:{n // 60 % 60:02d}:{n % 60:02d} INFO step {n}" for n in range(3000)]
+    root = make_snapshot(tmp_path / "s", {"logs/app.log": "\n".join(lines) + "\n"})
+    [info] = check_env(root).log_files
+    assert (info.lines, info.sampled_lines) == (3000, None)  # the blocks covered every line once

@@ -187,3 +187,34 @@ def test_empty_directory_has_no_evidence(tmp_path):
     run = evcli("env", "check", tmp_path / "empty")
     assert run.exit_code == 2, run
     assert any(line.startswith("error .: no evidence") for line in run.stdout.splitlines())
+
+
+def test_garbage_log_human_output_names_file_line_and_formats(tmp_path):
+    root = tmp_path / "snap"
+    (root / "logs").mkdir(parents=True)
+    (root / "logs" / "ok.log").write_text("2026-07-08 22:00:00 INFO fine\n", encoding="utf-8")
+    # a terminal escape and a secret in the first unrecognised line
+    (root / "logs" / "junk.log").write_text(
+        "\x1b]0;owned\x07 api_key=sk_live_abcdef123456\nmore junk\n", encoding="utf-8"
+    )
+    run = evcli("env", "check", root)
+    assert run.exit_code == 2, run
+    [error] = [line for line in run.stdout.splitlines() if line.startswith("error ")]
+    assert error.startswith("error logs/junk.log: only 0% of the event lines have a recognised timestamp")
+    assert "\\x1b]0;owned\\x07" in error and "\x1b" not in run.stdout  # shown, not obeyed
+    assert "sk_live_abcdef123456" not in run.stdout  # masked
+    assert "known formats: " in error and "rfc3164" in error and "logfmt" in error
+    assert "logs/junk.log: unknown format, 2 lines" in run.stdout
+    assert "logs/ok.log: " in run.stdout and "timestamps 100%" in run.stdout
+    assert run.stdout.rstrip().splitlines()[-1] == "1 errors"
+    report = evcli("env", "check", root, "--json").json()
+    junk = next(info for info in report["log_files"] if info["path"] == "logs/junk.log")
+    assert junk["format"] is None and junk["unrecognised_lines"] == 2 and junk["timestamp_share"] == 0.0
+
+
+def test_packaged_host_environment_is_ok_and_reports_each_format():
+    run = evcli("env", "check", Path(DEMO).parent / "envs" / "host")
+    assert run.exit_code == 0, run
+    for path, name in (("auth.log", "rfc3164"), ("nginx.log", "access_log"), ("zookeeper.log", "java")):
+        assert any(line.startswith(f"logs/{path}: {name}, ") for line in run.stdout.splitlines()), path
+    assert "DiskSpaceLow web-01: suppressed" in run.stdout
