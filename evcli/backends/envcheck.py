@@ -289,6 +289,7 @@ class _Check:
     # clock and services
 
     def _clock(self) -> tuple[ClockInfo, datetime | None]:
+        now: datetime | None
         if self.config.now is not None:
             now, source = self.config.now, f"{ENV_FILE} now"
         else:
