@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import re
 
+from evcli.messages import catalogue, catalogues
+
 # (what the reader is told, pattern); case-insensitive, matched anywhere in a line.
 DESTRUCTIVE: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (name, re.compile(pattern, re.IGNORECASE))
@@ -38,7 +40,8 @@ DESTRUCTIVE: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     )
 )
 
-REVIEW_LABEL = {"en": "needs human review", "zh": "需人工审核"}
+# The review label in each catalogued language, by language code (wording: evcli/messages).
+REVIEW_LABEL = {words.language: words("review_label") for words in catalogues()}
 
 
 def destructive_commands(text: str) -> list[str]:
@@ -55,7 +58,7 @@ def flag(text: str, language: str) -> str:
     names = destructive_commands(text)
     if not names or _flagged(text):
         return text
-    label = REVIEW_LABEL["zh" if language == "zh" else "en"]
+    label = catalogue(language)("review_label")
     return f"[{label}: {', '.join(names)}] {text}"
 
 

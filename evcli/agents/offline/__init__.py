@@ -16,7 +16,8 @@ Its boundaries are the seeds' (DESIGN §1), one module per seam:
   hypotheses (possibilities) and evidence-collection actions.
 - verifier.py: rule-based entailment over the verified excerpts, capped by the gate.
 - composer.py: templates over the allowed material only.
-- messages/: every sentence a user reads, one catalogue per language.
+- evcli/messages: every sentence a user reads, one catalogue per language (shared
+  with the fallback answers and review flags).
 """
 
 from __future__ import annotations

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from evcli.agents.intent import Intent, humps
-from evcli.agents.offline.messages import Catalogue
 from evcli.contracts import EvidenceRef, ToolInvocation
+from evcli.messages import Catalogue
 from evcli.tools.refs import with_unit
 
 NARROW_CLAIM_CAP = 2

@@ -15,8 +15,8 @@ from typing import Any
 from evcli.agents.actions import flag as flag_destructive
 from evcli.agents.engine import EngineReply, RoleRequest
 from evcli.agents.offline.claims import no_evidence_scope
-from evcli.agents.offline.messages import Catalogue, catalogue, unsupported_note
 from evcli.agents.offline.payload import reply
+from evcli.messages import Catalogue, catalogue, unsupported_note
 
 _HYPOTHESIS_PREFIX = re.compile(r"^\s*(?:possible cause|可能原因)\s*", re.IGNORECASE)
 

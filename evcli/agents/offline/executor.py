@@ -16,7 +16,6 @@ from evcli.agents.intent import Intent
 from evcli.agents.offline import claims as claim_kinds
 from evcli.agents.offline import runbooks
 from evcli.agents.offline.claims import NARROW_CLAIM_CAP, Claim, refs_of
-from evcli.agents.offline.messages import Catalogue, catalogue
 from evcli.agents.offline.payload import MODEL, Call, call_key, intent_of, reply
 from evcli.agents.offline.queries import (
     DISCOVERED_SERVICE_CAP,
@@ -30,6 +29,7 @@ from evcli.agents.offline.queries import (
     service_calls,
 )
 from evcli.contracts import ANSWER_VERSION, NO_EVIDENCE_PATH, ToolInvocation
+from evcli.messages import Catalogue, catalogue
 
 
 def execute(request: RoleRequest) -> EngineReply:

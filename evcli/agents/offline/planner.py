@@ -8,7 +8,6 @@ from typing import Any
 
 from evcli.agents.engine import EngineReply, RoleRequest
 from evcli.agents.intent import Intent
-from evcli.agents.offline.messages import Catalogue, catalogue
 from evcli.agents.offline.payload import Call, intent_of, reply
 from evcli.agents.offline.queries import (
     DISCOVERED_SERVICE_CAP,
@@ -20,6 +19,7 @@ from evcli.agents.offline.queries import (
     narrow_call,
     service_calls,
 )
+from evcli.messages import Catalogue, catalogue
 
 
 def plan(request: RoleRequest) -> EngineReply:

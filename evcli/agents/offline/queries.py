@@ -13,8 +13,8 @@ import re
 from typing import Any
 
 from evcli.agents.intent import Intent
-from evcli.agents.offline.messages import catalogue
 from evcli.agents.offline.payload import Call
+from evcli.messages import catalogue
 
 METRICS_WINDOW = "30m"  # the tool's own default, named so plans show it
 LOG_WINDOW = "1h"

@@ -14,7 +14,7 @@ from typing import Any
 
 from evcli.agents.intent import Intent, humps
 from evcli.agents.offline.claims import Claim, Ref, metric_words
-from evcli.agents.offline.messages import Catalogue
+from evcli.messages import Catalogue
 from evcli.text import comparable, negated
 
 HYPOTHESIS_CAP = 2

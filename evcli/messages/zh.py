@@ -1,4 +1,4 @@
-"""Chinese: the offline engine's sentences (message id -> str.format template)."""
+"""Chinese: the sentences evcli writes without a model (message id -> str.format template)."""
 
 LANGUAGE = "zh"
 CJK = True
@@ -75,4 +75,20 @@ MESSAGES: dict[str, str] = {
     "compose.action_reason": "补充尚缺的证据。",
     "compose.summary_incomplete": "证据不完整。",
     "compose.summary_none": "没有经过验证的证据可支撑结论。",
+    # review flag on a destructive command (evcli/agents/actions.py)
+    "review_label": "需人工审核",
+    # answers built without the Composer (evcli/agents/fallback.py)
+    "fallback.reject_summary": "无法给出结论：证据引用未通过代码校验。",
+    "fallback.reject_reasons": "未通过的校验",
+    "fallback.none_recorded": "（无记录）",
+    "fallback.tools": "已调用的工具",
+    "fallback.refs": "条证据",
+    "fallback.claims": "发现（每条都引用了已记录的证据）",
+    "fallback.no_evidence": "本次查询未检索到匹配证据",
+    "fallback.gaps": "缺失的信息",
+    "fallback.actions": "下一步",
+    "fallback.incomplete": "证据不完整，请谨慎看待以下发现。",
+    "fallback.none": "没有发现通过核验。",
+    "fallback.summary": "共 {n} 条已核验的发现。",
+    "fallback.reason": "来自诊断计划",
 }

@@ -1,4 +1,7 @@
-"""Every sentence the offline engine writes for a user, one catalogue per language.
+"""Every sentence evcli writes for a user without a model, one catalogue per language.
+
+The offline engine, the fallback answers (evcli/agents/fallback.py) and the review
+flag on destructive commands (evcli/agents/actions.py) read their wording here.
 
 A catalogue module (`en.py`, `zh.py`, ...) defines `LANGUAGE` (the code intent
 detection assigns), `CJK` (whether its sentences are written in CJK script) and
@@ -14,7 +17,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
-from evcli.agents.offline.messages import en, zh
+from evcli.messages import en, zh
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,11 @@ LANGUAGE_NAMES = {
 def catalogue(language: str) -> Catalogue:
     """The catalogue of a language; English for a language that has none."""
     return _CATALOGUES.get(language) or _CATALOGUES["en"]
+
+
+def catalogues() -> list[Catalogue]:
+    """Every language's catalogue (e.g. to recognise a sentence written in any of them)."""
+    return list(_CATALOGUES.values())
 
 
 def supported(language: str) -> bool:

@@ -1,4 +1,4 @@
-"""English: the offline engine's sentences (message id -> str.format template)."""
+"""English: the sentences evcli writes without a model (message id -> str.format template)."""
 
 LANGUAGE = "en"
 CJK = False
@@ -77,4 +77,20 @@ MESSAGES: dict[str, str] = {
     "compose.action_reason": "Collects evidence that is still missing.",
     "compose.summary_incomplete": "Evidence is incomplete. ",
     "compose.summary_none": "No statement is backed by verified evidence.",
+    # review flag on a destructive command (evcli/agents/actions.py)
+    "review_label": "needs human review",
+    # answers built without the Composer (evcli/agents/fallback.py)
+    "fallback.reject_summary": "No findings can be reported: the evidence citations failed the code check.",
+    "fallback.reject_reasons": "Failed checks",
+    "fallback.none_recorded": "(none recorded)",
+    "fallback.tools": "Tool calls made",
+    "fallback.refs": "evidence refs",
+    "fallback.claims": "Findings (each cites recorded evidence)",
+    "fallback.no_evidence": "This query found no matching evidence",
+    "fallback.gaps": "Missing information",
+    "fallback.actions": "Next actions",
+    "fallback.incomplete": "The evidence is incomplete; treat these findings with care.",
+    "fallback.none": "No finding passed verification.",
+    "fallback.summary": "{n} verified finding(s).",
+    "fallback.reason": "from the diagnosis plan",
 }
