@@ -45,7 +45,7 @@ from evcli.backends.base import LEVELS
 from evcli.backends.files import DeadlineExceeded, Lines, check_deadline, contained, open_binary, open_text
 from evcli.backends.logformats import SAMPLE_LINES, LineKind, LineReader, ParseContext, detect, format_named
 
-SCHEMA = 1  # part of every index file's name: a new schema builds new files
+SCHEMA = 2  # part of every index file's name: a new schema builds new files
 INDEX_DIR = "logindex"
 _BATCH = 4_096  # rows per insert: the build's memory is about one batch of lines
 _TEMPLATE_CACHE = 100_000  # distinct templates kept in memory while building (then looked up in SQL)
