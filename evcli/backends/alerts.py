@@ -1,7 +1,13 @@
-"""The normalised alert record every alert source produces, and the value helpers it is built with.
+"""The normalised alert record every alert source produces, alert states, and the value helpers.
 
 One shape for Prometheus, Alertmanager and snapshot alerts (documented on `MetricsResult`):
 times are ISO-8601 UTC with a `Z`, values finite floats or None, labels sorted.
+
+Alert states (DESIGN §2): `firing`, `pending`, `resolved`, `suppressed`. An alert keeps its real
+state everywhere: a silenced or inhibited alert (Alertmanager `status.state` suppressed, or a
+non-empty `silencedBy`/`inhibitedBy`) is `suppressed`, an alert whose end has passed is
+`resolved`; neither is ever shown or counted as firing. A query asks for a `STATE_FILTERS` key
+(`active` = firing or pending by default).
 """
 
 from __future__ import annotations
@@ -11,6 +17,16 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from evcli.backends.base import as_utc
+from evcli.timerange import TimeRange
+
+ALERT_STATES = ("firing", "pending", "resolved", "suppressed")
+STATE_FILTERS: dict[str, frozenset[str]] = {
+    "active": frozenset({"firing", "pending"}),
+    **{state: frozenset({state}) for state in ALERT_STATES},
+    "any": frozenset(ALERT_STATES),
+}
+# Alertmanager's status.state in the words Prometheus uses for the same situation.
+_ALERTMANAGER_STATES = {"active": "firing", "suppressed": "suppressed", "unprocessed": "pending"}
 
 
 def alert_record(
@@ -21,10 +37,16 @@ def alert_record(
     active_at: str | None,
     value: Any,
     now: datetime,
+    ends_at: str | None = None,
+    silenced_by: list[str] | None = None,
+    inhibited_by: list[str] | None = None,
 ) -> dict[str, Any]:
-    """The alert shape documented on `MetricsResult`, from any source's labels and annotations."""
+    """The alert shape documented on `MetricsResult`, from any source's labels and annotations.
+    `ends_at` is kept only for a resolved alert (for the others it is a refresh deadline), and
+    the silences/inhibiting alerts only when there are some."""
     started = parse_time(active_at)
-    return {
+    ended = parse_time(ends_at) if state == "resolved" else None
+    record: dict[str, Any] = {
         "alertname": labels.get("alertname", ""),
         "service": service_of(labels),
         "instance": labels.get("instance", ""),
@@ -37,6 +59,43 @@ def alert_record(
         "summary": annotations.get("summary") or annotations.get("description") or "",
         "labels": dict(sorted(labels.items())),
     }
+    if ended is not None:
+        record["ends_at"] = iso_utc(ended)
+        if started is not None:
+            record["duration"] = format_duration(ended - started)
+    if silenced_by:
+        record["silenced_by"] = list(silenced_by)
+    if inhibited_by:
+        record["inhibited_by"] = list(inhibited_by)
+    return record
+
+
+def alertmanager_state(status: Any) -> tuple[str | None, list[str], list[str]]:
+    """(state, silenced_by, inhibited_by) of an Alertmanager v2 `status`; state None when unknown.
+    A status that names silences or inhibiting alerts is suppressed whatever its `state` says;
+    a missing status (hand-written snapshots) is active."""
+    if not isinstance(status, dict):
+        status = {}
+    silenced = [str(item) for item in status.get("silencedBy") or []]
+    inhibited = [str(item) for item in status.get("inhibitedBy") or []]
+    state = _ALERTMANAGER_STATES.get(str(status.get("state", "active")))
+    if state is not None and (silenced or inhibited):
+        state = "suppressed"
+    return state, silenced, inhibited
+
+
+def wanted_state(alert: dict[str, Any], state_filter: str) -> bool:
+    """Whether the alert's state is one the filter (a `STATE_FILTERS` key) asks for."""
+    return alert.get("state") in STATE_FILTERS[state_filter]
+
+
+def active_in(start: datetime | None, end: datetime | None, searched: TimeRange | None) -> bool:
+    """Whether an alert active from `start` to `end` (None: open) overlaps the searched range."""
+    if searched is None:
+        return True
+    if start is not None and end is not None and end < start:
+        end = start  # an end before the start (a clock skew) is the start instant
+    return searched.overlaps(TimeRange(start, end))
 
 
 def matches(alert: dict[str, Any], filters: dict[str, str] | None) -> bool:

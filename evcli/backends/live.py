@@ -9,10 +9,11 @@ that fails: an error is never turned into an empty answer.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from evcli.backends.alerts import wanted_state
 from evcli.backends.base import (
     BackendError,
     LogQuery,
@@ -21,9 +22,13 @@ from evcli.backends.base import (
     TimeWindow,
 )
 from evcli.backends.registry import Capability, backend_kind, providers
+from evcli.timerange import TimeRange
 
 if TYPE_CHECKING:
     from evcli.backends.spec import BackendSpec
+
+
+DEFAULT_RANGE = timedelta(hours=1)  # what a live query searches when the call names no time
 
 
 class LiveBackend:
@@ -63,18 +68,37 @@ class LiveBackend:
             return None
 
     def query_metrics(
-        self, *, service: str | None, alertname: str | None, metric: str | None, window: TimeWindow
+        self,
+        *,
+        service: str | None,
+        alertname: str | None,
+        metric: str | None,
+        window: TimeWindow | None = None,
+        range: TimeRange | None = None,
+        state: str = "active",
     ) -> MetricsResult:
+        """Alerts in `state` (a STATE_FILTERS key) active in the range, and series over it. The range
+        is `range`, else the window, else the last DEFAULT_RANGE; an open end is filled the same way."""
         alert_source, metric_source = self.serving(Capability.ALERTS), self.serving(Capability.METRICS)
         if alert_source is None and metric_source is None:
             raise BackendError(f"no metrics backend configured: pass {_flags(Capability.METRICS, Capability.ALERTS)}")
+        now = self.now()
+        searched: TimeWindow | TimeRange = (
+            window
+            if range is None and window is not None
+            else (range or TimeRange(None, None)).bounded(now - DEFAULT_RANGE, now)
+        )
         alerts = []
         if alert_source is not None:
-            alerts = alert_source.alerts({"alertname": alertname} if alertname else None, now=self.now())
-        alerts = [alert for alert in alerts if service is None or alert["service"] == service]
+            found = alert_source.alerts(
+                {"alertname": alertname} if alertname else None,
+                now=now,
+                searched=TimeRange(searched.start, searched.end),
+            )
+            alerts = [a for a in found if (service is None or a["service"] == service) and wanted_state(a, state)]
         if metric_source is None:
             return MetricsResult(alerts=alerts)
-        summary = metric_source.summarise(service, metric, window)
+        summary = metric_source.summarise(service, metric, searched)
         return MetricsResult(alerts=alerts, series=summary.series, message=summary.message)
 
     def query_logs(self, query: LogQuery) -> LogResult:

@@ -1,4 +1,10 @@
-"""Prometheus over its HTTP API: alerts (`/api/v1/alerts`) and range summaries (`/api/v1/query_range`)."""
+"""Prometheus over its HTTP API: alerts (`/api/v1/alerts`) and range summaries (`/api/v1/query_range`).
+
+A range summary asks `query_range` with the searched range's start/end and a step that keeps a
+series within MAX_POINTS samples, and summarises the samples (`evcli.backends.series`), with
+times in UTC. `/api/v1/alerts` knows only the pending and firing alerts of now: an alert is in
+a searched range when it was active at some instant of it (activeAt to now).
+"""
 
 from __future__ import annotations
 
@@ -8,9 +14,11 @@ import urllib.parse
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from evcli.backends.alerts import alert_record, matches, number, service_of, significant
+from evcli.backends.alerts import active_in, alert_record, matches, number, parse_time, service_of
 from evcli.backends.base import BackendError, MetricsResult, TimeWindow, as_utc
 from evcli.backends.http import HttpAuth, base_url, get_json, quote_string
+from evcli.backends.series import SeriesSummary
+from evcli.timerange import TimeRange
 
 if TYPE_CHECKING:
     from evcli.backends.spec import BackendSpec
@@ -31,18 +39,25 @@ class PrometheusBackend:
         self.url, self._auth = base_url(url, auth)
         self.timeout = timeout
 
-    def alerts(self, filters: dict[str, str] | None = None, now: datetime | None = None) -> list[dict[str, Any]]:
-        """Pending and firing alerts whose labels equal every filter value, as normalised records."""
+    def alerts(
+        self,
+        filters: dict[str, str] | None = None,
+        now: datetime | None = None,
+        searched: TimeRange | None = None,
+    ) -> list[dict[str, Any]]:
+        """Pending and firing alerts whose labels equal every filter value, as normalised records,
+        active at some instant of `searched` (None: all)."""
         data = self._get("/api/v1/alerts", expect=dict)
         now = now or datetime.now(UTC)
-        records = [normalise_prometheus_alert(raw, now) for raw in data.get("alerts") or []]
+        raws = [raw for raw in data.get("alerts") or [] if active_in(parse_time(raw.get("activeAt")), now, searched)]
+        records = [normalise_prometheus_alert(raw, now) for raw in raws]
         return [record for record in records if matches(record, filters)]
 
     def services(self) -> list[str]:
         """Values of the `service` label."""
         return self.label_values("service")
 
-    def summarise(self, service: str | None, metric: str | None, window: TimeWindow) -> MetricsResult:
+    def summarise(self, service: str | None, metric: str | None, window: TimeWindow | TimeRange) -> MetricsResult:
         """`series` as a result, noting when only the first `MAX_METRICS` names were summarised."""
         series = self.series(service, metric, window)
         message = ""
@@ -53,22 +68,24 @@ class PrometheusBackend:
     def label_values(self, label: str) -> list[str]:
         return sorted(self._get(f"/api/v1/label/{urllib.parse.quote(label)}/values", expect=list))
 
-    def metric_names(self, service: str, window: TimeWindow) -> list[str]:
+    def metric_names(self, service: str, window: TimeWindow | TimeRange) -> list[str]:
         """Names of the metrics with `service="<service>"` seen in the window, sorted, without ALERTS*."""
+        start, end = _bounds(window)
         found = self._get(
             "/api/v1/series",
             {
                 "match[]": selector(None, service),
-                "start": _seconds(window.start),
-                "end": _seconds(window.end),
+                "start": _seconds(start),
+                "end": _seconds(end),
             },
             expect=list,
         )
         names = {labels.get("__name__") for labels in found}
         return sorted(name for name in names if name and name not in _ALERT_SERIES)
 
-    def series(self, service: str | None, metric: str | None, window: TimeWindow) -> list[dict[str, Any]]:
-        """min/max/last of `metric` over the window, one record per service.
+    def series(self, service: str | None, metric: str | None, window: TimeWindow | TimeRange) -> list[dict[str, Any]]:
+        """min/max/last (with their times) and points of `metric` over a relative window or a
+        bounded range, one record per service.
 
         With no metric, the service's first `MAX_METRICS` metric names (sorted) are summarised.
         Samples of all series of one (service, metric) are pooled: `last` is the newest sample,
@@ -79,14 +96,14 @@ class PrometheusBackend:
                 return []
             names = self.metric_names(service, window)[:MAX_METRICS]
             return [item for name in names for item in self.series(service, name, window)]
-        span = (window.end - window.start).total_seconds()
-        step = max(1, math.ceil(span / MAX_POINTS))
+        start, end = _bounds(window)
+        step = max(1, math.ceil((end - start).total_seconds() / MAX_POINTS))
         data = self._get(
             "/api/v1/query_range",
             {
                 "query": selector(metric, service),
-                "start": _seconds(window.start),
-                "end": _seconds(window.end),
+                "start": _seconds(start),
+                "end": _seconds(end),
                 "step": step,
             },
             expect=dict,
@@ -109,19 +126,15 @@ class PrometheusBackend:
         for owner, samples in sorted(pooled.items()):
             if not samples:
                 continue
-            values = [value for _, value in samples]
-            newest = max(moment for moment, _ in samples)
-            summaries.append(
-                {
-                    "service": owner,
-                    "metric": metric,
-                    "window": window.label,
-                    "min": significant(min(values)),
-                    "max": significant(max(values)),
-                    "last": significant(max(value for moment, value in samples if moment == newest)),
-                    "unit": units[owner],
-                }
-            )
+            # sorted by time, then value: of samples sharing the newest time, the highest is last
+            ordered = sorted((datetime.fromtimestamp(moment, UTC), value) for moment, value in samples)
+            summary = SeriesSummary.start(ordered[0][1], ordered[0][0])
+            for moment, value in ordered[1:]:
+                summary.add(value, moment)
+            item = summary.item(owner, metric, units[owner], TimeRange(start, end), UTC)
+            if isinstance(window, TimeWindow):
+                item["window"] = window.label
+            summaries.append(item)
         return summaries
 
     def _get(self, path: str, params: dict[str, Any] | None = None, *, expect: type) -> Any:
@@ -156,6 +169,13 @@ def normalise_prometheus_alert(raw: dict[str, Any], now: datetime) -> dict[str, 
         value=raw.get("value"),
         now=now,
     )
+
+
+def _bounds(window: TimeWindow | TimeRange) -> tuple[datetime, datetime]:
+    """(start, end) of a window or range; a range must be bounded (the caller fills open ends)."""
+    if window.start is None or window.end is None:
+        raise BackendError("a Prometheus range query needs a start and an end")
+    return window.start, window.end
 
 
 def _seconds(moment: datetime) -> str:

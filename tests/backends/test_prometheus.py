@@ -15,6 +15,7 @@ from evcli.backends.prometheus import (
     normalise_prometheus_alert,
     selector,
 )
+from evcli.timerange import TimeRange
 
 ISO_Z = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
 DURATION = re.compile(r"^(\d+h\d\dm|\d{1,2}m)$")
@@ -55,19 +56,27 @@ def test_pending_alert_keeps_its_state(prometheus):
 
 
 def test_series_summarises_backfilled_and_scraped_samples(prometheus):
-    series = PrometheusBackend(prometheus.url).series("payment-service", "cpu_usage_percent", window("30m"))
+    searched = window("30m")
+    (series,) = PrometheusBackend(prometheus.url).series("payment-service", "cpu_usage_percent", searched)
 
-    assert series == [
-        {
-            "service": "payment-service",
-            "metric": "cpu_usage_percent",
-            "window": "30m",
-            "min": 40.0,
-            "max": 92.0,
-            "last": 92.0,
-            "unit": "%",
-        }
-    ]
+    summary = {key: series[key] for key in ("service", "metric", "window", "min", "max", "last", "unit")}
+    assert summary == {
+        "service": "payment-service",
+        "metric": "cpu_usage_percent",
+        "window": "30m",
+        "min": 40.0,
+        "max": 92.0,
+        "last": 92.0,
+        "unit": "%",
+    }
+    # issue 9: the range searched, the number of points and when min/max/last occurred (UTC, with zone)
+    assert series["range"] == TimeRange(searched.start, searched.end).text(UTC)
+    assert 250 <= series["points"] <= 301  # at most MAX_POINTS + 1 steps
+    at = {key: datetime.fromisoformat(series[key]) for key in ("min_at", "max_at", "last_at")}
+    assert all(moment.utcoffset() == timedelta(0) for moment in at.values())
+    slack = timedelta(milliseconds=1)  # Prometheus is asked in milliseconds
+    assert searched.start - slack <= at["min_at"] < at["max_at"] <= at["last_at"] <= searched.end + slack
+    assert at["min_at"] < searched.end - timedelta(minutes=19)  # flat at 40 % until the ramp 20 minutes ago
 
 
 def test_series_of_a_service_lists_its_metrics_skips_nan_and_rounds(prometheus):

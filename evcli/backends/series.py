@@ -1,0 +1,65 @@
+"""The summary of one metric series over a searched range, as every metrics source reports it.
+
+A `series` item of `MetricsResult`: {service, metric, unit, range, points, min, min_at, max,
+max_at, last, last_at} (plus `window` when the call named one). Invariants:
+  - `range` is the absolute range searched (`TimeRange.text`), `points` the samples inside it;
+  - samples may come irregular and unsorted: `min_at`/`max_at` are the earliest time the
+    extreme occurred, `last` is the value at the newest time (a later sample wins a tie);
+  - times are ISO 8601 with the zone's offset; values are rounded to four significant digits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, tzinfo
+from typing import Any
+
+from evcli.backends.alerts import significant
+from evcli.timerange import TimeRange
+
+
+def zoned(moment: datetime, zone: tzinfo) -> str:
+    """`2026-09-14T11:40:00+08:00`: seconds, milliseconds only when there are some."""
+    return moment.astimezone(zone).isoformat(timespec="milliseconds" if moment.microsecond else "seconds")
+
+
+@dataclass
+class SeriesSummary:
+    """Running points, min/max (first time reached) and last (newest time) of one series."""
+
+    points: int
+    low: float
+    low_at: datetime
+    high: float
+    high_at: datetime
+    last: float
+    last_at: datetime
+
+    @classmethod
+    def start(cls, value: float, moment: datetime) -> SeriesSummary:
+        return cls(1, value, moment, value, moment, value, moment)
+
+    def add(self, value: float, moment: datetime) -> None:
+        self.points += 1
+        if value < self.low or (value == self.low and moment < self.low_at):
+            self.low, self.low_at = value, moment
+        if value > self.high or (value == self.high and moment < self.high_at):
+            self.high, self.high_at = value, moment
+        if moment >= self.last_at:
+            self.last, self.last_at = value, moment
+
+    def item(self, service: str, metric: str, unit: str, searched: TimeRange, zone: tzinfo) -> dict[str, Any]:
+        """The `series` item of `MetricsResult` (times in `zone`, values to four digits)."""
+        return {
+            "service": service,
+            "metric": metric,
+            "unit": unit,
+            "range": searched.text(zone),
+            "points": self.points,
+            "min": significant(self.low),
+            "min_at": zoned(self.low_at, zone),
+            "max": significant(self.high),
+            "max_at": zoned(self.high_at, zone),
+            "last": significant(self.last),
+            "last_at": zoned(self.last_at, zone),
+        }
