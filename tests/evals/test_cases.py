@@ -394,4 +394,4 @@ def test_the_offline_engine_passes_every_shipped_case():
     failed = {case["id"]: case["failures"] for case in report["cases"] if not case["passed"]}
     assert failed == {}
     assert report["totals"]["pass_rate"] == 1.0 and report["totals"]["cases"] == len(cases)
-    assert {case.env for case in cases} == {"demo", "edge"} and any(case.alert for case in cases)
+    assert {case.env for case in cases} == {"demo", "edge", "host"} and any(case.alert for case in cases)
