@@ -288,6 +288,20 @@ class ReplayOf(_Closed):
     model_config = ConfigDict(extra="forbid", populate_by_name=True, serialize_by_alias=True)
 
 
+DEFAULT_BACKEND_TIMEOUT = 10.0  # seconds per HTTP call
+
+
+class BackendSpec(BaseModel):
+    """One live backend: its base URL, the per-request timeout and backend-specific options
+    (e.g. Loki's `service_label`). Stored in `SessionConfig.env` when it differs from a bare URL."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    url: str = Field(min_length=1)
+    timeout: float = Field(default=DEFAULT_BACKEND_TIMEOUT, gt=0)
+    options: dict[str, str] = Field(default_factory=dict)
+
+
 class SessionConfig(_Closed):
     """How a session was run, stored as `diagnosis_run.config`.
 
@@ -299,7 +313,8 @@ class SessionConfig(_Closed):
     """
 
     models: dict[str, str] = Field(default_factory=dict)  # role -> model, plus api_base when one was given
-    env: dict[str, str] = Field(default_factory=dict)  # env_dir / prometheus / alertmanager / loki / runbooks
+    # EnvironmentSpec.as_config(): env_dir / runbooks paths, and per backend its URL or its BackendSpec
+    env: dict[str, str | BackendSpec] = Field(default_factory=dict)
     task_scope: Literal["narrow", "broad"] = "broad"
     language: str = "en"
     intent: IntentConfig = Field(default_factory=IntentConfig)

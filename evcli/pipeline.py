@@ -138,7 +138,7 @@ class Pipeline:
     store: TraceStore
     rules: RuleSet
     models: Models = field(default_factory=Models)
-    env_spec: dict[str, str] = field(default_factory=dict)  # --env / backend URLs, as stored in the session config
+    env_spec: dict[str, Any] = field(default_factory=dict)  # EnvironmentSpec.as_config() or a stored SessionConfig.env
     max_steps: int = 8
     progress: Progress = lambda message: None
     _engines: dict[str, Engine] | None = None

@@ -17,20 +17,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from evcli.backends.registry import BACKENDS
+from evcli.contracts import DEFAULT_BACKEND_TIMEOUT, BackendSpec
 from evcli.errors import BadInput
-
-DEFAULT_TIMEOUT = 10.0  # seconds per HTTP call
-
-
-class BackendSpec(BaseModel):
-    """One live backend: its base URL, the per-request timeout and backend-specific options
-    (e.g. Loki's `service_label`)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    url: str = Field(min_length=1)
-    timeout: float = Field(default=DEFAULT_TIMEOUT, gt=0)
-    options: dict[str, str] = Field(default_factory=dict)
 
 
 class EnvironmentSpec(BaseModel):
@@ -81,7 +69,7 @@ class EnvironmentSpec(BaseModel):
         if self.runbooks is not None:
             stored["runbooks"] = str(self.runbooks.resolve())
         for name, backend in self.backends.items():
-            plain = backend.timeout == DEFAULT_TIMEOUT and not backend.options
+            plain = backend.timeout == DEFAULT_BACKEND_TIMEOUT and not backend.options
             stored[name] = backend.url if plain else backend.model_dump()
         return stored
 

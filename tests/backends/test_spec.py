@@ -9,7 +9,9 @@ import pytest
 from evcli.backends.live import LiveBackend
 from evcli.backends.snapshot import SnapshotBackend, demo_env_dir
 from evcli.backends.spec import BackendSpec, EnvironmentSpec
+from evcli.contracts import SessionConfig
 from evcli.errors import BadInput
+from evcli.store.db import TraceStore
 
 
 def test_options_become_a_spec_and_empty_urls_are_left_out():
@@ -43,6 +45,23 @@ def test_backend_options_are_stored_only_when_they_differ_from_the_defaults():
     }
     assert EnvironmentSpec.from_config(stored) == spec
     assert EnvironmentSpec.from_config({}) == EnvironmentSpec() == EnvironmentSpec.from_config(None)
+
+
+def test_a_spec_with_a_non_default_timeout_round_trips_through_a_stored_session(tmp_path):
+    """SessionConfig.env holds what as_config writes: a URL or a backend spec with its options."""
+    spec = EnvironmentSpec(
+        backends={
+            "prometheus": BackendSpec(url="http://p:9090"),
+            "loki": BackendSpec(url="http://l:3100", timeout=2.5, options={"service_label": "app"}),
+        }
+    )
+    with TraceStore(tmp_path / "evcli.db") as store:
+        run = store.create_session("why?", config=SessionConfig(env=spec.as_config()))
+        stored = store.load(run.session_id).run.config
+
+    assert stored.env["loki"] == BackendSpec(url="http://l:3100", timeout=2.5, options={"service_label": "app"})
+    assert stored.model_dump(mode="json")["env"] == spec.as_config()
+    assert EnvironmentSpec.from_config(stored.env) == spec
 
 
 def test_a_bad_stored_spec_is_a_usage_error():
