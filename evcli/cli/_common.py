@@ -25,7 +25,10 @@ EnvOption = Annotated[
     typer.Option("--env", file_okay=False, help="Environment snapshot directory (default: the packaged demo)."),
 ]
 RunbooksOption = Annotated[
-    Path | None, typer.Option("--runbooks", file_okay=False, help="Runbook directory for lookup_knowledge.")
+    Path | None,
+    typer.Option(
+        "--runbooks", file_okay=False, help="Runbook directory to search for guidance (default: the --env directory)."
+    ),
 ]
 
 
