@@ -1,0 +1,184 @@
+"""The persistent per-file log index (evcli/backends/logindex.py) through SnapshotBackend.query_logs:
+built once, reused, rebuilt on change, safe under concurrent builders, stopped by the deadline,
+and the issue 9 semantics of its results (range, unleveled lines, stats, patterns, provenance)."""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from evcli.backends.base import LogQuery
+from evcli.backends.files import Deadline, DeadlineExceeded, deadline_scope
+from evcli.backends.logindex import index_home, mask
+from evcli.backends.snapshot import SnapshotBackend
+from evcli.timerange import TimeRange
+
+ENV = 'now = "2026-07-08T23:10:00Z"\ntimezone = "Asia/Shanghai"\n'
+# local times (+08:00): 06:50 .. 07:09 on 2026-07-09
+LOG = (
+    "2026-07-09 06:50:00.000 ERROR [pay-1] c.e.Pay - timeout after 3000ms to 10.0.0.7:6379 order ORD-1\n"
+    "2026-07-09 06:55:00.000 INFO [pay-1] c.e.Pay - GET /api/v1/orders/42 status=200\n"
+    "2026-07-09 06:58:00 no level on this line, timeout again\n"
+    "java.lang.IllegalStateException: pool closed\n"
+    "\tat com.example.Pool.get(Pool.java:12)\n"
+    "\n"
+    "2026-07-09 07:01:00.000 ERROR [pay-2] c.e.Pay - timeout after 5000ms to 10.0.0.8:6379 order ORD-2\n"
+    "2026-07-09 07:05:00.000 WARN [pay-2] c.e.Pay - slow call id=550e8400-e29b-41d4-a716-446655440000\n"
+    "2026-07-09 07:09:00.000 ERROR [pay-2] c.e.Pay - timeout after 1200ms to 10.0.0.9:6379 order ORD-3\n"
+)
+
+
+def snapshot(tmp_path: Path, text: str = LOG) -> SnapshotBackend:
+    (tmp_path / "logs").mkdir(parents=True, exist_ok=True)
+    (tmp_path / "env.toml").write_text(ENV)
+    (tmp_path / "logs" / "pay.log").write_text(text)
+    return SnapshotBackend(tmp_path)
+
+
+def query(snap: SnapshotBackend, *keywords: str, level=None, strict=False, since=None, until=None, limit=50):
+    named = None if since is None and until is None else TimeRange(since, until)
+    return snap.query_logs(LogQuery("pay", keywords, level, None, limit, range=named, level_strict=strict))
+
+
+def builds(home: Path) -> list[tuple[str, str]]:
+    found = []
+    for db in sorted(home.glob("*.db")):
+        with sqlite3.connect(db) as conn:
+            found.append((db.name, conn.execute("SELECT id FROM build").fetchone()[0]))
+    return found
+
+
+def test_index_is_built_once_and_reused_while_the_file_is_unchanged(tmp_path):
+    snap = snapshot(tmp_path)
+    first = query(snap, "timeout")
+    after_first = builds(index_home())
+    assert len(after_first) == 1
+    second = query(SnapshotBackend(tmp_path), "timeout", level="ERROR")  # a new backend, the same index
+    assert builds(index_home()) == after_first
+    assert (first.total, second.total) == (4, 4)  # ERROR keeps the unleveled "timeout again" line
+
+
+def test_index_is_rebuilt_when_the_file_changes(tmp_path):
+    snap = snapshot(tmp_path)
+    assert query(snap, "ORD-4").total == 0
+    before = builds(index_home())
+    with (tmp_path / "logs" / "pay.log").open("a") as handle:
+        handle.write("2026-07-09 07:09:30.000 ERROR [pay-2] c.e.Pay - timeout order ORD-4\n")
+    result = query(SnapshotBackend(tmp_path), "ORD-4")
+    assert result.total == 1
+    after = builds(index_home())
+    assert len(after) == 2 and set(before) < set(after)
+
+
+def test_no_range_is_the_whole_snapshot_and_says_so(tmp_path):
+    result = query(snapshot(tmp_path))
+    lines = [line for line in LOG.splitlines() if line.strip()]
+    assert result.total == len(lines) == 8
+    assert result.stats["range_origin"] == "whole snapshot"
+    assert result.stats["range"] == result.searched_range == "2026-07-09T06:50:00+08:00..2026-07-09T07:09:00+08:00"
+
+
+def test_since_until_in_another_zone_select_the_local_lines(tmp_path):
+    utc = UTC
+    since = datetime(2026, 7, 8, 22, 58, tzinfo=utc)  # 06:58 +08:00
+    until = datetime(2026, 7, 9, 7, 5, tzinfo=timezone(timedelta(hours=8)))
+    result = query(snapshot(tmp_path), since=since, until=until)
+    assert [entry["source"]["line"] for entry in result.logs] == [3, 4, 5, 7, 8]
+    assert result.stats["range_origin"] == "question/call"
+    assert result.searched_range == "2026-07-09T06:58:00+08:00..2026-07-09T07:05:00+08:00"
+    assert result.logs[0]["timestamp"] == "2026-07-09T06:58:00.000+08:00"
+
+
+def test_level_keeps_unleveled_lines_unless_strict(tmp_path):
+    snap = snapshot(tmp_path)
+    loose = query(snap, "timeout", level="ERROR")
+    strict = query(snap, "timeout", level="ERROR", strict=True)
+    assert [entry["level"] for entry in loose.logs] == ["ERROR", None, "ERROR", "ERROR"]
+    assert [entry["level"] for entry in strict.logs] == ["ERROR", "ERROR", "ERROR"]
+    assert loose.stats["by_level"] == {"ERROR": 3, "none": 1}
+    assert strict.stats["by_level"] == {"ERROR": 3, "none": 0}
+    assert "1 without a level" in loose.message
+
+
+def test_stats_match_a_hand_count(tmp_path):
+    snap = snapshot(tmp_path)
+    result = query(snap, "Timeout")
+    by_hand = [number for number, line in enumerate(LOG.splitlines(), 1) if "timeout" in line.lower()]
+    assert result.stats["total"] == result.total == len(by_hand) == 4
+    assert [entry["source"]["line"] for entry in result.logs] == by_hand
+    assert result.stats["by_source"] == {"logs/pay.log": 4}
+    assert (result.stats["first"], result.stats["last"]) == (
+        "2026-07-09T06:50:00.000+08:00",
+        "2026-07-09T07:09:00.000+08:00",
+    )
+    capped = query(snap, "timeout", limit=1)
+    assert (capped.total, capped.stats["total"], len(capped.logs), capped.truncated) == (4, 4, 1, True)
+
+
+def test_patterns_mask_variable_parts_and_count(tmp_path):
+    assert mask('timeout after 3000ms to 10.0.0.7:6379 order ORD-1 "k"') == "timeout after <*> to <*> order <*> <*>"
+    assert mask("id=550e8400-e29b-41d4-a716-446655440000 at /data/x1/y") == "id=<*> at <*>"
+    result = query(snapshot(tmp_path), "timeout after")
+    assert result.patterns == [
+        {
+            "template": "c.e.Pay - timeout after <*> to <*> order <*>",
+            "count": 3,
+            "first": "2026-07-09T06:50:00.000+08:00",
+            "last": "2026-07-09T07:09:00.000+08:00",
+            "example": LOG.splitlines()[-1],
+        }
+    ]
+
+
+def test_provenance_points_at_the_exact_line_and_digests_are_sha256(tmp_path):
+    snap = snapshot(tmp_path)
+    result = query(snap)
+    file_lines = (tmp_path / "logs" / "pay.log").read_text().splitlines()
+    for entry in result.logs:
+        assert entry["source"]["path"] == "logs/pay.log"
+        assert file_lines[entry["source"]["line"] - 1] == entry["line"]
+    trace = next(entry for entry in result.logs if entry["line"].startswith("\tat "))
+    assert (trace["timestamp"], trace["level"]) == ("2026-07-09T06:58:00.000+08:00", None)
+    expected = hashlib.sha256((tmp_path / "logs" / "pay.log").read_bytes()).hexdigest()
+    assert result.digests == {"logs/pay.log": f"sha256:{expected}"}
+
+
+BUILD = """
+import sys
+from evcli.backends.base import LogQuery
+from evcli.backends.snapshot import SnapshotBackend
+result = SnapshotBackend(sys.argv[1]).query_logs(LogQuery("pay", ("timeout",), None))
+print(result.total, result.stats["by_level"])
+"""
+
+
+def test_two_processes_indexing_the_same_file_both_get_a_whole_index(tmp_path, evcli_home):
+    lines = "".join(
+        f"2026-07-09 06:{index // 60 % 60:02d}:{index % 60:02d} ERROR [p] c.e.X - timeout n={index}\n"
+        for index in range(30_000)
+    )
+    snapshot(tmp_path / "env", lines)
+    processes = [
+        subprocess.Popen([sys.executable, "-c", BUILD, str(tmp_path / "env")], stdout=subprocess.PIPE, text=True)
+        for _ in range(2)
+    ]
+    outputs = [process.communicate(timeout=60)[0].strip() for process in processes]
+    assert [process.returncode for process in processes] == [0, 0]
+    assert outputs == ["30000 {'ERROR': 30000, 'none': 0}"] * 2
+    assert len(builds(evcli_home / "logindex")) == 1
+    assert not list((evcli_home / "logindex").glob(".building-*"))
+
+
+def test_deadline_stops_indexing_and_leaves_no_index(tmp_path, evcli_home):
+    snap = snapshot(tmp_path, LOG * 2000)
+    with deadline_scope(Deadline(0.0)), pytest.raises(DeadlineExceeded):
+        query(snap, "timeout")
+    home = evcli_home / "logindex"
+    assert not list(home.glob("*.db")) and not list(home.glob(".building-*"))
+    assert query(snap, "timeout").total == 8000  # without a deadline the next call builds it
