@@ -168,6 +168,10 @@ class RetrievalDetails(_Open):
     service: str | None = None
     keywords: list[str] = Field(default_factory=list)
     window: str | None = None
+    # The absolute range searched (TimeRange text with zones) and where it came from: "question/call",
+    # "whole snapshot" or "live default 1h". None: recorded before absolute ranges (issue 9).
+    range: str | None = None
+    range_origin: str | None = None
     limit: int | None = None
     truncated: bool = False
 

@@ -28,7 +28,7 @@ def _tool_text() -> dict[str, str]:
     from evcli.contracts import NO_EVIDENCE_PATH
     from evcli.tools import registry
 
-    paths = [f"`$.{array}[i]`" for spec in registry.specs() for array in spec.array_names]
+    paths = [f"`{array.raw_path_form}`" for spec in registry.specs() for array in spec.arrays]
     return {
         "{{tool_names}}": ", ".join(registry.names()),
         "{{raw_paths}}": f"{', '.join(paths)} or `{NO_EVIDENCE_PATH}`",

@@ -1,5 +1,5 @@
-"""The HTTP calls the live backends make: GET or POST (a JSON or form body), return the JSON answer,
-or raise `BackendError`.
+"""The HTTP calls the live backends make: GET or POST (a JSON or form body), return the JSON answer
+(with the sha256 of the body as received, for an invocation's digests), or raise `BackendError`.
 
 Every failure becomes one line naming the URL, with any `user:pass@` removed, so the
 message can be shown and stored as it is. Credentials travel only in the request's
@@ -9,6 +9,7 @@ Authorization header.
 from __future__ import annotations
 
 import base64
+import hashlib
 import http.client
 import json
 import socket
@@ -110,6 +111,43 @@ def request_json(
     auth: HttpAuth | None = None,
 ) -> Any:
     """Send one request and decode its JSON answer; every failure is a one-line `BackendError`."""
+    return decode_json(
+        method,
+        url,
+        request_bytes(method, url, params, body=body, content_type=content_type, timeout=timeout, auth=auth),
+    )
+
+
+def get_json_digest(
+    url: str,
+    params: dict[str, Any] | list[tuple[str, Any]] | None = None,
+    timeout: float = 10,
+    auth: HttpAuth | None = None,
+) -> tuple[Any, str]:
+    """GET like `get_json`, with the `sha256:<hex>` digest of the response body as received
+    (what an invocation records as the evidence it read)."""
+    answer = request_bytes("GET", url, params, timeout=timeout, auth=auth)
+    return decode_json("GET", url, answer), "sha256:" + hashlib.sha256(answer).hexdigest()
+
+
+def decode_json(method: str, url: str, answer: bytes) -> Any:
+    try:
+        return json.loads(answer)
+    except ValueError as error:
+        raise BackendError(f"{method} {split_credentials(url)[0]} returned invalid JSON: {error}") from None
+
+
+def request_bytes(
+    method: str,
+    url: str,
+    params: dict[str, Any] | list[tuple[str, Any]] | None = None,
+    *,
+    body: bytes | None = None,
+    content_type: str | None = None,
+    timeout: float = 10,
+    auth: HttpAuth | None = None,
+) -> bytes:
+    """Send one request and return its body; every failure is a one-line `BackendError`."""
     shown, from_url = split_credentials(url)
     auth = auth or from_url
     query = urllib.parse.urlencode(params or {}, doseq=True)
@@ -133,10 +171,7 @@ def request_json(
         raise BackendError(f"{method} {shown} failed: {_reason(error.reason, timeout)}") from None
     except (OSError, http.client.HTTPException) as error:
         raise BackendError(f"{method} {shown} failed: {_reason(error, timeout)}") from None
-    try:
-        return json.loads(answer)
-    except ValueError as error:
-        raise BackendError(f"{method} {shown} returned invalid JSON: {error}") from None
+    return answer
 
 
 def _excerpt(error: urllib.error.HTTPError) -> str:

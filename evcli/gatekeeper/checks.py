@@ -25,10 +25,14 @@ from evcli.gatekeeper.facts import missing_facts
 
 
 @lru_cache(maxsize=64)
-def _raw_path_pattern(arrays: tuple[str, ...]) -> re.Pattern[str]:
-    """`$.<array>[<index>]` for one of `arrays`: no sub-path, no slice, no leading zero, no spaces."""
-    names = "|".join(re.escape(array) for array in arrays)
-    return re.compile(rf"\$\.(?:{names})\[(?:0|[1-9][0-9]*)\]")
+def _raw_path_pattern(arrays: tuple[str, ...], singles: tuple[str, ...] = ()) -> re.Pattern[str]:
+    """`$.<array>[<index>]` for one of `arrays`, or exactly `$.<single>` for one of `singles`:
+    no sub-path, no slice, no leading zero, no spaces."""
+    forms = []
+    if arrays:
+        forms.append(rf"(?:{'|'.join(re.escape(array) for array in arrays)})\[(?:0|[1-9][0-9]*)\]")
+    forms += [re.escape(single) for single in singles]
+    return re.compile(rf"\$\.(?:{'|'.join(forms)})")
 
 
 def forbidden_fields(output: dict[str, Any]) -> str | None:
@@ -71,7 +75,7 @@ def raw_path_format(binding: EvidenceBinding) -> str | None:
     if spec is None:
         known = ", ".join(registry.names())
         return f"raw_path {raw_path!r} cannot be checked: unknown tool {binding.tool_name!r}; tools: {known}"
-    if raw_path == NO_EVIDENCE_PATH or _raw_path_pattern(spec.array_names).fullmatch(raw_path):
+    if raw_path == NO_EVIDENCE_PATH or _raw_path_pattern(spec.array_names, spec.single_names).fullmatch(raw_path):
         return None
     return f"raw_path {raw_path!r} does not name one item of {binding.tool_name}'s evidence arrays"
 

@@ -1,16 +1,28 @@
-"""What the tools' fetch functions share: the outcome they return, service resolution, text capping.
+"""What the tools' fetch functions share: the outcome they return, service resolution, the time
+range a call names, text capping.
 
 A fetch function returns its raw output and scope; the runner masks, caps and
 cites it. A service the backend does not know is reported as a message with an
-empty result (`unknown_service`), never as a backend failure.
+empty result (`unknown_service`), never as a backend failure. A call's times are
+read on the environment's clock and in its zone (a snapshot's env.toml
+`timezone`, else UTC), and the scope records the absolute range searched with
+where it came from: `question/call` when the call named one, else the backend's
+default (`whole snapshot`, `live default 1h`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, timedelta, tzinfo
 from typing import Any
 
 from evcli.backends.base import EvidenceBackend
+from evcli.timerange import TimeRange
+
+NAMED = "question/call"
+WHOLE_SNAPSHOT = "whole snapshot"
+LIVE_DEFAULT = "live default 1h"
+LIVE_DEFAULT_SPAN = timedelta(hours=1)
 
 TRUNCATION_MARK = " …[truncated]"
 
@@ -46,6 +58,47 @@ def unknown_service_outcome(message: str, arrays: tuple[str, ...], scope: dict[s
     output: dict[str, Any] = {array: [] for array in arrays}
     output.update({"total": 0, "truncated": False, "message": message})
     return Outcome(output, scope, unknown_service=True)
+
+
+def environment_zone(backend: EvidenceBackend) -> tzinfo:
+    """The zone times without one are read in: a snapshot's env.toml `timezone`; UTC for live backends."""
+    config = getattr(backend, "config", None)  # only a snapshot has an environment config
+    return getattr(config, "timezone", None) or UTC
+
+
+def is_snapshot(backend: EvidenceBackend) -> bool:
+    return getattr(backend, "config", None) is not None
+
+
+def call_range(params: Any, backend: EvidenceBackend) -> TimeRange | None:
+    """The range `since`/`until` or `window` name on the backend's clock, None when the call names none.
+
+    A time that cannot be read, or a start after the end, is BadInput (exit 2)."""
+    if params.since is None and params.until is None and params.window is None:
+        return None  # the backend's default: no need to read its clock
+    zone = environment_zone(backend)
+    return TimeRange.build(since=params.since, until=params.until, window=params.window, clock=backend.now(), tz=zone)
+
+
+def searched_scope(
+    named: TimeRange | None, backend: EvidenceBackend, reported: str | None = None, reported_origin: str | None = None
+) -> dict[str, str]:
+    """`range` (absolute, with zone) and `range_origin` of what a call searched.
+
+    `reported` is the range the backend says it searched (its `searched_range`, with its
+    `range_origin`); without one the named range stands, or a live backend's default hour ending
+    at its clock."""
+    zone = environment_zone(backend)
+    if named is not None:
+        origin = NAMED
+    else:
+        origin = reported_origin or (WHOLE_SNAPSHOT if is_snapshot(backend) else LIVE_DEFAULT)
+    if not reported and named is not None:
+        reported = named.text(zone)
+    elif not reported and origin == LIVE_DEFAULT:
+        clock = backend.now().astimezone(zone)
+        reported = TimeRange(clock - LIVE_DEFAULT_SPAN, clock).text()
+    return {"range": reported or "", "range_origin": origin}
 
 
 def cap_text(output: dict[str, Any], arrays: tuple[str, ...], limit: int) -> bool:

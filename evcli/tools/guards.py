@@ -9,10 +9,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from evcli.backends.base import parse_window
 from evcli.canonical import canonical_json
 from evcli.contracts import ToolInvocation
 from evcli.errors import EvcliError
+from evcli.timerange import TimeRange
 from evcli.tools.registry import ToolSpec
 
 
@@ -37,17 +37,29 @@ def check_repeat(tool_name: str, params: dict, previous: list[ToolInvocation]) -
             )
 
 
-def _seconds(window: str | None) -> float:
-    span = parse_window(window or "30m", datetime.now(UTC))
-    return (span.end - span.start).total_seconds()
+def _span(params: dict[str, Any], clock: datetime) -> TimeRange:
+    """The range a call's since/until/window name, read on one clock so two calls compare; no start is
+    unbounded (a snapshot's default covers all of it) and no end is the clock."""
+    named = TimeRange.build(
+        since=params.get("since"), until=params.get("until"), window=params.get("window"), clock=clock, tz=UTC
+    )
+    start = named.start if named is not None else None
+    end = named.end if named is not None and named.end is not None else max(clock, start or clock)
+    return TimeRange(start, end)
+
+
+def _range_words(params: dict[str, Any]) -> str:
+    named = [f"{key}={params[key]}" for key in ("since", "until", "window") if params.get(key)]
+    return " ".join(named) or "the default range"
 
 
 def _wider(spec: ToolSpec, old: dict[str, Any], new: dict[str, Any]) -> str | None:
-    """Why `new` is a wider query than `old`, or None: service and window for every tool, then the tool's own rules."""
+    """Why `new` is a wider query than `old`, or None: service and time range for every tool, then the tool's own rules."""
     if old.get("service") and new.get("service") != old.get("service"):
         return f"it drops or changes the service ({old.get('service')} → {new.get('service') or 'any'})"
-    if _seconds(new.get("window")) > _seconds(old.get("window")):
-        return f"it widens the window ({old.get('window')} → {new.get('window')})"
+    clock = datetime.now(UTC)
+    if not _span(old, clock).contains(_span(new, clock)):
+        return f"it widens the time range ({_range_words(old)} → {_range_words(new)})"
     return spec.wider(old, new)
 
 

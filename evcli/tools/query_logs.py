@@ -1,6 +1,19 @@
-"""`query_logs`: log lines of one service in which every keyword occurs; the newest `limit` lines.
+"""`query_logs`: log lines of one service in which every keyword occurs, in a time range; the newest
+`limit` lines, with counts and message patterns over every matching line.
 
-Refs: `$.logs[i]`, one log line as `timestamp level service instance message`.
+Refs (rendered here from the structured output, the one source the runner records and the
+Gatekeeper re-derives):
+  - `$.logs[i]`: one line, `<provenance> <timestamp with zone> <original line>`, the provenance
+    being `logs/auth.log:1234` (snapshot) or `loki{labels}@<ns>` (Loki), so `grep` on the source
+    finds the line; a level derived from an access log's status is labelled as derived;
+  - `$.stats`: the total of matching lines in the searched range (not capped by `limit`; "at least"
+    when a live backend's own line limit cut it: `lower_bound`), first and last time, counts per
+    level (`none`: lines without a level) and per source, the absolute range with where it came
+    from, and the filters;
+  - `$.patterns[i]`: a message template with variable parts masked as `<*>`, its count, first and
+    last time and one example line.
+An item recorded before issue 9 (no original `line`) renders as it did then, so an older
+session's refs still re-derive.
 """
 
 from __future__ import annotations
@@ -11,8 +24,9 @@ from pydantic import Field, field_validator
 
 from evcli.backends.base import LEVELS, LogQuery, parse_window
 from evcli.tools import registry
-from evcli.tools.fetch import Outcome, resolve_service, unknown_service_outcome
-from evcli.tools.params import NAME, ToolParams, keywords
+from evcli.tools.fetch import Outcome, call_range, resolve_service, searched_scope, unknown_service_outcome
+from evcli.tools.params import NAME, TimeExpression, ToolParams, keywords
+from evcli.tools.refs import level_filter, range_text
 
 if TYPE_CHECKING:
     from evcli.tools.runner import SessionView, ToolEnvironment
@@ -22,7 +36,10 @@ class QueryLogsParams(ToolParams):
     service: str = Field(pattern=NAME)
     query: str = Field("", max_length=200)
     level: Literal["TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL"] | None = None
-    window: str = "30m"
+    level_strict: bool | None = None  # None (or False): not strict, and not recorded in the call's parameters
+    since: TimeExpression = None
+    until: TimeExpression = None
+    window: str | None = None
     limit: int = Field(50, ge=1, le=500)
 
     @field_validator("level", mode="before")
@@ -32,6 +49,11 @@ class QueryLogsParams(ToolParams):
             value = value.strip().upper()
             return {"WARNING": "WARN", "CRITICAL": "FATAL"}.get(value, value) or None
         return value
+
+    @field_validator("level_strict")
+    @classmethod
+    def _strict_or_none(cls, value: bool | None) -> bool | None:
+        return value or None  # False is the default spelt out: the same call
 
     @field_validator("query")
     @classmethod
@@ -44,17 +66,89 @@ class QueryLogsParams(ToolParams):
         return keywords(self.query)
 
 
+# --- refs --------------------------------------------------------------------------------------
+
+
+def log_time(log: dict[str, Any]) -> str:
+    """The timestamp as a log ref shows it: ISO 8601 with the zone; an item recorded before issue 9
+    as it showed then (`2026-07-08 23:05:28`)."""
+    timestamp = str(log.get("timestamp") or "")
+    if "line" in log:
+        return timestamp
+    return timestamp.replace("T", " ").removesuffix("Z")
+
+
+def provenance(source: Any) -> str:
+    """`logs/auth.log:1234` for a snapshot line, `loki{job="sshd"}@1674958991123000000` for a Loki entry."""
+    if not isinstance(source, dict):
+        return ""
+    if "stream" in source:
+        labels = ",".join(f'{key}="{value}"' for key, value in sorted((source.get("stream") or {}).items()))
+        return f"loki{{{labels}}}@{source.get('ts_ns', '')}"
+    return f"{source.get('path', '')}:{source.get('line', '')}"
+
+
 def log_text(log: dict[str, Any]) -> str:
-    timestamp = str(log.get("timestamp") or "").replace("T", " ").removesuffix("Z")
-    fields = (timestamp, log.get("level"), log.get("service"), log.get("instance"), log.get("message"))
-    return " ".join(str(field) for field in fields if field)
+    if "line" not in log:  # recorded before issue 9
+        fields = (log_time(log), log.get("level"), log.get("service"), log.get("instance"), log.get("message"))
+        return " ".join(str(field) for field in fields if field)
+    parts = [provenance(log.get("source")), log_time(log), str(log["line"])]
+    if log.get("level_derived") and log.get("level"):
+        parts.append(f"(level {log['level']} derived from the status code)")
+    return " ".join(part for part in parts if part)
+
+
+def _counts(counts: Any, order: tuple[str, ...] = ()) -> str:
+    """`ERROR 12, WARN 3, none 22`: the keys of `order` first (in that order), then the rest by count."""
+    if not isinstance(counts, dict) or not counts:
+        return "-"
+    rank = {key: position for position, key in enumerate(order)}
+    keys = sorted(counts, key=lambda key: (rank.get(key, len(rank)), -int(counts[key] or 0), key))
+    return ", ".join(f"{key} {counts[key]}" for key in keys)
+
+
+def _filters(filters: Any) -> str:
+    """`service=sshd keywords="Failed password" level>=WARN (lines without a level kept)`."""
+    filters = filters if isinstance(filters, dict) else {}
+    parts = [f"service={filters['service']}"] if filters.get("service") else []
+    words = [str(keyword) for keyword in filters.get("keywords") or []]
+    if words:
+        parts.append("keywords=" + " ".join(f'"{word}"' for word in words))
+    if filters.get("level"):
+        parts.append(level_filter(filters["level"], bool(filters.get("level_strict"))))
+    return " ".join(parts) or "none"
+
+
+def stats_text(stats: dict[str, Any]) -> str:
+    """`stats: 37 matching lines in <range> (<origin>); first …, last …; by level: …; by source: …; filters: …`."""
+    total = stats.get("total", 0)
+    counted = f"at least {total}" if stats.get("lower_bound") else f"{total}"
+    text = f"stats: {counted} matching line{'s' * (total != 1)} in {range_text(stats)}"
+    if stats.get("lower_bound"):
+        text += " (a lower bound: the backend's line limit was reached)"
+    if stats.get("first"):
+        text += f"; first {stats['first']}, last {stats.get('last')}"
+    text += f"; by level: {_counts(stats.get('by_level'), (*reversed(LEVELS), 'none'))}"
+    text += f"; by source: {_counts(stats.get('by_source'))}"
+    return text + f"; filters: {_filters(stats.get('filters'))}"
+
+
+def pattern_text(pattern: dict[str, Any]) -> str:
+    """`pattern (count 14, first …, last …): Failed password for <*> from <*> port <*> ssh2 — example: <line>`."""
+    seen = f"count {pattern.get('count')}, first {pattern.get('first')}, last {pattern.get('last')}"
+    return f"pattern ({seen}): {pattern.get('template')} — example: {pattern.get('example')}"
+
+
+# --- the call ----------------------------------------------------------------------------------
 
 
 def scope(params: QueryLogsParams) -> dict[str, Any]:
-    found: dict[str, Any] = {"service": params.service, "window": params.window, "limit": params.limit}
+    found: dict[str, Any] = {"service": params.service, "limit": params.limit}
+    found.update({key: getattr(params, key) for key in ("window", "since", "until") if getattr(params, key)})
     found["keywords"] = list(params.keywords)
     if params.level:
         found["level"] = params.level
+        found["level_strict"] = bool(params.level_strict)
     return found
 
 
@@ -77,21 +171,49 @@ def fetch(params: QueryLogsParams, env: ToolEnvironment, session: SessionView) -
     service, unknown = resolve_service(params.service, env.backend)
     if unknown:
         return unknown_service_outcome(unknown, SPEC.array_names, found_scope)
-    window = parse_window(params.window, env.backend.now())
-    result = env.backend.query_logs(
-        LogQuery(service=service, keywords=params.keywords, level=params.level, window=window, limit=params.limit)
+    named = call_range(params, env.backend)
+    window = parse_window(params.window, env.backend.now()) if params.window else None
+    query = LogQuery(
+        service=service,
+        keywords=params.keywords,
+        level=params.level,
+        window=window,
+        limit=params.limit,
+        range=named,
+        level_strict=bool(params.level_strict),
     )
-    output = {"logs": result.logs, "total": result.total, "truncated": result.truncated, "message": result.message}
+    result = env.backend.query_logs(query)
+    stats = result.stats or {}
+    found_scope.update(searched_scope(named, env.backend, result.searched_range, stats.get("range_origin")))
+    output = {
+        "logs": result.logs,
+        "stats": stats,
+        "patterns": result.patterns,
+        "total": result.total,
+        "truncated": result.truncated,
+        "message": result.message,
+        "searched_range": found_scope["range"],
+        "digests": result.digests,
+    }
     return Outcome(output, found_scope)
 
 
 SPEC = registry.register(
     registry.ToolSpec(
         name="query_logs",
-        description="Log lines of one service in which every keyword occurs; newest `limit` lines.",
-        summary="Log lines of one service matching every keyword.",
+        description=(
+            "Log lines of one service in which every keyword occurs, in a time range (since/until, or a relative "
+            "window; none: the whole snapshot, or the last hour of a live backend); the newest `limit` lines, "
+            "`$.stats` (total matching lines, per level and source, the range searched) and `$.patterns[i]` "
+            "(message templates with counts). Cite `$.stats` or a `$.patterns[i]` for a count."
+        ),
+        summary="Log lines of one service matching every keyword, with counts and patterns.",
         params=QueryLogsParams,
-        arrays=(registry.EvidenceArray("logs", log_text),),
+        arrays=(
+            registry.EvidenceArray("logs", log_text),
+            registry.EvidenceArray("stats", stats_text, single=True),
+            registry.EvidenceArray("patterns", pattern_text),
+        ),
         fetch=fetch,
         scope=scope,
         precise=precise,
@@ -99,7 +221,8 @@ SPEC = registry.register(
         option_help={
             "service": "Service whose logs to search.",
             "query": 'Keywords that must all occur: "HikariPool timeout".',
-            "level": "Minimum level: DEBUG, INFO, WARN, ERROR, FATAL.",
+            "level": "Minimum level: DEBUG, INFO, WARN, ERROR, FATAL (lines without a level are kept).",
+            "level_strict": "With --level: drop lines that have no level.",
             "limit": "Newest N matching lines (1-500).",
         },
     )

@@ -35,15 +35,38 @@ def pairs(item: dict[str, Any], keys: tuple[str, ...]) -> list[str]:
     return [f"{key}={item[key]}" for key in keys if item.get(key) not in (None, "")]
 
 
+def level_filter(level: str | None, strict: bool) -> str:
+    """`level>=WARN (lines without a level kept)`: the level filter as every scope statement words it."""
+    if not level:
+        return ""
+    return f"level>={level} (lines without a level {'dropped' if strict else 'kept'})"
+
+
+def range_text(scope: dict[str, Any]) -> str:
+    """`2023-01-29T10:03:00+08:00..2023-01-29T10:05:00+08:00 (whole snapshot)`: the absolute range a
+    call searched and where it came from (the call, the snapshot's default, a live default)."""
+    searched, origin = scope.get("range") or "", scope.get("range_origin") or ""
+    if searched and origin:
+        return f"{searched} ({origin})"
+    return searched or f"({origin or 'not reported'})"
+
+
 def no_evidence_text(tool_name: str, scope: dict[str, Any], message: str) -> str:
+    """What a call that found nothing searched. A scope recorded before absolute ranges existed
+    (no `range_origin`) keeps its old wording (level, window), so its refs still re-derive."""
     query = " ".join(str(part) for part in (scope.get("service"), scope.get("alertname"), scope.get("metric")) if part)
     keywords = " ".join(scope.get("keywords") or [])
     query = " ".join(part for part in (query, keywords) if part) or "(all)"
     parts = [f"{tool_name} returned no evidence", "evidence_status=no_evidence", f"query={query}"]
+    ranged = bool(scope.get("range_origin"))
     if scope.get("level"):
-        parts.append(f"level>={scope['level']}")
+        parts.append(
+            level_filter(scope["level"], bool(scope.get("level_strict"))) if ranged else f"level>={scope['level']}"
+        )
     if scope.get("window"):
         parts.append(f"window={scope['window']}")
+    if ranged:
+        parts.append(f"range={range_text(scope)}")
     parts.append("total=0")
     if message:
         parts.append(f"message={message}")
@@ -51,12 +74,21 @@ def no_evidence_text(tool_name: str, scope: dict[str, Any], message: str) -> str
 
 
 def positive_refs(tool_name: str, output: dict[str, Any]) -> list[EvidenceRef]:
-    """One ref per item of the tool's evidence arrays, in the spec's array order."""
+    """One ref per item of the tool's evidence arrays, in the spec's array order; a single item
+    (`$.stats`) only when some list item is a ref too."""
     from evcli.tools import registry
 
+    arrays = registry.get(tool_name).arrays
+    if not any(output.get(array.name) for array in arrays if not array.single):
+        return []
     refs = []
-    for array in registry.get(tool_name).arrays:
-        for index, item in enumerate(output.get(array.name) or []):
+    for array in arrays:
+        value = output.get(array.name)
+        if array.single:
+            if isinstance(value, dict) and value:
+                refs.append(EvidenceRef(raw_path=f"$.{array.name}", text=array.render(value)))
+            continue
+        for index, item in enumerate(value or []):
             refs.append(EvidenceRef(raw_path=f"$.{array.name}[{index}]", text=array.render(item)))
     return refs
 

@@ -8,7 +8,8 @@ module plus its name in `BUILTINS`.
 
 Invariants: names are unique; a name that is not registered is an error
 (`UnknownTool`, exit code 2) wherever it is used; a spec's evidence arrays are
-the only arrays of its output that become refs (`$.<array>[<i>]`).
+the only parts of its output that become refs: one `$.<array>[<i>]` per item of
+a list array, one `$.<name>` for a single item (query_logs' `$.stats`).
 """
 
 from __future__ import annotations
@@ -37,10 +38,19 @@ class UnknownTool(BadInput):
 
 @dataclass(frozen=True)
 class EvidenceArray:
-    """One array of a tool's output whose items are evidence, and how an item reads as a ref."""
+    """One array of a tool's output whose items are evidence, and how an item reads as a ref.
+
+    `single`: the output holds one item (a dict) under `name`, cited as `$.<name>`; it is a ref
+    only beside at least one list item (a summary of what was found, never evidence on its own)."""
 
     name: str
     render: Callable[[dict[str, Any]], str]
+    single: bool = False
+
+    @property
+    def raw_path_form(self) -> str:
+        """How a ref of this array is written in prompts: `$.logs[i]` or `$.stats`."""
+        return f"$.{self.name}" if self.single else f"$.{self.name}[i]"
 
 
 @dataclass(frozen=True, eq=False)  # compared and hashed by identity: one spec per registered tool
@@ -68,7 +78,13 @@ class ToolSpec:
 
     @property
     def array_names(self) -> tuple[str, ...]:
-        return tuple(array.name for array in self.arrays)
+        """The list arrays of the output (`$.<name>[i]` refs)."""
+        return tuple(array.name for array in self.arrays if not array.single)
+
+    @property
+    def single_names(self) -> tuple[str, ...]:
+        """The single items of the output (`$.<name>` refs)."""
+        return tuple(array.name for array in self.arrays if array.single)
 
 
 _SPECS: dict[str, ToolSpec] = {}

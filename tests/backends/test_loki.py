@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import re
 import time
@@ -15,6 +16,7 @@ from hypothesis import strategies as st
 from evcli.backends.base import BackendError, LogQuery, TimeWindow
 from evcli.backends.http import HttpAuth, quote_string
 from evcli.backends.loki import LokiBackend, level_in_line, regex_literal
+from evcli.timerange import TimeRange
 
 START = datetime(2024, 5, 1, 10, 0, tzinfo=UTC)
 END = datetime(2024, 5, 1, 10, 30, tzinfo=UTC)
@@ -105,19 +107,23 @@ def test_streams_become_records_sorted_oldest_first(loki):
 
     result = LokiBackend(loki.url).query_logs(query())
 
+    # issue 9: timestamps carry their zone; each item keeps its line and its provenance (stream labels, ns)
     assert [(r["timestamp"], r["level"], r["instance"]) for r in result.logs] == [
-        ("2024-05-01T10:00:01.000Z", None, "10.0.0.7:8080"),
-        ("2024-05-01T10:00:03.000Z", "INFO", "10.0.0.7:8080"),
-        ("2024-05-01T10:00:05.000Z", "ERROR", "checkout-7d9f"),
-        ("2024-05-01T10:00:12.500Z", "WARN", "10.0.0.7:8080"),
-        ("2024-05-01T10:00:20.000Z", "ERROR", "checkout-7d9f"),
+        ("2024-05-01T10:00:01.000+00:00", None, "10.0.0.7:8080"),
+        ("2024-05-01T10:00:03.000+00:00", "INFO", "10.0.0.7:8080"),
+        ("2024-05-01T10:00:05.000+00:00", "ERROR", "checkout-7d9f"),
+        ("2024-05-01T10:00:12.500+00:00", "WARN", "10.0.0.7:8080"),
+        ("2024-05-01T10:00:20.000+00:00", "ERROR", "checkout-7d9f"),
     ]
     assert result.logs[-1] == {
-        "timestamp": "2024-05-01T10:00:20.000Z",
+        "timestamp": "2024-05-01T10:00:20.000+00:00",
         "level": "ERROR",
+        "level_derived": False,
         "service": "checkout",
         "instance": "checkout-7d9f",
         "message": "payment gateway timeout after 30s",
+        "line": "payment gateway timeout after 30s",
+        "source": {"stream": {"service": "checkout", "pod": "checkout-7d9f", "level": "error"}, "ts_ns": ns(20)},
     }
     assert (result.total, result.truncated, result.message) == (5, False, "")
 
@@ -237,3 +243,123 @@ def test_closed_port_and_bad_scheme_are_backend_errors(closed_url):
         LokiBackend(closed_url).query_logs(query())
     with pytest.raises(BackendError, match="invalid URL"):
         LokiBackend("file:///etc/passwd").query_logs(query())
+
+
+# --- issue 9: ranges, stats, patterns, provenance, digests ------------------------------------
+
+
+def test_a_named_range_is_the_requests_start_and_end_and_is_stated(loki):
+    named = TimeRange(datetime(2024, 5, 1, 10, 3, tzinfo=UTC), datetime(2024, 5, 1, 10, 5, tzinfo=UTC))
+    result = LokiBackend(loki.url).query_logs(LogQuery(service="checkout", keywords=(), level=None, range=named))
+
+    assert (loki.last_params["start"], loki.last_params["end"]) == (ns(180), ns(300))
+    assert result.searched_range == "2024-05-01T10:03:00+00:00..2024-05-01T10:05:00+00:00"
+    assert (result.stats["range"], result.stats["range_origin"]) == (result.searched_range, "question/call")
+
+
+def test_no_range_is_the_last_hour_ending_now_stated_as_the_live_default(loki):
+    before = datetime.now(UTC).replace(microsecond=0)
+    result = LokiBackend(loki.url).query_logs(LogQuery(service="checkout", keywords=(), level=None))
+    after = datetime.now(UTC)
+
+    start, end = int(loki.last_params["start"]), int(loki.last_params["end"])
+    assert end - start == 3600 * 10**9
+    assert before.timestamp() <= end / 10**9 <= after.timestamp()
+    assert result.stats["range_origin"] == "live default 1h"
+    assert result.searched_range == result.stats["range"]
+    assert result.searched_range.endswith("+00:00") and ".." in result.searched_range
+
+
+def test_only_since_ends_now_and_only_until_starts_an_hour_before(loki):
+    since = LogQuery(service="checkout", keywords=(), level=None, range=TimeRange(START, None))
+    LokiBackend(loki.url).query_logs(since)
+    assert loki.last_params["start"] == str(START_NS)
+    assert int(loki.last_params["end"]) / 10**9 == pytest.approx(time.time(), abs=5)
+
+    until = LogQuery(service="checkout", keywords=(), level=None, range=TimeRange(None, END))
+    LokiBackend(loki.url).query_logs(until)
+    assert (loki.last_params["start"], loki.last_params["end"]) == (ns(1800 - 3600), ns(1800))
+
+
+def auth_failures(count: int, *, user_every: int = 1) -> list[list[str]]:
+    """sshd-like lines, newest first as Loki sends them."""
+    return [
+        [
+            ns(count - i),
+            f"Failed password for user{(count - i) % 3} from 10.0.0.{(count - i) % 7} port {40000 + i} ssh2",
+        ]
+        for i in range(count)
+    ]
+
+
+def test_stats_and_patterns_are_computed_from_the_returned_lines(loki):
+    loki.answer_streams(
+        [
+            {"stream": {"service": "sshd", "host": "bastion"}, "values": auth_failures(5)},
+            {
+                "stream": {"service": "sshd", "host": "web-1", "level": "info"},
+                "values": [[ns(2.5), "Accepted publickey for deploy"]],
+            },
+        ]
+    )
+
+    result = LokiBackend(loki.url).query_logs(query(service="sshd", limit=10))
+
+    assert result.stats["total"] == result.total == 6
+    assert (result.stats["first"], result.stats["last"]) == (
+        "2024-05-01T10:00:01.000+00:00",
+        "2024-05-01T10:00:05.000+00:00",
+    )
+    assert result.stats["by_level"] == {"INFO": 1, "none": 5}
+    assert result.stats["by_source"] == {
+        '{host="bastion",service="sshd"}': 5,
+        '{host="web-1",level="info",service="sshd"}': 1,
+    }
+    assert "lower_bound" not in result.stats
+    assert result.stats["filters"] == {"service": "sshd", "keywords": [], "level": None}
+    assert result.patterns[0] == {
+        "template": "Failed password for <*> from <*> port <*> <*>",  # the shared masking: any token with a digit
+        "count": 5,
+        "first": "2024-05-01T10:00:01.000+00:00",
+        "last": "2024-05-01T10:00:05.000+00:00",
+        "example": "Failed password for user2 from 10.0.0.5 port 40000 ssh2",
+    }
+    assert [pattern["count"] for pattern in result.patterns] == [5, 1]
+
+
+def test_a_result_capped_by_lokis_limit_states_its_count_as_a_lower_bound(loki):
+    loki.answer_streams([{"stream": {"service": "sshd"}, "values": auth_failures(4)}])
+
+    result = LokiBackend(loki.url).query_logs(query(service="sshd", limit=3))
+
+    assert loki.last_params["limit"] == "4"
+    assert result.truncated and result.stats["lower_bound"] is True
+    assert result.stats["total"] == 4
+
+
+def test_the_level_filter_keeps_unleveled_lines_unless_strict(loki):
+    loki.answer_streams(
+        [
+            {
+                "stream": {"service": "api"},
+                "values": [[ns(3), "level=error db down"], [ns(2), "plain line"], [ns(1), "INFO ok"]],
+            }
+        ]
+    )
+    backend = LokiBackend(loki.url)
+
+    kept = backend.query_logs(query(service="api", level="WARN"))
+    strict = backend.query_logs(LogQuery(service="api", keywords=(), level="WARN", window=WINDOW, level_strict=True))
+
+    assert [r["message"] for r in kept.logs] == ["plain line", "level=error db down"]
+    assert kept.stats["by_level"] == {"ERROR": 1, "none": 1}
+    assert [r["message"] for r in strict.logs] == ["level=error db down"]
+    assert strict.stats["filters"]["level_strict"] is True
+
+
+def test_the_digest_is_the_sha256_of_the_response_body(loki):
+    loki.body = b'{"status":"success","data":{"resultType":"streams","result":[]}}'
+
+    result = LokiBackend(loki.url).query_logs(query())
+
+    assert result.digests == {f"{loki.url}/loki/api/v1/query_range": "sha256:" + hashlib.sha256(loki.body).hexdigest()}

@@ -120,8 +120,9 @@ def test_human_output_is_the_model_view_and_json_is_the_invocation(args):
     human = evcli("tool", *args)
     assert human.exit_code == 0, human
     assert human.stdout.endswith("\n")
-    lines = human.stdout.splitlines()
-    expected = model_view(invocation).splitlines()
+    # the console expands the tab of an original line (a stack frame); the text is otherwise the same
+    lines = [" ".join(line.split()) for line in human.stdout.splitlines()]
+    expected = [" ".join(line.split()) for line in model_view(invocation).splitlines()]
     # --json sorts keys, so only the order of the call's parameters may differ
     assert lines[:1] + lines[2:] == expected[:1] + expected[2:]
     call = lines[1]
@@ -137,7 +138,7 @@ def test_human_output_is_the_model_view_and_json_is_the_invocation(args):
     refs = invocation.retrieval_details.evidence_refs
     assert refs
     for ref in refs:
-        assert f"{ref.raw_path}: {ref.text.replace('<', '‹').replace('>', '›')}" in lines
+        assert " ".join(f"{ref.raw_path}: {ref.text.replace('<', '‹').replace('>', '›')}".split()) in lines
     assert human.stderr == ""
 
 
@@ -146,19 +147,22 @@ def test_json_output_has_the_contract_fields():
     assert run.exit_code == 0, run
     data = run.json()
     assert set(data) == set(ToolInvocation.model_fields)
-    assert data["input_params"] == {"service": "order-service", "query": "HikariPool", "window": "30m", "limit": 2}
+    assert data["input_params"] == {"service": "order-service", "query": "HikariPool", "limit": 2}
     assert len(data["output"]["logs"]) == 2
     assert data["output"]["truncated"] is True
     details = data["retrieval_details"]
     assert details["evidence_status"] == "supported"
-    assert [ref["raw_path"] for ref in details["evidence_refs"]] == ["$.logs[0]", "$.logs[1]"]
+    assert [ref["raw_path"] for ref in details["evidence_refs"]][:3] == ["$.logs[0]", "$.logs[1]", "$.stats"]
     assert (details["service"], details["keywords"], details["window"], details["limit"], details["truncated"]) == (
         "order-service",
         ["HikariPool"],
-        "30m",
+        None,
         2,
         True,
     )
+    # no time named: the whole snapshot, stated absolutely
+    assert details["range_origin"] == "whole snapshot"
+    assert details["range"].startswith("2026-07-08T") and details["range"].endswith("+00:00")
 
 
 def test_no_evidence_output_names_the_query():
@@ -205,12 +209,7 @@ def test_session_records_calls_with_per_session_ids(db_path):
     assert [row["tool_name"] for row in rows] == [args[0] for args in calls]
     assert all(row["success"] == 1 for row in rows)
     assert [json.loads(row["retrieval_details"])["evidence_status"] for row in rows] == ["supported"] * 3
-    assert json.loads(rows[1]["input_params"]) == {
-        "service": "payment-service",
-        "query": "timeout",
-        "window": "30m",
-        "limit": 50,
-    }
+    assert json.loads(rows[1]["input_params"]) == {"service": "payment-service", "query": "timeout", "limit": 50}
 
     # ids are per session: another session starts at 1
     run = evcli("tool", "query_metrics", "--service", "payment-service", "--session", other)
@@ -235,8 +234,6 @@ def test_session_refuses_an_identical_repeat(db_path):
         "order-service",
         "--query",
         "HikariPool",
-        "--window",
-        "30m",
         "--limit",
         "50",
         "--session",
@@ -283,7 +280,10 @@ def test_session_lookup_knowledge_dedups_blocks_seen_before(db_path):
 
 def test_narrow_session_refuses_widening_after_no_evidence(db_path):
     session = new_session(db_path, narrow=True)
-    precise = evcli("tool", "query_logs", "--service", "inventory-service", "--query", "HikariCP", "--session", session)
+    precise = evcli(
+        "tool", "query_logs", "--service", "inventory-service", "--query", "HikariCP", "--window", "30m",
+        "--session", session,
+    )  # fmt: skip
     assert precise.exit_code == 0, precise
     assert 'status="no_evidence"' in precise.stdout
 
@@ -299,7 +299,7 @@ def test_narrow_session_refuses_widening_after_no_evidence(db_path):
         "--session",
         session,
     )
-    assert_clean_error(wider, 2, "narrow task", "invocation #1", "widens the window")
+    assert_clean_error(wider, 2, "narrow task", "invocation #1", "widens the time range (window=30m → window=2h)")
     dropped = evcli("tool", "query_logs", "--service", "order-service", "--query", "HikariCP", "--session", session)
     assert_clean_error(dropped, 2, "narrow task", "drops or changes the service")
 
@@ -347,20 +347,26 @@ def test_broad_session_allows_the_same_widening(db_path):
 
 
 def test_custom_snapshot_logs(snapshot):
-    run = evcli("tool", "query_logs", "--env", snapshot, "--service", "gw", "--query", "upstream timeout", "--json")
+    args = ("tool", "query_logs", "--env", snapshot, "--service", "gw", "--query", "upstream timeout", "--json")
+    run = evcli(*args, "--window", "30m")
     assert run.exit_code == 0, run
     logs = run.json()["output"]["logs"]
     assert [(log["timestamp"], log["level"], log["service"], log["instance"]) for log in logs] == [
-        ("2030-01-02T03:01:00.000Z", "ERROR", "api-gateway", "gw-1"),
-        ("2030-01-02T03:03:00.000Z", "ERROR", "api-gateway", "gw-2"),
+        ("2030-01-02T03:01:00.000+00:00", "ERROR", "api-gateway", "gw-1"),
+        ("2030-01-02T03:03:00.000+00:00", "ERROR", "api-gateway", "gw-2"),
     ]  # yesterday's line is outside the snapshot's last 30 minutes
     assert run.json()["retrieval_details"]["evidence_refs"][0]["text"] == (
-        "2030-01-02 03:01:00.000 ERROR api-gateway gw-1 upstream timeout to billing after 5000ms"
+        "logs/api-gateway.log:3 2030-01-02T03:01:00.000+00:00 "
+        "2030-01-02 03:01:00.000 ERROR [gw-1] upstream timeout to billing after 5000ms"
     )
+    # no time named: the whole snapshot, yesterday's line too
+    whole = evcli(*args).json()
+    assert [log["source"]["line"] for log in whole["output"]["logs"]] == [1, 3, 5]
+    assert whole["retrieval_details"]["range_origin"] == "whole snapshot"
 
 
 def test_custom_snapshot_metrics(snapshot):
-    run = evcli("tool", "query_metrics", "--env", snapshot, "--service", "edge", "--json")
+    run = evcli("tool", "query_metrics", "--env", snapshot, "--service", "edge", "--window", "30m", "--json")
     assert run.exit_code == 0, run
     output = run.json()["output"]
     assert [(a["alertname"], a["service"], a["state"]) for a in output["alerts"]] == [
@@ -370,8 +376,14 @@ def test_custom_snapshot_metrics(snapshot):
         ("latency", 120, 4950, 4950, "ms"),
         ("errors_per_s", 0, 4, 4, ""),
     ]
-    human = evcli("tool", "query_metrics", "--env", snapshot, "--service", "edge")
-    assert "$.series[0]: api-gateway latency window=30m min=120ms max=4950ms last=4950ms" in human.stdout.splitlines()
+    human = evcli(
+        "tool", "query_metrics", "--env", snapshot, "--service", "edge", "--since", "03:00", "--until", "03:03"
+    )
+    assert (
+        "$.series[0]: api-gateway latency range=2030-01-02T03:00:00+00:00..2030-01-02T03:03:00+00:00 points=4 "
+        "min=120ms at 2030-01-02T03:00:00+00:00 max=4950ms at 2030-01-02T03:03:00+00:00 "
+        "last=4950ms at 2030-01-02T03:03:00+00:00"
+    ) in " ".join(human.stdout.split())
 
 
 def test_custom_snapshot_knowledge(snapshot):

@@ -155,7 +155,7 @@ def test_identical_repeat_is_refused_naming_the_earlier_invocation(store):
 @pytest.mark.parametrize(
     "same",
     [
-        {"service": "order-service", "query": "HikariPool", "level": "ERROR", "window": "30m", "limit": 50},
+        {"service": "order-service", "query": "HikariPool", "level": "ERROR", "limit": 50, "level_strict": False},
         {"service": " order-service ", "query": "HikariPool ", "level": "error"},
         {"query": "HikariPool", "level": "ERROR", "service": "order-service"},
     ],
@@ -202,7 +202,9 @@ WIDER = {
     "service changed": ({**PRECISE, "service": "order-service"}, "drops or changes the service"),
     "fewer keywords": ({**PRECISE, "query": "HikariCP"}, "loosens the keywords"),
     "no keywords": ({**PRECISE, "query": ""}, "loosens the keywords"),
-    "longer window": ({**PRECISE, "window": "2h"}, "widens the window"),
+    "longer window": ({**PRECISE, "window": "2h"}, "widens the time range (window=30m → window=2h)"),
+    "earlier since": ({**PRECISE, "window": None, "since": "-2h"}, "widens the time range (window=30m → since=-2h)"),
+    "default range": ({**PRECISE, "window": None}, "widens the time range (window=30m → the default range)"),
     "level dropped": ({key: value for key, value in PRECISE.items() if key != "level"}, "lowers or drops the level"),
     "level lowered": ({**PRECISE, "level": "WARN"}, "lowers or drops the level"),
 }
@@ -210,6 +212,7 @@ WIDER = {
 NARROWER = {
     "more keywords": {**PRECISE, "query": "HikariCP timeout pool"},
     "shorter window": {**PRECISE, "window": "10m"},
+    "later since": {**PRECISE, "window": None, "since": "-10m"},
     "fewer lines": {**PRECISE, "limit": 5},
 }
 
@@ -293,13 +296,13 @@ def test_narrow_task_an_imprecise_no_evidence_query_does_not_lock_the_session(st
 def test_narrow_task_query_metrics_keeps_its_alertname(store):
     env, _ = make_env()
     session = Session(store, env, narrow=True)
-    first = session.call("query_metrics", {"alertname": "RedisLatencyHigh"})
+    first = session.call("query_metrics", {"alertname": "RedisLatencyHigh", "window": "30m"})
     assert first.retrieval_details.evidence_status == "no_evidence"
 
     message = session.refused("query_metrics", {"window": "30m"})
     assert "invocation #1 already found no evidence" in message
     assert "drops or changes the alertname (RedisLatencyHigh → any)" in message
-    assert "widens the window (30m → 6h)" in session.refused(
+    assert "widens the time range (window=30m → window=6h)" in session.refused(
         "query_metrics", {"alertname": "RedisLatencyHigh", "window": "6h"}
     )
     # narrower: the same alert on one service in a shorter window

@@ -25,10 +25,27 @@ def bad(tool: str, params: dict) -> str:
 def test_each_tool_has_its_model_and_defaults():
     logs = validate_params("query_logs", {"service": "order-service"})
     assert isinstance(logs, QueryLogsParams)
-    assert logs.model_dump() == {"service": "order-service", "query": "", "level": None, "window": "30m", "limit": 50}
+    # issue 9: no window by default (the backend's default range: a whole snapshot, a live last hour)
+    assert logs.model_dump() == {
+        "service": "order-service",
+        "query": "",
+        "level": None,
+        "level_strict": None,
+        "since": None,
+        "until": None,
+        "window": None,
+        "limit": 50,
+    }
     metrics = validate_params("query_metrics", {})
     assert isinstance(metrics, QueryMetricsParams)
-    assert metrics.model_dump() == {"service": None, "alertname": None, "metric": None, "window": "30m"}
+    assert metrics.model_dump() == {
+        "service": None,
+        "alertname": None,
+        "metric": None,
+        "since": None,
+        "until": None,
+        "window": None,
+    }
     knowledge = validate_params("lookup_knowledge", {"query": "heap dump"})
     assert isinstance(knowledge, LookupKnowledgeParams)
     assert knowledge.model_dump() == {"query": "heap dump", "alertname": None, "service": None, "limit": 5}
@@ -145,3 +162,47 @@ def test_bad_parameters_name_tool_and_parameter(tool, params, prefix, reason):
 def test_unknown_tool_is_named_with_the_tools_there_are():
     message = bad("query_traces", {"service": "s"})
     assert message == "unknown tool 'query_traces'; tools: query_metrics, query_logs, lookup_knowledge"
+
+
+# --- issue 9: since/until ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "moment",
+    [
+        "2023-01-29T10:03:00+08:00",
+        "2023-01-29T02:03Z",
+        "2023-01-29T10:03:00",
+        "2023-01-29 10:03",
+        "10:03",
+        "-2h",
+        "now",
+    ],
+)
+@pytest.mark.parametrize("tool", ["query_logs", "query_metrics"])
+def test_since_and_until_accept_every_time_form(tool, moment):
+    params = validate_params(tool, {"service": "s", "since": moment, "until": moment})
+    assert (params.since, params.until, params.window) == (moment, moment, None)
+
+
+@pytest.mark.parametrize("moment", ["yesterday", "2023-13-01 10:00", "25:00", "ten past ten", "10:03 PM"])
+def test_an_unreadable_time_is_one_line_naming_the_accepted_forms(moment):
+    message = bad("query_logs", {"service": "s", "since": moment})
+    assert message.startswith(f"query_logs: since: cannot read time {moment!r}: use ISO 8601 (")
+    assert "a time of day (10:03) or a relative time (-2h" in message
+    assert "\n" not in message
+
+
+@pytest.mark.parametrize("times", [{"since": "-2h"}, {"until": "10:05"}, {"since": "10:03", "until": "10:05"}])
+@pytest.mark.parametrize("tool", ["query_logs", "query_metrics"])
+def test_a_window_with_since_or_until_is_refused(tool, times):
+    assert bad(tool, {"service": "s", "window": "1h", **times}) == (
+        f"{tool}: parameters: give either window or since/until, not both"
+    )
+
+
+def test_level_strict_false_is_the_default_spelt_out():
+    assert validate_params("query_logs", {"service": "s", "level_strict": False}).model_dump(exclude_none=True) == (
+        validate_params("query_logs", {"service": "s"}).model_dump(exclude_none=True)
+    )
+    assert validate_params("query_logs", {"service": "s", "level": "WARN", "level_strict": True}).level_strict is True

@@ -5,6 +5,7 @@ and aliases, and secret masking all the way into the SQLite file."""
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import re
 import socket
@@ -23,14 +24,14 @@ from evcli.contracts import NO_EVIDENCE_PATH, ToolInvocation
 from evcli.store.db import TraceStore
 from evcli.tools.context import build_environment
 from evcli.tools.fetch import TRUNCATION_MARK
-from evcli.tools.redaction import ENV_EXTRA_PATTERNS
+from evcli.tools.redaction import ENV_EXTRA_PATTERNS, Redactor
 from evcli.tools.runner import SessionView, ToolSettings, run_tool
 from evcli.tools.view import model_view
 
 DEMO = demo_env_dir()
 DEMO_NOW = datetime(2026, 7, 8, 23, 10, tzinfo=UTC)  # env.toml `now`
-LOG_KEYS = {"timestamp", "level", "service", "instance", "message"}
-SERIES_KEYS = {"service", "metric", "window", "min", "max", "last", "unit"}
+LOG_KEYS = {"timestamp", "level", "level_derived", "service", "instance", "message", "line", "source"}
+SERIES_KEYS = {"service", "metric", "range", "points", "min", "min_at", "max", "max_at", "last", "last_at", "unit"}
 ALERT_KEYS = {
     "alertname",
     "service",
@@ -135,41 +136,53 @@ def hanging_server():
 
 
 def test_query_logs_result_shape_and_refs(demo):
-    invocation = run_tool("query_logs", {"service": "order-service", "query": "HikariPool"}, demo)
+    invocation = run_tool("query_logs", {"service": "order-service", "query": "HikariPool", "window": "30m"}, demo)
     expected = expected_log_matches("order-service.log", "HikariPool", timedelta(minutes=30))
     assert len(expected) > 5
 
     output = invocation.output
-    assert set(output) == {"logs", "total", "truncated", "message"}
+    assert set(output) == {
+        "logs", "stats", "patterns", "total", "truncated", "message", "searched_range", "digests"
+    }  # fmt: skip
     assert output["total"] == len(expected) == len(output["logs"])
     assert output["truncated"] is False
     assert output["message"] == f"{len(expected)} matching lines"
     for log in output["logs"]:
         assert set(log) == LOG_KEYS
         assert log["service"] == "order-service"
-        assert re.fullmatch(r"2026-07-08T\d\d:\d\d:\d\d\.\d{3}Z", log["timestamp"])
+        assert re.fullmatch(r"2026-07-08T\d\d:\d\d:\d\d\.\d{3}\+00:00", log["timestamp"])
         assert "hikaripool" in log["message"].lower()
+        # provenance: the cited line is the line of the file (grep finds it)
+        source_lines = (DEMO / log["source"]["path"]).read_text(encoding="utf-8").splitlines()
+        assert Redactor().mask_text(source_lines[log["source"]["line"] - 1]) == log["line"]  # secrets stay masked
     assert [log["timestamp"] for log in output["logs"]] == sorted(log["timestamp"] for log in output["logs"])
 
-    first_error = next(log for log in output["logs"] if log["timestamp"] == "2026-07-08T23:05:28.114Z")
+    first_error = next(log for log in output["logs"] if log["timestamp"] == "2026-07-08T23:05:28.114+00:00")
     assert first_error["level"] == "ERROR"
     assert first_error["instance"] == "order-service-5c8d7f9b-qm4tz"
-    assert first_error["message"].startswith(
-        "com.zaxxer.hikari.pool.HikariPool - HikariPool-1 - Connection is not available"
-    )
+    assert "HikariPool-1 - Connection is not available" in first_error["message"]
 
     details = invocation.retrieval_details
     assert details.evidence_status == "supported"
     assert invocation.success and invocation.error_message is None
-    # one ref per item, its fields merged into one line
-    assert [path for path, _ in refs_of(invocation)] == [f"$.logs[{i}]" for i in range(len(output["logs"]))]
+    # one ref per line (provenance, time with zone, the original line), then the stats and the patterns
+    paths = [path for path, _ in refs_of(invocation)]
+    assert paths == [f"$.logs[{i}]" for i in range(len(output["logs"]))] + ["$.stats"] + [
+        f"$.patterns[{i}]" for i in range(len(output["patterns"]))
+    ]
     index = output["logs"].index(first_error)
     assert refs_of(invocation)[index][1] == (
-        "2026-07-08 23:05:28.114 ERROR order-service order-service-5c8d7f9b-qm4tz "
+        f"logs/order-service.log:{first_error['source']['line']} 2026-07-08T23:05:28.114+00:00 "
+        "2026-07-08 23:05:28.114 ERROR [order-service-5c8d7f9b-qm4tz] "
         "com.zaxxer.hikari.pool.HikariPool - HikariPool-1 - Connection is not available, request timed out after "
         "30000ms (total=50, active=50, idle=0, waiting=23)"
     )
-    # the query scope
+    stats = dict(refs_of(invocation))["$.stats"]
+    assert stats.startswith(
+        f"stats: {len(expected)} matching lines in 2026-07-08T22:40:00+00:00..2026-07-08T23:10:00+00:00 (question/call); "
+    )
+    assert stats.endswith('; filters: service=order-service keywords="HikariPool"')
+    # the query scope, with the absolute range searched
     assert (details.service, details.keywords, details.window, details.limit, details.truncated) == (
         "order-service",
         ["HikariPool"],
@@ -177,6 +190,15 @@ def test_query_logs_result_shape_and_refs(demo):
         50,
         False,
     )
+    assert (details.range, details.range_origin) == (
+        "2026-07-08T22:40:00+00:00..2026-07-08T23:10:00+00:00",
+        "question/call",
+    )
+    assert output["searched_range"] == details.range
+    assert output["digests"] == {
+        "logs/order-service.log": "sha256:"
+        + hashlib.sha256((DEMO / "logs" / "order-service.log").read_bytes()).hexdigest()
+    }
     assert invocation.input_params == {"service": "order-service", "query": "HikariPool", "window": "30m", "limit": 50}
 
 
@@ -198,7 +220,7 @@ def test_query_logs_level_is_a_minimum(demo):
 
 
 def test_query_metrics_result_shape_and_refs(demo):
-    invocation = run_tool("query_metrics", {"service": "payment-service"}, demo)
+    invocation = run_tool("query_metrics", {"service": "payment-service", "window": "30m"}, demo)
     output = invocation.output
     assert {"alerts", "series", "total", "truncated", "message"} <= set(output)
 
@@ -220,7 +242,7 @@ def test_query_metrics_result_shape_and_refs(demo):
     for series in output["series"]:
         assert set(series) == SERIES_KEYS
         assert series["service"] == "payment-service"
-        assert series["window"] == "30m"
+        assert series["range"] == "2026-07-08T22:40:00+00:00..2026-07-08T23:10:00+00:00"
     cpu = output["series"][0]
     low, high, last = csv_stats("payment-service", "cpu_usage[%]", timedelta(minutes=30))
     assert (cpu["metric"], cpu["min"], cpu["max"], cpu["last"], cpu["unit"]) == ("cpu_usage", low, high, last, "%")
@@ -233,7 +255,10 @@ def test_query_metrics_result_shape_and_refs(demo):
         "state=firing, current=92%, duration=25m, active_at=2026-07-08T22:45:00Z, "
         "summary=CPU usage of payment-service is 92% (threshold 80%)"
     )
-    assert refs[1][1] == f"payment-service cpu_usage window=30m min={low:g}% max={high:g}% last={last:g}%"
+    assert refs[1][1] == (
+        f"payment-service cpu_usage range=2026-07-08T22:40:00+00:00..2026-07-08T23:10:00+00:00 points={cpu['points']} "
+        f"min={low:g}% at {cpu['min_at']} max={high:g}% at {cpu['max_at']} last={last:g}% at {cpu['last_at']}"
+    )
     details = invocation.retrieval_details
     assert details.evidence_status == "supported"
     assert (details.service, details.keywords, details.window, details.truncated) == (
@@ -241,6 +266,10 @@ def test_query_metrics_result_shape_and_refs(demo):
         [],
         "30m",
         False,
+    )
+    assert (details.range, details.range_origin) == (
+        "2026-07-08T22:40:00+00:00..2026-07-08T23:10:00+00:00",
+        "question/call",
     )
 
 
@@ -297,7 +326,7 @@ def test_model_view_shows_every_ref_and_no_raw_output(demo):
     view = model_view(invocation)
     lines = view.splitlines()
     assert lines[0] == '<evidence invocation="unrecorded" tool="query_metrics" status="supported">'
-    assert lines[1] == "call: query_metrics(service='order-service', window='30m')"
+    assert lines[1] == "call: query_metrics(service='order-service')"
     assert lines[2:-1] == [f"{path}: {quoted(text)}" for path, text in refs_of(invocation)]
     assert lines[-1] == "</evidence>"
     assert '"labels"' not in view and "namespace" not in view  # raw output fields stay out
@@ -307,7 +336,7 @@ def test_model_view_shows_every_ref_and_no_raw_output(demo):
 
 
 def test_zero_hits_is_no_evidence_with_one_ref_naming_tool_query_scope_and_total(demo):
-    invocation = run_tool("query_logs", {"service": "inventory-service", "query": "HikariCP"}, demo)
+    invocation = run_tool("query_logs", {"service": "inventory-service", "query": "HikariCP", "window": "30m"}, demo)
     assert invocation.success
     assert invocation.output["logs"] == [] and invocation.output["total"] == 0
     assert invocation.output["truncated"] is False
@@ -323,7 +352,15 @@ def test_zero_hits_is_no_evidence_with_one_ref_naming_tool_query_scope_and_total
     [(path, text)] = refs_of(invocation)
     assert path == NO_EVIDENCE_PATH
     assert text.startswith("query_logs returned no evidence; evidence_status=no_evidence; ")
-    for fragment in ("query=inventory-service HikariCP", "window=30m", "total=0"):
+    assert (details.range, details.range_origin) == (
+        "2026-07-08T22:40:00+00:00..2026-07-08T23:10:00+00:00",
+        "question/call",
+    )
+    for fragment in (
+        "query=inventory-service HikariCP",
+        "window=30m; range=2026-07-08T22:40:00+00:00..2026-07-08T23:10:00+00:00 (question/call)",
+        "total=0",
+    ):
         assert fragment in text
     assert f"{NO_EVIDENCE_PATH}: {text}" in model_view(invocation)
     assert 'status="no_evidence"' in model_view(invocation)
@@ -332,7 +369,7 @@ def test_zero_hits_is_no_evidence_with_one_ref_naming_tool_query_scope_and_total
 @pytest.mark.parametrize(
     ("tool", "params", "fragment"),
     [
-        ("query_metrics", {"alertname": "RedisLatencyHigh"}, "query=RedisLatencyHigh; window=30m; total=0"),
+        ("query_metrics", {"alertname": "RedisLatencyHigh"}, "query=RedisLatencyHigh; range=(whole snapshot); total=0"),
         ("lookup_knowledge", {"query": "zzqqxxyy"}, "query=zzqqxxyy; total=0"),
         (
             "query_logs",
@@ -393,7 +430,8 @@ def test_backend_that_does_not_answer_times_out_as_failed(hanging_server):
 
 def test_truncated_query_is_supported_and_never_no_evidence(demo):
     expected = expected_log_matches("order-service.log", "HikariPool", timedelta(minutes=30))
-    invocation = run_tool("query_logs", {"service": "order-service", "query": "HikariPool", "limit": 1}, demo)
+    params = {"service": "order-service", "query": "HikariPool", "limit": 1, "window": "30m"}
+    invocation = run_tool("query_logs", params, demo)
     output = invocation.output
     assert output["total"] == len(expected) > 1
     assert output["truncated"] is True
@@ -405,7 +443,7 @@ def test_truncated_query_is_supported_and_never_no_evidence(demo):
     details = invocation.retrieval_details
     assert details.evidence_status == "supported"
     assert details.truncated is True and details.limit == 1
-    assert [path for path, _ in refs_of(invocation)] == ["$.logs[0]"]
+    assert [path for path, _ in refs_of(invocation)][:2] == ["$.logs[0]", "$.stats"]
     assert NO_EVIDENCE_PATH not in as_json(invocation)
     assert "truncated: true" in model_view(invocation)
 

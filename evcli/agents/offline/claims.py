@@ -17,6 +17,7 @@ from typing import Any
 from evcli.agents.intent import Intent, humps
 from evcli.contracts import EvidenceRef, ToolInvocation
 from evcli.messages import Catalogue
+from evcli.tools.query_logs import log_time
 from evcli.tools.refs import with_unit
 
 NARROW_CLAIM_CAP = 2
@@ -232,7 +233,7 @@ _STACK_FRAME = re.compile(r"^\s*(?:at\s+[\w.$<>]+\(|\.\.\.\s*\d+\s+more|caused b
 def _log_parts(ref: Ref) -> tuple[str, str, str, str] | None:
     """(service, timestamp, level, message) of a log item, as its ref shows them, or None."""
     item = ref.item
-    timestamp = str(item.get("timestamp") or "").replace("T", " ").removesuffix("Z")
+    timestamp = log_time(item)
     parts = (
         str(item.get("service") or ""),
         timestamp,
