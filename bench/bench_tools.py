@@ -44,7 +44,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from _common import run_sections, T0, finish, log, percentile, profile_top, r4, timing
+from _common import T0, finish, log, percentile, profile_top, r4, run_sections, timing
 
 TARGETS = {
     "kb_index_1000_s": 5.0,
@@ -632,16 +632,20 @@ def build_queries(seed: int = 5) -> list[tuple[str, str, str | None]]:
     rng = random.Random(seed)
     queries: list[tuple[str, str, str | None]] = []
     kinds = ("english", "alert_name", "chinese", "english_1_term")
+
+    def pick(kind: str, topic: dict[str, Any], phrases: list[str]) -> str:
+        if kind == "english":
+            return rng.choice(phrases)
+        if kind == "alert_name":
+            return rng.choice(topic["alerts"])
+        if kind == "chinese":
+            return topic["zh_queries"][0]
+        return rng.choice([w for w in " ".join(phrases).split() if len(w) > 4])
+
     for position, (key, topic) in enumerate(TOPICS.items()):  # two kinds per topic, each kind 10 times
         phrases = [t for t in topic["terms"] if not t[0].isupper()]
         for kind in (kinds[position % 4], kinds[(position + 1) % 4]):
-            query = {
-                "english": lambda: rng.choice(phrases),
-                "alert_name": lambda: rng.choice(topic["alerts"]),
-                "chinese": lambda: topic["zh_queries"][0],
-                "english_1_term": lambda: rng.choice([w for w in " ".join(phrases).split() if len(w) > 4]),
-            }[kind]()
-            queries.append((kind, query, key))
+            queries.append((kind, pick(kind, topic, phrases), key))
     for number, key in enumerate(rng.sample(list(TOPICS), 8)):
         topic = TOPICS[key]
         if number % 2:

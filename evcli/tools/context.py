@@ -4,10 +4,14 @@ settings (the per-call timeout can be set with $EVCLI_TOOL_TIMEOUT_S)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from evcli.backends.spec import EnvironmentSpec
 from evcli.tools.redaction import Redactor
 from evcli.tools.runner import ToolEnvironment, ToolSettings
+
+if TYPE_CHECKING:
+    from evcli.kb.index import KnowledgeIndex
 
 
 def build_environment(
@@ -28,9 +32,9 @@ def build_environment(
     backend = spec.evidence_backend()
     knowledge_dir = spec.knowledge_dir()
 
-    opened = []
+    opened: list[KnowledgeIndex] = []
 
-    def open_knowledge():
+    def open_knowledge() -> KnowledgeIndex:
         """The knowledge index, opened once per environment on first use."""
         if not opened:
             from evcli.kb.index import KnowledgeIndex
