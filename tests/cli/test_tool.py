@@ -516,3 +516,117 @@ def test_backend_error_text_is_printed_verbatim(erroring_server):
     assert run.exit_code == 1, run
     assert "MarkupError" not in run.stderr
     assert "parse error: unexpected [/metrics] near [bold]offset 7[/bold]" in run.stderr
+
+
+# --- issue 9: since/until on the environment's clock and zone -----------------------------------
+
+
+@pytest.fixture
+def sshd_env(tmp_path) -> Path:
+    """An sshd auth log (RFC 3164, no level) in an environment on Asia/Shanghai time."""
+    root = tmp_path / "bastion"
+    (root / "logs").mkdir(parents=True)
+    (root / "env.toml").write_text('timezone = "Asia/Shanghai"\nnow = "2023-01-29T11:00:00"\n', encoding="utf-8")
+    lines = [
+        f"Jan 29 10:0{minute}:1{minute} bastion sshd[81{minute}]: Failed password for root from 10.20.30.40 port 5214{minute} ssh2"
+        for minute in range(6)
+    ]
+    lines.insert(3, "Jan 29 10:03:30 bastion sshd[820]: Accepted publickey for deploy from 10.0.0.5 port 40022 ssh2")
+    (root / "logs" / "sshd.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return root
+
+
+@pytest.mark.parametrize(
+    ("since", "until"),
+    [
+        ("2023-01-29T10:03:00+08:00", "2023-01-29T10:05:00+08:00"),  # ISO with zone
+        ("2023-01-29T02:03:00Z", "2023-01-29T02:05:00Z"),  # another zone, same instants
+        ("2023-01-29T10:03:00", "2023-01-29T10:05:00"),  # ISO without zone: the environment's
+        ("2023-01-29 10:03", "2023-01-29 10:05"),  # date and time
+        ("10:03", "10:05"),  # time of day on the clock's date
+        ("-57m", "-55m"),  # relative to the clock (11:00)
+    ],
+)
+def test_since_until_forms_search_the_same_absolute_range_stated_with_zone(sshd_env, since, until):
+    run = evcli("tool", "query_logs", "--env", sshd_env, "--service", "sshd", "--query", '"Failed password"',
+                "--since", since, "--until", until, "--json")  # fmt: skip
+    assert run.exit_code == 0, run
+    data = run.json()
+    details = data["retrieval_details"]
+    assert (details["range"], details["range_origin"]) == (
+        "2023-01-29T10:03:00+08:00..2023-01-29T10:05:00+08:00",
+        "question/call",
+    )
+    assert [log["source"]["line"] for log in data["output"]["logs"]] == [5, 6]  # 10:03:13 and 10:04:14
+    refs = {ref["raw_path"]: ref["text"] for ref in details["evidence_refs"]}
+    assert refs["$.stats"].startswith(
+        "stats: 2 matching lines in 2023-01-29T10:03:00+08:00..2023-01-29T10:05:00+08:00 (question/call); "
+        "first 2023-01-29T10:03:13.000+08:00, last 2023-01-29T10:04:14.000+08:00; by level: none 2"
+    )
+    assert refs["$.logs[0]"] == (
+        "logs/sshd.log:5 2023-01-29T10:03:13.000+08:00 "
+        "Jan 29 10:03:13 bastion sshd[813]: Failed password for root from 10.20.30.40 port 52143 ssh2"
+    )
+    assert refs["$.patterns[0]"].startswith("pattern (count 2, first 2023-01-29T10:03:13.000+08:00, last ")
+
+
+def test_no_time_named_searches_the_whole_snapshot_and_says_so(sshd_env):
+    run = evcli("tool", "query_logs", "--env", sshd_env, "--service", "sshd", "--query", "10.20.30.40", "--json")
+    assert run.exit_code == 0, run
+    details = run.json()["retrieval_details"]
+    assert details["range_origin"] == "whole snapshot"
+    stats = next(ref["text"] for ref in details["evidence_refs"] if ref["raw_path"] == "$.stats")
+    assert stats.startswith("stats: 6 matching lines in 2023-01-29T10:00:10+08:00..")
+    assert "(whole snapshot)" in stats
+
+
+def test_zero_hits_in_a_named_range_state_that_range(sshd_env):
+    run = evcli("tool", "query_logs", "--env", sshd_env, "--service", "sshd", "--query", "Failed",
+                "--since", "10:30", "--until", "10:40")  # fmt: skip
+    assert run.exit_code == 0, run
+    assert 'status="no_evidence"' in run.stdout
+    assert "range=2023-01-29T10:30:00+08:00..2023-01-29T10:40:00+08:00 (question/call); total=0" in " ".join(
+        run.stdout.split()
+    )
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (("--since", "-1h", "--window", "30m"), "query_logs: parameters: give either window or since/until, not both"),
+        (
+            ("--until", "10:05", "--window", "30m"),
+            "query_logs: parameters: give either window or since/until, not both",
+        ),
+        (("--since", "last tuesday"), "query_logs: since: cannot read time 'last tuesday': use ISO 8601"),
+        (("--until", "2023-02-30 10:00"), "query_logs: until: cannot read time '2023-02-30 10:00': use ISO 8601"),
+        (("--since", "10:05", "--until", "10:03"), "range start 2023-01-29T10:05:00+08:00 is after its end"),
+    ],
+)
+def test_bad_ranges_are_one_line_usage_errors(sshd_env, extra, message):
+    run = evcli("tool", "query_logs", "--env", sshd_env, "--service", "sshd", *extra)
+    assert_clean_error(run, 2, message)
+    assert len(run.stderr.strip().splitlines()) == 1
+
+
+def test_query_metrics_takes_since_and_until_too(snapshot):
+    run = evcli(
+        "tool",
+        "query_metrics",
+        "--env",
+        snapshot,
+        "--service",
+        "api-gateway",
+        "--since",
+        "03:01",
+        "--until",
+        "03:02",
+        "--json",
+    )
+    assert run.exit_code == 0, run
+    details = run.json()["retrieval_details"]
+    assert (details["range"], details["range_origin"]) == (
+        "2030-01-02T03:01:00+00:00..2030-01-02T03:02:00+00:00",
+        "question/call",
+    )
+    assert all(series["range"] == details["range"] for series in run.json()["output"]["series"])

@@ -372,3 +372,92 @@ def test_warning_severity_reports_without_failing(rules):
 
 def test_gate_is_deterministic(rules):
     assert _gate(VALID, rules) == _gate(copy.deepcopy(VALID), rules)
+
+
+# --- issue 9: counts cite $.stats or $.patterns[i] ---------------------------------------------
+
+AUTH_LINE = "Jan 29 10:03:11 bastion sshd[812]: Failed password for root from 10.20.30.40 port 52144 ssh2"
+SSH_SCOPE = {"service": "sshd", "keywords": ["Failed password"], "range": "", "range_origin": "whole snapshot"}
+SSH_OUTPUT = {
+    "logs": [
+        {
+            "timestamp": "2023-01-29T10:03:11.000+08:00",
+            "level": None,
+            "service": "sshd",
+            "message": "Failed password for root from 10.20.30.40 port 52144 ssh2",
+            "line": AUTH_LINE,
+            "source": {"path": "logs/auth.log", "line": 1234},
+        }
+    ],
+    "stats": {
+        "total": 37,
+        "first": "2023-01-29T10:03:11.000+08:00",
+        "last": "2023-01-29T10:58:40.000+08:00",
+        "by_level": {"none": 37},
+        "by_source": {"logs/auth.log": 37},
+        "range": "2023-01-29T10:03:00+08:00..2023-01-29T11:00:00+08:00",
+        "range_origin": "whole snapshot",
+        "filters": {"service": "sshd", "keywords": ["Failed password"], "level": None},
+    },
+    "patterns": [
+        {
+            "template": "Failed password for <*> from <*> port <*> <*>",
+            "count": 14,
+            "first": "2023-01-29T10:03:11.000+08:00",
+            "last": "2023-01-29T10:40:02.000+08:00",
+            "example": AUTH_LINE,
+        }
+    ],
+    "total": 37,
+    "truncated": True,
+}
+SSH = [_invocation(1, "query_logs", SSH_OUTPUT, SSH_SCOPE)]
+
+
+def _count_claim(text, raw_path, excerpt):
+    claim = _claim(_binding("query_logs", 1, raw_path, excerpt))
+    claim["claim_text"] = text
+    return _output(claim)
+
+
+def test_the_stats_and_pattern_refs_render_from_the_output():
+    refs = {ref.raw_path: ref.text for ref in SSH[0].retrieval_details.evidence_refs}
+    assert list(refs) == ["$.logs[0]", "$.stats", "$.patterns[0]"]
+    assert refs["$.logs[0]"] == f"logs/auth.log:1234 2023-01-29T10:03:11.000+08:00 {AUTH_LINE}"
+    assert refs["$.stats"] == (
+        "stats: 37 matching lines in 2023-01-29T10:03:00+08:00..2023-01-29T11:00:00+08:00 (whole snapshot); "
+        "first 2023-01-29T10:03:11.000+08:00, last 2023-01-29T10:58:40.000+08:00; by level: none 37; "
+        'by source: logs/auth.log 37; filters: service=sshd keywords="Failed password"'
+    )
+    assert refs["$.patterns[0]"] == (
+        "pattern (count 14, first 2023-01-29T10:03:11.000+08:00, last 2023-01-29T10:40:02.000+08:00): "
+        f"Failed password for <*> from <*> port <*> <*> — example: {AUTH_LINE}"
+    )
+
+
+@pytest.mark.parametrize(
+    ("claim", "raw_path", "excerpt"),
+    [
+        ("37 failed SSH logins", "$.stats", "37 matching lines"),
+        ("14 failed logins share one pattern", "$.patterns[0]", "pattern (count 14"),
+    ],
+)
+def test_a_count_bound_to_stats_or_a_pattern_with_its_number_passes(rules, claim, raw_path, excerpt):
+    result = _gate(_count_claim(claim, raw_path, excerpt), rules, SSH)
+    assert result.status == "pass", result.failed_rules
+
+
+def test_a_count_whose_excerpt_has_another_number_is_rejected(rules):
+    result = _gate(_count_claim("38 failed SSH logins", "$.stats", "38 matching lines"), rules, SSH)
+    _assert_fails(result, "binding.excerpt_supported", "reject")
+
+
+def test_a_count_the_excerpt_does_not_carry_is_rejected(rules):
+    result = _gate(_count_claim("38 failed SSH logins", "$.stats", "37 matching lines"), rules, SSH)
+    _assert_fails(result, "claim.facts_in_excerpts", "reject")
+
+
+@pytest.mark.parametrize("raw_path", ["$.stats[0]", "$.stats.total", "$.patterns", "$.patterns[0].count", "$.stat"])
+def test_stats_is_one_ref_and_patterns_an_array(rules, raw_path):
+    result = _gate(_count_claim("37 failed SSH logins", raw_path, "37 matching lines"), rules, SSH)
+    _assert_fails(result, "binding.raw_path_format", "reject")
