@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from evcli.backends.alerts import alertmanager_state
 from evcli.errors import BadInput
 from evcli.tools import registry
 from evcli.tools.redaction import Redactor
@@ -30,7 +31,7 @@ EXPECTED_SHAPES = (
 class AlertInput:
     alertname: str
     service: str | None
-    state: str  # firing | pending | resolved
+    state: str  # firing | pending | resolved | suppressed (silenced or inhibited: never diagnosed as firing)
     labels: dict[str, str] = field(default_factory=dict)
     annotations: dict[str, str] = field(default_factory=dict)
     starts_at: str | None = None
@@ -82,12 +83,11 @@ def parse_alert_payload(data: Any, source: str = "payload") -> list[AlertInput]:
             if isinstance(a, dict)
         ]
     if isinstance(data, list) and all(isinstance(a, dict) and "labels" in a for a in data):
-        states = {"active": "firing", "suppressed": "firing", "unprocessed": "pending"}
         return [
             _alert(
                 a.get("labels"),
                 a.get("annotations"),
-                states.get(str((a.get("status") or {}).get("state", "active")), "resolved"),
+                alertmanager_state(a.get("status"))[0] or "resolved",
                 a.get("startsAt"),
                 f"{source} alert #{n}",
             )

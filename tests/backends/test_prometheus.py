@@ -10,6 +10,7 @@ import pytest
 
 from evcli.backends.alerts import format_duration, significant
 from evcli.backends.base import BackendError, parse_window
+from evcli.backends.live import LiveBackend
 from evcli.backends.prometheus import (
     PrometheusBackend,
     normalise_prometheus_alert,
@@ -190,3 +191,30 @@ def test_a_url_that_is_not_prometheus_is_a_backend_error(alertmanager):
         PrometheusBackend(alertmanager.url).alerts()
 
     assert alertmanager.url in str(caught.value)
+
+
+def test_range_query_with_start_and_end_states_points_and_times(prometheus):
+    # issue 9: an absolute range an hour back, where the backfilled CPU is flat at 40 %
+    end = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=60)
+    searched = TimeRange(end - timedelta(minutes=30), end)
+
+    (series,) = PrometheusBackend(prometheus.url).series("payment-service", "cpu_usage_percent", searched)
+
+    assert (series["min"], series["max"], series["last"]) == (40.0, 40.0, 40.0)
+    assert series["range"] == searched.text(UTC) and "window" not in series
+    assert 250 <= series["points"] <= 301
+    assert datetime.fromisoformat(series["last_at"]) <= end
+    assert datetime.fromisoformat(series["min_at"]) == datetime.fromisoformat(series["max_at"]) == searched.start
+
+
+def test_live_backend_fills_an_open_range_end_with_its_clock(prometheus):
+    live = LiveBackend({"prometheus": PrometheusBackend(prometheus.url)})
+    since = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=5)
+
+    result = live.query_metrics(
+        service="payment-service", alertname=None, metric="cpu_usage_percent", range=TimeRange(since, None)
+    )
+
+    (series,) = result.series
+    assert series["last"] == 92.0 and series["range"].startswith(since.isoformat(timespec="seconds"))
+    assert [a["alertname"] for a in result.alerts] == ["HighCPUUsage"]  # firing since the run started
