@@ -99,8 +99,10 @@ class LogResult:
 
 @dataclass
 class MetricsResult:
-    """`alerts` items: {alertname, service, instance, severity, state, value, unit, active_at,
-    duration, summary, labels}; `series` items: {service, metric, window, min, max, last, unit}."""
+    """`alerts` items: {alertname, service, instance, severity, state (firing, pending, resolved,
+    suppressed), value, unit, active_at, duration, summary, labels, and when set: ends_at (resolved),
+    silenced_by, inhibited_by}; `series` items (`evcli.backends.series`): {service, metric, unit,
+    range, points, min, min_at, max, max_at, last, last_at, and window when the call named one}."""
 
     alerts: list[dict[str, Any]] = field(default_factory=list)
     series: list[dict[str, Any]] = field(default_factory=list)
@@ -119,8 +121,18 @@ class EvidenceBackend(Protocol):
         """Service names this backend knows, or None when it cannot tell."""
 
     def query_metrics(
-        self, *, service: str | None, alertname: str | None, metric: str | None, window: TimeWindow
-    ) -> MetricsResult: ...
+        self,
+        *,
+        service: str | None,
+        alertname: str | None,
+        metric: str | None,
+        window: TimeWindow | None = None,
+        range: TimeRange | None = None,
+        state: str = "active",
+    ) -> MetricsResult:
+        """Alerts in `state` (`evcli.backends.alerts.STATE_FILTERS`: active = firing or pending) that
+        were active in the range, and series summaries over it. The range is `range`, else the
+        window's, else the backend default (whole snapshot; live: the last hour)."""
 
     def query_logs(self, query: LogQuery) -> LogResult: ...
 
