@@ -45,7 +45,7 @@ from evcli.backends.base import LEVELS
 from evcli.backends.files import DeadlineExceeded, Lines, check_deadline, contained, open_binary, open_text
 from evcli.backends.logformats import SAMPLE_LINES, LineKind, LineReader, ParseContext, detect, format_named
 
-SCHEMA = 2  # part of every index file's name: a new schema builds new files
+SCHEMA = 3  # part of every index file's name: a new schema builds new files
 INDEX_DIR = "logindex"
 _BATCH = 4_096  # rows per insert: the build's memory is about one batch of lines
 _TEMPLATE_CACHE = 100_000  # distinct templates kept in memory while building (then looked up in SQL)
@@ -67,7 +67,7 @@ _VARIABLE = re.compile(
 )
 _SCHEMA_SQL = """
 CREATE TABLE build (id TEXT, schema INTEGER, digest TEXT, format TEXT, lines INTEGER,
-                    first REAL, last REAL, seconds REAL);
+                    first REAL, last REAL, cut INTEGER, seconds REAL);
 CREATE TABLE templates (id INTEGER PRIMARY KEY, text TEXT UNIQUE);
 CREATE TABLE lines (lineno INTEGER PRIMARY KEY, ts REAL, level INTEGER, derived INTEGER,
                     template INTEGER, instance TEXT, line TEXT, unescaped TEXT);
@@ -153,6 +153,7 @@ class IndexedFile:
     lines: int
     first: float | None  # epoch of the first and last timestamp
     last: float | None
+    cut: int  # lines longer than LIMITS.max_line_chars, indexed up to that length
 
 
 def open_index(path: Path, root: Path, context: ParseContext, home: Path | None = None) -> IndexedFile:
@@ -166,7 +167,7 @@ def open_index(path: Path, root: Path, context: ParseContext, home: Path | None 
     if not db.exists():
         _build(path, root, context, db, digest)
     with _connect(db) as conn:
-        build = conn.execute("SELECT id, format, lines, first, last FROM build").fetchone()
+        build = conn.execute("SELECT id, format, lines, first, last, cut FROM build").fetchone()
     return IndexedFile(relative, f"sha256:{digest}", db, *build)
 
 
@@ -223,12 +224,13 @@ def _build(path: Path, root: Path, context: ParseContext, target: Path, digest: 
         try:
             conn.executescript("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;" + _SCHEMA_SQL)
             with open_text(path, root) as text, _progress(path) as advance:
-                fmt, rows = read_rows(iter(Lines(text)), context)
+                lines = Lines(text)
+                fmt, rows = read_rows(iter(lines), context)
                 count, first, last = _insert(conn, rows, advance)
             conn.execute("CREATE INDEX lines_ts ON lines (ts)")
             conn.execute(
-                "INSERT INTO build VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (uuid.uuid4().hex, SCHEMA, digest, fmt, count, first, last, time.monotonic() - started),
+                "INSERT INTO build VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (uuid.uuid4().hex, SCHEMA, digest, fmt, count, first, last, lines.cut, time.monotonic() - started),
             )
             conn.commit()
         finally:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evcli.backends.base import LEVELS, BackendError, LogQuery, LogResult, canonical_level
-from evcli.backends.files import open_binary
+from evcli.backends.files import LIMITS, open_binary
 from evcli.backends.logformats import SAMPLE_LINES, LineReader, ParseContext, detect, format_named
 from evcli.backends.logindex import FileMatches, Filter, IndexedFile, epoch, open_index, search, split_instance
 from evcli.timerange import TimeRange
@@ -66,7 +66,7 @@ def query_logs(backend: SnapshotBackend, query: LogQuery, service: str | None) -
         logs=items,
         total=total,
         truncated=total > len(items),
-        message=_message(total, len(items), stats["by_level"].get("none", 0)),
+        message=_message(total, len(items), stats["by_level"].get("none", 0), sum(i.cut for i in indexes)),
         stats=stats,
         patterns=_patterns(found, tz),
         searched_range=searched,
@@ -179,14 +179,17 @@ def _max(left: float | None, right: float | None) -> float | None:
     return right if left is None else left if right is None else max(left, right)
 
 
-def _message(total: int, shown: int, unleveled: int) -> str:
-    if total == 0:
-        return "no matching log lines"
-    message = f"{total} matching line{'s' * (total != 1)}"
+def _message(total: int, shown: int, unleveled: int, cut: int) -> str:
+    message = "no matching log lines" if total == 0 else f"{total} matching line{'s' * (total != 1)}"
     if total > shown:
         message += f" (newest {shown} returned)"
     if unleveled:
         message += f"; {unleveled} without a level"
+    if cut:
+        message += (
+            f"; {cut} line{'s' * (cut != 1)} longer than {LIMITS.max_line_chars} characters"
+            " searched and shown up to that length"
+        )
     return message
 
 
@@ -207,5 +210,3 @@ def last_timestamp(path: Path, root: Path, context: ParseContext) -> datetime | 
     if newest is None and size > _TAIL_BYTES:
         newest = open_index(path, root, context).last
     return None if newest is None else datetime.fromtimestamp(newest, UTC)
-
-
