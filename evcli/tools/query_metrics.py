@@ -33,8 +33,8 @@ class QueryMetricsParams(ToolParams):
     since: TimeExpression = None
     until: TimeExpression = None
     window: str | None = None
-    # alerts in this state: active (firing or pending), one state, or any (resolved alerts only when asked)
-    state: Literal["active", "firing", "pending", "resolved", "suppressed", "any"] = "active"
+    # alerts in this state: one state, any, or None = active (firing or pending; resolved only when asked)
+    state: Literal["active", "firing", "pending", "resolved", "suppressed", "any"] | None = None
 
 
 def alert_text(alert: dict[str, Any]) -> str:
@@ -77,7 +77,7 @@ def scope(params: QueryMetricsParams) -> dict[str, Any]:
     found.update(since=params.since, until=params.until)
     found = {key: value for key, value in found.items() if value is not None}
     found["keywords"] = [value for value in (params.alertname, params.metric) if value]
-    if params.state != "active":
+    if params.state:
         found["state"] = params.state
     return found
 
@@ -106,7 +106,7 @@ def fetch(params: QueryMetricsParams, env: ToolEnvironment, session: SessionView
         metric=params.metric,
         window=window,
         range=named,
-        state=params.state,
+        state=params.state or "active",
     )
     found_scope.update(searched_scope(named, env.backend, series_span(result.series)))
     items = len(result.alerts) + len(result.series)
@@ -130,10 +130,15 @@ SPEC = registry.register(
         description=(
             "Alerts and metric series (min/max/last with their times, number of points) of a service, or of "
             "everything, in a time range (since/until, or a relative window; none: the whole snapshot, or the "
-            "last hour of a live backend)."
+            "last hour of a live backend). Alerts are the active ones (firing or pending) unless state asks for "
+            "resolved, suppressed (silenced or inhibited) or any."
         ),
         summary="Alerts and metric series of a service (or of everything).",
         params=QueryMetricsParams,
+        option_help={
+            "metric": "A series as shown (CpuUsageRate(%), mem_used (MiB)) or its bare name (CpuUsageRate).",
+            "state": "Alerts in this state: firing, pending, resolved, suppressed or any (default: firing or pending).",
+        },
         arrays=(registry.EvidenceArray("alerts", alert_text), registry.EvidenceArray("series", series_text)),
         fetch=fetch,
         scope=scope,

@@ -433,7 +433,7 @@ def test_env_and_backend_urls_together_is_exit_2(snapshot):
             ("query_logs", "--service", "order-service", "--query", '"HikariPool'),
             "query_logs: query: query has unbalanced quotes",
         ),
-        (("query_metrics", "--metric", "cpu usage"), "query_metrics: metric:"),
+        (("query_metrics", "--metric", "cpu{usage}"), "query_metrics: metric:"),  # `cpu usage (%)` is a name (issue 9)
         (("lookup_knowledge", "--query", "heap", "--limit", "21"), "lookup_knowledge: limit:"),
     ],
 )

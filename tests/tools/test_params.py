@@ -45,6 +45,7 @@ def test_each_tool_has_its_model_and_defaults():
         "since": None,
         "until": None,
         "window": None,
+        "state": None,  # issue 9: alerts in this state; None = active (firing or pending)
     }
     knowledge = validate_params("lookup_knowledge", {"query": "heap dump"})
     assert isinstance(knowledge, LookupKnowledgeParams)
@@ -126,7 +127,8 @@ def test_lookup_knowledge_limit_bounds(limit, ok):
         ("query_logs", {}, "query_logs: service: ", "required"),
         ("query_metrics", {"service": "a b"}, "query_metrics: service: ", "pattern"),
         ("query_metrics", {"alertname": "High CPU"}, "query_metrics: alertname: ", "pattern"),
-        ("query_metrics", {"metric": "cpu-usage"}, "query_metrics: metric: ", "pattern"),
+        # issue 9: a CSV header with its unit (`CpuUsageRate(%)`) is a metric name; quotes and braces are not
+        ("query_metrics", {"metric": 'cpu"} or vector(1)'}, "query_metrics: metric: ", "pattern"),
         (
             "query_logs",
             {"service": "s", "window": "bad"},
