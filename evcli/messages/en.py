@@ -31,6 +31,7 @@ MESSAGES: dict[str, str] = {
     "alert.without_state": "{subject} an {name} alert",
     "alert.values": ": {values}",
     "series.where": " over window={window}",
+    "series.range": " over range={range}",
     "series.claim": "{service} {metric}{where}: {values}.",
     "log.claim": "{service} logged {level} at {timestamp}: {message}",
     "negative.noun": "evidence",

@@ -30,6 +30,7 @@ MESSAGES: dict[str, str] = {
     "alert.without_state": "{subject} {name} 告警",
     "alert.values": "，{values}",
     "series.where": "在 window={window} 内",
+    "series.range": "在 range={range} 内",
     "series.claim": "{service} 的 {metric} {where}：{values}。",
     "log.claim": "{service} 在 {timestamp} 记录了 {level} 日志：{message}",
     "negative.noun": "证据",

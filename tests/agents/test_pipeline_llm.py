@@ -603,7 +603,7 @@ def test_low_confid_with_a_critical_gap_gets_one_evidence_retry(server, store, m
     assert retry["completed_queries"] == [
         {
             "tool_name": "query_metrics",
-            "input_params": {"service": "payment-service", "alertname": "HighCPUUsage", "window": "30m"},
+            "input_params": {"service": "payment-service", "alertname": "HighCPUUsage"},  # no default window (issue 9)
         }
     ]
     assert len(server.requests_for("verifier")) == 2  # one per round, no third

@@ -208,8 +208,11 @@ def _series_text(series: dict[str, Any], words: Catalogue) -> str:
         for key in ("min", "max", "last")
         if series.get(key) is not None
     ]
-    window = series.get("window")
-    where = words("series.where", window=window) if _present(window) else ""
+    window, searched = series.get("window"), series.get("range")  # a range since issue 9, a window before
+    if _present(searched):
+        where = words("series.range", range=searched)
+    else:
+        where = words("series.where", window=window) if _present(window) else ""
     return words(
         "series.claim",
         service=series["service"],
