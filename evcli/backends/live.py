@@ -90,6 +90,9 @@ class LiveBackend:
         )
         alerts = []
         if alert_source is not None:
+            if state == "resolved":
+                # Prometheus and Alertmanager drop an alert once it ends: "none" would not be evidence
+                raise BackendError("a live alert source lists no resolved alerts; ask a snapshot or a webhook payload")
             found = alert_source.alerts(
                 {"alertname": alertname} if alertname else None,
                 now=now,

@@ -130,3 +130,9 @@ def test_a_failing_loki_raises(loki):
 
     with pytest.raises(BackendError, match="HTTP 500"):
         backend.query_logs(LogQuery(None, (), None, parse_window("1h", backend.now()), 20))
+
+
+def test_resolved_alerts_are_refused_by_a_live_source_not_answered_with_none(closed_url):
+    # issue 9: Alertmanager and Prometheus forget an alert once it ends, so an empty list is no evidence
+    with pytest.raises(BackendError, match="a live alert source lists no resolved alerts"):
+        metrics(live(alertmanager=closed_url), alertname="HighCPUUsage", state="resolved")
