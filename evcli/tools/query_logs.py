@@ -3,9 +3,10 @@
 
 Refs (rendered here from the structured output, the one source the runner records and the
 Gatekeeper re-derives):
-  - `$.logs[i]`: one line, `<provenance> <timestamp with zone> <original line>`, the provenance
-    being `logs/auth.log:1234` (snapshot) or `loki{labels}@<ns>` (Loki), so `grep` on the source
-    finds the line; a level derived from an access log's status is labelled as derived;
+  - `$.logs[i]`: one line, `<provenance> <timestamp with zone> <LEVEL> <original line>`, the
+    provenance being `logs/auth.log:1234` (snapshot) or `loki{labels}@<ns>` (Loki), so `grep` on
+    the source finds the line; the canonical level is left out when the line has none, and a level
+    derived from an access log's status is labelled as derived;
   - `$.stats`: the total of matching lines in the searched range (not capped by `limit`; "at least"
     when a live backend's own line limit cut it: `lower_bound`), first and last time, counts per
     level (`none`: lines without a level) and per source, the absolute range with where it came
@@ -92,9 +93,9 @@ def log_text(log: dict[str, Any]) -> str:
     if "line" not in log:  # recorded before issue 9
         fields = (log_time(log), log.get("level"), log.get("service"), log.get("instance"), log.get("message"))
         return " ".join(str(field) for field in fields if field)
-    parts = [provenance(log.get("source")), log_time(log), str(log["line"])]
+    parts = [provenance(log.get("source")), log_time(log), str(log.get("level") or ""), str(log["line"])]
     if log.get("level_derived") and log.get("level"):
-        parts.append(f"(level {log['level']} derived from the status code)")
+        parts.append("(level derived from the status code)")
     return " ".join(part for part in parts if part)
 
 

@@ -356,7 +356,7 @@ def test_custom_snapshot_logs(snapshot):
         ("2030-01-02T03:03:00.000+00:00", "ERROR", "api-gateway", "gw-2"),
     ]  # yesterday's line is outside the snapshot's last 30 minutes
     assert run.json()["retrieval_details"]["evidence_refs"][0]["text"] == (
-        "logs/api-gateway.log:3 2030-01-02T03:01:00.000+00:00 "
+        "logs/api-gateway.log:3 2030-01-02T03:01:00.000+00:00 ERROR "
         "2030-01-02 03:01:00.000 ERROR [gw-1] upstream timeout to billing after 5000ms"
     )
     # no time named: the whole snapshot, yesterday's line too

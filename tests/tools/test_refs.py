@@ -131,7 +131,7 @@ def test_a_log_ref_is_provenance_time_with_zone_and_the_original_line():
         "source": {"path": "logs/nginx-access.log", "line": 7},
     }
     assert log_text(access) == (
-        f"logs/nginx-access.log:7 2023-01-29T10:03:11.000+08:00 {line} (level WARN derived from the status code)"
+        f"logs/nginx-access.log:7 2023-01-29T10:03:11.000+08:00 WARN {line} (level derived from the status code)"
     )
     loki = {
         "timestamp": "2024-05-01T10:00:20.000+00:00",

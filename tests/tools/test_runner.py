@@ -172,7 +172,7 @@ def test_query_logs_result_shape_and_refs(demo):
     ]
     index = output["logs"].index(first_error)
     assert refs_of(invocation)[index][1] == (
-        f"logs/order-service.log:{first_error['source']['line']} 2026-07-08T23:05:28.114+00:00 "
+        f"logs/order-service.log:{first_error['source']['line']} 2026-07-08T23:05:28.114+00:00 ERROR "
         "2026-07-08 23:05:28.114 ERROR [order-service-5c8d7f9b-qm4tz] "
         "com.zaxxer.hikari.pool.HikariPool - HikariPool-1 - Connection is not available, request timed out after "
         "30000ms (total=50, active=50, idle=0, waiting=23)"

@@ -47,7 +47,8 @@ _UNIT_WORDS = {
     "kib": "kb",
 }
 _NUMBER = re.compile(r"^(\d+(?:\.\d+)?)([a-z%]*)$")
-_PAIR = re.compile(r"([a-z_][a-z0-9_.]*)=([^\s,;()\[\]。，；]+)")
+# A value ends at JSON punctuation too: a cited JSON log line reads `"msg": "… locale=zh-CN"}`.
+_PAIR = re.compile(r"([a-z_][a-z0-9_.]*)=([^\s,;()\[\]{}\"'。，；]+)")
 
 
 def _tokens(normalized: str) -> list[str]:
