@@ -76,6 +76,8 @@ def _add_forged_log(document: dict, source_id: int, **changes) -> dict:
     """A copy of a query_logs invocation whose first line says FORGED_FACT, in output and ref alike."""
     added = copy.deepcopy(_invocation(document, source_id))
     added["output"]["logs"][0]["message"] += f"; {FORGED_FACT}"
+    if "line" in added["output"]["logs"][0]:  # since issue 9 a log ref renders the original line
+        added["output"]["logs"][0]["line"] += f"; {FORGED_FACT}"
     ref = next(r for r in added["retrieval_details"]["evidence_refs"] if r["raw_path"] == "$.logs[0]")
     ref["text"] += f"; {FORGED_FACT}"
     added.update(changes)
