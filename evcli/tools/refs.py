@@ -65,6 +65,8 @@ def no_evidence_text(tool_name: str, scope: dict[str, Any], message: str) -> str
         )
     if scope.get("window"):
         parts.append(f"window={scope['window']}")
+    if scope.get("state"):  # alerts asked in a state other than active (firing or pending)
+        parts.append(f"alert_state={scope['state']}")
     if ranged:
         parts.append(f"range={range_text(scope)}")
     parts.append("total=0")

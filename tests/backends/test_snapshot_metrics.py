@@ -255,3 +255,14 @@ def test_env_check_counts_only_firing_alerts(tmp_path):
         "Cause": "firing",
         "DiskFull": "resolved",
     }
+
+
+def test_no_resolved_alert_is_a_no_evidence_ref_that_names_the_state_asked(tmp_path):
+    snapshot(tmp_path, {"env.toml": ENV, "alerts.json": json.dumps(PROMETHEUS_SHAPE)})
+
+    run = evcli("tool", "query_metrics", "--env", str(tmp_path), "--alertname", "Hot", "--state", "resolved", "--json")
+
+    (ref,) = run.json()["retrieval_details"]["evidence_refs"]
+    assert ref["raw_path"] == "$.no_evidence"
+    assert "query=Hot; alert_state=resolved; range=" in ref["text"]
+    assert "1 firing alert(s) not shown (state=resolved)" in ref["text"]
