@@ -34,6 +34,8 @@ MESSAGES: dict[str, str] = {
     "series.range": " over range={range}",
     "series.claim": "{service} {metric}{where}: {values}.",
     "log.claim": "{service} logged {level} at {timestamp}: {message}",
+    "log.claim.unleveled": "{service} logged at {timestamp}: {message}",
+    "log.claim.derived": "{service} logged {level} (level derived from the status code) at {timestamp}: {message}",
     "negative.noun": "evidence",
     "negative.noun.query_logs": "logs",
     "negative.noun.query_metrics": "alerts or metrics",

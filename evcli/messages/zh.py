@@ -33,6 +33,8 @@ MESSAGES: dict[str, str] = {
     "series.range": "在 range={range} 内",
     "series.claim": "{service} 的 {metric} {where}：{values}。",
     "log.claim": "{service} 在 {timestamp} 记录了 {level} 日志：{message}",
+    "log.claim.unleveled": "{service} 在 {timestamp} 记录了日志：{message}",
+    "log.claim.derived": "{service} 在 {timestamp} 记录了 {level} 日志（级别由状态码推断）：{message}",
     "negative.noun": "证据",
     "negative.noun.query_logs": "日志",
     "negative.noun.query_metrics": "告警或指标",

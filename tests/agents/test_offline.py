@@ -338,6 +338,53 @@ def test_chinese_broad_question(tmp_path):
     assert all(call.arguments.get("window") == "1h" for call in tool_calls(run) if call.name != "lookup_knowledge")
 
 
+HOST_ENV = Path(__file__).resolve().parents[2] / "evcli" / "envs" / "host"
+
+
+def verdict_of(run: Run) -> dict:
+    run.verifier_payload()
+    return json.loads(run.recorder.of("verifier")[-1][1].text)
+
+
+def log_claims_of(run: Run) -> list[dict]:
+    return [
+        claim
+        for claim in run.executor_output["claims"]
+        if any(binding["tool_name"] == "query_logs" for binding in claim["evidence_bindings"])
+    ]
+
+
+def test_lines_without_a_level_become_findings_that_name_no_level(tmp_path):
+    """Syslog lines carry no level (issue 9): the disk-full line is still a symptom, phrased without one."""
+    run = full_run("node-worker-01 磁盘为什么快满了？", tmp_path)
+    assert run.gate_result.severity == "none", run.gate_result.errors
+    symptoms = [claim["claim_text"] for claim in log_claims_of(run) if claim["claim_type"] == "symptom"]
+    no_space = [text for text in symptoms if "No space left" in text]
+    assert no_space and no_space[0].startswith("node-worker-01 在 2026-07-08T23:00:02.000+00:00 记录了日志：ERROR")
+    assert not any("记录了 ERROR 日志" in text or "记录了 None" in text for text in symptoms)
+    assert verdict_of(run)["verdict"] == "PASS"
+
+
+@pytest.mark.parametrize(
+    ("question", "label"),
+    [
+        (
+            "Why does nginx return 401 for POST /api/login?",
+            "nginx logged WARN (level derived from the status code) at ",
+        ),
+        ("nginx 为什么对 POST /api/login 返回 401？", "记录了 WARN 日志（级别由状态码推断）："),
+    ],
+)
+def test_a_derived_level_is_labelled_and_a_2xx_line_is_no_symptom(question, label, tmp_path):
+    run = full_run(question, tmp_path, HOST_ENV)
+    assert run.gate_result.severity == "none", run.gate_result.errors
+    texts = [claim["claim_text"] for claim in log_claims_of(run)]
+    assert any(label in text and '"POST /api/login HTTP/1.1" 401' in text for text in texts), texts
+    # a 200 line's user agent reads AppleWebKit/537.36: a version, not a 5xx status
+    assert not any('" 200 ' in text for text in texts), texts
+    assert verdict_of(run)["verdict"] == "PASS"
+
+
 def test_broad_question_naming_no_service_follows_the_firing_alerts(tmp_path):
     run = full_run("What's wrong right now?", tmp_path)
     assert run.gate_result.severity == "none", run.gate_result.errors

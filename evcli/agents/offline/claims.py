@@ -224,17 +224,21 @@ def _series_text(series: dict[str, Any], words: Catalogue) -> str:
 
 # --- log lines ---------------------------------------------------------------------------
 
+# Words of trouble in a line's own text; a 5xx is a status, not a version that reads like one
+# (`AppleWebKit/537.36` in an access log's user agent).
 _SIGNAL = re.compile(
     r"exception|error|fail|timed? ?out|timeout|refused|unavailable|\boom|out of memory|killed|full gc|saturat"
     r"|reject|exhaust|slow|latency|exceed|above threshold|no space|evict|panic|crash|restart|deadlock|denied"
-    r"|could not|cannot|unable|status=5\d\d|\b5\d\d\b",
+    r"|could not|cannot|unable|status=5\d\d|(?<![/.])\b5\d\d\b(?![.\d])",
     re.IGNORECASE,
 )
 _STACK_FRAME = re.compile(r"^\s*(?:at\s+[\w.$<>]+\(|\.\.\.\s*\d+\s+more|caused by:)", re.IGNORECASE)
 
 
 def _log_parts(ref: Ref) -> tuple[str, str, str, str] | None:
-    """(service, timestamp, level, message) of a log item, as its ref shows them, or None."""
+    """(service, timestamp, level, message) of a log item, as its ref shows them, or None.
+
+    A line without a level is evidence too: its level is "" and no claim names one."""
     item = ref.item
     timestamp = log_time(item)
     parts = (
@@ -243,9 +247,21 @@ def _log_parts(ref: Ref) -> tuple[str, str, str, str] | None:
         str(item.get("level") or ""),
         str(item.get("message") or ""),
     )
-    if not all(parts) or not all(part in ref.ref.text for part in parts):
+    service, _, level, message = parts
+    if not (service and timestamp and message) or not all(part in ref.ref.text for part in parts):
         return None
     return parts
+
+
+def _log_text(ref: Ref, words: Catalogue, service: str, timestamp: str, level: str, message: str) -> str:
+    """The claim of one log line: its level only when the line has one, labelled when it was derived."""
+    if not level:
+        key = "log.claim.unleveled"
+    elif ref.item.get("level_derived"):
+        key = "log.claim.derived"
+    else:
+        key = "log.claim"
+    return words(key, service=service, timestamp=timestamp, level=level, message=message)
 
 
 def _pattern_key(message: str) -> str:
@@ -265,7 +281,9 @@ def log_claims(
     """Distinct log lines, errors first, then lines naming a term of the question, newest first.
 
     A line is quoted, never obeyed. As a symptom it must show an error signal in its own
-    words (an exception, a timeout, a kill, ...), so a WARN line of prose is not promoted."""
+    words (an exception, a timeout, a kill, ...) or a level derived from its status code (an access
+    log's 4xx/5xx), so a WARN line of prose is not promoted. A line without a level is a candidate
+    like any other, ranked below the lines with an error level."""
     terms = [term.lower() for term in intent.terms]
     candidates = []
     for ref in refs:
@@ -275,7 +293,8 @@ def log_claims(
         if parts is None:
             continue
         service, timestamp, level, message = parts
-        if _STACK_FRAME.match(message) or (symptoms_only and not _SIGNAL.search(message)):
+        signal = bool(_SIGNAL.search(message)) or bool(level and ref.item.get("level_derived"))
+        if _STACK_FRAME.match(message) or (symptoms_only and not signal):
             continue
         term_hit = any(term in message.lower() for term in terms)
         candidates.append(((-LEVEL_RANK.get(level.upper(), 0), not term_hit), timestamp, ref, parts))
@@ -289,14 +308,7 @@ def log_claims(
             continue
         seen_patterns.add(pattern)
         seen_texts.add(ref.ref.text)
-        text = words(
-            "log.claim",
-            service=service,
-            timestamp=timestamp,
-            level=level,
-            message=message,
-        )
-        claims.append(_claim(claim_type, text, ref))
+        claims.append(_claim(claim_type, _log_text(ref, words, service, timestamp, level, message), ref))
         if len(claims) == cap:
             break
     return claims
