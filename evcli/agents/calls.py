@@ -47,9 +47,7 @@ def _summary(value: Any, limit: int = 400) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
-def call_engine(
-    engine: Engine, request: RoleRequest, steps: StepCounter
-) -> EngineReply | StageResult:
+def call_engine(engine: Engine, request: RoleRequest, steps: StepCounter) -> EngineReply | StageResult:
     """The reply on success; a failed StageResult otherwise. Unknown errors fail closed."""
     started = time.perf_counter()
     steps.index += 1

@@ -464,7 +464,9 @@ class TraceStore:
         row = output.model_dump(mode="json")
         row["output"] = _dump(row["output"])
         row["parse_status"] = _dump(row["parse_status"])
-        self.db.table("stage_output").insert({"session_id": session_id, **row, "created_at": output.created_at or now_iso()})
+        self.db.table("stage_output").insert(
+            {"session_id": session_id, **row, "created_at": output.created_at or now_iso()}
+        )
 
     def _insert_gate_result(self, session_id: str, stored: StoredGateResult) -> None:
         result = stored.result
