@@ -11,12 +11,16 @@ A time expression T is one of:
 Invariants:
   - every datetime this module returns is timezone-aware; a time written without a zone is
     read in the environment's zone (an IANA name through zoneinfo, else UTC);
+  - relative times and windows are exact elapsed time (`-1h` across a DST change is 3600 s
+    earlier, never one wall-clock hour), computed in UTC;
   - local times are DST-safe: a wall time that does not exist (spring forward, e.g. 02:30 on
     2023-03-12 in America/New_York) is read with the offset in force before the gap and then
     normalised, so it becomes the real wall time one gap later (03:30-04:00); an ambiguous
     wall time (fall back) takes fold=0, the first of its two occurrences;
   - a `TimeRange` end may be open (None = unbounded); `start <= end` whenever both are set;
-    comparisons are by instant, never by wall time;
+    comparisons (order, `==`, hash) are by UTC instant, never by wall time: Python compares two
+    datetimes of one tzinfo by wall time ignoring `fold`, and calls an ambiguous wall time unequal
+    to every other zone's reading of it (PEP 495), so both would break across a DST fall-back;
   - the canonical text is always the full form `START..END` with offsets, e.g.
     `2023-01-29T10:03:00+08:00..2023-01-29T10:05:00+08:00` (an open end is empty), written
     with seconds and, only when non-zero, microseconds. `parse_range_text` reads that form and
@@ -98,7 +102,7 @@ def _parse(expression: str, clock: datetime, tz: tzinfo) -> datetime:
     if expression.lower() == "now":
         return clock
     if expression.startswith("-"):
-        return clock - parse_duration(expression[1:])
+        return _earlier_by(clock, parse_duration(expression[1:]), tz)
     time_of_day = _TIME_OF_DAY.fullmatch(expression)
     if time_of_day:
         hour, minute, second, fraction = time_of_day.groups()
@@ -110,11 +114,18 @@ def _parse(expression: str, clock: datetime, tz: tzinfo) -> datetime:
     raise ValueError(expression)
 
 
+def _earlier_by(clock: datetime, length: timedelta, tz: tzinfo) -> datetime:
+    """The instant `length` before `clock`, in `tz`. Subtracting from a zoned datetime directly
+    would move its wall time (30m before 03:10 after a spring-forward gap is 02:40, which does
+    not exist), so the arithmetic is done in UTC."""
+    return (clock.astimezone(UTC) - length).astimezone(tz)
+
+
 def _micros(fraction: str | None) -> int:
     return int((fraction or "").ljust(6, "0")[:6])
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class TimeRange:
     """A closed range of instants; an end of None is open (unbounded on that side)."""
 
@@ -125,7 +136,7 @@ class TimeRange:
         for moment in (self.start, self.end):
             if moment is not None and moment.utcoffset() is None:
                 raise TimeExpressionError(f"range end {moment.isoformat()} has no zone")
-        if self.start is not None and self.end is not None and self.start > self.end:
+        if self.start is not None and self.end is not None and _instant(self.start) > _instant(self.end):
             raise TimeExpressionError(f"range start {_stamp(self.start)} is after its end {_stamp(self.end)}")
 
     @classmethod
@@ -147,13 +158,24 @@ class TimeRange:
             raise TimeExpressionError("give either a window or since/until, not both")
         local_clock = clock.astimezone(tz)
         if window is not None:
-            return cls(local_clock - parse_duration(window), local_clock)
+            return cls(_earlier_by(local_clock, parse_duration(window), tz), local_clock)
         if since is None and until is None:
             return None
         return cls(
             None if since is None else parse_time(since, clock=clock, tz=tz),
             None if until is None else parse_time(until, clock=clock, tz=tz),
         )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TimeRange):
+            return NotImplemented
+        return self._instants() == other._instants()
+
+    def __hash__(self) -> int:
+        return hash(self._instants())
+
+    def _instants(self) -> tuple[datetime | None, datetime | None]:
+        return (None if self.start is None else _instant(self.start), None if self.end is None else _instant(self.end))
 
     @property
     def is_bounded(self) -> bool:
@@ -163,8 +185,8 @@ class TimeRange:
         """Open ends filled with `first`/`last` (a snapshot's first/last timestamp, or for a live
         backend clock-1h/clock). When the filled start would follow the end, the range shrinks to
         its end instant (nothing lies in it), so an `until` before the snapshot is empty."""
-        end = self.end if self.end is not None else max(last, self.start or last)
-        start = self.start if self.start is not None else min(first, end)
+        end = self.end if self.end is not None else max(last, self.start or last, key=_instant)
+        start = self.start if self.start is not None else min(first, end, key=_instant)
         return TimeRange(start, end)
 
     def contains(self, other: TimeRange | datetime) -> bool:
@@ -184,7 +206,7 @@ class TimeRange:
         None when they share no instant."""
         start = _later(self.start, other.start)
         end = _earlier(self.end, other.end)
-        if start is not None and end is not None and start > end:
+        if start is not None and end is not None and _instant(start) > _instant(end):
             return None
         return TimeRange(start, end)
 
@@ -223,21 +245,29 @@ def _stamp(moment: datetime) -> str:
     return moment.isoformat(timespec="microseconds" if moment.microsecond else "seconds")
 
 
+def _instant(moment: datetime) -> datetime:
+    """The UTC reading of an aware datetime: the only form this module compares (a naive one is
+    refused as Python's own comparison would, never read in the machine's local zone)."""
+    if moment.utcoffset() is None:
+        raise TypeError(f"cannot compare naive datetime {moment.isoformat()} with a range")
+    return moment.astimezone(UTC)
+
+
 def _after_start(start: datetime | None, moment: datetime) -> bool:
-    return start is None or start <= moment
+    return start is None or _instant(start) <= _instant(moment)
 
 
 def _before_end(end: datetime | None, moment: datetime) -> bool:
-    return end is None or moment <= end
+    return end is None or _instant(moment) <= _instant(end)
 
 
 def _later(left: datetime | None, right: datetime | None) -> datetime | None:
     if left is None or right is None:
         return right if left is None else left
-    return max(left, right)
+    return max(left, right, key=_instant)
 
 
 def _earlier(left: datetime | None, right: datetime | None) -> datetime | None:
     if left is None or right is None:
         return right if left is None else left
-    return min(left, right)
+    return min(left, right, key=_instant)
