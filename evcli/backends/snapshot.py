@@ -26,8 +26,7 @@ import json
 import math
 import re
 import tomllib
-from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, timezone, tzinfo
@@ -50,10 +49,9 @@ from evcli.backends.base import (
     LogResult,
     MetricsResult,
     TimeWindow,
-    canonical_level,
-    level_at_least,
 )
-from evcli.backends.files import LIMITS, Lines, open_binary, open_text, read_text
+from evcli.backends.files import Lines, open_text, read_text
+from evcli.backends.logformats import ParseContext
 from evcli.backends.snapshot_metrics import (
     MetricColumn,
     MetricFileError,
@@ -98,24 +96,8 @@ _STAMP = re.compile(
     r" (?P<mh>\d\d):(?P<mmi>\d\d):(?P<ms>\d\d)"
     r")\]?"
 )
-# The first level word of a line: `ERROR`, `[error]`, `level=error`, `warning:`; not part of a
-# dotted name, a key=value pair or a longer word.
-_LEVEL = re.compile(
-    r"(?<![\w.=/-])(?:(?:level|lvl|severity)=\"?)?\[?"
-    r"(TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL|CRITICAL)"
-    r"\]?(?![\w-]|\.\w)",
-    re.IGNORECASE,
-)
-_BRACKETED_INSTANCE = re.compile(r"\s*\[([^\]\s]+)\]")
-_INSTANCE_FIELD = re.compile(r"\binstance=\"?([^\s\",]+)")
 _EPOCH = re.compile(r"^\d{9,13}(?:\.\d+)?$")
 _VALUE_WITH_UNIT = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(%|[A-Za-z/]+)?\s*$")
-_NUMERIC_LEVELS = {10: "TRACE", 20: "DEBUG", 30: "INFO", 40: "WARN", 50: "ERROR", 60: "FATAL"}
-_JSON_TIME_KEYS = ("timestamp", "ts", "time", "@timestamp")
-_JSON_LEVEL_KEYS = ("level", "severity", "lvl")
-_JSON_MESSAGE_KEYS = ("message", "msg")
-_JSON_INSTANCE_KEYS = ("instance", "pod", "host")
-_TAIL_BYTES = 64 * 1024
 
 
 def demo_env_dir() -> Path:
@@ -281,106 +263,6 @@ def _epoch(seconds: float) -> datetime | None:
         return datetime.fromtimestamp(seconds, UTC)
     except (OverflowError, OSError, ValueError):
         return None
-
-
-def iso_millis(moment: datetime) -> str:
-    """A log timestamp as every log backend writes it: `2026-07-08T23:05:28.000Z`."""
-    moment = moment.astimezone(UTC)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S") + f".{moment.microsecond // 1000:03d}Z"
-
-
-# --- log lines -----------------------------------------------------------------------------------
-
-
-class LogRecord(NamedTuple):
-    timestamp: datetime | None
-    level: str | None
-    instance: str
-    message: str
-
-
-def split_log_line(rest: str) -> tuple[str | None, str, str]:
-    """(level, instance, message) of a line's text after its timestamp.
-
-    A leading level is removed from the message together with a bracketed instance right after
-    it; a level further in (`[thread] ERROR ...`) is reported but the text is kept whole.
-    """
-    text = rest.strip()
-    level_match = _LEVEL.search(text)
-    level = canonical_level(level_match.group(1)) if level_match else None
-    instance = ""
-    message = text
-    if level_match and level_match.start() == 0:
-        message = text[level_match.end() :]
-        bracket = _BRACKETED_INSTANCE.match(message)
-        if bracket:
-            instance = bracket.group(1)
-            message = message[bracket.end() :]
-        message = message.lstrip(" \t:|")
-    if not instance:
-        field_match = _INSTANCE_FIELD.search(text)
-        instance = field_match.group(1) if field_match else ""
-    return level, instance, message
-
-
-def parse_log_line(line: str, timebase: Timebase) -> tuple[LogRecord, bool]:
-    """One raw line as a record, and whether it carries its own timestamp."""
-    match = _STAMP.match(line)
-    if match is None:
-        level, instance, message = split_log_line(line)
-        return LogRecord(None, level, instance, message), False
-    level, instance, message = split_log_line(line[match.end() :])
-    return LogRecord(stamp_time(match, timebase), level, instance, message), True
-
-
-def iter_log_records(lines: Iterable[str], timebase: Timebase) -> Iterator[tuple[LogRecord, bool]]:
-    """Every non-blank line of a `.log` file; lines without a timestamp (stack traces) continue the
-    previous event: they take its timestamp, level and instance. The flag says "own timestamp"."""
-    previous: LogRecord | None = None
-    for line in lines:
-        if not line.strip():
-            continue
-        record, stamped = parse_log_line(line, timebase)
-        if stamped:
-            previous = record
-        elif previous is not None:
-            record = LogRecord(previous.timestamp, previous.level, previous.instance, line.strip())
-        yield record, stamped
-
-
-def json_log_record(obj: dict[str, Any], timebase: Timebase) -> LogRecord:
-    """A `.jsonl` object as a record: timestamp/ts/time/@timestamp, level/severity/lvl, message/msg,
-    instance/pod/host; anything else is ignored."""
-    stamp = _first(obj, _JSON_TIME_KEYS)
-    raw_level = _first(obj, _JSON_LEVEL_KEYS)
-    if isinstance(raw_level, int | float) and not isinstance(raw_level, bool):
-        level = _NUMERIC_LEVELS.get(int(raw_level))  # pino/bunyan numbers
-    else:
-        level = canonical_level(str(raw_level)) if raw_level is not None else None
-    message = _first(obj, _JSON_MESSAGE_KEYS)
-    instance = _first(obj, _JSON_INSTANCE_KEYS)
-    return LogRecord(
-        parse_timestamp(stamp, timebase) if stamp is not None else None,
-        level,
-        "" if instance is None else str(instance),
-        "" if message is None else str(message),
-    )
-
-
-def _first(obj: dict[str, Any], keys: tuple[str, ...]) -> Any:
-    for key in keys:
-        if obj.get(key) is not None:
-            return obj[key]
-    return None
-
-
-def parse_json_line(line: str, timebase: Timebase) -> LogRecord | None:
-    """A `.jsonl` line as a record, or None when it is not a JSON object."""
-    try:
-        obj = json.loads(line)
-    except ValueError:
-        return None
-    return json_log_record(obj, timebase) if isinstance(obj, dict) else None
 
 
 # --- alerts --------------------------------------------------------------------------------------
@@ -713,31 +595,26 @@ class SnapshotBackend:
         anchor = self._syslog_anchor if path.suffix != METRIC_SUFFIX else self.config.now
         return Timebase(self.config.timezone, anchor, fallback)
 
-    def _last_log_timestamp(self, path: Path) -> datetime | None:
-        """The newest timestamp of a log file, from its last 64 KiB (the whole file only when the
-        tail has none): logs are appended in time order, and the clock must not cost a full scan."""
-        timebase = self.timebase_for(path)
+    def parse_context(self, path: Path) -> ParseContext:
+        """What completes a log file's timestamps: the environment zone, and the clock that places
+        syslog/glog lines without a year (env.toml now, else the newest alert/metric time, else
+        the file's modification time)."""
+        clock = self._syslog_anchor
+        if clock is None:
+            try:
+                clock = datetime.fromtimestamp(path.stat().st_mtime, UTC)
+            except OSError:
+                clock = datetime.now(UTC)
+        return ParseContext(clock=clock, tz=self.config.timezone)
 
-        def stamp(line: str) -> datetime | None:
-            if path.suffix == ".jsonl":
-                return (parse_json_line(line, timebase) or parse_log_line(line, timebase)[0]).timestamp
-            match = _STAMP.match(line)
-            return stamp_time(match, timebase) if match else None
+    def _last_log_timestamp(self, path: Path) -> datetime | None:
+        """The newest timestamp of a log file, from its tail: the clock must not cost a full scan."""
+        from evcli.backends.snapshot_logs import last_timestamp
 
         try:
-            with open_binary(path, self.directory) as handle:
-                size = handle.seek(0, 2)
-                handle.seek(max(0, size - _TAIL_BYTES))
-                tail = handle.read().decode("utf-8", errors="replace").splitlines()
+            return last_timestamp(path, self.directory, self.parse_context(path))
         except OSError as error:
             raise BackendError(f"{self.relative(path)}: cannot read: {error}") from error
-        if size > _TAIL_BYTES:
-            tail = tail[1:]  # the first line of the tail is cut
-        newest = max(filter(None, map(stamp, tail)), default=None)
-        if newest is None and size > _TAIL_BYTES:
-            with self._reading(path) as lines:
-                newest = max(filter(None, map(stamp, lines)), default=None)
-        return newest
 
     @contextmanager
     def _reading(self, path: Path) -> Iterator[Lines]:
@@ -874,104 +751,14 @@ class SnapshotBackend:
     # logs
 
     def query_logs(self, query: LogQuery) -> LogResult:
+        """Through each file's persistent index (`evcli.backends.snapshot_logs`)."""
+        from evcli.backends.snapshot_logs import query_logs
+
         service = None
         if query.service is not None:
             service = self.resolve_service(query.service)
             if service is None:
                 return LogResult([], 0, False, message=self.unknown_service_message(query.service))
-        paths = self.log_files(service)
-        if not paths:
+        if not self.log_files(service):
             return LogResult([], 0, False, message=f"no log files for service {service!r} in this snapshot")
-        minimum = canonical_level(query.level) if query.level else None
-        if query.level and minimum is None:
-            raise ValueError(f"unknown log level {query.level!r}")
-        keywords = tuple(keyword.lower() for keyword in query.keywords if keyword)
-        newest: list[tuple[LogRecord, str]] = []
-        total = cut = 0
-        for path in paths:
-            file_service = self.service_of_file(path)
-            kept: deque[tuple[LogRecord, str]] = deque(maxlen=query.limit)
-            candidates = self._jsonl_candidates if path.suffix == ".jsonl" else self._log_candidates
-            with self._reading(path) as lines:
-                for record in candidates(lines, self.timebase_for(path), keywords):
-                    if record.timestamp is None or not query.window.contains(record.timestamp):
-                        continue  # a line without any time is never inside a window
-                    if minimum is not None and not level_at_least(record.level, minimum):
-                        continue
-                    total += 1
-                    kept.append((record, file_service))
-            cut += lines.cut
-            newest.extend(kept)
-        newest.sort(key=lambda match: match[0].timestamp)  # stable: file order within a tie
-        newest = newest[max(0, len(newest) - query.limit) :] if query.limit > 0 else []
-        logs = [
-            {
-                "timestamp": iso_millis(record.timestamp),
-                "level": record.level or "",
-                "service": record_service,
-                "instance": record.instance,
-                "message": record.message,
-            }
-            for record, record_service in newest
-        ]
-        truncated = total > query.limit
-        if total == 0:
-            message = "no matching log lines"
-        else:
-            message = f"{total} matching line{'s' * (total != 1)}"
-            if truncated:
-                message += f" (newest {len(logs)} returned)"
-        if cut:
-            message += (
-                f"; {cut} line{'s' * (cut != 1)} longer than {LIMITS.max_line_chars} characters"
-                " searched and shown up to that length"
-            )
-        return LogResult(logs=logs, total=total, truncated=truncated, message=message)
-
-    @staticmethod
-    def _log_candidates(lines: Iterable[str], timebase: Timebase, keywords: tuple[str, ...]) -> Iterator[LogRecord]:
-        """The lines of a raw log holding every keyword, as records.
-
-        The keyword test runs on the raw line and only matching lines are parsed: this is the hot
-        loop of a query. Every line still goes through the (cheap, anchored) timestamp pattern, so
-        that a matching line without a timestamp (a stack trace) can take the timestamp, level and
-        instance of the last line that had one, as `iter_log_records` does."""
-        stamp_match = _STAMP.match
-        first, others = (keywords[0], keywords[1:]) if keywords else ("", ())
-        head: re.Match[str] | None = None  # the last line with its own timestamp
-        inherited: tuple[re.Match[str], LogRecord] | None = None  # `head`, parsed once it is needed
-        for line in lines:
-            match = stamp_match(line)
-            if match is not None:
-                head = match
-            if keywords:
-                low = line.lower()
-                if first not in low or (others and not all(keyword in low for keyword in others)):
-                    continue
-            if match is not None:
-                yield LogRecord(stamp_time(match, timebase), *split_log_line(line[match.end() :]))
-            elif head is not None and line.strip():
-                if inherited is None or inherited[0] is not head:
-                    rest = head.string[head.end() :]
-                    inherited = (head, LogRecord(stamp_time(head, timebase), *split_log_line(rest)))
-                event = inherited[1]
-                yield LogRecord(event.timestamp, event.level, event.instance, line.strip())
-
-    @staticmethod
-    def _jsonl_candidates(lines: Iterable[str], timebase: Timebase, keywords: tuple[str, ...]) -> Iterator[LogRecord]:
-        """The records of a `.jsonl` file holding every keyword in what is returned (level, instance,
-        message), not in ignored fields or key names. The raw line is only a cheap pre-check, skipped
-        when escapes could hide a keyword. A line that is not a JSON object is read as a raw line."""
-        for line in lines:
-            if not line.strip():
-                continue
-            if keywords and "\\" not in line:
-                low = line.lower()
-                if not all(keyword in low for keyword in keywords):
-                    continue
-            record = parse_json_line(line, timebase) or parse_log_line(line, timebase)[0]
-            if keywords:
-                visible = f"{record.level or ''} {record.instance} {record.message}".lower()
-                if not all(keyword in visible for keyword in keywords):
-                    continue
-            yield record
+        return query_logs(self, query, service)
