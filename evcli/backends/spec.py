@@ -2,7 +2,9 @@
 or from a session's stored config, and resolved into a backend here and nowhere else.
 
 Invariants: a spec names a snapshot directory or live backends, never both (checked when it is
-resolved, a usage error); nothing named means the packaged demo snapshot. Its stored form
+resolved, a usage error); nothing named means the packaged demo snapshot, and `--env NAME` with
+the name of a packaged environment (`demo`, `edge`, `host`) means that one unless a directory of
+that name exists where it is given (a real directory always wins). Its stored form
 (`as_config`) is flat: `env_dir`, `runbooks` and one key per backend, holding its URL, or
 `{url, timeout, options}` when options differ from the defaults. Credentials never live in the
 spec apart from a URL's `user:pass@`, which the stored config masks.
@@ -14,11 +16,25 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from evcli.backends.registry import BACKENDS
 from evcli.contracts import DEFAULT_BACKEND_TIMEOUT, BackendSpec
 from evcli.errors import BadInput
+
+PACKAGED_ENVS = Path(__file__).resolve().parent.parent / "envs"  # edge, host: one directory each
+
+
+def packaged_env_dir(name: str) -> Path | None:
+    """The packaged environment a bare name stands for: `demo` (evcli/demo) or a directory of
+    evcli/envs with an env.toml (`edge`, `host`); None for any other name or for a path."""
+    if name == "demo":
+        from evcli.backends.snapshot import demo_env_dir
+
+        return demo_env_dir()
+    if name not in (".", "..") and Path(name).name == name and (PACKAGED_ENVS / name / "env.toml").is_file():
+        return PACKAGED_ENVS / name
+    return None
 
 
 class EnvironmentSpec(BaseModel):
@@ -42,6 +58,14 @@ class EnvironmentSpec(BaseModel):
                 key: {"url": value} if isinstance(value, str) else value for key, value in backends.items() if value
             },
         }
+
+    @field_validator("env_dir")
+    @classmethod
+    def _packaged_name(cls, env_dir: Path | None) -> Path | None:
+        """`--env host` names the packaged environment unless `host` is a directory here."""
+        if env_dir is None or env_dir.is_dir():
+            return env_dir
+        return packaged_env_dir(str(env_dir)) or env_dir
 
     @classmethod
     def from_options(

@@ -40,7 +40,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeVar, overload
 
-import evcli
 from evcli.contracts import SessionDocument, Verdict
 from evcli.errors import BadInput, EvcliError
 from evcli.gatekeeper.excerpt import normalize
@@ -59,19 +58,12 @@ Progress = Callable[[dict[str, Any]], None]
 # --- case files (shared with evcli.evals.retrieval) -------------------------------------
 
 
-PACKAGED_ENVS = Path(evcli.__file__).resolve().parent / "envs"  # edge, host: one directory each
-
-
 def env_dir(name: str, case_file: Path) -> Path:
     """`demo` and the directories of evcli/envs (`edge`, `host`) are the packaged environments;
     anything else is a directory relative to the case file."""
-    if name == "demo":
-        from evcli.backends.snapshot import demo_env_dir
+    from evcli.backends.spec import packaged_env_dir
 
-        return demo_env_dir()
-    if name not in (".", "..") and Path(name).name == name and (PACKAGED_ENVS / name / "env.toml").is_file():
-        return PACKAGED_ENVS / name
-    return (case_file.parent / name).resolve()
+    return packaged_env_dir(name) or (case_file.parent / name).resolve()
 
 
 class CaseTable:

@@ -8,10 +8,11 @@ import pytest
 
 from evcli.backends.live import LiveBackend
 from evcli.backends.snapshot import SnapshotBackend, demo_env_dir
-from evcli.backends.spec import BackendSpec, EnvironmentSpec
+from evcli.backends.spec import BackendSpec, EnvironmentSpec, packaged_env_dir
 from evcli.contracts import SessionConfig
 from evcli.errors import BadInput
 from evcli.store.db import TraceStore
+from tests.cli._util import evcli
 
 
 def test_options_become_a_spec_and_empty_urls_are_left_out():
@@ -89,3 +90,36 @@ def test_the_backend_and_knowledge_dir_each_spec_resolves_to(tmp_path):
 
     with pytest.raises(BadInput, match="no such environment directory"):
         EnvironmentSpec(env_dir=tmp_path / "missing").evidence_backend()
+
+
+@pytest.mark.parametrize("name", ["demo", "edge", "host"])
+def test_a_packaged_environment_name_names_that_environment(name, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # no directory of that name here
+    spec = EnvironmentSpec.from_options(Path(name), None, {})
+
+    packaged = packaged_env_dir(name)
+    assert packaged is not None and (packaged / "logs").is_dir()
+    assert spec.env_dir == packaged and spec.knowledge_dir() == packaged
+    assert spec.as_config() == {"env_dir": str(packaged)}  # stored absolute: a replay elsewhere finds it
+    assert EnvironmentSpec.from_config(spec.as_config()).env_dir == packaged
+    assert isinstance(spec.evidence_backend(), SnapshotBackend)
+
+
+def test_a_directory_of_a_packaged_name_wins_and_other_names_stay_paths(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "host").mkdir()
+
+    assert EnvironmentSpec.from_options(Path("host"), None, {}).env_dir == Path("host")
+    for name in ("envs", "..", "evcli/envs/host", "Host", "missing"):
+        assert packaged_env_dir(name) is None
+        assert EnvironmentSpec.from_options(Path(name), None, {}).env_dir == Path(name)
+
+
+def test_env_host_works_from_the_command_line(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    run = evcli("tool", "query_logs", "--env", "host", "--service", "auth", "--query", "Failed password", "--json")
+
+    assert run.exit_code == 0, run
+    output = run.json()["output"]
+    assert output["stats"]["total"] == 42 and output["stats"]["by_level"] == {"none": 42}
+    assert output["logs"][0]["source"]["path"] == "logs/auth.log"
