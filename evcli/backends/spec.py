@@ -37,6 +37,14 @@ def packaged_env_dir(name: str) -> Path | None:
     return None
 
 
+def resolve_env_dir(env_dir: Path) -> Path:
+    """`env_dir` as given when it is a directory, else the packaged environment it names (`host`),
+    else unchanged (so the caller's "no such directory" names what the user wrote)."""
+    if env_dir.is_dir():
+        return env_dir
+    return packaged_env_dir(str(env_dir)) or env_dir
+
+
 class EnvironmentSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -63,9 +71,7 @@ class EnvironmentSpec(BaseModel):
     @classmethod
     def _packaged_name(cls, env_dir: Path | None) -> Path | None:
         """`--env host` names the packaged environment unless `host` is a directory here."""
-        if env_dir is None or env_dir.is_dir():
-            return env_dir
-        return packaged_env_dir(str(env_dir)) or env_dir
+        return None if env_dir is None else resolve_env_dir(env_dir)
 
     @classmethod
     def from_options(

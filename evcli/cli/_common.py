@@ -22,7 +22,11 @@ DbOption = Annotated[
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON to stdout.")]
 EnvOption = Annotated[
     Path | None,
-    typer.Option("--env", file_okay=False, help="Environment snapshot directory (default: the packaged demo)."),
+    typer.Option(
+        "--env",
+        file_okay=False,
+        help="Environment snapshot directory, or a packaged one: demo, edge, host (default: demo).",
+    ),
 ]
 RunbooksOption = Annotated[
     Path | None,

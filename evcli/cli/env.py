@@ -17,15 +17,19 @@ app = typer.Typer(help="Environment snapshot directories.", no_args_is_help=True
 @handles_errors
 def check_command(
     directory: Annotated[
-        Path | None, typer.Argument(file_okay=False, help="Snapshot directory (default: the packaged demo).")
+        Path | None,
+        typer.Argument(
+            file_okay=False, help="Snapshot directory, or a packaged one: demo, edge, host (default: demo)."
+        ),
     ] = None,
     json_output: JsonOption = False,
 ) -> None:
     """Validate a snapshot: services, alerts, logs, metrics, runbooks; every bad file named. Exit 2 on errors."""
     from evcli.backends.envcheck import check_env
     from evcli.backends.snapshot import demo_env_dir
+    from evcli.backends.spec import resolve_env_dir
 
-    report = check_env(directory or demo_env_dir())
+    report = check_env(demo_env_dir() if directory is None else resolve_env_dir(directory))
     data = report.as_dict()
     if json_output:
         print_json(data)

@@ -182,6 +182,15 @@ def test_missing_directory_is_exit_2(tmp_path):
     ]
 
 
+def test_a_packaged_environment_is_checked_by_name(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # no directory named host here
+    run = evcli("env", "check", "host", "--json")
+    assert run.exit_code == 0, run
+    report = run.json()
+    assert Path(report["directory"]).parts[-2:] == ("envs", "host")
+    assert {log["path"]: log["format"] for log in report["log_files"]}["logs/auth.log"] == "rfc3164"
+
+
 def test_empty_directory_has_no_evidence(tmp_path):
     (tmp_path / "empty").mkdir()
     run = evcli("env", "check", tmp_path / "empty")
