@@ -102,11 +102,14 @@ class MetricsResult:
     """`alerts` items: {alertname, service, instance, severity, state (firing, pending, resolved,
     suppressed), value, unit, active_at, duration, summary, labels, and when set: ends_at (resolved),
     silenced_by, inhibited_by}; `series` items (`evcli.backends.series`): {service, metric, unit,
-    range, points, min, min_at, max, max_at, last, last_at, and window when the call named one}."""
+    range, points, min, min_at, max, max_at, last, last_at, and window when the call named one};
+    `searched_range` the absolute range searched (TimeRange.text(), open ends filled: a snapshot's
+    whole span, a live backend's clock), also when nothing was found."""
 
     alerts: list[dict[str, Any]] = field(default_factory=list)
     series: list[dict[str, Any]] = field(default_factory=list)
     message: str = ""
+    searched_range: str = ""
 
 
 class EvidenceBackend(Protocol):

@@ -88,6 +88,7 @@ class LiveBackend:
             if range is None and window is not None
             else (range or TimeRange(None, None)).bounded(now - DEFAULT_RANGE, now)
         )
+        stated = TimeRange(searched.start, searched.end).text(UTC)  # the tool layer's zone for live backends
         alerts = []
         if alert_source is not None:
             if state == "resolved":
@@ -100,9 +101,9 @@ class LiveBackend:
             )
             alerts = [a for a in found if (service is None or a["service"] == service) and wanted_state(a, state)]
         if metric_source is None:
-            return MetricsResult(alerts=alerts)
+            return MetricsResult(alerts=alerts, searched_range=stated)
         summary = metric_source.summarise(service, metric, searched)
-        return MetricsResult(alerts=alerts, series=summary.series, message=summary.message)
+        return MetricsResult(alerts=alerts, series=summary.series, message=summary.message, searched_range=stated)
 
     def query_logs(self, query: LogQuery) -> LogResult:
         source = self.serving(Capability.LOGS)

@@ -63,7 +63,8 @@ class PrometheusBackend:
         message = ""
         if metric is None and len(series) >= MAX_METRICS:
             message = f"summarised the first {MAX_METRICS} metric names only; name a metric to see another"
-        return MetricsResult(series=series, message=message)
+        start, end = _bounds(window)
+        return MetricsResult(series=series, message=message, searched_range=TimeRange(start, end).text(UTC))
 
     def label_values(self, label: str) -> list[str]:
         return sorted(self._get(f"/api/v1/label/{urllib.parse.quote(label)}/values", expect=list))

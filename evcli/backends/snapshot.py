@@ -538,8 +538,8 @@ class SnapshotBackend:
     def newest_timestamp(self) -> tuple[tuple[datetime, str] | None, list[str]]:
         """The newest (timestamp, file) among alert starts, metric rows and log lines, and the
         errors of the files that could not be read."""
-        candidates, errors = self._structured_times
-        candidates, errors = list(candidates), list(errors)
+        spans, errors = self._structured_times
+        candidates, errors = [(last, source) for _, last, source in spans], list(errors)
         for path in self.files(LOGS_DIR, LOG_SUFFIXES):
             try:
                 last = self._last_log_timestamp(path)
@@ -551,9 +551,10 @@ class SnapshotBackend:
         return (max(candidates) if candidates else None), errors
 
     @cached_property
-    def _structured_times(self) -> tuple[list[tuple[datetime, str]], list[str]]:
-        """The newest time of alerts.json and of each metric file, and the files that failed."""
-        candidates: list[tuple[datetime, str]] = []
+    def _structured_times(self) -> tuple[list[tuple[datetime, datetime, str]], list[str]]:
+        """(oldest, newest, file) of alerts.json (alert starts) and of each metric file, and the
+        errors of the files that failed."""
+        spans: list[tuple[datetime, datetime, str]] = []
         errors: list[str] = []
         try:
             starts = [alert.active_at for alert in self._alerts.alerts if alert.active_at]
@@ -561,29 +562,48 @@ class SnapshotBackend:
             errors.append(str(error))
         else:
             if starts:
-                candidates.append((max(starts), ALERTS_FILE))
+                spans.append((min(starts), max(starts), ALERTS_FILE))
         for path in self.files(METRICS_DIR, (METRIC_SUFFIX,)):
             try:
                 with self._reading(path) as handle:
                     _, rows = read_metric_file(handle, self.config.timezone)
-                    newest = max((row.timestamp for row in rows if row.timestamp), default=None)
+                    stamps = [row.timestamp for row in rows if row.timestamp]
             except BackendError as error:
                 errors.append(str(error))
                 continue
             except csv.Error as error:
                 errors.append(f"{self.relative(path)}: invalid CSV: {error}")
                 continue
-            if newest is not None:
-                candidates.append((newest, self.relative(path)))
-        return candidates, errors
+            if stamps:
+                spans.append((min(stamps), max(stamps), self.relative(path)))
+        return spans, errors
+
+    @cached_property
+    def span(self) -> TimeRange | None:
+        """The whole snapshot: its oldest timestamp (alert starts, metric rows, log files) to its
+        clock, or to a newer timestamp of its files. It is the same for every service, so two
+        queries of the whole snapshot state one range; None when nothing in it has a time.
+        Files that cannot be read are left out (a query of them reports the error)."""
+        spans, _ = self._structured_times
+        firsts = [first for first, _, _ in spans]
+        lasts = [last for _, last, _ in spans]
+        for path in self.files(LOGS_DIR, LOG_SUFFIXES):
+            try:
+                firsts += filter(None, [self._log_edge(path, newest=False)])
+                lasts += filter(None, [self._log_edge(path, newest=True)])
+            except BackendError:
+                continue
+        if not firsts:
+            return None
+        return TimeRange(min(firsts), max([*lasts, self.now()]))
 
     @cached_property
     def _syslog_anchor(self) -> datetime | None:
         """Where syslog dates (no year) are placed: env.toml now, else the newest alert/metric time."""
         if self.config.now is not None:
             return self.config.now
-        candidates, _ = self._structured_times  # a year guess; broken files are reported elsewhere
-        return max(candidates)[0] if candidates else None
+        spans, _ = self._structured_times  # a year guess; broken files are reported elsewhere
+        return max(last for _, last, _ in spans) if spans else None
 
     def timebase_for(self, path: Path) -> Timebase:
         """How timestamps of one file are completed. Metric files, which place the syslog anchor
@@ -609,10 +629,15 @@ class SnapshotBackend:
 
     def _last_log_timestamp(self, path: Path) -> datetime | None:
         """The newest timestamp of a log file, from its tail: the clock must not cost a full scan."""
-        from evcli.backends.snapshot_logs import last_timestamp
+        return self._log_edge(path, newest=True)
 
+    def _log_edge(self, path: Path, *, newest: bool) -> datetime | None:
+        """The newest (or oldest) timestamp of a log file, from its tail (or head)."""
+        from evcli.backends.snapshot_logs import first_timestamp, last_timestamp
+
+        read = last_timestamp if newest else first_timestamp
         try:
-            return last_timestamp(path, self.directory, self.parse_context(path))
+            return read(path, self.directory, self.parse_context(path))
         except OSError as error:
             raise BackendError(f"{self.relative(path)}: cannot read: {error}") from error
 
@@ -680,7 +705,16 @@ class SnapshotBackend:
             for path in paths:
                 series += self._series(path, metric, searched, label, notes)
         counts = f"{len(alerts)} alert{'s' * (len(alerts) != 1)}, {len(series)} series"
-        return MetricsResult(alerts=alerts, series=series, message="; ".join([counts, *notes]))
+        return MetricsResult(
+            alerts=alerts, series=series, message="; ".join([counts, *notes]), searched_range=self._stated(searched)
+        )
+
+    def _stated(self, searched: TimeRange | None) -> str:
+        """The absolute range a query searched: open ends (all of them for no range) are the whole snapshot's."""
+        zone, span = self.config.timezone, self.span
+        if span is None or span.start is None or span.end is None:
+            return "" if searched is None else searched.text(zone)
+        return (searched or TimeRange(None, None)).bounded(span.start, span.end).text(zone)
 
     @staticmethod
     def _alert_in_range(alert: SnapshotAlert, now: datetime, searched: TimeRange | None) -> bool:

@@ -58,7 +58,7 @@ def query_logs(backend: SnapshotBackend, query: LogQuery, service: str | None) -
     )
     indexes = [_index(backend, path) for path in backend.log_files(service)]
     found = [(indexed, search(indexed, wanted, query.limit, MAX_PATTERNS)) for indexed in indexes]
-    searched = _searched_range(named, indexes, tz)
+    searched = _searched_range(backend, named, indexes)
     items = [_item(backend, indexed, row, tz) for indexed, row in _newest(found, query.limit)]
     total = sum(matches.total for _, matches in found)
     stats = _stats(found, total, searched, named, query, tz)
@@ -81,13 +81,20 @@ def _index(backend: SnapshotBackend, path: Path) -> IndexedFile:
         raise BackendError(f"{backend.relative(path)}: cannot read: {error}") from error
 
 
-def _searched_range(named: TimeRange | None, indexes: list[IndexedFile], tz: tzinfo) -> str:
-    firsts = [indexed.first for indexed in indexes if indexed.first is not None]
-    lasts = [indexed.last for indexed in indexes if indexed.last is not None]
-    if not firsts:
+def _searched_range(backend: SnapshotBackend, named: TimeRange | None, indexes: list[IndexedFile]) -> str:
+    """The range searched, absolute: the named one, its open ends filled by the whole snapshot's
+    (`SnapshotBackend.span`, the same for every service), or that span when none was named. A
+    searched file with lines outside the span (after the clock) widens it: the range covers
+    every line the search counted."""
+    tz = backend.config.timezone
+    span = backend.span or TimeRange(None, None)
+    firsts = [datetime.fromtimestamp(indexed.first, tz) for indexed in indexes if indexed.first is not None]
+    lasts = [datetime.fromtimestamp(indexed.last, tz) for indexed in indexes if indexed.last is not None]
+    firsts += [span.start] if span.start is not None else []
+    lasts += [span.end] if span.end is not None else []
+    if not firsts or not lasts:
         return named.text(tz) if named is not None else ""
-    first, last = datetime.fromtimestamp(min(firsts), tz), datetime.fromtimestamp(max(lasts), tz)
-    return (named or TimeRange(None, None)).bounded(first, last).text(tz)
+    return (named or TimeRange(None, None)).bounded(min(firsts), max(lasts)).text(tz)
 
 
 def _newest(found: list[tuple[IndexedFile, FileMatches]], limit: int) -> list[tuple[IndexedFile, tuple[Any, ...]]]:
@@ -196,17 +203,36 @@ def _message(total: int, shown: int, unleveled: int, cut: int) -> str:
 def last_timestamp(path: Path, root: Path, context: ParseContext) -> datetime | None:
     """The newest timestamp of a log file: from its last 64 KiB (format detected on its first
     lines), so the clock does not cost a full read; from its index when the tail has none."""
+    return _edge_timestamp(path, root, context, newest=True)
+
+
+def first_timestamp(path: Path, root: Path, context: ParseContext) -> datetime | None:
+    """The oldest timestamp of a log file: from its first 64 KiB, else from its index."""
+    return _edge_timestamp(path, root, context, newest=False)
+
+
+def _edge_timestamp(path: Path, root: Path, context: ParseContext, *, newest: bool) -> datetime | None:
+    """The newest (or oldest) timestamp of the file's last (or first) 64 KiB; its index's when
+    that part of a larger file has none. Logs are appended in time order."""
     with open_binary(path, root) as handle:
-        head = handle.read(_TAIL_BYTES).decode("utf-8", errors="replace").splitlines()[:SAMPLE_LINES]
+        head_bytes = handle.read(_TAIL_BYTES)
+        head = head_bytes.decode("utf-8", errors="replace").splitlines()
         size = handle.seek(0, 2)
-        handle.seek(max(0, size - _TAIL_BYTES))
-        tail = handle.read().decode("utf-8", errors="replace").splitlines()
-    if size > _TAIL_BYTES:
-        tail = tail[1:]  # the first line of the tail is cut
-    detection = detect(head, context)
+        if newest:
+            handle.seek(max(0, size - _TAIL_BYTES))
+            part = handle.read().decode("utf-8", errors="replace").splitlines()
+            part = part[1:] if size > _TAIL_BYTES else part  # the first line of the tail is cut
+        else:
+            part = head[:-1] if size > _TAIL_BYTES else head  # the last line of the head is cut
+    detection = detect(head[:SAMPLE_LINES], context)
     reader = LineReader(None if detection.format is None else format_named(detection.format), context)
-    stamps = [read.parsed.timestamp for read in map(reader.read, tail) if read.parsed and read.parsed.timestamp]
-    newest = max((epoch(moment, context.tz) for moment in stamps), default=None)
-    if newest is None and size > _TAIL_BYTES:
-        newest = open_index(path, root, context).last
-    return None if newest is None else datetime.fromtimestamp(newest, UTC)
+    stamps = [
+        epoch(read.parsed.timestamp, context.tz)
+        for read in map(reader.read, part)
+        if read.parsed and read.parsed.timestamp
+    ]
+    found = (max if newest else min)(stamps, default=None)
+    if found is None and size > _TAIL_BYTES:
+        indexed = open_index(path, root, context)
+        found = indexed.last if newest else indexed.first
+    return None if found is None else datetime.fromtimestamp(found, UTC)

@@ -108,7 +108,7 @@ def fetch(params: QueryMetricsParams, env: ToolEnvironment, session: SessionView
         range=named,
         state=params.state or "active",
     )
-    found_scope.update(searched_scope(named, env.backend, series_span(result.series)))
+    found_scope.update(searched_scope(named, env.backend, result.searched_range or series_span(result.series)))
     items = len(result.alerts) + len(result.series)
     cap = env.settings.max_items
     alerts = result.alerts[:cap]

@@ -10,6 +10,7 @@ import pytest
 from evcli.backends.base import BackendError, LogQuery, parse_window
 from evcli.backends.live import LiveBackend
 from evcli.backends.spec import BackendSpec
+from evcli.timerange import TimeRange
 
 
 def live(timeout: float = 10, **urls: str) -> LiveBackend:
@@ -78,6 +79,25 @@ def test_alertname_and_service_filters_combine(alertmanager_with_alerts):
     assert names(metrics(backend, alertname="NoisyBatchJob", service="payment-service", state="any")) == []
     # issue 9: a silenced alert is not active, so the default (firing or pending) leaves it out
     assert names(metrics(backend, alertname="NoisyBatchJob", service="batch-runner")) == []
+
+
+def test_the_searched_range_is_stated_also_without_any_series(prometheus, alertmanager_with_alerts):
+    """MetricsResult.searched_range (issue 9): absolute times in UTC, from both sources, empty result too."""
+    backend = live(prometheus=prometheus.url, alertmanager=alertmanager_with_alerts.url)
+    since = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    expected = "2026-01-02T03:04:05+00:00..2026-01-02T04:04:05+00:00"
+    named = TimeRange(since, since + timedelta(hours=1))
+
+    both = backend.query_metrics(service="no-such-service", alertname=None, metric=None, range=named)
+    alerts_only = live(alertmanager=alertmanager_with_alerts.url).query_metrics(
+        service=None, alertname="NoSuchAlert", metric=None, range=named
+    )
+
+    assert (both.alerts, both.series, both.searched_range) == ([], [], expected)
+    assert (alerts_only.alerts, alerts_only.searched_range) == ([], expected)
+    default = backend.query_metrics(service="no-such-service", alertname=None, metric=None)
+    start, end = (datetime.fromisoformat(end) for end in default.searched_range.split(".."))
+    assert end - start == timedelta(hours=1) and abs(end - backend.now()) < timedelta(seconds=30)
 
 
 def test_unknown_service_gives_empty_lists(prometheus, alertmanager_with_alerts):

@@ -81,7 +81,8 @@ def test_no_range_is_the_whole_snapshot_and_says_so(tmp_path):
     lines = [line for line in LOG.splitlines() if line.strip()]
     assert result.total == len(lines) == 8
     assert result.stats["range_origin"] == "whole snapshot"
-    assert result.stats["range"] == result.searched_range == "2026-07-09T06:50:00+08:00..2026-07-09T07:09:00+08:00"
+    # the whole snapshot ends at its clock (env.toml now, 07:10 local), not at the last line (07:09)
+    assert result.stats["range"] == result.searched_range == "2026-07-09T06:50:00+08:00..2026-07-09T07:10:00+08:00"
 
 
 def test_since_until_in_another_zone_select_the_local_lines(tmp_path):

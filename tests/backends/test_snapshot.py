@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from evcli.backends import snapshot as snapshot_module
 from evcli.backends.base import BackendError, LogQuery, parse_window
 from evcli.backends.snapshot import SnapshotBackend, demo_env_dir
+from evcli.timerange import TimeRange
 
 NOW = "2026-07-08T23:10:00Z"
 ENV = f'name = "test"\nnow = "{NOW}"\n'
@@ -486,6 +486,47 @@ def test_clock_is_env_now_else_the_newest_timestamp(tmp_path):
     assert pinned.clock[1] == "env.toml now"
     # a line after the pinned clock is in the snapshot's future: no window includes it
     assert logs(pinned, "a", "ORD-2").total == 0
+
+
+def whole(snap: SnapshotBackend, service: str) -> str:
+    """The range a query naming no time states (issue 9: the whole snapshot)."""
+    result = snap.query_logs(LogQuery(service, (), None, None, 5))
+    assert result.stats is not None and result.stats["range_origin"] == "whole snapshot"
+    assert result.stats["range"] == result.searched_range
+    return result.searched_range
+
+
+def test_whole_snapshot_is_one_span_over_every_file_the_same_for_every_service(tmp_path):
+    """First timestamp over all logs, metrics and alerts .. the clock; not the queried service's files."""
+    files = {
+        "env.toml": 'now = "2026-07-08T23:10:00Z"\ntimezone = "Europe/Berlin"\n',
+        "logs/a.log": "2026-07-09 00:40:00 INFO a starts\n2026-07-09 00:45:00 ERROR a fails\n",  # +02:00
+        "logs/b.log": "Jul  9 00:55:01 web-01 b[12]: b answers\n",  # syslog, no level
+        "metrics/c.csv": "ts,x\n2026-07-08T22:20:00Z,1\n2026-07-08T22:30:00Z,2\n",
+        "alerts.json": json.dumps([{"labels": {"alertname": "A", "service": "d"}, "startsAt": "2026-07-08T22:10:00Z"}]),
+    }
+    snap = backend(tmp_path, files)
+    span = "2026-07-09T00:10:00+02:00..2026-07-09T01:10:00+02:00"  # the alert start .. env.toml now
+
+    assert whole(snap, "a") == whole(snap, "b") == span
+    assert snap.query_metrics(service="c", alertname=None, metric=None).searched_range == span
+    assert snap.query_metrics(service=None, alertname="NoSuchAlert", metric=None).searched_range == span
+    # an open end is the whole snapshot's end too, for logs and metrics alike
+    since = TimeRange(datetime(2026, 7, 8, 22, 44, tzinfo=UTC), None)
+    assert snap.query_logs(LogQuery("a", (), None, None, 5, range=since)).searched_range == (
+        "2026-07-09T00:44:00+02:00..2026-07-09T01:10:00+02:00"
+    )
+    assert snap.query_metrics(service="c", alertname=None, metric=None, range=since).searched_range == (
+        "2026-07-09T00:44:00+02:00..2026-07-09T01:10:00+02:00"
+    )
+    # without env.toml now the clock is the newest timestamp; a line after a pinned clock widens the span
+    unpinned = SnapshotBackend(
+        make_snapshot(tmp_path / "unpinned", {**files, "env.toml": 'timezone = "Europe/Berlin"'})
+    )
+    assert whole(unpinned, "a") == whole(unpinned, "b") == "2026-07-09T00:10:00+02:00..2026-07-09T00:55:01+02:00"
+    later = {**files, "logs/e.log": "2026-07-09 01:20:00 WARN e after the clock\n"}
+    widened = SnapshotBackend(make_snapshot(tmp_path / "widened", later))
+    assert whole(widened, "a") == whole(widened, "e") == "2026-07-09T00:10:00+02:00..2026-07-09T01:20:00+02:00"
 
 
 def test_clock_reads_the_whole_log_when_its_tail_has_no_timestamp(tmp_path):

@@ -369,7 +369,11 @@ def test_zero_hits_is_no_evidence_with_one_ref_naming_tool_query_scope_and_total
 @pytest.mark.parametrize(
     ("tool", "params", "fragment"),
     [
-        ("query_metrics", {"alertname": "RedisLatencyHigh"}, "query=RedisLatencyHigh; range=(whole snapshot); total=0"),
+        (  # absolute times with zone also when nothing matched (issue 9): the demo's first line..its clock
+            "query_metrics",
+            {"alertname": "RedisLatencyHigh"},
+            "query=RedisLatencyHigh; range=2026-07-08T22:30:00+00:00..2026-07-08T23:10:00+00:00 (whole snapshot); total=0",
+        ),
         ("lookup_knowledge", {"query": "zzqqxxyy"}, "query=zzqqxxyy; total=0"),
         (
             "query_logs",
