@@ -6,8 +6,11 @@ go into one SQLite file per (content digest, parse context) under `$EVCLI_HOME/l
 by time range, level, keywords and the stats and patterns of their matches run in SQL.
 
 Invariants:
-  - an index file is named by the file's sha256 and by what completes its timestamps (the
-    environment zone and clock, and SCHEMA), so a changed file or zone never reads a stale index;
+  - an index file is named by the file's sha256, by what completes its timestamps (the
+    environment zone and clock), by the extra secret patterns and SCHEMA, so a changed file,
+    zone or masking never reads a stale index;
+  - every line is masked (evcli.tools.redaction) before it is parsed or stored: the index holds
+    no secret, and keywords match the masked text that results show;
     a stat record (real path, inode, size, mtime_ns -> sha256) spares re-hashing an unchanged file;
   - an index is built into a private temporary file and renamed into place when complete, so a
     reader never sees half an index and two processes building the same one both end with a
@@ -44,11 +47,12 @@ from typing import Any
 from evcli.backends.base import LEVELS
 from evcli.backends.files import DeadlineExceeded, Lines, check_deadline, contained, open_binary, open_text
 from evcli.backends.logformats import SAMPLE_LINES, LineKind, LineReader, ParseContext, detect, format_named
+from evcli.tools.redaction import ENV_EXTRA_PATTERNS, Redactor
 
-SCHEMA = 3  # part of every index file's name: a new schema builds new files
+SCHEMA = 4  # part of every index file's name: a new schema builds new files
 INDEX_DIR = "logindex"
-_BATCH = 4_096  # rows per insert: the build's memory is about one batch of lines
-_TEMPLATE_CACHE = 100_000  # distinct templates kept in memory while building (then looked up in SQL)
+_BATCH = 1_024  # rows per insert: the build's memory is about one batch of lines
+_TEMPLATE_CACHE = 4_096  # distinct templates kept in memory while building (then looked up in SQL)
 _PROGRESS_MIN_BYTES = 8 << 20  # a progress bar only for files that take a noticeable time
 _PROGRESS_OPS = 20_000  # SQLite VM steps between deadline checks
 _INSTANCE_KEYS = ("instance", "pod", "host", "thread")
@@ -65,6 +69,8 @@ _VARIABLE = re.compile(
     r"|\b0x[0-9a-fA-F]+\b"
     r"|\b(?=[\w.-]*\d)[\w.-]+"
 )
+_TOKENS_KEPT = 1 << 10  # token templates remembered by `mask` (then forgotten: memory stays bounded)
+_TOKEN_TEMPLATES: dict[str, str] = {}
 _SCHEMA_SQL = """
 CREATE TABLE build (id TEXT, schema INTEGER, digest TEXT, format TEXT, lines INTEGER,
                     first REAL, last REAL, cut INTEGER, seconds REAL);
@@ -75,8 +81,20 @@ CREATE TABLE lines (lineno INTEGER PRIMARY KEY, ts REAL, level INTEGER, derived 
 
 
 def mask(message: str) -> str:
-    """A message with its variable parts replaced by `<*>` (the pattern's template)."""
-    return _VARIABLE.sub("<*>", message)
+    """A message with its variable parts replaced by `<*>` (the pattern's template). Only a
+    quoted part spans a space, so a message without quotes is masked space-separated token by
+    token, with the same result: the templates of tokens are remembered (most tokens repeat)."""
+    if '"' in message or "'" in message:
+        return _VARIABLE.sub("<*>", message)
+    tokens = message.split(" ")
+    for index, token in enumerate(tokens):
+        template = _TOKEN_TEMPLATES.get(token)
+        if template is None:
+            if len(_TOKEN_TEMPLATES) >= _TOKENS_KEPT:
+                _TOKEN_TEMPLATES.clear()
+            template = _TOKEN_TEMPLATES[token] = _VARIABLE.sub("<*>", token)
+        tokens[index] = template
+    return " ".join(tokens)
 
 
 def index_home() -> Path:
@@ -91,7 +109,9 @@ def index_home() -> Path:
 
 def read_rows(lines: Iterator[str], context: ParseContext) -> tuple[str | None, Iterator[tuple[Any, ...]]]:
     """The detected format and the index rows of a file's lines: (lineno, ts, level, derived,
-    template text, instance, line)."""
+    template text, instance, line). Lines are masked (`Redactor.mask_stream`) before anything
+    reads them, so no secret reaches the index."""
+    lines = Redactor.from_env().mask_stream(line.rstrip("\r\n") for line in lines)
     sample = list(islice(lines, SAMPLE_LINES))
     detection = detect(sample, context)
     reader = LineReader(None if detection.format is None else format_named(detection.format), context)
@@ -104,8 +124,7 @@ def _rows(lines: Iterator[str], reader: LineReader, tz: tzinfo) -> Iterator[tupl
     level: int | None = None
     derived = 0
     instance = ""
-    for lineno, raw in enumerate(lines, 1):
-        line = raw.rstrip("\r\n")
+    for lineno, line in enumerate(lines, 1):
         got = read(line)
         if got.kind is LineKind.BLANK:
             continue
@@ -128,13 +147,14 @@ def epoch(moment: datetime, tz: tzinfo) -> float:
 def split_instance(fields: dict[str, str], message: str) -> tuple[str, str]:
     """(instance, message): a field naming the instance, else a leading `[name]` of the message
     (removed from it), else an `instance=` key in it."""
-    for key in _INSTANCE_KEYS:
-        if fields.get(key):
-            return fields[key], message
-    leading = _LEADING_INSTANCE.match(message)
+    if fields:
+        for key in _INSTANCE_KEYS:
+            if fields.get(key):
+                return fields[key], message
+    leading = _LEADING_INSTANCE.match(message) if message[:1] == "[" else None
     if leading:
         return leading.group(1), message[leading.end() :]
-    keyed = _INSTANCE_FIELD.search(message)
+    keyed = _INSTANCE_FIELD.search(message) if "instance=" in message else None
     return (keyed.group(1) if keyed else ""), message
 
 
@@ -161,7 +181,8 @@ def open_index(path: Path, root: Path, context: ParseContext, home: Path | None 
     home = home or index_home()
     home.mkdir(parents=True, exist_ok=True)
     digest = _digest(path, root, home)
-    key = hashlib.sha256(f"{SCHEMA}|{context.tz}|{context.clock.isoformat()}".encode()).hexdigest()[:16]
+    extra = os.environ.get(ENV_EXTRA_PATTERNS, "")
+    key = hashlib.sha256(f"{SCHEMA}|{context.tz}|{context.clock.isoformat()}|{extra}".encode()).hexdigest()[:16]
     db = home / f"{digest}-{key}.db"
     relative = path.relative_to(root).as_posix() if path.is_relative_to(root) else path.name
     if not db.exists():

@@ -122,6 +122,34 @@ def test_stats_match_a_hand_count(tmp_path):
     assert (capped.total, capped.stats["total"], len(capped.logs), capped.truncated) == (4, 4, 1, True)
 
 
+def test_template_masking_token_by_token_equals_the_whole_message_regex():
+    from evcli.backends.logindex import _VARIABLE
+
+    messages = [
+        "  two  spaces\tand a tab 10.0.0.7:6379\tx1 ",
+        "deadbeef-dead-beef-dead-beefdeadbeef path /var/log/app1/x.log and /tmp/y",
+        "c.e.Service - order ORD-280110 took 141ms 0x1f .5 a.b.c-9 -x- [app-3]",
+        "",
+        " ",
+    ]
+    for message in messages:
+        assert mask(message) == _VARIABLE.sub("<*>", message), message
+
+
+def test_no_corpus_secret_reaches_the_index(tmp_path):
+    from tests.adversarial.secrets_corpus import PEM_BLOCK_LINES, SECRETS, leaked
+
+    lines = [
+        f"2026-07-09 06:50:{n % 60:02d}.000 ERROR [pay-1] c.e.Pay - {entry.line}" for n, entry in enumerate(SECRETS)
+    ]
+    snap = snapshot(tmp_path, "\n".join([*lines, *PEM_BLOCK_LINES, LOG]))
+    assert query(snap).total == len(SECRETS) + len(PEM_BLOCK_LINES) + 8
+    [db] = index_home().glob("*.db")
+    with sqlite3.connect(db) as conn:
+        dump = "\n".join(conn.iterdump())
+    assert not leaked(dump)
+
+
 def test_patterns_mask_variable_parts_and_count(tmp_path):
     assert mask('timeout after 3000ms to 10.0.0.7:6379 order ORD-1 "k"') == "timeout after <*> to <*> order <*> <*>"
     assert mask("id=550e8400-e29b-41d4-a716-446655440000 at /data/x1/y") == "id=<*> at <*>"

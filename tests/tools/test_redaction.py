@@ -61,3 +61,19 @@ def test_extra_patterns_from_the_environment(monkeypatch):
     monkeypatch.setenv(ENV_EXTRA_PATTERNS, '["(unclosed"]')
     with pytest.raises(BadInput, match="invalid secret pattern"):
         Redactor.from_env()
+
+
+def test_mask_stream_equals_mask_lines_on_secrets_among_ordinary_lines():
+    from tests.adversarial.secrets_corpus import PEM_BLOCK_LINES, SECRETS
+
+    ordinary = [
+        f"2026-07-08 10:00:{n % 60:02d}.000 INFO [app-{n % 7}] c.e.Service - order ORD-{n} took {n}ms"
+        for n in range(1500)
+    ]
+    lines = ordinary[:700] + [entry.line for entry in SECRETS] + ordinary[700:1200] + list(PEM_BLOCK_LINES)
+    lines += ["İstanbul token=abc123", "x " * 30 + "Zt8vQm2LpR4xW9yB6nK1sD3fH7jC0gA5eU2iO8qT"] + ordinary[1200:]
+    redactor = Redactor()
+    for start in range(0, 1200, 97):  # batches cut at different places
+        window = lines[start : start + 1100]
+        assert list(redactor.mask_stream(window)) == redactor.mask_lines(window)
+    assert list(redactor.mask_stream(ordinary)) == ordinary

@@ -34,7 +34,7 @@ _LEVEL_WORDS.update({f"trace{number}": "TRACE" for number in range(1, 9)})  # Ap
 SYSLOG_SEVERITIES = ("FATAL", "FATAL", "FATAL", "ERROR", "WARN", "INFO", "INFO", "DEBUG")  # 0 emerg .. 7 debug
 MONTHS = {name: number for number, name in enumerate(
     ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), 1)}  # fmt: skip
-CACHE_LIMIT = 1 << 16  # distinct timestamp texts kept per cache before it is cleared
+CACHE_LIMIT = 1 << 12  # distinct timestamp texts kept per cache before it is cleared (lines come in time order)
 # A syslog or glog line (no year) may lie this far after the clock (host clock skew, a clock
 # taken a little early); beyond that it belongs to the previous year.
 YEAR_SKEW = timedelta(days=1)

@@ -35,7 +35,7 @@ class Rfc3164(LogFormat):
     example = "Dec 10 06:55:46 LabSZ sshd[24200]: Invalid user webmaster from 173.234.31.186"
 
     def sniff(self, line: str) -> bool:
-        return _LINE.match(line) is not None
+        return line[:1] == "<" or line[:3] in MONTHS  # parse's `<PRI>` or month (one regex match, in parse)
 
     def parse(self, line: str, context: ParseContext) -> ParsedLine | None:
         match = _LINE.match(line)
