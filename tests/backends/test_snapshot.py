@@ -717,6 +717,11 @@ def test_demo_user_service_slow_sql_and_node_disk(demo):
 def test_demo_has_a_pending_alert_and_secrets_for_the_masking_layer(demo):
     states = {alert["alertname"]: alert["state"] for alert in metrics(demo).alerts}
     assert states["HighErrorRate"] == "pending"
-    assert logs(demo, None, "password=hunter2").total == 1
-    assert logs(demo, None, "app:s3cr3t@mysql-primary-01").total == 1
-    assert logs(demo, None, "Authorization: Bearer eyJ").total == 1
+    # the log index holds lines masked (issue 9: nothing unmasked is stored), so the planted
+    # secrets are found by their masked text only
+    planted = "".join(path.read_text() for path in (demo.directory / "logs").iterdir())
+    assert all(secret in planted for secret in ("password=hunter2", "app:s3cr3t@mysql", "Bearer eyJ"))
+    assert logs(demo, None, "password=hunter2").total == 0
+    assert logs(demo, None, "password=***").total == 1
+    assert logs(demo, None, "app:***@mysql-primary-01").total == 1
+    assert logs(demo, None, "Authorization: Bearer ***").total == 1
