@@ -409,12 +409,19 @@ class FileMatches:
 
 
 def search(indexed: IndexedFile, wanted: Filter, limit: int, patterns: int = 20) -> FileMatches:
+    """The matches of `wanted` in one file. A keyword or level filter (no index serves it) is
+    evaluated once, into a temporary table of the matching line numbers, which the counts, the
+    newest rows and the patterns then read; a bare time range is read through the ts index."""
     where, args = wanted.where()
     with _connect(indexed.db) as conn:
+        source = "lines"
+        if wanted.keywords or wanted.level is not None:
+            conn.execute(f"CREATE TEMP TABLE hits AS SELECT lineno, ts, level, template FROM lines{where}", args)
+            source, where, args = "temp.hits", "", []
         by_level: dict[int | None, int] = {}
         first = last = None
         for level, count, low, high in conn.execute(
-            f"SELECT level, count(*), min(ts), max(ts) FROM lines{where} GROUP BY level", args
+            f"SELECT level, count(*), min(ts), max(ts) FROM {source}{where} GROUP BY level", args
         ):
             by_level[level] = count
             first = low if first is None or (low is not None and low < first) else first
@@ -422,13 +429,14 @@ def search(indexed: IndexedFile, wanted: Filter, limit: int, patterns: int = 20)
         if not by_level:
             return FileMatches([], {}, None, None)
         rows = conn.execute(
-            f"SELECT lineno, ts, level, derived, instance, line FROM lines{where}"
-            " ORDER BY ts DESC, lineno DESC LIMIT ?",
+            "SELECT l.lineno, l.ts, l.level, l.derived, l.instance, l.line FROM (SELECT lineno FROM"
+            f" {source}{where} ORDER BY ts DESC, lineno DESC LIMIT ?) AS h JOIN lines AS l ON l.lineno = h.lineno"
+            " ORDER BY l.ts DESC, l.lineno DESC",
             [*args, limit],
         ).fetchall()
         found = conn.execute(
             "SELECT t.text, m.n, m.low, m.high, l.line FROM (SELECT template, count(*) AS n, min(ts) AS low,"
-            f" max(ts) AS high, max(lineno) AS example FROM lines{where} GROUP BY template"
+            f" max(ts) AS high, max(lineno) AS example FROM {source}{where} GROUP BY template"
             " ORDER BY n DESC LIMIT ?) AS m JOIN templates AS t ON t.id = m.template"
             " JOIN lines AS l ON l.lineno = m.example ORDER BY m.n DESC",
             [*args, patterns],
