@@ -19,6 +19,14 @@ Prints ONE JSON object to stdout; progress goes to stderr. Measures, in process:
   `SnapshotBackend.query_logs` beside it (no target of its own).
 * memory_constant: tracemalloc peak of one backend query on 200k and on 400k
   lines; the log is streamed, so the peak must not grow with the file.
+* log_index_*: the persistent log index on a 1,000,000-line mixed-format log (ISO app
+  log with levels, RFC 3164 syslog, access log, lines without a level, stack traces;
+  --log-lines N): first-use indexing in a fresh process (log_index_first_use, <= 15 s),
+  its peak RSS against the same build of 200,000 lines (log_index_memory, <= 1.5x),
+  queries on the built index with since/until + stats + patterns (log_index_since_until,
+  <= 0.3 s) and over the whole snapshot (reported), their ratio to `grep -c` on the same
+  file, and `evcli ask "Why is mixed failing?" --env DIR` as a whole process on it
+  (log_index_ask, <= 2 s).
 
 When a target is missed, a cProfile of that path is added under "hotspots".
 The exit status is 0 whenever the measurements completed; read
@@ -53,6 +61,10 @@ TARGETS = {
     "query_logs_200k_s": 0.5,
     "memory_growth": 1.5,  # peak_400k <= 1.5 x peak_200k
     "memory_peak_400k_bytes": 5 * 2**20,  # and peak_400k < 5 MB
+    "log_index_first_use_s": 15.0,
+    "log_index_since_until_s": 0.3,
+    "log_index_ask_s": 2.0,
+    "log_index_memory_growth": 1.5,  # peak RSS building 1M lines <= 1.5 x building 200k
 }
 
 N_RUNBOOKS = 1000
@@ -66,6 +78,11 @@ LOG_QUERY = "timeout payment-gateway"  # both keywords in ~1% of the lines
 LOG_WINDOW = "3h"
 LOG_LIMIT = 50
 ENV_NOW = datetime(2026, 7, 8, 23, 10, 0, tzinfo=UTC)
+MIXED_LINES = 1_000_000
+MIXED_LINES_SMALL = 200_000
+MIXED_START = datetime(2026, 7, 8, 0, 0, tzinfo=UTC)
+MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+ASK_QUESTION = "Why is mixed failing?"
 
 
 def profiled(call) -> dict[str, list[dict[str, Any]]]:
@@ -1108,11 +1125,174 @@ def bench_logs(quick: bool, tmp: Path, results: dict[str, Any], hotspots: dict[s
 
 
 # =============================================================================
+# The persistent log index on a 1,000,000-line mixed-format file (issue 9)
+
+
+def write_mixed_log(path: Path, lines: int, seed: int = 9) -> None:
+    """`lines` lines over one day: 55% ISO app log with levels, 15% syslog, 15% access log,
+    10% ISO lines without a level, 5% stack-trace continuation lines."""
+    rng = random.Random(seed)
+    step = 86400 / lines
+    with path.open("w") as handle:
+        for index in range(lines):
+            moment = MIXED_START + timedelta(seconds=index * step)
+            kind = rng.random()
+            if kind < 0.55:
+                level = rng.choice(("INFO", "INFO", "INFO", "WARN", "ERROR", "DEBUG"))
+                handle.write(
+                    f"{moment:%Y-%m-%d %H:%M:%S}.{moment.microsecond // 1000:03d} {level} [app-{index % 7}] "
+                    f"c.e.Service - order ORD-{rng.randrange(10**6)} took {rng.randrange(900)}ms\n"
+                )
+            elif kind < 0.70:
+                handle.write(
+                    f"{MONTHS[moment.month - 1]} {moment.day:2d} {moment:%H:%M:%S} node-{index % 3} "
+                    f"kernel[{rng.randrange(9999)}]: eth0 link check ok\n"
+                )
+            elif kind < 0.85:
+                status = rng.choice((200, 200, 200, 401, 404, 500))
+                handle.write(
+                    f"10.20.{index % 250}.{rng.randrange(250)} - - [{moment:%d/%b/%Y:%H:%M:%S} +0000] "
+                    f'"GET /api/v1/items/{rng.randrange(9999)} HTTP/1.1" {status} {rng.randrange(5000)}\n'
+                )
+            elif kind < 0.95:
+                handle.write(f"{moment:%Y-%m-%d %H:%M:%S} cache refresh done in {rng.randrange(90)}ms\n")
+            else:
+                handle.write(f"\tat com.example.Pool.get(Pool.java:{rng.randrange(400)})\n")
+
+
+def mixed_snapshot(root: Path, lines: int) -> Path:
+    (root / "logs").mkdir(parents=True)
+    (root / "env.toml").write_text('now = "2026-07-09T00:00:00Z"\n')
+    write_mixed_log(root / "logs" / "mixed.log", lines)
+    return root
+
+
+_BUILD = (
+    "import resource, sys, time; from pathlib import Path; t = time.perf_counter();"
+    "from evcli.backends.base import LogQuery; from evcli.backends.snapshot import SnapshotBackend;"
+    "r = SnapshotBackend(Path(sys.argv[1])).query_logs(LogQuery('mixed', (), None, None, 50));"
+    "print(time.perf_counter() - t, r.total, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)"
+)
+
+
+def _first_use(env: Path, home: Path) -> tuple[float, int, int]:
+    """(seconds, lines, peak RSS bytes) of the first query on `env` in a fresh process: the index build."""
+    import subprocess
+
+    done = subprocess.run(
+        [sys.executable, "-c", _BUILD, str(env)],
+        env={**os.environ, "EVCLI_HOME": str(home)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    seconds, total, rss = done.stdout.split()
+    return float(seconds), int(total), int(rss)
+
+
+def _mixed_query(env: Path, keywords: tuple[str, ...] = (), level: str | None = None, **kwargs):
+    from evcli.backends.base import LogQuery
+    from evcli.backends.snapshot import SnapshotBackend
+
+    return SnapshotBackend(env).query_logs(LogQuery("mixed", keywords, level, None, 50, **kwargs))
+
+
+def _median_of(call, runs: int) -> list[float]:
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def bench_log_index(quick: bool, lines: int, tmp: Path, results: dict[str, Any], hotspots: dict[str, Any]) -> None:
+    import subprocess
+
+    from evcli.timerange import TimeRange
+
+    small_lines = MIXED_LINES_SMALL if lines >= MIXED_LINES else max(1, lines // 5)
+    log(f"log index: writing {lines:,} + {small_lines:,} mixed-format lines")
+    big, small = mixed_snapshot(tmp / "mixed-big", lines), mixed_snapshot(tmp / "mixed-small", small_lines)
+    path = big / "logs" / "mixed.log"
+    home = Path(os.environ["EVCLI_HOME"])
+    first_use, total, rss_big = _first_use(big, home)
+    log(f"log index: first use {first_use:.1f}s for {total:,} lines")
+    _, _, rss_small = _first_use(small, tmp / "home-small")
+    results["log_index_first_use"] = {
+        "seconds": r4(first_use),
+        "lines": lines,
+        "file_bytes": path.stat().st_size,
+        "indexed_lines": total,
+        "method": "first SnapshotBackend.query_logs in a fresh process (builds the index); no tty, so no progress bar",
+        "target_max_s": TARGETS["log_index_first_use_s"],
+        "ok": first_use <= TARGETS["log_index_first_use_s"],
+    }
+    growth = rss_big / rss_small
+    results["log_index_memory"] = {
+        "value": r4(growth),
+        "peak_rss_small_bytes": rss_small,
+        "peak_rss_big_bytes": rss_big,
+        "small_lines": small_lines,
+        "method": "ru_maxrss of the fresh process that builds each index (interpreter included)",
+        "target": f"peak RSS {lines:,} lines <= 1.5 x {small_lines:,} lines",
+        "ok": growth <= TARGETS["log_index_memory_growth"],
+    }
+
+    runs = 3 if quick else 5
+    named = TimeRange(MIXED_START + timedelta(hours=10), MIXED_START + timedelta(hours=10, minutes=30))
+    ranged = _median_of(lambda: _mixed_query(big, level="ERROR", range=named), runs)
+    ranged_all = _median_of(lambda: _mixed_query(big, range=named), runs)
+    whole_level = _median_of(lambda: _mixed_query(big, level="ERROR"), runs)
+    whole_keyword = _median_of(lambda: _mixed_query(big, ("ord-12",)), runs)
+    grep = _median_of(lambda: subprocess.run(["grep", "-c", "ERROR", str(path)], capture_output=True), runs)
+    slowest = max(statistics.median(ranged), statistics.median(ranged_all))
+    grep_s = statistics.median(grep)
+    results["log_index_since_until"] = timing(
+        ranged,
+        call="query_logs level=ERROR, since/until 30 min, with stats and patterns (index built)",
+        without_level_s=r4(statistics.median(ranged_all)),
+        ratio_to_grep_c=round(slowest / grep_s, 2),
+        target_max_s=TARGETS["log_index_since_until_s"],
+        ok=slowest <= TARGETS["log_index_since_until_s"],
+    )
+    results["log_index_whole"] = {
+        "level_error_s": r4(statistics.median(whole_level)),
+        "keyword_s": r4(statistics.median(whole_keyword)),
+        "ratio_keyword_to_grep_c": round(statistics.median(whole_keyword) / grep_s, 2),
+        "grep_c_s": r4(grep_s),
+        "call": "query_logs over the whole snapshot: level=ERROR, and keyword 'ord-12'",
+        "target": None,
+        "ok": None,
+    }
+    log(f"log index: since/until {slowest:.3f}s, whole keyword {statistics.median(whole_keyword):.3f}s")
+
+    ask = [sys.executable, "-m", "evcli", "ask", ASK_QUESTION, "--env", str(big), "--db", str(tmp / "ask.db")]
+    exits: list[int] = []
+
+    def run_ask() -> None:
+        exits.append(subprocess.run(ask, capture_output=True, env=os.environ.copy()).returncode)
+
+    ask_times = _median_of(run_ask, 3 if quick else 5)
+    results["log_index_ask"] = timing(
+        ask_times,
+        call=f'evcli ask "{ASK_QUESTION}" --env DIR (whole process, offline engines, index built)',
+        exit_codes=exits,
+        target_max_s=TARGETS["log_index_ask_s"],
+        ok=statistics.median(ask_times) <= TARGETS["log_index_ask_s"] and all(code in (0, 3) for code in exits),
+    )
+    log(f"log index: ask {statistics.median(ask_times):.2f}s, exits {exits}")
+    if not results["log_index_ask"]["ok"]:
+        hotspots["log_index_ask"] = profiled(lambda: _mixed_query(big, level="ERROR"))
+
+
+# =============================================================================
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions, for smoke tests")
+    parser.add_argument("--log-lines", type=int, default=MIXED_LINES, help="lines of the mixed-format log")
     options = parser.parse_args()
 
     results: dict[str, Any] = {
@@ -1134,6 +1314,7 @@ def main() -> int:
             (
                 ("kb", lambda: bench_kb(options.quick, tmp, results, hotspots)),
                 ("logs", lambda: bench_logs(options.quick, tmp, results, hotspots)),
+                ("log_index", lambda: bench_log_index(options.quick, options.log_lines, tmp, results, hotspots)),
             ),
             errors,
         )
