@@ -540,13 +540,10 @@ class SnapshotBackend:
         errors of the files that could not be read."""
         spans, errors = self._structured_times
         candidates, errors = [(last, source) for _, last, source in spans], list(errors)
-        for path in self.files(LOGS_DIR, LOG_SUFFIXES):
-            try:
-                last = self._last_log_timestamp(path)
-            except BackendError as error:
-                errors.append(str(error))
-                continue
-            if last is not None:
+        for path, (_, last, error) in self._log_edges.items():
+            if error:
+                errors.append(error)
+            elif last is not None:
                 candidates.append((last, self.relative(path)))
         return (max(candidates) if candidates else None), errors
 
@@ -587,12 +584,9 @@ class SnapshotBackend:
         spans, _ = self._structured_times
         firsts = [first for first, _, _ in spans]
         lasts = [last for _, last, _ in spans]
-        for path in self.files(LOGS_DIR, LOG_SUFFIXES):
-            try:
-                firsts += filter(None, [self._log_edge(path, newest=False)])
-                lasts += filter(None, [self._log_edge(path, newest=True)])
-            except BackendError:
-                continue
+        for first, last, _ in self._log_edges.values():
+            firsts += [first] if first is not None else []
+            lasts += [last] if last is not None else []
         if not firsts:
             return None
         return TimeRange(min(firsts), max([*lasts, self.now()]))
@@ -627,19 +621,21 @@ class SnapshotBackend:
                 clock = datetime.now(UTC)
         return ParseContext(clock=clock, tz=self.config.timezone)
 
-    def _last_log_timestamp(self, path: Path) -> datetime | None:
-        """The newest timestamp of a log file, from its tail: the clock must not cost a full scan."""
-        return self._log_edge(path, newest=True)
+    @cached_property
+    def _log_edges(self) -> dict[Path, tuple[datetime | None, datetime | None, str]]:
+        """(oldest, newest, error) of each log file, from its head and tail: the clock and the span
+        must not cost a full scan. A file that cannot be read has its error and no times."""
+        from evcli.backends.snapshot_logs import edge_timestamps
 
-    def _log_edge(self, path: Path, *, newest: bool) -> datetime | None:
-        """The newest (or oldest) timestamp of a log file, from its tail (or head)."""
-        from evcli.backends.snapshot_logs import first_timestamp, last_timestamp
-
-        read = last_timestamp if newest else first_timestamp
-        try:
-            return read(path, self.directory, self.parse_context(path))
-        except OSError as error:
-            raise BackendError(f"{self.relative(path)}: cannot read: {error}") from error
+        edges: dict[Path, tuple[datetime | None, datetime | None, str]] = {}
+        for path in self.files(LOGS_DIR, LOG_SUFFIXES):
+            try:
+                edges[path] = (*edge_timestamps(path, self.directory, self.parse_context(path)), "")
+            except OSError as error:
+                edges[path] = (None, None, f"{self.relative(path)}: cannot read: {error}")
+            except BackendError as error:
+                edges[path] = (None, None, str(error))
+        return edges
 
     @contextmanager
     def _reading(self, path: Path) -> Iterator[Lines]:

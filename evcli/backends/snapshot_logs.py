@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from evcli.backends.base import LEVELS, BackendError, LogQuery, LogResult, canonical_level
 from evcli.backends.files import LIMITS, open_binary
-from evcli.backends.logformats import SAMPLE_LINES, LineReader, ParseContext, detect, format_named
+from evcli.backends.logformats import SAMPLE_LINES, LineReader, LogFormat, ParseContext, detect, format_named
 from evcli.backends.logindex import FileMatches, Filter, IndexedFile, epoch, open_index, search, split_instance
 from evcli.timerange import TimeRange
 
@@ -200,39 +200,35 @@ def _message(total: int, shown: int, unleveled: int, cut: int) -> str:
     return message
 
 
-def last_timestamp(path: Path, root: Path, context: ParseContext) -> datetime | None:
-    """The newest timestamp of a log file: from its last 64 KiB (format detected on its first
-    lines), so the clock does not cost a full read; from its index when the tail has none."""
-    return _edge_timestamp(path, root, context, newest=True)
-
-
-def first_timestamp(path: Path, root: Path, context: ParseContext) -> datetime | None:
-    """The oldest timestamp of a log file: from its first 64 KiB, else from its index."""
-    return _edge_timestamp(path, root, context, newest=False)
-
-
-def _edge_timestamp(path: Path, root: Path, context: ParseContext, *, newest: bool) -> datetime | None:
-    """The newest (or oldest) timestamp of the file's last (or first) 64 KiB; its index's when
-    that part of a larger file has none. Logs are appended in time order."""
+def edge_timestamps(path: Path, root: Path, context: ParseContext) -> tuple[datetime | None, datetime | None]:
+    """(oldest, newest) timestamp of a log file from its first and last 64 KiB (logs are appended
+    in time order; the format is detected once, on its first lines), so the clock and the
+    snapshot's span do not cost a full read; from its index when those parts have none."""
     with open_binary(path, root) as handle:
-        head_bytes = handle.read(_TAIL_BYTES)
-        head = head_bytes.decode("utf-8", errors="replace").splitlines()
+        head = handle.read(_TAIL_BYTES).decode("utf-8", errors="replace").splitlines()
         size = handle.seek(0, 2)
-        if newest:
-            handle.seek(max(0, size - _TAIL_BYTES))
-            part = handle.read().decode("utf-8", errors="replace").splitlines()
-            part = part[1:] if size > _TAIL_BYTES else part  # the first line of the tail is cut
-        else:
-            part = head[:-1] if size > _TAIL_BYTES else head  # the last line of the head is cut
+        tail = None
+        if size > _TAIL_BYTES:
+            handle.seek(size - _TAIL_BYTES)
+            tail = handle.read().decode("utf-8", errors="replace").splitlines()[1:]  # its first line is cut
+            head = head[:-1]  # the head's last line is cut
     detection = detect(head[:SAMPLE_LINES], context)
-    reader = LineReader(None if detection.format is None else format_named(detection.format), context)
-    stamps = [
-        epoch(read.parsed.timestamp, context.tz)
-        for read in map(reader.read, part)
-        if read.parsed and read.parsed.timestamp
-    ]
-    found = (max if newest else min)(stamps, default=None)
-    if found is None and size > _TAIL_BYTES:
+    form = None if detection.format is None else format_named(detection.format)
+    oldest = _stamps(head, form, context)
+    newest = oldest if tail is None else _stamps(tail, form, context)
+    first, last = min(oldest, default=None), max(newest, default=None)
+    if tail is not None and (first is None or last is None):
         indexed = open_index(path, root, context)
-        found = indexed.last if newest else indexed.first
-    return None if found is None else datetime.fromtimestamp(found, UTC)
+        first = indexed.first if first is None else first
+        last = indexed.last if last is None else last
+    return _utc(first), _utc(last)
+
+
+def _stamps(lines: list[str], form: LogFormat | None, context: ParseContext) -> list[float]:
+    reader = LineReader(form, context)
+    parsed = (read.parsed for read in map(reader.read, lines))
+    return [epoch(line.timestamp, context.tz) for line in parsed if line is not None and line.timestamp is not None]
+
+
+def _utc(seconds: float | None) -> datetime | None:
+    return None if seconds is None else datetime.fromtimestamp(seconds, UTC)
