@@ -104,12 +104,14 @@ Mode = Literal["chat", "aiops"]
 StoredStage = Literal["plan", "execute", "verify", "compose"]
 
 
+# defer_build: a model's validator is built on its first use, not at import, so a command pays
+# only for the models it touches (`evcli gate` never builds the planner's or composer's).
 class _Open(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)
 
 
 class _Closed(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 # --- Planner -----------------------------------------------------------------
@@ -289,7 +291,7 @@ class ReplayOf(_Closed):
     session_id: str
     from_stage: str = Field(alias="from")
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, serialize_by_alias=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, serialize_by_alias=True, defer_build=True)
 
 
 DEFAULT_BACKEND_TIMEOUT = 10.0  # seconds per HTTP call
@@ -299,7 +301,7 @@ class BackendSpec(BaseModel):
     """One live backend: its base URL, the per-request timeout and backend-specific options
     (e.g. Loki's `service_label`). Stored in `SessionConfig.env` when it differs from a bare URL."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     url: str = Field(min_length=1)
     timeout: float = Field(default=DEFAULT_BACKEND_TIMEOUT, gt=0)

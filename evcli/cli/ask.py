@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -48,6 +47,8 @@ FailOnOption = Annotated[
 
 
 def _models(config_file, model, planner_model, executor_model, verifier_model, composer_model, api_base, stored=None):
+    import tomllib
+
     from evcli.pipeline import Models
 
     models = Models.from_config(stored) if stored else Models()

@@ -15,7 +15,6 @@ from pydantic import ValidationError
 from evcli.canonical import canonical_json
 from evcli.contracts import SESSION_ID_RULE, SessionDocument, is_session_id
 from evcli.errors import BadInput
-from evcli.tools.redaction import Redactor
 
 if TYPE_CHECKING:
     from evcli.store.db import TraceStore  # db imports this module
@@ -67,6 +66,9 @@ def read_document(path: Path) -> SessionDocument:
         raise BadInput(f"{path} is nested too deeply to be a session document") from exc
     try:
         # A file from elsewhere may carry secrets an older evcli did not mask: mask before storing or showing it.
+        # (Imported here: reading the store, as `evcli sessions` and `trace ID` do, needs no masking rules.)
+        from evcli.tools.redaction import Redactor
+
         return SessionDocument.model_validate(Redactor.from_env().mask(data))
     except ValidationError as exc:
         first = exc.errors()[0]
