@@ -59,3 +59,29 @@ def test_fast_paths_do_not_import_model_clients(args, tripwire_litellm, evcli_ho
     assert "TRIPWIRE" not in completed.stderr
     assert "LOADED []" in completed.stderr
     assert completed.returncode in (0, 4), completed.stderr
+
+
+def test_store_reads_load_no_write_or_masking_code(tmp_path, evcli_home):
+    """`sessions` and `trace ID` only read the store: sqlite-utils (writes, migrations) and the
+    masking rules (applied when a session is written or read from a file) stay unloaded."""
+    db = tmp_path / "store.db"
+    env = dict(os.environ, EVCLI_HOME=str(evcli_home), COLUMNS="4000")  # wide: the table folds no id
+    imported = subprocess.run(
+        [sys.executable, "-m", "evcli", "import", str(SAMPLES / "broad-order-service.json"), "--db", str(db)],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    session_id = imported.stdout.strip()
+    assert imported.returncode == 0 and session_id, imported.stderr
+    code = (
+        "import sys, runpy; sys.argv = ['evcli'] + sys.argv[1:]\n"
+        "try:\n    runpy.run_module('evcli', run_name='__main__')\n"
+        "except SystemExit as exc:\n    assert not exc.code, exc.code\n"
+        "print('LOADED', sorted(m for m in ('sqlite_utils', 'evcli.tools.redaction') if m in sys.modules), file=sys.stderr)\n"
+    )
+    for args in (["sessions", "--db", str(db)], ["trace", session_id, "--db", str(db)]):
+        completed = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=env)
+        assert completed.returncode == 0, completed.stderr
+        assert session_id in completed.stdout
+        assert "LOADED []" in completed.stderr, (args, completed.stderr)
