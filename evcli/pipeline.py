@@ -217,11 +217,8 @@ class Pipeline:
             pass  # the Executor's own calls will record the failure as evidence status "failed"
         skills: list[dict[str, Any]] = []
         try:
-            index = tools.open_knowledge()
-            if tools.knowledge_dir is not None:
-                index.index_dir(tools.knowledge_dir)
-            skills = [skill.as_dict() for skill in index.skills(tools.knowledge_dir)]
-        except EvcliError:
+            skills = tools.knowledge().skills()
+        except (EvcliError, BackendError):
             pass
         return EnvironmentOverview(services=sorted(services), aliases=dict(aliases), alerts=alerts, skills=skills)
 

@@ -12,6 +12,14 @@ An object built for a capability provides that capability's methods:
   metrics  summarise(service, metric, window) -> MetricsResult (series and a note, no alerts)
            services() -> list[str] (the service names it knows)
   logs     query_logs(LogQuery) -> LogResult
+  knowledge  search(query, *, limit, alertname, service) -> list[block dict: doc, title, heading, text,
+             relevance_level, score, layer]; skills() -> list[skill dict: name, doc, title, alerts, services]
+
+A backend is live (the default) when it is given a URL with its own `--NAME URL` option; a
+non-live one (`url_option=False`, e.g. `runbooks`) is built from the environment's runbooks
+directory instead and serves its capability when no configured live backend does
+(EnvironmentSpec.knowledge_backend): its BackendSpec's `url` is that directory and its `index`
+option (INDEX_OPTION) the knowledge index file when one was chosen.
 """
 
 from __future__ import annotations
@@ -27,12 +35,14 @@ if TYPE_CHECKING:
     from evcli.backends.spec import BackendSpec
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+INDEX_OPTION = "index"  # a directory-built backend's option: the knowledge index file
 
 
 class Capability(StrEnum):
     ALERTS = "alerts"
     METRICS = "metrics"
     LOGS = "logs"
+    KNOWLEDGE = "knowledge"
 
 
 @dataclass(frozen=True)
@@ -41,6 +51,7 @@ class BackendKind:
     capabilities: tuple[Capability, ...]  # strongest first
     builder: str | Callable[[BackendSpec], Any]  # "module:function", or the function itself
     help: str  # the option's help text
+    url_option: bool = True  # False: built from the runbooks directory; no option, never a live backend
 
     def build(self, spec: BackendSpec) -> Any:
         builder = self.builder
@@ -76,6 +87,11 @@ def backend_kind(name: str) -> BackendKind:
         raise KeyError(f"unknown backend {name!r}; known: {', '.join(BACKENDS)}") from None
 
 
+def live_backends() -> list[BackendKind]:
+    """The backends given a URL (`--NAME URL`, a key of the stored spec), in registry order."""
+    return [kind for kind in BACKENDS.values() if kind.url_option]
+
+
 def providers(capability: Capability) -> list[BackendKind]:
     """The backends providing `capability`, most preferred first."""
     order = list(BACKENDS)
@@ -92,3 +108,12 @@ register(
     BackendKind("alertmanager", (Capability.ALERTS,), "evcli.backends.alertmanager:build", "Alertmanager base URL.")
 )
 register(BackendKind("loki", (Capability.LOGS,), "evcli.backends.loki:build", "Loki base URL."))
+register(
+    BackendKind(
+        "runbooks",
+        (Capability.KNOWLEDGE,),
+        "evcli.backends.runbooks:build",
+        "Markdown runbooks of the --runbooks directory (default: the --env directory, else the demo).",
+        url_option=False,
+    )
+)

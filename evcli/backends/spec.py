@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from evcli.backends.registry import BACKENDS
+from evcli.backends.registry import INDEX_OPTION, Capability, live_backends, providers
 from evcli.contracts import DEFAULT_BACKEND_TIMEOUT, BackendSpec
 from evcli.errors import BadInput
 
@@ -110,14 +110,15 @@ class EnvironmentSpec(BaseModel):
     def evidence_backend(self) -> Any:
         """The live backends this spec names, else its snapshot directory (default: the demo)."""
         if self.env_dir is not None and self.live:
-            flags = "/".join(kind.flag for kind in BACKENDS.values())
+            flags = "/".join(kind.flag for kind in live_backends())
             raise BadInput(f"use either --env DIR or backend URLs ({flags}), not both")
         if self.live:
             from evcli.backends.live import LiveBackend
 
-            unknown = [name for name in self.backends if name not in BACKENDS]
+            known = [kind.name for kind in live_backends()]
+            unknown = [name for name in self.backends if name not in known]
             if unknown:
-                raise BadInput(f"unknown backend {unknown[0]!r}; known: {', '.join(BACKENDS)}")
+                raise BadInput(f"unknown backend {unknown[0]!r}; known: {', '.join(known)}")
             return LiveBackend.from_specs(self.backends)
         from evcli.backends.snapshot import SnapshotBackend, demo_env_dir
 
@@ -131,3 +132,15 @@ class EnvironmentSpec(BaseModel):
         from evcli.backends.snapshot import demo_env_dir
 
         return self.runbooks or self.env_dir or demo_env_dir()
+
+    def knowledge_backend(self, index: Path | None = None) -> Any:
+        """What serves the knowledge capability: the preferred live backend this spec names that
+        provides it, else the preferred non-live provider (`runbooks`) built from `knowledge_dir()`;
+        `index` is the knowledge index file a directory-built backend uses (None: its default)."""
+        kinds = providers(Capability.KNOWLEDGE)
+        for kind in kinds:
+            if kind.url_option and kind.name in self.backends:
+                return kind.build(self.backends[kind.name])
+        local = next(kind for kind in kinds if not kind.url_option)
+        options = {INDEX_OPTION: str(index)} if index is not None else {}
+        return local.build(BackendSpec(url=str(self.knowledge_dir()), options=options))

@@ -45,12 +45,12 @@ def environment_options(
     when asked; `help` overrides a backend's help text for this command. The command is called with
     `environment=` the `EnvironmentSpec` they describe. Nothing here imports a backend or pydantic.
     """
-    from evcli.backends.registry import BACKENDS
+    from evcli.backends.registry import live_backends
 
     options: list[tuple[str, Any]] = [("env", EnvOption)]
     options += [
         (kind.name, Annotated[str | None, typer.Option(kind.flag, help=(help or {}).get(kind.name, kind.help))])
-        for kind in BACKENDS.values()
+        for kind in live_backends()
     ]
     if runbooks:
         options.append(("runbooks", RunbooksOption))

@@ -184,7 +184,7 @@ def _time(value: str | None) -> datetime | None:
 
 def rederive(document: SessionDocument, env_dir: Path) -> dict[int, Rederived]:
     """Re-run every invocation of the session on the snapshot environment at env_dir."""
-    from evcli.backends.registry import BACKENDS
+    from evcli.backends.registry import live_backends
     from evcli.errors import EvcliError
     from evcli.tools import registry
     from evcli.tools.context import build_environment
@@ -192,7 +192,7 @@ def rederive(document: SessionDocument, env_dir: Path) -> dict[int, Rederived]:
 
     # The guards (call cap, repeats) judged the original run; here they would only hide a copied invocation.
     environment = build_environment(env_dir, settings=ToolSettings(max_calls_per_tool=len(document.invocations) + 1))
-    live = [name for name in BACKENDS if document.run.config.env.get(name)]  # the registered live backends
+    live = [kind.name for kind in live_backends() if document.run.config.env.get(kind.name)]
     results: dict[int, Rederived] = {}
     for position, invocation in enumerate(document.invocations):
         # Runbook files are in DIR; a backend's evidence is not when the session named a live one.

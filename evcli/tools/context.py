@@ -1,17 +1,15 @@
-"""Choosing where evidence comes from: a snapshot directory or live backends, and the tool
-settings (the per-call timeout can be set with $EVCLI_TOOL_TIMEOUT_S)."""
+"""Choosing where evidence comes from: a snapshot directory or live backends, the backend serving
+knowledge (found by capability, see EnvironmentSpec.knowledge_backend), and the tool settings
+(the per-call timeout can be set with $EVCLI_TOOL_TIMEOUT_S)."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 from evcli.backends.spec import EnvironmentSpec
 from evcli.tools.redaction import Redactor
 from evcli.tools.runner import ToolEnvironment, ToolSettings
-
-if TYPE_CHECKING:
-    from evcli.kb.index import KnowledgeIndex
 
 
 def build_environment(
@@ -30,22 +28,17 @@ def build_environment(
     elif env_dir is not None or runbooks is not None or backend_urls:
         raise TypeError("pass either a spec or the options that describe one")
     backend = spec.evidence_backend()
-    knowledge_dir = spec.knowledge_dir()
+    built: list[Any] = []
 
-    opened: list[KnowledgeIndex] = []
-
-    def open_knowledge() -> KnowledgeIndex:
-        """The knowledge index, opened once per environment on first use."""
-        if not opened:
-            from evcli.kb.index import KnowledgeIndex
-
-            opened.append(KnowledgeIndex(kb_path))  # None: kb.db next to the trace store
-        return opened[0]
+    def knowledge() -> Any:
+        """The backend serving the knowledge capability, built once per environment on first use."""
+        if not built:
+            built.append(spec.knowledge_backend(kb_path))  # kb_path None: kb.db next to the trace store
+        return built[0]
 
     return ToolEnvironment(
         backend=backend,
-        knowledge_dir=knowledge_dir,
-        open_knowledge=open_knowledge,
+        knowledge=knowledge,
         redactor=Redactor.from_env(),
         settings=settings or ToolSettings.from_env(),
     )

@@ -1,4 +1,6 @@
-"""`lookup_knowledge`: runbook blocks ranked for a query (relevance PRECISE / HIGHLY_RELEVANT / REFERENCE).
+"""`lookup_knowledge`: runbook blocks ranked for a query (relevance PRECISE / HIGHLY_RELEVANT / REFERENCE),
+searched in the backend serving the knowledge capability (evcli/backends/registry.py; by default the
+`runbooks` directory backend).
 
 Refs: `$.evidence_blocks[i]`, one block as `doc › heading: text`. A block an
 earlier call of the session already returned is left out and named in the
@@ -11,9 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
-from evcli.backends.base import BackendError
 from evcli.contracts import ToolInvocation
-from evcli.errors import BadInput
 from evcli.tools import registry
 from evcli.tools.fetch import Outcome, cap_text
 from evcli.tools.params import ALERTNAME, NAME, ToolParams
@@ -50,21 +50,9 @@ def best_relevance(output: dict[str, Any]) -> str | None:
 
 
 def fetch(params: LookupKnowledgeParams, env: ToolEnvironment, session: SessionView) -> Outcome:
-    index = env.open_knowledge()
-    try:
-        if env.knowledge_dir is not None:
-            index.index_dir(env.knowledge_dir)  # a no-op when nothing changed
-    except BadInput as exc:  # e.g. a snapshot without runbooks: nothing to search is not "found nothing"
-        raise BackendError(exc.message) from exc
-    found = index.search(
-        params.query,
-        limit=params.limit,
-        alertname=params.alertname,
-        service=params.service,
-        directory=env.knowledge_dir,
-    )
+    found = env.knowledge().search(params.query, limit=params.limit, alertname=params.alertname, service=params.service)
     # Compare blocks as they were stored (masked, capped) so a repeat is recognised.
-    prepared = env.redactor.mask({ARRAY: [_block_dict(block) for block in found]})
+    prepared = env.redactor.mask({ARRAY: list(found)})
     cap_text(prepared, (ARRAY,), env.settings.max_text_chars)
     blocks = prepared[ARRAY]
     already = _returned_blocks(session.invocations)
@@ -90,12 +78,6 @@ def fetch(params: LookupKnowledgeParams, env: ToolEnvironment, session: SessionV
             for block, invocation_id in repeated
         )
     return outcome
-
-
-def _block_dict(block: Any) -> dict[str, Any]:
-    data = block.model_dump() if hasattr(block, "model_dump") else block.as_dict()
-    data.pop("directory", None)  # where the index found it; not evidence
-    return data
 
 
 def _returned_blocks(invocations: list[ToolInvocation]) -> dict[tuple[Any, ...], int]:

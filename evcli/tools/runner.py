@@ -22,7 +22,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from evcli.backends.base import BackendError, EvidenceBackend
@@ -65,8 +64,7 @@ class ToolEnvironment:
     """Where evidence comes from for one run."""
 
     backend: EvidenceBackend
-    knowledge_dir: Path | None
-    open_knowledge: Callable[[], Any]  # -> evcli.kb.index.KnowledgeIndex, opened on first use
+    knowledge: Callable[[], Any]  # -> the backend serving the knowledge capability, built on first use
     redactor: Redactor = field(default_factory=Redactor)
     settings: ToolSettings = field(default_factory=ToolSettings)
 

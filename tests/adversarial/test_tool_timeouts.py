@@ -64,8 +64,7 @@ def evcli_tool(env: Path, *extra: str, timeout_s: float = TIMEOUT_S) -> tuple[in
 def test_a_timed_out_call_stops_its_work_and_fails(tmp_path):
     env = ToolEnvironment(
         backend=SnapshotBackend(many_lines_env(tmp_path / "env")),
-        knowledge_dir=None,
-        open_knowledge=lambda: None,
+        knowledge=lambda: None,
         settings=ToolSettings(timeout_s=TIMEOUT_S),
     )
     started = time.monotonic()
@@ -103,7 +102,7 @@ def test_a_single_huge_line_cannot_stall_a_query(tmp_path):
 
 def test_a_huge_line_is_searched_up_to_the_line_limit_and_the_result_says_so(tmp_path):
     backend = SnapshotBackend(one_huge_line_env(tmp_path / "env", megabytes=3))
-    env = ToolEnvironment(backend=backend, knowledge_dir=None, open_knowledge=lambda: None)
+    env = ToolEnvironment(backend=backend, knowledge=lambda: None)
     invocation = run_tool("query_logs", {"service": "checkout", "query": "payment", "window": "1h"}, env)
     assert invocation.success and invocation.output["total"] == 1
     assert "longer than" in invocation.output["message"]

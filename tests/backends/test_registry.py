@@ -98,3 +98,46 @@ def test_a_stored_spec_naming_an_unregistered_backend_is_a_usage_error():
 
     with pytest.raises(BadInput, match="unknown backend 'toy_logs'"):
         EnvironmentSpec.from_config({"toy_logs": "toy://one"}).evidence_backend()
+
+
+@dataclass
+class ToyKnowledge:
+    """Runbook blocks from a list kept in memory; `url` says which instance was built."""
+
+    url: str
+
+    def search(self, query: str, *, limit: int, alertname: str | None, service: str | None) -> list[dict]:
+        block = {"doc": "toy.md", "title": "Toy", "heading": "Restart", "layer": "L1", "score": 1.0}
+        return [{**block, "text": f"restart {service} ({query}) per {self.url}", "relevance_level": "PRECISE"}][:limit]
+
+    def skills(self) -> list[dict]:
+        return [{"name": "toy-restart", "doc": "toy.md", "title": "Toy", "alerts": [], "services": ["checkout"]}]
+
+
+def test_knowledge_is_served_by_the_runbooks_directory_backend_unless_a_configured_one_provides_it(tmp_path):
+    assert names(providers(Capability.KNOWLEDGE)) == ["runbooks"]
+    assert "runbooks" not in names(registry.live_backends())  # no --runbooks URL option; --runbooks stays a dir
+    (tmp_path / "db.md").write_text("# DB\n\n## Pool\n\nRaise the connection pool when it is exhausted.\n")
+    environment = build_environment(spec=EnvironmentSpec(runbooks=tmp_path), kb_path=tmp_path / "kb.db")
+
+    invocation = run_tool("lookup_knowledge", {"query": "connection pool exhausted"}, environment)
+
+    assert invocation.success, invocation.error_message
+    assert [(b["doc"], b["heading"]) for b in invocation.output["evidence_blocks"]] == [("db.md", "Pool")]
+    assert "directory" not in invocation.output["evidence_blocks"][0]
+
+
+def test_lookup_knowledge_reads_a_toy_knowledge_backend_registered_in_the_test(monkeypatch, tmp_path):
+    kind = BackendKind("toy_kb", (Capability.KNOWLEDGE,), lambda spec: ToyKnowledge(spec.url), "Toy wiki URL.")
+    monkeypatch.setitem(registry.BACKENDS, kind.name, kind)
+    environment = build_environment(
+        spec=EnvironmentSpec(backends={"toy_kb": BackendSpec(url="toy://wiki")}), kb_path=tmp_path / "kb.db"
+    )
+
+    invocation = run_tool("lookup_knowledge", {"query": "pool", "service": "checkout"}, environment)
+
+    assert invocation.success, invocation.error_message
+    assert [b["text"] for b in invocation.output["evidence_blocks"]] == ["restart checkout (pool) per toy://wiki"]
+    assert invocation.relevance_level == "PRECISE"
+    assert environment.knowledge().skills()[0]["name"] == "toy-restart"
+    assert not (tmp_path / "kb.db").exists()  # the runbooks index was never opened
