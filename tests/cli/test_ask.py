@@ -430,3 +430,29 @@ def test_a_rejected_api_key_never_reaches_the_store_or_stderr(db_path, monkeypat
     (record,) = rows(db_path, "diagnosis_run")
     assert record["status"] == "failed"
     assert KEY not in db_text(db_path)
+
+
+def test_ask_json_prints_the_ask_result_with_sorted_keys(db_path):
+    """`ask --json` prints the AskResult with its keys sorted at every level (print_json), so a
+    typed result dumps the same document whatever its field order."""
+    run = evcli("ask", CPU_QUESTION, "--json")
+
+    assert run.exit_code == 0, run
+    result = run.json()
+    assert list(result) == [
+        "answer",
+        "claims",
+        "fallback",
+        "gate",
+        "hypotheses",
+        "missing_info",
+        "models",
+        "question",
+        "rounds",
+        "session_id",
+        "usage",
+        "verdict",
+    ]
+    assert list(result["answer"]) == ["answer_summary", "recommended_actions", "user_facing_answer"]
+    assert list(result["usage"]) == ["completion_tokens", "model_calls", "prompt_tokens"]
+    assert (result["verdict"], result["rounds"], result["usage"]["prompt_tokens"]) == ("PASS", 1, 0)
