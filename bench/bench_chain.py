@@ -340,16 +340,16 @@ def _one_ask(server, store, models, rules, question: str) -> dict[str, Any]:
     while len(server.handling_seconds) < len(server.requests) and time.perf_counter() < deadline:
         time.sleep(0.001)
     handling = server.handling_seconds[first_request:]
-    document = store.load(result["session_id"])
+    document = store.load(result.session_id)
     steps, invocations = document.steps, document.invocations
     tool_s = sum(i.duration_ms for i in invocations) / 1000
-    if result["verdict"] != "PASS" or result["fallback"] is not None or len(result["claims"]) != 1:
+    if result.verdict != "PASS" or result.fallback is not None or len(result.claims) != 1:
         raise RuntimeError(
-            f"the honest scripted run did not pass: verdict {result['verdict']}, fallback "
-            f"{result['fallback']}, gate {result['gate']}"
+            f"the honest scripted run did not pass: verdict {result.verdict}, fallback "
+            f"{result.fallback}, gate {result.gate}"
         )
-    if "[1]" not in result["answer"]["user_facing_answer"] or len(invocations) != 1:
-        raise RuntimeError(f"unexpected answer or invocations: {result['answer']}, {len(invocations)} invocations")
+    if "[1]" not in result.answer.user_facing_answer or len(invocations) != 1:
+        raise RuntimeError(f"unexpected answer or invocations: {result.answer}, {len(invocations)} invocations")
     if len(steps) != len(handling):
         raise RuntimeError(f"{len(steps)} agent_step rows but {len(handling)} requests reached the server")
     server_s = sum(handling)

@@ -13,12 +13,15 @@ were called, no other active alert became the main subject), which is stored in
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evcli.backends.alerts import alertmanager_state
 from evcli.errors import BadInput
 from evcli.tools import registry
 from evcli.tools.redaction import Redactor
+
+if TYPE_CHECKING:
+    from evcli.pipeline import AskResult
 
 EXPECTED_SHAPES = (
     'an Alertmanager webhook payload ({"version": "4", "alerts": [...]}), '
@@ -113,21 +116,21 @@ def diagnose_payload(pipeline, payload: Any, *, source: str = "payload") -> list
 
 def diagnose_alert(pipeline, alert: AlertInput) -> dict[str, Any]:
     result = pipeline.ask(alert_question(alert), mode="aiops", aiops_alert=alert.as_dict())
-    document = pipeline.store.load(result["session_id"])
+    document = pipeline.store.load(result.session_id)
     active = [a for a in document.run.config.environment.alerts if a.get("state") == "firing"]
     evaluation = rule_evaluation(alert, result, document, active)
     pipeline.store.update_run(
-        result["session_id"], self_evaluation={**document.run.self_evaluation, "aiops_rule_evaluation": evaluation}
+        result.session_id, self_evaluation={**document.run.self_evaluation, "aiops_rule_evaluation": evaluation}
     )
-    return {**result, "alert": alert.as_dict(), "aiops_rule_evaluation": evaluation}
+    return {**result.model_dump(mode="json"), "alert": alert.as_dict(), "aiops_rule_evaluation": evaluation}
 
 
-def rule_evaluation(alert: AlertInput, result: dict[str, Any], document, active_alerts: list[dict]) -> dict[str, Any]:
+def rule_evaluation(alert: AlertInput, result: AskResult, document, active_alerts: list[dict]) -> dict[str, Any]:
     """The seed's AIOps checks, computed from what was recorded."""
-    answer = result["answer"]
-    text = f"{answer['answer_summary']}\n{answer['user_facing_answer']}".lower()
+    answer = result.answer
+    text = f"{answer.answer_summary}\n{answer.user_facing_answer}".lower()
     tools = {invocation.tool_name for invocation in document.invocations}
-    subject = (answer["answer_summary"] + " " + (result["claims"][0]["claim_text"] if result["claims"] else "")).lower()
+    subject = (answer.answer_summary + " " + (result.claims[0].claim_text if result.claims else "")).lower()
     others = sorted(
         {
             a["alertname"]
@@ -137,7 +140,7 @@ def rule_evaluation(alert: AlertInput, result: dict[str, Any], document, active_
     )
     promoted = [name for name in others if name.lower() in subject]
     checks = {
-        "report_exists": bool(answer["user_facing_answer"].strip()),
+        "report_exists": bool(answer.user_facing_answer.strip()),
         "stays_on_input_alert": alert.alertname.lower() in text
         or bool(alert.service and alert.service.lower() in text),
         "evidence_tools_called": bool(tools & set(registry.names("backend"))),

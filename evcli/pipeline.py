@@ -358,8 +358,8 @@ class Pipeline:
         self.gate(session_id)
         self.verify(session_id)
 
-    def compose(self, session_id: str) -> dict[str, Any]:
-        """Write the answer; returns the run's AskResult as JSON (what `ask --json` prints)."""
+    def compose(self, session_id: str) -> AskResult:
+        """Write the answer; returns the run's AskResult (its JSON is what `ask --json` prints)."""
         from evcli.agents.composer import answer_material, compose_guarded
         from evcli.agents.fallback import composer_fallback_answer, gate_reject_answer
         from evcli.agents.projection import allowed_claims
@@ -426,20 +426,21 @@ class Pipeline:
             verdict=verdict,
             self_evaluation=self._self_evaluation(session_id, verdict, gate_result, answer, fallback),
         )
-        return result.model_dump(mode="json")
+        return result
 
     # --- the whole chain -------------------------------------------------------
 
-    def ask(self, question: str, *, mode: Mode = "chat", aiops_alert: dict[str, Any] | None = None) -> dict[str, Any]:
+    def ask(self, question: str, *, mode: Mode = "chat", aiops_alert: dict[str, Any] | None = None) -> AskResult:
         run = self.create_session(question, mode=mode, aiops_alert=aiops_alert)
         return self.run_from(run.session_id, "plan")
 
-    def run_from(self, session_id: str, stage: str) -> dict[str, Any]:
-        """Run `stage` and every later one (one evidence retry after verify); returns the AskResult as JSON."""
-        final: dict[str, Any] = {}
+    def run_from(self, session_id: str, stage: str) -> AskResult:
+        """Run `stage` and every later one (one evidence retry after verify); returns the AskResult."""
+        result = None
         for step in stages_from(stage):
-            final = getattr(self, step.run)(session_id)
-        return final
+            result = getattr(self, step.run)(session_id)
+        assert isinstance(result, AskResult)  # compose, the table's last stage, returns it
+        return result
 
     # --- internals ----------------------------------------------------------------
 
@@ -573,8 +574,8 @@ class Pipeline:
 
     # --- replay ---------------------------------------------------------------------
 
-    def replay(self, source: SessionDocument, from_stage: str) -> dict[str, Any]:
-        """A new session reusing the stored outputs upstream of `from_stage`; returns its AskResult as JSON.
+    def replay(self, source: SessionDocument, from_stage: str) -> AskResult:
+        """A new session reusing the stored outputs upstream of `from_stage`; returns its AskResult.
 
         `source` is a stored session or an exported one; it is never changed.
         """

@@ -1,13 +1,11 @@
 from __future__ import annotations
 
-import copy
-
 import pytest
 
 from evcli.aiops import alert_question, diagnose_payload, parse_alert_payload, rule_evaluation
 from evcli.errors import BadInput
 from evcli.gatekeeper.rules import load_rules
-from evcli.pipeline import Pipeline
+from evcli.pipeline import AskResult, Pipeline
 from evcli.store.db import TraceStore
 from tests.conftest import REPO
 
@@ -124,13 +122,15 @@ def test_the_rule_evaluation_catches_a_report_about_another_alert(pipeline):
     (report,) = diagnose_payload(pipeline, PROM)
     session = pipeline.store.load(report["session_id"])
     alert = parse_alert_payload(PROM)[0]
-    drifted = copy.deepcopy(report)
-    drifted["answer"]["answer_summary"] = "payment-service HighCPUUsage is the main problem."
+    result = AskResult.model_validate(report)  # the report is the AskResult's JSON plus the alert and evaluation
+
+    def answered(**answer):
+        return result.model_copy(update={"answer": result.answer.model_copy(update=answer)})
+
+    drifted = answered(answer_summary="payment-service HighCPUUsage is the main problem.")
     active = session.run.config.environment.alerts
     evaluation = rule_evaluation(alert, drifted, session, active)
     assert evaluation["promoted_alerts"] == ["HighCPUUsage"] and not evaluation["passed"]
-    empty = copy.deepcopy(report)
-    empty["answer"]["user_facing_answer"] = " "
-    empty["answer"]["answer_summary"] = ""
+    empty = answered(user_facing_answer=" ", answer_summary="")
     empty_evaluation = rule_evaluation(alert, empty, session, active)
     assert not empty_evaluation["report_exists"] and not empty_evaluation["stays_on_input_alert"]

@@ -103,36 +103,36 @@ def pipeline(tmp_path_factory):
 @pytest.mark.parametrize(("question", "narrow", "claim_types", "cited"), QUESTIONS, ids=[q[0][:40] for q in QUESTIONS])
 def test_demo_question(pipeline, question, narrow, claim_types, cited):
     result = pipeline.ask(question)
-    assert result["verdict"] == "PASS", result["answer"]["user_facing_answer"]
-    assert result["gate"]["severity"] == "none"
-    assert result["fallback"] is None
-    types = {claim["claim_type"] for claim in result["claims"]}
+    assert result.verdict == "PASS", result.answer.user_facing_answer
+    assert result.gate.severity == "none"
+    assert result.fallback is None
+    types = {claim.claim_type for claim in result.claims}
     assert claim_types <= types
     if narrow:
-        assert 1 <= len(result["claims"]) <= 2
+        assert 1 <= len(result.claims) <= 2
         assert types <= {"observation", "negative_observation"}
     for tool, fragment in cited:
         assert any(
-            evidence["tool_name"] == tool and fragment in (evidence["text"] or "")
-            for claim in result["claims"]
-            for evidence in claim["evidence"]
+            evidence.tool_name == tool and fragment in (evidence.text or "")
+            for claim in result.claims
+            for evidence in claim.evidence
         ), (tool, fragment)
-    answer = result["answer"]["user_facing_answer"] + result["answer"]["answer_summary"]
+    answer = result.answer.user_facing_answer + result.answer.answer_summary
     assert not [phrase for phrase in OVERSTATEMENT if phrase in answer.lower()]
-    for claim in result["claims"]:
-        assert f"[{claim['citation']}]" in answer
+    for claim in result.claims:
+        assert f"[{claim.citation}]" in answer
     language_is_chinese = any("\u4e00" <= char <= "\u9fff" for char in question)
     assert any("\u4e00" <= char <= "\u9fff" for char in answer) == language_is_chinese
 
-    document = pipeline.store.load(result["session_id"])
+    document = pipeline.store.load(result.session_id)
     assert document.run.status == "completed" and document.run.verdict == "PASS"
     assert document.run.config.task_scope == ("narrow" if narrow else "broad")
-    negative = [c for c in result["claims"] if c["claim_type"] == "negative_observation"]
-    assert all(e["raw_path"] == "$.no_evidence" for c in negative for e in c["evidence"])
+    negative = [c for c in result.claims if c.claim_type == "negative_observation"]
+    assert all(e.raw_path == "$.no_evidence" for c in negative for e in c.evidence)
 
 
 def test_runs_are_deterministic(pipeline):
     first = pipeline.ask("Why is user-service slow?")
     second = pipeline.ask("Why is user-service slow?")
-    assert first["answer"] == second["answer"]
-    assert [c["claim_text"] for c in first["claims"]] == [c["claim_text"] for c in second["claims"]]
+    assert first.answer == second.answer
+    assert [c.claim_text for c in first.claims] == [c.claim_text for c in second.claims]

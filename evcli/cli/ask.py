@@ -24,6 +24,7 @@ from evcli.stages import REPLAYABLE
 
 if TYPE_CHECKING:
     from evcli.backends.spec import EnvironmentSpec
+    from evcli.pipeline import AskResult
 
 ModelOption = Annotated[
     str | None, typer.Option("--model", help="`offline` (default) or a litellm model string for every role.")
@@ -131,30 +132,29 @@ def ask_command(
     pipeline = _pipeline(db, rules, models, environment.as_config(), max_steps)
     result = pipeline.ask(question)
     render_result(result, json_output)
-    raise typer.Exit(_exit_code(result["verdict"], fail_on))
+    raise typer.Exit(_exit_code(result.verdict, fail_on))
 
 
-def render_result(result: dict, json_output: bool) -> None:
+def render_result(result: AskResult, json_output: bool) -> None:
     if json_output:
-        print_json(result)
+        print_json(result.model_dump(mode="json"))
         return
-    answer = result["answer"]
-    out.print(safe(answer["user_facing_answer"]))
-    if result["claims"]:
+    out.print(safe(result.answer.user_facing_answer))
+    if result.claims:
         out.print("\n[bold]Evidence[/]")
-        for claim in result["claims"]:
-            for evidence in claim["evidence"]:
+        for claim in result.claims:
+            for evidence in claim.evidence:
                 out.print(
-                    f"{safe('[' + str(claim['citation']) + ']')} {safe(evidence['tool_name'])} #{safe(evidence['source_invocation_id'])} "
-                    f"{safe(evidence['raw_path'])}: {safe(evidence['text'] or '')}"
+                    f"{safe('[' + str(claim.citation) + ']')} {safe(evidence.tool_name)} #{safe(evidence.source_invocation_id)} "
+                    f"{safe(evidence.raw_path)}: {safe(evidence.text or '')}"
                 )
-    colour = {"PASS": "green", "LOW_CONFID": "yellow", "REJECT": "red"}[result["verdict"]]
-    gate_info = result["gate"]
+    colour = {"PASS": "green", "LOW_CONFID": "yellow", "REJECT": "red"}[result.verdict]
+    gate_info = result.gate
     out.print(
-        f"\nverdict [{colour}]{result['verdict']}[/] · gate {gate_info['status']}/{gate_info['severity']}"
-        + (f" ({safe(', '.join(gate_info['failed_rules']))})" if gate_info["failed_rules"] else "")
-        + (f" · fallback: {safe(result['fallback'])}" if result["fallback"] else "")
-        + f" · session {safe(result['session_id'])}"
+        f"\nverdict [{colour}]{result.verdict}[/] · gate {gate_info.status}/{gate_info.severity}"
+        + (f" ({safe(', '.join(gate_info.failed_rules))})" if gate_info.failed_rules else "")
+        + (f" · fallback: {safe(result.fallback)}" if result.fallback else "")
+        + f" · session {safe(result.session_id)}"
     )
 
 
@@ -219,8 +219,7 @@ def _stage_command(stage: str):
                 "output": result.output,
             }
         else:
-            data = pipeline.compose(session_id)
-            render_result(data, json_output)
+            render_result(pipeline.compose(session_id), json_output)
             return
         print_json(data)  # also without --json: rich's JSON view would print DEL, C1 and bidi characters raw
 

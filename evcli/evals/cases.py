@@ -317,7 +317,7 @@ def _ratio(part: int, whole: int) -> float | None:
 
 def _diagnose(case: DiagnosisCase, pipeline) -> list[dict[str, Any]]:
     if case.alert is None:  # a case has exactly one of question and alert
-        return [pipeline.ask(case.question)]
+        return [pipeline.ask(case.question).model_dump(mode="json")]  # an alert report is this JSON plus its alert
     try:
         payload = json.loads(case.alert.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:

@@ -976,7 +976,7 @@ def test_same_inputs_give_identical_outputs(tmp_path):
 def test_japanese_and_korean_questions_are_answered_in_english_and_say_so(question, language, tmp_path):
     pipeline, recorder = recording_pipeline(tmp_path / "evcli.db")
     result = pipeline.ask(question)
-    assert pipeline.store.load(result["session_id"]).run.config.language == language
+    assert pipeline.store.load(result.session_id).run.config.language == language
     answer = json.loads(recorder.of("composer")[-1][1].text)["user_facing_answer"]
     note = f"({LANGUAGE_NAMES[language]} is not supported yet; answering in English.)"
     assert answer.splitlines()[0] == note

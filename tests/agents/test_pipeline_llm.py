@@ -214,16 +214,16 @@ def only_session(store: TraceStore):
 def test_all_four_roles_over_http_pass(server, store):
     result = pipeline_for(server, store).ask(CPU_QUESTION)
 
-    assert result["verdict"] == "PASS"
-    assert result["fallback"] is None
-    assert result["gate"] == {"status": "pass", "severity": "none", "failed_rules": []}
-    (cited,) = result["claims"]
-    assert cited["claim_text"] == CPU_CLAIM
-    assert cited["evidence"][0]["tool_name"] == "query_metrics"
-    assert cited["evidence"][0]["source_invocation_id"] == 1
-    assert "CPU usage of payment-service is 92% (threshold 80%)" in cited["evidence"][0]["text"]
-    assert result["answer"]["user_facing_answer"] == f"{CPU_CLAIM} [1]"
-    assert result["models"] == {role: "openai/scripted" for role in ROLES} | {"api_base": server.url + "/v1"}
+    assert result.verdict == "PASS"
+    assert result.fallback is None
+    assert result.gate.model_dump(mode="json") == {"status": "pass", "severity": "none", "failed_rules": []}
+    (cited,) = result.claims
+    assert cited.claim_text == CPU_CLAIM
+    assert cited.evidence[0].tool_name == "query_metrics"
+    assert cited.evidence[0].source_invocation_id == 1
+    assert "CPU usage of payment-service is 92% (threshold 80%)" in cited.evidence[0].text
+    assert result.answer.user_facing_answer == f"{CPU_CLAIM} [1]"
+    assert result.models == {role: "openai/scripted" for role in ROLES} | {"api_base": server.url + "/v1"}
 
     # what went over the wire: one planner call, the executor twice (tools, then its document), verifier, composer
     assert [role_of(body) for body in server.requests] == ["planner", "executor", "executor", "verifier", "composer"]
@@ -237,7 +237,7 @@ def test_all_four_roles_over_http_pass(server, store):
     assert shown.startswith('<evidence invocation="1" tool="query_metrics" status="supported">')
     assert payload_of(server.requests_for("verifier")[0])["verified_claims"][0]["claim_text"] == CPU_CLAIM
 
-    session = store.load(result["session_id"])
+    session = store.load(result.session_id)
     assert session.run.status == "completed"
     assert session.run.verdict == "PASS"
     assert [(s.stage, s.status) for s in session.stage_outputs] == [
@@ -257,7 +257,7 @@ def test_all_four_roles_over_http_pass(server, store):
     executor_steps = [s for s in session.steps if s.agent == "executor"]
     assert [(s.prompt_tokens, s.completion_tokens) for s in executor_steps] == [(900, 40), (1500, 220)]
     assert all(s.prompt_tokens > 0 and s.completion_tokens > 0 for s in session.steps)
-    assert result["usage"]["model_calls"] == 5
+    assert result.usage.model_calls == 5
     (invocation,) = session.invocations
     assert (invocation.invocation_id, invocation.tool_name) == (1, "query_metrics")
     assert invocation.input_params["service"] == "payment-service"
@@ -280,7 +280,7 @@ def test_orchestration_overhead_per_model_call(server, store, capsys):
     for _ in range(3):
         first_request = len(server.requests)
         started = time.perf_counter()
-        session_id = pipeline.ask(CPU_QUESTION)["session_id"]
+        session_id = pipeline.ask(CPU_QUESTION).session_id
         wall = time.perf_counter() - started
         handling = server.handling_seconds[first_request:]
         steps = store.load(session_id).steps
@@ -325,15 +325,19 @@ def test_fabricated_invocation_id_ends_in_the_gate_reject_fallback(model, server
 
     result = pipeline_for(server, store).ask(CPU_QUESTION)
 
-    assert result["fallback"] == "gate_reject"
-    assert result["verdict"] == "REJECT"
-    assert result["gate"] == {"status": "fail", "severity": "reject", "failed_rules": ["binding.invocation_exists"]}
-    assert result["claims"] == []
-    shown = json.dumps(result["answer"], ensure_ascii=False)
+    assert result.fallback == "gate_reject"
+    assert result.verdict == "REJECT"
+    assert result.gate.model_dump(mode="json") == {
+        "status": "fail",
+        "severity": "reject",
+        "failed_rules": ["binding.invocation_exists"],
+    }
+    assert result.claims == []
+    shown = result.answer.model_dump_json()
     assert lie not in shown and "OOM" not in shown and "22:40" not in shown
-    assert "#1 query_metrics" in result["answer"]["user_facing_answer"]  # the tool overview is all it reports
+    assert "#1 query_metrics" in result.answer.user_facing_answer  # the tool overview is all it reports
     assert server.requests_for("verifier") == server.requests_for("composer") == []
-    session = store.load(result["session_id"])
+    session = store.load(result.session_id)
     assert session.run.status == "completed"
     assert [s.stage for s in session.stage_outputs] == ["plan", "execute", "verify", "compose"]
 
@@ -351,10 +355,14 @@ def test_a_changed_number_is_rejected_and_never_shown(model, server, store):
 
     result = pipeline_for(server, store).ask(CPU_QUESTION)
 
-    assert result["gate"] == {"status": "fail", "severity": "reject", "failed_rules": ["binding.excerpt_supported"]}
-    assert result["fallback"] == "gate_reject"
-    assert result["claims"] == []
-    assert "29%" not in json.dumps(result, ensure_ascii=False)
+    assert result.gate.model_dump(mode="json") == {
+        "status": "fail",
+        "severity": "reject",
+        "failed_rules": ["binding.excerpt_supported"],
+    }
+    assert result.fallback == "gate_reject"
+    assert result.claims == []
+    assert "29%" not in result.model_dump_json()
 
 
 def test_an_overstating_composer_is_retried_once_then_falls_back(model, server, store):
@@ -389,11 +397,11 @@ def test_an_overstating_composer_is_retried_once_then_falls_back(model, server, 
     composer_inputs = [payload_of(body) for body in server.requests_for("composer")]
     assert composer_inputs[0] == composer_inputs[1]
     assert composer_inputs[0]["allowed_claims"][0]["no_evidence"] is True
-    assert result["fallback"] == "composer"
-    text = result["answer"]["user_facing_answer"]
+    assert result.fallback == "composer"
+    text = result.answer.user_facing_answer
     assert "found no matching evidence" in text
-    assert "does not exist" not in json.dumps(result["answer"])
-    session = store.load(result["session_id"])
+    assert "does not exist" not in result.answer.model_dump_json()
+    session = store.load(result.session_id)
     assert session.run.config.task_scope == "narrow"
     composes = [s for s in session.stage_outputs if s.stage == "compose"]
     assert [s.status for s in composes] == ["INVALID_OUTPUT", "INVALID_OUTPUT", "COMPLETED"]
@@ -438,10 +446,10 @@ def test_an_instruction_in_a_log_line_stays_quoted_evidence(model, server, store
         )
         assert block.group(0).startswith('<evidence invocation="2" tool="query_logs" status="supported">')
     # the honest executor treated it as data: nothing changes
-    assert (result["verdict"], result["gate"], result["fallback"]) == (baseline["verdict"], baseline["gate"], None)
-    assert result["claims"] == baseline["claims"]
-    assert result["answer"] == baseline["answer"]
-    for quoted in (json.dumps(result["answer"]), *[c["claim_text"] for c in result["claims"]]):
+    assert (result.verdict, result.gate, result.fallback) == (baseline.verdict, baseline.gate, None)
+    assert result.claims == baseline.claims
+    assert result.answer == baseline.answer
+    for quoted in (result.answer.model_dump_json(), *[c.claim_text for c in result.claims]):
         assert "root cause X" not in quoted
 
 
@@ -454,10 +462,10 @@ def test_malformed_executor_json_continues_as_low_confidence(model, server, stor
 
     result = pipeline_for(server, store).ask(CPU_QUESTION)
 
-    assert result["verdict"] == "LOW_CONFID"
-    assert result["gate"]["severity"] == "low_confid"
-    assert result["claims"] == []
-    session = store.load(result["session_id"])
+    assert result.verdict == "LOW_CONFID"
+    assert result.gate.severity == "low_confid"
+    assert result.claims == []
+    session = store.load(result.session_id)
     assert session.run.status == "completed"
     execute = next(s for s in session.stage_outputs if s.stage == "execute")
     assert execute.status == "INVALID_OUTPUT"
@@ -590,11 +598,11 @@ def test_low_confid_with_a_critical_gap_gets_one_evidence_retry(server, store, m
     model.overrides.update(executor=executor, verifier=verifier)
     result = pipeline_for(server, store).ask(CPU_QUESTION)
 
-    assert result["verdict"] == "PASS"
-    assert result["rounds"] == 2
-    assert [c["claim_id"] for c in result["claims"]] == ["claim-1", "claim-2"]
-    assert result["claims"][1]["evidence"][0]["tool_name"] == "query_logs"
-    assert result["claims"][1]["evidence"][0]["source_invocation_id"] == 2
+    assert result.verdict == "PASS"
+    assert result.rounds == 2
+    assert [c.claim_id for c in result.claims] == ["claim-1", "claim-2"]
+    assert result.claims[1].evidence[0].tool_name == "query_logs"
+    assert result.claims[1].evidence[0].source_invocation_id == 2
 
     retry_requests = [b for b in server.requests_for("executor") if payload_of(b).get("retry_context")]
     retry = payload_of(retry_requests[0])["retry_context"]
@@ -608,7 +616,7 @@ def test_low_confid_with_a_critical_gap_gets_one_evidence_retry(server, store, m
     ]
     assert len(server.requests_for("verifier")) == 2  # one per round, no third
 
-    session = store.load(result["session_id"])
+    session = store.load(result.session_id)
     assert [(s.stage, s.round) for s in session.stage_outputs if s.stage in ("execute", "verify")] == [
         ("execute", 1),
         ("verify", 1),
