@@ -47,6 +47,8 @@ MESSAGES: dict[str, str] = {
     "negative.target": " for {query}",
     "negative.span": " in the last {window}",
     "negative.scope.window": "window={window}, total=0",
+    "negative.span.range": " over {range}",
+    "negative.scope.range": "range={range}, total=0",
     "negative.scope": "total=0",
     "negative.claim": "This query found no matching evidence: {tool}{target}{span} returned total=0.",
     # executor: what is missing

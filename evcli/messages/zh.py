@@ -46,6 +46,8 @@ MESSAGES: dict[str, str] = {
     "negative.target": " {query}",
     "negative.span": " {window}",
     "negative.scope.window": "window={window}，total=0",
+    "negative.span.range": " {range}",
+    "negative.scope.range": "range={range}，total=0",
     "negative.scope": "total=0",
     "negative.claim": "当前查询未检索到 {subject}（{scope}）。",
     # executor: what is missing

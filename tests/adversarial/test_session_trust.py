@@ -112,7 +112,7 @@ def test_hand_added_invocation_beyond_the_listed_tool_calls_is_not_accounted_for
     # The first executor step recorded its complete call list: one query_metrics call.
     step = next(s for s in document["steps"] if s["agent"] == "executor" and s["has_tool_call"])
     assert json.loads(step["model_output_summary"]) == [
-        {"tool": "query_metrics", "arguments": {"service": "order-service", "window": "30m"}}
+        {"tool": "query_metrics", "arguments": {"service": "order-service"}}
     ]
     for other in document["steps"]:
         if other is not step and other["has_tool_call"]:

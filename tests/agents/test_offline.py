@@ -23,6 +23,7 @@ from evcli.agents.engine import (
 )
 from evcli.agents.intent import Intent
 from evcli.agents.offline import OfflineEngine
+from evcli.agents.offline.queries import follow_up_calls, narrow_call
 from evcli.backends.snapshot import demo_env_dir
 from evcli.contracts import GateResult, ToolInvocation
 from evcli.gatekeeper.rules import load_rules
@@ -216,7 +217,6 @@ def test_narrow_alert_is_one_observation_citing_the_alert(tmp_path):
             {
                 "service": "payment-service",
                 "alertname": "HighCPUUsage",
-                "window": "30m",
             },
         )
     ]
@@ -239,7 +239,10 @@ def test_narrow_no_evidence_is_one_negative_observation_and_no_widening(tmp_path
     assert run.invocations[0].retrieval_details.evidence_status == "no_evidence"
     [claim] = run.executor_output["claims"]
     assert claim["claim_type"] == "negative_observation"
-    assert claim["claim_text"] == "当前查询未检索到 inventory-service 的 Hikari 相关日志（window=1h，total=0）。"
+    assert (
+        claim["claim_text"]
+        == "当前查询未检索到 inventory-service 的 Hikari 相关日志（range=2026-07-08T22:30:00+00:00..2026-07-08T23:10:00+00:00 (whole snapshot)，total=0）。"
+    )
     assert [b["raw_path"] for b in claim["evidence_bindings"]] == ["$.no_evidence"]
     assert not any(phrase in claim["claim_text"] for phrase in OVERSTATEMENTS)
     assert run.executor_output["missing_info"]
@@ -389,7 +392,7 @@ def test_broad_question_naming_no_service_follows_the_firing_alerts(tmp_path):
     run = full_run("What's wrong right now?", tmp_path)
     assert run.gate_result.severity == "none", run.gate_result.errors
     first, *rest = tool_calls(run)
-    assert (first.name, first.arguments) == ("query_metrics", {"window": "30m"})
+    assert (first.name, first.arguments) == ("query_metrics", {})
     services = {call.arguments.get("service") for call in rest if call.name == "query_logs"}
     assert services == {
         "payment-service",
@@ -430,9 +433,7 @@ def test_refused_call_is_reported_not_retried(offered_tools):
         [Turn(call=call, view=view, invocation=None)],
     )
     missing = json.loads(final.text)["missing_info"]
-    assert "query_metrics(service='order-service', window='30m') was not run: query_metrics refused: " in " ".join(
-        missing
-    )
+    assert "query_metrics(service='order-service') was not run: query_metrics refused: " in " ".join(missing)
 
 
 def test_alert_driven_run_takes_service_and_alert_from_the_alert(offered_tools):
@@ -442,7 +443,7 @@ def test_alert_driven_run_takes_service_and_alert_from_the_alert(offered_tools):
     [call] = ask("executor", payload, tools=offered_tools).tool_calls
     assert (call.name, call.arguments) == (
         "query_metrics",
-        {"service": "order-service", "window": "30m"},
+        {"service": "order-service"},
     )
 
 
@@ -484,6 +485,23 @@ def test_evidence_retry_runs_only_new_queries_and_keeps_verified_claims(tmp_path
     assert first.pipeline.gate(first.session_id).severity == "none"
 
 
+def test_calls_name_a_window_only_when_the_question_does(tmp_path):
+    """No time in the question: no window in any call, so a snapshot is searched whole and the
+    scope says so; the evidence retry has nothing to widen. A named window is passed and widened."""
+    run = full_run("Why is order-service failing? It keeps restarting and checkout requests time out.", tmp_path)
+    assert all("window" not in call.arguments for call in tool_calls(run))
+    logs = [i for i in run.invocations if i.tool_name == "query_logs"]
+    assert logs and all(i.output["stats"]["range_origin"] == "whole snapshot" for i in logs)
+    unnamed = Intent("en", False, ("order-service",), (), (), None)
+    assert [call.arguments for call in follow_up_calls(unnamed, ["order-service"])] == [
+        {"service": "order-service"},
+        {"service": "order-service", "level": "ERROR", "limit": 20},
+    ]
+    named = Intent("en", False, ("order-service",), (), (), "20m")
+    assert {call.arguments["window"] for call in follow_up_calls(named, ["order-service"])} == {"2h"}
+    assert narrow_call(named, "order-service errors in the last 20 minutes?").arguments["window"] == "20m"
+
+
 def test_log_line_with_an_instruction_changes_nothing(tmp_path):
     clean_dir, injected_dir = tmp_path / "clean", tmp_path / "injected"
     shutil.copytree(demo_env_dir(), clean_dir)
@@ -520,7 +538,7 @@ def test_planner_picks_skills_and_names_the_queries(tmp_path):
     )
     assert narrow.plan["selected_skill"] == "diagnose-high-cpu"
     assert narrow.plan["plan"] == [
-        "query_metrics(service='payment-service', alertname='HighCPUUsage', window='30m') — alerts and metric series"
+        "query_metrics(service='payment-service', alertname='HighCPUUsage') — alerts and metric series"
     ]
     by_title = full_run("只确认 inventory-service 是否存在 HikariCP 连接池耗尽日志。", tmp_path)
     assert by_title.plan["selected_skill"] == "diagnose-mysql-connection-pool"
@@ -563,9 +581,7 @@ def test_planner_without_a_matching_skill_selects_none():
     }
     plan = document("planner", payload)
     assert plan["selected_skill"] is None
-    assert plan["plan"] == [
-        "query_logs(service='billing-service', query='Kafka', window='1h') — log lines matching the keywords"
-    ]
+    assert plan["plan"] == ["query_logs(service='billing-service', query='Kafka') — log lines matching the keywords"]
 
 
 # --- verifier ------------------------------------------------------------------------------

@@ -327,9 +327,16 @@ def no_evidence_scope(text: str) -> tuple[str | None, str | None]:
     return query.group(1) if query else None, window.group(1) if window else None
 
 
+def no_evidence_range(text: str) -> str | None:
+    """The absolute range a $.no_evidence ref states it searched (`<start>..<end> (whole snapshot)`), if any."""
+    searched = re.search(r"(?:^|; )range=([^;]*)", text)
+    return searched.group(1) if searched else None
+
+
 def negative_claim(ref: Ref, words: Catalogue) -> Claim:
     tool = ref.invocation.tool_name
     query, window = no_evidence_scope(ref.ref.text)
+    searched = None if window else no_evidence_range(ref.ref.text)  # no window named: state the range searched
     details = ref.invocation.retrieval_details
     service = details.service if details else None
     keywords = " ".join(dict.fromkeys(details.keywords)) if details else ""
@@ -354,19 +361,29 @@ def negative_claim(ref: Ref, words: Catalogue) -> Claim:
         tool=tool,
         subject=subject,
         target=words("negative.target", query=query) if query else "",
-        span=words("negative.span", window=window) if window else "",
-        scope=words("negative.scope.window", window=window) if window else words("negative.scope"),
+        span=words("negative.span", window=window) if window else _range_span(searched, words),
+        scope=words("negative.scope.window", window=window) if window else _range_scope(searched, words),
     )
     return _claim("negative_observation", text, ref)
 
 
+def _range_span(searched: str | None, words: Catalogue) -> str:
+    return words("negative.span.range", range=searched) if searched else ""
+
+
+def _range_scope(searched: str | None, words: Catalogue) -> str:
+    return words("negative.scope.range", range=searched) if searched else words("negative.scope")
+
+
 def no_evidence_note(ref: Ref, words: Catalogue) -> str:
     query, window = no_evidence_scope(ref.ref.text)
+    searched = None if window else no_evidence_range(ref.ref.text)
     scope = ", ".join(
         part
         for part in (
             f"query={query}" if query else "",
             f"window={window}" if window else "",
+            f"range={searched}" if searched else "",
         )
         if part
     )

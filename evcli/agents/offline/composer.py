@@ -14,7 +14,7 @@ from typing import Any
 
 from evcli.agents.actions import flag as flag_destructive
 from evcli.agents.engine import EngineReply, RoleRequest
-from evcli.agents.offline.claims import no_evidence_scope
+from evcli.agents.offline.claims import no_evidence_range, no_evidence_scope
 from evcli.agents.offline.payload import reply
 from evcli.messages import Catalogue, catalogue, unsupported_note
 
@@ -34,6 +34,8 @@ def _no_evidence_sentence(claim: dict[str, Any], words: Catalogue) -> str:
         details = [str(item.get("tool_name") or "")]
         details += [f"query={query}"] if query else []
         details += [f"window={window}"] if window else []
+        searched = None if window else no_evidence_range(str(item.get("text") or ""))
+        details += [f"range={searched}"] if searched else []
     shown = [detail for detail in details if detail]
     scope = words("compose.scope", details=words.join(shown)) if shown else ""
     return words("compose.no_evidence", scope=scope)

@@ -2,7 +2,9 @@
 names them) and the Executor (which makes them).
 
 A narrow task makes one precise query and never widens it after no evidence
-(seeds 2.4). A broad task finds the services (named, else those with firing
+(seeds 2.4). A call names a time window only when the question does (the intent's
+window); otherwise it names none and the backend's default applies: the whole
+snapshot, or the last hour of a live backend. A broad task finds the services (named, else those with firing
 alerts), reads their alerts and series, then the runbooks once, then each
 service's WARN+ logs and term search.
 """
@@ -16,14 +18,18 @@ from evcli.agents.intent import Intent
 from evcli.agents.offline.payload import Call
 from evcli.messages import catalogue
 
-METRICS_WINDOW = "30m"  # the tool's own default, named so plans show it
-LOG_WINDOW = "1h"
+RETRY_WINDOWS = ("2h", "6h")  # what an evidence retry widens the question's own window to
 LOG_LIMIT = 20
 KNOWLEDGE_LIMIT = 8
 NAMED_SERVICE_CAP = 3
 DISCOVERED_SERVICE_CAP = 2
 
 _LOG_WORDS = re.compile(r"\blogs?\b|\berrors?\b|\bexceptions?\b|日志|错误|报错|异常", re.IGNORECASE)
+
+
+def _window(intent: Intent) -> dict[str, str]:
+    """The question's window as call arguments; none when it names no time (the backend's default range)."""
+    return {"window": intent.window} if intent.window else {}
 
 
 def _log_query(term: str) -> str:
@@ -35,10 +41,7 @@ def narrow_call(intent: Intent, question: str) -> Call | None:
     service = intent.services[0] if intent.services else None
     if intent.alertnames:
         arguments = {"service": service} if service else {}
-        arguments |= {
-            "alertname": intent.alertnames[0],
-            "window": intent.window or METRICS_WINDOW,
-        }
+        arguments |= {"alertname": intent.alertnames[0]} | _window(intent)
         return Call("query_metrics", arguments)
     if service is None:
         return None
@@ -46,31 +49,27 @@ def narrow_call(intent: Intent, question: str) -> Call | None:
         query = _log_query(intent.terms[0])
         return Call(
             "query_logs",
-            {"service": service, "query": query, "window": intent.window or LOG_WINDOW},
+            {"service": service, "query": query} | _window(intent),
         )
     if _LOG_WORDS.search(question):
         return Call(
             "query_logs",
-            {
-                "service": service,
-                "level": "ERROR",
-                "window": intent.window or LOG_WINDOW,
-            },
+            {"service": service, "level": "ERROR"} | _window(intent),
         )
-    return Call("query_metrics", {"service": service, "window": intent.window or METRICS_WINDOW})
+    return Call("query_metrics", {"service": service} | _window(intent))
 
 
 def discovery_calls(intent: Intent) -> list[Call]:
     """Broad task naming no service: which services have alerts (those of the named alerts, if any)."""
-    window = intent.window or METRICS_WINDOW
+    window = _window(intent)
     if intent.alertnames:
-        return [Call("query_metrics", {"alertname": name, "window": window}) for name in intent.alertnames[:2]]
-    return [Call("query_metrics", {"window": window})]
+        return [Call("query_metrics", {"alertname": name} | window) for name in intent.alertnames[:2]]
+    return [Call("query_metrics", window)]
 
 
 def service_calls(intent: Intent, services: list[str]) -> list[Call]:
-    window = intent.window or METRICS_WINDOW
-    return [Call("query_metrics", {"service": service, "window": window}) for service in services]
+    window = _window(intent)
+    return [Call("query_metrics", {"service": service} | window) for service in services]
 
 
 def evidence_calls(intent: Intent, question: str, services: list[str], alertname: str | None) -> list[Call]:
@@ -83,53 +82,31 @@ def evidence_calls(intent: Intent, question: str, services: list[str], alertname
         if services:
             arguments["service"] = services[0]
         calls.append(Call("lookup_knowledge", arguments | {"limit": KNOWLEDGE_LIMIT}))
-    window = intent.window or LOG_WINDOW
+    window = _window(intent)
     for service in services:
-        calls.append(
-            Call(
-                "query_logs",
-                {
-                    "service": service,
-                    "level": "WARN",
-                    "window": window,
-                    "limit": LOG_LIMIT,
-                },
-            )
-        )
+        calls.append(Call("query_logs", {"service": service, "level": "WARN"} | window | {"limit": LOG_LIMIT}))
         if intent.terms:
             query = _log_query(intent.terms[0])
             calls.append(
                 Call(
                     "query_logs",
-                    {
-                        "service": service,
-                        "query": query,
-                        "level": "WARN",
-                        "window": window,
-                        "limit": LOG_LIMIT,
-                    },
+                    {"service": service, "query": query, "level": "WARN"} | window | {"limit": LOG_LIMIT},
                 )
             )
     return calls
 
 
 def follow_up_calls(intent: Intent, services: list[str]) -> list[Call]:
-    """Evidence retry of a broad task: the same services over a longer window, errors only."""
-    window = "2h" if (intent.window or LOG_WINDOW) != "2h" else "6h"
+    """Evidence retry of a broad task: the same services' errors, over a longer window when the question
+    named one (none named: the default range stands, there is nothing to widen, and the metrics call
+    repeats one already made, so the executor drops it)."""
+    window: dict[str, str] = {}
+    if intent.window:
+        window = {"window": RETRY_WINDOWS[1] if intent.window == RETRY_WINDOWS[0] else RETRY_WINDOWS[0]}
     calls = []
     for service in services:
-        calls.append(Call("query_metrics", {"service": service, "window": window}))
-        calls.append(
-            Call(
-                "query_logs",
-                {
-                    "service": service,
-                    "level": "ERROR",
-                    "window": window,
-                    "limit": LOG_LIMIT,
-                },
-            )
-        )
+        calls.append(Call("query_metrics", {"service": service} | window))
+        calls.append(Call("query_logs", {"service": service, "level": "ERROR"} | window | {"limit": LOG_LIMIT}))
     return calls
 
 
