@@ -3,7 +3,7 @@
 The valid sessions are written out here as the recorded sessions of a small
 incident (payment-service CPU, order-service memory and connection pool,
 inventory-service quiet). Each failure session is its base session with one
-mutation from `evcli.evals.gatekeeper` applied to the executor output, so the
+mutation from `evcli.evals.mutations` applied to the executor output, so the
 files and the fault-injection suite can never drift apart.
 
     python scripts/build_sample_sessions.py           # (re)write the files
@@ -28,7 +28,7 @@ from evcli.contracts import (
     StoredGateResult,
     ToolInvocation,
 )
-from evcli.evals.gatekeeper import MUTATIONS
+from evcli.evals.mutations import MUTATIONS
 from evcli.gatekeeper.engine import gate
 from evcli.gatekeeper.rules import load_rules
 from evcli.tools.refs import evidence

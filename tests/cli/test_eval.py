@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from evcli.evals.gatekeeper import MUTATIONS
+from evcli.evals.mutations import MUTATIONS
 from tests.cli._util import RULES, assert_clean_error, evcli, kind_of, rules_with, sample_files
 
 EXCERPT_CLASSES = {

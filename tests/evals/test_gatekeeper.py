@@ -3,7 +3,8 @@ from __future__ import annotations
 import copy
 import json
 
-from evcli.evals.gatekeeper import MUTATIONS, load_base_sessions, run_suite
+from evcli.evals.gatekeeper import load_base_sessions, run_suite
+from evcli.evals.mutations import MUTATIONS
 from tests.conftest import SAMPLES
 
 

@@ -1,0 +1,58 @@
+"""Gatekeeper fault injection: does every kind of false citation get caught?
+
+Starting from sessions whose citations are all valid, each mutation class
+rewrites the executor output the way a careless or adversarial model would,
+and says which rule must catch it with which severity. Benign variants are
+edits a faithful model makes (case, spacing, `92 %`, an excerpt split with
+`...`, a missing id that one invocation fits) and must still pass.
+
+A class is named after its mutation function; the order of `MUTATIONS` is the
+order of the report.
+"""
+
+from __future__ import annotations
+
+from evcli.evals.mutations import benign, citations, session_trust
+from evcli.evals.mutations.base import Mutate, MutationClass
+
+
+def _caught(mutate: Mutate, expected_severity: str, expected_rule: str) -> MutationClass:
+    """A mutation that `expected_rule` must catch with `expected_severity`."""
+    return MutationClass(mutate.__name__, expected_severity, expected_rule, mutate)
+
+
+def _benign(mutate: Mutate) -> MutationClass:
+    """A faithful edit that must pass the gatekeeper."""
+    return MutationClass(mutate.__name__, "none", None, mutate, benign=True)
+
+
+MUTATIONS: tuple[MutationClass, ...] = (
+    _caught(citations.fabricated_invocation_id, "reject", "binding.invocation_exists"),
+    _caught(citations.tool_name_of_other_invocation, "reject", "binding.tool_name_match"),
+    _caught(citations.raw_path_absent, "reject", "binding.raw_path_exists"),
+    _caught(citations.field_subpath, "reject", "binding.raw_path_format"),
+    _caught(citations.excerpt_number_changed, "reject", "binding.excerpt_supported"),
+    _caught(citations.excerpt_negation_inserted, "reject", "binding.excerpt_supported"),
+    _caught(citations.excerpt_invented_text, "reject", "binding.excerpt_supported"),
+    _caught(citations.negative_bound_to_positive, "reject", "claim.negative_requires_no_evidence"),
+    _caught(citations.no_evidence_on_hits, "reject", "binding.raw_path_exists"),
+    _caught(citations.duplicate_item_binding, "low_confid", "binding.unique_item"),
+    _caught(citations.forbidden_field("user_facing_answer"), "reject", "contract.forbidden_fields"),
+    _caught(citations.forbidden_field("diagnosis_summary"), "reject", "contract.forbidden_fields"),
+    _caught(citations.wrong_answer_version, "low_confid", "contract.answer_version"),
+    _caught(citations.missing_id_unresolvable, "low_confid", "binding.invocation_backfill"),
+    _caught(session_trust.hand_added_invocation, "low_confid", "invocation.recorded_by_run"),
+    _caught(session_trust.edited_ref_text, "reject", "invocation.refs_derivable"),
+    _caught(session_trust.duplicate_invocation_id, "reject", "invocation.ids_unique"),
+    _caught(session_trust.failed_invocation_cited, "reject", "binding.invocation_succeeded"),
+    _caught(citations.excerpt_trivial, "reject", "binding.excerpt_informative"),
+    _caught(citations.excerpt_word_changed, "reject", "binding.excerpt_supported"),
+    _benign(benign.benign_contraction),
+    _benign(benign.benign_unicode_digits),
+    _benign(benign.benign_case),
+    _benign(benign.benign_whitespace),
+    _benign(benign.benign_percent_space),
+    _benign(benign.benign_split_ellipsis),
+    _benign(benign.benign_unicode_punctuation),
+    _benign(benign.benign_id_backfilled),
+)

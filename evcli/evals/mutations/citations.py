@@ -1,0 +1,256 @@
+"""Mutations of the executor output's citations: invocation ids, tool names, raw paths, excerpts, contract fields.
+
+Each yields the cases one rule must catch; the recorded invocations are left as they are.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from evcli.contracts import NO_EVIDENCE_PATH, SessionDocument, ToolInvocation
+from evcli.evals.mutations.base import (
+    DELETE,
+    NUMBER,
+    Case,
+    Mutate,
+    bindings,
+    cited_invocation,
+    invocations_by_id,
+    is_new_text,
+    number_edits,
+    ref_text,
+    where,
+    with_binding,
+)
+from evcli.gatekeeper.checks import find_ref
+from evcli.tools import registry
+
+
+def fabricated_invocation_id(document, output):
+    fake_id = max((i.invocation_id for i in document.invocations), default=0) + 1000
+    for ci, bi, claim, _ in bindings(output):
+        yield Case(
+            f"{where(claim, bi)} cites invocation {fake_id}",
+            with_binding(output, ci, bi, source_invocation_id=fake_id),
+        )
+
+
+def tool_name_of_other_invocation(document, output):
+    tools = sorted({i.tool_name for i in document.invocations})
+    for ci, bi, claim, binding in bindings(output):
+        for other in tools:
+            if other != binding.get("tool_name"):
+                yield Case(f"{where(claim, bi)} names {other}", with_binding(output, ci, bi, tool_name=other))
+                break
+
+
+def _first_array(tool_name: str | None) -> str:
+    """`$.<first evidence array>` of a registered tool (a binding to `$.no_evidence` names no array)."""
+    spec = registry.find(tool_name) or registry.specs()[0]
+    return f"$.{spec.arrays[0].name}"
+
+
+def raw_path_absent(document, output):
+    for ci, bi, claim, binding in bindings(output):
+        raw_path = binding.get("raw_path", "")
+        array = raw_path.split("[")[0] if "[" in raw_path else _first_array(binding.get("tool_name"))
+        absent = f"{array}[97]"
+        yield Case(f"{where(claim, bi)} cites {absent}", with_binding(output, ci, bi, raw_path=absent))
+
+
+def _subpath_field(document: SessionDocument, binding: dict[str, Any]) -> str:
+    """A field of the cited item for a sub-path to name: its `message` when it has one and no `state`."""
+    invocation = cited_invocation(invocations_by_id(document), binding)
+    array, _, index = str(binding.get("raw_path", ""))[2:].rstrip("]").partition("[")
+    items = (invocation.output.get(array) or []) if invocation else []
+    item = items[int(index)] if index.isdigit() and int(index) < len(items) else {}
+    return "message" if "message" in item and "state" not in item else "state"
+
+
+def field_subpath(document, output):
+    for ci, bi, claim, binding in bindings(output):
+        raw_path = binding.get("raw_path", "")
+        if raw_path != NO_EVIDENCE_PATH:
+            sub = f"{raw_path}.{_subpath_field(document, binding)}"
+            yield Case(f"{where(claim, bi)} cites {sub}", with_binding(output, ci, bi, raw_path=sub))
+
+
+def excerpt_number_changed(document, output):
+    for ci, bi, claim, binding in bindings(output):
+        excerpt = binding.get("evidence_excerpt") or ""
+        for match in NUMBER.finditer(excerpt):
+            for edited in number_edits(match.group()):
+                mutated = excerpt[: match.start()] + edited + excerpt[match.end() :]
+                if is_new_text(document, binding, mutated):
+                    yield Case(
+                        f"{where(claim, bi)} says {edited} instead of {match.group()}",
+                        with_binding(output, ci, bi, evidence_excerpt=mutated),
+                    )
+            break  # one number per binding keeps the suite proportionate
+
+
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def excerpt_negation_inserted(document, output):
+    for ci, bi, claim, binding in bindings(output):
+        excerpt = binding.get("evidence_excerpt") or ""
+        cjk = _CJK.search(excerpt)
+        if cjk:
+            mutated = excerpt[: cjk.start()] + "未" + excerpt[cjk.start() :]
+        else:
+            words = excerpt.split(" ")
+            position = min(2, len(words))
+            mutated = " ".join(words[:position] + ["not"] + words[position:])
+        if is_new_text(document, binding, mutated):
+            yield Case(f"{where(claim, bi)} gains a negation", with_binding(output, ci, bi, evidence_excerpt=mutated))
+
+
+def excerpt_invented_text(document, output):
+    invented = "root cause confirmed: disk full on db-node-07"
+    for ci, bi, claim, binding in bindings(output):
+        excerpt = binding.get("evidence_excerpt") or ""
+        yield Case(
+            f"{where(claim, bi)} replaced by invented text", with_binding(output, ci, bi, evidence_excerpt=invented)
+        )
+        yield Case(
+            f"{where(claim, bi)} with invented text appended",
+            with_binding(output, ci, bi, evidence_excerpt=f"{excerpt}, {invented}"),
+        )
+
+
+def _positive_refs(document) -> Iterator[tuple[ToolInvocation, Any]]:
+    for invocation in document.invocations:
+        details = invocation.retrieval_details
+        for ref in (details.evidence_refs or []) if details else []:
+            if ref.raw_path != NO_EVIDENCE_PATH:
+                yield invocation, ref
+
+
+def negative_bound_to_positive(document, output):
+    positive = next(_positive_refs(document), None)
+    if positive is None:
+        return
+    invocation, ref = positive
+    for ci, bi, claim, _ in bindings(output):
+        if claim.get("claim_type") == "negative_observation":
+            yield Case(
+                f"{where(claim, bi)} (negative) bound to #{invocation.invocation_id} {ref.raw_path}",
+                with_binding(
+                    output,
+                    ci,
+                    bi,
+                    tool_name=invocation.tool_name,
+                    source_invocation_id=invocation.invocation_id,
+                    raw_path=ref.raw_path,
+                    evidence_excerpt=ref.text,
+                ),
+            )
+
+
+def no_evidence_on_hits(document, output):
+    for ci, bi, claim, binding in bindings(output):
+        if binding.get("raw_path") != NO_EVIDENCE_PATH:
+            tool = binding.get("tool_name")
+            yield Case(
+                f"{where(claim, bi)} cites $.no_evidence of an invocation with hits",
+                with_binding(
+                    output,
+                    ci,
+                    bi,
+                    raw_path=NO_EVIDENCE_PATH,
+                    evidence_excerpt=f"{tool} returned no evidence; evidence_status=no_evidence; total=0",
+                ),
+            )
+
+
+def duplicate_item_binding(document, output):
+    for ci, bi, claim, binding in bindings(output):
+        mutated = copy.deepcopy(output)
+        mutated["claims"][ci]["evidence_bindings"].append(copy.deepcopy(binding))
+        yield Case(f"{where(claim, bi)} bound twice", mutated)
+
+
+def forbidden_field(field_name: str) -> Mutate:
+    def mutate(document, output):
+        mutated = copy.deepcopy(output)
+        mutated[field_name] = "The problem is resolved; no further action is needed."
+        yield Case(f"output carries {field_name}", mutated)
+
+    mutate.__name__ = f"forbidden_{field_name}"
+    return mutate
+
+
+def wrong_answer_version(document, output):
+    for version in ("executor_evidence_v1", None):
+        mutated = copy.deepcopy(output)
+        if version is None:
+            mutated.pop("answer_version", None)
+        else:
+            mutated["answer_version"] = version
+        yield Case(f"answer_version {version or 'missing'}", mutated)
+
+
+def missing_id_unresolvable(document, output):
+    invocations = invocations_by_id(document)
+    for ci, bi, claim, binding in bindings(output):
+        invocation = cited_invocation(invocations, binding)
+        if invocation is None:
+            continue
+        # Ambiguous: the excerpt is a span that another invocation's ref at the same path also holds.
+        own_text = ref_text(document, binding)
+        for other in document.invocations:
+            if other is invocation or other.tool_name != invocation.tool_name:
+                continue
+            other_ref = find_ref(other, binding.get("raw_path", ""))
+            if other_ref is None:
+                continue
+            matcher = difflib.SequenceMatcher(None, own_text, other_ref.text, autojunk=False)
+            common = matcher.find_longest_match(0, len(own_text), 0, len(other_ref.text))
+            shared = own_text[common.a : common.a + common.size].strip(" ;,")
+            if len(shared) >= 12:
+                yield Case(
+                    f"{where(claim, bi)} without id, excerpt shared by #{invocation.invocation_id} and #{other.invocation_id}",
+                    with_binding(output, ci, bi, source_invocation_id=DELETE, evidence_excerpt=shared),
+                )
+                break
+        # No candidate: the excerpt belongs to another item of the same invocation.
+        for ref in (invocation.retrieval_details.evidence_refs or []) if invocation.retrieval_details else []:
+            if ref.raw_path != binding.get("raw_path") and is_new_text(document, binding, ref.text):
+                yield Case(
+                    f"{where(claim, bi)} without id, excerpt of {ref.raw_path}",
+                    with_binding(output, ci, bi, source_invocation_id=DELETE, evidence_excerpt=ref.text),
+                )
+                break
+
+
+# --- excerpt soundness (issue 11): trivial excerpts, changed words ---------
+
+_CHANGED_LETTER = {"a": "e", "e": "a", "i": "o", "o": "i", "u": "a", "r": "x", "n": "m", "t": "l"}
+
+
+def excerpt_trivial(document, output):
+    for ci, bi, claim, _binding in bindings(output):
+        for trivial in ("a", "0", "is", "... , ..."):
+            yield Case(f"{where(claim, bi)} quotes {trivial!r}", with_binding(output, ci, bi, evidence_excerpt=trivial))
+
+
+def excerpt_word_changed(document, output):
+    """One letter of a plain word changed: a near-spelled different word (firing -> fixing)."""
+    for ci, bi, claim, binding in bindings(output):
+        excerpt = binding.get("evidence_excerpt") or ""
+        word = next((m for m in re.finditer(r"(?<![\w-])[a-z]{5,}(?![\w-])", excerpt)), None)
+        if word is None:
+            continue
+        position = word.start() + 2
+        letter = _CHANGED_LETTER.get(excerpt[position], "a")
+        mutated = excerpt[:position] + letter + excerpt[position + 1 :]
+        if is_new_text(document, binding, mutated):
+            yield Case(
+                f"{where(claim, bi)} says {mutated[word.start() : word.end()]!r}",
+                with_binding(output, ci, bi, evidence_excerpt=mutated),
+            )
