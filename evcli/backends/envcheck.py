@@ -47,20 +47,15 @@ from evcli.backends.logformats import (
     known_formats,
 )
 from evcli.backends.snapshot import (
-    ALERT_SHAPES,
-    ALERTS_FILE,
-    ENV_FILE,
     LOG_SUFFIXES,
     LOGS_DIR,
     METRIC_SUFFIX,
     METRICS_DIR,
     RUNBOOKS_DIR,
-    EnvConfig,
     SnapshotBackend,
-    alert_state_at,
-    load_env_config,
-    read_alerts,
 )
+from evcli.backends.snapshot_alerts import ALERT_SHAPES, ALERTS_FILE, alert_state_at, read_alerts
+from evcli.backends.snapshot_config import ENV_FILE, EnvConfig, load_env_config
 from evcli.backends.snapshot_metrics import metric_number, read_metric_file
 from evcli.errors import BadInput
 from evcli.kb.frontmatter import split_front_matter

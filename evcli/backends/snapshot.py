@@ -14,32 +14,27 @@ Log files are streamed: a query keeps only the newest `limit` matches.
 Every file is read through `evcli.backends.files`: only regular files inside
 the directory, lines of bounded length, and a tool call's deadline checked as
 lines are read.
-The parsing helpers are public because `envcheck` reports on the same files
-with the same rules.
+Parsing lives beside it, one module per concern: `snapshot_config` (env.toml),
+`snapshot_time` (timestamps), `snapshot_alerts` (alerts.json), `snapshot_metrics`
+and `snapshot_logs`; their helpers are public because `envcheck` reports on the
+same files with the same rules.
 """
 
 from __future__ import annotations
 
 import csv
 import difflib
-import json
-import math
-import re
-import tomllib
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta, timezone, tzinfo
+from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
-from typing import Any, NamedTuple
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from typing import Any
 
 from evcli.backends.alerts import (
     STATE_FILTERS,
     active_in,
     alert_record,
-    alertmanager_state,
     iso_utc,
     service_of,
 )
@@ -50,8 +45,17 @@ from evcli.backends.base import (
     MetricsResult,
     TimeWindow,
 )
-from evcli.backends.files import Lines, open_text, read_text
+from evcli.backends.files import Lines, open_text
 from evcli.backends.logformats import ParseContext
+from evcli.backends.snapshot_alerts import (
+    ALERTS_FILE,
+    AlertsFile,
+    SnapshotAlert,
+    alert_state_at,
+    read_alerts,
+    split_value,
+)
+from evcli.backends.snapshot_config import ENV_FILE, EnvConfig, load_env_config
 from evcli.backends.snapshot_metrics import (
     MetricColumn,
     MetricFileError,
@@ -60,327 +64,19 @@ from evcli.backends.snapshot_metrics import (
     read_metric_file,
     summarise,
 )
+from evcli.backends.snapshot_time import Timebase
 from evcli.timerange import TimeRange
 
-ENV_FILE = "env.toml"
-ALERTS_FILE = "alerts.json"
 LOGS_DIR = "logs"
 METRICS_DIR = "metrics"
 RUNBOOKS_DIR = "runbooks"
 LOG_SUFFIXES = (".log", ".jsonl")
 METRIC_SUFFIX = ".csv"
-ENV_KEYS = frozenset({"name", "timezone", "now", "services"})
-SERVICE_KEYS = frozenset({"aliases"})
-
-ALERT_SHAPES = {
-    "prometheus": 'Prometheus GET /api/v1/alerts response ({"status": "success", "data": {"alerts": [...]}})',
-    "alertmanager-v2": "Alertmanager GET /api/v2/alerts list ([{labels, annotations, startsAt, ...}])",
-    "alertmanager-webhook": 'Alertmanager webhook payload ({"version": "4", "alerts": [...]})',
-}
-
-_MONTHS = {
-    name: number
-    for number, name in enumerate(
-        ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), 1
-    )
-}
-
-# A timestamp at the start of a line, optionally in brackets: ISO-8601 (T or space,
-# `.`/`,` fraction, Z or offset), `YYYY/MM/DD HH:MM:SS`, or syslog `Jul 08 23:05:28`.
-_STAMP = re.compile(
-    r"\[?(?:"
-    r"(?P<y>\d{4})-(?P<mo>\d\d)-(?P<d>\d\d)[Tt ](?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)"
-    r"(?:[.,](?P<frac>\d{1,9}))?(?P<off>[Zz](?![A-Za-z0-9])|\s?[+-]\d\d:?\d\d(?![\d:]))?"
-    r"|(?P<sy>\d{4})/(?P<smo>\d\d)/(?P<sd>\d\d) (?P<sh>\d\d):(?P<smi>\d\d):(?P<ss>\d\d)"
-    r"|(?P<mon>(?i:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)) +(?P<md>\d{1,2})"
-    r" (?P<mh>\d\d):(?P<mmi>\d\d):(?P<ms>\d\d)"
-    r")\]?"
-)
-_EPOCH = re.compile(r"^\d{9,13}(?:\.\d+)?$")
-_VALUE_WITH_UNIT = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(%|[A-Za-z/]+)?\s*$")
 
 
 def demo_env_dir() -> Path:
     """The packaged demo environment (`evcli/demo/`), installed or checked out."""
     return Path(__file__).resolve().parent.parent / "demo"
-
-
-# --- env.toml ------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class EnvConfig:
-    name: str | None = None
-    timezone_name: str = "UTC"
-    timezone: tzinfo = UTC
-    now: datetime | None = None
-    services: dict[str, tuple[str, ...]] = field(default_factory=dict)  # service -> aliases
-    warnings: tuple[str, ...] = ()  # unknown keys: readable, but probably a typo
-
-
-def load_env_config(path: Path) -> EnvConfig:
-    """env.toml as a config; a missing file is the default. Raises BackendError when unusable."""
-    if not path.exists():
-        return EnvConfig()
-    try:
-        data = tomllib.loads(read_text(path, path.parent))
-    except (OSError, UnicodeDecodeError) as error:
-        raise BackendError(f"{ENV_FILE}: cannot read: {error}") from error
-    except tomllib.TOMLDecodeError as error:
-        raise BackendError(f"{ENV_FILE}: invalid TOML: {error}") from error
-
-    warnings = [f"unknown key {key!r} (expected {', '.join(sorted(ENV_KEYS))})" for key in data if key not in ENV_KEYS]
-    name = data.get("name")
-    if name is not None and not isinstance(name, str):
-        raise BackendError(f"{ENV_FILE}: name must be a string")
-    zone_name = data.get("timezone", "UTC")
-    try:
-        zone: tzinfo = UTC if zone_name == "UTC" else ZoneInfo(zone_name)
-    except (ZoneInfoNotFoundError, ValueError, TypeError) as error:
-        raise BackendError(f"{ENV_FILE}: unknown timezone {zone_name!r} (use an IANA name)") from error
-    now = _config_now(data.get("now"), zone)
-    services = _config_services(data.get("services", {}), warnings)
-    return EnvConfig(name, zone_name, zone, now, services, tuple(warnings))
-
-
-def _config_now(raw: Any, zone: tzinfo) -> datetime | None:
-    if raw is None:
-        return None
-    if isinstance(raw, datetime):
-        return (raw if raw.tzinfo else raw.replace(tzinfo=zone)).astimezone(UTC)
-    moment = parse_timestamp(raw, Timebase.of(zone)) if isinstance(raw, str) else None
-    if moment is None:
-        raise BackendError(f"{ENV_FILE}: now must be an ISO-8601 date and time, got {raw!r}")
-    return moment
-
-
-def _config_services(raw: Any, warnings: list[str]) -> dict[str, tuple[str, ...]]:
-    if not isinstance(raw, dict):
-        raise BackendError(f"{ENV_FILE}: services must be a table of [services.NAME] tables")
-    services: dict[str, tuple[str, ...]] = {}
-    owner: dict[str, str] = {name.lower(): name for name in raw}
-    for service, table in raw.items():
-        if not isinstance(table, dict):
-            raise BackendError(f"{ENV_FILE}: services.{service} must be a table")
-        warnings.extend(
-            f"unknown key {key!r} in services.{service} (expected aliases)" for key in table if key not in SERVICE_KEYS
-        )
-        aliases = table.get("aliases", [])
-        if not isinstance(aliases, list) or not all(isinstance(alias, str) and alias.strip() for alias in aliases):
-            raise BackendError(f"{ENV_FILE}: services.{service}.aliases must be a list of names")
-        for alias in aliases:
-            claimed = owner.setdefault(alias.lower(), service)
-            if claimed != service:
-                raise BackendError(
-                    f"{ENV_FILE}: alias {alias!r} of {service} is already the name or an alias of {claimed}"
-                )
-        services[service] = tuple(aliases)
-    return services
-
-
-# --- timestamps ----------------------------------------------------------------------------------
-
-
-class Timebase(NamedTuple):
-    """How to complete a timestamp: the zone of naive ones, the year of syslog ones."""
-
-    zone: tzinfo
-    anchor: datetime | None  # snapshot time near which syslog dates fall
-    fallback_year: int
-
-    @classmethod
-    def of(cls, zone: tzinfo) -> Timebase:
-        """For values that are not log lines: syslog dates (rare there) fall in the current year."""
-        return cls(zone, None, datetime.now(UTC).year)
-
-    def syslog(self, month: int, day: int, hour: int, minute: int, second: int) -> datetime:
-        year = self.anchor.astimezone(self.zone).year if self.anchor else self.fallback_year
-        moment = datetime(year, month, day, hour, minute, second, tzinfo=self.zone).astimezone(UTC)
-        if self.anchor and moment - self.anchor > timedelta(days=2):  # December lines in a January snapshot
-            moment = datetime(year - 1, month, day, hour, minute, second, tzinfo=self.zone).astimezone(UTC)
-        return moment
-
-
-def stamp_time(match: re.Match[str], timebase: Timebase) -> datetime | None:
-    """The UTC datetime of a `_STAMP` match, or None when its fields are out of range."""
-    try:
-        if match["y"]:
-            fraction = (match["frac"] or "").ljust(6, "0")[:6]
-            offset = match["off"]
-            naive = datetime(
-                int(match["y"]), int(match["mo"]), int(match["d"]),
-                int(match["h"]), int(match["mi"]), int(match["s"]), int(fraction),
-            )  # fmt: skip
-            return naive.replace(tzinfo=_offset_zone(offset.strip()) if offset else timebase.zone).astimezone(UTC)
-        if match["sy"]:
-            naive = datetime(
-                int(match["sy"]), int(match["smo"]), int(match["sd"]),
-                int(match["sh"]), int(match["smi"]), int(match["ss"]),
-            )  # fmt: skip
-            return naive.replace(tzinfo=timebase.zone).astimezone(UTC)
-        return timebase.syslog(
-            _MONTHS[match["mon"].lower()],
-            int(match["md"]),
-            int(match["mh"]),
-            int(match["mmi"]),
-            int(match["ms"]),
-        )
-    except ValueError:
-        return None
-
-
-def _offset_zone(offset: str) -> tzinfo:
-    if offset in ("Z", "z"):
-        return UTC
-    digits = offset[1:].replace(":", "")
-    delta = timedelta(hours=int(digits[:2]), minutes=int(digits[2:]))
-    return timezone(-delta if offset[0] == "-" else delta)
-
-
-def parse_timestamp(value: Any, timebase: Timebase) -> datetime | None:
-    """A whole value as a UTC time: an ISO-8601/log-style string or epoch seconds/milliseconds."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int | float):
-        return _epoch(float(value))
-    if not isinstance(value, str):
-        return None
-    text = value.strip()
-    if _EPOCH.match(text):
-        return _epoch(float(text))
-    match = _STAMP.match(text)
-    if match is None or match.end() != len(text):
-        return None
-    return stamp_time(match, timebase)
-
-
-def _epoch(seconds: float) -> datetime | None:
-    if not math.isfinite(seconds):
-        return None
-    if seconds > 1e11:  # milliseconds
-        seconds /= 1000
-    try:
-        return datetime.fromtimestamp(seconds, UTC)
-    except (OverflowError, OSError, ValueError):
-        return None
-
-
-# --- alerts --------------------------------------------------------------------------------------
-
-
-class AlertItemError(ValueError):
-    """One alert of alerts.json that cannot be read (the others still can)."""
-
-
-@dataclass(frozen=True)
-class SnapshotAlert:
-    labels: dict[str, str]
-    annotations: dict[str, str]
-    state: str  # firing / pending / resolved / suppressed, as the file states it
-    active_at: datetime | None
-    ends_at: datetime | None
-    value: str | None  # Prometheus' sample value, or an Alertmanager annotation value/current
-    silenced_by: tuple[str, ...] = ()  # Alertmanager silence ids
-    inhibited_by: tuple[str, ...] = ()  # fingerprints of the inhibiting alerts
-
-
-@dataclass
-class AlertsFile:
-    shape: str  # a key of ALERT_SHAPES
-    alerts: list[SnapshotAlert]
-    problems: list[str]  # items that could not be read, "alerts[3]: ..."
-
-
-def read_alerts(path: Path, zone: tzinfo = UTC) -> AlertsFile:
-    """alerts.json in any of the three shapes. Raises BackendError when the file is unusable;
-    unusable items are reported in `problems` and left out."""
-    try:
-        data = json.loads(read_text(path, path.parent))
-    except (OSError, UnicodeDecodeError) as error:
-        raise BackendError(f"{ALERTS_FILE}: cannot read: {error}") from error
-    except ValueError as error:
-        raise BackendError(f"{ALERTS_FILE}: invalid JSON: {error}") from error
-    shape, items = _alerts_shape(data)
-    alerts, problems = [], []
-    for index, item in enumerate(items):
-        try:
-            alerts.append(_snapshot_alert(shape, item, zone))
-        except AlertItemError as error:
-            problems.append(f"alerts[{index}]: {error}")
-    return AlertsFile(shape, alerts, problems)
-
-
-def _alerts_shape(data: Any) -> tuple[str, list[Any]]:
-    if isinstance(data, list):
-        return "alertmanager-v2", data
-    if isinstance(data, dict):
-        inner = data.get("data")
-        if isinstance(inner, dict) and isinstance(inner.get("alerts"), list):
-            if data.get("status", "success") != "success":
-                raise BackendError(f"{ALERTS_FILE}: Prometheus reported status {data.get('status')!r}")
-            return "prometheus", inner["alerts"]
-        if isinstance(data.get("alerts"), list):
-            return "alertmanager-webhook", data["alerts"]
-    expected = "; ".join(ALERT_SHAPES.values())
-    raise BackendError(f"{ALERTS_FILE}: unknown alerts shape; expected one of: {expected}")
-
-
-def _snapshot_alert(shape: str, item: Any, zone: tzinfo) -> SnapshotAlert:
-    if not isinstance(item, dict):
-        raise AlertItemError("not an object")
-    labels, annotations = item.get("labels"), item.get("annotations") or {}
-    if not isinstance(labels, dict) or not labels.get("alertname"):
-        raise AlertItemError("labels.alertname is missing")
-    if not isinstance(annotations, dict):
-        raise AlertItemError("annotations is not an object")
-    labels = {str(key): str(value) for key, value in labels.items()}
-    annotations = {str(key): str(value) for key, value in annotations.items()}
-    if shape == "prometheus":
-        state = {"firing": "firing", "pending": "pending", "inactive": "resolved"}.get(item.get("state", ""))
-        started, ended, value = item.get("activeAt"), None, item.get("value")
-    else:
-        if shape == "alertmanager-v2":
-            status = item.get("status") or {}  # hand-written snapshots may omit it: active
-            if not isinstance(status, dict):
-                raise AlertItemError(f"status of {labels['alertname']} is not an object")
-            state, silenced, inhibited = alertmanager_state(status)
-        else:
-            state = {"firing": "firing", "resolved": "resolved"}.get(item.get("status", ""))
-        started, ended = item.get("startsAt"), item.get("endsAt")
-        value = annotations.get("value", annotations.get("current"))
-    if state is None:
-        raise AlertItemError(f"unknown state in {labels['alertname']}")
-    active_at = _alert_time(started, zone, "activeAt" if shape == "prometheus" else "startsAt")
-    ends_at = _alert_time(ended, zone, "endsAt")
-    suppression = (tuple(silenced), tuple(inhibited)) if shape == "alertmanager-v2" else ((), ())
-    return SnapshotAlert(
-        labels, annotations, state, active_at, ends_at, None if value is None else str(value), *suppression
-    )
-
-
-def _alert_time(raw: Any, zone: tzinfo, name: str) -> datetime | None:
-    if raw in (None, "") or (isinstance(raw, str) and raw.startswith("0001-01-01")):
-        return None
-    moment = parse_timestamp(raw, Timebase.of(zone))
-    if moment is None:
-        raise AlertItemError(f"{name} {raw!r} is not an ISO-8601 time")
-    return moment
-
-
-def alert_state_at(alert: SnapshotAlert, now: datetime) -> str:
-    """The alert's state at `now`: an alert whose endsAt has passed is resolved."""
-    if alert.state != "resolved" and alert.ends_at is not None and alert.ends_at <= now:
-        return "resolved"
-    return alert.state
-
-
-def split_value(raw: str | None) -> tuple[float | None, str]:
-    """`"92"` → (92.0, ""), `"92%"` → (92.0, "%"), `"4.2s"` → (4.2, "s"); NaN or text → (None, "")."""
-    match = _VALUE_WITH_UNIT.match(raw or "")
-    if not match:
-        return None, ""
-    number = float(match.group(1))
-    return (number, match.group(2) or "") if math.isfinite(number) else (None, "")
 
 
 def _unknown_metric(metric: str, name: str, columns: list[MetricColumn]) -> str:
