@@ -112,6 +112,67 @@ def _steps(at, *agents):
     ]
 
 
+PROMPT_AUDIT = {
+    "version": "prompts-v1",
+    "prompts": [{"name": "executor", "version": "executor-v1", "resource": "prompts/executor.md"}],
+}
+
+
+def _completed_run(session_id, question, config, *, at, updated_at):
+    """The run record of a base session: completed and verified PASS."""
+    return RunRecord(
+        session_id=session_id,
+        question=question,
+        status="completed",
+        verdict="PASS",
+        config=config,
+        prompt_audit=PROMPT_AUDIT,
+        created_at=at,
+        updated_at=updated_at,
+    )
+
+
+def _log_query(invocation_id, service, query, logs, message, *, at, duration):
+    """A query_logs call over the last hour; its keywords are the words of the query."""
+    return _invocation(
+        invocation_id,
+        "query_logs",
+        {"service": service, "query": query, "window": "1h", "limit": 50},
+        {"logs": logs, "total": len(logs), "truncated": False, "message": message},
+        at=at,
+        duration=duration,
+        service=service,
+        keywords=query.split(" "),
+        window="1h",
+        limit=50,
+    )
+
+
+def _stage_outputs(at, plan, executor_output, verify, compose):
+    """The plan, execute, verify and compose outputs of a base session, all valid and written at `at`."""
+    return [
+        StageOutput(stage="plan", output=plan, created_at=at),
+        StageOutput(stage="execute", output=executor_output, parse_status={"status": "valid"}, created_at=at),
+        StageOutput(stage="verify", output=verify, created_at=at),
+        StageOutput(stage="compose", output=compose, created_at=at),
+    ]
+
+
+def _passed_verification(critical_fact_count, claim_count, facts_checked, rationale):
+    """A PASS verdict where every claim has direct support and the first `critical_fact_count` are critical."""
+    return {
+        "verdict": "PASS",
+        "groundedness_score": 1.0,
+        "critical_fact_count": critical_fact_count,
+        "claim_checks": [
+            {"claim_id": f"claim-{i}", "verification": "direct_support", "is_critical": i <= critical_fact_count}
+            for i in range(1, claim_count + 1)
+        ],
+        "facts_checked": facts_checked,
+        "rationale": rationale,
+    }
+
+
 # --- payment-service: a narrow positive confirmation ----------------------------------------
 
 
@@ -164,17 +225,11 @@ def narrow_payment_highcpu() -> SessionDocument:
         ]
     )
     return SessionDocument(
-        run=RunRecord(
-            session_id="sample-narrow-payment-highcpu",
-            question="Only confirm whether payment-service currently has a HighCPUUsage alert firing.",
-            status="completed",
-            verdict="PASS",
-            config=_config("narrow", "en", ["payment-service"], ["HighCPUUsage"]),
-            prompt_audit={
-                "version": "prompts-v1",
-                "prompts": [{"name": "executor", "version": "executor-v1", "resource": "prompts/executor.md"}],
-            },
-            created_at=at,
+        run=_completed_run(
+            "sample-narrow-payment-highcpu",
+            "Only confirm whether payment-service currently has a HighCPUUsage alert firing.",
+            _config("narrow", "en", ["payment-service"], ["HighCPUUsage"]),
+            at=at,
             updated_at="2026-07-08T23:05:12.000000Z",
         ),
         steps=_steps(
@@ -191,41 +246,28 @@ def narrow_payment_highcpu() -> SessionDocument:
             ("composer", False, "1 allowed claim", "answer in English", 2.0),
         ),
         invocations=[invocation],
-        stage_outputs=[
-            StageOutput(
-                stage="plan",
-                output={
-                    "selected_skill": "diagnose-high-cpu",
-                    "selection_reason": "The question asks to confirm one alert on one service.",
-                    "plan": ["Query the HighCPUUsage alert of payment-service over the last 30 minutes."],
-                    "reasoning": "Narrow confirmation: one metrics query, observations only.",
-                },
-                created_at=at,
+        stage_outputs=_stage_outputs(
+            at,
+            plan={
+                "selected_skill": "diagnose-high-cpu",
+                "selection_reason": "The question asks to confirm one alert on one service.",
+                "plan": ["Query the HighCPUUsage alert of payment-service over the last 30 minutes."],
+                "reasoning": "Narrow confirmation: one metrics query, observations only.",
+            },
+            executor_output=output,
+            verify=_passed_verification(
+                1,
+                1,
+                ["HighCPUUsage firing", "92%", "25m"],
+                "The alert excerpt states state=firing, current=92% and duration=25m.",
             ),
-            StageOutput(stage="execute", output=output, parse_status={"status": "valid"}, created_at=at),
-            StageOutput(
-                stage="verify",
-                output={
-                    "verdict": "PASS",
-                    "groundedness_score": 1.0,
-                    "critical_fact_count": 1,
-                    "claim_checks": [{"claim_id": "claim-1", "verification": "direct_support", "is_critical": True}],
-                    "facts_checked": ["HighCPUUsage firing", "92%", "25m"],
-                    "rationale": "The alert excerpt states state=firing, current=92% and duration=25m.",
-                },
-                created_at=at,
-            ),
-            StageOutput(
-                stage="compose",
-                output={
-                    "answer_summary": "payment-service has a firing HighCPUUsage alert at 92% CPU.",
-                    "recommended_actions": [],
-                    "user_facing_answer": "Yes. payment-service has a HighCPUUsage alert firing: CPU usage is 92% "
-                    "(above 80%) and has been for 25 minutes [1].",
-                },
-                created_at=at,
-            ),
-        ],
+            compose={
+                "answer_summary": "payment-service has a firing HighCPUUsage alert at 92% CPU.",
+                "recommended_actions": [],
+                "user_facing_answer": "Yes. payment-service has a HighCPUUsage alert firing: CPU usage is 92% "
+                "(above 80%) and has been for 25 minutes [1].",
+            },
+        ),
     )
 
 
@@ -234,18 +276,7 @@ def narrow_payment_highcpu() -> SessionDocument:
 
 def negative_inventory_hikaricp() -> SessionDocument:
     at = "2026-07-08T23:24:28.000000Z"
-    invocation = _invocation(
-        1,
-        "query_logs",
-        {"service": "inventory-service", "query": "HikariCP", "window": "1h", "limit": 50},
-        {"logs": [], "total": 0, "truncated": False, "message": "未找到匹配的日志"},
-        at=at,
-        duration=21.0,
-        service="inventory-service",
-        keywords=["HikariCP"],
-        window="1h",
-        limit=50,
-    )
+    invocation = _log_query(1, "inventory-service", "HikariCP", [], "未找到匹配的日志", at=at, duration=21.0)
     output = _executor_output(
         [
             _claim(
@@ -263,17 +294,11 @@ def negative_inventory_hikaricp() -> SessionDocument:
         missing=["本次仅检索了最近 1 小时的应用日志。"],
     )
     return SessionDocument(
-        run=RunRecord(
-            session_id="sample-negative-inventory-hikaricp",
-            question="只确认 inventory-service 是否存在 HikariCP 连接池耗尽日志。",
-            status="completed",
-            verdict="PASS",
-            config=_config("narrow", "zh", ["inventory-service"], terms=["Hikari", "pool", "HikariCP"]),
-            prompt_audit={
-                "version": "prompts-v1",
-                "prompts": [{"name": "executor", "version": "executor-v1", "resource": "prompts/executor.md"}],
-            },
-            created_at=at,
+        run=_completed_run(
+            "sample-negative-inventory-hikaricp",
+            "只确认 inventory-service 是否存在 HikariCP 连接池耗尽日志。",
+            _config("narrow", "zh", ["inventory-service"], terms=["Hikari", "pool", "HikariCP"]),
+            at=at,
             updated_at="2026-07-08T23:24:30.000000Z",
         ),
         steps=_steps(
@@ -290,41 +315,28 @@ def negative_inventory_hikaricp() -> SessionDocument:
             ("composer", False, "1 allowed claim", "answer in Chinese", 2.0),
         ),
         invocations=[invocation],
-        stage_outputs=[
-            StageOutput(
-                stage="plan",
-                output={
-                    "selected_skill": "diagnose-mysql-connection-pool",
-                    "selection_reason": "问题只涉及 HikariCP 连接池日志。",
-                    "plan": ["检索 inventory-service 最近 1 小时含 HikariCP 的日志。"],
-                    "reasoning": "窄范围确认：一次精确日志查询；无结果时不放宽查询。",
-                },
-                created_at=at,
+        stage_outputs=_stage_outputs(
+            at,
+            plan={
+                "selected_skill": "diagnose-mysql-connection-pool",
+                "selection_reason": "问题只涉及 HikariCP 连接池日志。",
+                "plan": ["检索 inventory-service 最近 1 小时含 HikariCP 的日志。"],
+                "reasoning": "窄范围确认：一次精确日志查询；无结果时不放宽查询。",
+            },
+            executor_output=output,
+            verify=_passed_verification(
+                1,
+                1,
+                ["query returned no evidence"],
+                "The claim only restates that this query found no matching evidence.",
             ),
-            StageOutput(stage="execute", output=output, parse_status={"status": "valid"}, created_at=at),
-            StageOutput(
-                stage="verify",
-                output={
-                    "verdict": "PASS",
-                    "groundedness_score": 1.0,
-                    "critical_fact_count": 1,
-                    "claim_checks": [{"claim_id": "claim-1", "verification": "direct_support", "is_critical": True}],
-                    "facts_checked": ["query returned no evidence"],
-                    "rationale": "The claim only restates that this query found no matching evidence.",
-                },
-                created_at=at,
-            ),
-            StageOutput(
-                stage="compose",
-                output={
-                    "answer_summary": "本次查询未检索到 inventory-service 的 HikariCP 连接池耗尽日志。",
-                    "recommended_actions": [],
-                    "user_facing_answer": "本次查询在 inventory-service 最近 1 小时的日志中未检索到 HikariCP 连接池耗尽的匹配记录 [1]。"
-                    "这只说明本次检索没有匹配证据。",
-                },
-                created_at=at,
-            ),
-        ],
+            compose={
+                "answer_summary": "本次查询未检索到 inventory-service 的 HikariCP 连接池耗尽日志。",
+                "recommended_actions": [],
+                "user_facing_answer": "本次查询在 inventory-service 最近 1 小时的日志中未检索到 HikariCP 连接池耗尽的匹配记录 [1]。"
+                "这只说明本次检索没有匹配证据。",
+            },
+        ),
     )
 
 
@@ -411,29 +423,11 @@ def broad_order_service() -> SessionDocument:
             window="30m",
             limit=50,
         ),
-        _invocation(
-            2,
-            "query_logs",
-            {"service": "order-service", "query": "GC OOMKilled", "window": "1h", "limit": 50},
-            {"logs": _log_items(ORDER_GC_LOGS), "total": 3, "truncated": False, "message": "3 matching lines"},
-            at=at,
-            duration=63.0,
-            service="order-service",
-            keywords=["GC", "OOMKilled"],
-            window="1h",
-            limit=50,
+        _log_query(
+            2, "order-service", "GC OOMKilled", _log_items(ORDER_GC_LOGS), "3 matching lines", at=at, duration=63.0
         ),
-        _invocation(
-            3,
-            "query_logs",
-            {"service": "order-service", "query": "HikariPool", "window": "1h", "limit": 50},
-            {"logs": _log_items(ORDER_POOL_LOGS), "total": 2, "truncated": False, "message": "2 matching lines"},
-            at=at,
-            duration=58.0,
-            service="order-service",
-            keywords=["HikariPool"],
-            window="1h",
-            limit=50,
+        _log_query(
+            3, "order-service", "HikariPool", _log_items(ORDER_POOL_LOGS), "2 matching lines", at=at, duration=58.0
         ),
         _invocation(
             4,
@@ -460,18 +454,7 @@ def broad_order_service() -> SessionDocument:
             keywords=["HighMemoryUsage", "Full GC", "OOMKilled"],
             limit=5,
         ),
-        _invocation(
-            5,
-            "query_logs",
-            {"service": "order-service", "query": "deadlock", "window": "1h", "limit": 50},
-            {"logs": [], "total": 0, "truncated": False, "message": "no matching log lines"},
-            at=at,
-            duration=40.0,
-            service="order-service",
-            keywords=["deadlock"],
-            window="1h",
-            limit=50,
-        ),
+        _log_query(5, "order-service", "deadlock", [], "no matching log lines", at=at, duration=40.0),
     ]
     invocations[3].relevance_level = "PRECISE"
     output = _executor_output(
@@ -550,17 +533,11 @@ def broad_order_service() -> SessionDocument:
         missing=["No heap dump or allocation profile is available to confirm a leak."],
     )
     return SessionDocument(
-        run=RunRecord(
-            session_id="sample-broad-order-service",
-            question="Why is order-service failing? It keeps restarting and checkout requests time out.",
-            status="completed",
-            verdict="PASS",
-            config=_config("broad", "en", ["order-service"], terms=["restart", "OOMKilled", "timeout", "timed out"]),
-            prompt_audit={
-                "version": "prompts-v1",
-                "prompts": [{"name": "executor", "version": "executor-v1", "resource": "prompts/executor.md"}],
-            },
-            created_at=at,
+        run=_completed_run(
+            "sample-broad-order-service",
+            "Why is order-service failing? It keeps restarting and checkout requests time out.",
+            _config("broad", "en", ["order-service"], terms=["restart", "OOMKilled", "timeout", "timed out"]),
+            at=at,
             updated_at="2026-07-08T23:06:05.000000Z",
         ),
         steps=_steps(
@@ -577,63 +554,47 @@ def broad_order_service() -> SessionDocument:
             ("composer", False, "6 allowed claims, 1 hypothesis", "answer in English", 3.0),
         ),
         invocations=invocations,
-        stage_outputs=[
-            StageOutput(
-                stage="plan",
-                output={
-                    "selected_skill": "diagnose-high-memory",
-                    "selection_reason": "Restarts with timeouts on a JVM service point at memory pressure first.",
-                    "plan": [
-                        "Check order-service alerts and heap metrics.",
-                        "Search order-service logs for GC and OOMKilled.",
-                        "Search order-service logs for connection pool errors and deadlocks.",
-                        "Look up the high-memory runbook.",
-                    ],
-                    "reasoning": "Broad diagnosis: collect alerts, metrics, logs and runbook guidance before any hypothesis.",
-                },
-                created_at=at,
+        stage_outputs=_stage_outputs(
+            at,
+            plan={
+                "selected_skill": "diagnose-high-memory",
+                "selection_reason": "Restarts with timeouts on a JVM service point at memory pressure first.",
+                "plan": [
+                    "Check order-service alerts and heap metrics.",
+                    "Search order-service logs for GC and OOMKilled.",
+                    "Search order-service logs for connection pool errors and deadlocks.",
+                    "Look up the high-memory runbook.",
+                ],
+                "reasoning": "Broad diagnosis: collect alerts, metrics, logs and runbook guidance before any hypothesis.",
+            },
+            executor_output=output,
+            verify=_passed_verification(
+                4,
+                6,
+                [
+                    "91%",
+                    "3.8GB",
+                    "exit code 137",
+                    "active=50/50, waiting=23",
+                    "no deadlock hits",
+                    "jmap heap dump",
+                ],
+                "Every claim restates its verified excerpts; the pool-exhaustion cause stays a hypothesis.",
             ),
-            StageOutput(stage="execute", output=output, parse_status={"status": "valid"}, created_at=at),
-            StageOutput(
-                stage="verify",
-                output={
-                    "verdict": "PASS",
-                    "groundedness_score": 1.0,
-                    "critical_fact_count": 4,
-                    "claim_checks": [
-                        {"claim_id": f"claim-{i}", "verification": "direct_support", "is_critical": i <= 4}
-                        for i in range(1, 7)
-                    ],
-                    "facts_checked": [
-                        "91%",
-                        "3.8GB",
-                        "exit code 137",
-                        "active=50/50, waiting=23",
-                        "no deadlock hits",
-                        "jmap heap dump",
-                    ],
-                    "rationale": "Every claim restates its verified excerpts; the pool-exhaustion cause stays a hypothesis.",
-                },
-                created_at=at,
-            ),
-            StageOutput(
-                stage="compose",
-                output={
-                    "answer_summary": "order-service is under heap pressure (91%, heap at 3.8GB), was OOMKilled, and its HikariCP pool is exhausted.",
-                    "recommended_actions": [
-                        {
-                            "action_text": "Capture a heap dump with jmap before the next restart.",
-                            "reason": "Runbook high-memory.md [6].",
-                        }
-                    ],
-                    "user_facing_answer": "order-service has a critical HighMemoryUsage alert at 91% [1]; its heap reached 3.8GB [2]. "
-                    "It ran repeated Full GCs and was OOMKilled with exit code 137 [3]. Its HikariCP pool is exhausted "
-                    "(50/50 active, 23 waiting, 30000 ms timeouts) [4]. This query found no deadlock log lines [5]. "
-                    "Possible cause (unconfirmed): GC pauses keep connections busy. Next: capture a heap dump before restarting [6].",
-                },
-                created_at=at,
-            ),
-        ],
+            compose={
+                "answer_summary": "order-service is under heap pressure (91%, heap at 3.8GB), was OOMKilled, and its HikariCP pool is exhausted.",
+                "recommended_actions": [
+                    {
+                        "action_text": "Capture a heap dump with jmap before the next restart.",
+                        "reason": "Runbook high-memory.md [6].",
+                    }
+                ],
+                "user_facing_answer": "order-service has a critical HighMemoryUsage alert at 91% [1]; its heap reached 3.8GB [2]. "
+                "It ran repeated Full GCs and was OOMKilled with exit code 137 [3]. Its HikariCP pool is exhausted "
+                "(50/50 active, 23 waiting, 30000 ms timeouts) [4]. This query found no deadlock log lines [5]. "
+                "Possible cause (unconfirmed): GC pauses keep connections busy. Next: capture a heap dump before restarting [6].",
+            },
+        ),
     )
 
 
