@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, timedelta, tzinfo
-from typing import Any
+from typing import Any, NamedTuple
 
-from evcli.backends.base import EvidenceBackend
+from evcli.backends.base import EvidenceBackend, TimeWindow, parse_window
 from evcli.timerange import TimeRange
 
 NAMED = "question/call"
@@ -58,6 +58,27 @@ def unknown_service_outcome(message: str, arrays: tuple[str, ...], scope: dict[s
     output: dict[str, Any] = {array: [] for array in arrays}
     output.update({"total": 0, "truncated": False, "message": message})
     return Outcome(output, scope, unknown_service=True)
+
+
+class CallTarget(NamedTuple):
+    """What a query call searches: the resolved service and the range or window it names."""
+
+    service: str | None
+    named: TimeRange | None
+    window: TimeWindow | None
+
+
+def call_target(
+    params: Any, backend: EvidenceBackend, arrays: tuple[str, ...], scope: dict[str, Any]
+) -> CallTarget | Outcome:
+    """The service and times a call names, or the empty outcome of a service the backend does
+    not know (decided before the times are read, so a bad time does not hide it)."""
+    service, unknown = resolve_service(params.service, backend)
+    if unknown:
+        return unknown_service_outcome(unknown, arrays, scope)
+    named = call_range(params, backend)
+    window = parse_window(params.window, backend.now()) if params.window else None
+    return CallTarget(service, named, window)
 
 
 def environment_zone(backend: EvidenceBackend) -> tzinfo:

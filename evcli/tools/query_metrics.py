@@ -15,10 +15,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from evcli.backends.base import parse_window
 from evcli.timerange import TimeRange, parse_range_text
 from evcli.tools import registry
-from evcli.tools.fetch import Outcome, call_range, resolve_service, searched_scope, unknown_service_outcome
+from evcli.tools.fetch import Outcome, call_target, searched_scope
 from evcli.tools.params import ALERTNAME, METRIC, NAME, TimeExpression, ToolParams
 from evcli.tools.refs import pairs, with_unit
 
@@ -95,11 +94,10 @@ def wider(old: dict[str, Any], new: dict[str, Any]) -> str | None:
 
 def fetch(params: QueryMetricsParams, env: ToolEnvironment, session: SessionView) -> Outcome:
     found_scope = scope(params)
-    service, unknown = resolve_service(params.service, env.backend)
-    if unknown:
-        return unknown_service_outcome(unknown, SPEC.array_names, found_scope)
-    named = call_range(params, env.backend)
-    window = parse_window(params.window, env.backend.now()) if params.window else None
+    target = call_target(params, env.backend, SPEC.array_names, found_scope)
+    if isinstance(target, Outcome):
+        return target
+    service, named, window = target
     result = env.backend.query_metrics(
         service=service,
         alertname=params.alertname,

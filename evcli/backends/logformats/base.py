@@ -110,6 +110,29 @@ class LogFormat:
         raise NotImplementedError
 
 
+class IsoStampFormat(LogFormat):
+    """A format read by one regex `line` whose `stamp` group is an ISO-like time (`iso_time`);
+    `read` turns the match into the parsed line. A line the regex or its stamp rejects is None."""
+
+    line: re.Pattern[str]
+
+    def sniff(self, line: str) -> bool:
+        return self.line.match(line) is not None
+
+    def parse(self, line: str, context: ParseContext) -> ParsedLine | None:
+        match = self.line.match(line)
+        if match is None:
+            return None
+        try:  # `iso_time` inline: this is the per-line hot path, and `read` is a call already
+            moment = datetime.fromisoformat(match["stamp"])
+        except ValueError:
+            return None
+        return self.read(match, moment)
+
+    def read(self, match: re.Match[str], moment: datetime) -> ParsedLine:
+        raise NotImplementedError
+
+
 def level_of(word: str | None) -> str | None:
     """A level word in any case (`warning`, `ERR`, `Information`, `trace3`) as one of LEVELS."""
     if not word:

@@ -8,14 +8,9 @@ zookeeper `2015-07-29 17:41:44,747 - INFO  [QuorumPeer[myid=1]/0:0:0:0:0:0:0:0:2
 from __future__ import annotations
 
 import re
+from datetime import datetime
 
-from evcli.backends.logformats.base import (
-    LogFormat,
-    ParseContext,
-    ParsedLine,
-    iso_time,
-    level_of,
-)
+from evcli.backends.logformats.base import IsoStampFormat, ParsedLine, level_of
 
 _STAMP = r"(?P<stamp>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d{1,6})?)"
 _LEVELS = "TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL|SEVERE"
@@ -28,21 +23,14 @@ _LINE = re.compile(
 )
 
 
-class Java(LogFormat):
+class Java(IsoStampFormat):
     name = "java"
     description = "Java logback/log4j (incl. ZooKeeper): timestamp, thread, LEVEL, logger, message"
     example = "2023-01-29 10:03:11.123 [main] ERROR c.e.OrderService - order failed"
 
-    def sniff(self, line: str) -> bool:
-        return _LINE.match(line) is not None
+    line = _LINE
 
-    def parse(self, line: str, context: ParseContext) -> ParsedLine | None:
-        match = _LINE.match(line)
-        if match is None:
-            return None
-        moment = iso_time(match["stamp"])
-        if moment is None:
-            return None
+    def read(self, match: re.Match[str], moment: datetime) -> ParsedLine:
         prefix = "zk_" if match["zk_level"] else "lb_" if match["lb_level"] else "l4_"
         fields = {"thread": match[prefix + "thread"], "logger": match[prefix + "logger"]}
         if match["zk_line"]:

@@ -7,14 +7,9 @@ optional request context, message. Times carry no zone.
 from __future__ import annotations
 
 import re
+from datetime import datetime
 
-from evcli.backends.logformats.base import (
-    LogFormat,
-    ParseContext,
-    ParsedLine,
-    iso_time,
-    level_of,
-)
+from evcli.backends.logformats.base import IsoStampFormat, ParsedLine, level_of
 
 _LINE = re.compile(
     r"(?P<stamp>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3,6}) (?P<pid>\d+) "
@@ -23,21 +18,14 @@ _LINE = re.compile(
 )
 
 
-class OpenStack(LogFormat):
+class OpenStack(IsoStampFormat):
     name = "openstack"
     description = "OpenStack oslo.log: timestamp.ms pid LEVEL logger [req-…] message"
     example = "2017-05-16 00:00:00.008 25746 INFO nova.compute.claims [req-1 - - - - -] Claim successful"
 
-    def sniff(self, line: str) -> bool:
-        return _LINE.match(line) is not None
+    line = _LINE
 
-    def parse(self, line: str, context: ParseContext) -> ParsedLine | None:
-        match = _LINE.match(line)
-        if match is None:
-            return None
-        moment = iso_time(match["stamp"])
-        if moment is None:
-            return None
+    def read(self, match: re.Match[str], moment: datetime) -> ParsedLine:
         fields = {"pid": match["pid"], "logger": match["logger"]}
         if match["request"]:
             fields["request_id"] = match["request"].split(" ", 1)[0]

@@ -5,14 +5,9 @@
 from __future__ import annotations
 
 import re
+from datetime import datetime
 
-from evcli.backends.logformats.base import (
-    LogFormat,
-    ParseContext,
-    ParsedLine,
-    iso_time,
-    level_of,
-)
+from evcli.backends.logformats.base import IsoStampFormat, ParsedLine, level_of
 
 _LEVELS = "DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL"
 _LINE = re.compile(
@@ -21,21 +16,14 @@ _LINE = re.compile(
 )
 
 
-class PythonLogging(LogFormat):
+class PythonLogging(IsoStampFormat):
     name = "python"
     description = "Python logging (asctime - name - LEVEL - message, or asctime LEVEL message)"
     example = "2015-07-29 17:41:44,747 - app.db - INFO - connected"
 
-    def sniff(self, line: str) -> bool:
-        return _LINE.match(line) is not None
+    line = _LINE
 
-    def parse(self, line: str, context: ParseContext) -> ParsedLine | None:
-        match = _LINE.match(line)
-        if match is None:
-            return None
-        moment = iso_time(match["stamp"])
-        if moment is None:
-            return None
+    def read(self, match: re.Match[str], moment: datetime) -> ParsedLine:
         fields = {"logger": match["logger"]} if match["logger"] else {}
         return ParsedLine(moment, level_of(match["level"] or match["bare"]), match["message"], fields)
 
