@@ -222,13 +222,19 @@ class CheckedBinding(_Closed):
 
 
 class Finding(_Closed):
-    """One rule outcome worth reporting: an error (failed rule) or a warning."""
+    """One rule outcome worth reporting: an error (failed rule) or a warning.
+
+    A scope finding (`scope.*` rules) also says, in words any catalogue can render, what the
+    question asked (`asked`, e.g. "2026-03-18T09:14:00+01:00..2026-03-18T09:27:00+01:00" or
+    'phrase "Accepted publickey"') and what the session searched (`searched`)."""
 
     rule: str
     severity: RuleSeverity
     message: str
     claim_id: str | None = None
     binding_index: int | None = None
+    asked: str | None = None
+    searched: str | None = None
 
 
 class GateResult(_Closed):
@@ -278,6 +284,40 @@ class IntentConfig(_Closed):
     window: str | None = None
 
 
+AlertState = Literal["firing", "still_firing", "resolved", "silenced", "pending"]
+ScopeLevel = Literal["DEBUG", "INFO", "WARN", "ERROR", "FATAL"]
+
+
+class AskedRange(_Closed):
+    """A time range the question names, resolved on the environment's clock and zone."""
+
+    text: str  # as the question wrote it: "between 14:20 and 14:35", "最近 20 分钟"
+    range: str  # canonical evcli.timerange.TimeRange text, START..END with offsets (an open end is empty)
+    relative: str | None = None  # "20m" when the question named a window ending at the clock
+
+
+class QuestionScope(_Closed):
+    """What the question asks about, extracted by code (evcli.scope), never by a model (DESIGN §2).
+
+    Stored with the session (`SessionConfig.scope`), shown by `trace`, given to every engine,
+    and compared by the Gatekeeper's `scope.*` rules with what the invocations searched.
+    Phrases and tokens are verbatim as the question wrote them."""
+
+    language: str = "en"
+    task_scope: Literal["narrow", "broad"] = "broad"
+    services: list[str] = Field(default_factory=list)  # canonical names of services the environment knows
+    unknown_services: list[str] = Field(default_factory=list)  # service-like names it does not know
+    hosts: list[str] = Field(default_factory=list)
+    alertnames: list[str] = Field(default_factory=list)
+    alert_state: AlertState | None = None  # the state the question asks about ("still firing?" → still_firing)
+    range: AskedRange | None = None
+    levels: list[ScopeLevel] = Field(default_factory=list)  # levels asked explicitly ("warnings" → WARN)
+    phrases: list[str] = Field(default_factory=list)  # quoted text, verbatim
+    tokens: list[str] = Field(default_factory=list)  # IPs, status codes, exception/class names, error codes, paths
+    terms: list[str] = Field(default_factory=list)  # other content words worth searching, strongest first
+    wants_count: bool = False  # "how many", "多少", "几次"
+
+
 class EnvironmentOverview(_Closed):
     """Services, active alerts and declared skills at session creation: what the Planner may choose from."""
 
@@ -324,6 +364,8 @@ class SessionConfig(_Closed):
     task_scope: Literal["narrow", "broad"] = "broad"
     language: str = "en"
     intent: IntentConfig = Field(default_factory=IntentConfig)
+    scope: QuestionScope | None = None  # None: recorded before question scopes (issue 10)
+    continues: str | None = None  # the session this one follows up (`ask --continue`)
     environment: EnvironmentOverview = Field(default_factory=EnvironmentOverview)
     max_steps: int = 8
     aiops_alert: dict[str, Any] | None = None
