@@ -325,6 +325,9 @@ class EnvironmentOverview(_Closed):
     aliases: dict[str, list[str]] = Field(default_factory=dict)
     alerts: list[dict[str, Any]] = Field(default_factory=list)
     skills: list[dict[str, Any]] = Field(default_factory=list)
+    # {word of the question: {service: matching log lines}}: the words the environment's own logs
+    # contain (evcli.backends.vocabulary.term_hits), for the offline engine to choose and rank by
+    vocabulary: dict[str, dict[str, int]] = Field(default_factory=dict)
 
 
 class ReplayOf(_Closed):

@@ -36,6 +36,8 @@ MESSAGES: dict[str, str] = {
     "log.claim": "{service} logged {level} at {timestamp}: {message}",
     "log.claim.unleveled": "{service} logged at {timestamp}: {message}",
     "log.claim.derived": "{service} logged {level} (level derived from the status code) at {timestamp}: {message}",
+    "count.claim": "{tool} counted {counted} ({filters}).",
+    "negative.unknown_service": "This query found no matching evidence: {tool} reported {message}.",
     "negative.noun": "evidence",
     "negative.noun.query_logs": "logs",
     "negative.noun.query_metrics": "alerts or metrics",

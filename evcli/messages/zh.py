@@ -35,6 +35,8 @@ MESSAGES: dict[str, str] = {
     "log.claim": "{service} 在 {timestamp} 记录了 {level} 日志：{message}",
     "log.claim.unleveled": "{service} 在 {timestamp} 记录了日志：{message}",
     "log.claim.derived": "{service} 在 {timestamp} 记录了 {level} 日志（级别由状态码推断）：{message}",
+    "count.claim": "{tool} 统计：{counted}（{filters}）。",
+    "negative.unknown_service": "当前查询未检索到匹配证据：{tool} 报告 {message}。",
     "negative.noun": "证据",
     "negative.noun.query_logs": "日志",
     "negative.noun.query_metrics": "告警或指标",

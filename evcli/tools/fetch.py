@@ -12,6 +12,7 @@ default (`whole snapshot`, `live default 1h`).
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 from datetime import UTC, timedelta, tzinfo
 from typing import Any, NamedTuple
@@ -25,6 +26,8 @@ LIVE_DEFAULT = "live default 1h"
 LIVE_DEFAULT_SPAN = timedelta(hours=1)
 
 TRUNCATION_MARK = " …[truncated]"
+CLOSE_NAMES = 5  # close names an unknown service's message lists
+CLOSE_CUTOFF = 0.6  # difflib ratio for a backend without its own close matches
 
 
 @dataclass
@@ -48,10 +51,17 @@ def resolve_service(service: str | None, backend: EvidenceBackend) -> tuple[str 
         known = backend.known_services()
         if known is None or service in known:
             return service, None
+    return None, f"unknown service '{service}'{_close_names(service, backend)}"
+
+
+def _close_names(service: str, backend: EvidenceBackend) -> str:
+    """`; close names: a, b` — the backend's own close matches, else difflib over the services it knows."""
     close = getattr(backend, "close_matches", None)
     suggestions = close(service) if close else []
-    hint = f"; similar services: {', '.join(suggestions)}" if suggestions else ""
-    return None, f"unknown service '{service}'{hint}"
+    if not suggestions:
+        known = backend.known_services() or []
+        suggestions = difflib.get_close_matches(service.lower(), known, n=CLOSE_NAMES, cutoff=CLOSE_CUTOFF)
+    return f"; close names: {', '.join(suggestions[:CLOSE_NAMES])}" if suggestions else ""
 
 
 def unknown_service_outcome(message: str, arrays: tuple[str, ...], scope: dict[str, Any]) -> Outcome:

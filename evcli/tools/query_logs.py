@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 
 class QueryLogsParams(ToolParams):
-    service: str = Field(pattern=NAME)
+    service: str | None = Field(None, pattern=NAME)  # None: every service's logs
     query: str = Field("", max_length=200)
     level: Literal["TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL"] | None = None
     level_strict: bool | None = None  # None (or False): not strict, and not recorded in the call's parameters
@@ -202,7 +202,7 @@ SPEC = registry.register(
     registry.ToolSpec(
         name="query_logs",
         description=(
-            "Log lines of one service in which every keyword occurs, in a time range (since/until, or a relative "
+            "Log lines of one service (or of all) in which every keyword occurs, in a time range (since/until, or a relative "
             "window; none: the whole snapshot, or the last hour of a live backend); the newest `limit` lines, "
             "`$.stats` (total matching lines, per level and source, the range searched) and `$.patterns[i]` "
             "(message templates with counts). Cite `$.stats` or a `$.patterns[i]` for a count."
@@ -219,7 +219,7 @@ SPEC = registry.register(
         precise=precise,
         wider=wider,
         option_help={
-            "service": "Service whose logs to search.",
+            "service": "Service whose logs to search (default: every service's logs).",
             "query": 'Keywords that must all occur: "HikariPool timeout".',
             "level": "Minimum level: DEBUG, INFO, WARN, ERROR, FATAL (lines without a level are kept).",
             "level_strict": "With --level: drop lines that have no level.",

@@ -21,9 +21,9 @@ from evcli.agents.engine import (
     ToolCall,
     Turn,
 )
-from evcli.agents.intent import Intent
 from evcli.agents.offline import OfflineEngine
-from evcli.agents.offline.queries import follow_up_calls, narrow_call
+from evcli.agents.offline.payload import Ask
+from evcli.agents.offline.queries import follow_up_calls, narrow_calls
 from evcli.backends.snapshot import demo_env_dir
 from evcli.contracts import GateResult, ToolInvocation
 from evcli.gatekeeper.rules import load_rules
@@ -114,7 +114,7 @@ def document(role: str, payload: dict) -> dict:
     return json.loads(reply.text)
 
 
-def executor_payload(intent: Intent, question: str) -> dict:
+def executor_payload(intent: Ask, question: str) -> dict:
     """A hand-made executor payload for engine-level tests (the pipeline's shape: evcli/pipeline.py)."""
     return {
         "question": question,
@@ -138,7 +138,7 @@ def executor_payload(intent: Intent, question: str) -> dict:
 @dataclass
 class Run:
     question: str
-    intent: Intent
+    intent: Ask
     plan: dict
     transcript: list[Turn]
     invocations: list[ToolInvocation]
@@ -170,7 +170,7 @@ def full_run(question: str, tmp_path: Path, env_dir: Path | None = None, *, max_
     [(plan_request, plan_reply)] = recorder.of("planner")
     executor = recorder.of("executor")
     payload = plan_request.payload
-    intent = Intent(
+    intent = Ask(
         language=payload["language"],
         narrow=payload["task_scope"] == "narrow",
         services=tuple(payload["intent"]["services"]),
@@ -279,7 +279,7 @@ def test_narrow_alert_that_is_not_there_gives_its_metric_not_a_negative_claim(tm
 
 
 def test_narrow_after_no_evidence_the_next_reply_is_the_answer(offered_tools):
-    narrow = Intent("en", True, ("inventory-service",), (), ("HikariCP",), None)
+    narrow = Ask("en", True, ("inventory-service",), (), ("HikariCP",), None)
     payload = executor_payload(narrow, "Only confirm whether inventory-service has HikariCP logs")
     [call] = ask("executor", payload, tools=offered_tools).tool_calls
     invocation = run_tool(call.name, call.arguments, build_environment()).model_copy(update={"invocation_id": 1})
@@ -290,7 +290,7 @@ def test_narrow_after_no_evidence_the_next_reply_is_the_answer(offered_tools):
 
 
 def test_narrow_question_without_a_precise_target_queries_nothing(offered_tools):
-    vague = Intent("en", True, (), (), ("timeout",), None)
+    vague = Ask("en", True, (), (), ("timeout",), None)
     reply = ask("executor", executor_payload(vague, "Is there a timeout?"), tools=offered_tools)
     output = json.loads(reply.text)
     assert reply.tool_calls == [] and output["claims"] == []
@@ -414,7 +414,7 @@ def test_last_step_gets_the_document_and_reports_what_was_not_run(tmp_path):
 
 
 def test_refused_call_is_reported_not_retried(offered_tools):
-    broad = Intent("en", False, ("order-service",), (), (), None)
+    broad = Ask("en", False, ("order-service",), (), (), None)
     payload = executor_payload(broad, "Why is order-service slow?")
     [call] = ask("executor", payload, tools=offered_tools).tool_calls
     view = '<refused tool="query_metrics">query_metrics refused: this session already made 8 calls (cap 8)</refused>'
@@ -437,7 +437,7 @@ def test_refused_call_is_reported_not_retried(offered_tools):
 
 
 def test_alert_driven_run_takes_service_and_alert_from_the_alert(offered_tools):
-    blank = Intent("en", False, (), (), (), None)
+    blank = Ask("en", False, (), (), (), None)
     payload = executor_payload(blank, "Diagnose this alert")
     payload["aiops_alert"] = {"labels": {"alertname": "HighMemoryUsage", "service": "order-service"}}
     [call] = ask("executor", payload, tools=offered_tools).tool_calls
@@ -448,7 +448,7 @@ def test_alert_driven_run_takes_service_and_alert_from_the_alert(offered_tools):
 
 
 def test_only_offered_tools_are_called(offered_tools):
-    broad = Intent("en", False, ("order-service",), (), (), None)
+    broad = Ask("en", False, ("order-service",), (), (), None)
     payload = executor_payload(broad, "Why is order-service slow?")
     logs_only = [schema for schema in offered_tools if schema["function"]["name"] == "query_logs"]
     request = RoleRequest(role="executor", prompt=prompt("executor"), payload=payload, tools=logs_only)
@@ -492,14 +492,14 @@ def test_calls_name_a_window_only_when_the_question_does(tmp_path):
     assert all("window" not in call.arguments for call in tool_calls(run))
     logs = [i for i in run.invocations if i.tool_name == "query_logs"]
     assert logs and all(i.output["stats"]["range_origin"] == "whole snapshot" for i in logs)
-    unnamed = Intent("en", False, ("order-service",), (), (), None)
+    unnamed = Ask("en", False, ("order-service",), (), (), None)
     assert [call.arguments for call in follow_up_calls(unnamed, ["order-service"])] == [
         {"service": "order-service"},
         {"service": "order-service", "level": "ERROR", "limit": 20},
     ]
-    named = Intent("en", False, ("order-service",), (), (), "20m")
+    named = Ask("en", False, ("order-service",), (), (), "20m")
     assert {call.arguments["window"] for call in follow_up_calls(named, ["order-service"])} == {"2h"}
-    assert narrow_call(named, "order-service errors in the last 20 minutes?").arguments["window"] == "20m"
+    assert narrow_calls(named, "order-service errors in the last 20 minutes?")[0].arguments["window"] == "20m"
 
 
 def test_log_line_with_an_instruction_changes_nothing(tmp_path):

@@ -178,7 +178,7 @@ def test_unknown_service_lists_close_matches():
     run = evcli("tool", "query_metrics", "--service", "inventry-service")
     assert run.exit_code == 0, run
     assert 'status="no_evidence"' in run.stdout
-    assert "unknown service 'inventry-service'; similar services: inventory-service" in run.stdout
+    assert "unknown service 'inventry-service'; close names: inventory-service" in run.stdout
 
 
 def test_without_session_nothing_is_recorded(db_path):
@@ -396,7 +396,7 @@ def test_custom_snapshot_knowledge(snapshot):
 def test_custom_snapshot_unknown_service_suggests_its_own_services(snapshot):
     run = evcli("tool", "query_logs", "--env", snapshot, "--service", "api-gatway")
     assert run.exit_code == 0, run
-    assert "unknown service 'api-gatway'; similar services: api-gateway" in run.stdout
+    assert "unknown service 'api-gatway'; close names: api-gateway" in run.stdout
 
 
 def test_human_output_prints_evidence_text_verbatim(snapshot):

@@ -563,14 +563,14 @@ def test_unknown_service_is_no_evidence_naming_close_matches(demo, tool):
     assert "inventory-service" in message.removeprefix("unknown service 'inventry-service'")
     [(path, text)] = refs_of(invocation)
     assert path == NO_EVIDENCE_PATH
-    assert "unknown service 'inventry-service'" in text and "similar services: inventory-service" in text
+    assert "unknown service 'inventry-service'" in text and "close names: inventory-service" in text
 
 
 def test_unknown_service_without_close_match(demo):
     invocation = run_tool("query_logs", {"service": "billing-gateway"}, demo)
     assert invocation.retrieval_details.evidence_status == "no_evidence"
     assert invocation.output["message"].startswith("unknown service 'billing-gateway'")
-    assert "similar services" not in invocation.output["message"]
+    assert "close names" not in invocation.output["message"]
 
 
 def _ascii_aliases() -> list[tuple[str, str]]:

@@ -14,7 +14,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from evcli.agents.intent import Intent, humps
+from evcli.agents.intent import humps
+from evcli.agents.offline.payload import Ask
 from evcli.contracts import EvidenceRef, ToolInvocation
 from evcli.messages import Catalogue
 from evcli.tools.query_logs import log_time
@@ -43,6 +44,12 @@ class Ref:
         """The structured output item the ref renders ({} for $.no_evidence)."""
         items = self.invocation.output.get(self.array) or []
         return items[self.index] if 0 <= self.index < len(items) and isinstance(items[self.index], dict) else {}
+
+    @property
+    def item_stats(self) -> dict[str, Any]:
+        """The `$.stats` item of a log search ({} for any other ref)."""
+        stats = self.invocation.output.get("stats") if self.ref.raw_path == "$.stats" else None
+        return stats if isinstance(stats, dict) else {}
 
     @property
     def identity(self) -> tuple[int, str]:
@@ -82,7 +89,7 @@ def _claim(claim_type: str, text: str, ref: Ref, excerpt: str | None = None) -> 
     }
 
 
-def narrow_claims(intent: Intent, refs: list[Ref], missing: list[str], words: Catalogue) -> list[Claim]:
+def narrow_claims(intent: Ask, refs: list[Ref], missing: list[str], words: Catalogue) -> list[Claim]:
     alerts = alert_claims(refs, words)
     if alerts:
         return alerts
@@ -179,7 +186,7 @@ def _related(words: set[str]) -> set[str]:
     return {synonym for word in words for synonym in _METRIC_SYNONYMS.get(word, (word,))}
 
 
-def series_claims(intent: Intent, refs: list[Ref], words: Catalogue, cap: int = SERIES_PER_SERVICE) -> list[Claim]:
+def series_claims(intent: Ask, refs: list[Ref], words: Catalogue, cap: int = SERIES_PER_SERVICE) -> list[Claim]:
     """Series worth stating: the metric of an alert of the same call, or one the question's terms name."""
     term_words = _related({word for term in intent.terms for word in metric_words(term)})
     claims = []
@@ -271,7 +278,7 @@ def _pattern_key(message: str) -> str:
 
 
 def log_claims(
-    intent: Intent,
+    intent: Ask,
     refs: list[Ref],
     words: Catalogue,
     claim_type: str,
@@ -314,6 +321,33 @@ def log_claims(
     return claims
 
 
+# --- counts -----------------------------------------------------------------------------------
+
+COUNT_CLAIM_CAP = 2
+
+
+def count_claims(intent: Ask, refs: list[Ref], words: Catalogue) -> list[Claim]:
+    """A count question is answered from `$.stats` of the searches for what it asked (keyword searches
+    first), the excerpt quoting the total and range and the filters that were searched."""
+    if not intent.wants_count:
+        return []
+    stats = [ref for ref in refs if ref.ref.raw_path == "$.stats" and ref.item_stats]
+    stats.sort(key=lambda ref: not (ref.invocation.retrieval_details and ref.invocation.retrieval_details.keywords))
+    claims = []
+    for ref in stats[:COUNT_CLAIM_CAP]:
+        head, _, _ = ref.ref.text.partition("; ")
+        filters = ref.ref.text[ref.ref.text.rfind("; filters: ") + 2 :]
+        details = ref.invocation.retrieval_details
+        text = words(
+            "count.claim",
+            tool=ref.invocation.tool_name,
+            counted=head.removeprefix("stats: "),
+            filters=filters.removeprefix("filters: "),
+        )
+        claims.append(_claim("observation", text, ref, f"{head} … {filters}" if details else head))
+    return claims
+
+
 # --- no evidence ---------------------------------------------------------------------------
 
 
@@ -335,6 +369,17 @@ def no_evidence_range(text: str) -> str | None:
 
 def negative_claim(ref: Ref, words: Catalogue) -> Claim:
     tool = ref.invocation.tool_name
+    unknown = ref.ref.text.partition("message=unknown service ")[2]
+    if (
+        unknown
+        and ref.invocation.retrieval_details
+        and getattr(ref.invocation.retrieval_details, "unknown_service", False)
+    ):
+        return _claim(
+            "negative_observation",
+            words("negative.unknown_service", tool=tool, message=f"unknown service {unknown}"),
+            ref,
+        )
     query, window = no_evidence_scope(ref.ref.text)
     searched = None if window else no_evidence_range(ref.ref.text)  # no window named: state the range searched
     details = ref.invocation.retrieval_details

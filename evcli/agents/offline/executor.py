@@ -12,20 +12,19 @@ import re
 from typing import Any
 
 from evcli.agents.engine import EngineReply, RoleRequest, ToolCall, Turn, Usage
-from evcli.agents.intent import Intent
 from evcli.agents.offline import claims as claim_kinds
 from evcli.agents.offline import runbooks
 from evcli.agents.offline.claims import NARROW_CLAIM_CAP, Claim, refs_of
-from evcli.agents.offline.payload import MODEL, Call, call_key, intent_of, reply
+from evcli.agents.offline.payload import MODEL, Ask, Call, call_key, intent_of, reply
 from evcli.agents.offline.queries import (
     DISCOVERED_SERVICE_CAP,
-    NAMED_SERVICE_CAP,
     discovery_calls,
     evidence_calls,
     firing_services,
     first_firing_alert,
     follow_up_calls,
-    narrow_call,
+    narrow_calls,
+    searched_services,
     service_calls,
 )
 from evcli.contracts import ANSWER_VERSION, NO_EVIDENCE_PATH, ToolInvocation
@@ -61,7 +60,7 @@ def execute(request: RoleRequest) -> EngineReply:
 
 def _wanted_calls(
     payload: dict[str, Any],
-    intent: Intent,
+    intent: Ask,
     transcript: list[Turn],
     retry: dict[str, Any] | None,
     done: set[str],
@@ -69,18 +68,17 @@ def _wanted_calls(
     """Every call the task wants given what is known so far; a phase waits for the results of the one before."""
     question = payload.get("question", "")
     if intent.narrow:
-        call = narrow_call(intent, question)
-        return [call] if call else []  # a retry never widens a narrow query either
+        return narrow_calls(intent, question)  # a retry never widens a narrow query either
     results = _results(transcript)
     calls: list[Call] = []
-    services = list(intent.services[:NAMED_SERVICE_CAP])
-    if not services:
+    services = searched_services(intent, [])
+    if not intent.services:
         discovery = discovery_calls(intent)
         calls += discovery
         if not all(call.key in done for call in discovery):
             return calls
         alerts = [a for call in discovery if call.key in results for a in results[call.key].output.get("alerts") or []]
-        services = firing_services(alerts, DISCOVERED_SERVICE_CAP)
+        services = searched_services(intent, firing_services(alerts, DISCOVERED_SERVICE_CAP))
         if not services:
             services = [
                 query["input_params"]["service"]
@@ -114,7 +112,7 @@ def _results(transcript: list[Turn]) -> dict[str, ToolInvocation]:
 
 def _evidence_document(
     payload: dict[str, Any],
-    intent: Intent,
+    intent: Ask,
     transcript: list[Turn],
     retry: dict[str, Any] | None,
     words: Catalogue,
@@ -127,11 +125,12 @@ def _evidence_document(
     actions: list[str] = []
 
     if intent.narrow:
-        claims = claim_kinds.narrow_claims(intent, refs, missing, words)
+        claims = claim_kinds.count_claims(intent, refs, words) + claim_kinds.narrow_claims(intent, refs, missing, words)
         missing += _narrow_scope_notes(intent, payload.get("question", ""), invocations, words)
     else:
         claims = (
-            claim_kinds.alert_claims(refs, words)
+            claim_kinds.count_claims(intent, refs, words)
+            + claim_kinds.alert_claims(refs, words)
             + claim_kinds.series_claims(intent, refs, words)
             + claim_kinds.log_claims(intent, refs, words, "symptom")
         )
@@ -161,11 +160,9 @@ def _evidence_document(
     }
 
 
-def _narrow_scope_notes(
-    intent: Intent, question: str, invocations: list[ToolInvocation], words: Catalogue
-) -> list[str]:
+def _narrow_scope_notes(intent: Ask, question: str, invocations: list[ToolInvocation], words: Catalogue) -> list[str]:
     notes = []
-    if not narrow_call(intent, question):
+    if not narrow_calls(intent, question):
         notes.append(words("narrow.nothing_queried"))
     if len(intent.services) > 1:
         notes.append(
@@ -175,9 +172,28 @@ def _narrow_scope_notes(
                 others=", ".join(intent.services[1:]),
             )
         )
-    if invocations:
+    if invocations and _asked_all_searched(intent, invocations):
         notes.append(words("narrow.only_item"))
     return notes
+
+
+def _asked_all_searched(intent: Ask, invocations: list[ToolInvocation]) -> bool:
+    """Whether the calls made searched every service, alert, phrase and token asked (only then is "only the
+    item asked about was checked" true)."""
+    searched_services: set[str] = set()
+    searched_words: set[str] = set()
+    for invocation in invocations:
+        params = invocation.input_params or {}
+        searched_services |= {str(params["service"])} if params.get("service") else set()
+        searched_words |= {str(params[key]).lower() for key in ("alertname",) if params.get(key)}
+        searched_words |= (
+            {word.lower() for word in (invocation.retrieval_details.keywords or [])}
+            if invocation.retrieval_details
+            else set()
+        )
+    asked_words = {word.lower() for word in (*intent.alertnames[:1], *intent.exact)}
+    asked_services = set(intent.services[:1]) | set(intent.unknown_services)
+    return asked_words <= searched_words and asked_services <= searched_services
 
 
 def _call_problems(transcript: list[Turn], words: Catalogue) -> list[str]:

@@ -8,13 +8,15 @@ in, exactly as the store records it.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from evcli.agents.engine import EngineReply, Usage
-from evcli.agents.intent import Intent
+from evcli.backends.base import LEVELS
 from evcli.canonical import canonical_json
+from evcli.contracts import QuestionScope
 from evcli.errors import BadInput
+from evcli.timerange import parse_range_text
 from evcli.tools.params import validate_params
 
 MODEL = "offline"
@@ -24,9 +26,40 @@ def reply(document: dict[str, Any]) -> EngineReply:
     return EngineReply(text=json.dumps(document, ensure_ascii=False), usage=Usage(), model=MODEL)
 
 
-def intent_of(payload: dict[str, Any]) -> Intent:
-    """The pipeline's intent of the question; an alert-driven run takes service and alert from the alert."""
+@dataclass(frozen=True)
+class Ask:
+    """What the offline engine searches for: the question's scope (DESIGN §2), or for a session stored
+    before scopes existed the pipeline's intent. `terms` is everything searchable, strongest first:
+    phrases and tokens verbatim (`exact`), then the content words the environment's logs contain."""
+
+    language: str
+    narrow: bool
+    services: tuple[str, ...]
+    alertnames: tuple[str, ...]
+    terms: tuple[str, ...]
+    window: str | None
+    exact: tuple[str, ...] = ()
+    unknown_services: tuple[str, ...] = ()
+    alert_state: str | None = None
+    since: str | None = None
+    until: str | None = None
+    levels: tuple[str, ...] = ()
+    wants_count: bool = False
+    vocabulary: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    @property
+    def level(self) -> str | None:
+        """The lowest level asked for explicitly, else None (no level filter on what was asked)."""
+        return min(self.levels, key=LEVELS.index) if self.levels else None
+
+    def found_in(self, term: str) -> dict[str, int]:
+        return self.vocabulary.get(term) or {}
+
+
+def intent_of(payload: dict[str, Any]) -> Ask:
+    """The question's scope; an alert-driven run takes service and alert from the alert."""
     raw = payload.get("intent") or {}
+    scope = payload.get("scope")
     services, alertnames = (
         tuple(raw.get("services") or ()),
         tuple(raw.get("alertnames") or ()),
@@ -36,13 +69,44 @@ def intent_of(payload: dict[str, Any]) -> Intent:
         labels: dict[str, Any] = alert["labels"] if isinstance(alert.get("labels"), dict) else alert
         services = services or tuple(str(labels[key]) for key in ("service",) if labels.get(key))
         alertnames = alertnames or tuple(str(labels[key]) for key in ("alertname",) if labels.get(key))
-    return Intent(
-        language=payload.get("language") or "en",
-        narrow=payload.get("task_scope") == "narrow",
-        services=services,
-        alertnames=alertnames,
-        terms=tuple(raw.get("terms") or ()),
-        window=raw.get("window"),
+    base: dict[str, Any] = {
+        "language": payload.get("language") or "en",
+        "narrow": payload.get("task_scope") == "narrow",
+        "services": services,
+        "alertnames": alertnames,
+    }
+    if not isinstance(scope, dict):  # a session stored before question scopes
+        return Ask(**base, terms=tuple(raw.get("terms") or ()), window=raw.get("window"))
+    return _from_scope(QuestionScope.model_validate(scope), base, payload)
+
+
+def _from_scope(scope: QuestionScope, base: dict[str, Any], payload: dict[str, Any]) -> Ask:
+    vocabulary = (payload.get("environment") or {}).get("vocabulary") or {}
+    known = set((payload.get("environment") or {}).get("services") or ())
+    exact = tuple(dict.fromkeys([*scope.phrases, *scope.tokens]))
+    # a host the environment knows as a service is searched as one; another is a token its logs may name
+    hosts = [host for host in scope.hosts if host not in known]
+    services = tuple(dict.fromkeys([*base["services"], *scope.services, *(h for h in scope.hosts if h in known)]))
+    exact += tuple(host for host in hosts if host in vocabulary and host not in exact)
+    unknown = tuple(dict.fromkeys([*scope.unknown_services, *(h for h in hosts if h not in vocabulary)]))
+    found = [term for term in scope.terms if term in vocabulary]  # content words the logs have, strongest first
+    since = until = None
+    if scope.range is not None:
+        asked = parse_range_text(scope.range.range)
+        since = asked.start.isoformat() if asked.start else None
+        until = asked.end.isoformat() if asked.end else None
+    return Ask(
+        **base | {"services": services, "alertnames": tuple(dict.fromkeys([*base["alertnames"], *scope.alertnames]))},
+        terms=tuple(dict.fromkeys([*exact, *found])),
+        window=None,
+        exact=exact,
+        unknown_services=unknown,
+        alert_state=scope.alert_state,
+        since=since,
+        until=until,
+        levels=tuple(scope.levels),
+        wants_count=scope.wants_count,
+        vocabulary=vocabulary,
     )
 
 

@@ -7,16 +7,15 @@ from __future__ import annotations
 from typing import Any
 
 from evcli.agents.engine import EngineReply, RoleRequest
-from evcli.agents.intent import Intent
-from evcli.agents.offline.payload import Call, intent_of, reply
+from evcli.agents.offline.payload import Ask, Call, intent_of, reply
 from evcli.agents.offline.queries import (
     DISCOVERED_SERVICE_CAP,
-    NAMED_SERVICE_CAP,
     discovery_calls,
     evidence_calls,
     firing_services,
     first_firing_alert,
-    narrow_call,
+    narrow_calls,
+    searched_services,
     service_calls,
 )
 from evcli.messages import Catalogue, catalogue
@@ -33,14 +32,12 @@ def plan(request: RoleRequest) -> EngineReply:
 
     skill, reason = _choose_skill(intent, alerts, skills, words)
     if intent.narrow:
-        call = narrow_call(intent, question)
-        calls = [call] if call else []
+        calls = narrow_calls(intent, question)
         reasoning = words("plan.reasoning.narrow")
     else:
-        services = list(intent.services[:NAMED_SERVICE_CAP])
         relevant = [a for a in alerts if not intent.alertnames or a.get("alertname") in intent.alertnames]
-        calls = [] if services else discovery_calls(intent)
-        services = services or firing_services(relevant, DISCOVERED_SERVICE_CAP)
+        calls = [] if intent.services else discovery_calls(intent)
+        services = searched_services(intent, firing_services(relevant, DISCOVERED_SERVICE_CAP))
         alertname = (intent.alertnames or (None,))[0] or first_firing_alert(alerts, services[0] if services else None)
         calls += service_calls(intent, services) + evidence_calls(intent, question, services, alertname)
         reasoning = words("plan.reasoning.broad")
@@ -66,7 +63,7 @@ def _purpose(call: Call, words: Catalogue) -> str:
 
 
 def _choose_skill(
-    intent: Intent,
+    intent: Ask,
     alerts: list[dict[str, Any]],
     skills: list[dict[str, Any]],
     words: Catalogue,

@@ -1,12 +1,15 @@
 """Query planning: which tool calls a task wants, shared by the Planner (which
 names them) and the Executor (which makes them).
 
-A narrow task makes one precise query and never widens it after no evidence
-(seeds 2.4). A call names a time window only when the question does (the intent's
-window); otherwise it names none and the backend's default applies: the whole
-snapshot, or the last hour of a live backend. A broad task finds the services (named, else those with firing
-alerts), reads their alerts and series, then the runbooks once, then each
-service's WARN+ logs and term search.
+Calls search for what the question names (DESIGN §6): phrases and tokens verbatim and together,
+the content words the environment's own logs contain (its vocabulary), in the asked range
+(since/until; none named: the backend's default, the whole snapshot or a live backend's last
+hour), with a level filter only when a level was asked, and the named alert in any state when
+a state was asked. A service or host the environment does not know gets its own call, whose
+no-evidence result names the close names. A narrow task makes its precise queries and never
+widens them after no evidence (seeds 2.4). A broad task finds the services (named, else where
+the question's words occur, else those with firing alerts), reads their alerts and series,
+the runbooks once, each service's WARN+ logs, then the asked phrases and words.
 """
 
 from __future__ import annotations
@@ -14,66 +17,153 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from evcli.agents.intent import Intent
-from evcli.agents.offline.payload import Call
+from evcli.agents.offline.payload import Ask, Call
 from evcli.messages import catalogue
+from evcli.tools.params import MAX_KEYWORDS
 
 RETRY_WINDOWS = ("2h", "6h")  # what an evidence retry widens the question's own window to
 LOG_LIMIT = 20
 KNOWLEDGE_LIMIT = 8
 NAMED_SERVICE_CAP = 3
 DISCOVERED_SERVICE_CAP = 2
+UNKNOWN_CAP = 2
+QUERY_CHARS = 200  # query_logs' `query` length limit
 
 _LOG_WORDS = re.compile(r"\blogs?\b|\berrors?\b|\bexceptions?\b|日志|错误|报错|异常", re.IGNORECASE)
 
 
-def _window(intent: Intent) -> dict[str, str]:
-    """The question's window as call arguments; none when it names no time (the backend's default range)."""
-    return {"window": intent.window} if intent.window else {}
+def _window(intent: Ask) -> dict[str, str]:
+    """The asked range as call arguments: since/until when the question names a range, its relative
+    window for a session stored before scopes, none when it names no time (the backend's default)."""
+    if intent.window:
+        return {"window": intent.window}
+    return {key: value for key, value in (("since", intent.since), ("until", intent.until)) if value}
 
 
-def _log_query(term: str) -> str:
-    return f'"{term}"' if " " in term else term
+def _level(intent: Ask) -> dict[str, str]:
+    """A level filter only when the question asked for one: a phrase or token search keeps every line."""
+    return {"level": intent.level} if intent.level else {}
 
 
-def narrow_call(intent: Intent, question: str) -> Call | None:
-    """The one precise query a narrow task allows (seeds 2.4), or None when nothing is precise enough."""
+def _quoted(term: str) -> str:
+    if not re.search(r"[\s\"']", term):
+        return term
+    return f"'{term}'" if '"' in term else f'"{term}"'
+
+
+def _log_query(*terms: str) -> str:
+    """Keywords that must all occur (evcli.tools.params.keywords): a phrase stays one keyword."""
+    query = ""
+    for term in [term for term in terms if term.strip()][:MAX_KEYWORDS]:
+        candidate = f"{query} {_quoted(term)}".strip()
+        if len(candidate) > QUERY_CHARS:
+            break
+        query = candidate
+    return query
+
+
+def _content_terms(intent: Ask) -> list[str]:
+    """The question's words that the environment's logs contain (phrases and tokens are searched apart)."""
+    return [term for term in intent.terms if term not in intent.exact and intent.found_in(term)]
+
+
+def _where(intent: Ask, terms: list[str], cap: int) -> list[str]:
+    """Services whose logs contain the terms, most matching lines first (the question names none)."""
+    counts: dict[str, int] = {}
+    for term in terms:
+        for service, count in intent.found_in(term).items():
+            counts[service] = counts.get(service, 0) + count
+    return sorted(counts, key=lambda service: -counts[service])[:cap]
+
+
+def unknown_calls(intent: Ask) -> list[Call]:
+    """One call per service or host the environment does not know: its `$.no_evidence` names the close names."""
+    return [Call("query_logs", {"service": name} | _window(intent)) for name in intent.unknown_services[:UNKNOWN_CAP]]
+
+
+def _alert_call(intent: Ask, service: str | None) -> Call:
+    """The named alert in any state when a state was asked ("still firing?" must see it resolved)."""
+    arguments: dict[str, Any] = {"service": service} if service else {}
+    arguments |= {"alertname": intent.alertnames[0]} | _window(intent)
+    if intent.alert_state:
+        arguments["state"] = "any"
+    return Call("query_metrics", arguments)
+
+
+def exact_calls(intent: Ask, services: list[str], limit: int | None = None) -> list[Call]:
+    """Phrases and tokens searched verbatim and together, in each named service, else in all logs."""
+    if not intent.exact:
+        return []
+    arguments: dict[str, Any] = {"query": _log_query(*intent.exact)} | _level(intent) | _window(intent)
+    arguments |= {"limit": limit} if limit else {}
+    if not services:
+        return [Call("query_logs", arguments)]
+    return [Call("query_logs", {"service": service} | arguments) for service in services]
+
+
+def term_calls(intent: Ask, services: list[str], limit: int | None = None) -> list[Call]:
+    """The strongest content word the logs contain, in the named services, else where the logs have it."""
+    terms = _content_terms(intent)
+    if not terms:
+        return []
+    term = terms[0]
+    where = [service for service in services if service in intent.found_in(term)] or services
+    where = where or _where(intent, [term], DISCOVERED_SERVICE_CAP)
+    arguments: dict[str, Any] = {"query": _log_query(term)} | _level(intent) | _window(intent)
+    arguments |= {"limit": limit} if limit else {}
+    return [Call("query_logs", {"service": service} | arguments) for service in where]
+
+
+def narrow_calls(intent: Ask, question: str) -> list[Call]:
+    """The precise queries a narrow task allows (seeds 2.4): each thing asked about once, never widened.
+
+    Unknown services first (their no-evidence result may be corrected), then the alert asked, else the
+    phrases and tokens, else a content word, else the asked level of the service's (or every) log."""
+    calls = unknown_calls(intent)
     service = intent.services[0] if intent.services else None
     if intent.alertnames:
-        arguments = {"service": service} if service else {}
-        arguments |= {"alertname": intent.alertnames[0]} | _window(intent)
-        return Call("query_metrics", arguments)
+        return calls + [_alert_call(intent, service)]
+    exact = exact_calls(intent, [service] if service else [])
+    if exact:
+        return calls + exact
+    terms = term_calls(intent, [service] if service else [])
+    if terms:
+        return calls + terms[:1]
     if service is None:
-        return None
-    if intent.terms:
-        query = _log_query(intent.terms[0])
-        return Call(
-            "query_logs",
-            {"service": service, "query": query} | _window(intent),
-        )
-    if _LOG_WORDS.search(question):
-        return Call(
-            "query_logs",
-            {"service": service, "level": "ERROR"} | _window(intent),
-        )
-    return Call("query_metrics", {"service": service} | _window(intent))
+        if intent.levels or intent.since or intent.until or (calls == [] and _LOG_WORDS.search(question)):
+            return calls + [Call("query_logs", {"level": intent.level or "ERROR"} | _window(intent))]
+        return calls
+    if intent.levels or _LOG_WORDS.search(question):
+        return calls + [Call("query_logs", {"service": service, "level": intent.level or "ERROR"} | _window(intent))]
+    return calls + [Call("query_metrics", {"service": service} | _window(intent))]
 
 
-def discovery_calls(intent: Intent) -> list[Call]:
+def discovery_calls(intent: Ask) -> list[Call]:
     """Broad task naming no service: which services have alerts (those of the named alerts, if any)."""
     window = _window(intent)
+    state = {"state": "any"} if intent.alert_state else {}
     if intent.alertnames:
-        return [Call("query_metrics", {"alertname": name} | window) for name in intent.alertnames[:2]]
+        return [Call("query_metrics", {"alertname": name} | window | state) for name in intent.alertnames[:2]]
     return [Call("query_metrics", window)]
 
 
-def service_calls(intent: Intent, services: list[str]) -> list[Call]:
+def searched_services(intent: Ask, firing: list[str]) -> list[str]:
+    """A broad task's services: those named, else those whose logs hold the question's words, then
+    those with firing alerts."""
+    if intent.services:
+        return list(intent.services[:NAMED_SERVICE_CAP])
+    found = _where(intent, [*intent.exact, *_content_terms(intent)], DISCOVERED_SERVICE_CAP)
+    return list(dict.fromkeys([*found, *firing]))[:DISCOVERED_SERVICE_CAP]
+
+
+def service_calls(intent: Ask, services: list[str]) -> list[Call]:
     window = _window(intent)
     return [Call("query_metrics", {"service": service} | window) for service in services]
 
 
-def evidence_calls(intent: Intent, question: str, services: list[str], alertname: str | None) -> list[Call]:
-    """Runbook lookup first (it is never repeated), then each service's WARN+ logs and its term search."""
+def evidence_calls(intent: Ask, question: str, services: list[str], alertname: str | None) -> list[Call]:
+    """Runbook lookup first (it is never repeated), then each service's WARN+ logs, then the phrases and
+    tokens asked (in the services named, else in all logs) and the strongest content word."""
     calls = []
     if services or alertname or intent.terms:
         arguments: dict[str, Any] = {"query": _knowledge_query(intent, question, alertname)}
@@ -83,20 +173,17 @@ def evidence_calls(intent: Intent, question: str, services: list[str], alertname
             arguments["service"] = services[0]
         calls.append(Call("lookup_knowledge", arguments | {"limit": KNOWLEDGE_LIMIT}))
     window = _window(intent)
+    level = intent.level or "WARN"
     for service in services:
-        calls.append(Call("query_logs", {"service": service, "level": "WARN"} | window | {"limit": LOG_LIMIT}))
-        if intent.terms:
-            query = _log_query(intent.terms[0])
-            calls.append(
-                Call(
-                    "query_logs",
-                    {"service": service, "query": query, "level": "WARN"} | window | {"limit": LOG_LIMIT},
-                )
-            )
+        calls.append(Call("query_logs", {"service": service, "level": level} | window | {"limit": LOG_LIMIT}))
+    calls += unknown_calls(intent)
+    calls += exact_calls(intent, list(intent.services[:NAMED_SERVICE_CAP]), LOG_LIMIT)
+    if not intent.exact:
+        calls += term_calls(intent, services, LOG_LIMIT)
     return calls
 
 
-def follow_up_calls(intent: Intent, services: list[str]) -> list[Call]:
+def follow_up_calls(intent: Ask, services: list[str]) -> list[Call]:
     """Evidence retry of a broad task: the same services' errors, over a longer window when the question
     named one (none named: the default range stands, there is nothing to widen, and the metrics call
     repeats one already made, so the executor drops it)."""
@@ -149,7 +236,7 @@ _QUESTION_STOPWORDS = frozenset(
 )
 
 
-def _knowledge_query(intent: Intent, question: str, alertname: str | None) -> str:
+def _knowledge_query(intent: Ask, question: str, alertname: str | None) -> str:
     """Alert name, intent terms, then the question's own content words; at most 300 characters."""
     words = [alertname] if alertname else []
     words += list(intent.alertnames) + list(intent.terms)

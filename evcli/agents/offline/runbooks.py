@@ -12,8 +12,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from evcli.agents.intent import Intent, humps
+from evcli.agents.intent import humps
 from evcli.agents.offline.claims import Claim, Ref, metric_words
+from evcli.agents.offline.payload import Ask
 from evcli.messages import Catalogue
 from evcli.text import comparable, negated
 
@@ -97,7 +98,7 @@ def _in_language(sentence: str, words: Catalogue) -> bool:
     return bool(_CJK.search(sentence)) == words.cjk
 
 
-def _observed_words(intent: Intent, claims: list[Claim]) -> set[str]:
+def _observed_words(intent: Ask, claims: list[Claim]) -> set[str]:
     """Words of the question's alerts and terms and of the claims made: what makes a runbook sentence relevant here."""
     texts = [
         *intent.alertnames,
@@ -118,7 +119,7 @@ def firing_alert_names(refs: list[Ref]) -> list[str]:
     )
 
 
-def doc_ranks(intent: Intent, blocks: list[Ref], alertnames: list[str]) -> dict[str, int]:
+def doc_ranks(intent: Ask, blocks: list[Ref], alertnames: list[str]) -> dict[str, int]:
     """Documents whose title names an alert or term of this task first, then in retrieval order.
 
     The lookup's service hint lifts every runbook of the service; the title tells which one is
@@ -135,7 +136,7 @@ def doc_ranks(intent: Intent, blocks: list[Ref], alertnames: list[str]) -> dict[
 
 
 def hypotheses(
-    intent: Intent,
+    intent: Ask,
     blocks: list[Ref],
     claims: list[Claim],
     doc_rank: dict[str, int],
