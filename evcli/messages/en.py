@@ -72,8 +72,6 @@ MESSAGES: dict[str, str] = {
     "compose.scope": " ({details})",
     "compose.no_evidence": "This query found no matching evidence{scope}",
     "compose.finding": "{text} {marker}.",
-    "compose.unconfirmed": "Possible cause (unconfirmed): {rest}",
-    "compose.unconfirmed.lead_in": "Possible cause (unconfirmed) {rest}",
     "compose.low_confid": "The evidence is incomplete: not everything below could be verified.",
     "compose.reject": "The evidence check failed: only the material below may be stated.",
     "compose.findings": "Findings:",

@@ -70,8 +70,6 @@ MESSAGES: dict[str, str] = {
     "compose.scope": "（{details}）",
     "compose.no_evidence": "本次查询未检索到匹配证据{scope}",
     "compose.finding": "{text} {marker}。",
-    "compose.unconfirmed": "可能原因（未证实）：{rest}",
-    "compose.unconfirmed.lead_in": "可能原因（未证实）{rest}",
     "compose.low_confid": "证据不完整：以下内容并非全部得到验证。",
     "compose.reject": "证据校验未通过：只能给出下列经允许的内容。",
     "compose.findings": "发现：",

@@ -41,12 +41,10 @@ def _no_evidence_sentence(claim: dict[str, Any], words: Catalogue) -> str:
     return words("compose.no_evidence", scope=scope)
 
 
-def _unconfirmed(hypothesis: str, words: Catalogue) -> str:
-    """The hypothesis marked as unconfirmed, reusing its own "Possible cause (source):" lead-in."""
-    rest = _HYPOTHESIS_PREFIX.sub("", hypothesis, count=1).strip()
-    if rest == hypothesis.strip():
-        return words("compose.unconfirmed", rest=rest)
-    return words("compose.unconfirmed.lead_in", rest=rest)
+def _unconfirmed(hypothesis: str) -> str:
+    """The hypothesis under the heading that already says "possible causes (unconfirmed)": its own
+    "Possible cause" lead-in is not repeated, only its source."""
+    return _HYPOTHESIS_PREFIX.sub("", hypothesis, count=1).strip()
 
 
 def _findings(claims: list[dict[str, Any]], words: Catalogue) -> list[str]:
@@ -104,7 +102,7 @@ def compose(request: RoleRequest) -> EngineReply:
     _section(
         lines,
         "compose.hypotheses",
-        [_unconfirmed(h, words) for h in hypotheses if h.strip()],
+        [_unconfirmed(h) for h in hypotheses if h.strip()],
         words,
     )
     missing = [_item_text(m, "text", "missing", "description") for m in payload.get("missing_info") or []]

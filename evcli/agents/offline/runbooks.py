@@ -30,6 +30,12 @@ _CAUSAL = re.compile(
     r"|导致|引起|原因|说明|会让|引发|造成",
     re.IGNORECASE,
 )
+# Escalation rules, checking steps and questions are runbook procedure, never a possible cause (issue 10).
+_PROCEDURE = re.compile(
+    r"\?\s*$|^(?:escalate|page|call|contact|notify|check|run|look|verify|compare|confirm|open|see|grep|use)\b"
+    r"|\bon-?call\b|升级|联系|通知|值班|^(?:检查|查看|确认|运行|执行)",
+    re.IGNORECASE,
+)
 _CHECK_HEADING = re.compile(r"check|排查|检查|步骤", re.IGNORECASE)
 # An item that starts by changing the system is remediation, not evidence collection.
 _REMEDIATION = re.compile(
@@ -149,7 +155,7 @@ def hypotheses(
     for order, ref in enumerate(blocks):
         block = ref.item
         for sentence in _sentences(str(block.get("text") or "")):
-            if _CAUSAL.search(sentence) and not negated(comparable(sentence)):
+            if _CAUSAL.search(sentence) and not _PROCEDURE.search(sentence) and not negated(comparable(sentence)):
                 overlap = len(observed & set(_WORD.findall(sentence.lower())))
                 rank = doc_rank[str(block.get("doc"))]
                 found.append(
