@@ -27,6 +27,8 @@ KNOWLEDGE_LIMIT = 8
 NAMED_SERVICE_CAP = 3
 DISCOVERED_SERVICE_CAP = 2
 UNKNOWN_CAP = 2
+# asked states an active-only search would miss ("still firing?" must see the alert resolved)
+ANY_STATE_ASKED = frozenset({"still_firing", "resolved", "silenced"})
 QUERY_CHARS = 200  # query_logs' `query` length limit
 
 _LOG_WORDS = re.compile(r"\blogs?\b|\berrors?\b|\bexceptions?\b|日志|错误|报错|异常", re.IGNORECASE)
@@ -85,7 +87,7 @@ def _alert_call(intent: Ask, service: str | None) -> Call:
     """The named alert in any state when a state was asked ("still firing?" must see it resolved)."""
     arguments: dict[str, Any] = {"service": service} if service else {}
     arguments |= {"alertname": intent.alertnames[0]} | _window(intent)
-    if intent.alert_state:
+    if intent.alert_state in ANY_STATE_ASKED:
         arguments["state"] = "any"
     return Call("query_metrics", arguments)
 
@@ -141,7 +143,7 @@ def narrow_calls(intent: Ask, question: str) -> list[Call]:
 def discovery_calls(intent: Ask) -> list[Call]:
     """Broad task naming no service: which services have alerts (those of the named alerts, if any)."""
     window = _window(intent)
-    state = {"state": "any"} if intent.alert_state else {}
+    state = {"state": "any"} if intent.alert_state in ANY_STATE_ASKED else {}
     if intent.alertnames:
         return [Call("query_metrics", {"alertname": name} | window | state) for name in intent.alertnames[:2]]
     return [Call("query_metrics", window)]
