@@ -1,0 +1,66 @@
+"""Question scope extraction (issue 10, DESIGN §2): what a question asks about, read by code.
+
+`extract_scope` runs the extractors in a fixed order over one `Spans`, each consuming the text it
+reads, so every piece of the question is read once: quoted phrases (verbatim, nothing inside them
+is read again), the time range, count and alert-state cues, hosts, known services, alert names,
+service-like unknown names, distinctive tokens, levels, and last the remaining content words.
+Deterministic, never raises on any text, never depends on a model.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, tzinfo
+from typing import Any
+
+from evcli.contracts import QuestionScope
+from evcli.scope.cues import alert_state, detect_language, is_narrow, wants_count
+from evcli.scope.entities import alias_pairs, find_alertnames, find_hosts, find_services, find_unknown_services
+from evcli.scope.levels import find_levels
+from evcli.scope.match import Spans
+from evcli.scope.terms import find_terms
+from evcli.scope.times import find_range
+from evcli.scope.tokens import find_name_tokens, find_phrases, find_tokens, in_order
+
+__all__ = ["extract_scope"]
+
+
+def extract_scope(
+    question: str,
+    *,
+    services: list[str],
+    aliases: dict[str, list[str]] | dict[str, str] | dict[str, Any],
+    alertnames: list[str],
+    clock: datetime,
+    tz: tzinfo,
+    hosts: list[str] | tuple[str, ...] = (),
+) -> QuestionScope:
+    """The scope of `question` in an environment with these services, aliases ({alias: service}
+    or {service: [aliases]}), alert names and hosts, on its clock (aware) and zone."""
+    spans = Spans()
+    phrases = find_phrases(question, spans)
+    asked_range = find_range(question, spans, clock=clock, tz=tz)
+    count = wants_count(question, spans)
+    state = alert_state(question, spans)
+    tokens = find_tokens(question, spans)
+    found_hosts = find_hosts(question, list(hosts), services, spans)
+    known = {name.lower() for pair in alias_pairs(aliases) for name in pair} | {name.lower() for name in services}
+    unknown = find_unknown_services(question, known, spans)
+    found_services = find_services(question, services, aliases, spans)
+    found_alerts = find_alertnames(question, alertnames, spans)
+    levels = find_levels(question, spans)
+    names = find_name_tokens(question, spans)
+    return QuestionScope(
+        language=detect_language(question),
+        task_scope="narrow" if is_narrow(question) else "broad",
+        services=found_services,
+        unknown_services=unknown,
+        hosts=found_hosts,
+        alertnames=found_alerts,
+        alert_state=state,
+        range=asked_range,
+        levels=levels,
+        phrases=phrases,
+        tokens=in_order(tokens, names),
+        terms=find_terms(question, spans),
+        wants_count=count,
+    )

@@ -1,0 +1,82 @@
+"""What kind of question it is: its language, narrow or broad, whether it asks for a count,
+and the alert state it asks about. Cue words are consumed so they never become search terms.
+
+Narrow (seeds 2.4): the user only asks to confirm one service / alert / log / error / time window;
+a broad cue ("why", "root cause", 为什么) wins over a narrow one. Alert states: "still firing" /
+"still active" / 还在 / 仍在 → still_firing; "firing" / "active" / "triggered" / 告警中 → firing;
+"resolved" / "recovered" / "cleared" / 已恢复 → resolved; "silenced" / "muted" / "suppressed" / 静默
+→ silenced; "pending" → pending. The most specific state named first wins.
+"""
+
+from __future__ import annotations
+
+import re
+
+from evcli.contracts import AlertState
+from evcli.scope.match import Spans
+
+_HANGUL = re.compile(r"[\u1100-\u11ff\u3130-\u318f\uac00-\ud7af]")
+_KANA = re.compile(r"[\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f]")
+_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+
+NARROW_CUES = re.compile(
+    r"\b(?:only|just)\s+(?:confirm|check|verify|tell me)\b"
+    r"|\b(?:confirm|check|verify)\s+(?:whether|if)\b"
+    r"|\b(?:is|are)\s+there\b|^\s*(?:is|are|does|do|did|has|have|was|were)\b"
+    r"|\b(?:does|do|did)\b[^?.!]{0,80}?\bhave\b"
+    r"|只确认|仅确认|是否存在|是否有|有没有|只查|仅查|只看|确认一下|是否出现|是不是有",
+    re.IGNORECASE,
+)
+BROAD_CUES = re.compile(
+    r"\bwhy\b|\broot[\s-]+cause|\bdiagnos|\bwrong\b"
+    r"|\binvestigat|\btroubleshoot|\bwhat\s+happened|\bwhat\s+caused"
+    r"|为什么|为何|原因|根因|排查|诊断|怎么回事|分析",
+    re.IGNORECASE,
+)
+_COUNT = re.compile(
+    r"\bhow\s+(?:many|often|much)\b|\bnumber\s+of\b|\bcount\s+(?:of|the)\b|\bcount\b(?=\s*\?|$)"
+    r"|多少次|多少|几次|几个|几条|次数|数量",
+    re.IGNORECASE,
+)
+_STATES: tuple[tuple[AlertState, str], ...] = (
+    (
+        "still_firing",
+        r"\bstill\s+(?:be\s+)?(?:firing|active|on|alerting|going\s+off|open)\b|还在|仍在|仍然在|依然在|还没恢复|未恢复",
+    ),
+    ("resolved", r"\b(?:resolved|recovered|cleared|auto-?resolved)\b|已恢复|已经恢复|恢复了|已解决"),
+    ("silenced", r"\b(?:silenced|muted|suppressed|silence[sd]?)\b|静默|屏蔽"),
+    ("pending", r"\bpending\b"),
+    ("firing", r"\b(?:firing|fired|active|triggered|going\s+off)\b|告警中|触发"),
+)
+
+
+def detect_language(question: str) -> str:
+    """ "ko" with Hangul, "ja" with kana (Japanese mixes kana into its kanji), "zh" with Han
+    characters only, else "en". Whether a language is answered in is the engines' business."""
+    if _HANGUL.search(question):
+        return "ko"
+    if _KANA.search(question):
+        return "ja"
+    return "zh" if _HAN.search(question) else "en"
+
+
+def is_narrow(question: str) -> bool:
+    return bool(NARROW_CUES.search(question)) and not BROAD_CUES.search(question)
+
+
+def wants_count(question: str, spans: Spans) -> bool:
+    """Whether the question asks how many; the cue is consumed."""
+    found = False
+    for match in _COUNT.finditer(question):
+        found = spans.claim(match.start(), match.end()) or found
+    return found
+
+
+def alert_state(question: str, spans: Spans) -> AlertState | None:
+    """The alert state asked about; every state cue is consumed, the most specific wins."""
+    found: AlertState | None = None
+    for state, pattern in _STATES:
+        for match in re.finditer(pattern, question, re.IGNORECASE):
+            if spans.claim(match.start(), match.end()) and found is None:
+                found = state
+    return found

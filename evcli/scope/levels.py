@@ -1,0 +1,50 @@
+"""Log levels a question asks for explicitly (never implied).
+
+"warnings" / "warn" / "WARN lines" → WARN; "error logs" / "any errors" / "ERROR" → ERROR;
+"fatal" / "critical" / "crit" → FATAL; "debug" → DEBUG; 警告 → WARN; 错误 / 报错 → ERROR;
+告警 mostly means an *alert* in Chinese, so it is a level only when it qualifies logs
+(告警日志, 告警级别).
+
+An error *kind* is no level request: a lower-case "errors" right after a status code or a noun
+("502 errors", "connection errors", "timeout errors") names what to search, and stays a term;
+"errors" after a determiner or at the start ("any errors", "errors in nginx"), "error logs"/
+"error lines", and upper-case ERROR are level requests. The level words are consumed.
+"""
+
+from __future__ import annotations
+
+import re
+
+from evcli.contracts import ScopeLevel
+from evcli.scope.match import Spans
+
+_LOGS = r"(?:\s+(?:logs?|lines?|messages?|entries|level|events?))"
+_PATTERNS: tuple[tuple[ScopeLevel, str, int], ...] = (  # (level, pattern, flags)
+    ("WARN", r"\bwarn(?:ing)?s?\b|\bWARN(?:ING)?\b|警告|告警(?=日志|级别|级|等级)", re.IGNORECASE),
+    ("FATAL", r"\b(?:fatal|critical|crit)\b|致命|严重错误", re.IGNORECASE),
+    ("DEBUG", r"\bdebug" + _LOGS + r"?\b", re.IGNORECASE),
+    ("ERROR", r"\bERRORS?\b", 0),
+    ("ERROR", r"\berror" + _LOGS + r"|\berrors?\s+level\b", re.IGNORECASE),
+    (
+        "ERROR",
+        r"(?:\b(?:any|some|no|all|the|of|with|for|log|logged|logs|logging|show|list|see|and|or|only)\s+|^\s*)"
+        r"(?P<word>errors?)\b(?!\s+(?:code|rate|budget|count|message|page))",
+        re.IGNORECASE,
+    ),
+    ("ERROR", r"错误日志|报错|错误(?!码|率)|异常日志", 0),
+)
+
+
+def find_levels(question: str, spans: Spans) -> list[ScopeLevel]:
+    """The levels asked for, in question order, without repeats."""
+    found: list[tuple[int, ScopeLevel]] = []
+    for level, pattern, flags in _PATTERNS:
+        for match in re.finditer(pattern, question, flags):
+            start, end = match.span("word") if "word" in match.groupdict() else match.span()
+            if spans.claim(start, end):
+                found.append((start, level))
+    levels: list[ScopeLevel] = []
+    for _, level in sorted(found):
+        if level not in levels:
+            levels.append(level)
+    return levels

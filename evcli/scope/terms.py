@@ -1,0 +1,71 @@
+"""Other content words worth searching: what is left of the question once every other
+extractor took its text, without stop words, time, level, count and question words.
+
+Chinese words are mapped to the English words logs use through the glossary (evcli.scope.glossary);
+Chinese text the glossary does not know is not searched. Strongest first: technical words
+(with a digit, `-`, `_` or `.`) before long words (6+ letters) before the rest, each group in
+question order. The offline engine ranks them again by the environment's own log vocabulary.
+"""
+
+from __future__ import annotations
+
+import re
+
+from evcli.scope.glossary import translate
+from evcli.scope.match import Spans, distinct
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[-_.'][A-Za-z0-9]+)*")
+_STOP = frozenset(
+    """a about above across after again against all also am an and any anyone anything are aren't around as
+    ask at be because been before being below between both but by can can't cannot check checked confirm could
+    did didn't do does doesn't doing don't down during each either else ever every few for from further get
+    got had has hasn't have haven't having he her here hers him his how however i i'm if in into is isn't it
+    it's its itself just know last let let's like look looking me might more most much must my need no nor not
+    now of off on once only or other our out over own past please pls plz previous recent same see seen shall
+    she should show so some something still such tell than that that's the their them then there there's these
+    they this those through to too under until up us very via was wasn't we were weren't what what's when where
+    whether which while who whom why will with within without would yes yet you your yours
+
+    log logs logged logging line lines entry entries message messages record records output show list find
+    search grep look happen happened happening going going's wrong issue issues problem problems thing things
+    anything everything something kind sort please thanks thx hey hi ok okay really actually maybe happen
+    service services svc server host hosts node machine box instance app application system env environment
+    alert alerts alerting fire fires firing fired active triggered resolved recovered cleared silenced muted
+    pending state status currently current still right now today yesterday tonight morning afternoon evening
+    night overnight time times minute minutes min mins hour hours hr hrs second seconds sec secs day days week
+    weeks ago since until till recently lately earlier later first last number count many often much
+    error errors err warn warning warnings info debug fatal critical crit level levels severity
+    come came comes coming seem seems seemed keep keeps kept make made go goes went give gave take took say
+    said try tried use used want wants wanted anymore getting gets happens occur occurs occurred occurring
+    someone anybody everyone guys pls thanks""".split()
+)
+_ERROR_KIND = frozenset({"error", "errors"})  # kept after a noun: "connection errors" names a kind
+
+
+def find_terms(question: str, spans: Spans) -> list[str]:
+    rest = spans.rest(question)
+    found: list[tuple[int, int, str]] = []
+    previous = ""
+    for match in _WORD.finditer(rest):
+        word = re.sub(r"'s$", "", match.group(), flags=re.IGNORECASE).strip("'.")
+        lowered = word.lower()
+        if lowered in _ERROR_KIND and previous and previous not in _STOP:
+            found.append((0, match.start(), lowered))
+        elif lowered not in _STOP and len(lowered) > 1:
+            found.append((_strength(word), match.start(), _spelling(word)))
+        previous = lowered
+    for start, _, words in translate(rest):
+        found += [(1, start, word) for word in words]
+    ordered = sorted(found, key=lambda item: (-item[0], item[1]))
+    return distinct(word for _, _, word in ordered)
+
+
+def _strength(word: str) -> int:
+    if re.search(r"[\d_.-]", word):
+        return 3
+    return 2 if len(word) >= 6 else 1
+
+
+def _spelling(word: str) -> str:
+    """Lower case, unless the word's own case says something (iPhone, eth0 stays)."""
+    return word if any(char.isupper() for char in word[1:]) else word.lower()

@@ -1,0 +1,336 @@
+"""The time range a question names, resolved on the environment's clock and zone.
+
+Forms read (English and Chinese), first match wins in this order:
+  - ranges: "between 14:20 and 14:35", "from 14:20 to 14:35", "14:20-14:35", "14:20–14:35",
+    "on Mar 3 from 02:00 to 03:30", "2026-03-18 09:14 to 09:27", "2pm to 3:30pm",
+    "08:10 到 08:25", "8点10分到8点25分", "3月3日 02:00 到 03:30", "下午3点到4点";
+  - one time with a cue: "since/after 14:00" → 14:00..clock, "before 09:00" → open start..09:00,
+    "at/around 09:14" (and 09:14左右) → ±AROUND (5 minutes) around it; "14:00之后", "09:00之前";
+  - a day part: "this morning" (06:00–12:00), "this afternoon" (12:00–18:00), "this evening"/"tonight"
+    (18:00–24:00), "last night"/昨晚 (18:00 the day before – 06:00), 今天凌晨 (00:00–06:00),
+    上午/下午/晚上 of 今天/昨天/前天; a day: "today"/今天 (00:00–clock), "yesterday"/昨天, 前天,
+    "Mar 3", "2026-03-18", "3月3日" (the whole day);
+  - a window ending at the clock: "last 20 minutes", "past hour", "in the last 2h", "最近 20 分钟",
+    "过去一小时" (AskedRange.relative = "20m").
+
+Invariants:
+  - a time without a date is on the clock's date in the zone; when a time-of-day range (or a single
+    time) would start after the clock, it means the previous day; an end before its start is on the
+    next day (23:50–00:10);
+  - "Mar 3" without a year is in the clock's year, or the year before when that day is after the clock;
+  - 12-hour times: am/pm (and 上午/下午/晚上) set the hour; a range end's meridiem carries to a bare
+    start ("2 to 3:30pm") and a start's to a bare end ("下午3点到4点");
+  - versions ("v1.2"), ports ("host:8080"), durations ("14:20 minutes") and out-of-range clock
+    values are never times;
+  - wall times are localised DST-safely (evcli.timerange.localize), windows are exact elapsed time.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta, tzinfo
+
+from evcli.backends.base import parse_window
+from evcli.contracts import AskedRange
+from evcli.scope.match import Spans
+from evcli.scope.windows import window_matches, zh_number
+from evcli.timerange import TimeRange, localize
+
+AROUND = timedelta(minutes=5)  # "at 09:14" means 09:09–09:19
+
+# --- atoms -------------------------------------------------------------------------
+
+_ZH_NUM = "[零一二两三四五六七八九十]{1,3}"
+_PERIOD = r"(?:凌晨|早上|早晨|上午|中午|下午|傍晚|晚上|夜里|半夜)"
+_AMPM = r"(?:[ap]\.?m\.?)(?![A-Za-z])"
+_CLOCK = (
+    rf"(?:{_PERIOD}\s*)?"
+    r"(?:(?<![\w:.])(?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d)?(?![\d:])(?:\s*" + _AMPM + r")?"
+    r"(?!\s*(?:min|mins|minutes|secs?|seconds|hours?|hrs?)\b)"
+    r"|(?<![\w:.])(?:1[0-2]|0?\d)\s*" + _AMPM + ""
+    rf"|(?:\d{{1,2}}|{_ZH_NUM})\s*[点點时](?:\s*(?:(?:\d{{1,2}}|{_ZH_NUM})\s*分?|半|一刻|整))?)"
+)
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
+_DAY_WORD = r"(?:yesterday|today|昨天|昨日|今天|今日|前天)"
+_DATE = (
+    r"(?:(?<!\d)\d{4}-\d{2}-\d{2}(?!\d)"
+    rf"|\b{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?\b(?:,?\s*\d{{4}}\b)?"
+    rf"|\b\d{{1,2}}(?:st|nd|rd|th)?\s+{_MONTH}(?:\s+\d{{4}}\b)?"
+    r"|(?:\d{4}\s*年\s*)?\d{1,2}\s*月\s*\d{1,2}\s*[日号]"
+    rf"|{_DAY_WORD})"
+)
+_CONNECT = r"(?:to|until|till|through|thru|-|–|—|~|到|至)"
+
+# --- forms, most specific first ----------------------------------------------------
+
+_ON = r"(?:(?:on|from)\s+)?"
+_RANGE = re.compile(
+    rf"(?:{_ON}(?P<d1>{_DATE})[\s,]*)?(?:between\s+|from\s+|从\s*)?(?P<t1>{_CLOCK})"
+    rf"\s*(?:(?<=\S\s)and\s+|(?<=\d)and\s+|{_CONNECT})\s*(?:(?P<d2>{_DATE})\s*)?(?P<t2>{_CLOCK})"
+    rf"(?:\s*(?:on\s+)?(?P<d3>{_DATE}))?",
+    re.IGNORECASE,
+)
+_BARE_START = re.compile(  # "from 2 to 3:30pm": a bare hour only before an end with am/pm
+    rf"(?:(?:between|from)\s+)(?P<t1>\d{{1,2}})\s*(?:and|to|-|–)\s*(?P<t2>(?:1[0-2]|0?\d)(?::[0-5]\d)?\s*{_AMPM})",
+    re.IGNORECASE,
+)
+_CUED = re.compile(
+    rf"\b(?P<cue>since|after|before|until|till|at|around|about|near|circa|approximately|approx\.?)\s+"
+    rf"(?:(?P<d1>{_DATE})[\s,]*(?:at\s+)?)?(?P<t1>{_CLOCK})(?:\s*(?:on\s+)?(?P<d3>{_DATE}))?",
+    re.IGNORECASE,
+)
+_ZH_CUED = re.compile(
+    rf"(?:从\s*)?(?:(?P<d1>{_DATE})\s*)?(?P<t1>{_CLOCK})\s*(?P<cue>之后|以后|后|起|开始|之前|以前|前|左右|前后|附近)"
+)
+_SINCE_DAY = re.compile(rf"\bsince\s+(?P<d1>{_DATE})", re.IGNORECASE)
+_DAY_PART = re.compile(
+    r"\b(?P<en>this\s+morning|this\s+afternoon|this\s+evening|tonight|last\s+night|overnight)\b"
+    rf"|(?P<day>{_DAY_WORD})?\s*(?P<part>凌晨|早上|上午|中午|下午|傍晚|晚上|夜里)|(?P<zh>昨晚|昨夜|今晚|今早)",
+    re.IGNORECASE,
+)
+_DATE_ONLY = re.compile(rf"(?:\bon\s+)?(?P<d1>{_DATE})", re.IGNORECASE)
+
+# day parts: (first hour, last hour) on the day; 24 ends at the next midnight
+_PARTS = {
+    "凌晨": (0, 6),
+    "早上": (6, 12),
+    "上午": (6, 12),
+    "中午": (11, 14),
+    "下午": (12, 18),
+    "傍晚": (17, 20),
+    "晚上": (18, 24),
+    "夜里": (18, 30),
+    "this morning": (6, 12),
+    "this afternoon": (12, 18),
+    "this evening": (18, 24),
+    "tonight": (18, 24),
+    "今晚": (18, 24),
+    "今早": (6, 12),
+}
+_LAST_NIGHT = ("last night", "overnight", "昨晚", "昨夜")  # 18:00 the day before – 06:00
+
+# --- clock times -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Clock:
+    hour: int
+    minute: int
+    second: int
+    meridiem: str | None  # "am", "pm" or None when the text does not say
+
+    def at(self) -> time:
+        return time(self.hour, self.minute, self.second)
+
+    def with_meridiem(self, meridiem: str | None) -> _Clock:
+        if self.meridiem or meridiem is None:
+            return self
+        return _meridiem(self.hour, self.minute, self.second, meridiem)
+
+
+def _meridiem(hour: int, minute: int, second: int, meridiem: str | None) -> _Clock:
+    if meridiem == "pm" and hour < 12:
+        hour += 12
+    elif meridiem == "am" and hour == 12:
+        hour = 0
+    return _Clock(hour, minute, second, meridiem)
+
+
+_PM_PERIODS = ("下午", "傍晚", "晚上", "夜里", "半夜")
+_AM_PERIODS = ("凌晨", "早上", "早晨", "上午")
+
+
+def _read_clock(text: str) -> _Clock | None:
+    lowered = text.lower().replace(".", "")
+    meridiem = "pm" if "pm" in lowered or text.startswith(_PM_PERIODS) else None
+    meridiem = "am" if "am" in lowered or text.startswith(_AM_PERIODS) else meridiem
+    if text.startswith("中午"):
+        meridiem = "pm"
+    numbers = re.findall(rf"\d+|{_ZH_NUM}", re.sub(_PERIOD, "", text))
+    values = [zh_number(number) for number in numbers]
+    if not values or any(value is None for value in values):
+        return None
+    hour, minute, second = ([int(value or 0) for value in values] + [0, 0])[:3]
+    if "半" in text:
+        minute = 30
+    elif "一刻" in text:
+        minute = 15
+    if hour > 23 or minute > 59 or second > 59 or (meridiem and hour > 12):
+        return None
+    return _meridiem(hour, minute, second, meridiem)
+
+
+# --- dates -------------------------------------------------------------------------
+
+
+def _read_date(text: str | None, today: date) -> date | None:
+    if not text:
+        return None
+    lowered = text.lower().strip()
+    shift = {"yesterday": 1, "昨天": 1, "昨日": 1, "today": 0, "今天": 0, "今日": 0, "前天": 2}.get(lowered)
+    if shift is not None:
+        return today - timedelta(days=shift)
+    iso = re.fullmatch(r"(\d{4})-(\d{2})-(\d{2})", lowered)
+    zh = re.fullmatch(r"(?:(\d{4})\s*年\s*)?(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]", lowered)
+    if iso or zh:
+        year, month, day = (iso or zh).groups()  # type: ignore[union-attr]
+        return _day(int(year) if year else None, int(month), int(day), today)
+    month_name = re.search(r"[a-z]{3}", lowered)
+    numbers = re.findall(r"\d+", lowered)
+    if month_name is None or month_name.group() not in _MONTHS or not numbers:
+        return None
+    year = next((int(number) for number in numbers if len(number) == 4), None)
+    day = next(int(number) for number in numbers if len(number) <= 2)
+    return _day(year, _MONTHS.index(month_name.group()) + 1, day, today)
+
+
+def _day(year: int | None, month: int, day: int, today: date) -> date | None:
+    try:
+        if year is not None:
+            return date(year, month, day)
+        found = date(today.year, month, day)
+        return found if found <= today else date(today.year - 1, month, day)
+    except ValueError:
+        return None
+
+
+# --- resolution ----------------------------------------------------------------------
+
+
+class _Resolver:
+    def __init__(self, clock: datetime, tz: tzinfo) -> None:
+        self.clock = clock.astimezone(tz)
+        self.tz = tz
+
+    def wall(self, day: date, moment: time | int) -> datetime:
+        """A wall time on a day (an int is an hour, 24 and more run into the next days)."""
+        if isinstance(moment, int):
+            return localize(datetime.combine(day + timedelta(days=moment // 24), time(moment % 24)), self.tz)
+        return localize(datetime.combine(day, moment), self.tz)
+
+    def between(self, day: date | None, start: time, end: time) -> TimeRange:
+        """A time-of-day range: on `day`, else on the clock's date or, when it would start after
+        the clock, the day before; an end before the start is on the next day."""
+        first = day or self.clock.date()
+        if day is None and self.wall(first, start) > self.clock:
+            first -= timedelta(days=1)
+        last = first + timedelta(days=1) if end < start else first
+        return TimeRange(self.wall(first, start), self.wall(last, end))
+
+    def moment(self, day: date | None, at: time) -> datetime:
+        first = day or self.clock.date()
+        if day is None and self.wall(first, at) > self.clock:
+            first -= timedelta(days=1)
+        return self.wall(first, at)
+
+    def whole_day(self, day: date) -> TimeRange:
+        end = self.wall(day, 24)
+        return TimeRange(self.wall(day, 0), min(end, self.clock) if day == self.clock.date() else end)
+
+
+def find_range(question: str, spans: Spans, *, clock: datetime, tz: tzinfo) -> AskedRange | None:
+    """The first range the question names (claiming its text), or None."""
+    resolver = _Resolver(clock, tz)
+    for reader in (_ranges, _bare_ranges, _cued, _zh_cued, _windows, _since_day, _day_parts, _dates):
+        for match, found in reader(question, resolver):
+            if found is not None and spans.claim(match.start(), match.end()):
+                asked_range, relative = found
+                return AskedRange(text=match.group().strip(), range=asked_range.text(tz), relative=relative)
+    return None
+
+
+_Found = tuple[TimeRange, str | None]
+
+
+def _ranges(question: str, resolver: _Resolver):
+    for match in _RANGE.finditer(question):
+        start, end = _read_clock(match["t1"]), _read_clock(match["t2"])
+        if start is None or end is None:
+            yield match, None
+            continue
+        start, end = start.with_meridiem(end.meridiem), end.with_meridiem(start.meridiem)
+        day = _read_date(match["d1"] or match["d3"], resolver.clock.date())
+        yield match, _range_on(resolver, day, match["d2"], start.at(), end.at())
+
+
+def _range_on(resolver: _Resolver, day: date | None, end_day_text: str | None, start: time, end: time) -> _Found:
+    end_day = _read_date(end_day_text, resolver.clock.date())
+    if end_day is not None and day is not None and end_day >= day:
+        return TimeRange(resolver.wall(day, start), resolver.wall(end_day, end)), None
+    return resolver.between(day, start, end), None
+
+
+def _bare_ranges(question: str, resolver: _Resolver):
+    for match in _BARE_START.finditer(question):
+        end = _read_clock(match["t2"])
+        hour = int(match["t1"])
+        if end is None or hour > 12:
+            yield match, None
+            continue
+        start = _meridiem(hour, 0, 0, end.meridiem)
+        yield match, (resolver.between(None, start.at(), end.at()), None)
+
+
+def _cued(question: str, resolver: _Resolver):
+    for match in _CUED.finditer(question):
+        yield match, _one_time(resolver, match, match["cue"].lower())
+
+
+def _zh_cued(question: str, resolver: _Resolver):
+    cues = {"之后": "since", "以后": "since", "后": "since", "起": "since", "开始": "since",
+            "之前": "before", "以前": "before", "前": "before"}  # fmt: skip
+    for match in _ZH_CUED.finditer(question):
+        yield match, _one_time(resolver, match, cues.get(match["cue"], "around"))
+
+
+def _one_time(resolver: _Resolver, match: re.Match[str], cue: str) -> _Found | None:
+    clock = _read_clock(match["t1"])
+    if clock is None:
+        return None
+    day = _read_date(match["d1"] or match.groupdict().get("d3"), resolver.clock.date())
+    moment = resolver.moment(day, clock.at())
+    if cue in ("since", "after"):
+        return TimeRange(moment, max(moment, resolver.clock)), None
+    if cue in ("before", "until", "till"):
+        return TimeRange(None, moment), None
+    return TimeRange(moment - AROUND, moment + AROUND), None
+
+
+def _windows(question: str, resolver: _Resolver):
+    for match, label in window_matches(question):
+        try:
+            parse_window(label, resolver.clock)
+        except ValueError:
+            continue
+        yield match, (TimeRange.build(window=label, clock=resolver.clock, tz=resolver.tz), label)
+
+
+def _since_day(question: str, resolver: _Resolver):
+    for match in _SINCE_DAY.finditer(question):
+        day = _read_date(match["d1"], resolver.clock.date())
+        yield match, None if day is None else (TimeRange(resolver.wall(day, 0), resolver.clock), None)
+
+
+def _day_parts(question: str, resolver: _Resolver):
+    today = resolver.clock.date()
+    for match in _DAY_PART.finditer(question):
+        name = (match["en"] or match["zh"] or match["part"]).lower()
+        name = re.sub(r"\s+", " ", name)
+        day = _read_date(match["day"], today) or today
+        if name in _LAST_NIGHT:
+            yesterday = today - timedelta(days=1)
+            yield match, (TimeRange(resolver.wall(yesterday, 18), resolver.wall(today, 6)), None)
+            continue
+        first, last = _PARTS[name]
+        start, end = resolver.wall(day, first), resolver.wall(day, last)
+        if start > resolver.clock and match["day"] is None and not match["en"]:
+            start, end = resolver.wall(day - timedelta(days=1), first), resolver.wall(day - timedelta(days=1), last)
+        yield match, (TimeRange(start, max(start, min(end, resolver.clock))), None)
+
+
+def _dates(question: str, resolver: _Resolver):
+    for match in _DATE_ONLY.finditer(question):
+        day = _read_date(match["d1"], resolver.clock.date())
+        yield match, None if day is None or day > resolver.clock.date() else (resolver.whole_day(day), None)

@@ -1,0 +1,113 @@
+"""Quoted phrases and distinctive tokens, verbatim as the question wrote them.
+
+Phrases: text inside "…", '…', “…”, ‘…’, 「…」, 『…』 or `…` (2–200 characters). A single quote
+next to a letter on its outer side is an apostrophe (isn't, deploy's), never a quote.
+
+Tokens, in question order: URLs; IPv4/IPv6 addresses (validated); exception and class names
+(NullPointerException, KeeperException$SessionExpiredException, java.net.SocketTimeoutException);
+error codes (ECONNRESET, ORA-00060, E11000, "errno 28"); ids (ORD-123, UUIDs, hex trace ids,
+host:port); paths (/api/login, /var/lib/mysql); HTTP status codes (401, 502, 5xx; "401s" → 401;
+1xx–3xx only after a status cue such as "status"/"code"/"returned"; never a year, a time, a port
+or a number followed by a unit); the user after "log in as" / "ssh as" / "user"; CamelCase
+component names (HikariCP, RiskScoreCalculator, OOMKilled); UPPER-CASE words and phrases
+(except common acronyms like API, HTTP, CPU). Every phrase and token consumes its span.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+
+from evcli.scope.entities import CAMEL
+from evcli.scope.match import LEFT, RIGHT, Spans, distinct
+
+_PHRASES = re.compile(
+    r"\"([^\"\n]{2,200}?)\"|“([^”\n]{2,200}?)”|‘([^’\n]{2,200}?)’|「([^」\n]{2,200}?)」|『([^』\n]{2,200}?)』"
+    r"|`([^`\n]{2,200}?)`|(?<![A-Za-z0-9])'([^'\n]{2,200}?)'(?![A-Za-z0-9])"
+)
+_UNITS = (
+    r"(?:ms|s|sec|secs|seconds?|mins?|minutes?|h|hrs?|hours?|days?|mb|gb|kb|k|%|x|times|lines|rows|users?|requests?)"
+)
+_STATUS_CUE = r"(?:status|code|codes|http|returned|returning|returns|responses?|got|with)\s+"
+_TOKENS: tuple[tuple[str, int], ...] = (  # (pattern, flags); group "tok" when only part is the token
+    (r"\bhttps?://[^\s\"'<>)]+", 0),
+    (r"(?<![\w.:])(?:\d{1,3}\.){3}\d{1,3}(?![\w.])", 0),
+    (r"(?<![\w:])(?=[0-9a-fA-F:]*::|(?:[0-9a-fA-F]{1,4}:){7})[0-9a-fA-F:]{3,39}(?![\w:])", 0),
+    (r"(?<![\w.$])(?:[a-z_][a-z0-9_]*\.)+[A-Z][A-Za-z0-9_]*(?:\$[A-Za-z0-9_]+)*(?![\w$])", 0),
+    (rf"{LEFT}[A-Z][A-Za-z0-9]*(?:Exception|Error|Throwable|Fault)(?:\$[A-Za-z0-9_]+)*{RIGHT}", 0),
+    (r"\berrno\s*[:=]?\s*\d{1,4}\b", re.IGNORECASE),
+    (rf"{LEFT}E[A-Z]{{3,}}{RIGHT}|{LEFT}E\d{{4,5}}{RIGHT}", 0),
+    (r"(?<![\w-])[A-Z]{2,6}-\d{2,}(?![\w-])", 0),
+    (r"(?<![\w-])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?![\w-])", re.IGNORECASE),
+    (r"(?<![\w-])(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{12,}(?![\w-])", 0),
+    (r"(?<![\w-])[A-Za-z][\w.-]*:\d{2,5}(?![\w-])", 0),
+    (r"(?<![\w.:/])/(?=[\w.-]*[A-Za-z])[\w.@%+~-]+(?:/[\w.@%+~{}:-]*)*", 0),
+    (rf"(?<![\w.:/-])(?P<tok>[45]\d\d|[1-5]xx)s?(?![\w.:/-])(?!\s*{_UNITS}\b)", re.IGNORECASE),
+    (rf"{_STATUS_CUE}(?P<tok>[1-3]\d\d)s?(?![\w.:/-])(?!\s*{_UNITS}\b)", re.IGNORECASE),
+    (
+        r"\b(?:log(?:ged|s)?\s+in|login|logged\s+on|ssh(?:ed)?|su|sudo|connect(?:ed)?|authenticated)\s+as\s+"
+        r"(?:user\s+)?['\"]?(?P<tok>[a-z_][a-z0-9_.-]{0,31})",
+        re.IGNORECASE,
+    ),
+    (r"\b(?:for|by|invalid|unknown)\s+user(?:name)?\s+['\"]?(?P<tok>[a-z_][a-z0-9_.-]{0,31})", re.IGNORECASE),
+)
+_ACRONYMS = frozenset(
+    "API HTTP HTTPS URL URI ID IDS OK CPU RAM DB SQL DNS TLS SSL TCP UDP UTC GMT CST EST PST CET CEST PM AM "
+    "ERROR ERRORS WARN WARNING WARNINGS INFO DEBUG FATAL CRIT CRITICAL TRACE NOTICE ANY ALL AND THE LOG LOGS "
+    "ASAP FYI IMO PTAL TODO".split()
+)
+_NOT_A_USER = frozenset({"the", "a", "an", "user", "users", "service", "any", "someone", "anyone"})
+_UPPER = re.compile(r"(?<![\w-])[A-Z][A-Z0-9_]{2,}(?:\s+[A-Z][A-Z0-9_]{2,})*(?![\w-])")
+
+
+def find_phrases(question: str, spans: Spans) -> list[str]:
+    phrases = []
+    for match in _PHRASES.finditer(question):
+        text = next(group for group in match.groups() if group is not None).strip()
+        if text and spans.claim(*match.span()):
+            phrases.append(text)
+    return distinct(phrases)
+
+
+def find_tokens(question: str, spans: Spans) -> list[tuple[int, str]]:
+    """(position, token) of URLs, addresses, exception/class names, codes, ids, paths, status codes
+    and users: read before names, so /api/login is no service "api" and ORA-00060 no host."""
+    found: list[tuple[int, str]] = []
+    for pattern, flags in _TOKENS:
+        for match in re.finditer(pattern, question, flags):
+            group = "tok" if "tok" in match.groupdict() else 0
+            token = match.group(group)
+            if _valid(token) and spans.claim(*match.span(group)):
+                found.append((match.start(group), token))
+    return found
+
+
+def find_name_tokens(question: str, spans: Spans) -> list[tuple[int, str]]:
+    """(position, token) of CamelCase and UPPER-CASE words left once services, alerts and levels are read."""
+    found: list[tuple[int, str]] = []
+    for match in CAMEL.finditer(question):  # a class or component the user names: RiskScoreCalculator
+        if spans.claim(*match.span(1)):
+            found.append((match.start(1), match.group(1)))
+    for match in _UPPER.finditer(question):
+        words = [word for word in match.group().split() if word not in _ACRONYMS]
+        if words and spans.claim(*match.span()):
+            found.append((match.start(), " ".join(words)))
+    return found
+
+
+def in_order(*found: list[tuple[int, str]]) -> list[str]:
+    return distinct(token for _, token in sorted(item for items in found for item in items))
+
+
+def _valid(token: str) -> bool:
+    """Users are no stop words; whatever reads like an IP address is a valid one."""
+    if token.lower() in _NOT_A_USER or token in _ACRONYMS:
+        return False
+    if re.fullmatch(r"[\d.]+|[0-9a-fA-F:]*:[0-9a-fA-F:]*", token) and (
+        token.count(".") == 3 or "::" in token or token.count(":") == 7
+    ):
+        try:
+            ipaddress.ip_address(token)
+        except ValueError:
+            return False
+    return True
