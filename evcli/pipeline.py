@@ -30,6 +30,7 @@ from evcli.contracts import (
     GateResult,
     IntentConfig,
     Mode,
+    QuestionScope,
     ReplayOf,
     RunRecord,
     SessionConfig,
@@ -162,40 +163,72 @@ class Pipeline:
     # --- sessions ----------------------------------------------------------
 
     def create_session(
-        self, question: str, *, mode: Mode = "chat", aiops_alert: dict[str, Any] | None = None
+        self,
+        question: str,
+        *,
+        mode: Mode = "chat",
+        aiops_alert: dict[str, Any] | None = None,
+        continues: str | None = None,
     ) -> RunRecord:
-        from evcli.agents.intent import extract_intent
-
+        """A new running session for `question`; `continues` names the session it follows up
+        (`ask --continue`), whose scope fills what the new question leaves unsaid."""
         environment = self.environment_overview()
         redactor = self.tools().redactor  # the question and config are stored and shown to models: mask first
         question = redactor.mask_text(question)
-        intent = extract_intent(
-            question,
-            services=environment.services,
-            aliases=environment.aliases,
-            alertnames=sorted({a["alertname"] for a in environment.alerts if a.get("alertname")}),
-        )
+        previous = self.store.load(continues) if continues else None
+        scope = self.question_scope(question, environment, previous.run.config.scope if previous else None)
+        environment.vocabulary = self.vocabulary(scope, environment)
         config = SessionConfig(
             models=self.models.as_config(),
             env=self.env_spec,
-            task_scope="narrow" if intent.narrow else "broad",
-            language=intent.language,
+            task_scope=scope.task_scope,
+            language=scope.language,
             intent=IntentConfig(
-                services=list(intent.services),
-                alertnames=list(intent.alertnames),
-                terms=list(intent.terms),
-                window=intent.window,
+                services=list(scope.services),
+                alertnames=list(scope.alertnames),
+                terms=list(dict.fromkeys([*scope.phrases, *scope.tokens, *scope.terms])),
+                window=scope.range.relative if scope.range else None,
             ),
+            scope=scope,
             environment=environment,
             max_steps=self.max_steps,
         )
+        if previous is not None:
+            config.continues = previous.run.session_id
         if aiops_alert is not None:
             config.aiops_alert = aiops_alert
         masked = SessionConfig.model_validate(redactor.mask(config.model_dump(mode="json")))
         run = self.store.create_session(question, mode=mode, config=masked)
         self.store.update_run(run.session_id, status="running", prompt_audit=_prompt_audit())
-        self.progress(f"session {run.session_id} · {config.task_scope} · {intent.language}")
+        self.progress(f"session {run.session_id} · {config.task_scope} · {config.language}")
         return run
+
+    def question_scope(
+        self, question: str, environment: EnvironmentOverview, previous: QuestionScope | None = None
+    ) -> QuestionScope:
+        """What the question asks about, read by code on the environment's clock and zone (DESIGN §2)."""
+        from evcli.scope import extract_scope
+        from evcli.scope.followup import follow_up
+        from evcli.tools.fetch import environment_zone
+
+        backend = self.tools().backend
+        scope = extract_scope(
+            question,
+            services=environment.services,
+            aliases=environment.aliases,
+            alertnames=sorted({a["alertname"] for a in environment.alerts if a.get("alertname")}),
+            clock=backend.now(),
+            tz=environment_zone(backend),
+        )
+        return follow_up(scope, previous)
+
+    def vocabulary(self, scope: QuestionScope, environment: EnvironmentOverview) -> dict[str, dict[str, int]]:
+        """In which services' logs the question's phrases, tokens and words occur (DESIGN §6): what the
+        offline engine searches and ranks services by."""
+        from evcli.backends.vocabulary import term_hits
+
+        words = [*scope.phrases, *scope.tokens, *scope.terms, *scope.hosts]
+        return term_hits(self.tools().backend, words, environment.services) if words else {}
 
     def environment_overview(self) -> EnvironmentOverview:
         """Services, active alerts and declared skills: what the Planner may choose from."""
@@ -227,7 +260,7 @@ class Pipeline:
     def plan(self, session_id: str) -> StageResult:
         document = self.store.load(session_id)
         payload = {
-            **_question_payload(document),
+            **self._question_payload(document),
             "environment": document.run.config.environment.model_dump(mode="json"),
         }
         self.progress("planner …")
@@ -250,7 +283,7 @@ class Pipeline:
                 hint=f"run `evcli plan` first, or `evcli replay {session_id} --from execute`",
             )
         payload = {
-            **_question_payload(document),
+            **self._question_payload(document),
             "plan": plan.output,
             "max_steps": self.max_steps,
             "retry_context": retry_context,
@@ -266,6 +299,42 @@ class Pipeline:
             self.progress(f"executor output invalid ({result.error}); continuing as low confidence")
         return result
 
+    def _question_payload(self, document: SessionDocument) -> dict[str, Any]:
+        """What the Planner and the Executor both get: the question, what code read from it (intent and
+        scope), and for a follow-up the question and verified claims of the session it continues."""
+        config = document.run.config
+        payload: dict[str, Any] = {
+            "question": document.run.question,
+            "language": config.language,
+            "task_scope": config.task_scope,
+            "intent": config.intent.model_dump(mode="json"),
+        }
+        if config.scope is not None:
+            payload["scope"] = config.scope.model_dump(mode="json")
+        if config.aiops_alert:
+            payload["aiops_alert"] = config.aiops_alert
+        if config.continues:
+            payload["previous_session"] = self._previous_session(config.continues)
+        return payload
+
+    def _previous_session(self, session_id: str) -> dict[str, Any]:
+        """The continued session's question and the claims that passed its gate (context, never citable here:
+        invocation ids are per session). A session deleted since is named with no claims."""
+        from evcli.agents.projection import verified_claims
+
+        try:
+            document = self.store.load(session_id)
+        except EvcliError:
+            return {"session_id": session_id, "question": None, "verified_claims": []}
+        execute = document.latest_stage("execute")
+        gate_result = _latest_gate(document, execute.round if execute else None)
+        claims = verified_claims(execute.output, gate_result) if execute and gate_result else []
+        return {
+            "session_id": session_id,
+            "question": document.run.question,
+            "verified_claims": [{"claim_type": claim.claim_type, "claim_text": claim.claim_text} for claim in claims],
+        }
+
     def gate(self, session_id: str) -> GateResult:
         document = self.store.load(session_id)
         execute = document.latest_stage("execute")
@@ -273,7 +342,7 @@ class Pipeline:
             raise BadInput(
                 f"session {session_id} has no executor output to gate", hint=f"run `evcli execute {session_id}` first"
             )
-        result = gate(execute.output, document.invocations, self.rules)
+        result = gate(execute.output, document.invocations, self.rules, scope=document.run.config.scope)
         self.store.append_gate_result(session_id, result, round=execute.round)
         self.progress(
             f"gate {result.status}/{result.severity}"
@@ -430,8 +499,15 @@ class Pipeline:
 
     # --- the whole chain -------------------------------------------------------
 
-    def ask(self, question: str, *, mode: Mode = "chat", aiops_alert: dict[str, Any] | None = None) -> AskResult:
-        run = self.create_session(question, mode=mode, aiops_alert=aiops_alert)
+    def ask(
+        self,
+        question: str,
+        *,
+        mode: Mode = "chat",
+        aiops_alert: dict[str, Any] | None = None,
+        continues: str | None = None,
+    ) -> AskResult:
+        run = self.create_session(question, mode=mode, aiops_alert=aiops_alert, continues=continues)
         return self.run_from(run.session_id, "plan")
 
     def run_from(self, session_id: str, stage: str) -> AskResult:
@@ -632,20 +708,6 @@ def _stored(document: SessionDocument, stage: Stage) -> bool:
         return all(getattr(document, field) for field in stage.writes)
     output = document.latest_stage(stage.name)
     return output is not None and output.output is not None
-
-
-def _question_payload(document: SessionDocument) -> dict[str, Any]:
-    """What the Planner and the Executor both get: the question and what was read from it."""
-    config = document.run.config
-    payload = {
-        "question": document.run.question,
-        "language": config.language,
-        "task_scope": config.task_scope,
-        "intent": config.intent.model_dump(mode="json"),
-    }
-    if config.aiops_alert:
-        payload["aiops_alert"] = config.aiops_alert
-    return payload
 
 
 def _latest_gate(document: SessionDocument, round: int | None) -> GateResult | None:

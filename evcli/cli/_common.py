@@ -181,7 +181,8 @@ def open_store(db: Path | None, *, must_exist: bool = False):
 
 
 def load_source(source: str, db: Path | None):
-    """A session document from a file path or a stored session id.
+    """A session document from a file path, or a stored session named by its id, a unique prefix of it
+    or `last`.
 
     Returns (document, store) where store is None for a file.
     """
@@ -190,7 +191,7 @@ def load_source(source: str, db: Path | None):
     if source.endswith(".json") or Path(source).is_file():
         return read_document(Path(source)), None
     store = open_store(db, must_exist=True)
-    return store.load(source), store
+    return store.load(store.resolve(source)), store
 
 
 def print_json(data: Any) -> None:

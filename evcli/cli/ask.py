@@ -42,6 +42,15 @@ RulesOption = Annotated[
     typer.Option("--rules", dir_okay=False, help="Gatekeeper rules file (default: the shipped rules.toml)."),
 ]
 MaxStepsOption = Annotated[int, typer.Option("--max-steps", min=2, max=30, help="Executor tool-calling steps.")]
+ContinueOption = Annotated[
+    bool,
+    typer.Option(
+        "--continue",
+        help="Follow up a session: `ask --continue [SESSION] QUESTION` (SESSION: an id, a unique prefix or `last`, "
+        "the default). Its scope fills what the question leaves unsaid, in its environment unless --env or a "
+        "backend flag names another.",
+    ),
+]
 FailOnOption = Annotated[
     str | None, typer.Option("--fail-on", help="Exit 3/4 when the verdict is at least low_confid / reject.")
 ]
@@ -110,8 +119,9 @@ def _exit_code(verdict: str, fail_on: str | None) -> int:
 @handles_errors
 @environment_options()
 def ask_command(
-    question: Annotated[str, typer.Argument(help="The question, in English or Chinese.")],
-    environment: EnvironmentSpec,
+    question: Annotated[str, typer.Argument(metavar="QUESTION", help="The question, in English or Chinese.")],
+    follow_up: Annotated[str | None, typer.Argument(hidden=True)] = None,  # `--continue SESSION QUESTION`
+    environment: EnvironmentSpec = None,  # type: ignore[assignment]  # replaced by the environment options
     model: ModelOption = None,
     planner_model: RoleModel = None,
     executor_model: RoleModel = None,
@@ -122,15 +132,33 @@ def ask_command(
     rules: RulesOption = None,
     max_steps: MaxStepsOption = 8,
     fail_on: FailOnOption = None,
+    continue_session: ContinueOption = False,
     json_output: JsonOption = False,
     db: DbOption = None,
 ) -> None:
     """Run the whole chain and print an answer whose every fact is cited."""
     _exit_code("PASS", fail_on)  # validate the option before doing any work
+    session_reference = None
+    if follow_up is not None:
+        if not continue_session:
+            raise BadInput(
+                "ask takes one question", hint="quote it; to follow up a session: ask --continue SESSION QUESTION"
+            )
+        session_reference, question = question, follow_up
+    elif continue_session:
+        session_reference = "last"
     required_text(question, "the question")
     models = _models(config, model, planner_model, executor_model, verifier_model, composer_model, api_base)
-    pipeline = _pipeline(db, rules, models, environment.as_config(), max_steps)
-    result = pipeline.ask(question)
+    store = open_store(db, must_exist=session_reference is not None)
+    continues = None
+    env_config = environment.as_config()
+    if session_reference is not None:
+        continued = store.load(store.resolve(session_reference))
+        continues = continued.run.session_id
+        if environment == type(environment).from_config(None):  # no environment named: keep the continued one
+            env_config = continued.run.config.env
+    pipeline = _pipeline(db, rules, models, env_config, max_steps, store=store)
+    result = pipeline.ask(question, continues=continues)
     render_result(result, json_output)
     raise typer.Exit(_exit_code(result.verdict, fail_on))
 

@@ -34,6 +34,16 @@ def _tree(document):
         + f" · {safe(run.created_at)}"
     )
     root.add(f"question: {safe(run.question) or '-'}")
+    if run.config.continues:
+        root.add(f"continues session {safe(run.config.continues)}")
+    if run.config.replay_of:
+        root.add(f"replay of {safe(run.config.replay_of.session_id)} from {safe(run.config.replay_of.from_stage)}")
+    if run.config.scope is not None:
+        from evcli.scope.describe import describe
+
+        asked = root.add("asked scope")
+        for label, value in describe(run.config.scope):
+            asked.add(f"{label}: {safe(value)}")
 
     plan = document.latest_stage("plan")
     if plan and plan.output:
@@ -84,11 +94,17 @@ def _tree(document):
     gates = root.add(f"gate results ({len(document.gate_results)})")
     for stored in document.gate_results:
         result = stored.result
-        gates.add(
+        node = gates.add(
             f"#{stored.seq} {safe(stored.created_at)} · round {stored.round} · {result.status}/{result.severity} · "
             f"{safe(result.rule_set_version)} · failed: {safe(', '.join(result.failed_rules) or 'none')} · "
             f"{len(result.warnings)} warnings"
         )
+        for finding in result.errors:
+            if finding.asked or finding.searched:  # a scope finding: what was asked against what was searched
+                node.add(
+                    f"[yellow]{safe(finding.rule)}[/]: asked {safe(finding.asked or '-')}; "
+                    f"searched {safe(finding.searched or '-')}"
+                )
 
     verify = document.latest_stage("verify")
     if verify and verify.output:

@@ -361,6 +361,30 @@ class TraceStore:
 
     # --- documents -----------------------------------------------------------
 
+    def resolve(self, reference: str) -> str:
+        """The session id `reference` names: `last` (the newest session), an id, or a unique prefix of one."""
+        if reference == "last":
+            newest = self.conn.execute(
+                "SELECT session_id FROM diagnosis_run ORDER BY created_at DESC, session_id DESC LIMIT 1"
+            ).fetchone()
+            if newest is None:
+                raise NotFound("no session is stored yet", hint="run `evcli ask` first")
+            return str(newest[0])
+        check_session_id(reference)
+        rows = self.conn.execute(  # substr, not LIKE: ids are case-sensitive
+            "SELECT session_id FROM diagnosis_run WHERE substr(session_id, 1, ?) = ? LIMIT 6",
+            [len(reference), reference],
+        ).fetchall()
+        ids = sorted(str(row[0]) for row in rows)
+        if reference in ids or len(ids) == 1:
+            return reference if reference in ids else ids[0]
+        if not ids:
+            raise NotFound(f"unknown session {reference!r}", hint="list sessions with `evcli sessions`")
+        raise BadInput(
+            f"session prefix {reference!r} is ambiguous: {', '.join(ids[:5])}{' …' if len(ids) > 5 else ''}",
+            hint="give more of the id",
+        )
+
     def load(self, session_id: str) -> SessionDocument:
         check_session_id(session_id)
         found = self.conn.execute("SELECT * FROM diagnosis_run WHERE session_id = ?", [session_id]).fetchone()

@@ -1,0 +1,34 @@
+"""Follow-up questions (`evcli ask --continue`): what a short question inherits from the session it continues.
+
+"what should I check next?" names nothing; it means the same service, range and search
+terms as the question before. Each group of fields is inherited only when the new question
+leaves the whole group empty, so anything the follow-up names replaces what came before
+(a follow-up naming another service is about that service, not both). What the question
+itself is (narrow or broad, its language, whether it asks for a count) is never inherited.
+"""
+
+from __future__ import annotations
+
+from evcli.contracts import QuestionScope
+
+# Fields that travel together: a follow-up naming any one of a group replaces the whole group.
+_GROUPS: tuple[tuple[str, ...], ...] = (
+    ("services", "unknown_services", "hosts"),
+    ("alertnames", "alert_state"),
+    ("range",),
+    ("levels",),
+    ("phrases", "tokens", "terms"),
+)
+
+
+def follow_up(scope: QuestionScope, previous: QuestionScope | None) -> QuestionScope:
+    """`scope` completed from `previous` group by group; `previous` None leaves it unchanged."""
+    if previous is None:
+        return scope
+    inherited = {
+        field: getattr(previous, field)
+        for group in _GROUPS
+        if not any(getattr(scope, field) for field in group)
+        for field in group
+    }
+    return scope.model_copy(update=inherited)
