@@ -14,7 +14,14 @@ from typing import Any
 
 from evcli.contracts import QuestionScope
 from evcli.scope.cues import alert_state, detect_language, is_narrow, wants_count
-from evcli.scope.entities import alias_pairs, find_alertnames, find_hosts, find_services, find_unknown_services
+from evcli.scope.entities import (
+    alias_pairs,
+    find_alertnames,
+    find_hosts,
+    find_services,
+    find_unknown_services,
+    normal_name,
+)
 from evcli.scope.levels import find_levels
 from evcli.scope.match import Spans
 from evcli.scope.terms import find_terms
@@ -42,8 +49,8 @@ def extract_scope(
     count = wants_count(question, spans)
     state = alert_state(question, spans)
     tokens = find_tokens(question, spans)
-    found_hosts = find_hosts(question, list(hosts), services, spans)
-    known = {name.lower() for pair in alias_pairs(aliases) for name in pair} | {name.lower() for name in services}
+    known = {normal_name(name) for name in (*services, *(name for pair in alias_pairs(aliases) for name in pair))}
+    found_hosts = find_hosts(question, list(hosts), services, known, spans)
     unknown = find_unknown_services(question, known, spans)
     found_services = find_services(question, services, aliases, spans)
     found_alerts = find_alertnames(question, alertnames, spans)

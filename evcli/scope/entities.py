@@ -30,10 +30,11 @@ CONTAINER_STATES = frozenset(
 CAMEL = re.compile(rf"{LEFT}([A-Z][A-Za-z0-9]*[a-z0-9][A-Z][A-Za-z0-9]*|[A-Z]{{2,}}[a-z][A-Za-z0-9]*){RIGHT}")
 _NAME = r"[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*"
 _SERVICE_SUFFIX = r"(?:service|svc|api|app|server|worker|gateway|gw|backend|frontend|daemon|proxy|v\d+)"
+_WHOLE_LEFT, _WHOLE_RIGHT = r"(?<![\w-])", r"(?![\w-])"  # never a part of a longer hyphenated name
 _UNKNOWN_SERVICE = (
-    rf"{LEFT}(?:{_NAME}[-_])?{_NAME}[-_]{_SERVICE_SUFFIX}{RIGHT}",
-    rf"{LEFT}(?:service|svc)\s+(?P<name>[A-Za-z][\w-]*[A-Za-z0-9]){RIGHT}",
-    rf"{LEFT}(?P<name>[a-z][\w-]*[a-z0-9])\s+(?:service|svc|microservice){RIGHT}",
+    rf"{_WHOLE_LEFT}(?:{_NAME}[-_])?{_NAME}[-_]{_SERVICE_SUFFIX}{_WHOLE_RIGHT}",
+    rf"{_WHOLE_LEFT}(?:service|svc)\s+(?P<name>[A-Za-z][\w-]*[A-Za-z0-9]){_WHOLE_RIGHT}",
+    rf"{_WHOLE_LEFT}(?P<name>[a-z][\w-]*[a-z0-9])\s+(?:service|svc|microservice){_WHOLE_RIGHT}",
 )
 _NOT_A_NAME = frozenset(
     "the a an this that which what any my our your their each every whole other same web http https "
@@ -45,6 +46,11 @@ _HOST = (
     r"(?<![\w.-])(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.){2,}[a-z]{2,}(?![\w.-])",  # an FQDN: api.example.com
     rf"{LEFT}(?:host|hostname|node|server|machine|box|instance)\s+(?P<name>[a-z][\w.-]*[a-z0-9]){RIGHT}",
 )
+
+
+def normal_name(name: str) -> str:
+    """A name compared across spellings: lower case, parts joined by "-" (order_service = order-service)."""
+    return re.sub(r"[\s_-]+", "-", name.strip().lower())
 
 
 def alias_pairs(aliases: dict[str, Any]) -> list[tuple[str, str]]:
@@ -66,16 +72,17 @@ def find_services(question: str, services: list[str], aliases: dict[str, Any], s
     return distinct(value for _, _, value in spans.claim_longest(question, candidates))
 
 
-def find_hosts(question: str, known: list[str], services: list[str], spans: Spans) -> list[str]:
-    """Host-like names; a known service named like a host is a host too (read before services)."""
-    found = [(match.start(), name) for name in (*known, *services) if _host_like(name)
+def find_hosts(question: str, hosts: list[str], services: list[str], known: set[str], spans: Spans) -> list[str]:
+    """Host-like names and the environment's `hosts`; a service or alias (`known`, see `normal_name`)
+    named like a host is a host too and stays free for the services (read before services)."""
+    found = [(match.start(), name) for name in (*hosts, *services) if name in hosts or _host_like(name)
              for match in re.finditer(name_pattern(name), question, re.IGNORECASE)]  # fmt: skip
     for pattern in _HOST:
         for match in re.finditer(pattern, question):
             group = "name" if "name" in match.groupdict() else 0
             if match.group(group).lower() not in _NOT_A_NAME and spans.free(*match.span(group)):
                 found.append((match.start(group), match.group(group)))
-                if not any(match.group(group).lower() == service.lower() for service in services):
+                if normal_name(match.group(group)) not in known:
                     spans.claim(*match.span(group))
     return distinct(name for _, name in sorted(found))
 
@@ -85,14 +92,14 @@ def _host_like(name: str) -> bool:
 
 
 def find_unknown_services(question: str, known: set[str], spans: Spans) -> list[str]:
-    """Service-like names that are none of the `known` names and aliases (lower case); read before
+    """Service-like names that are none of the `known` names and aliases (`normal_name`); read before
     known services, so the alias "payments" does not match inside "payments-v3"."""
     found: list[tuple[int, str]] = []
     for pattern in _UNKNOWN_SERVICE:
         for match in re.finditer(pattern, question):
             group = "name" if "name" in match.groupdict() else 0
             name = match.group(group)
-            if name.lower() in _NOT_A_NAME | known or not spans.free(*match.span(group)):
+            if name.lower() in _NOT_A_NAME or normal_name(name) in known or not spans.free(*match.span(group)):
                 continue
             spans.claim(*match.span())
             found.append((match.start(group), name))

@@ -2,10 +2,13 @@
 
 Only a mapping for reading Chinese questions against English logs, never a list of what to
 search: a question's words are searched whether or not they are here. The first English word
-of an entry is the one real log lines use most. Longer keys win (连接池 before 连接).
+of an entry is the one real log lines use most. Longer keys win (连接池 before 连接). A few
+English idioms made of stop words ("requests time out") map the same way.
 """
 
 from __future__ import annotations
+
+import re
 
 GLOSSARY: dict[str, tuple[str, ...]] = {
     "登录失败": ("authentication failure", "Failed password"),
@@ -57,11 +60,24 @@ GLOSSARY: dict[str, tuple[str, ...]] = {
 }
 
 
+# English idioms whose words are stop words one by one: (pattern, the words logs use)
+IDIOMS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (r"\btim(?:e|es|ed|ing)\s+out\b", ("timeout", "timed out")),
+    (r"\bout\s+of\s+(?:memory|mem)\b", ("out of memory", "OOM")),
+    (r"\bno\s+space\s+left\b|\bout\s+of\s+(?:disk|space)\b", ("No space left",)),
+    (r"\bfailed\s+log\s*ins?\b|\blog\s*in\s+failures?\b", ("Failed password", "authentication failure")),
+)
+
+
 def translate(text: str) -> list[tuple[int, int, tuple[str, ...]]]:
     """(start, end, english words) of every glossary word in the text, longest keys first,
     never overlapping, in text order."""
     taken = [False] * len(text)
     found = []
+    for pattern, words in IDIOMS:
+        for match in re.finditer(pattern, text, re.IGNORECASE):
+            taken[match.start() : match.end()] = [True] * (match.end() - match.start())
+            found.append((match.start(), match.end(), words))
     for key in sorted(GLOSSARY, key=len, reverse=True):
         start = text.find(key)
         while start != -1:

@@ -2,9 +2,9 @@
 extractor took its text, without stop words, time, level, count and question words.
 
 Chinese words are mapped to the English words logs use through the glossary (evcli.scope.glossary);
-Chinese text the glossary does not know is not searched. Strongest first: technical words
-(with a digit, `-`, `_` or `.`) before long words (6+ letters) before the rest, each group in
-question order. The offline engine ranks them again by the environment's own log vocabulary.
+Chinese text the glossary does not know is not searched. Words are kept as written. Strongest first: technical words
+(with a digit, `-`, `_` or `.`) before plain words, each group in question order; an error *kind*
+("connection errors") keeps its "errors" last. The offline engine ranks them again by the environment's own log vocabulary.
 """
 
 from __future__ import annotations
@@ -37,13 +37,16 @@ _STOP = frozenset(
     error errors err warn warning warnings info debug fatal critical crit level levels severity
     come came comes coming seem seems seemed keep keeps kept make made go goes went give gave take took say
     said try tried use used want wants wanted anymore getting gets happens occur occurs occurred occurring
-    someone anybody everyone guys pls thanks""".split()
+    someone anybody everyone guys pls thanks diagnose diagnosis investigate troubleshoot cause caused causing
+    root reason reasons explain why""".split()
 )
 _ERROR_KIND = frozenset({"error", "errors"})  # kept after a noun: "connection errors" names a kind
 
 
 def find_terms(question: str, spans: Spans) -> list[str]:
     rest = spans.rest(question)
+    for start, end, _ in (idioms := translate(rest)):
+        rest = rest[:start] + " " * (end - start) + rest[end:]
     found: list[tuple[int, int, str]] = []
     previous = ""
     for match in _WORD.finditer(rest):
@@ -52,20 +55,13 @@ def find_terms(question: str, spans: Spans) -> list[str]:
         if lowered in _ERROR_KIND and previous and previous not in _STOP:
             found.append((0, match.start(), lowered))
         elif lowered not in _STOP and len(lowered) > 1:
-            found.append((_strength(word), match.start(), _spelling(word)))
+            found.append((_strength(word), match.start(), word))
         previous = lowered
-    for start, _, words in translate(rest):
+    for start, _, words in idioms:
         found += [(1, start, word) for word in words]
     ordered = sorted(found, key=lambda item: (-item[0], item[1]))
     return distinct(word for _, _, word in ordered)
 
 
 def _strength(word: str) -> int:
-    if re.search(r"[\d_.-]", word):
-        return 3
-    return 2 if len(word) >= 6 else 1
-
-
-def _spelling(word: str) -> str:
-    """Lower case, unless the word's own case says something (iPhone, eth0 stays)."""
-    return word if any(char.isupper() for char in word[1:]) else word.lower()
+    return 2 if re.search(r"[\d_.-]", word) else 1

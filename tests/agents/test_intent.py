@@ -27,7 +27,9 @@ def intent_of(question: str) -> Intent:
     return extract_intent(question, services=SERVICES, aliases=ALIASES, alertnames=ALERTNAMES)
 
 
-# question, language, narrow, services, alertnames, first terms (prefix of intent.terms), window
+# question, language, narrow, services, alertnames, first terms (prefix of intent.terms), window.
+# Terms are the question's own words and glossary mappings since issue 10 removed the fixed
+# synonym table (no more HikariCP → Hikari, restart → OOMKilled, memory → heap expansions).
 CASES = [
     (
         "Only confirm whether payment-service currently has a HighCPUUsage alert firing.",
@@ -44,7 +46,7 @@ CASES = [
         True,
         ("inventory-service",),
         (),
-        ("Hikari", "pool"),
+        ("HikariCP", "pool"),
         None,
     ),
     (
@@ -53,10 +55,10 @@ CASES = [
         False,
         ("order-service",),
         (),
-        ("restart", "OOMKilled", "timeout"),
+        ("failing", "restarting", "checkout", "requests", "timeout"),
         None,
     ),
-    ("为什么订单服务最近1小时一直重启？", "zh", False, ("order-service",), (), ("restart", "OOMKilled"), "1h"),
+    ("为什么订单服务最近1小时一直重启？", "zh", False, ("order-service",), (), ("restart",), "1h"),
     (
         "Is there a high cpu usage alert on the payment service in the last 30 minutes?",
         "en",
@@ -73,7 +75,7 @@ CASES = [
         False,
         ("user-service",),
         (),
-        ("latency",),
+        ("p99", "latency"),
         "1h",
     ),
     (
@@ -82,7 +84,7 @@ CASES = [
         True,
         ("inventory-service",),
         (),
-        ("OutOfMemoryError", "OOM"),
+        ("OutOfMemoryError",),
         "30m",
     ),
     (
@@ -97,7 +99,7 @@ CASES = [
     ("最近半小时 node-worker-01 的磁盘为什么满了", "zh", False, ("node-worker-01",), (), ("disk",), "30m"),
     ("Check whether KafkaConsumerLagHigh is firing", "en", True, (), ("KafkaConsumerLagHigh",), (), None),
     ("确认一下 worker-01 是否有 DiskSpaceLow 告警", "zh", True, ("node-worker-01",), ("DiskSpaceLow",), (), None),
-    ("Diagnose the slow query problem on users", "en", False, ("user-service",), (), ("slow query",), None),
+    ("Diagnose the slow query problem on users", "en", False, ("user-service",), (), ("slow", "query"), None),
     ("Is RiskScoreCalculator in payment logs?", "en", True, ("payment-service",), (), ("RiskScoreCalculator",), None),
     (
         "Root cause of the Full GC storms on order_service over the last 2 hours?",
@@ -105,7 +107,7 @@ CASES = [
         False,
         ("order-service",),
         (),
-        ("Full GC",),
+        ("Full", "GC"),
         "2h",
     ),
     (
@@ -114,7 +116,7 @@ CASES = [
         False,
         ("inventory-service", "payment-service"),
         (),
-        ("memory", "heap"),
+        ("memory",),
         None,
     ),
     ("有没有 HikariPool 报错？最近两个小时", "zh", True, (), (), ("HikariPool",), "2h"),
@@ -194,7 +196,7 @@ def test_service_next_to_cjk_text_is_found():
 def test_component_camelcase_words_are_terms_not_alerts():
     intent = intent_of("Why does order-service log HikariCP and OutOfMemoryError and MySQL errors?")
     assert intent.alertnames == ()
-    assert set(intent.terms[:3]) == {"Hikari", "OutOfMemoryError", "MySQL"}
+    assert set(intent.terms[:3]) == {"HikariCP", "OutOfMemoryError", "MySQL"}
 
 
 def test_services_unknown_to_the_backend_are_taken_by_shape():
