@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from evcli.agents.prompts import load_prompt
 from tests.agents.scripted_server import (
     ScriptedServer,
     answer,
@@ -146,7 +147,7 @@ def test_ask_json_is_one_document_and_the_store_holds_the_whole_run(db_path):
     assert (run_record["status"], run_record["verdict"], run_record["question"]) == ("completed", "PASS", CPU_QUESTION)
     audit = json.loads(run_record["prompt_audit"])
     assert [p["name"] for p in audit["prompts"]] == list(ROLES)
-    assert all(p["version"] == f"{p['name']}-v1" for p in audit["prompts"])
+    assert audit["prompts"] == [load_prompt(role).audit() for role in ROLES]
     assert all(set(p) == {"name", "resource", "version"} for p in audit["prompts"]), audit
     config = json.loads(run_record["config"])
     assert config["models"] == {role: "offline" for role in ROLES}
@@ -180,7 +181,6 @@ def test_ask_json_is_one_document_and_the_store_holds_the_whole_run(db_path):
     assert (gate_row["seq"], gate_row["round"], gate_row["status"], gate_row["severity"]) == (1, 1, "pass", "none")
 
     # the prompt text itself is never stored
-    from evcli.agents.prompts import load_prompt
 
     stored = db_text(db_path)
     for role in ROLES:

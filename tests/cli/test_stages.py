@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from evcli.agents.prompts import load_prompt
 from tests.agents.scripted_server import ScriptedServer, answer, error, role_of
 from tests.cli._util import TABLES, assert_clean_error, counts, evcli
 from tests.conftest import sample
@@ -242,7 +243,7 @@ def test_replay_is_a_new_session_that_reuses_the_upstream_outputs(db_path, from_
     config = json.loads(record["config"])
     assert config["replay_of"] == {"session_id": original, "from": from_stage}
     assert config["models"] == {role: "offline" for role in ROLES}
-    assert [p["version"] for p in json.loads(record["prompt_audit"])["prompts"]] == [f"{r}-v1" for r in ROLES]
+    assert json.loads(record["prompt_audit"])["prompts"] == [load_prompt(role).audit() for role in ROLES]
 
     # upstream stage outputs are copied as they were; the rest is run anew
     new_stages = rows(db_path, "stage_output", new)
