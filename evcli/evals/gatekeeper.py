@@ -48,14 +48,19 @@ class ClassReport:
 
 
 def load_base_sessions(directory: Path | None = None) -> list[SessionDocument]:
-    """Sessions annotated as valid bases (the shipped sample_sessions by default)."""
+    """Sessions annotated as valid bases (the shipped sample_sessions by default), plus the
+    scoped sessions made on the host environment that the scope classes mutate
+    (evcli.evals.mutations.scope.host_bases)."""
     from evcli.store.documents import read_document
 
     directory = directory or data_path("sample_sessions")
     documents = [read_document(path) for path in sorted(Path(directory).glob("*.json"))]
     if not documents:
         raise BadInput(f"no session files (*.json) in {directory}")
-    return [d for d in documents if d.run.annotations.get("sample", {}).get("kind") == "base"] or documents
+    bases = [d for d in documents if d.run.annotations.get("sample", {}).get("kind") == "base"] or documents
+    from evcli.evals.mutations.scope import host_bases
+
+    return bases + host_bases()
 
 
 def run_suite(bases: list[SessionDocument], rules: RuleSet) -> dict[str, Any]:
@@ -66,15 +71,19 @@ def run_suite(bases: list[SessionDocument], rules: RuleSet) -> dict[str, Any]:
         execute = document.latest_stage("execute")
         base = execute.output if execute is not None else None
         record = session_record(document, execute) if execute is not None else None
-        if base is None or gate(base, document.invocations, rules, record).severity != "none":
+        scope = document.run.config.scope
+        if base is None or gate(base, document.invocations, rules, record, scope).severity != "none":
             skipped.append(document.run.session_id)  # a base must pass before mutations mean anything
             continue
         used.append(document.run.session_id)
+        scope_only = document.run.annotations.get("sample", {}).get("kind") == "scope_base"
         for mutation in MUTATIONS:
+            if scope_only and not mutation.scope:
+                continue
             report = reports[mutation.name]
             for case in mutation.mutate(document, base):
                 invocations = document.invocations if case.invocations is None else case.invocations
-                result = gate(case.output, invocations, rules, record)
+                result = gate(case.output, invocations, rules, record, case.scope or scope)
                 report.cases += 1
                 report.observed_severity[result.severity] += 1
                 report.rules_fired.update(result.failed_rules)

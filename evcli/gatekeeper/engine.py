@@ -1,10 +1,12 @@
-"""The Gatekeeper: a pure function of (executor output, invocations, rules).
+"""The Gatekeeper: a pure function of (executor output, invocations, rules, question scope).
 
 It never opens the database and never calls a model. For each evidence binding
 it resolves the cited invocation (back-filling a missing id only when exactly
 one invocation fits), then runs the enabled rules in dependency order: a rule
 whose precondition failed is not run, because its answer would be meaningless
 (there is no ref text to compare an excerpt with when the invocation is fake).
+With a question scope the `scope.*` rules (evcli.gatekeeper.scope) also compare what was
+asked with what the invocations searched; a session recorded without one runs none of them.
 """
 
 from __future__ import annotations
@@ -22,10 +24,12 @@ from evcli.contracts import (
     ExecutorEvidenceV2,
     Finding,
     GateResult,
+    QuestionScope,
     Severity,
     ToolInvocation,
 )
 from evcli.gatekeeper import checks, provenance
+from evcli.gatekeeper import scope as scope_rules
 from evcli.gatekeeper.provenance import SessionRecord
 from evcli.gatekeeper.rules import RuleSet
 
@@ -52,6 +56,22 @@ class _Findings:
         self.errors.append(finding)
         return False
 
+    def miss(self, rule_id: str, miss: scope_rules.Miss) -> None:
+        """Record a scope rule's miss, with what was asked and what was searched."""
+        if not self.rules.enabled(rule_id):
+            return
+        severity = self.rules.severity(rule_id)
+        finding = Finding.model_construct(
+            rule=rule_id,
+            severity=severity,
+            message=miss.message,
+            claim_id=None,
+            binding_index=None,
+            asked=miss.asked,
+            searched=miss.searched,
+        )
+        (self.warnings if severity == "warning" else self.errors).append(finding)
+
     def warn(self, rule_id: str, message: str, *, claim_id=None, binding_index=None) -> None:
         self.warnings.append(
             Finding.model_construct(
@@ -74,12 +94,17 @@ def _gc_paused():
 
 
 def gate(
-    executor_output: Any, invocations: list[ToolInvocation], rules: RuleSet, record: SessionRecord | None = None
+    executor_output: Any,
+    invocations: list[ToolInvocation],
+    rules: RuleSet,
+    record: SessionRecord | None = None,
+    scope: QuestionScope | None = None,
 ) -> GateResult:
     """`record` (what the session document says about its run) enables the accounting
-    rule, and the provenance rule when it carries re-derived sources."""
+    rule, and the provenance rule when it carries re-derived sources; `scope` (the session's
+    question scope) enables the scope rules."""
     with _gc_paused():
-        return _gate(executor_output, invocations, rules, record)
+        return _gate(executor_output, invocations, rules, record, scope)
 
 
 class _Trust:
@@ -117,7 +142,11 @@ class _Trust:
 
 
 def _gate(
-    executor_output: Any, invocations: list[ToolInvocation], rules: RuleSet, record: SessionRecord | None
+    executor_output: Any,
+    invocations: list[ToolInvocation],
+    rules: RuleSet,
+    record: SessionRecord | None,
+    scope: QuestionScope | None,
 ) -> GateResult:
     findings = _Findings(rules)
     trust = _Trust(invocations, record, findings)
@@ -143,6 +172,8 @@ def _gate(
             cited = [by_id[b.source_invocation_id] for b in claim_bindings if b.source_invocation_id in by_id]
             message = checks.facts_in_excerpts(claim, cited, is_session_entity)
             findings.run("claim.facts_in_excerpts", message, claim_id=claim.claim_id)
+    if scope is not None:
+        _check_scope(scope, claims, invocations, findings)
 
     failed_rules = sorted({finding.rule for finding in findings.errors})
     severity = max((Severity(f.severity) for f in findings.errors), default=Severity.NONE)
@@ -157,6 +188,24 @@ def _gate(
         warnings=findings.warnings,
         errors=findings.errors,
     )
+
+
+def _check_scope(
+    scope: QuestionScope, claims: list[Claim], invocations: list[ToolInvocation], findings: _Findings
+) -> None:
+    searched = scope_rules.searches(invocations)
+    outcomes = {
+        "scope.services_covered": scope_rules.services_covered(scope, searched),
+        "scope.terms_covered": scope_rules.terms_covered(scope, searched),
+        "scope.range_covered": scope_rules.range_covered(scope, searched),
+        "scope.level_not_narrower": scope_rules.level_not_narrower(scope, searched),
+        "scope.count_claimed": scope_rules.count_claimed(scope, claims),
+        "scope.alert_state_covered": scope_rules.alert_state_covered(scope, searched),
+        "scope.negative_within_searched": scope_rules.negative_within_searched(scope, claims, invocations),
+    }
+    for rule_id, misses in outcomes.items():
+        for miss in misses:
+            findings.miss(rule_id, miss)
 
 
 def _parse_claims(executor_output: Any) -> tuple[list[Claim], str | None]:

@@ -1,7 +1,7 @@
 """Loading the rule catalogue (rules.toml).
 
 The file only configures rules; their implementation is the deterministic code
-in `checks.py`. A rule the code knows must be present in the file (turn it off
+in `checks.py` (the `scope.*` rules: `scope.py`). A rule the code knows must be present in the file (turn it off
 with `enabled = false`), and the file may not name rules the code does not
 know: a typo must not silently disable a check.
 """
@@ -46,6 +46,14 @@ KNOWN_RULES: dict[str, dict[str, type]] = {
     "invocation.refs_derivable": {},
     "invocation.recorded_by_run": {},
     "provenance.source_matches": {},
+    # scope rules (evcli/gatekeeper/scope.py): what was searched covers what the question asked
+    "scope.services_covered": {},
+    "scope.terms_covered": {},
+    "scope.range_covered": {},
+    "scope.level_not_narrower": {},
+    "scope.count_claimed": {},
+    "scope.alert_state_covered": {},
+    "scope.negative_within_searched": {},
 }
 
 

@@ -35,7 +35,8 @@ class GateRun:
 
 def gate_document(document: SessionDocument, rules: RuleSet, against: Path | None = None) -> GateRun:
     """Gate the newest executor output of a session against all its invocations
-    (and, with `against`, against the invocations re-run on that environment)."""
+    (and, with `against`, against the invocations re-run on that environment); the scope
+    rules run when the session recorded a question scope."""
     execute = document.latest_stage("execute")
     if execute is None:
         raise BadInput(
@@ -44,7 +45,7 @@ def gate_document(document: SessionDocument, rules: RuleSet, against: Path | Non
         )
     sources = rederive(document, against) if against is not None else None
     record = session_record(document, execute, sources, against)
-    result = gate(execute.output, document.invocations, rules, record)
+    result = gate(execute.output, document.invocations, rules, record, document.run.config.scope)
     return GateRun(session_id=document.run.session_id, round=execute.round, result=result, against=against)
 
 

@@ -4,7 +4,9 @@ Starting from sessions whose citations are all valid, each mutation class
 rewrites the executor output the way a careless or adversarial model would,
 and says which rule must catch it with which severity. Benign variants are
 edits a faithful model makes (case, spacing, `92 %`, an excerpt split with
-`...`, a missing id that one invocation fits) and must still pass.
+`...`, a missing id that one invocation fits) and must still pass. Scope classes
+(evcli.evals.mutations.scope) make what was searched miss what was asked, on bases
+that recorded a question scope.
 
 A class is named after its mutation function; the order of `MUTATIONS` is the
 order of the report.
@@ -12,7 +14,7 @@ order of the report.
 
 from __future__ import annotations
 
-from evcli.evals.mutations import benign, citations, session_trust
+from evcli.evals.mutations import benign, citations, scope, session_trust
 from evcli.evals.mutations.base import Mutate, MutationClass
 
 
@@ -24,6 +26,15 @@ def _caught(mutate: Mutate, expected_severity: str, expected_rule: str) -> Mutat
 def _benign(mutate: Mutate) -> MutationClass:
     """A faithful edit that must pass the gatekeeper."""
     return MutationClass(mutate.__name__, "none", None, mutate, benign=True)
+
+
+def _scope_caught(mutate: Mutate, expected_rule: str) -> MutationClass:
+    """A scope mutation: what was searched misses what was asked; `expected_rule` caps it at low_confid."""
+    return MutationClass(mutate.__name__, "low_confid", expected_rule, mutate, scope=True)
+
+
+def _scope_benign(mutate: Mutate) -> MutationClass:
+    return MutationClass(mutate.__name__, "none", None, mutate, benign=True, scope=True)
 
 
 MUTATIONS: tuple[MutationClass, ...] = (
@@ -55,4 +66,14 @@ MUTATIONS: tuple[MutationClass, ...] = (
     _benign(benign.benign_split_ellipsis),
     _benign(benign.benign_unicode_punctuation),
     _benign(benign.benign_id_backfilled),
+    _scope_caught(scope.scope_range_shifted, "scope.range_covered"),
+    _scope_caught(scope.scope_phrase_dropped, "scope.terms_covered"),
+    _scope_caught(scope.scope_level_narrowed, "scope.level_not_narrower"),
+    _scope_caught(scope.scope_count_claim_removed, "scope.count_claimed"),
+    _scope_caught(scope.scope_service_swapped, "scope.services_covered"),
+    _scope_caught(scope.scope_alert_state_narrowed, "scope.alert_state_covered"),
+    _scope_caught(scope.scope_negative_widened, "scope.negative_within_searched"),
+    _scope_benign(scope.benign_scope_wider_search),
+    _scope_benign(scope.benign_scope_extra_search),
+    _scope_benign(scope.benign_scope_warn_when_error_asked),
 )

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from evcli.contracts import RetrievalDetails, SessionDocument, ToolInvocation
+from evcli.contracts import QuestionScope, RetrievalDetails, SessionDocument, ToolInvocation
 from evcli.gatekeeper.checks import find_ref
 from evcli.gatekeeper.excerpt import normalize
 
@@ -23,12 +23,14 @@ Output = dict[str, Any]
 class Case:
     """One mutated executor output and where in it the mutation was made.
 
-    `invocations` replaces the session's invocations when the mutation edits them too.
+    `invocations` replaces the session's invocations when the mutation edits them too, and
+    `scope` the session's question scope (a scope mutation: what was asked, not what was searched).
     """
 
     description: str
     output: Output
     invocations: list[ToolInvocation] | None = None
+    scope: QuestionScope | None = None
 
 
 Mutate = Callable[[SessionDocument, Output], Iterator[Case]]
@@ -41,6 +43,7 @@ class MutationClass:
     expected_rule: str | None
     mutate: Mutate
     benign: bool = False
+    scope: bool = False  # a scope class: the only kind run on a `scope_base` session
 
 
 # --- helpers -------------------------------------------------------------------
