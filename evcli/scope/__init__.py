@@ -51,8 +51,9 @@ def extract_scope(
     tokens = find_tokens(question, spans)
     known = {normal_name(name) for name in (*services, *(name for pair in alias_pairs(aliases) for name in pair))}
     found_hosts = find_hosts(question, list(hosts), services, known, spans)
-    unknown = find_unknown_services(question, known, spans)
+    spelled = find_unknown_services(question, known, spans, spelled=True)
     found_services = find_services(question, services, aliases, spans)
+    unknown = sorted_by_position(question, spelled + find_unknown_services(question, known, spans, spelled=False))
     found_alerts = find_alertnames(question, alertnames, spans)
     levels = find_levels(question, spans)
     names = find_name_tokens(question, spans)
@@ -71,3 +72,7 @@ def extract_scope(
         terms=find_terms(question, spans),
         wants_count=count,
     )
+
+
+def sorted_by_position(question: str, names: list[str]) -> list[str]:
+    return sorted(names, key=lambda name: question.find(name))

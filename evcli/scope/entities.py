@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from evcli.scope.terms import STOP_WORDS
 from evcli.scope.match import LEFT, RIGHT, SEPARATOR, Spans, distinct, humps, name_pattern
 
 _ALERT_WORDS = frozenset(
@@ -44,7 +45,7 @@ _NOT_A_NAME = frozenset(
 _HOST = (
     r"(?<![\w.-])[a-z][a-z0-9]*(?:-[a-z0-9]+)*-\d+(?:\.[a-z][a-z0-9-]*)*(?![\w-])",  # web-01, db-2.prod, ip-10-0-0-12
     r"(?<![\w.-])(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.){2,}[a-z]{2,}(?![\w.-])",  # an FQDN: api.example.com
-    rf"{LEFT}(?:host|hostname|node|server|machine|box|instance)\s+(?P<name>[a-z][\w.-]*[a-z0-9]){RIGHT}",
+    rf"{LEFT}(?:host|hostname|node|server|machine|box|instance)\s+(?P<name>[a-z][\w-]*[\d.-][\w.-]*[a-z0-9]){RIGHT}",
 )
 
 
@@ -91,18 +92,23 @@ def _host_like(name: str) -> bool:
     return any(re.fullmatch(pattern, name) for pattern in _HOST[:2])
 
 
-def find_unknown_services(question: str, known: set[str], spans: Spans) -> list[str]:
-    """Service-like names that are none of the `known` names and aliases (`normal_name`); read before
-    known services, so the alias "payments" does not match inside "payments-v3"."""
+def find_unknown_services(question: str, known: set[str], spans: Spans, *, spelled: bool) -> list[str]:
+    """Service-like names that are none of the `known` names and aliases (`normal_name`). Names
+    `spelled` like one (payments-v3) are read before known services, so the alias "payments" does not
+    match inside them; "service X" / "X service" after them, so "billing service" stays the alias."""
     found: list[tuple[int, str]] = []
-    for pattern in _UNKNOWN_SERVICE:
+    for pattern in _UNKNOWN_SERVICE[:1] if spelled else _UNKNOWN_SERVICE[1:]:
         for match in re.finditer(pattern, question):
             group = "name" if "name" in match.groupdict() else 0
             name = match.group(group)
-            if name.lower() in _NOT_A_NAME or normal_name(name) in known or not spans.free(*match.span(group)):
+            if (
+                name.lower() in _NOT_A_NAME | STOP_WORDS
+                or normal_name(name) in known
+                or not spans.free(*match.span(group))
+            ):
                 continue
-            spans.claim(*match.span())
-            found.append((match.start(group), name))
+            if spans.claim(*match.span()):
+                found.append((match.start(group), name))
     return distinct(name for _, name in sorted(found))
 
 

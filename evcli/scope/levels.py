@@ -7,8 +7,8 @@
 
 An error *kind* is no level request: a lower-case "errors" right after a status code or a noun
 ("502 errors", "connection errors", "timeout errors") names what to search, and stays a term;
-"errors" after a determiner or at the start ("any errors", "errors in nginx"), "error logs"/
-"error lines", and upper-case ERROR are level requests. The level words are consumed.
+"errors" after a determiner, a name already read ("billing errors") or at the start ("any errors",
+"errors in nginx"), "error logs"/"error lines", and upper-case ERROR are level requests. The level words are consumed.
 """
 
 from __future__ import annotations
@@ -25,14 +25,27 @@ _PATTERNS: tuple[tuple[ScopeLevel, str, int], ...] = (  # (level, pattern, flags
     ("DEBUG", r"\bdebug" + _LOGS + r"?\b", re.IGNORECASE),
     ("ERROR", r"\bERRORS?\b", 0),
     ("ERROR", r"\berror" + _LOGS + r"|\berrors?\s+level\b", re.IGNORECASE),
-    (
-        "ERROR",
-        r"(?:\b(?:any|some|no|all|the|of|with|for|log|logged|logs|logging|show|list|see|and|or|only)\s+|^\s*)"
-        r"(?P<word>errors?)\b(?!\s+(?:code|rate|budget|count|message|page))",
-        re.IGNORECASE,
-    ),
+    ("ERROR", r"\b(?P<word>errors?)\b(?!\s+(?:code|rate|budget|count|message|page|kind))", re.IGNORECASE),
     ("ERROR", r"错误日志|报错|错误(?!码|率)|异常日志", 0),
 )
+
+
+_DETERMINERS = frozenset("any some no all the of with for log logged logs logging show list see and or only".split())
+
+
+def _asks_level(question: str, start: int, spans: Spans) -> bool:
+    """A bare "errors" asks for the ERROR level at the start of a clause, after a determiner or after a
+    name already read (a service, host, range: "billing errors"); after a status code or a free noun
+    ("502 errors", "connection errors", '"MISCONF" error') it names an error kind."""
+    before = question[:start].rstrip()
+    word = re.search(r"\S+$", before)
+    if word is None or before.endswith(("?", ".", "!", ",", ":", ";")):
+        return True
+    if word.group().lower() in _DETERMINERS:
+        return True
+    if re.fullmatch(r"[1-5](?:\d\d|xx)s?", word.group(), re.IGNORECASE) or word.group()[-1] in "\"'”’」』`":
+        return False
+    return not spans.free(word.start(), word.end())
 
 
 def find_levels(question: str, spans: Spans) -> list[ScopeLevel]:
@@ -41,6 +54,8 @@ def find_levels(question: str, spans: Spans) -> list[ScopeLevel]:
     for level, pattern, flags in _PATTERNS:
         for match in re.finditer(pattern, question, flags):
             start, end = match.span("word") if "word" in match.groupdict() else match.span()
+            if "word" in match.groupdict() and not _asks_level(question, start, spans):
+                continue
             if spans.claim(start, end):
                 found.append((start, level))
     levels: list[ScopeLevel] = []

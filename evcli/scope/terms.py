@@ -15,7 +15,7 @@ from evcli.scope.glossary import translate
 from evcli.scope.match import Spans, distinct
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[-_.'][A-Za-z0-9]+)*")
-_STOP = frozenset(
+STOP_WORDS = frozenset(
     """a about above across after again against all also am an and any anyone anything are aren't around as
     ask at be because been before being below between both but by can can't cannot check checked confirm could
     did didn't do does doesn't doing don't down during each either else ever every few for from further get
@@ -38,7 +38,7 @@ _STOP = frozenset(
     come came comes coming seem seems seemed keep keeps kept make made go goes went give gave take took say
     said try tried use used want wants wanted anymore getting gets happens occur occurs occurred occurring
     someone anybody everyone guys pls thanks diagnose diagnosis investigate troubleshoot cause caused causing
-    root reason reasons explain why""".split()
+    root reason reasons explain why asap""".split()
 )
 _ERROR_KIND = frozenset({"error", "errors"})  # kept after a noun: "connection errors" names a kind
 
@@ -52,9 +52,9 @@ def find_terms(question: str, spans: Spans) -> list[str]:
     for match in _WORD.finditer(rest):
         word = re.sub(r"'s$", "", match.group(), flags=re.IGNORECASE).strip("'.")
         lowered = word.lower()
-        if lowered in _ERROR_KIND and previous and previous not in _STOP:
+        if lowered in _ERROR_KIND and previous and previous not in STOP_WORDS:
             found.append((0, match.start(), lowered))
-        elif lowered not in _STOP and len(lowered) > 1:
+        elif lowered not in STOP_WORDS and len(lowered) > 1:
             found.append((_strength(word), match.start(), word))
         previous = lowered
     for start, _, words in idioms:

@@ -327,7 +327,7 @@ def _day_parts(question: str, resolver: _Resolver):
         start, end = resolver.wall(day, first), resolver.wall(day, last)
         if start > resolver.clock and match["day"] is None and not match["en"]:
             start, end = resolver.wall(day - timedelta(days=1), first), resolver.wall(day - timedelta(days=1), last)
-        yield match, (TimeRange(start, max(start, min(end, resolver.clock))), None)
+        yield match, (TimeRange(start, end if start > resolver.clock else min(end, resolver.clock)), None)
 
 
 def _dates(question: str, resolver: _Resolver):

@@ -1,0 +1,49 @@
+"""The packaged host environment's names (evcli/envs/host/env.toml) on its frozen clock,
+09:30 local on 2026-03-18 in Europe/Berlin, and a helper comparing a whole scope."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from evcli.contracts import QuestionScope
+from evcli.scope import extract_scope
+from evcli.timerange import zone_named
+
+SERVICES = ["auth", "nginx", "apache", "intranet", "shop-api", "zookeeper", "worker", "billing", "redis", "web-01"]
+ALIASES = {
+    "auth": ["sshd", "ssh", "auth log"],
+    "nginx": ["web server", "proxy"],
+    "apache": ["httpd", "admin app"],
+    "intranet": ["intranet vhost"],
+    "shop-api": ["shop", "shop api"],
+    "zookeeper": ["zk"],
+    "worker": ["mail worker"],
+    "billing": ["billing service"],
+    "redis": ["cache"],
+    "web-01": ["host", "node"],
+}
+ALERTNAMES = ["DiskSpaceLow", "HighHTTP401Rate", "SSHBruteForce", "ZooKeeperDown"]
+BERLIN = zone_named("Europe/Berlin")
+CLOCK = datetime.fromisoformat("2026-03-18T08:30:00+00:00")  # 09:30 in Berlin
+
+
+def scope_of(question: str, *, clock: datetime = CLOCK, tz: Any = BERLIN) -> QuestionScope:
+    return extract_scope(question, services=SERVICES, aliases=ALIASES, alertnames=ALERTNAMES, clock=clock, tz=tz)
+
+
+def assert_scope(scope: QuestionScope, expected: dict[str, Any]) -> None:
+    """Every field equals `expected` or its default; `terms` given are the prefix of the scope's
+    terms, `range` is (text, canonical range, relative)."""
+    actual = scope.model_dump()
+    wanted = QuestionScope().model_dump()
+    wanted.update({key: value for key, value in expected.items() if key not in ("terms", "range")})
+    if "range" in expected and expected["range"] is not None:
+        text, canonical, relative = expected["range"]
+        wanted["range"] = {"text": text, "range": canonical, "relative": relative}
+    terms = expected.get("terms")
+    actual_terms = actual.pop("terms")
+    wanted.pop("terms")
+    assert actual == wanted
+    if terms is not None:
+        assert actual_terms[: len(terms)] == terms, actual_terms
