@@ -17,8 +17,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from evcli.scope.terms import STOP_WORDS
 from evcli.scope.match import LEFT, RIGHT, SEPARATOR, Spans, distinct, humps, name_pattern
+from evcli.scope.terms import STOP_WORDS
 
 _ALERT_WORDS = frozenset(
     "high low usage rate latency down slow response exhausted full space unavailable failed failure "
