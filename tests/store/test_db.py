@@ -238,3 +238,29 @@ def test_every_sample_session_loads_and_reexports_identically():
     for path in sorted(SAMPLES.glob("*.json")):
         document = read_document(path)
         assert to_canonical(document) == canonical_json(json.loads(path.read_text())), path.name
+
+
+def _stored_as(store: TraceStore, session_id: str, created_at: str) -> None:
+    document = read_document(sample("narrow-payment-highcpu"))
+    run = document.run.model_copy(update={"session_id": session_id, "created_at": created_at})
+    store.import_document(document.model_copy(update={"run": run}))
+
+
+def test_resolve_last_id_and_unique_prefix(db_path):
+    store = TraceStore(db_path)
+    with pytest.raises(NotFound, match="no session"):
+        store.resolve("last")
+    _stored_as(store, "abc-1", "2026-01-01T00:00:00Z")
+    _stored_as(store, "abc-2", "2026-01-02T00:00:00Z")
+    _stored_as(store, "xyz_9", "2025-12-31T00:00:00Z")
+    assert store.resolve("last") == "abc-2"  # newest by creation time, not by id
+    assert store.resolve("abc-1") == "abc-1"
+    assert store.resolve("xy") == "xyz_9"
+    with pytest.raises(BadInput, match="ambiguous: abc-1, abc-2"):
+        store.resolve("abc")
+    with pytest.raises(NotFound, match="unknown session 'ABC'"):
+        store.resolve("ABC")  # ids are case-sensitive
+    with pytest.raises(BadInput, match="not a valid session id"):
+        store.resolve("xyz%")  # not a session id pattern → rejected before any query
+    _stored_as(store, "abc", "2026-01-03T00:00:00Z")
+    assert store.resolve("abc") == "abc"  # an exact id wins over being a prefix of others
