@@ -22,14 +22,18 @@ Invariants:
     start ("2 to 3:30pm") and a start's to a bare end ("下午3点到4点");
   - versions ("v1.2"), ports ("host:8080"), durations ("14:20 minutes") and out-of-range clock
     values are never times;
-  - wall times are localised DST-safely (evcli.timerange.localize), windows are exact elapsed time.
+  - wall times are localised DST-safely (evcli.timerange.localize); at a range's start or end a wall
+    time that a DST change skips or repeats reads as its earliest / latest instant, so the range holds
+    everything the words can mean (Berlin "02:30 to 03:15" on the spring-forward day is 01:30+01:00..
+    03:15+02:00); windows are exact elapsed time;
+  - a range whose end precedes its start (after all the rules above) is no range: never an error.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import date, datetime, time, timedelta, tzinfo
+from datetime import UTC, date, datetime, time, timedelta, tzinfo
 
 from evcli.backends.base import parse_window
 from evcli.contracts import AskedRange
@@ -204,20 +208,27 @@ class _Resolver:
         self.clock = clock.astimezone(tz)
         self.tz = tz
 
-    def wall(self, day: date, moment: time | int) -> datetime:
-        """A wall time on a day (an int is an hour, 24 and more run into the next days)."""
+    def wall(self, day: date, moment: time | int, edge: str | None = None) -> datetime:
+        """A wall time on a day (an int is an hour, 24 and more run into the next days). At a range's
+        `edge` a wall time a DST change makes ambiguous or skips reads as its earliest ("start") or
+        latest ("end") instant, so the range holds every instant the words can mean."""
         if isinstance(moment, int):
-            return localize(datetime.combine(day + timedelta(days=moment // 24), time(moment % 24)), self.tz)
-        return localize(datetime.combine(day, moment), self.tz)
+            day, moment = day + timedelta(days=moment // 24), time(moment % 24)
+        naive = datetime.combine(day, moment)
+        first = localize(naive, self.tz)
+        if edge is None:
+            return first
+        other = naive.replace(tzinfo=self.tz, fold=1).astimezone(UTC).astimezone(self.tz)
+        return (min if edge == "start" else max)(first, other, key=lambda value: value.astimezone(UTC))
 
-    def between(self, day: date | None, start: time, end: time) -> TimeRange:
+    def between(self, day: date | None, start: time, end: time) -> TimeRange | None:
         """A time-of-day range: on `day`, else on the clock's date or, when it would start after
         the clock, the day before; an end before the start is on the next day."""
         first = day or self.clock.date()
         if day is None and self.wall(first, start) > self.clock:
             first -= timedelta(days=1)
         last = first + timedelta(days=1) if end < start else first
-        return TimeRange(self.wall(first, start), self.wall(last, end))
+        return span(self.wall(first, start, "start"), self.wall(last, end, "end"))
 
     def moment(self, day: date | None, at: time) -> datetime:
         first = day or self.clock.date()
@@ -225,9 +236,14 @@ class _Resolver:
             first -= timedelta(days=1)
         return self.wall(first, at)
 
-    def whole_day(self, day: date) -> TimeRange:
-        end = self.wall(day, 24)
-        return TimeRange(self.wall(day, 0), min(end, self.clock) if day == self.clock.date() else end)
+    def whole_day(self, day: date) -> TimeRange | None:
+        end = self.wall(day, 24, "end")
+        return span(self.wall(day, 0, "start"), min(end, self.clock) if day == self.clock.date() else end)
+
+
+def span(start: datetime, end: datetime) -> TimeRange | None:
+    """The range from start to end, or None when the words name an end before their start."""
+    return TimeRange(start, end) if start.astimezone(UTC) <= end.astimezone(UTC) else None
 
 
 def find_range(question: str, spans: Spans, *, clock: datetime, tz: tzinfo) -> AskedRange | None:
@@ -235,13 +251,13 @@ def find_range(question: str, spans: Spans, *, clock: datetime, tz: tzinfo) -> A
     resolver = _Resolver(clock, tz)
     for reader in (_ranges, _bare_ranges, _cued, _zh_cued, _windows, _since_day, _day_parts, _dates):
         for match, found in reader(question, resolver):
-            if found is not None and spans.claim(match.start(), match.end()):
+            if found is not None and found[0] is not None and spans.claim(match.start(), match.end()):
                 asked_range, relative = found
                 return AskedRange(text=match.group().strip(), range=asked_range.text(tz), relative=relative)
     return None
 
 
-_Found = tuple[TimeRange, str | None]
+_Found = tuple[TimeRange | None, str | None]
 
 
 def _ranges(question: str, resolver: _Resolver):
@@ -252,13 +268,16 @@ def _ranges(question: str, resolver: _Resolver):
             continue
         start, end = start.with_meridiem(end.meridiem), end.with_meridiem(start.meridiem)
         day = _read_date(match["d1"] or match["d3"], resolver.clock.date())
+        if day is None and (match["d1"] or match["d3"]):
+            yield match, None  # a day that does not exist (Feb 30): no range rather than today's
+            continue
         yield match, _range_on(resolver, day, match["d2"], start.at(), end.at())
 
 
 def _range_on(resolver: _Resolver, day: date | None, end_day_text: str | None, start: time, end: time) -> _Found:
     end_day = _read_date(end_day_text, resolver.clock.date())
     if end_day is not None and day is not None and end_day >= day:
-        return TimeRange(resolver.wall(day, start), resolver.wall(end_day, end)), None
+        return span(resolver.wall(day, start, "start"), resolver.wall(end_day, end, "end")), None
     return resolver.between(day, start, end), None
 
 
@@ -292,7 +311,7 @@ def _one_time(resolver: _Resolver, match: re.Match[str], cue: str) -> _Found | N
     day = _read_date(match["d1"] or match.groupdict().get("d3"), resolver.clock.date())
     moment = resolver.moment(day, clock.at())
     if cue in ("since", "after"):
-        return TimeRange(moment, max(moment, resolver.clock)), None
+        return span(moment, max(moment, resolver.clock)), None
     if cue in ("before", "until", "till"):
         return TimeRange(None, moment), None
     return TimeRange(moment - AROUND, moment + AROUND), None
@@ -310,7 +329,7 @@ def _windows(question: str, resolver: _Resolver):
 def _since_day(question: str, resolver: _Resolver):
     for match in _SINCE_DAY.finditer(question):
         day = _read_date(match["d1"], resolver.clock.date())
-        yield match, None if day is None else (TimeRange(resolver.wall(day, 0), resolver.clock), None)
+        yield match, None if day is None else (span(resolver.wall(day, 0, "start"), resolver.clock), None)
 
 
 def _day_parts(question: str, resolver: _Resolver):
@@ -321,13 +340,16 @@ def _day_parts(question: str, resolver: _Resolver):
         day = _read_date(match["day"], today) or today
         if name in _LAST_NIGHT:
             yesterday = today - timedelta(days=1)
-            yield match, (TimeRange(resolver.wall(yesterday, 18), resolver.wall(today, 6)), None)
+            yield match, (span(resolver.wall(yesterday, 18, "start"), resolver.wall(today, 6, "end")), None)
             continue
         first, last = _PARTS[name]
-        start, end = resolver.wall(day, first), resolver.wall(day, last)
+        start, end = resolver.wall(day, first, "start"), resolver.wall(day, last, "end")
         if start > resolver.clock and match["day"] is None and not match["en"]:
-            start, end = resolver.wall(day - timedelta(days=1), first), resolver.wall(day - timedelta(days=1), last)
-        yield match, (TimeRange(start, end if start > resolver.clock else min(end, resolver.clock)), None)
+            start, end = (
+                resolver.wall(day - timedelta(days=1), first, "start"),
+                resolver.wall(day - timedelta(days=1), last, "end"),
+            )
+        yield match, (span(start, end if start > resolver.clock else min(end, resolver.clock)), None)
 
 
 def _dates(question: str, resolver: _Resolver):

@@ -1,0 +1,132 @@
+"""evcli.scope.times: the range a question names, on the environment's clock and zone."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import pytest
+
+from evcli.scope.match import Spans
+from evcli.scope.times import find_range
+from evcli.timerange import parse_range_text, zone_named
+
+
+def asked(question: str, clock: str, zone: str = "Europe/Berlin") -> tuple[str, str, str | None] | None:
+    found = find_range(question, Spans(), clock=datetime.fromisoformat(clock), tz=zone_named(zone))
+    return None if found is None else (found.text, found.range, found.relative)
+
+
+BERLIN_SPRING = "2026-03-29T12:00:00+02:00"  # clocks went 02:00 → 03:00
+BERLIN_AUTUMN = "2026-10-25T12:00:00+01:00"  # clocks went 03:00 → 02:00
+NY_SPRING = "2026-03-08T12:00:00-04:00"
+NY_AUTUMN = "2026-11-01T12:00:00-05:00"
+
+
+@pytest.mark.parametrize(
+    ("question", "clock", "zone", "expected"),
+    [
+        # a skipped wall time at a range's start reads as its earliest instant: the range holds the gap
+        (
+            "between 01:30 and 03:30",
+            BERLIN_SPRING,
+            "Europe/Berlin",
+            "2026-03-29T01:30:00+01:00..2026-03-29T03:30:00+02:00",
+        ),
+        ("02:30 to 03:15", BERLIN_SPRING, "Europe/Berlin", "2026-03-29T01:30:00+01:00..2026-03-29T03:15:00+02:00"),
+        ("today", BERLIN_SPRING, "Europe/Berlin", "2026-03-29T00:00:00+01:00..2026-03-29T12:00:00+02:00"),
+        ("last night", BERLIN_SPRING, "Europe/Berlin", "2026-03-28T18:00:00+01:00..2026-03-29T06:00:00+02:00"),
+        # a repeated wall time: the first occurrence at the start, the second at the end
+        ("from 02:15 to 02:45", BERLIN_AUTUMN, "Europe/Berlin", "2026-10-25T02:15:00+02:00..2026-10-25T02:45:00+01:00"),
+        ("今天凌晨", BERLIN_AUTUMN, "Europe/Berlin", "2026-10-25T00:00:00+02:00..2026-10-25T06:00:00+01:00"),
+        ("02:00-03:30", NY_SPRING, "America/New_York", "2026-03-08T01:00:00-05:00..2026-03-08T03:30:00-04:00"),
+        ("1:30am to 3:30am", NY_SPRING, "America/New_York", "2026-03-08T01:30:00-05:00..2026-03-08T03:30:00-04:00"),
+        (
+            "between 1:00am and 1:59am",
+            NY_AUTUMN,
+            "America/New_York",
+            "2026-11-01T01:00:00-04:00..2026-11-01T01:59:00-05:00",
+        ),
+        ("today", NY_AUTUMN, "America/New_York", "2026-11-01T00:00:00-04:00..2026-11-01T12:00:00-05:00"),
+    ],
+)
+def test_dst_day_ranges_hold_every_instant_the_words_mean(question, clock, zone, expected):
+    assert asked(question, clock, zone) == (question, expected, None)
+
+
+def test_a_window_across_a_dst_change_is_exact_elapsed_time():
+    text, canonical, relative = asked("past 12 hours", NY_AUTUMN, "America/New_York")
+    found = parse_range_text(canonical)
+    assert (text, relative) == ("past 12 hours", "12h")
+    assert found.end - found.start == datetime.fromisoformat(NY_AUTUMN) - found.start
+    assert (found.end - found.start).total_seconds() == 12 * 3600
+    assert canonical == "2026-11-01T01:00:00-04:00..2026-11-01T12:00:00-05:00"
+
+
+CLOCK = "2026-03-18T09:30:00+01:00"
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        # a time-of-day range after the clock means the previous day
+        ("14:20-14:35", ("14:20-14:35", "2026-03-17T14:20:00+01:00..2026-03-17T14:35:00+01:00", None)),
+        ("09:00-09:20", ("09:00-09:20", "2026-03-18T09:00:00+01:00..2026-03-18T09:20:00+01:00", None)),
+        # an end before its start runs into the next day
+        ("23:50 to 00:10", ("23:50 to 00:10", "2026-03-17T23:50:00+01:00..2026-03-18T00:10:00+01:00", None)),
+        # 12-hour clock; a meridiem carries to the other end
+        ("from 2 to 3:30pm", ("from 2 to 3:30pm", "2026-03-17T14:00:00+01:00..2026-03-17T15:30:00+01:00", None)),
+        ("12am-1am", ("12am-1am", "2026-03-18T00:00:00+01:00..2026-03-18T01:00:00+01:00", None)),
+        ("下午3点到4点", ("下午3点到4点", "2026-03-17T15:00:00+01:00..2026-03-17T16:00:00+01:00", None)),
+        ("早上8点半到9点", ("早上8点半到9点", "2026-03-18T08:30:00+01:00..2026-03-18T09:00:00+01:00", None)),
+        # dates: a month and day without a year after the clock is last year's
+        (
+            "on Dec 31 from 23:00 to 23:30",
+            ("on Dec 31 from 23:00 to 23:30", "2025-12-31T23:00:00+01:00..2025-12-31T23:30:00+01:00", None),
+        ),
+        (
+            "3 Mar 2026 02:00-03:30",
+            ("3 Mar 2026 02:00-03:30", "2026-03-03T02:00:00+01:00..2026-03-03T03:30:00+01:00", None),
+        ),
+        ("on 2026-03-17", ("on 2026-03-17", "2026-03-17T00:00:00+01:00..2026-03-18T00:00:00+01:00", None)),
+        (
+            "2026年3月3日 02:00 到 03:30",
+            ("2026年3月3日 02:00 到 03:30", "2026-03-03T02:00:00+01:00..2026-03-03T03:30:00+01:00", None),
+        ),
+        ("since yesterday", ("since yesterday", "2026-03-17T00:00:00+01:00..2026-03-18T09:30:00+01:00", None)),
+        ("until 09:00", ("until 09:00", "..2026-03-18T09:00:00+01:00", None)),
+        ("09:20左右", ("09:20左右", "2026-03-18T09:15:00+01:00..2026-03-18T09:25:00+01:00", None)),
+        ("09:00之前", ("09:00之前", "..2026-03-18T09:00:00+01:00", None)),
+        ("1小时内", ("1小时内", "2026-03-18T08:30:00+01:00..2026-03-18T09:30:00+01:00", "1h")),
+        ("last half hour", ("last half hour", "2026-03-18T09:00:00+01:00..2026-03-18T09:30:00+01:00", "30m")),
+        ("前天", ("前天", "2026-03-16T00:00:00+01:00..2026-03-17T00:00:00+01:00", None)),
+        ("昨天下午", ("昨天下午", "2026-03-17T12:00:00+01:00..2026-03-17T18:00:00+01:00", None)),
+    ],
+)
+def test_ranges(question, expected):
+    assert asked(question, CLOCK) == expected
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "upgrade to v1.2 broke it",
+        "redis-01:6379 refused",
+        "the job took 14:20 minutes",
+        "HTTP 502 at port 8080",
+        "what's going on?",
+        "between 25:00 and 26:00",
+        "Feb 30 from 02:00 to 03:00 was weird",  # no such day: no range rather than today's
+        "the last deployment hour",
+        "past 400 days",
+    ],
+)
+def test_not_times(question):
+    assert asked(question, CLOCK) is None
+
+
+def test_a_range_reads_its_text_once():
+    spans = Spans()
+    clock = datetime.fromisoformat(CLOCK)
+    first = find_range("between 09:00 and 09:10", spans, clock=clock, tz=zone_named("Europe/Berlin"))
+    assert first is not None
+    assert find_range("between 09:00 and 09:10", spans, clock=clock, tz=zone_named("Europe/Berlin")) is None
