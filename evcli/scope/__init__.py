@@ -2,8 +2,10 @@
 
 `extract_scope` runs the extractors in a fixed order over one `Spans`, each consuming the text it
 reads, so every piece of the question is read once: quoted phrases (verbatim, nothing inside them
-is read again), the time range, count and alert-state cues, hosts, known services, alert names,
-service-like unknown names, distinctive tokens, levels, and last the remaining content words.
+is read again), the time range, count and alert-state cues, the environment's alert names (before
+tokens: the 401 of "high http 401 rate"), distinctive tokens (before names: /api/login is no service
+"api"), hosts, service-like names, known services, "service X" names, CamelCase alert names, levels,
+CamelCase/UPPER-CASE tokens, and last the remaining content words.
 Deterministic, never raises on any text, never depends on a model.
 """
 
@@ -17,13 +19,14 @@ from evcli.scope.cues import alert_state, detect_language, is_narrow, wants_coun
 from evcli.scope.entities import (
     alias_pairs,
     find_alertnames,
+    find_camel_alertnames,
     find_hosts,
     find_services,
     find_unknown_services,
     normal_name,
 )
 from evcli.scope.levels import find_levels
-from evcli.scope.match import Spans
+from evcli.scope.match import Spans, distinct
 from evcli.scope.terms import find_terms
 from evcli.scope.times import find_range
 from evcli.scope.tokens import find_name_tokens, find_phrases, find_tokens, in_order
@@ -48,13 +51,14 @@ def extract_scope(
     asked_range = find_range(question, spans, clock=clock, tz=tz)
     count = wants_count(question, spans)
     state = alert_state(question, spans)
+    known_alerts = find_alertnames(question, alertnames, spans)
     tokens = find_tokens(question, spans)
     known = {normal_name(name) for name in (*services, *(name for pair in alias_pairs(aliases) for name in pair))}
     found_hosts = find_hosts(question, list(hosts), services, known, spans)
     spelled = find_unknown_services(question, known, spans, spelled=True)
     found_services = find_services(question, services, aliases, spans)
-    unknown = sorted_by_position(question, spelled + find_unknown_services(question, known, spans, spelled=False))
-    found_alerts = find_alertnames(question, alertnames, spans)
+    unknown = _in_question_order(question, spelled + find_unknown_services(question, known, spans, spelled=False))
+    found_alerts = distinct(known_alerts + find_camel_alertnames(question, spans))
     levels = find_levels(question, spans)
     names = find_name_tokens(question, spans)
     return QuestionScope(
@@ -74,5 +78,5 @@ def extract_scope(
     )
 
 
-def sorted_by_position(question: str, names: list[str]) -> list[str]:
+def _in_question_order(question: str, names: list[str]) -> list[str]:
     return sorted(names, key=lambda name: question.find(name))

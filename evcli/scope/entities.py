@@ -117,11 +117,17 @@ def alert_like(word: str) -> bool:
 
 
 def find_alertnames(question: str, alertnames: list[str], spans: Spans) -> list[str]:
-    # "HighCPUUsage" and also "high cpu usage".
+    """The environment's alert names, also spelled as words ("high http 401 rate" → HighHTTP401Rate);
+    read before tokens, so the 401 of an alert name is no status code."""
     candidates = [(LEFT + SEPARATOR.join(map(re.escape, humps(name))) + RIGHT, name) for name in alertnames]
-    found = [value for _, _, value in spans.claim_longest(question, candidates)]
+    return distinct(value for _, _, value in spans.claim_longest(question, candidates))
+
+
+def find_camel_alertnames(question: str, spans: Spans) -> list[str]:
+    """CamelCase words carrying an alert word (KafkaConsumerLagHigh), read after services."""
+    found = []
     for match in CAMEL.finditer(question):
         word = match.group(1)
         if not word.endswith(("Exception", "Error")) and alert_like(word) and spans.claim(*match.span(1)):
             found.append(word)
-    return distinct(found)
+    return found

@@ -1,0 +1,59 @@
+"""evcli.scope.entities through extract_scope: services, hosts, unknown names, alerts."""
+
+from __future__ import annotations
+
+from evcli.scope.entities import alert_like, normal_name
+from tests.scope._env import scope_of
+
+
+def test_a_service_spelled_many_ways_is_one_service():
+    assert scope_of("shop api / shop-api / shop_api / Shop API").services == ["shop-api"]
+
+
+def test_an_alias_is_never_read_inside_a_longer_name():
+    scope = scope_of("is shop-api-v2 or billing-api up, or workers?")
+    assert scope.services == []
+    assert scope.unknown_services == ["shop-api-v2", "billing-api"]
+
+
+def test_a_known_service_named_like_a_host_is_both():
+    scope = scope_of("what happened on web-01 and on host db-2.prod")
+    assert scope.services == ["web-01"]
+    assert scope.hosts == ["web-01", "db-2.prod"]
+
+
+def test_hosts_of_the_environment_are_hosts():
+    scope = scope_of("anything on mailhub?")
+    assert scope.hosts == []
+    from evcli.scope import extract_scope
+    from tests.scope._env import ALIASES, BERLIN, CLOCK, SERVICES
+
+    found = extract_scope(
+        "anything on mailhub?",
+        services=SERVICES,
+        aliases=ALIASES,
+        alertnames=[],
+        clock=CLOCK,
+        tz=BERLIN,
+        hosts=["mailhub"],
+    )
+    assert found.hosts == ["mailhub"]
+
+
+def test_fqdn_and_ip_named_hosts():
+    assert scope_of("db1.prod.example.com and ip-10-0-0-12 slow").hosts == ["db1.prod.example.com", "ip-10-0-0-12"]
+
+
+def test_service_words_alone_are_no_unknown_service():
+    assert scope_of("which service is the web service? check service health").unknown_services == ["health"]
+
+
+def test_alert_names_known_camel_and_spelled_out():
+    scope = scope_of("high http 401 rate and KafkaConsumerLagHigh, not OOMKilled or CrashLoopBackOff")
+    assert scope.alertnames == ["HighHTTP401Rate", "KafkaConsumerLagHigh"]
+    assert scope.tokens == ["OOMKilled", "CrashLoopBackOff"]
+
+
+def test_alert_like_and_normal_name():
+    assert alert_like("DiskAlmostFull") and not alert_like("RiskScoreCalculator") and not alert_like("OOMKilled")
+    assert normal_name(" Order_Service ") == normal_name("order service") == "order-service"
