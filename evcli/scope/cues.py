@@ -4,7 +4,7 @@ and the alert state it asks about. Cue words are consumed so they never become s
 Narrow (seeds 2.4): the user only asks to confirm one service / alert / log / error / time window;
 a broad cue ("why", "root cause", 为什么) wins over a narrow one. Alert states: "still firing" /
 "still active" / 还在 / 仍在 → still_firing; "firing" / "active" / "triggered" / 告警中 → firing;
-"resolved" / "recovered" / "cleared" / 已恢复 → resolved; "silenced" / "muted" / "suppressed" / 静默
+"resolved" / "resolve" / "recovered" / "cleared" / 已恢复 → resolved; "silenced" / "muted" / "suppressed" / 静默
 → silenced; "pending" → pending. The most specific state named first wins.
 """
 
@@ -43,7 +43,10 @@ _STATES: tuple[tuple[AlertState, str], ...] = (
         "still_firing",
         r"\bstill\s+(?:be\s+)?(?:firing|active|on|alerting|going\s+off|open)\b|还在|仍在|仍然在|依然在|还没恢复|未恢复",
     ),
-    ("resolved", r"\b(?:resolved|recovered|cleared|auto-?resolved)\b|已恢复|已经恢复|恢复了|已解决"),
+    (
+        "resolved",
+        r"\b(?:resolved?|resolves|recover(?:ed|s|y)?|cleared|auto-?resolved)\b|已恢复|已经恢复|恢复了|已解决|恢复",
+    ),
     ("silenced", r"\b(?:silenced|muted|suppressed|silence[sd]?)\b|静默|屏蔽"),
     ("pending", r"\bpending\b"),
     ("firing", r"\b(?:firing|fired|active|triggered|going\s+off)\b|告警中|触发"),

@@ -34,6 +34,7 @@ GLOSSARY: dict[str, tuple[str, ...]] = {
     "垃圾回收": ("GC",),
     "延迟": ("latency",),
     "响应慢": ("slow",),
+    "慢": ("slow",),
     "积压": ("lag",),
     "域名解析": ("DNS", "no such host"),
     "解析失败": ("no such host", "NXDOMAIN"),

@@ -38,7 +38,7 @@ STOP_WORDS = frozenset(
     come came comes coming seem seems seemed keep keeps kept make made go goes went give gave take took say
     said try tried use used want wants wanted anymore getting gets happens occur occurs occurred occurring
     someone anybody everyone guys pls thanks diagnose diagnosis investigate troubleshoot cause caused causing
-    root reason reasons explain why asap""".split()
+    root reason reasons explain why asap window same""".split()
 )
 _ERROR_KIND = frozenset({"error", "errors"})  # kept after a noun: "connection errors" names a kind
 

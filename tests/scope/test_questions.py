@@ -545,6 +545,8 @@ QUESTIONS = [
         "is  shop-api  healthy ? pls chek the logs asap",
         {"task_scope": "narrow", "services": ["shop-api"], "terms": ["healthy", "chek"]},
     ),
+    ("when did ZooKeeperDown resolve?", {"alertnames": ["ZooKeeperDown"], "alert_state": "resolved"}),
+    ("用户服务为什么这么慢？", {"language": "zh", "terms": ["slow"]}),
     (
         "yesterday's zk restrat - what happend",
         {
