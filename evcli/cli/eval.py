@@ -102,7 +102,9 @@ def _percent(value: float | None) -> str:
 def cases_command(
     path: Annotated[
         Path | None,
-        typer.Argument(help="Case file or directory of *.toml case files (default: the shipped diagnosis suite)."),
+        typer.Argument(
+            help="Case file or directory of *.toml case files (default: the shipped suites diagnosis.toml and oncall.toml)."
+        ),
     ] = None,
     model: Annotated[
         str | None, typer.Option("--model", help="`offline` (default) or a litellm model string for every role.")
@@ -121,7 +123,8 @@ def cases_command(
     """Diagnosis cases through the whole chain: expectations, grounding, overstatements and cost per case.
 
     Each case runs in its own session (of a temporary store unless --db is
-    given). Exit 0, or 1 when --fail-under RATE is given and the pass rate is
+    given) and shows the scope its question asked next to what was searched;
+    a PASS whose search missed a `must_search` is counted apart. Exit 0, or 1 when --fail-under RATE is given and the pass rate is
     below it; a case file that is not valid is a usage error (exit 2).
     """
     from evcli.evals.cases import load_cases, run_suite
@@ -148,8 +151,52 @@ def cases_command(
 def _print_case_progress(result) -> None:
     from rich.markup import escape
 
-    mark = "[green]✓[/]" if result["passed"] else "[red]✗[/]"
-    err.print(f"{mark} {escape(result['id'])} · {result['verdict'] or 'error'} · {result['seconds']:.1f}s")
+    mark = "[yellow]-[/]" if result["skipped"] else "[green]✓[/]" if result["passed"] else "[red]✗[/]"
+    outcome = f"skipped: {result['skipped']}" if result["skipped"] else result["verdict"] or "error"
+    err.print(f"{mark} {escape(result['id'])} · {escape(outcome)} · {result['seconds']:.1f}s")
+
+
+_TOOL_SHORT = {"query_logs": "logs", "query_metrics": "metrics", "lookup_knowledge": "kb"}
+
+
+def _clock(range_text: str | None) -> str:
+    """`START..END` as `HH:MM–HH:MM` (the dates and zones are in --json)."""
+    if not range_text:
+        return ""
+    start, _, end = range_text.partition("..")
+    return f"{start[11:16]}–{end[11:16]}"
+
+
+def _asked_text(scopes) -> str:
+    """The question scopes of a case in a few words: what the question named and asked for."""
+    parts = []
+    for scope in (scope for scope in scopes if scope):
+        parts += scope.get("services", []) + [f"{name}?" for name in scope.get("unknown_services", [])]
+        parts += scope.get("hosts", []) + scope.get("alertnames", [])
+        parts += [scope["alert_state"]] if scope.get("alert_state") else []
+        parts += [_clock(scope["range"]["range"])] if scope.get("range") else []
+        parts += [f">={level}" for level in scope.get("levels", [])]
+        parts += [repr(text) for text in scope.get("phrases", []) + scope.get("tokens", [])]
+        parts += ["count"] if scope.get("wants_count") else []
+    return " ".join(parts) if scopes and any(scopes) else "-"
+
+
+def _searched_text(searched) -> str:
+    """One short line per successful invocation: tool, service, keywords, level, range."""
+    lines = []
+    for scope in searched:
+        words = [_TOOL_SHORT.get(scope["tool"], scope["tool"]), scope["service"] or "*"]
+        words += [repr(" ".join(scope["keywords"]))] if scope["keywords"] else []
+        words += [f">={scope['level']}"] if scope["level"] else []
+        words += [_clock(scope["range"])] if scope["range"] else []
+        lines.append(" ".join(word for word in words if word))
+    return "\n".join(lines) or "-"
+
+
+def _result_mark(case) -> str:
+    if case["skipped"]:
+        return "[yellow]skip[/]"
+    return "[green]pass[/]" if case["passed"] else "[red]fail[/]"
 
 
 def _render_cases(report) -> None:
@@ -163,11 +210,13 @@ def _render_cases(report) -> None:
     table.add_column("case", overflow="fold", min_width=12)
     for column in ("env", "result", "verdict", "claims", "grounded", "precision", "overstated", "calls", "tokens", "s"):
         table.add_column(column, overflow="fold")
+    table.add_column("asked", overflow="fold", max_width=28)
+    table.add_column("searched", overflow="fold", max_width=40)
     for case in report["cases"]:
         table.add_row(
             escape(case["id"]),
             escape(case["env"]),
-            "[green]pass[/]" if case["passed"] else "[red]fail[/]",
+            _result_mark(case),
             case["verdict"] or "-",
             str(case["claims"]),
             _percent(case["coverage"]),
@@ -176,14 +225,20 @@ def _render_cases(report) -> None:
             str(case["model_calls"]),
             str(case["prompt_tokens"] + case["completion_tokens"]),
             f"{case['seconds']:.1f}",
+            escape(_asked_text(case["asked"])),
+            escape(_searched_text(case["searched"])),
         )
     out.print(table)
     for case in report["cases"]:
         for failure in case["failures"]:
             out.print(f"[red]fail[/] {escape(case['id'])}: {escape(failure)}")
+        if case["skipped"]:
+            out.print(f"[yellow]skipped[/] {escape(case['id'])}: {escape(case['skipped'])}")
     totals = report["totals"]
+    ran = totals["cases"] - totals["skipped"]
     out.print(
-        f"passed {totals['passed']}/{totals['cases']} ({_percent(totals['pass_rate'])}) · "
+        f"passed {totals['passed']}/{ran} ({_percent(totals['pass_rate'])}) · skipped {totals['skipped']} · "
+        f"PASS with scope miss {totals['pass_with_scope_miss']} · "
         f"mean coverage {_percent(totals['mean_coverage'])} · precision {_percent(totals['precision'])} · "
         f"overstatements {totals['overstatements']} · model calls {totals['model_calls']} · "
         f"tokens {totals['prompt_tokens'] + totals['completion_tokens']} · {totals['seconds']:.1f}s"

@@ -14,7 +14,17 @@ must_not_contain = ["root cause confirmed"]   # case-insensitive, in the answer
 [[cases.must_cite]]
 tool = "query_metrics"
 text = "HighCPUUsage"             # some cited evidence of that tool contains it
+[[cases.must_search]]             # some successful invocation searched at least this scope:
+tool = "query_logs"
+service = "payment-service"       # optional: that service
+contains = "timeout"              # optional: its keywords contain this text
+range = "22:40..23:00"            # optional: its range contains this one (env clock and zone, or ISO)
+level_at_most = "WARN"            # optional: no level filter above this one
 ```
+
+A case may also have `follows = "<case id>"` (it runs as `ask --continue` of a fresh session of
+that question case) and `skip = "<reason>"` (it is listed, with the reason, but not run; the
+pass rate is over the cases that ran).
 
 An alert case's payload goes through `evcli.aiops`, one report (and session)
 per firing alert; every report must meet the expectations and pass the AIOps
@@ -25,30 +35,39 @@ environment and whatever models were chosen, so the same file grades the
 offline engine and any litellm model. Besides the expectations, a case
 reports how grounded the Executor was (the share of its claims whose every
 binding passed the gate, and of its bindings that passed), overstatement
-phrases in the answer, model calls, tokens and wall time.
+phrases in the answer, model calls, tokens and wall time, and the asked scope (the session's
+`QuestionScope`, None before it was recorded) next to what each successful invocation searched.
+A case whose verdict is PASS although a `must_search` was not met counts as `pass_with_scope_miss`:
+the eval's own check of the searched scope, independent of the Gatekeeper's scope rules.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import multiprocessing
 import tempfile
 import time
 import tomllib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal, TypeVar, overload
+from typing import Any, Literal, TypeVar, get_args, overload
 
-from evcli.contracts import SessionDocument, Verdict
+from evcli.contracts import ScopeLevel, SessionDocument, Verdict
 from evcli.errors import BadInput, EvcliError
 from evcli.gatekeeper.excerpt import normalize
 from evcli.gatekeeper.rules import RuleSet
 from evcli.pipeline import Models, Pipeline
 from evcli.store.db import TraceStore
+from evcli.timerange import TimeRange, parse_range_text, parse_time
 
 SUITES_DIR = Path(__file__).resolve().parent / "suites"
 DIAGNOSIS_SUITE = SUITES_DIR / "diagnosis.toml"
+ONCALL_SUITE = SUITES_DIR / "oncall.toml"
+DEFAULT_SUITES = (DIAGNOSIS_SUITE, ONCALL_SUITE)  # what `evcli eval cases` runs without a path
+LEVELS: tuple[str, ...] = get_args(ScopeLevel)  # lowest first
 VERDICTS = tuple(verdict.value for verdict in Verdict)  # best first: a case with several alerts reports the worst
 
 CaseT = TypeVar("CaseT")
@@ -120,15 +139,18 @@ class CaseTable:
             raise self.error(f"`{key}` must be a whole number of at least {minimum}, got {value!r}")
         return value
 
-    def tables(self, key: str, keys: tuple[str, ...]) -> list[dict[str, str]]:
-        """A list of sub-tables whose every key is a required non-empty string."""
+    def tables(self, key: str, keys: tuple[str, ...], optional: tuple[str, ...] = ()) -> list[dict[str, str]]:
+        """A list of sub-tables of non-empty strings: every one of `keys`, any of `optional`."""
         value = self.raw.get(key, [])
         if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
             raise self.error(f"`{key}` must be a list of tables ([[cases.{key}]]), got {value!r}")
         for position, item in enumerate(value, start=1):
-            if set(item) != set(keys) or not all(isinstance(v, str) and v.strip() for v in item.values()):
+            fits = set(keys) <= set(item) <= set(keys + optional)
+            if not fits or not all(isinstance(v, str) and v.strip() for v in item.values()):
+                extra = f" (optional: {', '.join(optional)})" if optional else ""
                 raise self.error(
-                    f"`{key}` entry {position} must have exactly {', '.join(keys)} as non-empty strings, got {item!r}"
+                    f"`{key}` entry {position} must have exactly {', '.join(keys)}{extra} as non-empty strings, "
+                    f"got {item!r}"
                 )
         return value
 
@@ -145,11 +167,13 @@ def suite_files(path: Path) -> list[Path]:
     return [path]
 
 
-def read_suite(path: Path, keys: tuple[str, ...], build: Callable[[CaseTable], CaseT]) -> list[CaseT]:
-    """Every case of a file or directory, built from its validated table; ids are unique across the suite."""
+def read_suite(path: Path | Sequence[Path], keys: tuple[str, ...], build: Callable[[CaseTable], CaseT]) -> list[CaseT]:
+    """Every case of a file or directory (or of several), built from its validated table; ids are
+    unique across the suite."""
     cases: list[CaseT] = []
     seen: dict[str, Path] = {}
-    for source in suite_files(Path(path)):
+    paths = [Path(path)] if isinstance(path, (str, Path)) else [Path(item) for item in path]
+    for source in (file for item in paths for file in suite_files(item)):
         try:
             document = tomllib.loads(source.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError) as exc:
@@ -184,6 +208,50 @@ class Citation:
 
 
 @dataclass(frozen=True)
+class SearchExpectation:
+    """A scope some successful invocation must have searched (`[[cases.must_search]]`)."""
+
+    tool: str
+    service: str | None = None
+    contains: str | None = None
+    range: TimeRange | None = None
+    level_at_most: str | None = None
+
+    def describe(self) -> str:
+        parts = [self.tool]
+        parts += [f"service={self.service}"] if self.service else []
+        parts += [f"keywords containing {self.contains!r}"] if self.contains else []
+        parts += [f"range containing {self.range.text()}"] if self.range else []
+        parts += [f"level filter at most {self.level_at_most}"] if self.level_at_most else []
+        return ", ".join(parts)
+
+    def met_by(self, searched: dict[str, Any]) -> bool:
+        """Whether one searched scope (an item of `searched_scopes`) covers this expectation."""
+        if searched["tool"] != self.tool:
+            return False
+        if self.service and (searched["service"] or "").casefold() != self.service.casefold():
+            return False
+        if self.contains and self.contains.casefold() not in " ".join(searched["keywords"]).casefold():
+            return False
+        if self.level_at_most and _level_rank(searched["level"]) > LEVELS.index(self.level_at_most):
+            return False
+        return self.range is None or (searched["range"] is not None and _contains(searched["range"], self.range))
+
+
+def _level_rank(level: str | None) -> int:
+    """The rank of a level filter in LEVELS; no filter ranks below every level."""
+    name = (level or "").upper().replace("WARNING", "WARN")
+    return LEVELS.index(name) if name in LEVELS else -1
+
+
+def _contains(searched: str, asked: TimeRange) -> bool:
+    try:
+        return parse_range_text(searched).contains(asked)
+    except ValueError:
+        return False
+
+
+@dataclass(frozen=True)
 class DiagnosisCase:
     id: str
     source: Path
@@ -196,6 +264,10 @@ class DiagnosisCase:
     max_claims: int | None
     must_cite: tuple[Citation, ...]
     must_not_contain: tuple[str, ...]
+    must_search: tuple[SearchExpectation, ...] = ()
+    follows: str | None = None  # id of the case this one follows up (`ask --continue`)
+    follows_question: str | None = None  # that case's question, set when the suite is loaded
+    skip: str | None = None  # why the case is listed but not run
 
 
 CASE_KEYS = (
@@ -208,7 +280,11 @@ CASE_KEYS = (
     "max_claims",
     "must_cite",
     "must_not_contain",
+    "must_search",
+    "follows",
+    "skip",
 )
+SEARCH_KEYS = ("service", "contains", "range", "level_at_most")
 
 
 def _diagnosis_case(table: CaseTable) -> DiagnosisCase:
@@ -219,11 +295,14 @@ def _diagnosis_case(table: CaseTable) -> DiagnosisCase:
     if "allowed_verdicts" in table.raw and not allowed:
         raise table.error("`allowed_verdicts` must list at least one verdict (leave it out to allow any)")
     env = table.text("env", default="demo")
+    if table.text("follows") is not None and question is None:
+        raise table.error("`follows` needs a `question` (a follow-up is asked with `ask --continue`)")
+    directory = env_dir(env, table.source)
     return DiagnosisCase(
         id=table.text("id", required=True),
         source=table.source,
         env=env,
-        env_dir=env_dir(env, table.source),
+        env_dir=directory,
         question=question,
         alert=(table.source.parent / alert).resolve() if alert else None,
         allowed_verdicts=allowed,
@@ -231,12 +310,57 @@ def _diagnosis_case(table: CaseTable) -> DiagnosisCase:
         max_claims=table.count("max_claims"),
         must_cite=tuple(Citation(**item) for item in table.tables("must_cite", ("tool", "text"))),
         must_not_contain=table.texts("must_not_contain"),
+        must_search=tuple(
+            _search_expectation(table, item, directory) for item in table.tables("must_search", ("tool",), SEARCH_KEYS)
+        ),
+        follows=table.text("follows"),
+        skip=table.text("skip"),
     )
 
 
+def _search_expectation(table: CaseTable, item: dict[str, str], directory: Path) -> SearchExpectation:
+    level = item.get("level_at_most")
+    if level is not None and level not in LEVELS:
+        raise table.error(f"`must_search` level_at_most {level!r}; allowed: {', '.join(LEVELS)}")
+    asked = item.get("range")
+    return SearchExpectation(
+        tool=item["tool"],
+        service=item.get("service"),
+        contains=item.get("contains"),
+        range=None if asked is None else _expected_range(table, asked, directory),
+        level_at_most=level,
+    )
+
+
+def _expected_range(table: CaseTable, text: str, directory: Path) -> TimeRange:
+    """`START..END`, each a time expression read on the environment's clock and in its zone."""
+    from evcli.backends.snapshot_config import ENV_FILE, load_env_config
+
+    config = load_env_config(directory / ENV_FILE)
+    start, separator, end = text.partition("..")
+    if not separator or not start.strip() or not end.strip():
+        raise table.error(f"`must_search` range {text!r} must be START..END")
+    if config.now is None and not ("T" in start and "T" in end):
+        raise table.error(f"`must_search` range {text!r}: the environment has no `now`; use ISO times")
+    clock = config.now or datetime.now(UTC)
+    try:
+        return TimeRange(*(parse_time(part, clock=clock, tz=config.timezone) for part in (start, end)))
+    except ValueError as exc:
+        raise table.error(f"`must_search` range {text!r}: {exc}") from exc
+
+
 def load_cases(path: Path | None = None) -> list[DiagnosisCase]:
-    """The diagnosis cases of a file or a directory of files (default: the shipped suite)."""
-    return read_suite(path or DIAGNOSIS_SUITE, CASE_KEYS, _diagnosis_case)
+    """The diagnosis cases of a file or a directory of files (default: the shipped suites); a
+    follow-up gets the question of the case it follows."""
+    cases = read_suite(path or DEFAULT_SUITES, CASE_KEYS, _diagnosis_case)
+    questions = {case.id: case.question for case in cases}
+    for index, case in enumerate(cases):
+        if case.follows is None:
+            continue
+        if questions.get(case.follows) is None:
+            raise BadInput(f"{case.source}: case {case.id!r} follows {case.follows!r}, no question case of the suite")
+        cases[index] = dataclasses.replace(case, follows_question=questions[case.follows])
+    return cases
 
 
 # --- judging one result -------------------------------------------------------------------
@@ -308,6 +432,41 @@ def grounding(document: SessionDocument) -> dict[str, int]:
     }
 
 
+def asked_scope(document: SessionDocument) -> dict[str, Any] | None:
+    """The session's question scope as stored (only the fields that differ from the defaults)."""
+    scope = document.run.config.scope
+    return None if scope is None else scope.model_dump(mode="json", exclude_defaults=True)
+
+
+def searched_scopes(document: SessionDocument) -> list[dict[str, Any]]:
+    """What each successful evidence invocation searched: tool, service, keywords, level and range."""
+    scopes = []
+    for invocation in document.invocations:
+        details = invocation.retrieval_details
+        if not invocation.success or details is None or details.evidence_status == "failed":
+            continue
+        extra = details.model_extra or {}
+        scopes.append(
+            {
+                "tool": invocation.tool_name,
+                "service": details.service,
+                "keywords": list(details.keywords),
+                "level": extra.get("level"),
+                "range": details.range,
+            }
+        )
+    return scopes
+
+
+def scope_misses(case: DiagnosisCase, searched: list[dict[str, Any]]) -> list[str]:
+    """The case's `must_search` expectations that no searched scope meets."""
+    return [
+        f"nothing searched {expected.describe()}"
+        for expected in case.must_search
+        if not any(expected.met_by(scope) for scope in searched)
+    ]
+
+
 def _ratio(part: int, whole: int) -> float | None:
     return round(part / whole, 4) if whole else None
 
@@ -316,6 +475,10 @@ def _ratio(part: int, whole: int) -> float | None:
 
 
 def _diagnose(case: DiagnosisCase, pipeline) -> list[dict[str, Any]]:
+    if case.follows_question is not None:  # `ask --continue` of a fresh session of the followed question
+        first = pipeline.ask(case.follows_question)
+        run = pipeline.create_session(case.question, continues=first.session_id)
+        return [pipeline.run_from(run.session_id, "plan").model_dump(mode="json")]
     if case.alert is None:  # a case has exactly one of question and alert
         return [pipeline.ask(case.question).model_dump(mode="json")]  # an alert report is this JSON plus its alert
     try:
@@ -333,8 +496,9 @@ def run_case(case: DiagnosisCase, store: TraceStore, rules: RuleSet, models: Mod
     reports: list[dict[str, Any]] = []
     error = None
     try:
-        pipeline = Pipeline(store=store, rules=rules, models=models, env_spec={"env_dir": str(case.env_dir)})
-        reports = _diagnose(case, pipeline)
+        if case.skip is None:
+            pipeline = Pipeline(store=store, rules=rules, models=models, env_spec={"env_dir": str(case.env_dir)})
+            reports = _diagnose(case, pipeline)
     except EvcliError as exc:
         error = exc.message
     except Exception as exc:  # an eval reports what broke and goes on with the next case
@@ -342,19 +506,32 @@ def run_case(case: DiagnosisCase, store: TraceStore, rules: RuleSet, models: Mod
 
     failures = [f"error: {error}"] if error else []
     counts = dict.fromkeys(("executor_claims", "grounded_claims", "checked_bindings", "passed_bindings"), 0)
+    asked: list[dict[str, Any] | None] = []
+    searched: list[dict[str, Any]] = []
     for report in reports:
         prefix = f"alert {report['alert']['alertname']}: " if len(reports) > 1 else ""
         failures += [prefix + failure for failure in failed_expectations(case, report)]
-        for key, value in grounding(store.load(report["session_id"])).items():
+        document = store.load(report["session_id"])
+        for key, value in grounding(document).items():
             counts[key] += value
+        asked.append(asked_scope(document))
+        searched += searched_scopes(document)
+    misses = scope_misses(case, searched) if reports else []
+    verdict = max((Verdict(r["verdict"]) for r in reports), default=None)
     return {
         "id": case.id,
         "env": case.env,
         "kind": "question" if case.question is not None else "alert",
-        "passed": not failures,
-        "failures": failures,
+        "follows": case.follows,
+        "skipped": case.skip,
+        "passed": case.skip is None and not failures and not misses,
+        "failures": failures + misses,
         "error": error,
-        "verdict": max((Verdict(r["verdict"]) for r in reports), default=None),
+        "asked": asked,  # the question scope of each session (an alert case has one per alert)
+        "searched": searched,
+        "scope_misses": misses,
+        "pass_with_scope_miss": verdict is Verdict.PASS and bool(misses),
+        "verdict": verdict,
         "session_ids": [report["session_id"] for report in reports],
         "claims": sum(len(report["claims"]) for report in reports),
         **counts,
@@ -434,7 +611,9 @@ def run_suite(
 
 
 def _totals(results: list[dict[str, Any]], *, seconds: float) -> dict[str, Any]:
+    """Sums over the cases; the pass rate is over the cases that ran (skipped ones are counted apart)."""
     passed = sum(result["passed"] for result in results)
+    skipped = sum(result["skipped"] is not None for result in results)
     coverages = [result["coverage"] for result in results if result["coverage"] is not None]
 
     def total(key: str) -> int:
@@ -443,8 +622,10 @@ def _totals(results: list[dict[str, Any]], *, seconds: float) -> dict[str, Any]:
     return {
         "cases": len(results),
         "passed": passed,
-        "failed": len(results) - passed,
-        "pass_rate": _ratio(passed, len(results)),
+        "failed": len(results) - skipped - passed,
+        "skipped": skipped,
+        "pass_rate": _ratio(passed, len(results) - skipped),
+        "pass_with_scope_miss": sum(result["pass_with_scope_miss"] for result in results),
         "mean_coverage": round(sum(coverages) / len(coverages), 4) if coverages else None,
         "precision": _ratio(total("passed_bindings"), total("checked_bindings")),
         "overstatements": total("overstatements"),

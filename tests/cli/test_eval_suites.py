@@ -21,6 +21,12 @@ CASE_KEYS = {
     "id",
     "env",
     "kind",
+    "follows",
+    "skipped",
+    "asked",
+    "searched",
+    "scope_misses",
+    "pass_with_scope_miss",
     "passed",
     "failures",
     "error",
@@ -43,7 +49,9 @@ TOTAL_KEYS = {
     "cases",
     "passed",
     "failed",
+    "skipped",
     "pass_rate",
+    "pass_with_scope_miss",
     "mean_coverage",
     "precision",
     "overstatements",
@@ -117,21 +125,25 @@ def test_human_output_table_failures_and_totals():
 
     assert run.exit_code == 0, run
     assert "diagnosis cases · 3 cases · offline" in run.stdout
-    rows = {
-        line.split("│")[1].strip(): [cell.strip() for cell in line.split("│")[2:-1]]
-        for line in run.stdout.splitlines()
-        if line.startswith("│")
-    }
+    rows: dict[str, list[list[str]]] = {}  # case → its lines of cells (a long cell folds onto more lines)
+    for line in (line for line in run.stdout.splitlines() if line.startswith("│")):
+        case, *cells = [cell.strip() for cell in line.split("│")[1:-1]]
+        rows.setdefault(case, []).append(cells) if case else rows[list(rows)[-1]].append(cells)
     assert list(rows) == CASE_IDS
-    assert rows["payment-cpu"][:3] == ["demo", "pass", "PASS"] and rows["payment-cpu"][4:6] == ["100%", "100%"]
-    assert rows["order-memory-too-many-claims"][:3] == ["demo", "fail", "PASS"]
+    payment = rows["payment-cpu"]
+    assert payment[0][:3] == ["demo", "pass", "PASS"] and payment[0][4:6] == ["100%", "100%"]
+    assert rows["order-memory-too-many-claims"][0][:3] == ["demo", "fail", "PASS"]
+    # the last two columns: the scope the question asked, then one line per searched scope
+    asked, searched = (" ".join(cells[i] for cells in payment).split() for i in (-2, -1))
+    assert asked[0] == "payment-service" and searched[:2] == ["metrics", "payment-service"]
     failures = [line for line in run.stdout.splitlines() if line.startswith("fail ")]
     assert len(failures) == 1 and re.fullmatch(
         r"fail order-memory-too-many-claims: \d+ claims, more than max_claims 3", failures[0]
     )
     (summary,) = [line for line in run.stdout.splitlines() if line.startswith("passed ")]
     assert summary.startswith(
-        "passed 2/3 (67%) · mean coverage 100% · precision 100% · overstatements 0 · model calls "
+        "passed 2/3 (67%) · skipped 0 · PASS with scope miss 0 · mean coverage 100% · precision 100% · "
+        "overstatements 0 · model calls "
     )
     assert run.stderr == ""
 
@@ -273,8 +285,9 @@ def test_default_paths_are_the_shipped_suites():
     assert retrieval.exit_code == 0, retrieval
     assert retrieval.json()["suite"] == [str(RETRIEVAL_SUITE)]
 
-    # in parallel, alert cases included: still every case passes
-    cases = evcli("eval", "cases", "--json", "--jobs", "3", "--fail-under", "1")
+    # without a path both shipped suites run (tests/evals/test_cases.py checks the default); the
+    # diagnosis suite, in parallel, alert cases included: still every case passes
+    cases = evcli("eval", "cases", DIAGNOSIS_SUITE, "--json", "--jobs", "3", "--fail-under", "1")
     assert cases.exit_code == 0, cases
     report = cases.json()
     assert report["suite"] == [str(DIAGNOSIS_SUITE)] and report["totals"]["pass_rate"] == 1.0
