@@ -305,7 +305,11 @@ _LAST = re.compile(
     re.IGNORECASE,
 )
 _DAYS = re.compile(r"\b(?:today|yesterday|all day|this week)\b|今天|昨天|全天|整天|本周", re.IGNORECASE)
-_CLOCK = re.compile(r"(?<![\d:])([01]?\d|2[0-3]):([0-5]\d)(?::[0-5]\d)?(?![\d:])")
+# a time of day, not the zone offset of an ISO timestamp (`09:14:00+01:00`, `…:00.000-05:00`)
+_CLOCK = re.compile(
+    r"(?<![\d:])(?<!:\d\d:\d\d[+-])(?<!\.\d{3}[+-])(?<!\.\d{6}[+-])"
+    r"([01]?\d|2[0-3]):([0-5]\d)(?::[0-5]\d)?(?![\d:])"
+)
 
 
 def negative_within_searched(

@@ -36,7 +36,7 @@ MESSAGES: dict[str, str] = {
     "log.claim": "{service} logged {level} at {timestamp}: {message}",
     "log.claim.unleveled": "{service} logged at {timestamp}: {message}",
     "log.claim.derived": "{service} logged {level} (level derived from the status code) at {timestamp}: {message}",
-    "count.claim": "{tool} counted {counted} ({filters}).",
+    "count.claim": "Counted {counted} ({filters}).",
     "negative.unknown_service": "This query found no matching evidence: {tool} reported {message}.",
     "negative.noun": "evidence",
     "negative.noun.query_logs": "logs",
@@ -98,4 +98,6 @@ MESSAGES: dict[str, str] = {
     "fallback.none": "No finding passed verification.",
     "fallback.summary": "{n} verified finding(s).",
     "fallback.reason": "from the diagnosis plan",
+    # one line per scope finding of the gate (evcli/agents/composer.py scope_statement)
+    "scope.asked_searched": "Asked: {asked}; searched: {searched}.",
 }

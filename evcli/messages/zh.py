@@ -35,7 +35,7 @@ MESSAGES: dict[str, str] = {
     "log.claim": "{service} 在 {timestamp} 记录了 {level} 日志：{message}",
     "log.claim.unleveled": "{service} 在 {timestamp} 记录了日志：{message}",
     "log.claim.derived": "{service} 在 {timestamp} 记录了 {level} 日志（级别由状态码推断）：{message}",
-    "count.claim": "{tool} 统计：{counted}（{filters}）。",
+    "count.claim": "统计：{counted}（{filters}）。",
     "negative.unknown_service": "当前查询未检索到匹配证据：{tool} 报告 {message}。",
     "negative.noun": "证据",
     "negative.noun.query_logs": "日志",
@@ -96,4 +96,6 @@ MESSAGES: dict[str, str] = {
     "fallback.none": "没有发现通过核验。",
     "fallback.summary": "共 {n} 条已核验的发现。",
     "fallback.reason": "来自诊断计划",
+    # 每条范围检查发现一行（evcli/agents/composer.py scope_statement）
+    "scope.asked_searched": "问题问的是：{asked}；实际查询的是：{searched}。",
 }
