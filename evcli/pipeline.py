@@ -282,8 +282,11 @@ class Pipeline:
                 f"session {session_id} has no plan",
                 hint=f"run `evcli plan` first, or `evcli replay {session_id} --from execute`",
             )
+        environment = document.run.config.environment
         payload = {
             **self._question_payload(document),
+            # where the question's words occur: the offline executor searches them there (DESIGN §6)
+            "environment": {"services": environment.services, "vocabulary": environment.vocabulary},
             "plan": plan.output,
             "max_steps": self.max_steps,
             "retry_context": retry_context,
@@ -429,7 +432,7 @@ class Pipeline:
 
     def compose(self, session_id: str) -> AskResult:
         """Write the answer; returns the run's AskResult (its JSON is what `ask --json` prints)."""
-        from evcli.agents.composer import answer_material, compose_guarded
+        from evcli.agents.composer import answer_material, compose_guarded, scope_statement, with_statement
         from evcli.agents.fallback import composer_fallback_answer, gate_reject_answer
         from evcli.agents.projection import allowed_claims
         from evcli.agents.verifier import effective_verdict
@@ -473,10 +476,12 @@ class Pipeline:
                 phrases=self.rules.overstatement_phrases,
                 progress=self.progress,
                 record=lambda result, violations: record(result, {"postguard": violations}),
+                statement=scope_statement(language, gate_result),
             )
             if answer is None:
                 answer, fallback = composer_fallback_answer(language, verdict, claims, missing, actions), "composer"
         if fallback:
+            answer = with_statement(answer, scope_statement(language, gate_result))
             record(StageResult(COMPLETED, output=answer), {"fallback": fallback})
         self.progress("composer done" + (f" · fallback ({fallback})" if fallback else ""))
         result = self._ask_result(
