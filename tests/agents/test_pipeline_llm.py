@@ -265,7 +265,7 @@ def test_all_four_roles_over_http_pass(server, store):
     versions = {p["name"]: p["version"] for p in session.run.prompt_audit["prompts"]}
     assert versions == {
         "planner": "planner-v1",
-        "executor": "executor-v1",
+        "executor": "executor-v2",
         "verifier": "verifier-v1",
         "composer": "composer-v1",
     }
