@@ -187,8 +187,10 @@ def _related(words: set[str]) -> set[str]:
 
 
 def series_claims(intent: Ask, refs: list[Ref], words: Catalogue, cap: int = SERIES_PER_SERVICE) -> list[Claim]:
-    """Series worth stating: the metric of an alert of the same call, or one the question's terms name."""
-    term_words = _related({word for term in intent.terms for word in metric_words(term)})
+    """Series worth stating: the metric of an alert of the same call, or one the question's terms name
+    (a metric the question names outright ranks with the alert's own)."""
+    named = {word for term in intent.terms for word in metric_words(term)}
+    term_words = _related(named)
     claims = []
     for invocation_id in dict.fromkeys(ref.invocation.invocation_id for ref in refs):
         own = [ref for ref in refs if ref.invocation.invocation_id == invocation_id]
@@ -201,7 +203,8 @@ def series_claims(intent: Ask, refs: list[Ref], words: Catalogue, cap: int = SER
             if ref.array != "series" or not _present(series.get("service")) or not _present(series.get("metric")):
                 continue
             metric = metric_words(str(series["metric"]))
-            score = 2 * bool(metric & alert_words) + bool(metric & related) + bool(metric & term_words)
+            score = 2 * bool(metric & alert_words) + 2 * bool(metric & named)
+            score += bool(metric & related) + bool(metric & term_words)
             if score:
                 scored.append((-score, ref.index, ref))
         for *_, ref in sorted(scored, key=lambda item: item[:2])[:cap]:
@@ -327,12 +330,13 @@ COUNT_CLAIM_CAP = 2
 
 
 def count_claims(intent: Ask, refs: list[Ref], words: Catalogue) -> list[Claim]:
-    """A count question is answered from `$.stats` of the searches for what it asked (keyword searches
-    first), the excerpt quoting the total and range and the filters that were searched."""
+    """A count question is answered from `$.stats` of the searches for what it asked (the keyword
+    searches when there are any, else the level searches), the excerpt quoting the total and range and the filters that were searched."""
     if not intent.wants_count:
         return []
     stats = [ref for ref in refs if ref.ref.raw_path == "$.stats" and ref.item_stats]
-    stats.sort(key=lambda ref: not (ref.invocation.retrieval_details and ref.invocation.retrieval_details.keywords))
+    precise = [ref for ref in stats if ref.invocation.retrieval_details and ref.invocation.retrieval_details.keywords]
+    stats = precise or stats  # the search for what was asked, not the overview beside it
     claims = []
     for ref in stats[:COUNT_CLAIM_CAP]:
         head, _, _ = ref.ref.text.partition("; ")

@@ -8,7 +8,7 @@ in, exactly as the store records it.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from evcli.agents.engine import EngineReply, Usage
@@ -29,8 +29,9 @@ def reply(document: dict[str, Any]) -> EngineReply:
 @dataclass(frozen=True)
 class Ask:
     """What the offline engine searches for: the question's scope (DESIGN §2), or for a session stored
-    before scopes existed the pipeline's intent. `terms` is everything searchable, strongest first:
-    phrases and tokens verbatim (`exact`), then the content words the environment's logs contain."""
+    before scopes existed the pipeline's intent. `terms` is everything asked, strongest first: phrases
+    and tokens verbatim (`exact`), the content words the environment's logs contain (searched in logs),
+    then the other content words (matched against metric names and runbooks only)."""
 
     language: str
     narrow: bool
@@ -45,7 +46,7 @@ class Ask:
     until: str | None = None
     levels: tuple[str, ...] = ()
     wants_count: bool = False
-    vocabulary: dict[str, dict[str, int]] = field(default_factory=dict)
+    vocabulary: dict[str, dict[str, int]] | None = None  # None: not known (a session stored before scopes)
 
     @property
     def level(self) -> str | None:
@@ -53,7 +54,11 @@ class Ask:
         return min(self.levels, key=LEVELS.index) if self.levels else None
 
     def found_in(self, term: str) -> dict[str, int]:
-        return self.vocabulary.get(term) or {}
+        return (self.vocabulary or {}).get(term) or {}
+
+    def in_logs(self, term: str) -> bool:
+        """Whether the environment's logs contain the word; with no vocabulary known, every word is searched."""
+        return self.vocabulary is None or bool(self.found_in(term))
 
 
 def intent_of(payload: dict[str, Any]) -> Ask:
@@ -90,15 +95,16 @@ def _from_scope(scope: QuestionScope, base: dict[str, Any], payload: dict[str, A
     exact += tuple(host for host in hosts if host in vocabulary and host not in exact)
     unknown = tuple(dict.fromkeys([*scope.unknown_services, *(h for h in hosts if h not in vocabulary)]))
     found = [term for term in scope.terms if term in vocabulary]  # content words the logs have, strongest first
+    others = [term for term in scope.terms if term not in vocabulary]  # for metrics and runbooks, not log searches
     since = until = None
-    if scope.range is not None:
+    if scope.range is not None and not scope.range.relative:
         asked = parse_range_text(scope.range.range)
         since = asked.start.isoformat() if asked.start else None
         until = asked.end.isoformat() if asked.end else None
     return Ask(
         **base | {"services": services, "alertnames": tuple(dict.fromkeys([*base["alertnames"], *scope.alertnames]))},
-        terms=tuple(dict.fromkeys([*exact, *found])),
-        window=None,
+        terms=tuple(dict.fromkeys([*exact, *found, *others])),
+        window=scope.range.relative if scope.range is not None else None,  # "last 20m": the same range, as asked
         exact=exact,
         unknown_services=unknown,
         alert_state=scope.alert_state,

@@ -18,6 +18,7 @@ import re
 from typing import Any
 
 from evcli.agents.offline.payload import Ask, Call
+from evcli.backends.base import LEVELS
 from evcli.messages import catalogue
 from evcli.tools.params import MAX_KEYWORDS
 
@@ -66,7 +67,7 @@ def _log_query(*terms: str) -> str:
 
 def _content_terms(intent: Ask) -> list[str]:
     """The question's words that the environment's logs contain (phrases and tokens are searched apart)."""
-    return [term for term in intent.terms if term not in intent.exact and intent.found_in(term)]
+    return [term for term in intent.terms if term not in intent.exact and intent.in_logs(term)]
 
 
 def _where(intent: Ask, terms: list[str], cap: int) -> list[str]:
@@ -104,11 +105,14 @@ def exact_calls(intent: Ask, services: list[str], limit: int | None = None) -> l
 
 
 def term_calls(intent: Ask, services: list[str], limit: int | None = None) -> list[Call]:
-    """The strongest content word the logs contain, in the named services, else where the logs have it."""
+    """The strongest content word the logs contain, in the named services, else where the logs have it.
+    A broad task takes the strongest word the services' own logs contain (evidence to read); a narrow
+    one the strongest word, found there or not (the precise thing to confirm)."""
     terms = _content_terms(intent)
     if not terms:
         return []
-    term = terms[0]
+    local = [term for term in terms if any(service in intent.found_in(term) for service in services)]
+    term = terms[0] if intent.narrow or not local else local[0]
     where = [service for service in services if service in intent.found_in(term)] or services
     where = where or _where(intent, [term], DISCOVERED_SERVICE_CAP)
     arguments: dict[str, Any] = {"query": _log_query(term)} | _level(intent) | _window(intent)
@@ -175,7 +179,7 @@ def evidence_calls(intent: Ask, question: str, services: list[str], alertname: s
             arguments["service"] = services[0]
         calls.append(Call("lookup_knowledge", arguments | {"limit": KNOWLEDGE_LIMIT}))
     window = _window(intent)
-    level = intent.level or "WARN"
+    level = _overview_level(intent)
     for service in services:
         calls.append(Call("query_logs", {"service": service, "level": level} | window | {"limit": LOG_LIMIT}))
     calls += unknown_calls(intent)
@@ -185,11 +189,18 @@ def evidence_calls(intent: Ask, question: str, services: list[str], alertname: s
     return calls
 
 
+def _overview_level(intent: Ask) -> str:
+    """A broad task reads warnings with the errors: WARN, or a lower level when one was asked."""
+    asked = intent.level
+    return asked if asked and LEVELS.index(asked) < LEVELS.index("WARN") else "WARN"
+
+
 def follow_up_calls(intent: Ask, services: list[str]) -> list[Call]:
     """Evidence retry of a broad task: the same services' errors, over a longer window when the question
-    named one (none named: the default range stands, there is nothing to widen, and the metrics call
-    repeats one already made, so the executor drops it)."""
-    window: dict[str, str] = {}
+    named a relative one (a session stored before scopes), in the asked range when it named one (none
+    named: the default range stands, there is nothing to widen, and the metrics call repeats one already
+    made, so the executor drops it)."""
+    window: dict[str, str] = _window(intent)  # an asked range stands: a retry never leaves it
     if intent.window:
         window = {"window": RETRY_WINDOWS[1] if intent.window == RETRY_WINDOWS[0] else RETRY_WINDOWS[0]}
     calls = []
