@@ -628,3 +628,27 @@ def test_low_confid_with_a_critical_gap_gets_one_evidence_retry(server, store, m
         (1, 1, "query_metrics"),
         (2, 2, "query_logs"),
     ]
+
+
+# --- a model that drifts from the question ------------------------------------------------------
+
+
+def test_a_model_that_searches_something_else_is_caught_by_the_scope_rules(server, store, model):
+    """The model gets the question's scope, ignores it (the asked phrase and range are never searched)
+    and cites a true fact about something else: the citation is real, so only the scope rules can see
+    that the question went unanswered. The verdict is capped although the scripted Verifier says PASS,
+    and the answer says what was asked and what was searched."""
+    question = 'Did payment-service log "GC pause" between 22:50 and 23:00?'
+    result = pipeline_for(server, store).ask(question)
+
+    first_executor = server.requests_for("executor")[0]
+    scope = payload_of(first_executor)["scope"]
+    assert scope["phrases"] == ["GC pause"] and scope["services"] == ["payment-service"]
+    assert scope["range"]["range"].startswith("2026-07-08T22:50:00")
+
+    assert result.verdict == "LOW_CONFID"
+    assert result.gate.severity == "low_confid"
+    assert "scope.terms_covered" in result.gate.failed_rules
+    assert result.claims and result.claims[0].claim_text == CPU_CLAIM  # the true, cited, off-topic fact stays
+    answer_text = result.answer.user_facing_answer
+    assert "Asked:" in answer_text and "GC pause" in answer_text and "searched:" in answer_text
