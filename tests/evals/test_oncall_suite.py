@@ -107,6 +107,10 @@ def _cited_fact_holds(case: DiagnosisCase, tool: str, text: str) -> bool:
     unknown = re.fullmatch(r"unknown service '([^']+)'", text)
     if unknown:
         return unknown.group(1) not in _services(env) and unknown.group(1) in (case.question or "")
+    close = re.fullmatch(r"close names: (.+)", text)
+    if close:  # the names the tool suggests for an unknown service the case also cites
+        unknown_cited = any(c.text.startswith("unknown service") for c in case.must_cite)
+        return unknown_cited and set(close.group(1).split(", ")) <= _services(env)
     if text == "total=0":
         return any(n == 0 for _, n in GREPS[case.id])
     if tool == "query_metrics":
@@ -204,6 +208,10 @@ def test_a_drifted_expectation_is_caught():
     assert not _cited_fact_holds(case, "query_logs", "15 matching lines")
     assert not _cited_fact_holds(case, "query_logs", '"POST /api/orders HTTP/1.1" 503')
     assert not _cited_fact_holds(case, "query_logs", "unknown service 'nginx'")  # nginx exists
+    assert not _cited_fact_holds(case, "query_logs", "close names: nginx")  # the case cites no unknown service
+    unknown = next(case for case in CASES if case.id == "host-unknown-shop-api-v2-zh")
+    assert _cited_fact_holds(unknown, "query_logs", "close names: shop-api")
+    assert not _cited_fact_holds(unknown, "query_logs", "close names: shop-api-v3")
     alert = next(case for case in CASES if case.id == "host-401-alert-firing-en")
     assert not _cited_fact_holds(alert, "query_metrics", "HighHTTP401Rate, service=auth")
     resolved = replace(alert, must_cite=(Citation("query_metrics", "ZooKeeperDown, service=zookeeper"),))
