@@ -47,8 +47,16 @@ def test_content_word_is_searched_only_where_the_logs_have_it():
 
 def test_unknown_service_gets_its_own_call_and_still_firing_asks_any_state():
     ask = _ask(task_scope="narrow", unknown_services=["payments-v3"], levels=["ERROR"])
-    calls = narrow_calls(ask, "Does payments-v3 have any ERROR logs?")
-    assert calls[0].arguments == {"service": "payments-v3"}
+    # the unknown service is asked what the question asks (its ERROR logs), and nothing else is searched instead
+    assert [call.arguments for call in narrow_calls(ask, "Does payments-v3 have any ERROR logs?")] == [
+        {"service": "payments-v3", "level": "ERROR"}
+    ]
+    token = _ask(task_scope="narrow", unknown_services=["shop-api-v2"], tokens=["502"])
+    [call] = narrow_calls(token, "shop-api-v2 有没有 502？")
+    assert call.name == "query_logs" and call.arguments == {"service": "shop-api-v2", "query": "502"}
+    disk = _ask(task_scope="narrow", unknown_services=["web-02"])
+    [call] = narrow_calls(disk, "is web-02 out of disk?")  # no log words: its alerts and series
+    assert call.name == "query_metrics" and call.arguments == {"service": "web-02"}
     alert = _ask(task_scope="narrow", alertnames=["DiskAlmostFull"], alert_state="still_firing")
     [call] = narrow_calls(alert, "Is the DiskAlmostFull alert still firing?")
     assert call.arguments == {"alertname": "DiskAlmostFull", "state": "any"}
@@ -60,3 +68,43 @@ def test_broad_task_searches_the_asked_phrase_besides_the_warn_overview():
     logs = [call.arguments for call in calls if call.name == "query_logs"]
     assert {"service": "nginx", "level": "WARN", "limit": 20} in logs
     assert {"service": "nginx", "query": '"upstream timed out"', "limit": 20} in logs
+
+
+def test_tokens_of_a_question_naming_no_service_are_searched_where_the_logs_hold_them_all():
+    vocabulary = {"401": {"nginx": 40, "auth": 2}, "10.20.30.40": {"nginx": 27}}
+    ask = _ask(vocabulary, task_scope="narrow", tokens=["401", "10.20.30.40"], wants_count=True)
+    [call] = narrow_calls(ask, "How many 401s came from 10.20.30.40?")
+    assert call.arguments == {"service": "nginx", "query": "401 10.20.30.40"}
+    nowhere = _ask({"401": {"nginx": 40}}, task_scope="narrow", tokens=["401", "10.9.9.9"])
+    [call] = narrow_calls(nowhere, "any 401 from 10.9.9.9?")
+    assert call.arguments == {"query": "401 10.9.9.9"}  # no service holds both: every log
+
+
+def test_a_count_counts_every_word_asked_together_and_a_relative_range_is_its_window():
+    asked = AskedRange(
+        text="最近 20 分钟", range="2026-03-18T09:10:00+01:00..2026-03-18T09:30:00+01:00", relative="20m"
+    )
+    vocabulary = {"session": {"nginx": 50}, "expired": {"nginx": 14, "auth": 1}}
+    ask = _ask(vocabulary, task_scope="narrow", services=["nginx"], terms=["session", "expired"], range=asked)
+    assert [c.arguments for c in narrow_calls(ask, "nginx 最近 20 分钟 session expired?")] == [
+        {"service": "nginx", "query": "session", "window": "20m"}
+    ]
+    count = _ask(vocabulary, task_scope="narrow", services=["nginx"], terms=["session", "expired"], wants_count=True)
+    [call] = narrow_calls(count, "how many session expired in nginx?")
+    assert call.arguments == {"service": "nginx", "query": "session expired"}
+
+
+def test_a_broad_task_searches_the_strongest_word_its_services_logs_contain():
+    vocabulary = {"slow": {"user-service": 3}, "thread pool": {"payment-service": 9}}
+    ask = _ask(
+        vocabulary,
+        known=("payment-service", "user-service"),
+        services=["payment-service"],
+        terms=["slow", "thread pool"],
+    )
+    logs = [
+        c.arguments
+        for c in evidence_calls(ask, "why is payment-service slow? thread pool full?", ["payment-service"], None)
+    ]
+    assert {"service": "payment-service", "query": '"thread pool"', "limit": 20} in logs
+    assert not any(arguments.get("query") == "slow" for arguments in logs)

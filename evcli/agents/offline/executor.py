@@ -142,8 +142,14 @@ def _evidence_document(
             missing.append(words("missing.no_runbook"))
         if hypotheses:
             missing.append(words("missing.hypotheses_unconfirmed"))
-    no_evidence = [ref for ref in refs if ref.ref.raw_path == NO_EVIDENCE_PATH]
-    claims += [claim_kinds.negative_claim(ref, words) for ref in no_evidence]
+    # a runbook lookup that found nothing is missing guidance, not an observation of the environment
+    no_evidence = [
+        ref for ref in refs if ref.ref.raw_path == NO_EVIDENCE_PATH and ref.invocation.tool_name != "lookup_knowledge"
+    ]
+    # a service or host the environment does not know is answered first: it is what the question named
+    unknown = [ref for ref in no_evidence if getattr(ref.invocation.retrieval_details, "unknown_service", False)]
+    claims = [claim_kinds.negative_claim(ref, words) for ref in unknown] + claims
+    claims += [claim_kinds.negative_claim(ref, words) for ref in no_evidence if ref not in unknown]
     missing += [claim_kinds.no_evidence_note(ref, words) for ref in no_evidence]
     missing += _call_problems(transcript, words)
     if intent.narrow:

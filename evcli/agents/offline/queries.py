@@ -79,9 +79,17 @@ def _where(intent: Ask, terms: list[str], cap: int) -> list[str]:
     return sorted(counts, key=lambda service: -counts[service])[:cap]
 
 
-def unknown_calls(intent: Ask) -> list[Call]:
-    """One call per service or host the environment does not know: its `$.no_evidence` names the close names."""
-    return [Call("query_logs", {"service": name} | _window(intent)) for name in intent.unknown_services[:UNKNOWN_CAP]]
+def unknown_calls(intent: Ask, question: str) -> list[Call]:
+    """One call per service or host the environment does not know, asking it what the question asks (its
+    logs with the phrases, tokens and level asked, else its alerts and series): the call's `$.no_evidence`
+    names the close names, and states that what was asked was asked of the name the question gave."""
+    if not (intent.exact or intent.levels or _LOG_WORDS.search(question)):
+        return [
+            Call("query_metrics", {"service": name} | _window(intent)) for name in intent.unknown_services[:UNKNOWN_CAP]
+        ]
+    arguments: dict[str, Any] = {"query": _log_query(*intent.exact)} if intent.exact else {}
+    arguments |= _level(intent) | _window(intent)
+    return [Call("query_logs", {"service": name} | arguments) for name in intent.unknown_services[:UNKNOWN_CAP]]
 
 
 def _alert_call(intent: Ask, service: str | None) -> Call:
@@ -93,12 +101,22 @@ def _alert_call(intent: Ask, service: str | None) -> Call:
     return Call("query_metrics", arguments)
 
 
+def _holding_all(intent: Ask, terms: list[str], cap: int) -> list[str]:
+    """Services whose logs contain every one of the terms, most matching lines first."""
+    if intent.vocabulary is None or not terms:
+        return []
+    common = set.intersection(*(set(intent.found_in(term)) for term in terms))
+    return sorted(common, key=lambda service: -sum(intent.found_in(term)[service] for term in terms))[:cap]
+
+
 def exact_calls(intent: Ask, services: list[str], limit: int | None = None) -> list[Call]:
-    """Phrases and tokens searched verbatim and together, in each named service, else in all logs."""
+    """Phrases and tokens searched verbatim and together, in each named service, else in the services
+    whose logs contain them all, else in all logs."""
     if not intent.exact:
         return []
     arguments: dict[str, Any] = {"query": _log_query(*intent.exact)} | _level(intent) | _window(intent)
     arguments |= {"limit": limit} if limit else {}
+    services = services or _holding_all(intent, list(intent.exact), DISCOVERED_SERVICE_CAP)
     if not services:
         return [Call("query_logs", arguments)]
     return [Call("query_logs", {"service": service} | arguments) for service in services]
@@ -113,9 +131,13 @@ def term_calls(intent: Ask, services: list[str], limit: int | None = None) -> li
         return []
     local = [term for term in terms if any(service in intent.found_in(term) for service in services)]
     term = terms[0] if intent.narrow or not local else local[0]
+    # a count counts what was asked: every word the logs have, together, where they occur together
+    words = [term, *(t for t in terms if t != term)] if intent.wants_count else [term]
     where = [service for service in services if service in intent.found_in(term)] or services
-    where = where or _where(intent, [term], DISCOVERED_SERVICE_CAP)
-    arguments: dict[str, Any] = {"query": _log_query(term)} | _level(intent) | _window(intent)
+    where = (
+        where or _holding_all(intent, words, DISCOVERED_SERVICE_CAP) or _where(intent, [term], DISCOVERED_SERVICE_CAP)
+    )
+    arguments: dict[str, Any] = {"query": _log_query(*words)} | _level(intent) | _window(intent)
     arguments |= {"limit": limit} if limit else {}
     return [Call("query_logs", {"service": service} | arguments) for service in where]
 
@@ -123,21 +145,24 @@ def term_calls(intent: Ask, services: list[str], limit: int | None = None) -> li
 def narrow_calls(intent: Ask, question: str) -> list[Call]:
     """The precise queries a narrow task allows (seeds 2.4): each thing asked about once, never widened.
 
-    Unknown services first (their no-evidence result may be corrected), then the alert asked, else the
-    phrases and tokens, else a content word, else the asked level of the service's (or every) log."""
-    calls = unknown_calls(intent)
+    Unknown services first (their no-evidence result names the close names; when the question names no
+    known service that is all), then the alert asked, else the phrases and tokens, else a content word,
+    else the asked level of the service's (or every) log."""
+    calls = unknown_calls(intent, question)
     service = intent.services[0] if intent.services else None
     if intent.alertnames:
         return calls + [_alert_call(intent, service)]
+    if calls and service is None:  # the service named is not known: not searched for in another one
+        return calls
     exact = exact_calls(intent, [service] if service else [])
     if exact:
         return calls + exact
     terms = term_calls(intent, [service] if service else [])
     if terms:
         return calls + terms[:1]
-    if service is None:
-        if intent.levels or intent.since or intent.until or (calls == [] and _LOG_WORDS.search(question)):
-            return calls + [Call("query_logs", {"level": intent.level or "ERROR"} | _window(intent))]
+    if service is None:  # every log, unless what was named is a service the environment does not know
+        if calls == [] and (intent.levels or intent.since or intent.until or _LOG_WORDS.search(question)):
+            return [Call("query_logs", {"level": intent.level or "ERROR"} | _window(intent))]
         return calls
     if intent.levels or _LOG_WORDS.search(question):
         return calls + [Call("query_logs", {"service": service, "level": intent.level or "ERROR"} | _window(intent))]
@@ -182,7 +207,7 @@ def evidence_calls(intent: Ask, question: str, services: list[str], alertname: s
     level = _overview_level(intent)
     for service in services:
         calls.append(Call("query_logs", {"service": service, "level": level} | window | {"limit": LOG_LIMIT}))
-    calls += unknown_calls(intent)
+    calls += unknown_calls(intent, question)
     calls += exact_calls(intent, list(intent.services[:NAMED_SERVICE_CAP]), LOG_LIMIT)
     if not intent.exact:
         calls += term_calls(intent, services, LOG_LIMIT)

@@ -102,6 +102,7 @@ _FRAMING_WORDS = frozenset(
     [
         "logged",
         "counted",
+        "reported",
         "alert",
         "alerts",
         "found",
@@ -121,7 +122,7 @@ _FRAMING_WORDS = frozenset(
     ]
 )
 _FRAMING_ZH = re.compile(
-    "当前查询未检索到|统计|告警或指标|知识库文档|当前存在|级别由状态码推断|状态的|记录了|匹配的|相关|告警|日志|证据|的|在|内"
+    "当前查询未检索到|统计|报告|告警或指标|知识库文档|当前存在|级别由状态码推断|状态的|记录了|匹配的|相关|告警|日志|证据|的|在|内"
 )
 _CONTENT_WORD = re.compile(r"[a-z]{3,}")
 _CJK_RUN = re.compile(r"[\u4e00-\u9fff]{2,}")
