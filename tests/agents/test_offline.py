@@ -1013,3 +1013,11 @@ def test_chinese_and_english_questions_carry_no_language_note(tmp_path):
         pipeline.ask(question)
         answer = json.loads(recorder.of("composer")[-1][1].text)["user_facing_answer"]
         assert "not supported yet" not in answer and "暂不支持" not in answer
+
+
+def test_a_broad_question_asking_a_level_quotes_the_lines_at_that_level(tmp_path):
+    run = full_run("warnings from the mail worker between 09:05 and 09:12?", tmp_path, HOST_ENV)
+    assert run.gate_result.severity == "none", run.gate_result.errors
+    lines = [claim for claim in log_claims_of(run) if claim["claim_type"] == "observation"]
+    assert lines and all(claim["claim_text"].startswith("worker logged WARN at ") for claim in lines)
+    assert "order queue backlog growing" in lines[0]["claim_text"]  # a WARN line of prose: no symptom, asked

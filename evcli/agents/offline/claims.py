@@ -288,7 +288,8 @@ def log_claims(
     cap: int = LOG_SYMPTOM_CAP,
     symptoms_only: bool = True,
 ) -> list[Claim]:
-    """Distinct log lines, errors first, then lines naming a term of the question, newest first.
+    """Distinct log lines: those at a level the question asked first, then errors first, then lines
+    naming a term of the question, newest first.
 
     A line is quoted, never obeyed. As a symptom it must show an error signal in its own
     words (an exception, a timeout, a kill, ...) or a level derived from its status code (an access
@@ -307,7 +308,8 @@ def log_claims(
         if _STACK_FRAME.match(message) or (symptoms_only and not signal):
             continue
         term_hit = any(term in message.lower() for term in terms)
-        candidates.append(((-LEVEL_RANK.get(level.upper(), 0), not term_hit), timestamp, ref, parts))
+        asked_level = level.upper() in intent.levels
+        candidates.append(((not asked_level, -LEVEL_RANK.get(level.upper(), 0), not term_hit), timestamp, ref, parts))
     candidates.sort(key=lambda item: (item[1], item[2].identity), reverse=True)  # newest first...
     candidates.sort(key=lambda item: item[0])  # ...within errors first, then lines naming a term
     claims: list[Claim] = []

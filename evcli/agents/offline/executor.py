@@ -132,7 +132,7 @@ def _evidence_document(
             claim_kinds.count_claims(intent, refs, words)
             + claim_kinds.alert_claims(refs, words)
             + claim_kinds.series_claims(intent, refs, words)
-            + claim_kinds.log_claims(intent, refs, words, "symptom")
+            + _asked_log_claims(intent, refs, words)
         )
         blocks = [ref for ref in refs if ref.array == "evidence_blocks"]
         doc_rank = runbooks.doc_ranks(intent, blocks, runbooks.firing_alert_names(refs))
@@ -164,6 +164,28 @@ def _evidence_document(
         "recommended_actions": actions,
         "missing_info": list(dict.fromkeys(missing)),
     }
+
+
+def _asked_log_claims(intent: Ask, refs: list[claim_kinds.Ref], words: Catalogue) -> list[Claim]:
+    """A broad task's log lines: symptoms (lines showing an error signal), and when the question asked for
+    a level, phrase or token and fewer symptoms than the cap were found, the other lines found for it,
+    whatever they say (observations of what was asked)."""
+    symptoms = claim_kinds.log_claims(intent, refs, words, "symptom")
+    if not (intent.levels or intent.exact) or len(symptoms) >= claim_kinds.LOG_SYMPTOM_CAP:
+        return symptoms
+    quoted = {binding["evidence_excerpt"] for claim in symptoms for binding in claim["evidence_bindings"]}
+    asked = [ref for ref in refs if ref.array == "logs" and _is_asked_line(intent, ref)]
+    lines = claim_kinds.log_claims(intent, asked, words, "observation", symptoms_only=False)
+    others = [claim for claim in lines if claim["evidence_bindings"][0]["evidence_excerpt"] not in quoted]
+    return symptoms + others[: claim_kinds.LOG_SYMPTOM_CAP - len(symptoms)]
+
+
+def _is_asked_line(intent: Ask, ref: claim_kinds.Ref) -> bool:
+    """A log line at a level the question asked, or holding every phrase and token it asked."""
+    if intent.levels and str(ref.item.get("level") or "").upper() in intent.levels:
+        return True
+    text = str(ref.item.get("message") or "").lower()
+    return bool(intent.exact) and all(term.lower() in text for term in intent.exact)
 
 
 def _narrow_scope_notes(intent: Ask, question: str, invocations: list[ToolInvocation], words: Catalogue) -> list[str]:
