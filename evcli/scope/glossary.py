@@ -3,7 +3,8 @@
 Only a mapping for reading Chinese questions against English logs, never a list of what to
 search: a question's words are searched whether or not they are here. The first English word
 of an entry is the one real log lines use most. Longer keys win (连接池 before 连接). A few
-English idioms made of stop words ("requests time out") map the same way.
+English idioms whose words say less than the idiom ("requests time out", "crash looping") map the
+same way.
 """
 
 from __future__ import annotations
@@ -65,6 +66,7 @@ GLOSSARY: dict[str, tuple[str, ...]] = {
 IDIOMS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (r"\btim(?:e|es|ed|ing)\s+out\b", ("timeout", "timed out")),
     (r"\bout\s+of\s+(?:memory|mem)\b", ("out of memory", "OOM")),
+    (r"\bcrash[\s-]*loop(?:s|ing|ed)?\b", ("restart", "CrashLoopBackOff", "crash")),
     (r"\bno\s+space\s+left\b|\bout\s+of\s+(?:disk|space)\b", ("No space left",)),
     (r"\bfailed\s+log\s*ins?\b|\blog\s*in\s+failures?\b", ("Failed password", "authentication failure")),
 )

@@ -16,6 +16,7 @@ def test_longest_key_wins_and_nothing_overlaps():
 
 def test_english_idioms_made_of_stop_words():
     assert translate("requests time out")[0][2] == ("timeout", "timed out")
+    assert translate("is it crash looping?")[0][2] == ("restart", "CrashLoopBackOff", "crash")
 
 
 def test_chinese_question_terms_come_from_the_glossary():
