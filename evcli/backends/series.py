@@ -1,21 +1,25 @@
 """The summary of one metric series over a searched range, as every metrics source reports it.
 
 A `series` item of `MetricsResult`: {service, metric, unit, range, points, min, min_at, max,
-max_at, last, last_at} (plus `window` when the call named one). Invariants:
+max_at, last, last_at, samples} (plus `window` when the call named one). Invariants:
   - `range` is the absolute range searched (`TimeRange.text`), `points` the samples inside it;
   - samples may come irregular and unsorted: `min_at`/`max_at` are the earliest time the
     extreme occurred, `last` is the value at the newest time (a later sample wins a tie);
-  - times are ISO 8601 with the zone's offset; values are rounded to four significant digits.
+  - times are ISO 8601 with the zone's offset; values are rounded to four significant digits;
+  - `samples` is every point as [time, value], sorted by time, so a report can chart the series
+    (issue 13); it is left out when there are more than MAX_SAMPLES points (the summary stays).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
 from typing import Any
 
 from evcli.backends.alerts import significant
 from evcli.timerange import TimeRange
+
+MAX_SAMPLES = 1000  # points kept per series for charting; beyond this only the summary is kept
 
 
 def zoned(moment: datetime, zone: tzinfo) -> str:
@@ -34,13 +38,18 @@ class SeriesSummary:
     high_at: datetime
     last: float
     last_at: datetime
+    samples: list[tuple[datetime, float]] | None = field(default=None)  # None: more than MAX_SAMPLES
 
     @classmethod
     def start(cls, value: float, moment: datetime) -> SeriesSummary:
-        return cls(1, value, moment, value, moment, value, moment)
+        return cls(1, value, moment, value, moment, value, moment, [(moment, value)])
 
     def add(self, value: float, moment: datetime) -> None:
         self.points += 1
+        if self.samples is not None:
+            self.samples.append((moment, value))
+            if len(self.samples) > MAX_SAMPLES:
+                self.samples = None
         if value < self.low or (value == self.low and moment < self.low_at):
             self.low, self.low_at = value, moment
         if value > self.high or (value == self.high and moment < self.high_at):
@@ -50,7 +59,7 @@ class SeriesSummary:
 
     def item(self, service: str, metric: str, unit: str, searched: TimeRange, zone: tzinfo) -> dict[str, Any]:
         """The `series` item of `MetricsResult` (times in `zone`, values to four digits)."""
-        return {
+        item: dict[str, Any] = {
             "service": service,
             "metric": metric,
             "unit": unit,
@@ -63,3 +72,6 @@ class SeriesSummary:
             "last": significant(self.last),
             "last_at": zoned(self.last_at, zone),
         }
+        if self.samples is not None:
+            item["samples"] = [[zoned(moment, zone), significant(value)] for moment, value in sorted(self.samples)]
+        return item

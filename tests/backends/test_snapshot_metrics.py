@@ -96,6 +96,13 @@ def test_whole_file_summary_skips_empty_cells_and_states_when_min_max_last_occur
         "max_at": "2026-07-09T06:47:10+08:00",  # reached twice: the first time it was reached
         "last": 35.0,
         "last_at": "2026-07-09T07:05:00+08:00",
+        "samples": [  # issue 13: every point sorted by time (the row order is not), for the report's chart
+            ["2026-07-09T06:20:00+08:00", 1.0],
+            ["2026-07-09T06:40:00+08:00", 20.0],
+            ["2026-07-09T06:47:10+08:00", 97.5],
+            ["2026-07-09T06:55:00+08:00", 97.5],
+            ["2026-07-09T07:05:00+08:00", 35.0],
+        ],
     }
     assert (series["latency_p99"]["points"], series["latency_p99"]["max_at"]) == (5, "2026-07-09T06:20:00+08:00")
     assert (series["mem_used"]["unit"], series["mem_used"]["points"]) == ("MiB", 4)  # empty and None skipped
