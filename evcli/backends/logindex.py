@@ -30,9 +30,12 @@ Invariants:
 from __future__ import annotations
 
 import hashlib
+import io
 import os
+import pickle
 import re
 import sqlite3
+import subprocess
 import sys
 import tempfile
 import uuid
@@ -42,19 +45,22 @@ from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
 from itertools import chain, islice
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from evcli.backends.base import LEVELS
 from evcli.backends.files import DeadlineExceeded, Lines, check_deadline, contained, open_binary, open_text
 from evcli.backends.logformats import SAMPLE_LINES, LineKind, LineReader, ParseContext, detect, format_named
-from evcli.tools.redaction import ENV_EXTRA_PATTERNS, Redactor
+from evcli.tools.redaction import ENV_EXTRA_PATTERNS, MAX_KEY_BLOCK_LINES, Redactor
 
-SCHEMA = 4  # part of every index file's name: a new schema builds new files
+SCHEMA = 5  # part of every index file's name: a new schema builds new files
 INDEX_DIR = "logindex"
 _BATCH = 1_024  # rows per insert: the build's memory is about one batch of lines
 _TEMPLATE_CACHE = 4_096  # distinct templates kept in memory while building (then looked up in SQL)
 _PROGRESS_MIN_BYTES = 8 << 20  # a progress bar only for files that take a noticeable time
 _PROGRESS_OPS = 20_000  # SQLite VM steps between deadline checks
+PART_MIN_BYTES = 16 << 20  # a file this big is read in parts, one per core
+MAX_PARTS = 4
+_KEY_WINDOW_BYTES = 4 << 20  # how far before a part's start a key block is looked for
 _INSTANCE_KEYS = ("instance", "pod", "host", "thread")
 _LEADING_INSTANCE = re.compile(r"\[([^\]\s]+)\]\s*")
 _INSTANCE_FIELD = re.compile(r"\binstance=\"?([^\s\",]+)")
@@ -111,19 +117,39 @@ def read_rows(lines: Iterator[str], context: ParseContext) -> tuple[str | None, 
     """The detected format and the index rows of a file's lines: (lineno, ts, level, derived,
     template text, instance, line). Lines are masked (`Redactor.mask_stream`) before anything
     reads them, so no secret reaches the index."""
-    lines = Redactor.from_env().mask_stream(line.rstrip("\r\n") for line in lines)
+    lines = _masked(lines)
     sample = list(islice(lines, SAMPLE_LINES))
     detection = detect(sample, context)
     reader = LineReader(None if detection.format is None else format_named(detection.format), context)
-    return detection.format, _rows(chain(sample, lines), reader, context.tz)
+    return detection.format, _rows(chain(sample, lines), reader, context.tz, _Cursor())
 
 
-def _rows(lines: Iterator[str], reader: LineReader, tz: tzinfo) -> Iterator[tuple[Any, ...]]:
+def _masked(lines: Iterator[str]) -> Iterator[str]:
+    return Redactor.from_env().mask_stream(line.rstrip("\r\n") for line in lines)
+
+
+@dataclass
+class _Cursor:
+    """Where `_rows` stands when its lines end: lines read (blank ones too), the state later
+    continuation lines inherit (last ts; level, derived, instance of the last parsed line) and the
+    first parsed line (None: none was, every row inherited what came before these lines)."""
+
+    lines: int = 0
+    ts: float | None = None
+    level: int | None = None
+    derived: int = 0
+    instance: str = ""
+    first_parsed: int | None = None
+
+
+def _rows(lines: Iterator[str], reader: LineReader, tz: tzinfo, cursor: _Cursor) -> Iterator[tuple[Any, ...]]:
     read = reader.read
     ts: float | None = None
     level: int | None = None
     derived = 0
     instance = ""
+    first_parsed: int | None = None
+    lineno = 0
     for lineno, line in enumerate(lines, 1):
         got = read(line)
         if got.kind is LineKind.BLANK:
@@ -132,11 +158,15 @@ def _rows(lines: Iterator[str], reader: LineReader, tz: tzinfo) -> Iterator[tupl
         if parsed is None:  # continuation or unrecognised: part of the previous event
             yield lineno, ts, level, derived, mask(line.strip()), instance, line
             continue
+        if first_parsed is None:
+            first_parsed = lineno
         ts = epoch(parsed.timestamp, tz) if parsed.timestamp is not None else ts
         level = None if parsed.level is None else LEVELS.index(parsed.level)
         derived = int(parsed.level_derived)
         instance, message = split_instance(parsed.fields, parsed.message)
         yield lineno, ts, level, derived, mask(message), instance, line
+    cursor.lines, cursor.ts, cursor.level, cursor.derived = lineno, ts, level, derived
+    cursor.instance, cursor.first_parsed = instance, first_parsed
 
 
 def epoch(moment: datetime, tz: tzinfo) -> float:
@@ -234,32 +264,270 @@ def _write_atomically(target: Path, data: bytes) -> None:
 
 
 def _build(path: Path, root: Path, context: ParseContext, target: Path, digest: str) -> None:
-    """Index `path` into a temporary file, then rename it to `target`."""
+    """Index `path` into a temporary file, then rename it to `target`. A big file is read in
+    parts, one per core (`_bounds`): this process reads the first, worker processes the others
+    into files of their own, which are then merged in file order (`_merge`)."""
     import time
 
     started = time.monotonic()
-    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=".building-", suffix=".db")
-    os.close(handle)
+    with open_text(path, root) as text:
+        fmt = detect(_masked(islice(Lines(text), SAMPLE_LINES)), context).format
+    with open_binary(path, root) as handle:
+        bounds = _bounds(handle, handle.seek(0, 2), _cores())
+    descriptor, temporary = tempfile.mkstemp(dir=target.parent, prefix=".building-", suffix=".db")
+    os.close(descriptor)
     try:
-        conn = sqlite3.connect(temporary)
-        try:
-            conn.executescript("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;" + _SCHEMA_SQL)
-            with open_text(path, root) as text, _progress(path) as advance:
-                lines = Lines(text)
-                fmt, rows = read_rows(iter(lines), context)
-                count, first, last = _insert(conn, rows, advance)
-            conn.execute("CREATE INDEX lines_ts ON lines (ts)")
-            conn.execute(
-                "INSERT INTO build VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (uuid.uuid4().hex, SCHEMA, digest, fmt, count, first, last, lines.cut, time.monotonic() - started),
-            )
-            conn.commit()
-        finally:
-            conn.close()
+        with _progress(path) as advance, _Workers(path, root, context, fmt, bounds[1:], target.parent) as workers:
+            own = bounds[0] if workers.started else (0, bounds[-1][1])  # no workers: the whole file here
+            scale = bounds[-1][1] / max(1, own[1])  # the bar follows this part, as a share of the file
+            first = _build_part(path, root, context, fmt, own, temporary, lambda done: advance(int(done * scale)))
+            _finish(temporary, [first, *workers.results()], (digest, fmt, time.monotonic() - started))
         os.replace(temporary, target)
-    except BaseException:
+    finally:
         Path(temporary).unlink(missing_ok=True)
-        raise
+
+
+def _finish(db: str, parts: list[_Part], build: tuple[str, str | None, float]) -> None:
+    """Merge the later parts into the first one's file `db`, index it by ts, record the build."""
+    digest, fmt, seconds = build
+    conn = sqlite3.connect(db)
+    try:
+        conn.executescript("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;")
+        lines, cursor = parts[0].lines, parts[0].cursor
+        for part in parts[1:]:
+            cursor = _merge(conn, part, lines, cursor)
+            lines += part.lines
+        conn.execute("CREATE INDEX lines_ts ON lines (ts)")
+        firsts = [part.first for part in parts if part.first is not None]
+        lasts = [part.last for part in parts if part.last is not None]
+        rows, cut = sum(part.rows for part in parts), sum(part.cut for part in parts)
+        conn.execute(
+            "INSERT INTO build VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                uuid.uuid4().hex,
+                SCHEMA,
+                digest,
+                fmt,
+                rows,
+                min(firsts, default=None),
+                max(lasts, default=None),
+                cut,
+                seconds,
+            ),
+        )
+        conn.commit()
+    finally:
+        conn.close()
+
+
+def _cores() -> int:
+    try:
+        return max(1, min(MAX_PARTS, len(os.sched_getaffinity(0))))
+    except AttributeError:  # not on Linux
+        return max(1, min(MAX_PARTS, os.cpu_count() or 1))
+
+
+def _bounds(handle: BinaryIO, size: int, parts: int) -> list[tuple[int, int]]:
+    """Byte ranges [start, end) of the parts a file is read in: one when it is small, else about
+    equal ones starting at line starts. A start is used only where no private key block can be
+    open (no `PRIVATE KEY` in the MAX_KEY_BLOCK_LINES lines before it), so masking each part on
+    its own masks what masking the whole file would."""
+    starts = [0]
+    if size >= PART_MIN_BYTES:
+        for index in range(1, parts):
+            handle.seek(size * index // parts)
+            handle.readline()  # to the next line start
+            start = handle.tell()
+            if starts[-1] < start < size and _no_key_block_before(handle, start):
+                starts.append(start)
+    return list(zip(starts, [*starts[1:], size], strict=True))
+
+
+def _no_key_block_before(handle: BinaryIO, start: int) -> bool:
+    """No `PRIVATE KEY` in the MAX_KEY_BLOCK_LINES + 1 lines before `start` (read backwards in
+    small blocks; False when those lines span more than _KEY_WINDOW_BYTES)."""
+    position, newlines, after = start, 0, b""
+    while position > 0 and newlines <= MAX_KEY_BLOCK_LINES + 1:
+        if start - position >= _KEY_WINDOW_BYTES:
+            return False
+        step = min(position, 1 << 16)
+        position -= step
+        handle.seek(position)
+        block = handle.read(step)
+        if b"PRIVATE KEY" in block + after[:16]:
+            return False
+        newlines += block.count(b"\n")
+        after = block
+    return True
+
+
+@dataclass(frozen=True)
+class _Part:
+    """One part of a file, indexed (`_build_part`): its rows are numbered from 1 in the part."""
+
+    db: str
+    lines: int  # lines read, blank ones too (the next part's line numbers start after them)
+    rows: int
+    first: float | None
+    last: float | None
+    cut: int
+    cursor: _Cursor
+
+
+def _build_part(
+    path: Path, root: Path, context: ParseContext, fmt: str | None, bounds: tuple[int, int], db: str, advance
+) -> _Part:
+    """Index the bytes `bounds` of `path` (whole lines) into the SQLite file `db`."""
+    reader = LineReader(None if fmt is None else format_named(fmt), context)
+    cursor = _Cursor()
+    conn = sqlite3.connect(db)
+    try:
+        conn.executescript("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;" + _SCHEMA_SQL)
+        with open_binary(path, root) as handle:
+            window = io.BufferedReader(_Window(handle, *bounds))
+            text = io.TextIOWrapper(window, encoding="utf-8", errors="replace", newline="")
+            lines = Lines(text)
+            count, first, last = _insert(conn, _rows(_masked(iter(lines)), reader, context.tz, cursor), advance)
+        conn.commit()
+    finally:
+        conn.close()
+    return _Part(db, cursor.lines, count, first, last, lines.cut, cursor)
+
+
+class _Window(io.RawIOBase):
+    """The bytes [start, end) of an open binary file, read as a file of their own."""
+
+    def __init__(self, handle: BinaryIO, start: int, end: int) -> None:
+        handle.seek(start)
+        self.handle, self.left = handle, end - start
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        data = self.handle.read(min(len(buffer), self.left))
+        buffer[: len(data)] = data
+        self.left -= len(data)
+        return len(data)
+
+
+def _merge(conn: sqlite3.Connection, part: _Part, before: int, cursor: _Cursor) -> _Cursor:
+    """Append a later part's rows: line numbers after the `before` lines already in, templates by
+    text, and the rows before the part's first timestamp / first parsed line inheriting the state
+    the earlier parts ended in (`cursor`), as reading the file at once would have given them.
+    The state this part ends in."""
+    parsed = part.cursor.first_parsed or part.lines + 1
+    conn.execute("ATTACH DATABASE ? AS part", (part.db,))
+    try:
+        conn.execute("INSERT OR IGNORE INTO templates (text) SELECT text FROM part.templates ORDER BY id")
+        conn.execute(
+            "INSERT INTO lines SELECT l.lineno + :before, coalesce(l.ts, :ts),"
+            " CASE WHEN l.lineno < :parsed THEN :level ELSE l.level END,"
+            " CASE WHEN l.lineno < :parsed THEN :derived ELSE l.derived END, t.id,"
+            " CASE WHEN l.lineno < :parsed THEN :instance ELSE l.instance END, l.line, l.unescaped"
+            " FROM part.lines AS l JOIN part.templates AS p ON p.id = l.template"
+            " JOIN main.templates AS t ON t.text = p.text ORDER BY l.lineno",
+            {
+                "before": before,
+                "ts": cursor.ts,
+                "parsed": parsed,
+                "level": cursor.level,
+                "derived": cursor.derived,
+                "instance": cursor.instance or None,
+            },
+        )
+        conn.commit()
+    finally:
+        conn.execute("DETACH DATABASE part")
+    ended = part.cursor
+    if ended.first_parsed is None:
+        return _Cursor(
+            ts=ended.ts if ended.ts is not None else cursor.ts,
+            level=cursor.level,
+            derived=cursor.derived,
+            instance=cursor.instance,
+            first_parsed=None,
+        )
+    return _Cursor(
+        ts=ended.ts if ended.ts is not None else cursor.ts,
+        level=ended.level,
+        derived=ended.derived,
+        instance=ended.instance,
+        first_parsed=ended.first_parsed,
+    )
+
+
+class _Workers:
+    """Worker processes (`python -c`, a fresh interpreter: the caller may run threads, and its main
+    module is never re-imported) indexing the later parts of a file, each into a temporary SQLite
+    file next to the index. They are killed when the tool call's deadline passes or the build
+    fails, and their files are removed in every case."""
+
+    def __init__(self, path: Path, root: Path, context: ParseContext, fmt: str | None, bounds, home: Path) -> None:
+        self.job = (path, root, context, fmt)
+        self.bounds = list(bounds)
+        self.home = home
+        self.files: list[str] = []
+        self.running: list[subprocess.Popen[bytes]] = []
+        self.started = True  # False: no worker could start, the caller reads the whole file
+
+    def __enter__(self) -> _Workers:
+        try:
+            for bounds in self.bounds:
+                handle, db = tempfile.mkstemp(dir=self.home, prefix=".part-", suffix=".db")
+                os.close(handle)
+                self.files.append(db)
+                worker = subprocess.Popen(
+                    [sys.executable, "-c", _WORKER],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                )
+                self.running.append(worker)
+                assert worker.stdin is not None
+                worker.stdin.write(pickle.dumps((*self.job, bounds, db)))
+                worker.stdin.close()
+        except OSError:
+            self.__exit__()
+            self.started, self.running = False, []
+        return self
+
+    def results(self) -> list[_Part]:
+        """The workers' parts in file order, waiting for them (and the deadline)."""
+        parts = []
+        for worker in self.running:
+            while worker.poll() is None:
+                check_deadline()
+                try:
+                    worker.wait(0.05)
+                except subprocess.TimeoutExpired:
+                    pass
+            assert worker.stdout is not None and worker.stderr is not None
+            if worker.returncode != 0:
+                raise OSError(f"log index worker failed: {worker.stderr.read().decode(errors='replace')[-500:]}")
+            parts.append(pickle.loads(worker.stdout.read()))
+        return parts
+
+    def __exit__(self, *_: object) -> None:
+        for worker in self.running:
+            if worker.poll() is None:
+                worker.kill()
+            worker.wait()
+            for stream in (worker.stdout, worker.stderr):
+                if stream is not None:
+                    stream.close()
+        for db in self.files:
+            Path(db).unlink(missing_ok=True)
+
+
+_WORKER = "from evcli.backends.logindex import worker_main; worker_main()"
+
+
+def worker_main() -> None:
+    """A worker process: index the part named by the pickle on stdin, pickle the `_Part` to stdout."""
+    path, root, context, fmt, bounds, db = pickle.loads(sys.stdin.buffer.read())
+    part = _build_part(path, root, context, fmt, bounds, db, lambda _: None)
+    sys.stdout.buffer.write(pickle.dumps(part))
 
 
 def _insert(

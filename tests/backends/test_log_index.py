@@ -211,3 +211,46 @@ def test_deadline_stops_indexing_and_leaves_no_index(tmp_path, evcli_home):
     home = evcli_home / "logindex"
     assert not list(home.glob("*.db")) and not list(home.glob(".building-*"))
     assert query(snap, "timeout").total == 8000  # without a deadline the next call builds it
+
+
+def _index_rows(db: Path) -> tuple[list[tuple], tuple]:
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute(
+            "SELECT l.lineno, l.ts, l.level, l.derived, t.text, l.instance, l.line, l.unescaped"
+            " FROM lines AS l JOIN templates AS t ON t.id = l.template ORDER BY l.lineno"
+        ).fetchall()
+        build = conn.execute("SELECT format, lines, first, last, cut FROM build").fetchone()
+    return rows, build
+
+
+def test_a_file_read_in_parts_by_worker_processes_indexes_as_read_at_once(tmp_path, monkeypatch):
+    from evcli.backends import logindex
+
+    # parts start inside stack traces and unlevelled runs: their first rows inherit the state
+    # (ts, level, instance) the previous part ended in, and line numbers continue across parts
+    trace = "\tat com.example.Pool.get(Pool.java:12)\n" * 200  # most bytes: every part starts in one
+    text = "no timestamp before the first event\n" + (LOG + trace) * 4 + "\n"
+    snap = snapshot(tmp_path, text)
+    path = tmp_path / "logs" / "pay.log"
+    context = snap.parse_context(path)
+    monkeypatch.setattr(logindex, "PART_MIN_BYTES", 1 << 40)
+    whole = logindex.open_index(path, tmp_path, context, tmp_path / "whole")
+    monkeypatch.setattr(logindex, "PART_MIN_BYTES", 0)
+    monkeypatch.setattr(logindex, "_cores", lambda: 3)
+    with logindex.open_binary(path, tmp_path) as handle:
+        assert len(logindex._bounds(handle, path.stat().st_size, 3)) == 3
+    parted = logindex.open_index(path, tmp_path, context, tmp_path / "parted")
+    assert _index_rows(parted.db) == _index_rows(whole.db)
+    assert (parted.lines, parted.first, parted.last) == (whole.lines, whole.first, whole.last)
+    assert not [name for name in (tmp_path / "parted").iterdir() if name.name.startswith(".")]  # no part left
+
+
+def test_no_part_starts_where_a_private_key_block_may_be_open(tmp_path):
+    from evcli.backends import logindex
+
+    key = "-----BEGIN RSA PRIVATE KEY-----\n" + "MIIEowIBAAKCAQEA7bq98rVq3nWsecretsecretsecret\n" * 150
+    path = tmp_path / "key.log"
+    path.write_text(LOG * 50 + key + LOG * 50)
+    with path.open("rb") as handle:
+        starts = [start for start, _ in logindex._bounds(handle, path.stat().st_size, 2)]
+    assert starts == [0]  # the middle of the file is inside the key block: read at once

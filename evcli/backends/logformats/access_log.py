@@ -20,11 +20,12 @@ from evcli.backends.logformats.base import (
     remember,
 )
 
+_QUOTED = r'[^"\\]*(?:\\.[^"\\]*)*'  # a quoted string's inside, `\"` escapes (unrolled: no per-char alternation)
 _LINE = re.compile(
     r"(?P<client>\S+) (?P<ident>\S+) (?P<user>\S+) "
     r"\[(?P<stamp>\d\d/[A-Z][a-z]{2}/\d{4}:\d\d:\d\d:\d\d [+-]\d{4})\] "
-    r'(?P<rest>"(?P<request>(?:[^"\\]|\\.)*)" (?P<status>\d{3}) (?P<size>\d+|-)'
-    r'(?: "(?P<referer>(?:[^"\\]|\\.)*)" "(?P<agent>(?:[^"\\]|\\.)*)")?.*)'
+    rf'(?P<rest>"(?P<request>{_QUOTED})" (?P<status>\d{{3}}) (?P<size>\d+|-)'
+    rf'(?: "(?P<referer>{_QUOTED})" "(?P<agent>{_QUOTED})")?.*)'
 )
 _CACHE: dict[str, datetime | None] = {}
 

@@ -154,7 +154,7 @@ def leading_level(rest: str) -> tuple[str | None, str]:
         if level is not None:
             in_front = group != "keyed" and not rest[: match.start(group)].strip(_LEVEL_SEPARATORS + "[")
             return level, rest[match.end() :].lstrip(_LEVEL_SEPARATORS) if in_front else rest.strip()
-    keyed = _LEVEL_KEY.search(rest)
+    keyed = _LEVEL_KEY.search(rest) if "=" in rest else None  # the key needs its `=`: skip the scan
     return (level_of(keyed["word"]) if keyed else None), rest.strip()
 
 
