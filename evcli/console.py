@@ -11,10 +11,13 @@ what the reader sees.
 
 from __future__ import annotations
 
-from rich.console import Console
+import os
+
+from rich.console import Console, RenderableType
 from rich.markup import escape
 
 # emoji=False: evidence such as "root:x:0" must print as written, not as ❌.
+# Rich itself honours NO_COLOR (no colour, styles kept) and stays plain when not a terminal.
 out = Console(highlight=False, soft_wrap=False, emoji=False)
 err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
@@ -38,3 +41,25 @@ def safe(text: object) -> str:
 def json_safe(dumped: str) -> str:
     """A json.dumps result with DEL, C1 and bidi characters \\u-escaped (still the same JSON)."""
     return dumped.translate(_JSON_EXTRA)
+
+
+def paged(renderable: RenderableType, no_pager: bool = False) -> None:
+    """Print `renderable` to stdout, through $PAGER (default `less -R`) when stdout is a terminal,
+    paging is not turned off and the output is taller than the screen."""
+    if no_pager or not out.is_terminal:
+        out.print(renderable)
+        return
+    with out.capture() as captured:
+        out.print(renderable)
+    text = captured.get()
+    if text.count("\n") < out.size.height:
+        out.file.write(text)
+        return
+    _page(text)
+
+
+def _page(text: str) -> None:
+    import pydoc
+
+    os.environ.setdefault("LESS", "-FRX")  # less (the usual pager) keeps colours, exits when it all fits
+    pydoc.pager(text)

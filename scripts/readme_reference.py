@@ -10,6 +10,8 @@ from evcli.gatekeeper.rules import load_rules
 
 def _walk(command, prefix: str):
     if hasattr(command, "list_commands"):  # a group (typer vendors its own click); `evcli tool` lists the tool registry
+        if command.invoke_without_command:  # `evcli sessions` lists by itself, with its own options
+            yield prefix, command
         context = command.context_class(command)
         for name in sorted(command.list_commands(context)):
             yield from _walk(command.get_command(context, name), f"{prefix} {name}")

@@ -15,7 +15,7 @@ from typer._click import exceptions as click  # typer vendors Click; its errors 
 from typer.core import TyperGroup
 
 from evcli import __version__
-from evcli.cli import aiops, ask, env, gate, kb, schema, sessions, tool, trace
+from evcli.cli import aiops, ask, env, gate, kb, report, schema, sessions, tool, trace
 from evcli.cli import eval as eval_commands
 from evcli.cli._common import fail, set_debug
 from evcli.errors import EXIT_INTERRUPTED
@@ -95,7 +95,7 @@ app.command("compose")(ask.compose_command)
 app.command("replay")(ask.replay_command)
 app.command("aiops")(aiops.aiops_command)
 app.command("trace")(trace.trace_command)
-app.command("sessions")(sessions.sessions_command)
+app.command("report")(report.report_command)
 app.command("export")(sessions.export_command)
 app.command("import")(sessions.import_command)
 app.command("schema")(schema.schema_command)
@@ -103,6 +103,7 @@ app.add_typer(eval_commands.app, name="eval")
 app.add_typer(tool.app, name="tool")
 app.add_typer(kb.app, name="kb")
 app.add_typer(env.app, name="env")
+app.add_typer(sessions.app, name="sessions")
 
 
 def main() -> None:

@@ -20,6 +20,9 @@ DbOption = Annotated[
     typer.Option("--db", help="Trace store file (default: $EVCLI_HOME/evcli.db or the user data dir).", dir_okay=False),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON to stdout.")]
+NoPagerOption = Annotated[
+    bool, typer.Option("--no-pager", help="Print long output straight to the terminal, without $PAGER.")
+]
 EnvOption = Annotated[
     Path | None,
     typer.Option(
@@ -202,6 +205,7 @@ __all__ = [
     "DbOption",
     "EnvOption",
     "JsonOption",
+    "NoPagerOption",
     "RunbooksOption",
     "environment_options",
     "environment_spec",

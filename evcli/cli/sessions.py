@@ -1,4 +1,8 @@
-"""`evcli sessions`, `evcli export`, `evcli import`."""
+"""`evcli sessions` (list, filter, stats, delete, prune), `evcli export`, `evcli import`.
+
+The store does the querying (`TraceStore.list_sessions` with a `SessionQuery`); this module only
+parses options and renders. Session ids are never wrapped: a listed id is always copyable whole.
+"""
 
 from __future__ import annotations
 
@@ -8,43 +12,201 @@ from typing import Annotated
 
 import typer
 
-from evcli.cli._common import DbOption, JsonOption, err, handles_errors, open_store, out, print_json
-from evcli.console import safe, visible
+from evcli.cli._common import (
+    DbOption,
+    JsonOption,
+    NoPagerOption,
+    err,
+    handles_errors,
+    open_store,
+    out,
+    print_json,
+)
+from evcli.console import paged, safe, visible
+
+app = typer.Typer(
+    help="List, find, delete and prune stored sessions.", no_args_is_help=False, invoke_without_command=True
+)
 
 
+@app.callback()
 @handles_errors
 def sessions_command(
+    ctx: typer.Context,
     limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="How many sessions, newest first.")] = 20,
+    env: Annotated[
+        str | None, typer.Option("--env", help="Only sessions run on this environment (name or snapshot directory).")
+    ] = None,
+    verdict: Annotated[
+        str | None, typer.Option("--verdict", help="Only this verdict: PASS, LOW_CONFID, REJECT.")
+    ] = None,
+    status: Annotated[
+        str | None, typer.Option("--status", help="Only this status: completed, failed, interrupted, running, created.")
+    ] = None,
+    mode: Annotated[str | None, typer.Option("--mode", help="Only this mode: chat or aiops.")] = None,
+    since: Annotated[
+        str | None, typer.Option("--since", help="Only sessions created since: a duration back (7d, 12h) or a time.")
+    ] = None,
+    text: Annotated[str | None, typer.Option("--query", "-q", help="Only questions containing this text.")] = None,
+    stats: Annotated[
+        bool, typer.Option("--stats", help="Show the store's size on disk and its counts instead of a list.")
+    ] = False,
+    no_pager: NoPagerOption = False,
     json_output: JsonOption = False,
     db: DbOption = None,
 ) -> None:
-    """List stored sessions, newest first."""
-    rows = open_store(db, must_exist=True).list_sessions(limit)
+    """List stored sessions, newest first (filters combine), or the store's size with --stats."""
+    if ctx.invoked_subcommand is not None:
+        return
+    store = open_store(db, must_exist=True)
+    if stats:
+        _show_stats(store.stats(), json_output)
+        return
+    from evcli.store.db import SessionQuery
+
+    query = SessionQuery(env=env, verdict=verdict, status=status, mode=mode, since=_since(since), text=text)
+    rows = store.list_sessions(limit, query)
     if json_output:
         print_json(rows)
-        return
-    if not rows:
-        err.print("no sessions stored yet")
-        return
+    elif not rows:
+        err.print("no sessions stored yet" if query == SessionQuery() else "no session matches")
+    else:
+        paged(_sessions_table(rows), no_pager)
+
+
+def _since(text: str | None):
+    """`7d` / `12h` back from now, else a time expression in the local zone."""
+    if text is None:
+        return None
+    from datetime import UTC, datetime
+
+    from evcli.timerange import TimeExpressionError, parse_duration, parse_time
+
+    now = datetime.now(UTC).astimezone()
+    try:
+        return now - parse_duration(text)
+    except TimeExpressionError:
+        return parse_time(text, clock=now, tz=now.tzinfo or UTC)
+
+
+# Below this width the list keeps the columns that find a session (id, date, environment, outcome, question).
+_WIDE = 120
+_QUESTION_MIN = 10
+
+
+def _sessions_table(rows):
+    from rich.cells import cell_len
     from rich.table import Table
     from rich.text import Text
 
-    table = Table()
-    for column in ("session", "created", "mode", "status", "verdict", "gate", "tools", "question"):
-        table.add_column(column, overflow="fold")
-    for row in rows:
-        cells = (
-            row["session_id"],
-            row["created_at"],
-            row["mode"],
-            row["status"],
-            row["verdict"] or "-",
-            row["gate_severity"] or "-",
-            row["invocations"],
-            row["question"] or "",
-        )
-        table.add_row(*(Text(visible(cell)) for cell in cells))  # data, never markup
-    out.print(table)
+    wide = out.width >= _WIDE
+    names = ("created", "env", "mode", "status", "verdict", "gate", "tools") if wide else ("created", "env", "outcome")
+    lines = [[visible(cell) for cell in _cells(row, wide)] for row in rows]
+    table = Table(box=None, pad_edge=False)
+    header = ["session", *names]
+    widths = [max(cell_len(line[index]) for line in [header, *lines]) for index in range(len(header))]
+    # Rich would squeeze every column to fit, ids included; here the question gives way, then a long
+    # environment name (padding: 2 per gap).
+    room = out.width - sum(widths) - 2 * len(widths)
+    env_at = header.index("env")
+    widths[env_at] = max(3, widths[env_at] - max(0, _QUESTION_MIN - room))
+    room = max(_QUESTION_MIN, out.width - sum(widths) - 2 * len(widths))
+    table = Table(box=None, pad_edge=False)
+    widest = max(cell_len(line[-1]) for line in [["question"], *lines])
+    for name, width in [*zip(header, widths, strict=True), ("question", min(room, widest))]:
+        table.add_column(name, no_wrap=True, width=width, overflow="ellipsis")
+    for line in lines:
+        table.add_row(*(Text(cell) for cell in line))  # data, never markup
+    return table
+
+
+def _cells(row, wide: bool) -> list:
+    if wide:
+        middle = [row["created_at"][:16].replace("T", " "), row["environment"], row["mode"], row["status"]]
+        middle += [row["verdict"] or "-", row["gate_severity"] or "-", row["invocations"]]
+    else:
+        middle = [row["created_at"][:10], row["environment"], row["verdict"] or row["status"]]
+    return [row["session_id"], *middle, row["question"] or ""]
+
+
+def _show_stats(stats, json_output: bool) -> None:
+    if json_output:
+        print_json(stats)
+        return
+    out.print(f"store     {safe(stats['path'])}")
+    out.print(f"size      {_size(stats['size_bytes'])}")
+    out.print(f"sessions  {stats['rows']['diagnosis_run']}")
+    out.print(
+        "rows      "
+        + ", ".join(f"{table} {count}" for table, count in stats["rows"].items() if table != "diagnosis_run")
+    )
+    for key in ("status", "verdict", "environment", "mode"):
+        tally = stats[f"by_{key}"]
+        out.print(f"{key:<9} " + (", ".join(f"{safe(name)} {count}" for name, count in tally.items()) or "-"))
+    out.print(f"oldest    {stats['oldest'] or '-'}")
+    out.print(f"newest    {stats['newest'] or '-'}")
+
+
+def _size(size: int) -> str:
+    for unit in ("B", "KiB", "MiB"):
+        if size < 1024:
+            return f"{size} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024  # type: ignore[assignment]
+    return f"{size:.1f} GiB"
+
+
+@app.command("delete")
+@handles_errors
+def delete_command(
+    sessions: Annotated[list[str], typer.Argument(help="Session ids, unique prefixes or `last`.")],
+    json_output: JsonOption = False,
+    db: DbOption = None,
+) -> None:
+    """Delete sessions and everything recorded with them, then compact the store (VACUUM)."""
+    store = open_store(db, must_exist=True)
+    deleted = store.delete_sessions(list(dict.fromkeys(store.resolve(reference) for reference in sessions)))
+    if json_output:
+        print_json({"deleted": deleted})
+        return
+    for session_id in deleted:
+        out.print(safe(session_id))
+    err.print(f"deleted {len(deleted)} session{'s' * (len(deleted) != 1)}")
+
+
+@app.command("prune")
+@handles_errors
+def prune_command(
+    older_than: Annotated[
+        str, typer.Option("--older-than", help="Delete sessions created longer ago than this: 30d, 12h, 2w.")
+    ],
+    keep_failed: Annotated[
+        bool,
+        typer.Option(
+            "--keep-failed", help="Keep sessions that failed, were interrupted, or ended LOW_CONFID or REJECT."
+        ),
+    ] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Only list what would be deleted.")] = False,
+    json_output: JsonOption = False,
+    db: DbOption = None,
+) -> None:
+    """Delete sessions older than a duration (never a run still in progress), then VACUUM."""
+    from datetime import UTC, datetime
+
+    from evcli.timerange import parse_duration
+
+    store = open_store(db, must_exist=True)
+    before = store.stats()["size_bytes"]
+    chosen = store.prunable(datetime.now(UTC) - parse_duration(older_than), keep_failed=keep_failed)
+    if not dry_run:
+        store.delete_sessions(chosen)
+    after = store.stats()["size_bytes"]
+    if json_output:
+        print_json({"dry_run": dry_run, "sessions": chosen, "size_bytes_before": before, "size_bytes_after": after})
+        return
+    for session_id in chosen:
+        out.print(safe(session_id))
+    verb = "would delete" if dry_run else "deleted"
+    err.print(f"{verb} {len(chosen)} session{'s' * (len(chosen) != 1)}; store {_size(before)} → {_size(after)}")
 
 
 @handles_errors
@@ -71,7 +233,7 @@ def export_command(
         return
     if session_id is None:
         raise BadInput("give a session id, or --all -o DIR")
-    text = to_canonical(store.load(session_id)) + "\n"
+    text = to_canonical(store.load(store.resolve(session_id))) + "\n"
     if output is None:
         sys.stdout.write(text)
         return

@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import secrets
 import socket
 import sqlite3
@@ -28,6 +29,8 @@ from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict
 
 from evcli.canonical import canonical_json
 from evcli.contracts import (
@@ -149,6 +152,80 @@ def _dump(value: Any) -> str | None:
 
 def _load(text: str | None) -> Any:
     return None if text is None else json.loads(text)
+
+
+_TABLES = ("diagnosis_run", "agent_step", "tool_invocation", "stage_output", "gate_result")
+_FAILED = ("failed", INTERRUPTED)
+_FAILED_VERDICTS = ("LOW_CONFID", "REJECT")
+# The environment of a run, read from its stored config: the snapshot directory, or live backends.
+_ENV_DIR = "json_extract(r.config, '$.env.env_dir')"
+_ENV_LIVE = "(SELECT count(*) FROM json_each(r.config, '$.env') e WHERE e.key NOT IN ('env_dir', 'runbooks'))"
+
+
+def iso_utc(moment: datetime) -> str:
+    """`moment` in the form `created_at` is stored in (UTC, microseconds, `Z`), so strings compare as times."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def environment_label(env_dir: str | None, live: bool) -> str:
+    """What a session ran on, in one word: its snapshot directory's name (`demo`, `host`,
+    `incident-0708`), `live` for backends only, `demo` when nothing was named."""
+    if env_dir:
+        return Path(env_dir).name or env_dir
+    return "live" if live else "demo"
+
+
+class SessionQuery(BaseModel):
+    """Which sessions `evcli sessions` lists; every field given must match (AND)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    env: str | None = None  # the environment label, or a snapshot directory's path
+    verdict: str | None = None
+    status: str | None = None
+    mode: str | None = None
+    since: datetime | None = None
+    text: str | None = None  # a substring of the question, case-insensitive for ASCII
+
+    def where(self) -> tuple[str, list[Any]]:
+        """The SQL WHERE clause (possibly empty) over `diagnosis_run r` and its parameters."""
+        clauses: list[str] = []
+        params: list[Any] = []
+        if self.verdict:
+            clauses.append("upper(r.verdict) = upper(?)")
+            params.append(self.verdict)
+        if self.status and self.status not in (*ACTIVE_STATUSES, INTERRUPTED):
+            clauses.append("r.status = ?")
+            params.append(self.status)
+        elif self.status:  # an active run may show as interrupted, an interrupted one is stored so
+            clauses.append("r.status IN (?, ?, ?)")
+            params += [*ACTIVE_STATUSES, INTERRUPTED]
+        if self.mode:
+            clauses.append("r.mode = ?")
+            params.append(self.mode)
+        if self.since:
+            clauses.append("r.created_at >= ?")
+            params.append(iso_utc(self.since))
+        if self.text:
+            clauses.append("r.question LIKE ? ESCAPE '\\'")
+            params.append("%" + re.sub(r"([\\%_])", r"\\\1", self.text) + "%")
+        if self.env:
+            clauses.append(self._env_clause())
+            params += self._env_params()
+        return ("WHERE " + " AND ".join(clauses)) if clauses else "", params
+
+    def _env_clause(self) -> str:
+        named_demo = f"({_ENV_DIR} IS NULL AND {_ENV_LIVE} = 0 AND ? = 'demo')"
+        named_live = f"({_ENV_DIR} IS NULL AND {_ENV_LIVE} > 0 AND ? = 'live')"
+        by_dir = f"({_ENV_DIR} = ? OR substr({_ENV_DIR}, -length(?) - 1) = '/' || ?)"
+        return f"({named_demo} OR {named_live} OR {by_dir})"
+
+    def _env_params(self) -> list[Any]:
+        env = str(self.env)
+        given = Path(env).expanduser()
+        full = str(given.resolve()) if given.is_dir() else env
+        name = given.name or env
+        return [env, env, full, name, name]
 
 
 class TraceStore:
@@ -290,22 +367,99 @@ class TraceStore:
         _owned.pop(session_id, None)
         return None
 
-    def list_sessions(self, limit: int = 20) -> list[dict[str, Any]]:
-        """Newest first, with counts and the latest gate outcome of each session."""
+    def list_sessions(self, limit: int = 20, query: SessionQuery | None = None) -> list[dict[str, Any]]:
+        """Newest first, with counts, the environment and the latest gate outcome of each session
+        that matches `query`."""
+        where, params = (query or SessionQuery()).where()
+        # A shown status of an active run depends on its owner: filter those after reading.
+        after_read = query is not None and query.status in (*ACTIVE_STATUSES, INTERRUPTED)
         rows = self.conn.execute(
-            """
+            f"""
             SELECT r.session_id, r.question, r.mode, r.status, r.owner, r.verdict, r.created_at,
+                   {_ENV_DIR} AS env_dir, {_ENV_LIVE} AS env_live,
                    (SELECT count(*) FROM tool_invocation t WHERE t.session_id = r.session_id) AS invocations,
                    (SELECT g.severity FROM gate_result g WHERE g.session_id = r.session_id
                      ORDER BY g.seq DESC LIMIT 1) AS gate_severity
-            FROM diagnosis_run r ORDER BY r.created_at DESC, r.session_id DESC LIMIT ?
+            FROM diagnosis_run r {where} ORDER BY r.created_at DESC, r.session_id DESC LIMIT ?
             """,
-            [min(limit, 2**63 - 1)],
+            [*params, -1 if after_read else min(limit, 2**63 - 1)],
         )
-        listed = [dict(row) for row in rows.fetchall()]
-        for row in listed:
+        listed = []
+        for row in map(dict, rows):
             row["status"] = shown_status(row["status"], row.pop("owner"))
-        return listed
+            row["environment"] = environment_label(row.pop("env_dir"), bool(row.pop("env_live")))
+            if not after_read or (query is not None and row["status"] == query.status):
+                listed.append(row)
+        return listed[:limit]
+
+    def delete_sessions(self, session_ids: list[str]) -> list[str]:
+        """Delete these sessions and every row they own in one transaction, then VACUUM.
+
+        A run another live process is still writing is refused (nothing is deleted)."""
+        with self._write():
+            for session_id in session_ids:
+                self._require_deletable(session_id)
+            for table in reversed(_TABLES):  # children before the run they reference
+                self.conn.executemany(
+                    f"DELETE FROM {table} WHERE session_id = ?", [[session_id] for session_id in session_ids]
+                )
+        if session_ids:
+            self.vacuum()
+        return session_ids
+
+    def prunable(self, older_than: datetime, *, keep_failed: bool = False) -> list[str]:
+        """Ids of the sessions created before `older_than`, oldest first, that a prune deletes: never an
+        active run, and with `keep_failed` none that ended badly (status failed or interrupted, verdict
+        LOW_CONFID or REJECT)."""
+        rows = self.conn.execute(
+            "SELECT session_id, status, owner, verdict FROM diagnosis_run WHERE created_at < ? "
+            "ORDER BY created_at, session_id",
+            [iso_utc(older_than)],
+        ).fetchall()
+        chosen = []
+        for session_id, status, owner, verdict in rows:
+            shown = shown_status(status, owner)
+            if shown in ACTIVE_STATUSES or (keep_failed and (shown in _FAILED or verdict in _FAILED_VERDICTS)):
+                continue
+            chosen.append(str(session_id))
+        return chosen
+
+    def vacuum(self) -> None:
+        """Give the pages of deleted rows back to the file system (VACUUM runs outside a transaction;
+        in WAL mode the smaller file appears only once the log is checkpointed into it)."""
+        try:
+            self.conn.execute("VACUUM")
+            self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        except sqlite3.OperationalError as exc:
+            raise store_failure(self.path, exc) from exc
+
+    def stats(self) -> dict[str, Any]:
+        """The file's size on disk (with its WAL), rows per table, sessions by status, verdict and
+        environment, and the oldest and newest session."""
+        files = [self.path, self.path.with_name(self.path.name + "-wal")]
+        counted: dict[str, Any] = {
+            "path": str(self.path),
+            "size_bytes": sum(file.stat().st_size for file in files if file.exists()),
+            "rows": {table: self.conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0] for table in _TABLES},
+        }
+        sessions = self.list_sessions(2**62)
+        for key in ("status", "verdict", "environment", "mode"):
+            tally: dict[str, int] = {}
+            for row in sessions:
+                tally[row[key] or "-"] = tally.get(row[key] or "-", 0) + 1
+            counted[f"by_{key}"] = dict(sorted(tally.items()))
+        counted["oldest"] = sessions[-1]["created_at"] if sessions else None
+        counted["newest"] = sessions[0]["created_at"] if sessions else None
+        return counted
+
+    def _require_deletable(self, session_id: str) -> None:
+        found = self.conn.execute(
+            "SELECT status, owner FROM diagnosis_run WHERE session_id = ?", [session_id]
+        ).fetchone()
+        if found is None:
+            raise NotFound(f"unknown session {session_id!r}", hint="list sessions with `evcli sessions`")
+        if found[0] in ACTIVE_STATUSES and found[1] and owner_alive(found[1]) and session_id not in _owned:
+            raise BadInput(f"session {session_id} is still being written by another process", hint="wait for it")
 
     # --- recording ---------------------------------------------------------
 

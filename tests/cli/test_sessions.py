@@ -6,8 +6,11 @@ import json
 import os
 
 import pytest
+from rich.cells import cell_len
+from typer.testing import CliRunner
 
 from evcli.canonical import canonical_json
+from evcli.cli import app
 from evcli.store.db import TraceStore
 from tests.cli._util import (
     assert_clean_error,
@@ -307,3 +310,209 @@ def test_export_all_writes_one_canonical_file_per_session(tmp_path):
         ) + "\n"
     assert evcli("export", "--all", "--db", db).exit_code == 2
     assert evcli("export", "--db", db).exit_code == 2
+
+
+# --- finding and managing sessions (issue 13) ------------------------------------------------------
+
+
+def _store_of_six(tmp_path):
+    """Six sessions: sample copies whose environment, verdict, status, mode and age differ."""
+    from datetime import UTC, datetime, timedelta
+
+    db = tmp_path / "six.db"
+    now = datetime.now(UTC)
+    made = {
+        # id: (question, env config, verdict, status, mode, age)
+        "a-demo-pass": ("Why is order-service failing?", {}, "PASS", "completed", "chat", timedelta(days=40)),
+        "b-host-low": (
+            "Is sshd seeing 50% failed logins?",
+            {"env_dir": "/x/evcli/envs/host"},
+            "LOW_CONFID",
+            "completed",
+            "chat",
+            timedelta(days=35),
+        ),
+        "c-host-failed": (
+            "disk full on web-01",
+            {"env_dir": "/x/evcli/envs/host"},
+            None,
+            "failed",
+            "chat",
+            timedelta(days=31),
+        ),
+        "d-live-aiops": (
+            "HighCPUUsage payment-service",
+            {"prometheus": "http://p:9090"},
+            "PASS",
+            "completed",
+            "aiops",
+            timedelta(days=2),
+        ),
+        "e-incident": (
+            "Why is checkout slow?",
+            {"env_dir": "/srv/incident-0708"},
+            "REJECT",
+            "completed",
+            "chat",
+            timedelta(hours=3),
+        ),
+        "f-demo-new": ("Why is ORDER-service slow?", {}, "PASS", "completed", "chat", timedelta(minutes=5)),
+    }
+    for session_id, (question, env, verdict, status, mode, age) in made.items():
+        import_sample(sample("narrow-payment-highcpu"), db, "--new-id", session_id)
+        with TraceStore(db) as store:
+            store.conn.execute(
+                "UPDATE diagnosis_run SET question = ?, config = json_set(config, '$.env', json(?)), verdict = ?,"
+                " status = ?, mode = ?, created_at = ? WHERE session_id = ?",
+                [
+                    question,
+                    json.dumps(env),
+                    verdict,
+                    status,
+                    mode,
+                    (now - age).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+                    session_id,
+                ],
+            )
+    return db
+
+
+def _listed(db, *args):
+    run = evcli("sessions", "--db", db, "--json", *args)
+    assert run.exit_code == 0, run
+    return [row["session_id"] for row in run.json()]
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        ((), ["f-demo-new", "e-incident", "d-live-aiops", "c-host-failed", "b-host-low", "a-demo-pass"]),
+        (("--env", "host"), ["c-host-failed", "b-host-low"]),
+        (("--env", "demo"), ["f-demo-new", "a-demo-pass"]),
+        (("--env", "live"), ["d-live-aiops"]),
+        (("--env", "incident-0708"), ["e-incident"]),
+        (("--verdict", "low_confid"), ["b-host-low"]),
+        (("--status", "failed"), ["c-host-failed"]),
+        (("--mode", "aiops"), ["d-live-aiops"]),
+        (("--since", "7d"), ["f-demo-new", "e-incident", "d-live-aiops"]),
+        (("--since", "1h"), ["f-demo-new"]),
+        (("-q", "order-service"), ["f-demo-new", "a-demo-pass"]),  # case-insensitive
+        (("-q", "50%"), ["b-host-low"]),  # % is text, not a wildcard
+        (("-q", "_"), []),
+        (("--env", "host", "--verdict", "LOW_CONFID"), ["b-host-low"]),
+        (("--verdict", "PASS", "-n", "1"), ["f-demo-new"]),
+    ],
+)
+def test_sessions_filters(tmp_path, args, expected):
+    assert _listed(_store_of_six(tmp_path), *args) == expected
+
+
+def test_sessions_since_a_time_and_a_bad_since(tmp_path):
+    from datetime import UTC, datetime, timedelta
+
+    db = _store_of_six(tmp_path)
+    moment = (datetime.now(UTC) - timedelta(days=3)).strftime("%Y-%m-%dT%H:%M:%S+00:00")
+    assert _listed(db, "--since", moment) == ["f-demo-new", "e-incident", "d-live-aiops"]
+    assert_clean_error(evcli("sessions", "--db", db, "--since", "last tuesday"), 2, "cannot read time")
+
+
+def test_sessions_table_keeps_ids_whole_at_80_columns_and_shows_the_environment(tmp_path):
+    db = _store_of_six(tmp_path)
+    import_sample(sample("negative-inventory-hikaricp"), db)  # the longest sample id, a CJK question
+    result = CliRunner().invoke(app, ["sessions", "--db", str(db)], env={"COLUMNS": "80", "NO_COLOR": "1"})
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0].split() == ["session", "created", "env", "outcome", "question"]
+    assert all(cell_len(line) <= 80 for line in lines)
+    by_id = {line.split()[0]: line.split() for line in lines[1:]}
+    assert set(by_id) == {
+        "a-demo-pass",
+        "b-host-low",
+        "c-host-failed",
+        "d-live-aiops",
+        "e-incident",
+        "f-demo-new",
+        "sample-negative-inventory-hikaricp",
+    }
+    assert by_id["b-host-low"][2:4] == ["host", "LOW_CONFID"]
+    assert by_id["c-host-failed"][2:4] == ["host", "failed"]
+    assert by_id["d-live-aiops"][2] == "live"
+    wide = evcli("sessions", "--db", db).stdout.splitlines()  # 4000 columns: every column, whole questions
+    assert wide[0].split() == ["session", "created", "env", "mode", "status", "verdict", "gate", "tools", "question"]
+    assert any(line.rstrip().endswith("  Is sshd seeing 50% failed logins?") for line in wide)
+
+
+def test_sessions_no_match_says_so(tmp_path):
+    run = evcli("sessions", "--db", _store_of_six(tmp_path), "-q", "nothing like this")
+    assert run.exit_code == 0 and run.stdout == "", run
+    assert run.stderr.strip() == "no session matches"
+
+
+def test_sessions_delete_by_id_prefix_and_last(tmp_path):
+    db = _store_of_six(tmp_path)
+    before = counts(db)
+    run = evcli("sessions", "delete", "b-host", "last", "a-demo-pass", "--db", db)
+    assert run.exit_code == 0, run
+    assert run.stdout.split() == ["b-host-low", "f-demo-new", "a-demo-pass"]
+    assert "deleted 3 sessions" in run.stderr
+    assert _listed(db) == ["e-incident", "d-live-aiops", "c-host-failed"]
+    after = counts(db)
+    assert after["diagnosis_run"] == 3
+    assert all(after[table] == before[table] // 6 * 3 for table in after)  # their child rows went too
+
+
+def test_sessions_delete_unknown_or_ambiguous_deletes_nothing(tmp_path):
+    db = _store_of_six(tmp_path)
+    before = snapshot(db)
+    assert_clean_error(evcli("sessions", "delete", "a-demo-pass", "zzz", "--db", db), 2, "unknown session 'zzz'")
+    assert_clean_error(evcli("sessions", "delete", "a-demo-pass", "", "--db", db), 2)
+    assert snapshot(db) == before
+
+
+def test_sessions_prune_dry_run_then_prune_keeping_failed(tmp_path):
+    db = _store_of_six(tmp_path)
+    before = snapshot(db)
+    run = evcli("sessions", "prune", "--older-than", "30d", "--dry-run", "--db", db)
+    assert run.exit_code == 0, run
+    assert run.stdout.split() == ["a-demo-pass", "b-host-low", "c-host-failed"]  # oldest first
+    assert "would delete 3 sessions" in run.stderr
+    assert snapshot(db) == before
+
+    run = evcli("sessions", "prune", "--older-than", "30d", "--keep-failed", "--db", db, "--json")
+    assert run.exit_code == 0, run
+    assert run.json()["sessions"] == ["a-demo-pass"]
+    assert _listed(db) == ["f-demo-new", "e-incident", "d-live-aiops", "c-host-failed", "b-host-low"]
+
+    run = evcli("sessions", "prune", "--older-than", "1d", "--db", db)
+    assert run.stdout.split() == ["b-host-low", "c-host-failed", "d-live-aiops"]
+    assert _listed(db) == ["f-demo-new", "e-incident"]
+    assert_clean_error(evcli("sessions", "prune", "--older-than", "soon", "--db", db), 2, "cannot read 'soon'")
+
+
+def test_prune_shrinks_the_file_with_vacuum(tmp_path):
+    db = tmp_path / "big.db"
+    for index in range(30):
+        import_sample(sample("broad-order-service"), db, "--new-id", f"s{index}")
+    with TraceStore(db) as store:
+        store.conn.execute("UPDATE diagnosis_run SET created_at = '2020-01-01T00:00:00.000000Z'")
+        store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    size = db.stat().st_size
+    run = evcli("sessions", "prune", "--older-than", "30d", "--db", db, "--json")
+    assert run.exit_code == 0, run
+    assert len(run.json()["sessions"]) == 30
+    assert db.stat().st_size < size / 4
+    assert counts(db) == dict.fromkeys(counts(db), 0)
+
+
+def test_sessions_stats(tmp_path):
+    db = _store_of_six(tmp_path)
+    run = evcli("sessions", "--stats", "--db", db, "--json")
+    assert run.exit_code == 0, run
+    stats = run.json()
+    assert stats["size_bytes"] >= db.stat().st_size > 0
+    assert stats["rows"]["diagnosis_run"] == 6
+    assert stats["by_environment"] == {"demo": 2, "host": 2, "incident-0708": 1, "live": 1}
+    assert stats["by_verdict"] == {"-": 1, "LOW_CONFID": 1, "PASS": 3, "REJECT": 1}
+    assert stats["oldest"] < stats["newest"]
+    text = evcli("sessions", "--stats", "--db", db).stdout
+    assert "sessions  6" in text and "size      " in text and "host 2" in text
