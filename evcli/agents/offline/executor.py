@@ -67,7 +67,7 @@ def _wanted_calls(
 ) -> list[Call]:
     """Every call the task wants given what is known so far; a phase waits for the results of the one before."""
     question = payload.get("question", "")
-    if intent.narrow:
+    if intent.narrow or intent.names_only_unknown:
         return narrow_calls(intent, question)  # a retry never widens a narrow query either
     results = _results(transcript)
     calls: list[Call] = []
@@ -167,11 +167,11 @@ def _evidence_document(
 
 
 def _asked_log_claims(intent: Ask, refs: list[claim_kinds.Ref], words: Catalogue) -> list[Claim]:
-    """A broad task's log lines: symptoms (lines showing an error signal), and when the question asked for
-    a level, phrase or token and fewer symptoms than the cap were found, the other lines found for it,
-    whatever they say (observations of what was asked)."""
+    """A broad task's log lines: symptoms (lines showing an error signal), and when fewer than the cap were
+    found, the lines found for what the question asked (a level, phrases and tokens, its words), whatever
+    they say (observations of what was asked)."""
     symptoms = claim_kinds.log_claims(intent, refs, words, "symptom")
-    if not (intent.levels or intent.exact) or len(symptoms) >= claim_kinds.LOG_SYMPTOM_CAP:
+    if intent.wants_count or len(symptoms) >= claim_kinds.LOG_SYMPTOM_CAP:  # a count is answered by the count
         return symptoms
     quoted = {binding["evidence_excerpt"] for claim in symptoms for binding in claim["evidence_bindings"]}
     asked = [ref for ref in refs if ref.array == "logs" and _is_asked_line(intent, ref)]
@@ -181,11 +181,15 @@ def _asked_log_claims(intent: Ask, refs: list[claim_kinds.Ref], words: Catalogue
 
 
 def _is_asked_line(intent: Ask, ref: claim_kinds.Ref) -> bool:
-    """A log line at a level the question asked, or holding every phrase and token it asked."""
+    """A log line at a level the question asked, or holding every phrase and token it asked, or (none
+    asked) two of the words it asked that the logs contain (one when it asked one)."""
     if intent.levels and str(ref.item.get("level") or "").upper() in intent.levels:
         return True
     text = str(ref.item.get("message") or "").lower()
-    return bool(intent.exact) and all(term.lower() in text for term in intent.exact)
+    if intent.exact:
+        return all(term.lower() in text for term in intent.exact)
+    found = [term for term in intent.terms if intent.found_in(term)]
+    return bool(found) and sum(term.lower() in text for term in found) >= min(2, len(found))
 
 
 def _narrow_scope_notes(intent: Ask, question: str, invocations: list[ToolInvocation], words: Catalogue) -> list[str]:

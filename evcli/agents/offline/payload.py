@@ -53,6 +53,12 @@ class Ask:
         """The lowest level asked for explicitly, else None (no level filter on what was asked)."""
         return min(self.levels, key=LEVELS.index) if self.levels else None
 
+    @property
+    def names_only_unknown(self) -> bool:
+        """The question names services or hosts, none of them known: asking others instead answers
+        another question (their close names are the answer)."""
+        return bool(self.unknown_services) and not self.services and not self.alertnames
+
     def found_in(self, term: str) -> dict[str, int]:
         return (self.vocabulary or {}).get(term) or {}
 

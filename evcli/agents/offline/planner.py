@@ -31,7 +31,7 @@ def plan(request: RoleRequest) -> EngineReply:
     words = catalogue(intent.language)
 
     skill, reason = _choose_skill(intent, alerts, skills, words)
-    if intent.narrow:
+    if intent.narrow or intent.names_only_unknown:
         calls = narrow_calls(intent, question)
         reasoning = words("plan.reasoning.narrow")
     else:

@@ -28,6 +28,7 @@ KNOWLEDGE_LIMIT = 8
 NAMED_SERVICE_CAP = 3
 DISCOVERED_SERVICE_CAP = 2
 UNKNOWN_CAP = 2
+JOINT_TERMS = 3  # adjacent content words a broad task searches together
 # asked states an active-only search would miss ("still firing?" must see the alert resolved)
 ANY_STATE_ASKED = frozenset({"still_firing", "resolved", "silenced"})
 QUERY_CHARS = 200  # query_logs' `query` length limit
@@ -109,12 +110,33 @@ def _holding_all(intent: Ask, terms: list[str], cap: int) -> list[str]:
     return sorted(common, key=lambda service: -sum(intent.found_in(term)[service] for term in terms))[:cap]
 
 
-def exact_calls(intent: Ask, services: list[str], limit: int | None = None) -> list[Call]:
+def _joined(question: str, seeds: list[str], terms: list[str]) -> list[str]:
+    """The seeds and the words written next to them in the question ("PHP Notice", "session expired"):
+    what a count counts is the words asked together, not every word of the question."""
+    group = list(seeds)
+    grown = True
+    while grown:
+        grown = False
+        for term in terms:
+            if term in group:
+                continue
+            for seed in group:
+                pair = rf"{re.escape(seed)}\s+{re.escape(term)}|{re.escape(term)}\s+{re.escape(seed)}"
+                if re.search(pair, question, re.IGNORECASE):
+                    group.append(term)
+                    grown = True
+                    break
+    return group
+
+
+def exact_calls(intent: Ask, question: str, services: list[str], limit: int | None = None) -> list[Call]:
     """Phrases and tokens searched verbatim and together, in each named service, else in the services
     whose logs contain them all, else in all logs."""
     if not intent.exact:
         return []
-    arguments: dict[str, Any] = {"query": _log_query(*intent.exact)} | _level(intent) | _window(intent)
+    # a count counts what was asked: the phrases and tokens with the words written next to them, together
+    words = _joined(question, list(intent.exact), _content_terms(intent)) if intent.wants_count else list(intent.exact)
+    arguments: dict[str, Any] = {"query": _log_query(*words)} | _level(intent) | _window(intent)
     arguments |= {"limit": limit} if limit else {}
     services = services or _holding_all(intent, list(intent.exact), DISCOVERED_SERVICE_CAP)
     if not services:
@@ -122,24 +144,36 @@ def exact_calls(intent: Ask, services: list[str], limit: int | None = None) -> l
     return [Call("query_logs", {"service": service} | arguments) for service in services]
 
 
-def term_calls(intent: Ask, services: list[str], limit: int | None = None) -> list[Call]:
+def term_calls(intent: Ask, question: str, services: list[str], limit: int | None = None) -> list[Call]:
     """The strongest content word the logs contain, in the named services, else where the logs have it.
-    A broad task takes the strongest word the services' own logs contain (evidence to read); a narrow
-    one the strongest word, found there or not (the precise thing to confirm)."""
+    A broad task searches the rarest word its services' logs contain with the words written next to it
+    ("order queue backlog"), then that word alone (evidence to read); a narrow
+    one the strongest word, found there or not (the precise thing to confirm), and when no log of the
+    environment has any of its words, its strongest word in the named service (the negative answers it)."""
     terms = _content_terms(intent)
+    if intent.narrow and services and not terms:  # what a narrow question asks of a service is searched there
+        terms = [term for term in intent.terms if term not in intent.exact][:1]
     if not terms:
         return []
     local = [term for term in terms if any(service in intent.found_in(term) for service in services)]
+    local.sort(key=lambda term: sum(intent.found_in(term).get(service, 0) for service in services))  # rarest first
     term = terms[0] if intent.narrow or not local else local[0]
-    # a count counts what was asked: every word the logs have, together, where they occur together
-    words = [term, *(t for t in terms if t != term)] if intent.wants_count else [term]
+    # a count counts what was asked: the word with those written next to it, together
+    words = _joined(question, [term], terms) if intent.wants_count else [term]
     where = [service for service in services if service in intent.found_in(term)] or services
     where = (
         where or _holding_all(intent, words, DISCOVERED_SERVICE_CAP) or _where(intent, [term], DISCOVERED_SERVICE_CAP)
     )
-    arguments: dict[str, Any] = {"query": _log_query(*words)} | _level(intent) | _window(intent)
-    arguments |= {"limit": limit} if limit else {}
-    return [Call("query_logs", {"service": service} | arguments) for service in where]
+    queries = [_log_query(*words)]
+    joint = _joined(question, [term], local)[:JOINT_TERMS]
+    if not intent.narrow and not intent.wants_count and len(joint) > 1:  # words written together, then the rarest
+        queries.insert(0, _log_query(*joint))
+    calls = []
+    for query in queries:
+        arguments: dict[str, Any] = {"query": query} | _level(intent) | _window(intent)
+        arguments |= {"limit": limit} if limit else {}
+        calls += [Call("query_logs", {"service": service} | arguments) for service in where]
+    return calls
 
 
 def narrow_calls(intent: Ask, question: str) -> list[Call]:
@@ -154,10 +188,10 @@ def narrow_calls(intent: Ask, question: str) -> list[Call]:
         return calls + [_alert_call(intent, service)]
     if calls and service is None:  # the service named is not known: not searched for in another one
         return calls
-    exact = exact_calls(intent, [service] if service else [])
+    exact = exact_calls(intent, question, [service] if service else [])
     if exact:
         return calls + exact
-    terms = term_calls(intent, [service] if service else [])
+    terms = term_calls(intent, question, [service] if service else [])
     if terms:
         return calls + terms[:1]
     if service is None:  # every log, unless what was named is a service the environment does not know
@@ -208,9 +242,9 @@ def evidence_calls(intent: Ask, question: str, services: list[str], alertname: s
     for service in services:
         calls.append(Call("query_logs", {"service": service, "level": level} | window | {"limit": LOG_LIMIT}))
     calls += unknown_calls(intent, question)
-    calls += exact_calls(intent, list(intent.services[:NAMED_SERVICE_CAP]), LOG_LIMIT)
+    calls += exact_calls(intent, question, list(intent.services[:NAMED_SERVICE_CAP]), LOG_LIMIT)
     if not intent.exact:
-        calls += term_calls(intent, services, LOG_LIMIT)
+        calls += term_calls(intent, question, services, LOG_LIMIT)
     return calls
 
 
