@@ -68,6 +68,14 @@ CASES = [
      "FastLeaderElection@818] - New election. My id =  3, proposed zxid=0x0"),
      datetime(2015, 7, 29, 19, 4, 12, 394000), "INFO", "New election. My id =  3, proposed zxid=0x0",
      {"thread": "QuorumPeer[myid=3]/0:0:0:0:0:0:0:0:2181", "logger": "FastLeaderElection", "line": "818"}),
+    ("java", ("2026-03-18 09:05:01,123 [myid:1] - WARN  [QuorumPeer[myid=1](plain=0.0.0.0:2181)(secure=disabled):"
+     "Follower@129] - Exception when following the leader"),
+     datetime(2026, 3, 18, 9, 5, 1, 123000), "WARN", "Exception when following the leader",
+     {"thread": "QuorumPeer[myid=1](plain=0.0.0.0:2181)(secure=disabled)", "logger": "Follower", "line": "129",
+      "myid": "1"}),
+    ("java", "2026-03-18 09:05:00,007 [myid:] - INFO  [main:QuorumPeerConfig@174] - Reading configuration from: /conf/zoo.cfg",
+     datetime(2026, 3, 18, 9, 5, 0, 7000), "INFO", "Reading configuration from: /conf/zoo.cfg",
+     {"thread": "main", "logger": "QuorumPeerConfig", "line": "174"}),
     ("openstack", ("2017-05-16 00:00:04.500 25746 WARNING nova.compute.manager [req-3ea4052c-895d-4b64-9e2d-04d64c4d94ab "
      "113d3a99c3da401fbd62cc2caa5b96d2 54fadb412c4e40cdbaed9335e4c35a9e - - -] [instance: b9000564] "
      "Instance shutdown by itself."),
@@ -324,3 +332,16 @@ def test_nothing_recognisable_detects_no_format() -> None:
 def test_ties_go_to_registry_order() -> None:
     # both `python` and `iso8601` read this line; python comes first in the registry
     assert detect(["2015-07-29 17:41:44,747 INFO started"], context()).format == "python"
+
+
+def test_zookeeper_3_5_myid_prefix_is_detected_as_java_with_timestamp_and_level() -> None:
+    sample = [
+        "2026-03-18 09:05:00,007 [myid:] - INFO  [main:QuorumPeerConfig@174] - Reading configuration from: /conf/zoo.cfg",
+        "2026-03-18 09:05:01,123 [myid:1] - WARN  [QuorumPeer[myid=1](plain=0.0.0.0:2181)(secure=disabled):"
+        "Follower@129] - Exception when following the leader",
+        "java.net.SocketException: Connection reset",
+        "\tat java.base/java.net.SocketInputStream.read(SocketInputStream.java:186)",
+        "2026-03-18 09:05:03,789 [myid:1] - ERROR [LearnerHandler-/10.0.0.2:41234:LearnerHandler@714] - Unexpected exception",
+    ]
+    detection = detect(sample, context())
+    assert (detection.format, detection.timestamp_share, detection.level_share) == ("java", 1.0, 1.0)

@@ -3,6 +3,8 @@
 logback  `2023-01-29 10:03:11.123 [main] ERROR c.e.Foo - msg`
 log4j    `2023-01-29 10:03:11,123 ERROR [thread] Foo: msg`  (or `Foo - msg`)
 zookeeper `2015-07-29 17:41:44,747 - INFO  [QuorumPeer[myid=1]/0:0:0:0:0:0:0:0:2181:Foo@774] - msg`
+          3.5+: `2026-03-18 09:05:01,123 [myid:1] - WARN  [main:Foo@129] - msg` (`[myid:]` before
+          the server id is known; the id becomes the `myid` field)
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ _STAMP = r"(?P<stamp>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d{1,6})?)"
 _LEVELS = "TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL|SEVERE"
 _LINE = re.compile(
     _STAMP + r" (?:"
-    rf"- (?P<zk_level>{_LEVELS})\s+\[(?P<zk_thread>.*?):(?P<zk_logger>[A-Za-z_$][\w$.]*)@(?P<zk_line>\d+)\] - "
+    rf"(?:\[myid:(?P<zk_myid>\d*)\] )?- (?P<zk_level>{_LEVELS})\s+\[(?P<zk_thread>.*?):(?P<zk_logger>[A-Za-z_$][\w$.]*)@(?P<zk_line>\d+)\] - "
     rf"|\[(?P<lb_thread>[^\]]*)\] (?P<lb_level>{_LEVELS})\s+(?P<lb_logger>\S+) - "
     rf"|(?P<l4_level>{_LEVELS})\s+\[(?P<l4_thread>[^\]]*)\] (?P<l4_logger>[^\s:]+)(?::| -) "
     r")(?P<message>.*)"
@@ -35,6 +37,8 @@ class Java(IsoStampFormat):
         fields = {"thread": match[prefix + "thread"], "logger": match[prefix + "logger"]}
         if match["zk_line"]:
             fields["line"] = match["zk_line"]
+        if match["zk_myid"]:
+            fields["myid"] = match["zk_myid"]
         level = level_of(match[prefix + "level"])
         return ParsedLine(moment, level, match["message"], fields)
 
