@@ -1,8 +1,15 @@
-"""Files evcli ships: found inside the installed package, or in a checkout."""
+"""Files evcli ships: found inside the installed package, or in a checkout.
+
+Sample sessions are the `sample_sessions/*.json` files (named by their file stem); sample
+environments are the packaged snapshot directories (`demo`, and each of evcli/envs).
+"""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+
+from pydantic import BaseModel
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
 
@@ -13,3 +20,53 @@ def data_path(name: str) -> Path:
     if packaged.exists():
         return packaged
     return _PACKAGE_DIR.parent / name
+
+
+class Sample(BaseModel):
+    """One shipped sample: a session file or an environment directory."""
+
+    name: str
+    kind: str  # environment, or the session's annotated sample kind (base, fault)
+    path: Path
+    summary: str  # a session's expected gate outcome and question; an environment's first comment line
+
+
+def shipped_samples() -> list[Sample]:
+    """The packaged environments, then every sample session, by name."""
+    from evcli.backends.spec import PACKAGED_ENVS, packaged_env_dir
+
+    names = ["demo", *sorted(path.name for path in PACKAGED_ENVS.iterdir() if (path / "env.toml").is_file())]
+    environments = [_environment(name, packaged_env_dir(name)) for name in names]
+    sessions = [_session(path) for path in sorted(data_path("sample_sessions").glob("*.json"))]
+    return environments + sessions
+
+
+def shipped_sample(name: str) -> Sample:
+    """The shipped sample called `name`; an unknown name is a usage error listing what exists."""
+    from evcli.errors import NotFound
+
+    samples = shipped_samples()
+    for sample in samples:
+        if sample.name == name or sample.name == name.removesuffix(".json"):
+            return sample
+    raise NotFound(f"no shipped sample {name!r}", hint="list them with `evcli samples list`")
+
+
+def _environment(name: str, directory: Path | None) -> Sample:
+    assert directory is not None  # names come from the packaged directories themselves
+    comments = [
+        line.lstrip("# ").strip()
+        for line in (directory / "env.toml").read_text(encoding="utf-8").splitlines()
+        if line.startswith("#")
+    ]
+    return Sample(name=name, kind="environment", path=directory, summary=comments[0] if comments else "")
+
+
+def _session(path: Path) -> Sample:
+    run = json.loads(path.read_text(encoding="utf-8"))["run"]
+    annotations = run.get("annotations", {})
+    kind = annotations.get("sample", {}).get("kind", "session")
+    gate = annotations.get("expected_gate", {})
+    what = annotations.get("sample", {}).get("description") or run.get("question", "")
+    summary = f"gate {gate.get('severity', '?')}: {what}"
+    return Sample(name=path.stem, kind=kind, path=path, summary=summary)
