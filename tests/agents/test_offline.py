@@ -1021,3 +1021,13 @@ def test_a_broad_question_asking_a_level_quotes_the_lines_at_that_level(tmp_path
     lines = [claim for claim in log_claims_of(run) if claim["claim_type"] == "observation"]
     assert lines and all(claim["claim_text"].startswith("worker logged WARN at ") for claim in lines)
     assert "order queue backlog growing" in lines[0]["claim_text"]  # a WARN line of prose: no symptom, asked
+
+
+def test_next_steps_come_only_from_a_runbook_matching_the_question(tmp_path):
+    # the host runbooks are about SSH brute force and ZooKeeper sessions: neither matches nginx 502s
+    run = full_run("how many 502s did nginx return between 9:05 and 9:12", tmp_path, HOST_ENV)
+    output = run.executor_output
+    assert not any("runbooks/" in text for text in [*output["recommended_actions"], *output["hypotheses"]])
+    ssh = full_run("Why is auth logging so many failed passwords from 203.0.113.45?", tmp_path, HOST_ENV)
+    actions = ssh.executor_output["recommended_actions"]
+    assert actions and all("runbooks/ssh-brute-force.md" in action for action in actions)

@@ -126,7 +126,9 @@ def firing_alert_names(refs: list[Ref]) -> list[str]:
 
 
 def doc_ranks(intent: Ask, blocks: list[Ref], alertnames: list[str]) -> dict[str, int]:
-    """Documents whose title names an alert or term of this task first, then in retrieval order.
+    """Documents whose title names an alert or term of this task, best match first, then in retrieval
+    order; a document whose title names none of them is left out (issue 10: next steps and possible
+    causes come from the runbook that matches the question, not from an unrelated one).
 
     The lookup's service hint lifts every runbook of the service; the title tells which one is
     about *this* alert (HighCPUUsage → "High CPU usage on a JVM service")."""
@@ -138,7 +140,8 @@ def doc_ranks(intent: Ask, blocks: list[Ref], alertnames: list[str]) -> dict[str
     def score(doc: str) -> int:
         return sum(any(word.startswith(f) or f.startswith(word) for word in titles[doc]) for f in focus)
 
-    return {doc: rank for rank, doc in enumerate(sorted(docs, key=lambda doc: (-score(doc), docs.index(doc))))}
+    matching = sorted((doc for doc in docs if score(doc)), key=lambda doc: (-score(doc), docs.index(doc)))
+    return {doc: rank for rank, doc in enumerate(matching)}
 
 
 def hypotheses(
@@ -154,6 +157,8 @@ def hypotheses(
     found: list[tuple[Any, ...]] = []
     for order, ref in enumerate(blocks):
         block = ref.item
+        if str(block.get("doc")) not in doc_rank:
+            continue
         for sentence in _sentences(str(block.get("text") or "")):
             if _CAUSAL.search(sentence) and not _PROCEDURE.search(sentence) and not negated(comparable(sentence)):
                 overlap = len(observed & set(_WORD.findall(sentence.lower())))
@@ -180,7 +185,7 @@ def actions(blocks: list[Ref], doc_rank: dict[str, int], words: Catalogue) -> li
     found: list[tuple[Any, ...]] = []
     for order, ref in enumerate(blocks):
         block = ref.item
-        if not _CHECK_HEADING.search(str(block.get("heading") or "")):
+        if str(block.get("doc")) not in doc_rank or not _CHECK_HEADING.search(str(block.get("heading") or "")):
             continue
         for position, item in enumerate(_items(str(block.get("text") or ""))):
             if len(item) > _MAX_ACTION_CHARS:
