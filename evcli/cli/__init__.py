@@ -15,7 +15,7 @@ from typer._click import exceptions as click  # typer vendors Click; its errors 
 from typer.core import TyperGroup
 
 from evcli import __version__
-from evcli.cli import aiops, ask, env, gate, kb, report, schema, sessions, tool, trace
+from evcli.cli import aiops, ask, env, gate, kb, report, rules, samples, schema, sessions, tool, trace
 from evcli.cli import eval as eval_commands
 from evcli.cli._common import fail, set_debug
 from evcli.errors import EXIT_INTERRUPTED
@@ -104,6 +104,8 @@ app.add_typer(tool.app, name="tool")
 app.add_typer(kb.app, name="kb")
 app.add_typer(env.app, name="env")
 app.add_typer(sessions.app, name="sessions")
+app.add_typer(samples.app, name="samples")
+app.add_typer(rules.app, name="rules")
 
 
 def main() -> None:
