@@ -53,6 +53,10 @@ def aiops_command(
     rules: RulesOption = None,
     max_steps: MaxStepsOption = 8,
     fail_on: FailOnOption = None,
+    report_dir: Annotated[
+        Path | None,
+        typer.Option("--report-dir", file_okay=False, help="Write one HTML report per alert into this directory."),
+    ] = None,
     json_output: JsonOption = False,
     db: DbOption = None,
 ) -> None:
@@ -76,7 +80,15 @@ def aiops_command(
     else:
         raise BadInput("give an alert payload file or --alertmanager URL")
     models = _models(config, model, None, None, None, None, api_base)
-    reports = diagnose_payload(_pipeline(db, rules, models, environment.as_config(), max_steps), data, source=source)
+    pipeline = _pipeline(db, rules, models, environment.as_config(), max_steps)
+    reports = diagnose_payload(pipeline, data, source=source)
+    if report_dir is not None:
+        from evcli.cli.report import write_report
+
+        report_dir.mkdir(parents=True, exist_ok=True)
+        for report in reports:
+            document = pipeline.store.load(report["session_id"])
+            write_report(document, "html", report_dir / f"{report['session_id']}.html")
     if json_output:
         print_json({"reports": reports})
     else:

@@ -51,6 +51,10 @@ ContinueOption = Annotated[
         "backend flag names another.",
     ),
 ]
+ReportOption = Annotated[
+    Path | None,
+    typer.Option("--report", dir_okay=False, help="Also write the session's report here (.md: Markdown, else HTML)."),
+]
 FailOnOption = Annotated[
     str | None, typer.Option("--fail-on", help="Exit 3/4 when the verdict is at least low_confid / reject.")
 ]
@@ -133,6 +137,7 @@ def ask_command(
     max_steps: MaxStepsOption = 8,
     fail_on: FailOnOption = None,
     continue_session: ContinueOption = False,
+    report: ReportOption = None,
     json_output: JsonOption = False,
     db: DbOption = None,
 ) -> None:
@@ -160,6 +165,10 @@ def ask_command(
     pipeline = _pipeline(db, rules, models, env_config, max_steps, store=store)
     result = pipeline.ask(question, continues=continues)
     render_result(result, json_output)
+    if report is not None:
+        from evcli.cli.report import format_of, write_report
+
+        write_report(store.load(result.session_id), format_of(report), report)
     raise typer.Exit(_exit_code(result.verdict, fail_on))
 
 

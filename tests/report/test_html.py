@@ -1,0 +1,118 @@
+"""The HTML report, opened in a real headless Chromium (Debian `chromium` + `chromium-driver`).
+
+selenium drives /usr/bin/chromedriver directly (Service(executable_path=...)), so selenium-manager
+never downloads a browser or a driver. The tests are skipped only when Chromium is not installed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from evcli.report import render
+from tests.report.conftest import SAMPLES, load
+
+CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
+pytestmark = pytest.mark.skipif(
+    not (CHROMIUM.exists() and CHROMEDRIVER.exists()),
+    reason="needs the Debian packages chromium and chromium-driver (/usr/bin/chromium, /usr/bin/chromedriver)",
+)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for argument in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--window-size=1000,700",
+    ):
+        options.add_argument(argument)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
+    driver = webdriver.Chrome(service=Service(executable_path=str(CHROMEDRIVER)), options=options)
+    yield driver
+    driver.quit()
+
+
+def _open(browser, session: Path, tmp_path: Path, name: str = "report.html") -> str:
+    page = tmp_path / name
+    page.write_text(render(load(session), "html"), encoding="utf-8")
+    browser.get_log("browser"), browser.get_log("performance")  # drop what earlier pages logged
+    browser.get(page.as_uri())
+    return page.as_uri()
+
+
+def _requests(browser) -> list[str]:
+    messages = [json.loads(entry["message"])["message"] for entry in browser.get_log("performance")]
+    return [m["params"]["request"]["url"] for m in messages if m["method"] == "Network.requestWillBeSent"]
+
+
+def test_page_loads_with_no_console_error_and_no_request_but_itself(browser, hostile_session, tmp_path):
+    uri = _open(browser, hostile_session, tmp_path)
+    assert browser.title.startswith("evcli report")
+    assert [entry for entry in browser.get_log("browser") if entry["level"] in ("SEVERE", "WARNING")] == []
+    assert _requests(browser) == [uri]
+
+
+def test_clicking_a_citation_scrolls_to_and_highlights_its_evidence(browser, hostile_session, tmp_path):
+    from selenium.webdriver.common.by import By
+
+    _open(browser, hostile_session, tmp_path)
+    links = browser.find_elements(By.CSS_SELECTOR, "a.cite")
+    assert len(links) >= 3
+    last = links[-1]
+    target = last.get_attribute("href").split("#", 1)[1]
+    assert browser.execute_script("return window.scrollY") == 0
+    last.click()
+    state = browser.execute_script(
+        "var t = document.getElementById(arguments[0]); var box = t.getBoundingClientRect();"
+        "return {target: document.querySelector(':target') && document.querySelector(':target').id,"
+        " cls: t.className, focused: document.activeElement === t, top: box.top, height: innerHeight,"
+        " scrolled: scrollY}",
+        target,
+    )
+    assert state["target"] == target and "highlight" in state["cls"].split() and state["focused"]
+    assert 0 <= state["top"] < state["height"] and state["scrolled"] > 0
+
+
+def test_the_chart_has_one_point_per_series_sample_and_marks_the_cited_values(browser, hostile_session, tmp_path):
+    from selenium.webdriver.common.by import By
+
+    _open(browser, hostile_session, tmp_path)
+    charts = browser.find_elements(By.CSS_SELECTOR, "svg.chart")
+    assert len(charts) == 1
+    assert len(charts[0].find_elements(By.CSS_SELECTOR, "circle.sample")) == SAMPLES
+    assert len(charts[0].find_elements(By.CSS_SELECTOR, "circle.cited")) == 3  # min, max and last are cited
+
+
+def test_a_hostile_log_line_stays_inert_text(browser, hostile_session, tmp_path):
+    _open(browser, hostile_session, tmp_path)
+    found = browser.execute_script(
+        "return {scripts: document.scripts.length, injected: document.querySelectorAll('img, b, body style').length,"
+        " styles: document.querySelectorAll('style').length, text: document.body.innerText}"
+    )
+    assert (found["scripts"], found["injected"], found["styles"]) == (1, 0, 1)
+    assert '<script>alert("xss")</script>' in found["text"]
+    assert '<img src=x onerror="alert(2)"> </style><b>bold</b>' in found["text"]
+    # no alert() ran: a pending alert would make this call raise UnexpectedAlertPresentException
+    assert browser.execute_script("return 1") == 1
+
+
+def test_screenshot_of_the_demo_report(browser, demo_session, tmp_path):
+    _open(browser, demo_session, tmp_path, "demo.html")
+    assert _requests(browser) and [e for e in browser.get_log("browser") if e["level"] == "SEVERE"] == []
+    artifacts = Path(os.environ.get("EVCLI_TEST_ARTIFACTS") or tmp_path)
+    artifacts.mkdir(parents=True, exist_ok=True)
+    shot = artifacts / "demo-report.png"
+    assert browser.save_screenshot(str(shot)) and shot.stat().st_size > 10_000
+    shutil.copy(tmp_path / "demo.html", artifacts / "demo-report.html")

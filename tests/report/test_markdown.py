@@ -1,0 +1,65 @@
+"""The Markdown report, parsed with markdown-it-py (GFM tables + footnotes) for its structure."""
+
+from __future__ import annotations
+
+from markdown_it import MarkdownIt
+from mdit_py_plugins.footnote import footnote_plugin
+
+from evcli.report import render
+from tests.report.conftest import load
+
+COLUMNS = ["#", "claim", "tool", "ref", "source", "excerpt"]
+
+
+def _parser() -> MarkdownIt:
+    """CommonMark + GFM tables + footnotes (GitHub's own flavour, without linkify)."""
+    return MarkdownIt("commonmark").enable("table").use(footnote_plugin)
+
+
+def _tokens(text: str):
+    return _parser().parse(text)
+
+
+def _table(tokens) -> list[list[str]]:
+    rows, row = [], None
+    for token in tokens:
+        if token.type == "tr_open":
+            row = []
+        elif token.type == "inline" and row is not None:
+            row.append(token.content)
+        elif token.type == "tr_close":
+            rows.append(row)
+            row = None
+    return rows
+
+
+def test_answer_markers_are_footnotes_and_the_evidence_table_has_the_right_columns(hostile_session):
+    document = load(hostile_session)
+    text = render(document, "md")
+    tokens = _tokens(text)
+    inline = [child for token in tokens if token.type == "inline" for child in token.children or []]
+    references = {child.meta["label"] for child in inline if child.type == "footnote_ref"}
+    definitions = {t.meta["label"] for t in tokens if t.type == "footnote_open"} | {
+        t.meta.get("label") for t in tokens if t.type == "footnote_reference_open"
+    }
+    assert references == {"1", "2", "3"} and {"1", "2", "3"} <= definitions
+    rows = _table(tokens)
+    assert rows[0] == COLUMNS
+    assert len(rows) == 4 and all(len(row) == len(COLUMNS) for row in rows)  # `|` in a log line splits no cell
+    hostile = next(row for row in rows if "onerror" in row[5])
+    assert hostile[4] == "logs/web.log:3"
+    html = _parser().render(text)
+    assert "<script>" not in html and "<img" not in html and "&lt;script&gt;" in html
+
+
+def test_brief_is_the_answer_and_its_citations_only(hostile_session):
+    text = render(load(hostile_session), "md", brief=True)
+    tokens = _tokens(text)
+    assert not any(t.type == "table_open" for t in tokens) and not any(t.type == "heading_open" for t in tokens)
+    assert text.count("[^") >= 6 and len(text) < len(render(load(hostile_session), "md"))
+
+
+def test_a_log_lines_backticks_and_brackets_stay_literal(hostile_session):
+    html = _parser().render(render(load(hostile_session), "md"))
+    assert "<code>tick</code>" not in html and "`tick`" in html
+    assert "pipe [1]" in html
