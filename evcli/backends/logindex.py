@@ -52,7 +52,7 @@ from evcli.backends.files import DeadlineExceeded, Lines, check_deadline, contai
 from evcli.backends.logformats import SAMPLE_LINES, LineKind, LineReader, ParseContext, detect, format_named
 from evcli.tools.redaction import ENV_EXTRA_PATTERNS, MAX_KEY_BLOCK_LINES, Redactor
 
-SCHEMA = 5  # part of every index file's name: a new schema builds new files
+SCHEMA = 6  # part of every index file's name: a new schema builds new files
 INDEX_DIR = "logindex"
 _BATCH = 1_024  # rows per insert: the build's memory is about one batch of lines
 _TEMPLATE_CACHE = 4_096  # distinct templates kept in memory while building (then looked up in SQL)
@@ -77,6 +77,12 @@ _VARIABLE = re.compile(
 )
 _TOKENS_KEPT = 1 << 10  # token templates remembered by `mask` (then forgotten: memory stays bounded)
 _TOKEN_TEMPLATES: dict[str, str] = {}
+# What a whole-file query without keywords counts, per (level, template): `search` reads it instead
+# of every row (a level filter over a whole big file keeps a large share of its lines).
+_SUMMARY_SQL = (
+    "CREATE TABLE summary AS SELECT level, template, count(*) AS n, min(ts) AS low, max(ts) AS high,"
+    " max(lineno) AS example FROM lines GROUP BY level, template"
+)
 _SCHEMA_SQL = """
 CREATE TABLE build (id TEXT, schema INTEGER, digest TEXT, format TEXT, lines INTEGER,
                     first REAL, last REAL, cut INTEGER, seconds REAL);
@@ -298,6 +304,7 @@ def _finish(db: str, parts: list[_Part], build: tuple[str, str | None, float]) -
             cursor = _merge(conn, part, lines, cursor)
             lines += part.lines
         conn.execute("CREATE INDEX lines_ts ON lines (ts)")
+        conn.execute(_SUMMARY_SQL)
         firsts = [part.first for part in parts if part.first is not None]
         lasts = [part.last for part in parts if part.last is not None]
         rows, cut = sum(part.rows for part in parts), sum(part.cut for part in parts)
@@ -677,31 +684,23 @@ class FileMatches:
 
 
 def search(indexed: IndexedFile, wanted: Filter, limit: int, patterns: int = 20) -> FileMatches:
-    """The matches of `wanted` in one file. A keyword or level filter (no index serves it) is
+    """The matches of `wanted` in one file. The whole file without keywords is counted from the
+    per-(level, template) summary; otherwise a keyword or level filter (no index serves it) is
     evaluated once, into a temporary table of the matching line numbers, which the counts, the
     newest rows and the patterns then read; a bare time range is read through the ts index."""
     where, args = wanted.where()
     with _connect(indexed.db) as conn:
+        if wanted.whole and wanted.start is None and wanted.end is None and not wanted.keywords:
+            return _from_summary(conn, where, args, limit, patterns)
         source = "lines"
         if wanted.keywords or wanted.level is not None:
             conn.execute(f"CREATE TEMP TABLE hits AS SELECT lineno, ts, level, template FROM lines{where}", args)
             source, where, args = "temp.hits", "", []
-        by_level: dict[int | None, int] = {}
-        first = last = None
-        for level, count, low, high in conn.execute(
-            f"SELECT level, count(*), min(ts), max(ts) FROM {source}{where} GROUP BY level", args
-        ):
-            by_level[level] = count
-            first = low if first is None or (low is not None and low < first) else first
-            last = high if last is None or (high is not None and high > last) else last
+        counts = conn.execute(f"SELECT level, count(*), min(ts), max(ts) FROM {source}{where} GROUP BY level", args)
+        by_level, first, last = _levels(counts)
         if not by_level:
             return FileMatches([], {}, None, None)
-        rows = conn.execute(
-            "SELECT l.lineno, l.ts, l.level, l.derived, l.instance, l.line FROM (SELECT lineno FROM"
-            f" {source}{where} ORDER BY ts DESC, lineno DESC LIMIT ?) AS h JOIN lines AS l ON l.lineno = h.lineno"
-            " ORDER BY l.ts DESC, l.lineno DESC",
-            [*args, limit],
-        ).fetchall()
+        rows = _newest_rows(conn, source, where, args, limit)
         found = conn.execute(
             "SELECT t.text, m.n, m.low, m.high, l.line FROM (SELECT template, count(*) AS n, min(ts) AS low,"
             f" max(ts) AS high, max(lineno) AS example FROM {source}{where} GROUP BY template"
@@ -709,10 +708,44 @@ def search(indexed: IndexedFile, wanted: Filter, limit: int, patterns: int = 20)
             " JOIN lines AS l ON l.lineno = m.example ORDER BY m.n DESC",
             [*args, patterns],
         ).fetchall()
-    return FileMatches(
-        rows,
-        by_level,
-        first,
-        last,
-        [{"template": t, "count": n, "first": low, "last": high, "example": line} for t, n, low, high, line in found],
-    )
+    return FileMatches(rows, by_level, first, last, _pattern_dicts(found))
+
+
+def _from_summary(conn: sqlite3.Connection, where: str, args: list[Any], limit: int, patterns: int) -> FileMatches:
+    """A whole-file query without keywords (`where` filters only by level) from the summary."""
+    counts = conn.execute(f"SELECT level, sum(n), min(low), max(high) FROM summary{where} GROUP BY level", args)
+    by_level, first, last = _levels(counts)
+    if not by_level:
+        return FileMatches([], {}, None, None)
+    rows = _newest_rows(conn, "lines", where, args, limit)
+    found = conn.execute(
+        "SELECT t.text, m.n, m.low, m.high, l.line FROM (SELECT template, sum(n) AS n, min(low) AS low,"
+        f" max(high) AS high, max(example) AS example FROM summary{where} GROUP BY template"
+        " ORDER BY n DESC LIMIT ?) AS m JOIN templates AS t ON t.id = m.template"
+        " JOIN lines AS l ON l.lineno = m.example ORDER BY m.n DESC",
+        [*args, patterns],
+    ).fetchall()
+    return FileMatches(rows, by_level, first, last, _pattern_dicts(found))
+
+
+def _levels(counts: Iterator[tuple[Any, ...]]) -> tuple[dict[int | None, int], float | None, float | None]:
+    by_level: dict[int | None, int] = {}
+    first = last = None
+    for level, count, low, high in counts:
+        by_level[level] = count
+        first = low if first is None or (low is not None and low < first) else first
+        last = high if last is None or (high is not None and high > last) else last
+    return by_level, first, last
+
+
+def _newest_rows(conn: sqlite3.Connection, source: str, where: str, args: list[Any], limit: int) -> list[Any]:
+    return conn.execute(
+        "SELECT l.lineno, l.ts, l.level, l.derived, l.instance, l.line FROM (SELECT lineno FROM"
+        f" {source}{where} ORDER BY ts DESC, lineno DESC LIMIT ?) AS h JOIN lines AS l ON l.lineno = h.lineno"
+        " ORDER BY l.ts DESC, l.lineno DESC",
+        [*args, limit],
+    ).fetchall()
+
+
+def _pattern_dicts(found: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
+    return [{"template": t, "count": n, "first": low, "last": high, "example": line} for t, n, low, high, line in found]

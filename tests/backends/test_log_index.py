@@ -254,3 +254,20 @@ def test_no_part_starts_where_a_private_key_block_may_be_open(tmp_path):
     with path.open("rb") as handle:
         starts = [start for start, _ in logindex._bounds(handle, path.stat().st_size, 2)]
     assert starts == [0]  # the middle of the file is inside the key block: read at once
+
+
+@pytest.mark.parametrize(("level", "strict"), [(None, False), ("WARN", False), ("ERROR", True)])
+def test_whole_file_counts_from_the_summary_equal_those_of_every_row(tmp_path, level, strict):
+    snap = snapshot(tmp_path, LOG * 3)  # every line after the first timestamp: a range over all is the same set
+    whole = query(snap, level=level, strict=strict, limit=5)
+    early, late = datetime(2020, 1, 1, tzinfo=UTC), datetime(2030, 1, 1, tzinfo=UTC)
+    ranged = query(snap, level=level, strict=strict, limit=5, since=early, until=late)
+    assert whole.stats["range_origin"] != ranged.stats["range_origin"]
+    assert (whole.total, whole.stats["by_level"], whole.stats["first"], whole.stats["last"]) == (
+        ranged.total,
+        ranged.stats["by_level"],
+        ranged.stats["first"],
+        ranged.stats["last"],
+    )
+    assert sorted(map(str, whole.patterns)) == sorted(map(str, ranged.patterns))
+    assert whole.logs == ranged.logs
