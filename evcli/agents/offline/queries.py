@@ -24,7 +24,7 @@ from evcli.tools.params import MAX_KEYWORDS
 
 RETRY_WINDOWS = ("2h", "6h")  # what an evidence retry widens the question's own window to
 LOG_LIMIT = 20
-KNOWLEDGE_LIMIT = 8
+KNOWLEDGE_LIMIT = 12  # the matching runbook's checks may rank below other runbooks' blocks
 NAMED_SERVICE_CAP = 3
 DISCOVERED_SERVICE_CAP = 2
 UNKNOWN_CAP = 2
