@@ -21,7 +21,7 @@ Invariants:
     `derived` (the level came from an access log status), `template` (the message with variable
     parts masked), `instance` and the original `line` (without its line ending), and for a line
     holding JSON `\\uXXXX` escapes the line with them decoded (`unescaped`);
-  - keywords match case-insensitively (ASCII case folding, as SQLite's lower()) anywhere in the
+  - keywords match literally and case-insensitively (ASCII case folding, SQLite's LIKE) anywhere in the
     original line, or in its unescaped text (`连接池` finds a JSON line that wrote it escaped);
   - the tool call's deadline stops both building (checked as lines are read and per batch) and
     queries (an SQLite progress handler aborts the statement): `DeadlineExceeded` either way.
@@ -65,6 +65,7 @@ _INSTANCE_KEYS = ("instance", "pod", "host", "thread")
 _LEADING_INSTANCE = re.compile(r"\[([^\]\s]+)\]\s*")
 _INSTANCE_FIELD = re.compile(r"\binstance=\"?([^\s\",]+)")
 _ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
+_LIKE_SPECIAL = re.compile(r"[\\%_]")  # escaped in a LIKE pattern: a keyword matches literally
 # Variable parts of a message: quoted values, UUIDs, IPv4 addresses (with port), paths holding
 # a digit, hex numbers, and any token holding a digit (numbers, ids like ORD-7113541, 453ms).
 _VARIABLE = re.compile(
@@ -662,9 +663,9 @@ class Filter:
         if self.level is not None:
             clauses.append("level >= ?" if self.level_strict else "(level >= ? OR level IS NULL)")
             args.append(self.level)
-        for keyword in self.keywords:
-            clauses.append("instr(lower(coalesce(unescaped, line)), ?) > 0")
-            args.append(keyword)
+        for keyword in self.keywords:  # LIKE folds ASCII case as lower() does, without copying each line
+            clauses.append("coalesce(unescaped, line) LIKE ? ESCAPE '\\'")
+            args.append("%" + _LIKE_SPECIAL.sub(r"\\\g<0>", keyword) + "%")
         return (" WHERE " + " AND ".join(clauses)) if clauses else "", args
 
 

@@ -271,3 +271,15 @@ def test_whole_file_counts_from_the_summary_equal_those_of_every_row(tmp_path, l
     )
     assert sorted(map(str, whole.patterns)) == sorted(map(str, ranged.patterns))
     assert whole.logs == ranged.logs
+
+
+def test_keywords_match_literally_and_ignore_ascii_case(tmp_path):
+    snap = snapshot(tmp_path, LOG + "2026-07-09 07:09:40.000 WARN [pay-2] c.e.Pay - disk 91% full on data_1\n")
+    assert [query(snap, keyword).total for keyword in ("%", "_", "1%", "a_1", "TIMEOUT", "c.e.pay")] == [
+        1,
+        1,
+        1,
+        1,
+        4,
+        7,
+    ]
