@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 import typer
 from typer._click import exceptions as click  # typer vendors Click; its errors live here
-from typer.core import TyperGroup
+from typer.core import TyperGroup, TyperOption
 
 from evcli import __version__
 from evcli.cli import aiops, ask, env, gate, kb, report, rules, samples, schema, sessions, tool, trace
@@ -52,6 +52,18 @@ class _OneLineErrors(TyperGroup):
         sys.exit(code if isinstance(code, int) else 0)
 
 
+def _flags_show_no_type(display_type_rich: Any) -> Any:
+    """Help shows `--json` alone, not `--json <bool>`: a flag takes no value to describe."""
+
+    def display(self: TyperOption, ctx: Any) -> str | None:
+        return None if self.is_flag else display_type_rich(self, ctx)
+
+    return display
+
+
+TyperOption.display_type_rich = _flags_show_no_type(TyperOption.display_type_rich)  # type: ignore[method-assign]
+
+
 def _fail_code(message: str, hint: str | None, code: int) -> int:
     try:
         fail(message, hint, code)
@@ -64,7 +76,7 @@ app = typer.Typer(
     name="evcli",
     help="Incident diagnosis whose every fact cites a recorded tool output, checked by code.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # evcli --install-completion / --show-completion
     pretty_exceptions_enable=False,
 )
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -55,8 +56,21 @@ ReportOption = Annotated[
     Path | None,
     typer.Option("--report", dir_okay=False, help="Also write the session's report here (.md: Markdown, else HTML)."),
 ]
+
+
+class FailOn(StrEnum):
+    low_confid = "low_confid"
+    reject = "reject"
+
+
 FailOnOption = Annotated[
-    str | None, typer.Option("--fail-on", help="Exit 3/4 when the verdict is at least low_confid / reject.")
+    FailOn | None, typer.Option("--fail-on", help="Exit 3/4 when the verdict is at least low_confid / reject.")
+]
+VerboseOption = Annotated[
+    bool, typer.Option("--verbose", "-v", help="Print every stage and tool call on stderr as it happens.")
+]
+QuietOption = Annotated[
+    bool, typer.Option("--quiet", "-q", help="Print only the answer: no progress, no evidence list.")
 ]
 
 
@@ -91,15 +105,13 @@ def _models(config_file, model, planner_model, executor_model, verifier_model, c
     return models
 
 
-def _pipeline(db, rules, models, env_spec, max_steps, *, must_exist=False, store=None):
+def _pipeline(db, rules, models, env_spec, max_steps, *, must_exist=False, store=None, progress=None):
+    from evcli.cli._progress import _line, _silent
     from evcli.gatekeeper.rules import load_rules
     from evcli.pipeline import Pipeline
 
-    progress = (
-        (lambda message: err.print(f"[dim]·[/] {safe(message)}", markup=True, highlight=False))
-        if err.is_terminal
-        else (lambda m: None)
-    )
+    if progress is None:  # the stage commands: one line per stage on a terminal
+        progress = _line if err.is_terminal else _silent
     return Pipeline(
         store=store or open_store(db, must_exist=must_exist),
         rules=load_rules(rules),
@@ -138,6 +150,8 @@ def ask_command(
     fail_on: FailOnOption = None,
     continue_session: ContinueOption = False,
     report: ReportOption = None,
+    verbose: VerboseOption = False,
+    quiet: QuietOption = False,
     json_output: JsonOption = False,
     db: DbOption = None,
 ) -> None:
@@ -162,9 +176,12 @@ def ask_command(
         continues = continued.run.session_id
         if environment == type(environment).from_config(None):  # no environment named: keep the continued one
             env_config = continued.run.config.env
-    pipeline = _pipeline(db, rules, models, env_config, max_steps, store=store)
-    result = pipeline.ask(question, continues=continues)
-    render_result(result, json_output)
+    from evcli.cli._progress import stage_progress
+
+    with stage_progress(verbose=verbose, quiet=quiet) as progress:
+        pipeline = _pipeline(db, rules, models, env_config, max_steps, store=store, progress=progress)
+        result = pipeline.ask(question, continues=continues)
+    render_result(result, json_output, quiet=quiet)
     if report is not None:
         from evcli.cli.report import format_of, write_report
 
@@ -172,11 +189,13 @@ def ask_command(
     raise typer.Exit(_exit_code(result.verdict, fail_on))
 
 
-def render_result(result: AskResult, json_output: bool) -> None:
+def render_result(result: AskResult, json_output: bool, *, quiet: bool = False) -> None:
     if json_output:
         print_json(result.model_dump(mode="json"))
         return
     out.print(safe(result.answer.user_facing_answer))
+    if quiet:
+        return
     if result.claims:
         out.print("\n[bold]Evidence[/]")
         for claim in result.claims:
@@ -196,8 +215,9 @@ def render_result(result: AskResult, json_output: bool) -> None:
 
 
 def _stored_pipeline(session_id, db, rules, model, api_base, max_steps=None):
+    """The pipeline of a stored session named by its id, a unique prefix or `last`, and its document."""
     store = open_store(db, must_exist=True)
-    document = store.load(session_id)
+    document = store.load(store.resolve(session_id))
     config = document.run.config
     models = _models(None, model, None, None, None, None, api_base, stored=config)
     pipeline = _pipeline(db, rules, models, config.env, max_steps or config.max_steps, store=store)
@@ -232,7 +252,7 @@ def plan_command(
 def _stage_command(stage: str):
     @handles_errors
     def command(
-        session_id: Annotated[str, typer.Argument(help="Stored session id.")],
+        session_id: Annotated[str, typer.Argument(help="Stored session: its id, a unique prefix or `last`.")],
         model: ModelOption = None,
         api_base: ApiBaseOption = None,
         rules: RulesOption = None,
@@ -240,6 +260,7 @@ def _stage_command(stage: str):
         db: DbOption = None,
     ) -> None:
         pipeline, document = _stored_pipeline(session_id, db, rules, model, api_base)
+        session_id = document.run.session_id
         if stage == "execute":
             if document.latest_stage("execute") is not None:
                 raise BadInput(
@@ -258,7 +279,12 @@ def _stage_command(stage: str):
         else:
             render_result(pipeline.compose(session_id), json_output)
             return
-        print_json(data)  # also without --json: rich's JSON view would print DEL, C1 and bidi characters raw
+        if json_output:
+            print_json(data)
+        else:
+            from evcli.cli._stages import render_stage
+
+            render_stage(stage, data)
 
     command.__doc__ = {
         "execute": "Run the Executor on a planned session (tools are called and recorded).",

@@ -61,7 +61,7 @@ def search_command(
     ] = None,
     alertname: Annotated[str | None, typer.Option("--alertname", help="Alert name hint for L0.")] = None,
     service: Annotated[str | None, typer.Option("--service", help="Service hint for L0.")] = None,
-    limit: Annotated[int, typer.Option("--limit", min=1, max=50)] = 5,
+    limit: Annotated[int, typer.Option("--limit", min=1, max=50, help="How many blocks at most.")] = 5,
     kb: KbOption = None,
     json_output: JsonOption = False,
 ) -> None:

@@ -46,6 +46,8 @@ _SHARED: tuple[tuple[str, Any, Any], ...] = (
 )
 # Help for a parameter field every tool explains the same way (a tool's `option_help` comes first).
 _FIELD_HELP = {
+    "service": "A service of the environment, or one of its aliases (default: every service).",
+    "alertname": "Only alerts of this name, e.g. HighCPUUsage.",
     "window": "Relative window ending at the environment's clock: 30m, 2h, 1d (not with --since/--until).",
     "since": (
         "Start of the range: ISO 8601 (2023-01-29T10:03:00+08:00), a date and time (2023-01-29 10:03), a time of "

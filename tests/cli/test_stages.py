@@ -100,11 +100,16 @@ def test_stage_by_stage_runs_the_chain_in_order_and_refuses_it_out_of_order(db_p
     assert_clean_error(evcli("compose", session_id), 2, "has not been verified", f"evcli verify {session_id}")
     assert raw_session(db_path, session_id) == before
 
-    # execute: tools called and recorded, the executor output stored
-    run = evcli("execute", session_id)
+    # execute: tools called and recorded, the executor output stored; human text, JSON with --json
+    run = evcli("execute", session_id[:-2])  # a unique prefix names the session
     assert run.exit_code == 0, run
     assert run.stderr == ""
-    data = json.loads(run.stdout)
+    lines = run.stdout.splitlines()
+    assert lines[:2] == ["1 claim", f"claim-1 (observation) {FINDING}."]
+    assert re.fullmatch(r"  ← query_metrics #1 \$\.alerts\[\d+\]: .*current=92%.*", lines[2]), run
+    assert lines[-1] == f"status COMPLETED · session {session_id} · next: evcli gate {session_id}"
+    data = json.loads(rows(db_path, "stage_output", session_id)[1]["output"])
+    data = {"session_id": session_id, "status": "COMPLETED", "output": data}
     assert (data["session_id"], data["status"]) == (session_id, "COMPLETED")
     (claim,) = data["output"]["claims"]
     assert claim["claim_text"] == FINDING + "."
@@ -130,8 +135,8 @@ def test_stage_by_stage_runs_the_chain_in_order_and_refuses_it_out_of_order(db_p
     (gate_row,) = rows(db_path, "gate_result", session_id)
     assert (gate_row["seq"], gate_row["round"], gate_row["status"], gate_row["severity"]) == (1, 1, "pass", "none")
 
-    # verify: the effective verdict
-    run = evcli("verify", session_id)
+    # verify: the effective verdict (human text by default)
+    run = evcli("verify", "last", "--json")
     assert run.exit_code == 0, run
     data = json.loads(run.stdout)
     assert (data["status"], data["effective_verdict"], data["output"]["verdict"]) == ("COMPLETED", "PASS", "PASS")
