@@ -6,8 +6,9 @@ max_at, last, last_at, samples} (plus `window` when the call named one). Invaria
   - samples may come irregular and unsorted: `min_at`/`max_at` are the earliest time the
     extreme occurred, `last` is the value at the newest time (a later sample wins a tie);
   - times are ISO 8601 with the zone's offset; values are rounded to four significant digits;
-  - `samples` is every point as [time, value], sorted by time, so a report can chart the series
-    (issue 13); it is left out when there are more than MAX_SAMPLES points (the summary stays).
+  - `samples` is every point as [unix seconds, value], sorted by time, so a report can chart the
+    series (issue 13); numbers, not ISO strings: compact, and nothing a secret mask must read. It
+    is left out when there are more than MAX_SAMPLES points (the summary stays).
 """
 
 from __future__ import annotations
@@ -25,6 +26,12 @@ MAX_SAMPLES = 1000  # points kept per series for charting; beyond this only the 
 def zoned(moment: datetime, zone: tzinfo) -> str:
     """`2026-09-14T11:40:00+08:00`: seconds, milliseconds only when there are some."""
     return moment.astimezone(zone).isoformat(timespec="milliseconds" if moment.microsecond else "seconds")
+
+
+def _seconds(moment: datetime) -> int | float:
+    """Unix seconds: an int for whole seconds, else to the millisecond."""
+    seconds = round(moment.timestamp(), 3)
+    return int(seconds) if seconds.is_integer() else seconds
 
 
 @dataclass
@@ -73,5 +80,5 @@ class SeriesSummary:
             "last_at": zoned(self.last_at, zone),
         }
         if self.samples is not None:
-            item["samples"] = [[zoned(moment, zone), significant(value)] for moment, value in sorted(self.samples)]
+            item["samples"] = [[_seconds(moment), significant(value)] for moment, value in sorted(self.samples)]
         return item

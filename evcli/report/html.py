@@ -44,7 +44,7 @@ table{border-collapse:collapse;width:100%;font-size:.85rem}th,td{border:1px soli
 padding:.25rem .4rem;text-align:left;vertical-align:top}
 .chart{max-width:100%;height:auto;background:var(--card);border:1px solid var(--line);border-radius:4px}
 .chart .axis{stroke:var(--line)}.chart .line{fill:none;stroke:var(--hl);stroke-width:1.2}
-.chart .sample{fill:var(--hl)}.chart .cited{fill:var(--bad);stroke:var(--bg);stroke-width:1.5}
+.chart .samples circle{fill:var(--hl);r:1.6px}.chart .cited{fill:var(--bad);stroke:var(--bg);stroke-width:1.5}
 nav a{margin-right:.8rem}
 @media print{nav{display:none}body{max-width:none;padding:0;font-size:11pt}
 .citation,.chart{break-inside:avoid}a{color:inherit}}

@@ -7,16 +7,17 @@ exported session reads the same on any machine. Invariants:
   - every cited ref is shown with the full text the tool recorded, the excerpt located inside it
     (`excerpt_at`, None when the gate matched it only nearly), and its source file:line when the
     tool output names one;
-  - values are verbatim: renderers escape them for their medium.
+  - values are verbatim: renderers escape them for their medium;
+  - plain dataclasses, not pydantic: the model is built from validated contracts and never parsed,
+    and `evcli report` should not pay for building validators at start-up.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
 from typing import Any
-
-from pydantic import BaseModel, Field
 
 from evcli.contracts import NO_EVIDENCE_PATH, GateResult, SessionDocument, ToolInvocation
 from evcli.timerange import parse_range_text
@@ -24,7 +25,8 @@ from evcli.timerange import parse_range_text
 _ITEM_PATH = re.compile(r"^\$\.(\w+)\[(\d+)\]$")
 
 
-class SeriesChart(BaseModel):
+@dataclass
+class SeriesChart:
     """One cited metric series over its range: its samples and the values the citation names."""
 
     service: str
@@ -33,11 +35,12 @@ class SeriesChart(BaseModel):
     start: str | None = None
     end: str | None = None
     points: int = 0
-    samples: list[tuple[str, float]] = Field(default_factory=list)  # empty: not recorded with the session
-    marked: list[tuple[str, str, float]] = Field(default_factory=list)  # (min|max|last, time, value) cited
+    samples: list[tuple[float, float]] = field(default_factory=list)  # (unix seconds, value); empty: not recorded
+    marked: list[tuple[str, str, float]] = field(default_factory=list)  # (min|max|last, time, value) cited
 
 
-class CitedEvidence(BaseModel):
+@dataclass
+class CitedEvidence:
     anchor: str  # the HTML id of this evidence
     tool_name: str
     invocation_id: int | None
@@ -47,11 +50,13 @@ class CitedEvidence(BaseModel):
     excerpt_at: tuple[int, int] | None = None  # [start, end) of the excerpt in ref_text
     source: str | None = None  # file:line (snapshot) or stream labels (Loki)
     time: str | None = None
+    line: str | None = None  # a log ref's raw line, as the source wrote it
     kind: str = "other"  # logs, alerts, series, stats, patterns, evidence_blocks, no_evidence
     chart: SeriesChart | None = None
 
 
-class Citation(BaseModel):
+@dataclass
+class Citation:
     number: int
     claim_id: str
     claim_type: str
@@ -59,7 +64,8 @@ class Citation(BaseModel):
     evidence: list[CitedEvidence]
 
 
-class TimelineEntry(BaseModel):
+@dataclass
+class TimelineEntry:
     time: str  # on the incident's clock
     kind: str  # log or alert
     text: str
@@ -67,7 +73,8 @@ class TimelineEntry(BaseModel):
     anchor: str
 
 
-class InvocationView(BaseModel):
+@dataclass
+class InvocationView:
     invocation_id: int
     tool_name: str
     params: str
@@ -75,14 +82,15 @@ class InvocationView(BaseModel):
     service: str | None = None
     range: str | None = None
     range_origin: str | None = None
-    keywords: list[str] = Field(default_factory=list)
+    keywords: list[str] = field(default_factory=list)
     level: str | None = None
     truncated: bool = False
     error: str | None = None
     duration_ms: float = 0.0
 
 
-class FindingView(BaseModel):
+@dataclass
+class FindingView:
     rule: str
     severity: str
     message: str
@@ -90,7 +98,8 @@ class FindingView(BaseModel):
     searched: str | None = None
 
 
-class GateView(BaseModel):
+@dataclass
+class GateView:
     seq: int
     round: int
     created_at: str
@@ -101,14 +110,16 @@ class GateView(BaseModel):
     findings: list[FindingView]
 
 
-class ClaimCheck(BaseModel):
+@dataclass
+class ClaimCheck:
     claim_id: str
     verification: str
     is_critical: bool
     note: str
 
 
-class ReportModel(BaseModel):
+@dataclass
+class ReportModel:
     session_id: str
     question: str
     mode: str
@@ -120,21 +131,21 @@ class ReportModel(BaseModel):
     answer: str
     citations: list[Citation]
     timeline: list[TimelineEntry]
-    plan_skill: str | None = None
-    plan_reason: str = ""
-    plan: list[str] = Field(default_factory=list)
     invocations: list[InvocationView]
     gates: list[GateView]
+    plan_skill: str | None = None
+    plan_reason: str = ""
+    plan: list[str] = field(default_factory=list)
     verifier_verdict: str | None = None
     groundedness: float | None = None
     rationale: str = ""
-    claim_checks: list[ClaimCheck] = Field(default_factory=list)
-    prompts: list[tuple[str, str]] = Field(default_factory=list)  # (name, version)
-    models: dict[str, str] = Field(default_factory=dict)
-    asked: list[tuple[str, str]] = Field(default_factory=list)  # evcli.scope.describe labels
-    hypotheses: list[str] = Field(default_factory=list)
-    missing_info: list[str] = Field(default_factory=list)
-    actions: list[str] = Field(default_factory=list)
+    claim_checks: list[ClaimCheck] = field(default_factory=list)
+    prompts: list[tuple[str, str]] = field(default_factory=list)  # (name, version)
+    models: dict[str, str] = field(default_factory=dict)
+    asked: list[tuple[str, str]] = field(default_factory=list)  # evcli.scope.describe labels
+    hypotheses: list[str] = field(default_factory=list)
+    missing_info: list[str] = field(default_factory=list)
+    actions: list[str] = field(default_factory=list)
 
 
 def report_model(document: SessionDocument) -> ReportModel:
@@ -251,6 +262,7 @@ def _cited(
         excerpt_at=(found, found + len(excerpt)) if found >= 0 else None,
         source=_source(item),
         time=_item_time(item, kind),
+        line=str(item["line"]) if kind == "logs" and item and item.get("line") else None,
         kind=kind,
         chart=_chart(item, excerpt) if kind == "series" and item else None,
     )
@@ -291,7 +303,7 @@ def _item_time(item: dict[str, Any] | None, kind: str) -> str | None:
 
 def _chart(item: dict[str, Any], excerpt: str) -> SeriesChart:
     found = parse_range_text(item["range"]) if item.get("range") else None
-    samples = [(str(time), float(value)) for time, value in item.get("samples") or []]
+    samples = [(float(time), float(value)) for time, value in item.get("samples") or []]
     marked = [
         (key, str(item[f"{key}_at"]), float(item[key]))
         for key in ("min", "max", "last")
@@ -343,7 +355,7 @@ def _timeline(citations: list[Citation], zone: tzinfo | None) -> list[TimelineEn
             entries[key] = TimelineEntry(
                 time=shown.isoformat(),
                 kind="log" if evidence.kind == "logs" else "alert",
-                text=evidence.ref_text or evidence.excerpt,
+                text=evidence.line or evidence.ref_text or evidence.excerpt,
                 citations=[citation.number],
                 anchor=evidence.anchor,
             )

@@ -1,6 +1,6 @@
 """A small inline SVG chart of one cited metric series.
 
-One `<circle class="sample">` per recorded sample (a line joins them in time order) and one
+One `<circle>` in `<g class="samples">` per recorded sample (a line joins them in time order) and one
 `<circle class="cited">` per value the citation names (min, max or last, at the time it
 occurred). Without recorded samples (sessions from before issue 13) only the cited values are
 drawn. Every text is escaped; the SVG loads nothing.
@@ -17,7 +17,7 @@ WIDTH, HEIGHT, PAD = 480, 120, 8
 
 
 def chart_svg(chart: SeriesChart) -> str:
-    points = [(_seconds(time), value) for time, value in chart.samples]
+    points = chart.samples
     marks = [(label, _seconds(time), value) for label, time, value in chart.marked]
     xs = [x for x, _ in points] + [x for _, x, _ in marks] + [_seconds(t) for t in (chart.start, chart.end) if t]
     ys = [y for _, y in points] + [y for _, _, y in marks]
@@ -35,7 +35,10 @@ def chart_svg(chart: SeriesChart) -> str:
     if len(points) > 1:
         path = " ".join(f"{scale_x(x):.1f},{scale_y(y):.1f}" for x, y in points)
         parts.append(f'<polyline class="line" points="{path}"/>')
-    parts += [f'<circle class="sample" cx="{scale_x(x):.1f}" cy="{scale_y(y):.1f}" r="1.6"/>' for x, y in points]
+    # one bare circle per sample (radius and colour come from the report's CSS: 1,000 samples stay small)
+    parts.append('<g class="samples">')
+    parts += [f'<circle cx="{scale_x(x):.1f}" cy="{scale_y(y):.1f}"/>' for x, y in points]
+    parts.append("</g>")
     parts += [
         f'<circle class="cited" cx="{scale_x(x):.1f}" cy="{scale_y(y):.1f}" r="4">'
         f"<title>{escape(label)}={escape(_number(y))}{escape(chart.unit)}</title></circle>"

@@ -429,11 +429,11 @@ def test_series_summarise_rows_inside_the_window(tmp_path):
         "last": 88.0,
         "last_at": "2026-07-08T23:10:00+00:00",
         "unit": "%",
-        # issue 13: every point, sorted by time, for the report's chart
+        # issue 13: every point as [unix seconds, value], sorted by time, for the report's chart
         "samples": [
-            ["2026-07-08T22:50:00+00:00", 45.56],
-            ["2026-07-08T23:00:00+00:00", 92.0],
-            ["2026-07-08T23:10:00+00:00", 88.0],
+            [1783551000, 45.56],
+            [1783551600, 92.0],
+            [1783552200, 88.0],
         ],
     }
     assert (series["heap_used"]["min"], series["heap_used"]["max"], series["heap_used"]["unit"]) == (

@@ -84,26 +84,29 @@ def test_whole_file_summary_skips_empty_cells_and_states_when_min_max_last_occur
     snap = snapshot(tmp_path, {"env.toml": ENV, "metrics/host.csv": HOST_CSV})
     series = {item["metric"]: item for item in query(snap, service="host").series}
 
-    assert series["CpuUsageRate"] == {
-        "service": "host",
-        "metric": "CpuUsageRate",
-        "unit": "%",
-        "range": "2026-07-09T06:20:00+08:00..2026-07-09T07:05:00+08:00",  # no range named: the whole file
-        "points": 5,  # the NaN row is no point
-        "min": 1.0,
-        "min_at": "2026-07-09T06:20:00+08:00",  # the last row of the file, but the earliest time
-        "max": 97.5,
-        "max_at": "2026-07-09T06:47:10+08:00",  # reached twice: the first time it was reached
-        "last": 35.0,
-        "last_at": "2026-07-09T07:05:00+08:00",
-        "samples": [  # issue 13: every point sorted by time (the row order is not), for the report's chart
-            ["2026-07-09T06:20:00+08:00", 1.0],
-            ["2026-07-09T06:40:00+08:00", 20.0],
-            ["2026-07-09T06:47:10+08:00", 97.5],
-            ["2026-07-09T06:55:00+08:00", 97.5],
-            ["2026-07-09T07:05:00+08:00", 35.0],
-        ],
-    }
+    assert (
+        series["CpuUsageRate"]
+        == {
+            "service": "host",
+            "metric": "CpuUsageRate",
+            "unit": "%",
+            "range": "2026-07-09T06:20:00+08:00..2026-07-09T07:05:00+08:00",  # no range named: the whole file
+            "points": 5,  # the NaN row is no point
+            "min": 1.0,
+            "min_at": "2026-07-09T06:20:00+08:00",  # the last row of the file, but the earliest time
+            "max": 97.5,
+            "max_at": "2026-07-09T06:47:10+08:00",  # reached twice: the first time it was reached
+            "last": 35.0,
+            "last_at": "2026-07-09T07:05:00+08:00",
+            "samples": [  # issue 13: every point as [unix seconds, value] sorted by time (the row order is not), for the report's chart
+                [1783549200, 1.0],
+                [1783550400, 20.0],
+                [1783550830, 97.5],
+                [1783551300, 97.5],
+                [1783551900, 35.0],
+            ],
+        }
+    )
     assert (series["latency_p99"]["points"], series["latency_p99"]["max_at"]) == (5, "2026-07-09T06:20:00+08:00")
     assert (series["mem_used"]["unit"], series["mem_used"]["points"]) == ("MiB", 4)  # empty and None skipped
     assert series["Requests"]["last"] == 9.0

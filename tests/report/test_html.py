@@ -91,7 +91,8 @@ def test_the_chart_has_one_point_per_series_sample_and_marks_the_cited_values(br
     _open(browser, hostile_session, tmp_path)
     charts = browser.find_elements(By.CSS_SELECTOR, "svg.chart")
     assert len(charts) == 1
-    assert len(charts[0].find_elements(By.CSS_SELECTOR, "circle.sample")) == SAMPLES
+    samples = charts[0].find_elements(By.CSS_SELECTOR, "g.samples circle")
+    assert len(samples) == SAMPLES and samples[0].size["width"] > 0  # drawn: the radius comes from the CSS
     assert len(charts[0].find_elements(By.CSS_SELECTOR, "circle.cited")) == 3  # min, max and last are cited
 
 
