@@ -35,7 +35,10 @@ if TYPE_CHECKING:
     from evcli.backends.spec import EnvironmentSpec
     from evcli.tools.registry import ToolSpec
 
-SessionOption = Annotated[str | None, typer.Option("--session", help="Record the call into this stored session.")]
+SessionOption = Annotated[
+    str | None,
+    typer.Option("--session", help="Record the call into this stored session (an id, a unique prefix or `last`)."),
+]
 
 # The options after a tool's own, in this order: (parameter name, annotation, default).
 _SHARED: tuple[tuple[str, Any, Any], ...] = (
@@ -127,6 +130,7 @@ def _run(tool_name: str, params: dict, *, environment: EnvironmentSpec, session,
     store = view = None
     if session:
         store = open_store(db, must_exist=True)
+        session = store.resolve(session)  # an id, a unique prefix or `last`
         document = store.load(session)
         view = SessionView(invocations=document.invocations, narrow=document.run.config.task_scope == "narrow")
     invocation = run_tool(tool_name, params, tools, view)

@@ -218,6 +218,18 @@ def test_session_records_calls_with_per_session_ids(db_path):
     assert [row["invocation_id"] for row in invocation_rows(db_path, other)] == [1]
 
 
+def test_session_accepts_last_and_a_unique_prefix(db_path):
+    first = new_session(db_path)
+    newest = new_session(db_path)
+    run = evcli("tool", "query_metrics", "--service", "payment-service", "--session", "last")
+    assert run.exit_code == 0, run
+    assert run.stderr.strip() == f"recorded as invocation #1 of session {newest}"
+    assert invocation_rows(db_path, first) == []
+    run = evcli("tool", "query_metrics", "--service", "order-service", "--session", first[:-1])
+    assert run.exit_code == 0, run
+    assert [row["invocation_id"] for row in invocation_rows(db_path, first)] == [1]
+
+
 def test_session_refuses_an_identical_repeat(db_path):
     session = new_session(db_path)
     args = ("tool", "query_logs", "--service", "order-service", "--query", "HikariPool", "--session", session)
