@@ -79,13 +79,17 @@ def aiops_command(
         data, source = pull_alerts(alertmanager.url, filters or []), alertmanager.url
     else:
         raise BadInput("give an alert payload file or --alertmanager URL")
+    if report_dir is not None:  # before any diagnosis: a bad directory is a usage error, not a lost run
+        try:
+            report_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise BadInput(f"cannot create --report-dir {report_dir}: {exc.strerror or exc}") from exc
     models = _models(config, model, None, None, None, None, api_base)
     pipeline = _pipeline(db, rules, models, environment.as_config(), max_steps)
     reports = diagnose_payload(pipeline, data, source=source)
     if report_dir is not None:
         from evcli.cli.report import write_report
 
-        report_dir.mkdir(parents=True, exist_ok=True)
         for report in reports:
             document = pipeline.store.load(report["session_id"])
             write_report(document, "html", report_dir / f"{report['session_id']}.html")

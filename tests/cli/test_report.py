@@ -79,3 +79,12 @@ def test_aiops_report_dir_writes_one_report_per_alert(tmp_path):
     assert sorted(path.stem for path in reports.iterdir()) == sorted(sessions) and sessions
     for session_id in sessions:
         assert f"<code>{session_id}</code>" in (reports / f"{session_id}.html").read_text()
+
+
+def test_aiops_report_dir_that_is_a_file_is_a_clean_error(tmp_path):
+    taken = tmp_path / "taken"
+    taken.write_text("")
+    run = evcli(
+        "aiops", REPO / "evcli" / "demo" / "alerts.json", "--db", tmp_path / "x.db", "--report-dir", taken / "sub"
+    )
+    assert_clean_error(run, 2, "cannot create --report-dir")  # before any alert is diagnosed
