@@ -329,6 +329,14 @@ class EnvironmentOverview(_Closed):
     # contain (evcli.backends.vocabulary.term_hits), for the offline engine to choose and rank by
     vocabulary: dict[str, dict[str, int]] = Field(default_factory=dict)
 
+    @model_serializer(mode="wrap")
+    def _vocabulary_when_set(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """An overview recorded before vocabularies (issue 10) round-trips byte for byte."""
+        dumped: dict[str, Any] = handler(self)
+        if "vocabulary" not in self.model_fields_set:
+            dumped.pop("vocabulary", None)
+        return dumped
+
 
 class ReplayOf(_Closed):
     session_id: str
@@ -340,15 +348,49 @@ class ReplayOf(_Closed):
 DEFAULT_BACKEND_TIMEOUT = 10.0  # seconds per HTTP call
 
 
+class BackendAuth(BaseModel):
+    """How a backend authenticates: where the secret is read from, never the secret itself, so a
+    spec can be stored with a session. `bearer` reads a token, `basic` a username and a password,
+    each from a named environment variable or a file (the first one set wins)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+
+    kind: Literal["bearer", "basic"]
+    token_env: str | None = None
+    token_file: str | None = None
+    username: str | None = None
+    password_env: str | None = None
+    password_file: str | None = None
+
+
 class BackendSpec(BaseModel):
     """One live backend: its base URL, the per-request timeout and backend-specific options
-    (e.g. Loki's `service_label`). Stored in `SessionConfig.env` when it differs from a bare URL."""
+    (e.g. Loki's `service_label`), and how to reach it (auth, extra headers such as
+    `X-Scope-OrgID`, TLS, retries). Stored in `SessionConfig.env` when it differs from a bare URL;
+    it never holds a secret (BackendAuth names where secrets are read from)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     url: str = Field(min_length=1)
     timeout: float = Field(default=DEFAULT_BACKEND_TIMEOUT, gt=0)
     options: dict[str, str] = Field(default_factory=dict)
+    auth: BackendAuth | None = None
+    headers: dict[str, str] = Field(default_factory=dict)
+    ca_bundle: str | None = None
+    insecure_skip_verify: bool = False
+    retries: int = Field(default=2, ge=0, le=10)  # on connection errors and 429/502/503/504, with backoff
+
+    @model_serializer(mode="wrap")
+    def _connection_settings_when_set(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Auth, headers, TLS and retries are stored only when they differ from the defaults, so a spec
+        recorded before them (url, timeout, options) round-trips byte for byte."""
+        dumped: dict[str, Any] = handler(self)
+        for name in ("auth", "headers", "ca_bundle", "insecure_skip_verify", "retries"):
+            if name in dumped and getattr(self, name) == type(self).model_fields[name].get_default(
+                call_default_factory=True
+            ):
+                del dumped[name]
+        return dumped
 
 
 class SessionConfig(_Closed):

@@ -19,7 +19,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from evcli.backends.registry import INDEX_OPTION, Capability, live_backends, providers
-from evcli.contracts import DEFAULT_BACKEND_TIMEOUT, BackendSpec
+from evcli.contracts import BackendSpec
 from evcli.errors import BadInput
 
 PACKAGED_ENVS = Path(__file__).resolve().parent.parent / "envs"  # edge, host: one directory each
@@ -99,7 +99,7 @@ class EnvironmentSpec(BaseModel):
         if self.runbooks is not None:
             stored["runbooks"] = str(self.runbooks.resolve())
         for name, backend in self.backends.items():
-            plain = backend.timeout == DEFAULT_BACKEND_TIMEOUT and not backend.options
+            plain = backend == BackendSpec(url=backend.url)
             stored[name] = backend.url if plain else backend.model_dump()
         return stored
 
