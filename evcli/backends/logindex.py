@@ -23,6 +23,11 @@ Invariants:
     holding JSON `\\uXXXX` escapes the line with them decoded (`unescaped`);
   - keywords match literally and case-insensitively (ASCII case folding, SQLite's LIKE) anywhere in the
     original line, or in its unescaped text (`连接池` finds a JSON line that wrote it escaped);
+  - a file of PART_MIN_BYTES or more is read in parts, one per core, by worker processes
+    (`python -c`, killed at the deadline) whose part files are merged in file order into the same
+    rows reading it at once gives; a part never starts where a private key block may be open;
+  - a `summary` table (count, first/last ts, newest line per level and template) serves
+    whole-file queries without keywords, so they read no row but the newest `limit`;
   - the tool call's deadline stops both building (checked as lines are read and per batch) and
     queries (an SQLite progress handler aborts the statement): `DeadlineExceeded` either way.
 """
