@@ -15,7 +15,7 @@ import hashlib
 import re
 from html import escape
 
-from evcli.report.model import Citation, CitedEvidence, ReportModel
+from evcli.report.model import Citation, CitedEvidence, ReportModel, SeriesChart
 from evcli.report.svg import chart_svg
 
 _STYLE = """
@@ -160,12 +160,24 @@ def _cited(evidence: CitedEvidence) -> str:
         where.append(f"<code>{escape(evidence.source)}</code>")
     if evidence.time:
         where.append(escape(evidence.time))
-    chart = chart_svg(evidence.chart) if evidence.chart else ""
+    chart = chart_svg(evidence.chart) + _chart_caption(evidence.chart) if evidence.chart else ""
     if evidence.chart and not evidence.chart.samples:
         chart += '<p class="meta">The samples were not recorded with this session; the cited values are shown.</p>'
     return (
         f'<div class="ref" id="{evidence.anchor}"><p class="meta">{" · ".join(where)}</p>'
         f"<pre>{_marked(evidence)}</pre>{chart}</div>"
+    )
+
+
+def _chart_caption(chart: SeriesChart) -> str:
+    """What the chart's axes span: the range and the extremes, with the cited values (red) named."""
+    values = [value for _, value in chart.samples] or [value for _, _, value in chart.marked]
+    low, high = (min(values), max(values)) if values else (None, None)
+    cited = ", ".join(f"{label}={value:g}{chart.unit}" for label, _, value in chart.marked) or "none"
+    return (
+        f'<p class="meta">{escape(chart.start or "?")} .. {escape(chart.end or "?")} · {len(chart.samples)} samples · '
+        f"y {escape(f'{low:g}' if low is not None else '?')}..{escape(f'{high:g}' if high is not None else '?')}"
+        f"{escape(chart.unit)} · cited (red): {escape(cited)}</p>"
     )
 
 
