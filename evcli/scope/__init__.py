@@ -4,7 +4,8 @@
 reads, so every piece of the question is read once: quoted phrases (verbatim, nothing inside them
 is read again), the time range, count and alert-state cues, the environment's alert names (before
 tokens: the 401 of "high http 401 rate"), distinctive tokens (before names: /api/login is no service
-"api"), hosts, service-like names, known services, "service X" names, CamelCase alert names, levels,
+"api"), hosts, service-like names, known services, "service X" names, well-known software named as
+the subject (evcli.scope.software: an unknown service that stays a term), CamelCase alert names, levels,
 CamelCase/UPPER-CASE tokens, and last the remaining content words.
 Deterministic, never raises on any text, never depends on a model.
 """
@@ -27,6 +28,7 @@ from evcli.scope.entities import (
 )
 from evcli.scope.levels import find_levels
 from evcli.scope.match import Spans, distinct
+from evcli.scope.software import find_software
 from evcli.scope.terms import find_terms
 from evcli.scope.times import find_range
 from evcli.scope.tokens import find_name_tokens, find_phrases, find_tokens, in_order
@@ -57,7 +59,10 @@ def extract_scope(
     found_hosts = find_hosts(question, list(hosts), services, known, spans)
     spelled = find_unknown_services(question, known, spans, spelled=True)
     found_services = find_services(question, services, aliases, spans)
-    unknown = _in_question_order(question, spelled + find_unknown_services(question, known, spans, spelled=False))
+    unknown = spelled + find_unknown_services(question, known, spans, spelled=False)
+    alone = not (found_services or found_hosts or unknown)
+    unknown += find_software(question, known | {normal_name(host) for host in hosts}, spans, alone=alone)
+    unknown = _in_question_order(question, distinct(unknown))
     found_alerts = distinct(known_alerts + find_camel_alertnames(question, spans))
     levels = find_levels(question, spans)
     names = find_name_tokens(question, spans)

@@ -1,6 +1,9 @@
 """Other content words worth searching: what is left of the question once every other
 extractor took its text, without stop words, time, level, count and question words.
 
+Words that name what logs say are never stop words, even when a question uses them in passing
+(root, admin, user, invalid, denied, refused, reset, killed, oom, disk, full); "root cause" is no term,
+nor the word "IP" (an address is a token; "did that IP get in?" names the previous question's address).
 Chinese words are mapped to the English words logs use through the glossary (evcli.scope.glossary);
 Chinese text the glossary does not know is not searched. Words are kept as written. Strongest first: technical words
 (with a digit, `-`, `_` or `.`) before plain words, each group in question order; an error *kind*
@@ -38,13 +41,15 @@ STOP_WORDS = frozenset(
     come came comes coming seem seems seemed keep keeps kept make made go goes went give gave take took say
     said try tried use used want wants wanted anymore getting gets happens occur occurs occurred occurring
     someone anybody everyone guys pls thanks diagnose diagnosis investigate troubleshoot cause caused causing
-    root reason reasons explain why asap window same""".split()
+    reason reasons explain why asap window same ip ips""".split()
 )
+# words that ask rather than name what to search; alone they matter in logs ("Failed password for root")
+_ASKING = re.compile(r"\broot[\s-]+caus\w*", re.IGNORECASE)
 _ERROR_KIND = frozenset({"error", "errors"})  # kept after a noun: "connection errors" names a kind
 
 
 def find_terms(question: str, spans: Spans) -> list[str]:
-    rest = spans.rest(question)
+    rest = _ASKING.sub(lambda match: " " * len(match.group()), spans.rest(question))
     for start, end, _ in (idioms := translate(rest)):
         rest = rest[:start] + " " * (end - start) + rest[end:]
     found: list[tuple[int, int, str]] = []

@@ -8,9 +8,9 @@ Tokens, in question order: URLs; IPv4/IPv6 addresses (validated); exception and 
 error codes (ECONNRESET, ORA-00060, E11000, "errno 28"); ids (ORD-123, UUIDs, hex trace ids,
 host:port); paths (/api/login, /var/lib/mysql); HTTP status codes (401, 502, 5xx; "401s" → 401;
 1xx–3xx only after a status cue such as "status"/"code"/"returned"; never a year, a time, a port
-or a number followed by a unit); the user after "log in as" / "ssh as" / "user"; CamelCase
-component names (HikariCP, RiskScoreCalculator, OOMKilled); UPPER-CASE words and phrases
-(except common acronyms like API, HTTP, CPU). Every phrase and token consumes its span.
+or a number followed by a unit); the user after "log in as" / "ssh as" / "user" and sshd's
+"password for" / "publickey for"; CamelCase component names (HikariCP, RiskScoreCalculator, OOMKilled); UPPER-CASE words and
+phrases (except common acronyms like API, HTTP, CPU). Every phrase and token consumes its span.
 """
 
 from __future__ import annotations
@@ -50,6 +50,11 @@ _TOKENS: tuple[tuple[str, int], ...] = (  # (pattern, flags); group "tok" when o
         re.IGNORECASE,
     ),
     (r"\b(?:for|by|invalid|unknown)\s+user(?:name)?\s+['\"]?(?P<tok>[a-z_][a-z0-9_.-]{0,31})", re.IGNORECASE),
+    (  # sshd's "Failed password for root", "Accepted publickey for deploy"
+        r"\b(?:password|publickey|keyboard-interactive(?:/pam)?)\s+for\s+(?:invalid\s+user\s+)?"
+        r"['\"]?(?P<tok>[a-z_][a-z0-9_.-]{0,31})",
+        re.IGNORECASE,
+    ),
 )
 _ACRONYMS = frozenset(
     "API HTTP HTTPS URL URI ID IDS OK CPU RAM DB SQL DNS TLS SSL TCP UDP UTC GMT CST EST PST CET CEST PM AM "

@@ -263,6 +263,7 @@ QUESTIONS = [
     (
         "mongo E11000 duplicate key on order ORD-123 today",
         {
+            "unknown_services": ["mongo"],
             "tokens": ["E11000", "ORD-123"],
             "terms": ["mongo", "duplicate", "key", "order"],
             "range": ("today", "2026-03-18T00:00:00+01:00..2026-03-18T09:30:00+01:00", None),
@@ -556,6 +557,59 @@ QUESTIONS = [
         },
     ),
 ]
+
+
+# Suite questions (evcli/evals/suites/oncall.toml) whose scope was wrong: a user name dropped as a
+# stop word, well-known software the host environment does not run read as a plain word.
+QUESTIONS += [
+    (
+        "failed password for root between 09:14 and 09:20?",
+        {
+            "tokens": ["root"],
+            "terms": ["failed", "password"],
+            "range": ("between 09:14 and 09:20", "2026-03-18T09:14:00+01:00..2026-03-18T09:20:00+01:00", None),
+        },
+    ),
+    (
+        "mysql slow queries since 09:00?",
+        {
+            "unknown_services": ["mysql"],
+            "terms": ["mysql", "slow", "queries"],
+            "range": ("since 09:00", "2026-03-18T09:00:00+01:00..2026-03-18T09:30:00+01:00", None),
+        },
+    ),
+    (
+        "postgres 最近 30 分钟有报错吗？",
+        {
+            "language": "zh",
+            "unknown_services": ["postgres"],
+            "levels": ["ERROR"],
+            "terms": ["postgres"],
+            "range": ("最近 30 分钟", "2026-03-18T09:00:00+01:00..2026-03-18T09:30:00+01:00", "30m"),
+        },
+    ),
+    ("did that IP ever get in?", {"task_scope": "narrow", "terms": []}),
+]
+
+
+@pytest.mark.parametrize(
+    ("question", "terms"),
+    [
+        ("did that IP ever get in?", []),
+        ("root cause of the 502s on POST /api/orders", []),
+        ("which IPs are banned?", ["banned"]),
+    ],
+)
+def test_words_that_only_ask_are_no_terms(question, terms):
+    assert scope_of(question).terms == terms
+
+
+def test_user_names_are_searched():
+    assert scope_of("why did root login fail").terms == ["root", "login", "fail"]
+    assert scope_of("Accepted publickey for deploy from 10.0.0.12?").tokens == ["deploy", "10.0.0.12"]
+    assert scope_of("any admin sessions killed by oom, disk full?").terms[:6] == [
+        "admin", "sessions", "killed", "oom", "disk", "full"
+    ]  # fmt: skip
 
 
 @pytest.mark.parametrize(("question", "expected"), QUESTIONS, ids=[str(i) for i in range(len(QUESTIONS))])
