@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 BUSY_TIMEOUT_S = 30.0
 DB_FILENAME = "evcli.db"
 # Every migration in evcli/store/migrations.py, oldest first (a test keeps them in step).
-SCHEMA_MIGRATIONS = ("m001_trace_tables", "m002_lookup_indexes", "m003_run_owner")
+SCHEMA_MIGRATIONS = ("m001_trace_tables", "m002_lookup_indexes", "m003_run_owner", "m004_newest_first_index")
 _JSON_RUN_FIELDS = ("config", "prompt_audit", "self_evaluation", "annotations")
 ACTIVE_STATUSES = ("created", "running")
 INTERRUPTED = "interrupted"

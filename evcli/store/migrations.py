@@ -117,3 +117,9 @@ def m002_lookup_indexes(db: Database) -> None:
 def m003_run_owner(db: Database) -> None:
     # host:pid:start of the process writing an active run, so a run whose process died reads as interrupted.
     db.table("diagnosis_run").add_column("owner", str)
+
+
+@migrations()
+def m004_newest_first_index(db: Database) -> None:
+    # `evcli sessions`, `last` and prune read newest first with the id as tie-break: one index walk, no sort.
+    db.table("diagnosis_run").create_index(["created_at", "session_id"])
