@@ -36,7 +36,12 @@ def test_blank_database_gets_every_table_wal_and_busy_timeout(db_path):
         "m001_trace_tables",
         "m002_lookup_indexes",
         "m003_run_owner",
+        "m004_newest_first_index",
     ]
+    plan = store.conn.execute(
+        "EXPLAIN QUERY PLAN SELECT session_id FROM diagnosis_run ORDER BY created_at DESC, session_id DESC LIMIT 1"
+    ).fetchall()
+    assert "TEMP B-TREE" not in " ".join(row[-1] for row in plan)  # newest first walks an index, no sort
     assert store.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert store.db.execute("PRAGMA busy_timeout").fetchone()[0] >= 5000
     # Opening again applies nothing twice.
