@@ -34,7 +34,7 @@ BROAD_CUES = re.compile(
     re.IGNORECASE,
 )
 _COUNT = re.compile(
-    r"\bhow\s+(?:many|often|much)\b|\bnumber\s+of\b|\bcount\s+(?:of|the)\b|\bcount\b(?=\s*\?|$)"
+    r"\bhow\s+(?:many|often|much)\b|\bnumber\s+of\b|\bcounts?\b"
     r"|多少次|多少|几次|几个|几条|次数|数量",
     re.IGNORECASE,
 )

@@ -5,6 +5,7 @@ Forms read (English and Chinese), first match wins in this order:
     "on Mar 3 from 02:00 to 03:30", "2026-03-18 09:14 to 09:27", "2pm to 3:30pm",
     "08:10 到 08:25", "8点10分到8点25分", "3月3日 02:00 到 03:30", "下午3点到4点";
   - one time with a cue: "since/after 14:00" → 14:00..clock, "before 09:00" → open start..09:00,
+    a bare hour ending the clause after such a cue ("after 9?", "since 9 o'clock") is 09:00;
     "at/around 09:14" (and 09:14左右) → ±AROUND (5 minutes) around it; "14:00之后", "09:00之前";
   - a day part: "this morning" (06:00–12:00), "this afternoon" (12:00–18:00), "this evening"/"tonight"
     (18:00–24:00), "last night"/昨晚 (18:00 the day before – 06:00), 今天凌晨 (00:00–06:00),
@@ -80,9 +81,11 @@ _BARE_START = re.compile(  # "from 2 to 3:30pm": a bare hour only before an end 
     rf"(?:(?:between|from)\s+)(?P<t1>\d{{1,2}})\s*(?:and|to|-|–)\s*(?P<t2>(?:1[0-2]|0?\d)(?::[0-5]\d)?\s*{_AMPM})",
     re.IGNORECASE,
 )
+# "since 9", "after 9?", "before 9 o'clock": a bare hour only with a cue and ending the clause ("after 9 retries" is none)
+_BARE_HOUR = r"(?<![\w:.])(?:[01]?\d|2[0-3])(?:\s*o'?clock\b|(?=\s*(?:[?.!,;]|$)))"
 _CUED = re.compile(
     rf"\b(?P<cue>since|after|before|until|till|at|around|about|near|circa|approximately|approx\.?)\s+"
-    rf"(?:(?P<d1>{_DATE})[\s,]*(?:at\s+)?)?(?P<t1>{_CLOCK})(?:\s*(?:on\s+)?(?P<d3>{_DATE}))?",
+    rf"(?:(?P<d1>{_DATE})[\s,]*(?:at\s+)?)?(?P<t1>{_CLOCK}|{_BARE_HOUR})(?:\s*(?:on\s+)?(?P<d3>{_DATE}))?",
     re.IGNORECASE,
 )
 _ZH_CUED = re.compile(

@@ -9,8 +9,9 @@ error codes (ECONNRESET, ORA-00060, E11000, "errno 28"); ids (ORD-123, UUIDs, he
 host:port); paths (/api/login, /var/lib/mysql); HTTP status codes (401, 502, 5xx; "401s" → 401;
 1xx–3xx only after a status cue such as "status"/"code"/"returned"; never a year, a time, a port
 or a number followed by a unit); the user after "log in as" / "ssh as" / "user" and sshd's
-"password for" / "publickey for"; CamelCase component names (HikariCP, RiskScoreCalculator, OOMKilled); UPPER-CASE words and
-phrases (except common acronyms like API, HTTP, CPU). Every phrase and token consumes its span.
+"password for" / "publickey for"; CamelCase component names (HikariCP, RiskScoreCalculator,
+OOMKilled; not a plural acronym: IPs, VMs); UPPER-CASE words and phrases (except common acronyms like API, HTTP, CPU). Every
+phrase and token consumes its span.
 """
 
 from __future__ import annotations
@@ -61,7 +62,12 @@ _ACRONYMS = frozenset(
     "ERROR ERRORS WARN WARNING WARNINGS INFO DEBUG FATAL CRIT CRITICAL TRACE NOTICE ANY ALL AND THE LOG LOGS "
     "ASAP FYI IMO PTAL TODO".split()
 )
-_NOT_A_USER = frozenset({"the", "a", "an", "user", "users", "service", "any", "someone", "anyone"})
+_NOT_A_USER = frozenset(  # words that follow "user" in a question without naming one ("invalid user attempts")
+    """the a an user users service any someone anyone name names account accounts attempt attempts login logins
+    logon session sessions error errors failure failures line lines entry entries event events message messages
+    count counts from on in at since after before and or with was were is are has had today yesterday""".split()
+)
+_PLURAL_ACRONYM = re.compile(r"[A-Z]{2,}s")  # IPs, VMs, APIs: a plain word, not a component name
 _UPPER = re.compile(r"(?<![\w-])[A-Z][A-Z0-9_]{2,}(?:\s+[A-Z][A-Z0-9_]{2,})*(?![\w-])")
 
 
@@ -91,7 +97,7 @@ def find_name_tokens(question: str, spans: Spans) -> list[tuple[int, str]]:
     """(position, token) of CamelCase and UPPER-CASE words left once services, alerts and levels are read."""
     found: list[tuple[int, str]] = []
     for match in CAMEL.finditer(question):  # a class or component the user names: RiskScoreCalculator
-        if spans.claim(*match.span(1)):
+        if not _PLURAL_ACRONYM.fullmatch(match.group(1)) and spans.claim(*match.span(1)):
             found.append((match.start(1), match.group(1)))
     for match in _UPPER.finditer(question):
         words = [word for word in match.group().split() if word not in _ACRONYMS]

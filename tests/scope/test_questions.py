@@ -589,6 +589,35 @@ QUESTIONS += [
         },
     ),
     ("did that IP ever get in?", {"task_scope": "narrow", "terms": []}),
+    # the same shapes written otherwise: a bare hour after a cue, "count" after a noun, a noun after
+    # "invalid user" (no user name), a plural acronym (no component name)
+    (
+        "how many connection refused errors did shop-api log after 9?",
+        {
+            "services": ["shop-api"],
+            "terms": ["connection", "refused", "errors"],
+            "wants_count": True,
+            "range": ("after 9", "2026-03-18T09:00:00+01:00..2026-03-18T09:30:00+01:00", None),
+        },
+    ),
+    (
+        "auth.log invalid user attempts count since 09:10",
+        {
+            "services": ["auth"],
+            "terms": ["invalid", "user", "attempts"],
+            "wants_count": True,
+            "range": ("since 09:10", "2026-03-18T09:10:00+01:00..2026-03-18T09:30:00+01:00", None),
+        },
+    ),
+    (
+        "how many distinct IPs failed ssh today",
+        {
+            "services": ["auth"],
+            "terms": ["distinct", "failed"],
+            "wants_count": True,
+            "range": ("today", "2026-03-18T00:00:00+01:00..2026-03-18T09:30:00+01:00", None),
+        },
+    ),
 ]
 
 

@@ -130,3 +130,17 @@ def test_a_range_reads_its_text_once():
     first = find_range("between 09:00 and 09:10", spans, clock=clock, tz=zone_named("Europe/Berlin"))
     assert first is not None
     assert find_range("between 09:00 and 09:10", spans, clock=clock, tz=zone_named("Europe/Berlin")) is None
+
+
+@pytest.mark.parametrize(
+    ("question", "text"),
+    [("errors since 9", "since 9"), ("since 9 o'clock", "since 9 o'clock"), ("before 9, any 502s?", "before 9")],
+)
+def test_a_bare_hour_ending_a_cued_clause_is_a_clock_time(question, text):
+    found = asked(question, "2026-03-18T09:30:00+01:00")
+    assert found is not None and found[0] == text and "2026-03-18T09:00:00+01:00" in found[1]
+
+
+@pytest.mark.parametrize("question", ["after 9 retries", "version 2 since 3 days", "about 9 errors?"])
+def test_a_bare_number_before_a_word_is_no_time(question):
+    assert asked(question, "2026-03-18T09:30:00+01:00") is None
