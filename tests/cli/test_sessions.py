@@ -516,3 +516,28 @@ def test_sessions_stats(tmp_path):
     assert stats["oldest"] < stats["newest"]
     text = evcli("sessions", "--stats", "--db", db).stdout
     assert "sessions  6" in text and "size      " in text and "host 2" in text
+
+
+def test_prune_and_delete_leave_a_run_another_live_process_is_writing(tmp_path):
+    import subprocess
+    import sys
+
+    from evcli.store.db import process_identity
+
+    db = _store_of_six(tmp_path)
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        with TraceStore(db) as store:  # a-demo-pass: running, owned by the live sleeper
+            owner = process_identity().rsplit(":", 2)[0] + f":{sleeper.pid}:"
+            store.conn.execute(
+                "UPDATE diagnosis_run SET status = 'running', owner = ? WHERE session_id = 'a-demo-pass'", [owner]
+            )
+        run = evcli("sessions", "prune", "--older-than", "30d", "--db", db, "--json")
+        assert run.json()["sessions"] == ["b-host-low", "c-host-failed"]
+        assert_clean_error(evcli("sessions", "delete", "a-demo-pass", "--db", db), 2, "still being written")
+        assert _listed(db, "--status", "running") == ["a-demo-pass"]
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    assert _listed(db, "--status", "interrupted") == ["a-demo-pass"]  # its owner is gone now
+    assert evcli("sessions", "delete", "a-demo-pass", "--db", db).exit_code == 0
