@@ -428,3 +428,15 @@ def test_trace_of_an_asked_session_shows_every_stage(db_path):
     assert f"composer · {FINDING} [1]." in out
     assert "agent steps (5)" in out
     assert run_row(db_path, session_id)["status"] == "completed"
+
+
+def test_verify_prints_its_verdict_and_claim_checks_as_text(db_path):
+    session_id = plan()
+    assert evcli("execute", session_id).exit_code == 0
+    assert evcli("gate", session_id).exit_code == 0
+    run = evcli("verify", session_id)
+    assert run.exit_code == 0, run
+    lines = run.stdout.splitlines()
+    assert lines[0] == "verdict PASS"
+    assert re.fullmatch(r"claim-1: direct_support, critical — .+", lines[1]), run
+    assert lines[-1] == f"status COMPLETED · session {session_id} · next: evcli compose {session_id}"
