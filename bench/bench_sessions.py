@@ -18,7 +18,8 @@ interleaved runs of `sys.executable -m evcli`) of:
 * trace_prefix: `evcli trace PREFIX --json` with a unique prefix of a session in the middle;
 * trace_last: `evcli trace last --json`.
 
-Target for each: median <= 0.3 s. In-process times of `TraceStore.list_sessions` / `resolve` are
+Target for each: median <= 0.3 s. `help_baseline` (`evcli --help`, no target) shows how much of
+that is interpreter start and imports on this machine at this load. In-process times of `TraceStore.list_sessions` / `resolve` are
 reported as the breakdown. The exit status is 0 whenever the measurements completed; read
 `summary.all_ok`.
 """
@@ -102,7 +103,12 @@ def bench(quick: bool, tmp: Path, results: dict[str, Any]) -> None:
     _check(commands, env, middle, session_ids[-1])
     runs = 3 if quick else 7
     log(f"{runs} interleaved rounds of {len(commands)} commands")
-    times = interleaved(commands, env, runs)
+    times = interleaved({**commands, "help_baseline": [*EVCLI, "--help"]}, env, runs)
+    results["help_baseline"] = timing(
+        times["help_baseline"],
+        command=f"{EVCLI_METHOD} --help",
+        note="no target: interpreter start and the CLI's imports, for reading the numbers above",
+    )
     for name, argv in commands.items():
         median = statistics.median(times[name])
         shown = " ".join(argv[len(EVCLI) :]).replace(str(db), "DB")
