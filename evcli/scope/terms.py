@@ -4,6 +4,8 @@ extractor took its text, without stop words, time, level, count and question wor
 Words that name what logs say are never stop words, even when a question uses them in passing
 (root, admin, user, invalid, denied, refused, reset, killed, oom, disk, full); "root cause" is no term,
 nor the word "IP" (an address is a token; "did that IP get in?" names the previous question's address).
+English words written one space apart in a Chinese question ("有几次 certificate has expired？") are log
+text the user copied: the run is kept whole and verbatim as the strongest term, its words after it.
 Chinese words are mapped to the English words logs use through the glossary (evcli.scope.glossary);
 Chinese text the glossary does not know is not searched. Words are kept as written. Strongest first: technical words
 (with a digit, `-`, `_` or `.`) before plain words, each group in question order; an error *kind*
@@ -15,7 +17,7 @@ from __future__ import annotations
 import re
 
 from evcli.scope.glossary import translate
-from evcli.scope.match import Spans, distinct
+from evcli.scope.match import CJK, Spans, distinct
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[-_.'][A-Za-z0-9]+)*")
 STOP_WORDS = frozenset(
@@ -45,11 +47,13 @@ STOP_WORDS = frozenset(
 )
 # words that ask rather than name what to search; alone they matter in logs ("Failed password for root")
 _ASKING = re.compile(r"\broot[\s-]+caus\w*", re.IGNORECASE)
+_RUN = re.compile(r"(?<![A-Za-z0-9_.'-])[A-Za-z][A-Za-z0-9_.'-]*(?: [A-Za-z][A-Za-z0-9_.'-]*)+")  # one space apart
 _ERROR_KIND = frozenset({"error", "errors"})  # kept after a noun: "connection errors" names a kind
 
 
 def find_terms(question: str, spans: Spans) -> list[str]:
     rest = _ASKING.sub(lambda match: " " * len(match.group()), spans.rest(question))
+    runs = _english_runs(rest) if CJK.search(question) else []
     for start, end, _ in (idioms := translate(rest)):
         rest = rest[:start] + " " * (end - start) + rest[end:]
     found: list[tuple[int, int, str]] = []
@@ -64,8 +68,25 @@ def find_terms(question: str, spans: Spans) -> list[str]:
         previous = lowered
     for start, _, words in idioms:
         found += [(1, start, word) for word in words]
+    found += [(3, start, run) for start, run in runs]
     ordered = sorted(found, key=lambda item: (-item[0], item[1]))
     return distinct(word for _, _, word in ordered)
+
+
+def _english_runs(rest: str) -> list[tuple[int, str]]:
+    """(position, words) of each run of English words written in a Chinese question ("有几次 certificate
+    has expired？"): log text the user copied, kept whole and verbatim (without stop words at its ends)."""
+    runs = []
+    for match in _RUN.finditer(rest):
+        words = match.group().strip(".'").split(" ")
+        start = match.start()
+        while words and words[0].lower() in STOP_WORDS:
+            start += len(words.pop(0)) + 1
+        while words and words[-1].lower() in STOP_WORDS:
+            words.pop()
+        if len(words) > 1:
+            runs.append((start, " ".join(words)))
+    return runs
 
 
 def _strength(word: str) -> int:

@@ -609,6 +609,21 @@ QUESTIONS += [
             "range": ("since 09:10", "2026-03-18T09:10:00+01:00..2026-03-18T09:30:00+01:00", None),
         },
     ),
+    # English log text copied into a Chinese question is kept whole (before its words)
+    (
+        "shop-api 09:05 到 09:12 之间有多少次 session expired？",
+        {
+            "language": "zh",
+            "services": ["shop-api"],
+            "terms": ["session expired", "session", "expired"],
+            "wants_count": True,
+            "range": ("09:05 到 09:12", "2026-03-18T09:05:00+01:00..2026-03-18T09:12:00+01:00", None),
+        },
+    ),
+    (
+        "auth 日志里 invalid user 有多少条",
+        {"language": "zh", "services": ["auth"], "terms": ["invalid user", "invalid", "user"], "wants_count": True},
+    ),
     (
         "how many distinct IPs failed ssh today",
         {
