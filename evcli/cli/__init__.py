@@ -15,7 +15,8 @@ from typer._click import exceptions as click  # typer vendors Click; its errors 
 from typer.core import TyperGroup, TyperOption
 
 from evcli import __version__
-from evcli.cli import aiops, ask, env, gate, kb, report, rules, samples, schema, sessions, tool, trace
+from evcli.cli import aiops, ask, doctor, env, gate, kb, report, rules, samples, schema, sessions, tool, trace
+from evcli.cli import config as config_commands
 from evcli.cli import eval as eval_commands
 from evcli.cli._common import fail, set_debug
 from evcli.errors import EXIT_INTERRUPTED
@@ -111,6 +112,7 @@ app.command("report")(report.report_command)
 app.command("export")(sessions.export_command)
 app.command("import")(sessions.import_command)
 app.command("schema")(schema.schema_command)
+app.command("doctor")(doctor.doctor_command)
 app.add_typer(eval_commands.app, name="eval")
 app.add_typer(tool.app, name="tool")
 app.add_typer(kb.app, name="kb")
@@ -118,6 +120,7 @@ app.add_typer(env.app, name="env")
 app.add_typer(sessions.app, name="sessions")
 app.add_typer(samples.app, name="samples")
 app.add_typer(rules.app, name="rules")
+app.add_typer(config_commands.app, name="config")
 
 
 def main() -> None:

@@ -38,15 +38,30 @@ RunbooksOption = Annotated[
     ),
 ]
 
+ConfigFileOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--config",
+        dir_okay=False,
+        help="Configuration file (default: $EVCLI_CONFIG, else evcli.toml in $EVCLI_HOME or the user config dir).",
+    ),
+]
+ProfileOption = Annotated[
+    str | None,
+    typer.Option("--profile", help="Profile of the configuration file, [profiles.NAME] (default: $EVCLI_PROFILE)."),
+]
+
 
 def environment_options(
     *, runbooks: bool = False, help: dict[str, str] | None = None
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """The shared environment options in place of a command's `environment: EnvironmentSpec` parameter.
 
-    `--env`, one `--NAME URL` per registered backend (evcli/backends/registry.py), and `--runbooks`
-    when asked; `help` overrides a backend's help text for this command. The command is called with
-    `environment=` the `EnvironmentSpec` they describe. Nothing here imports a backend or pydantic.
+    `--env`, one `--NAME URL` per registered backend (evcli/backends/registry.py), `--runbooks`
+    when asked, `--config FILE` and `--profile NAME`; `help` overrides a backend's help text for this
+    command. The command is called with `environment=` the `EnvironmentSpec` of the configuration
+    (evcli/config) with these flags on top, and with `settings=` that `evcli.config.Loaded` when it
+    has a `settings` parameter. Nothing here imports a backend, pydantic or the configuration.
     """
     from evcli.backends.registry import live_backends
 
@@ -57,10 +72,11 @@ def environment_options(
     ]
     if runbooks:
         options.append(("runbooks", RunbooksOption))
+    options += [("config", ConfigFileOption), ("profile", ProfileOption)]
 
     def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
-        # The placeholder's annotation is for readers and mypy; it is replaced, so any object resolves it.
-        signature = inspect.signature(command, eval_str=True, locals={"EnvironmentSpec": object})
+        # The placeholders' annotations are for readers and mypy; they are replaced, so any object resolves them.
+        signature = inspect.signature(command, eval_str=True, locals={"EnvironmentSpec": object, "Loaded": object})
         params = list(signature.parameters.values())
         at = [param.name for param in params].index("environment")
         added = [
@@ -68,11 +84,16 @@ def environment_options(
             for name, annotation in options
         ]
         params[at : at + 1] = added
+        wants_settings = "settings" in signature.parameters  # filled here, not an option
+        params = [param for param in params if param.name != "settings"]
 
         @functools.wraps(command)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             values = {param.name: kwargs.pop(param.name, None) for param in added}
-            kwargs["environment"] = environment_spec(**values)
+            loaded = environment_settings(**values)
+            kwargs["environment"] = loaded.settings.environment_spec()
+            if wants_settings:
+                kwargs["settings"] = loaded
             return command(*args, **kwargs)
 
         wrapper.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
@@ -82,11 +103,24 @@ def environment_options(
     return decorate
 
 
-def environment_spec(env: Path | None = None, runbooks: Path | None = None, **backend_urls: str | None):
-    """The `EnvironmentSpec` of the shared environment options."""
-    from evcli.backends.spec import EnvironmentSpec
+def environment_settings(
+    env: Path | None = None,
+    runbooks: Path | None = None,
+    config: Path | None = None,
+    profile: str | None = None,
+    **backend_urls: str | None,
+):
+    """The configuration (`evcli.config.Loaded`) with the shared environment options as flags on top."""
+    from evcli.config import load
 
-    return EnvironmentSpec.from_options(env, runbooks, backend_urls)
+    flags: dict[str, Any] = {}
+    if env is not None:
+        flags["env"] = str(env)
+    if runbooks is not None:
+        flags["runbooks"] = [str(runbooks)]
+    if urls := {name: {"url": url} for name, url in backend_urls.items() if url}:
+        flags["backends"] = urls
+    return load(config, profile, flags)
 
 
 _state = {"debug": False}
@@ -202,13 +236,15 @@ def print_json(data: Any) -> None:
 
 
 __all__ = [
+    "ConfigFileOption",
     "DbOption",
     "EnvOption",
     "JsonOption",
     "NoPagerOption",
+    "ProfileOption",
     "RunbooksOption",
     "environment_options",
-    "environment_spec",
+    "environment_settings",
     "err",
     "fail",
     "handles_errors",

@@ -18,7 +18,6 @@ from evcli.cli._common import (
 )
 from evcli.cli.ask import (
     ApiBaseOption,
-    ConfigOption,
     FailOnOption,
     MaxStepsOption,
     ModelOption,
@@ -31,6 +30,7 @@ from evcli.errors import BadInput
 
 if TYPE_CHECKING:
     from evcli.backends.spec import EnvironmentSpec
+    from evcli.config import Loaded
 
 _PULL_HELP = "Pull the firing alerts from this Alertmanager (and use it as evidence)."
 
@@ -49,7 +49,6 @@ def aiops_command(
     environment: EnvironmentSpec,
     model: ModelOption = None,
     api_base: ApiBaseOption = None,
-    config: ConfigOption = None,
     rules: RulesOption = None,
     max_steps: MaxStepsOption = 8,
     fail_on: FailOnOption = None,
@@ -59,6 +58,7 @@ def aiops_command(
     ] = None,
     json_output: JsonOption = False,
     db: DbOption = None,
+    settings: Loaded = None,  # type: ignore[assignment]  # filled by the environment options
 ) -> None:
     """Diagnose alerts: each firing alert goes through the whole evidence chain and gets a cited report."""
     from evcli.aiops import diagnose_payload, pull_alerts
@@ -84,7 +84,7 @@ def aiops_command(
             report_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise BadInput(f"cannot create --report-dir {report_dir}: {exc.strerror or exc}") from exc
-    models = _models(config, model, None, None, None, None, api_base)
+    models = _models(settings, model, None, None, None, None, api_base)
     pipeline = _pipeline(db, rules, models, environment.as_config(), max_steps)
     reports = diagnose_payload(pipeline, data, source=source)
     if report_dir is not None:

@@ -25,6 +25,7 @@ from evcli.stages import REPLAYABLE
 
 if TYPE_CHECKING:
     from evcli.backends.spec import EnvironmentSpec
+    from evcli.config import Loaded
     from evcli.pipeline import AskResult
 
 ModelOption = Annotated[
@@ -32,12 +33,6 @@ ModelOption = Annotated[
 ]
 RoleModel = Annotated[str | None, typer.Option(help="Model for this role only.")]
 ApiBaseOption = Annotated[str | None, typer.Option("--api-base", help="OpenAI-compatible server URL for the model(s).")]
-ConfigOption = Annotated[
-    Path | None,
-    typer.Option(
-        "--config", dir_okay=False, help="TOML file: [models] default/planner/executor/verifier/composer/api_base."
-    ),
-]
 RulesOption = Annotated[
     Path | None,
     typer.Option("--rules", dir_okay=False, help="Gatekeeper rules file (default: the shipped rules.toml)."),
@@ -74,32 +69,23 @@ QuietOption = Annotated[
 ]
 
 
-def _models(config_file, model, planner_model, executor_model, verifier_model, composer_model, api_base, stored=None):
-    import tomllib
+def _models(settings, model, planner_model, executor_model, verifier_model, composer_model, api_base, stored=None):
+    """The models of the configuration (`settings`, an `evcli.config.Loaded`: file, profile, EVCLI_*
+    variables) with the model flags on top; for a stored session (`stored`), its models with the flags on top."""
+    roles = {"planner": planner_model, "executor": executor_model, "verifier": verifier_model}
+    roles["composer"] = composer_model
+    if stored is None:
+        from evcli.config import load
 
+        flags: dict = {"models": {role: {"model": value} for role, value in roles.items() if value}}
+        flags["models"] |= {key: value for key, value in (("default", model), ("api_base", api_base)) if value}
+        return (settings or load()).with_flags(flags).settings.models.pipeline_models()
     from evcli.pipeline import Models
 
-    models = Models.from_config(stored) if stored else Models()
-    if config_file is not None:
-        try:
-            table = tomllib.loads(config_file.read_text(encoding="utf-8")).get("models", {})
-        except (OSError, tomllib.TOMLDecodeError) as exc:
-            raise BadInput(f"cannot read config {config_file}: {exc}") from exc
-        models.default = table.get("default", models.default)
-        models.api_base = table.get("api_base", models.api_base)
-        models.per_role.update(
-            {role: table[role] for role in ("planner", "executor", "verifier", "composer") if role in table}
-        )
+    models = Models.from_config(stored)
     if model:
         models.default, models.per_role = model, {}
-    for role, value in (
-        ("planner", planner_model),
-        ("executor", executor_model),
-        ("verifier", verifier_model),
-        ("composer", composer_model),
-    ):
-        if value:
-            models.per_role[role] = value
+    models.per_role.update({role: value for role, value in roles.items() if value})
     if api_base:
         models.api_base = api_base
     return models
@@ -144,7 +130,6 @@ def ask_command(
     verifier_model: RoleModel = None,
     composer_model: RoleModel = None,
     api_base: ApiBaseOption = None,
-    config: ConfigOption = None,
     rules: RulesOption = None,
     max_steps: MaxStepsOption = 8,
     fail_on: FailOnOption = None,
@@ -154,6 +139,7 @@ def ask_command(
     quiet: QuietOption = False,
     json_output: JsonOption = False,
     db: DbOption = None,
+    settings: Loaded = None,  # type: ignore[assignment]  # filled by the environment options
 ) -> None:
     """Run the whole chain and print an answer whose every fact is cited."""
     _exit_code("PASS", fail_on)  # validate the option before doing any work
@@ -167,7 +153,7 @@ def ask_command(
     elif continue_session:
         session_reference = "last"
     required_text(question, "the question")
-    models = _models(config, model, planner_model, executor_model, verifier_model, composer_model, api_base)
+    models = _models(settings, model, planner_model, executor_model, verifier_model, composer_model, api_base)
     store = open_store(db, must_exist=session_reference is not None)
     continues = None
     env_config = environment.as_config()
@@ -231,13 +217,13 @@ def plan_command(
     environment: EnvironmentSpec,
     model: ModelOption = None,
     api_base: ApiBaseOption = None,
-    config: ConfigOption = None,
     json_output: JsonOption = False,
     db: DbOption = None,
+    settings: Loaded = None,  # type: ignore[assignment]  # filled by the environment options
 ) -> None:
     """Create a session and run the Planner only; prints the session id."""
     required_text(question, "the question")
-    models = _models(config, model, None, None, None, None, api_base)
+    models = _models(settings, model, None, None, None, None, api_base)
     pipeline = _pipeline(db, None, models, environment.as_config(), 8)
     run = pipeline.create_session(question)
     result = pipeline.plan(run.session_id)
