@@ -3,7 +3,8 @@ extractor took its text, without stop words, time, level, count and question wor
 
 Words that name what logs say are never stop words, even when a question uses them in passing
 (root, admin, user, invalid, denied, refused, reset, killed, oom, disk, full); "root cause" is no term,
-nor the word "IP" (an address is a token; "did that IP get in?" names the previous question's address).
+nor the word "IP" (an address is a token; "did that IP get in?" names the previous question's address),
+nor "container" / "pod" (what a state qualifies: "an OOMKilled container" asks for OOMKilled).
 English words written one space apart in a Chinese question ("有几次 certificate has expired？") are log
 text the user copied: the run is kept whole and verbatim as the strongest term, its words after it.
 Chinese words are mapped to the English words logs use through the glossary (evcli.scope.glossary);
@@ -43,7 +44,7 @@ STOP_WORDS = frozenset(
     come came comes coming seem seems seemed keep keeps kept make made go goes went give gave take took say
     said try tried use used want wants wanted anymore getting gets happens occur occurs occurred occurring
     someone anybody everyone guys pls thanks diagnose diagnosis investigate troubleshoot cause caused causing
-    reason reasons explain why asap window same ip ips""".split()
+    reason reasons explain why asap window same ip ips container containers pod pods""".split()
 )
 # words that ask rather than name what to search; alone they matter in logs ("Failed password for root")
 _ASKING = re.compile(r"\broot[\s-]+caus\w*", re.IGNORECASE)

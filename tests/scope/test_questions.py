@@ -642,6 +642,7 @@ QUESTIONS += [
         ("did that IP ever get in?", []),
         ("root cause of the 502s on POST /api/orders", []),
         ("which IPs are banned?", ["banned"]),
+        ("Is there an OOMKilled container in shop-api?", []),
     ],
 )
 def test_words_that_only_ask_are_no_terms(question, terms):
