@@ -10,7 +10,7 @@ each stage reads and writes, is written down once, in `evcli.stages.STAGES`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, NoReturn
 
 from pydantic import BaseModel
@@ -26,6 +26,7 @@ from evcli.agents.engine import Engine, ToolCall, Turn
 from evcli.agents.projection import AllowedClaim
 from evcli.contracts import (
     ROLES,
+    AgentStep,
     EnvironmentOverview,
     GateResult,
     IntentConfig,
@@ -56,14 +57,24 @@ class StageFailed(EvcliError):
 
 @dataclass
 class Models:
-    """Which model plays which role: `offline` or any litellm model string."""
+    """Which model plays which role: `offline` or any litellm model string; and how long
+    (`timeout` seconds), how much (`max_tokens`) and how often (`retries` on 429/5xx) a call may take."""
 
     default: str = "offline"
     per_role: dict[str, str] = field(default_factory=dict)
     api_base: str | None = None
+    timeout: float = 60
+    max_tokens: int | None = None
+    retries: int = 2
 
     def for_role(self, role: str) -> str:
         return self.per_role.get(role) or self.default
+
+    def check(self) -> None:
+        """Fail fast (under a second, before litellm is imported) on a missing key, extra or local server."""
+        from evcli.agents.preflight import check_models
+
+        check_models({role: self.for_role(role) for role in ROLES}, self.api_base)
 
     def as_config(self) -> dict[str, Any]:
         return {role: self.for_role(role) for role in ROLES} | ({"api_base": self.api_base} if self.api_base else {})
@@ -115,6 +126,7 @@ class AskResult(BaseModel):
 
 
 def build_engines(models: Models) -> dict[str, Engine]:
+    models.check()
     engines: dict[str, Engine] = {}
     cache: dict[str, Engine] = {}
     for role in ROLES:
@@ -129,7 +141,13 @@ def build_engines(models: Models) -> dict[str, Engine]:
                     LiteLLMEngine,  # imported only when a real model is used
                 )
 
-                cache[name] = LiteLLMEngine(name, api_base=models.api_base)
+                cache[name] = LiteLLMEngine(
+                    name,
+                    api_base=models.api_base,
+                    timeout=models.timeout,
+                    max_tokens=models.max_tokens,
+                    retries=models.retries,
+                )
         engines[role] = cache[name]
     return engines
 
@@ -266,8 +284,20 @@ class Pipeline:
         self.progress("planner …")
         from evcli.agents.planner import run_planner
 
-        result = run_planner(self.engine("planner"), payload, self._steps(session_id, 1))
-        self._store_stage(session_id, "plan", 1, result)
+        steps = self._steps(session_id, 1)
+        result = run_planner(self.engine("planner"), payload, steps)
+        if result.status == RETRYABLE_FAILED:
+            self.progress(f"planner failed ({result.error}); retrying once")
+            result = run_planner(self.engine("planner"), payload, steps)
+        extra: dict[str, Any] = {}
+        if result.status in (RETRYABLE_FAILED, INVALID_OUTPUT):  # the planner states no facts: the offline
+            # planner's plan is as safe (a rejected key or model is a setup error the run stops on)
+            from evcli.agents.offline import OfflineEngine
+
+            self.progress(f"planner failed ({result.error}); using the offline planner")
+            extra = {"fallback": "offline planner", "model_status": result.status, "model_error": result.error}
+            result = run_planner(OfflineEngine(), payload, steps)
+        self._store_stage(session_id, "plan", 1, result, extra=extra)
         self._fail_unless(session_id, "planner", result, allow_invalid=False)
         self.progress(f"planner done · skill {(result.output or {}).get('selected_skill') or '-'}")
         return result
@@ -356,7 +386,7 @@ class Pipeline:
     def verify(self, session_id: str) -> tuple[StageResult, Verdict]:
         """(verifier stage result, effective verdict capped by the gate)."""
         from evcli.agents.projection import verified_claims
-        from evcli.agents.verifier import effective_verdict, run_verifier
+        from evcli.agents.verifier import effective_verdict, failed_verification, run_verifier
 
         document = self.store.load(session_id)
         execute = document.latest_stage("execute")
@@ -393,14 +423,15 @@ class Pipeline:
         self.progress(f"verifier round {round} …")
         steps = self._steps(session_id, round)
         result = run_verifier(self.engine("verifier"), payload, steps)
-        if result.status in (RETRYABLE_FAILED, INVALID_OUTPUT):
-            self.progress(f"verifier {result.status.lower()}: {result.error}; retrying once")
+        if result.status == RETRYABLE_FAILED:
+            self.progress(f"verifier failed ({result.error}); retrying once")
             result = run_verifier(self.engine("verifier"), payload, steps)
+        if not result.ok:  # fail closed without losing the run: LOW_CONFID, no claim confirmed
+            self.progress(f"verifier failed ({result.error}); answering as not verified")
+            result = replace(result, output=failed_verification(result.error))
         output = result.output or {}
-        verdict = effective_verdict(output["verdict"], gate_result.severity) if result.ok else None
+        verdict = effective_verdict(output["verdict"], gate_result.severity)
         self._store_stage(session_id, "verify", round, result, extra={"effective_verdict": verdict})
-        if verdict is None:
-            self._fail(session_id, f"verifier failed: {result.error}")
         self.progress(f"verifier {output['verdict']} → effective {verdict}")
         return result, verdict
 
@@ -433,8 +464,8 @@ class Pipeline:
     def compose(self, session_id: str) -> AskResult:
         """Write the answer; returns the run's AskResult (its JSON is what `ask --json` prints)."""
         from evcli.agents.composer import answer_material, compose_guarded, scope_statement, with_statement
-        from evcli.agents.fallback import composer_fallback_answer, gate_reject_answer
-        from evcli.agents.projection import allowed_claims
+        from evcli.agents.fallback import composer_fallback_answer, gate_reject_answer, unverified_answer
+        from evcli.agents.projection import allowed_claims, verified_claims
         from evcli.agents.verifier import effective_verdict
 
         document = self.store.load(session_id)
@@ -456,6 +487,9 @@ class Pipeline:
         answer, fallback = None, None
         if gate_result.severity == Severity.REJECT:
             answer, fallback = gate_reject_answer(language, gate_result, document.invocations), "gate_reject"
+        elif verify.output.get("verifier_failed"):
+            unverified = verified_claims(executor_output, gate_result)
+            answer, fallback = unverified_answer(language, unverified, missing), "verifier_failed"
         else:
             payload = {
                 "original_query": document.run.question,
@@ -512,6 +546,7 @@ class Pipeline:
         aiops_alert: dict[str, Any] | None = None,
         continues: str | None = None,
     ) -> AskResult:
+        self.models.check()  # a missing key or model server fails before a session is created
         run = self.create_session(question, mode=mode, aiops_alert=aiops_alert, continues=continues)
         return self.run_from(run.session_id, "plan")
 
@@ -527,9 +562,19 @@ class Pipeline:
 
     def _steps(self, session_id: str, round: int) -> StepCounter:
         existing = [s for s in self.store.load(session_id).steps if s.round == round]
-        counter = StepCounter(lambda step: self.store.record_step(session_id, step), round)
+        counter = StepCounter(lambda step: self.store.record_step(session_id, self._masked(step)), round)
         counter.index = max((s.step_index for s in existing), default=0)
         return counter
+
+    def _masked(self, step: AgentStep) -> AgentStep:
+        """A step with secrets in the model's reply and the error masked (both are stored and shown by trace)."""
+        redactor = self.tools().redactor
+        return step.model_copy(
+            update={
+                "model_output_summary": redactor.mask_text(step.model_output_summary),
+                "error": redactor.mask_text(step.error) if step.error else step.error,
+            }
+        )
 
     def _tool_runner(self, session_id: str, document: SessionDocument, round: int, *, narrow: bool):
         from evcli.tools.guards import ToolRefused
@@ -571,6 +616,8 @@ class Pipeline:
         parse_status: dict[str, Any] = {"status": result.status}
         if result.error:
             parse_status["detail"] = result.error
+        if result.notes:
+            parse_status["notes"] = result.notes
         parse_status.update(extra or {})
         self.store.record_stage_output(
             session_id,
@@ -588,7 +635,7 @@ class Pipeline:
     def _fail_unless(self, session_id: str, role: str, result: StageResult, *, allow_invalid: bool) -> None:
         if result.ok or (allow_invalid and result.status == INVALID_OUTPUT):
             return
-        self._fail(session_id, f"{role} {result.status.lower()}: {result.error}")
+        self._fail(session_id, f"the {role} failed: {result.error}")
 
     def _fail(self, session_id: str, message: str) -> NoReturn:
         self.store.update_run(session_id, status="failed")

@@ -4,6 +4,8 @@ A stage builds a `RoleRequest` (its prompt, a JSON payload, and for the
 Executor the tools and the transcript of earlier tool calls) and an `Engine`
 answers it with an `EngineReply`: text (the role's JSON document) or tool
 calls. The offline engine and the litellm adapter are the two implementations.
+A repair request is the same request plus the unusable reply and what was wrong
+with it (`Repair`): the model is asked once to answer again.
 """
 
 from __future__ import annotations
@@ -45,6 +47,14 @@ class Turn:
 
 
 @dataclass(frozen=True)
+class Repair:
+    """A reply that could not be used, and why (in plain words): sent back once for a corrected answer."""
+
+    reply: str
+    problem: str
+
+
+@dataclass(frozen=True)
 class RoleRequest:
     role: Role
     prompt: Prompt
@@ -52,6 +62,7 @@ class RoleRequest:
     tools: list[dict[str, Any]] | None = None  # OpenAI-style function schemas (executor only)
     transcript: list[Turn] = field(default_factory=list)
     response_schema: dict[str, Any] | None = None  # JSON Schema of the expected document
+    repair: Repair | None = None
 
 
 @dataclass(frozen=True)
@@ -69,12 +80,13 @@ class EngineReply:
 
 
 class EngineError(Exception):
-    """A model call failed. `retryable`: a timeout, rate limit or 5xx worth one more try."""
+    """A model call failed, in one plain line. `retryable`: a timeout, rate limit or 5xx worth one more try."""
 
     def __init__(self, message: str, *, retryable: bool = False) -> None:
         super().__init__(message)
         self.message = message
         self.retryable = retryable
+        self.wait: float | None = None  # set by an engine that may ask again after this many seconds (0: backoff)
 
 
 class Engine(Protocol):

@@ -2,24 +2,29 @@
 
 Tool results reach the model only as the invocation id plus its evidence refs
 (`evcli.tools.view.model_view`). The Executor is never technically retried: a
-failure or an unparseable answer is returned as such and the run goes on as
-low confidence.
+failure is returned as such, an unparseable final document gets the one repair
+request every role gets, and the run goes on as low confidence. A model that
+answers without ever calling a tool gathered no evidence: the stage result notes
+`NO_TOOL_CALL` and the document's missing_info says so.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from evcli.agents.calls import COMPLETED, INVALID_OUTPUT, StageResult, StepCounter, call_engine
-from evcli.agents.engine import Engine, RoleRequest, ToolCall, Turn
-from evcli.agents.jsonparse import InvalidOutput, parse_json_object
+from evcli.agents.calls import COMPLETED, INVALID_OUTPUT, StageResult, StepCounter, with_repair
+from evcli.agents.engine import Engine, EngineReply, RoleRequest, ToolCall, Turn
+from evcli.agents.jsonparse import parse_json_object
 from evcli.agents.prompts import load_prompt
 from evcli.contracts import ExecutorEvidenceV2
 
 if TYPE_CHECKING:
     from evcli.tools.registry import ToolSpec
+
+NO_TOOL_CALL = "no_tool_call"
 
 
 def tool_schemas() -> tuple[dict[str, Any], ...]:
@@ -60,18 +65,29 @@ def run_executor(
             transcript=list(transcript),
             response_schema=ExecutorEvidenceV2.model_json_schema(),
         )
-        reply = call_engine(engine, request, steps)
+        reply = with_repair(engine, request, steps, _read_document)
         if isinstance(reply, StageResult):
-            return reply
+            answered = reply.status in (COMPLETED, INVALID_OUTPUT)
+            return _no_tool_call(reply, payload) if answered and not transcript else reply
         if reply.tool_calls:
             if last:
                 return StageResult(
                     INVALID_OUTPUT, raw_text=reply.text, error=f"still calling tools after {max_steps} steps"
                 )
             transcript.extend(run_call(call) for call in reply.tool_calls)
-            continue
-        try:
-            return StageResult(COMPLETED, output=parse_json_object(reply.text), raw_text=reply.text)
-        except InvalidOutput as exc:
-            return StageResult(INVALID_OUTPUT, raw_text=reply.text, error=str(exc))
     raise AssertionError("unreachable: the last step always returns")
+
+
+def _read_document(reply: EngineReply) -> dict[str, Any]:
+    return parse_json_object(reply.text)
+
+
+def _no_tool_call(result: StageResult, payload: dict[str, Any]) -> StageResult:
+    """The result of a model that answered without calling any tool: noted, and said in missing_info."""
+    from evcli.messages import catalogue
+
+    if result.output is not None:
+        missing = list(result.output.get("missing_info") or [])
+        note = catalogue(str(payload.get("language") or "en"))("executor.no_tool_call")
+        result = replace(result, output={**result.output, "missing_info": [*missing, note]})
+    return replace(result, notes=[*result.notes, NO_TOOL_CALL])

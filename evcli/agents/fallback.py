@@ -3,7 +3,9 @@
 A gate-reject fallback uses only reason codes and an overview of the tool calls —
 never executor claims, which were just shown to cite something false. A composer
 fallback uses only the allowed claims, gaps and actions, in fixed wording; an
-action naming a destructive command is shown only behind a review flag.
+action naming a destructive command is shown only behind a review flag. A
+verifier-failed answer lists the claims that passed the gate, each marked as not
+verified, and the gaps: nothing is stated as confirmed.
 The wording is the message catalogue's (evcli/messages), in the question's
 language; a language without a catalogue gets English and a note saying so.
 """
@@ -13,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from evcli.agents.actions import flag
-from evcli.agents.projection import AllowedClaim
+from evcli.agents.projection import AllowedClaim, VerifiedClaim
 from evcli.contracts import GateResult, ToolInvocation
 from evcli.messages import catalogue, unsupported_note
 from evcli.tools.view import call_signature
@@ -66,5 +68,24 @@ def composer_fallback_answer(
     return {
         "answer_summary": words("fallback.summary", n=len(allowed_claims)),
         "recommended_actions": [{"action_text": item, "reason": words("fallback.reason")} for item in flagged],
+        "user_facing_answer": "\n".join(lines),
+    }
+
+
+def unverified_answer(language: str, claims: list[VerifiedClaim], missing_info: list[Any]) -> dict[str, Any]:
+    """The answer when the Verifier failed: the gate-passed claims shown as not verified, and the gaps."""
+    words = catalogue(language)
+    lines = [*_language_note(language), words("fallback.unverified")]
+    if claims:
+        lines += ["", words("fallback.unverified_claims") + ":"]
+        lines += [
+            f"- {words('fallback.no_evidence') + '.' if claim.rests_on_no_evidence else claim.claim_text}"
+            for claim in claims
+        ]
+    if missing_info:
+        lines += ["", words("fallback.gaps") + ":"] + [f"- {item}" for item in missing_info]
+    return {
+        "answer_summary": words("fallback.unverified"),
+        "recommended_actions": [],
         "user_facing_answer": "\n".join(lines),
     }

@@ -98,6 +98,10 @@ MESSAGES: dict[str, str] = {
     "fallback.none": "No finding passed verification.",
     "fallback.summary": "{n} verified finding(s).",
     "fallback.reason": "from the diagnosis plan",
+    # the model path (evcli/agents/executor.py, evcli/agents/verifier.py)
+    "executor.no_tool_call": "The model called no tool: no evidence was gathered for this answer.",
+    "fallback.unverified": "The verifier failed, so no finding could be confirmed.",
+    "fallback.unverified_claims": "Findings that passed the citation check, not verified (verifier failed)",
     # one line per scope finding of the gate (evcli/agents/composer.py scope_statement)
     "scope.asked_searched": "Asked: {asked}; searched: {searched}.",
 }

@@ -96,6 +96,10 @@ MESSAGES: dict[str, str] = {
     "fallback.none": "没有发现通过核验。",
     "fallback.summary": "共 {n} 条已核验的发现。",
     "fallback.reason": "来自诊断计划",
+    # the model path (evcli/agents/executor.py, evcli/agents/verifier.py)
+    "executor.no_tool_call": "模型没有调用任何工具：本回答未收集到证据。",
+    "fallback.unverified": "核验模型失败，没有发现得到确认。",
+    "fallback.unverified_claims": "通过引用校验但未经核验（核验模型失败）的发现",
     # 每条范围检查发现一行（evcli/agents/composer.py scope_statement）
     "scope.asked_searched": "问题问的是：{asked}；实际查询的是：{searched}。",
 }

@@ -96,13 +96,13 @@ def test_plain_json_answer_and_what_the_model_was_shown(serve):
     assert "tools" not in body
 
 
-def test_fenced_chatty_json_passes_through_as_text(serve):
-    chatty = "Sure! Here is the plan:\n```json\n" + json.dumps(PLAN) + "\n```\nHope this helps."
-    server = serve([answer(chatty)])
+def test_fenced_json_passes_through_as_text(serve):
+    fenced = "```json\n" + json.dumps(PLAN) + "\n```"
+    server = serve([answer(fenced)])
 
     reply = engine_for(server).complete(planner_request())
 
-    assert reply.text == chatty  # extracting the document is the role's job, not the adapter's
+    assert reply.text == fenced  # extracting the document is the role's job, not the adapter's
     assert parse_json_object(reply.text) == PLAN
 
 
@@ -218,22 +218,31 @@ def test_a_bad_request_without_response_format_is_not_retried(serve):
 # --- failures ------------------------------------------------------------------------
 
 
-def test_server_error_is_retryable_and_not_retried_by_litellm(serve):
-    server = serve([error(500, "upstream exploded")])
+def test_server_error_is_asked_again_with_backoff_then_reported(serve):
+    server = serve([error(500, "upstream exploded")] * 3)
 
     with pytest.raises(EngineError) as caught:
-        engine_for(server).complete(planner_request())
+        engine_for(server, retries=2, backoff=0.01).complete(planner_request())
 
     assert caught.value.retryable is True
     assert "HTTP 500" in caught.value.message and "upstream exploded" in caught.value.message
-    assert len(server.requests) == 1  # num_retries=0: the pipeline owns the retry policy
+    assert len(server.requests) == 3  # our retries only: litellm's and the HTTP client's are off
+
+
+def test_rate_limit_then_success_is_one_answer(serve):
+    server = serve([error(429, "slow down"), answer(PLAN)])
+
+    reply = engine_for(server, backoff=0.01).complete(planner_request())
+
+    assert json.loads(reply.text) == PLAN
+    assert len(server.requests) == 2
 
 
 def test_rate_limit_is_retryable(serve):
     server = serve([error(429, "slow down")])
 
     with pytest.raises(EngineError) as caught:
-        engine_for(server).complete(planner_request())
+        engine_for(server, retries=0).complete(planner_request())
 
     assert caught.value.retryable is True
     assert "rate limited" in caught.value.message
@@ -334,11 +343,13 @@ def test_engine_name_is_the_model_string():
 def test_build_engines_shares_one_engine_for_one_model(serve):
     from evcli.pipeline import Models, build_engines
 
-    engines = build_engines(Models(default="openai/scripted", api_base="http://127.0.0.1:1/v1"))
+    url = serve([]).url + "/v1"
+    engines = build_engines(Models(default="openai/scripted", api_base=url, timeout=7, max_tokens=300, retries=1))
 
     assert {id(engine) for engine in engines.values()} == {id(engines["planner"])}
     assert isinstance(engines["verifier"], LiteLLMEngine)
-    assert engines["verifier"].api_base == "http://127.0.0.1:1/v1"
+    assert (engines["verifier"].api_base, engines["verifier"].timeout) == (url, 7)
+    assert (engines["verifier"].max_tokens, engines["verifier"].retries) == (300, 1)
 
 
 def test_importing_the_adapter_does_not_import_litellm():
