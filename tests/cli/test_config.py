@@ -1,0 +1,86 @@
+"""`evcli config show|init`, and commands taking their environment and models from the configuration."""
+
+from __future__ import annotations
+
+import json
+
+from sqlite_utils import Database
+
+from evcli.config.template import TEMPLATE
+from tests.cli._util import assert_clean_error, evcli
+
+
+def test_init_writes_the_commented_file_once_and_show_reads_it_back(evcli_home):
+    written = evcli("config", "init")
+    again = evcli("config", "init")
+    forced = evcli("config", "init", "--force")
+    shown = evcli("config", "show", "--json")
+
+    path = evcli_home / "evcli.toml"
+    assert written.exit_code == 0 and written.stdout.strip() == str(path)
+    assert path.read_text(encoding="utf-8") == TEMPLATE
+    assert_clean_error(again, 2, "exists", "--force")
+    assert forced.exit_code == 0
+    data = shown.json()
+    assert data["config_file"] == str(path)
+    assert {"key": "env", "value": "demo", "source": f"file:{path}"} in data["values"]
+
+
+def test_show_names_the_source_of_every_value(tmp_path, monkeypatch):
+    config = tmp_path / "c.toml"
+    config.write_text(
+        '[backends.loki]\nurl = "http://file-loki:3100"\nheaders = { "X-Scope-OrgID" = "team-a" }\n'
+        '[profiles.prod.backends.loki]\nservice_label = "app"\n',
+        encoding="utf-8",
+    )
+    monkeypatch.setenv("EVCLI_PROMETHEUS", "http://env-prom:9090")
+
+    run = evcli("config", "show", "--config", config, "--profile", "prod", "--alertmanager", "http://am:9093")
+
+    assert run.exit_code == 0, run
+    lines = run.stdout.splitlines()
+    assert lines[0] == f"config file: {config}, profile prod"
+
+    def source_of(key: str) -> str:
+        line = next(line for line in lines if line.split()[0] == key)
+        return line.rsplit("(", 1)[1].rstrip(")")
+
+    assert source_of("backends.loki.url") == f"file:{config}"
+    assert source_of("backends.loki.headers.X-Scope-OrgID") == f"file:{config}"
+    assert source_of("backends.loki.service_label") == "profile:prod"
+    assert source_of("backends.prometheus.url") == "env:EVCLI_PROMETHEUS"
+    assert source_of("backends.alertmanager.url") == "flag"
+    assert source_of("models.default") == "default"
+
+
+def test_a_literal_secret_is_one_error_line_without_the_secret(tmp_path):
+    config = tmp_path / "c.toml"
+    config.write_text('[backends.prometheus.auth]\nkind = "bearer"\ntoken = "tok-123"\n', encoding="utf-8")
+
+    run = evcli("config", "show", "--config", config)
+
+    line = assert_clean_error(run, 2, "backends.prometheus.auth.token", 'token_env = "NAME"')
+    assert "tok-123" not in line
+
+
+def test_a_command_takes_its_environment_and_models_from_the_configuration(tmp_path, db_path):
+    """`--config FILE` with a [models] table keeps working, and now also names the environment."""
+    config = tmp_path / "c.toml"
+    config.write_text('env = "edge"\n[models]\ndefault = "offline"\n', encoding="utf-8")
+
+    run = evcli("plan", "why is the edge slow?", "--config", config, "--db", db_path, "--json")
+
+    assert run.exit_code == 0, run
+    stored = json.loads(next(iter(Database(db_path)["diagnosis_run"].rows))["config"])
+    assert stored["env"]["env_dir"].endswith("envs/edge")
+    assert set(stored["models"].values()) == {"offline"}
+
+
+def test_a_flag_wins_over_the_configured_environment(tmp_path, db_path, monkeypatch):
+    monkeypatch.setenv("EVCLI_ENV", "edge")
+
+    run = evcli("plan", "why is checkout slow?", "--env", "host", "--db", db_path, "--json")
+
+    assert run.exit_code == 0, run
+    stored = json.loads(next(iter(Database(db_path)["diagnosis_run"].rows))["config"])
+    assert stored["env"]["env_dir"].endswith("envs/host")

@@ -1,0 +1,58 @@
+"""The settings model: backends become BackendSpecs, roles resolve their model settings."""
+
+from __future__ import annotations
+
+from evcli.config.model import BackendSettings, ModelsSettings, Settings
+from evcli.contracts import BackendAuth, BackendSpec
+
+
+def test_a_backend_with_only_a_url_is_the_plain_spec():
+    assert BackendSettings(url="http://p:9090").spec() == BackendSpec(url="http://p:9090")
+
+
+def test_a_backend_spec_carries_label_aliases_auth_headers_and_tls():
+    auth = BackendAuth(kind="basic", username="evcli", password_env="LOKI_PASSWORD")
+    backend = BackendSettings(
+        url="https://loki:3100",
+        timeout=4,
+        retries=0,
+        service_label="app.kubernetes.io/name",
+        service_aliases={"payments": "payment-service", "orders": "order-service"},
+        auth=auth,
+        headers={"X-Scope-OrgID": "team-a"},
+        ca_bundle="/etc/ca.pem",
+    )
+
+    spec = backend.spec()
+
+    assert spec.options == {
+        "service_label": "app.kubernetes.io/name",
+        "service_aliases": "payments=payment-service,orders=order-service",
+    }
+    assert (spec.timeout, spec.retries, spec.auth, spec.headers, spec.ca_bundle) == (
+        4,
+        0,
+        auth,
+        {"X-Scope-OrgID": "team-a"},
+        "/etc/ca.pem",
+    )
+
+
+def test_the_environment_spec_uses_backends_with_a_url_and_the_first_runbooks_directory(tmp_path):
+    settings = Settings(
+        runbooks=[str(tmp_path)],
+        backends={"prometheus": BackendSettings(url="http://p:9090"), "loki": BackendSettings(service_label="app")},
+    )
+
+    spec = settings.environment_spec()
+
+    assert list(spec.backends) == ["prometheus"]
+    assert spec.knowledge_dir() == tmp_path
+
+
+def test_a_role_without_overrides_follows_the_models_table():
+    models = ModelsSettings.model_validate({"default": "ollama/qwen", "retries": 4, "composer": {"retries": 0}})
+
+    assert models.for_role("planner").model == "ollama/qwen" and models.for_role("planner").retries == 4
+    assert models.for_role("composer").retries == 0
+    assert models.pipeline_models().per_role == {}
