@@ -129,6 +129,18 @@ def _joined(question: str, seeds: list[str], terms: list[str]) -> list[str]:
     return group
 
 
+def _exact_absent(intent: Ask, services: list[str]) -> bool:
+    """Whether no log of the services (of the environment, when none is named) holds any phrase or token
+    asked (known only with a vocabulary)."""
+    if intent.vocabulary is None:
+        return False
+    return not any(
+        service in intent.found_in(term) if services else intent.found_in(term)
+        for term in intent.exact
+        for service in services or [""]
+    )
+
+
 def exact_calls(intent: Ask, question: str, services: list[str], limit: int | None = None) -> list[Call]:
     """Phrases and tokens searched verbatim and together, in each named service, else in the services
     whose logs contain them all, else in all logs."""
@@ -148,10 +160,10 @@ def term_calls(intent: Ask, question: str, services: list[str], limit: int | Non
     """The strongest content word the logs contain, in the named services, else where the logs have it.
     A broad task searches the rarest word its services' logs contain with the words written next to it
     ("order queue backlog"), then that word alone (evidence to read); a narrow
-    one the strongest word, found there or not (the precise thing to confirm), and when no log of the
+    one the strongest word, found there or not (the precise thing to confirm); when no log of the
     environment has any of its words, its strongest word in the named service (the negative answers it)."""
     terms = _content_terms(intent)
-    if intent.narrow and services and not terms:  # what a narrow question asks of a service is searched there
+    if services and not terms:  # what a question asks of a service is searched there: the negative answers it
         terms = [term for term in intent.terms if term not in intent.exact][:1]
     if not terms:
         return []
@@ -180,8 +192,9 @@ def narrow_calls(intent: Ask, question: str) -> list[Call]:
     """The precise queries a narrow task allows (seeds 2.4): each thing asked about once, never widened.
 
     Unknown services first (their no-evidence result names the close names; when the question names no
-    known service that is all), then the alert asked, else the phrases and tokens, else a content word,
-    else the asked level of the service's (or every) log."""
+    known service that is all), then the alert asked, else the phrases and tokens (and when no log of the
+    environment has any of them, a content word too), else a content word, else the asked level of the
+    service's (or every) log."""
     calls = unknown_calls(intent, question)
     service = intent.services[0] if intent.services else None
     if intent.alertnames:
@@ -189,9 +202,15 @@ def narrow_calls(intent: Ask, question: str) -> list[Call]:
     if calls and service is None:  # the service named is not known: not searched for in another one
         return calls
     exact = exact_calls(intent, question, [service] if service else [])
-    if exact:
+    if exact and not _exact_absent(intent, [service] if service else []):
         return calls + exact
+    # asked verbatim though no log has it ("HikariCP"): a word of the question the logs have is searched
+    # first (the narrow guard refuses any search after one that found nothing), then the verbatim one
     terms = term_calls(intent, question, [service] if service else [])
+    if exact:
+        strongest = _content_terms(intent)[:1]
+        held = [term for term in strongest if (service in intent.found_in(term) if service else intent.found_in(term))]
+        return calls + (terms[:1] if held else []) + exact
     if terms:
         return calls + terms[:1]
     if service is None:  # every log, unless what was named is a service the environment does not know
@@ -243,7 +262,7 @@ def evidence_calls(intent: Ask, question: str, services: list[str], alertname: s
         calls.append(Call("query_logs", {"service": service, "level": level} | window | {"limit": LOG_LIMIT}))
     calls += unknown_calls(intent, question)
     calls += exact_calls(intent, question, list(intent.services[:NAMED_SERVICE_CAP]), LOG_LIMIT)
-    if not intent.exact:
+    if not intent.exact or _exact_absent(intent, list(intent.services[:NAMED_SERVICE_CAP])):
         calls += term_calls(intent, question, services, LOG_LIMIT)
     return calls
 

@@ -125,6 +125,9 @@ def firing_alert_names(refs: list[Ref]) -> list[str]:
     )
 
 
+_TITLE_WORD = re.compile(r"[a-z0-9]{3,}")  # "cpu" of "High CPU usage on a JVM service" counts
+
+
 def doc_ranks(intent: Ask, blocks: list[Ref], alertnames: list[str]) -> dict[str, int]:
     """Documents whose title names an alert or term of this task, best match first, then in retrieval
     order; a document whose title names none of them is left out (issue 10: next steps and possible
@@ -135,7 +138,7 @@ def doc_ranks(intent: Ask, blocks: list[Ref], alertnames: list[str]) -> dict[str
     names = [*intent.alertnames, *alertnames, *intent.terms]
     focus = {word for name in names for word in metric_words(name)}
     docs = list(dict.fromkeys(str(ref.item.get("doc")) for ref in blocks))
-    titles = {str(ref.item.get("doc")): _WORD.findall(str(ref.item.get("title") or "").lower()) for ref in blocks}
+    titles = {str(ref.item.get("doc")): _TITLE_WORD.findall(str(ref.item.get("title") or "").lower()) for ref in blocks}
 
     def score(doc: str) -> int:
         return sum(any(word.startswith(f) or f.startswith(word) for word in titles[doc]) for f in focus)
