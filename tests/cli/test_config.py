@@ -84,3 +84,28 @@ def test_a_flag_wins_over_the_configured_environment(tmp_path, db_path, monkeypa
     assert run.exit_code == 0, run
     stored = json.loads(next(iter(Database(db_path)["diagnosis_run"].rows))["config"])
     assert stored["env"]["env_dir"].endswith("envs/host")
+
+
+def test_help_gate_and_trace_never_load_the_configuration(evcli_home):
+    """The configuration (and pydantic-settings) loads only in commands that take an environment."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import SAMPLES
+
+    code = (
+        "import sys, runpy; sys.argv = ['evcli'] + sys.argv[1:]\n"
+        "try:\n    runpy.run_module('evcli', run_name='__main__')\n"
+        "except SystemExit:\n    pass\n"
+        "print('LOADED', sorted(m for m in sys.modules if m.startswith(('evcli.config', 'pydantic_settings'))))\n"
+    )
+    sample = str(SAMPLES / "narrow-payment-highcpu.json")
+    for args in (["--help"], ["gate", sample], ["trace", sample], ["doctor", "--help"]):
+        completed = subprocess.run(
+            [sys.executable, "-c", code, *args],
+            capture_output=True,
+            text=True,
+            env=dict(os.environ, EVCLI_HOME=str(evcli_home)),
+        )
+        assert completed.stdout.splitlines()[-1] == "LOADED []", (args, completed.stderr)

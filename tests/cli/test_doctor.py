@@ -1,0 +1,137 @@
+"""`evcli doctor` against real Prometheus and Alertmanager processes and the scripted model server."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from tests.agents.scripted_server import ScriptedServer, answer, error
+from tests.backends.conftest import alertmanager, metrics_exporter, prometheus, start_process  # noqa: F401
+from tests.cli._util import evcli
+from tests.cli.test_startup import _run, tripwire_litellm  # noqa: F401
+from tests.conftest import REPO
+
+DEMO_RUNBOOKS = REPO / "evcli" / "demo"
+
+
+def _checks(run) -> dict[str, dict]:
+    return {check["check"]: check for check in run.json()["checks"]}
+
+
+def test_a_healthy_stack_is_all_ok_with_versions_latency_and_services(prometheus, alertmanager):  # noqa: F811
+    with ScriptedServer([answer("ok")]) as model:
+        started = time.perf_counter()
+        run = evcli(
+            "doctor",
+            "--prometheus",
+            prometheus.url,
+            "--alertmanager",
+            alertmanager.url,
+            "--runbooks",
+            DEMO_RUNBOOKS,
+            "--model",
+            "openai/scripted",
+            "--api-base",
+            model.url,
+            "--json",
+        )
+        elapsed = time.perf_counter() - started
+        requests = list(model.requests)
+
+    assert run.exit_code == 0, run
+    checks = _checks(run)
+    assert run.json()["ok"] is True
+    assert checks["prometheus"]["status"] == "ok" and checks["prometheus"]["detail"].startswith("version ")
+    assert checks["prometheus"]["detail"].endswith(" ms")
+    assert checks["alertmanager"]["status"] == "ok" and "version " in checks["alertmanager"]["detail"]
+    assert checks["prometheus service label"]["status"] == "ok"
+    assert "payment-service" in checks["prometheus service label"]["detail"]
+    assert checks["runbooks"]["detail"] == "6 runbooks indexed"
+    assert checks["model planner, executor, verifier, composer"]["status"] == "ok"
+    assert [body["max_tokens"] for body in requests] == [1]  # one one-token call for the four roles
+    assert requests[0]["model"] == "scripted"
+    assert elapsed < 2.0
+
+
+def test_a_label_the_data_lacks_fails_and_names_the_labels_it_has(tmp_path, prometheus):  # noqa: F811
+    config = tmp_path / "evcli.toml"
+    config.write_text(
+        f'runbooks = ["{DEMO_RUNBOOKS}"]\n[backends.prometheus]\nurl = "{prometheus.url}"\nservice_label = "team"\n',
+        encoding="utf-8",
+    )
+
+    run = evcli("doctor", "--config", config, "--no-model-call")
+
+    assert run.exit_code == 1, run
+    line = next(line for line in run.stdout.splitlines() if "service label" in line)
+    assert line.startswith("fail prometheus service label team: no data carries the label 'team'")
+    assert "set backends.prometheus.service_label (labels here: service, job" in line
+
+
+def test_unreachable_backends_missing_tokens_and_keys_fail_with_a_remedy(tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    config = tmp_path / "evcli.toml"
+    config.write_text(
+        '[backends.alertmanager]\nurl = "http://127.0.0.1:9"\n'
+        '[backends.prometheus]\nurl = "http://127.0.0.1:9"\n'
+        '[backends.prometheus.auth]\nkind = "bearer"\ntoken_env = "EVCLI_TEST_NO_SUCH_TOKEN"\n'
+        '[models]\ndefault = "openai/gpt-4o-mini"\n',
+        encoding="utf-8",
+    )
+
+    run = evcli("doctor", "--config", config, "--json")
+
+    assert run.exit_code == 1, run
+    checks = _checks(run)
+    assert checks["alertmanager"]["status"] == "fail"
+    assert "refused" in checks["alertmanager"]["detail"].lower()
+    assert "--alertmanager" in checks["alertmanager"]["remedy"]
+    assert checks["prometheus"]["detail"] == "the token is not set ($EVCLI_TEST_NO_SUCH_TOKEN)"
+    assert checks["prometheus"]["remedy"] == "export EVCLI_TEST_NO_SUCH_TOKEN=..."
+    model = checks["model planner, executor, verifier, composer"]
+    assert (model["status"], model["detail"], model["remedy"]) == (
+        "fail",
+        "OPENAI_API_KEY is not set",
+        "export OPENAI_API_KEY=...",
+    )
+    assert checks["runbooks"]["status"] == "warn"  # live, no runbooks: said, not broken
+
+
+def test_a_failing_model_server_fails_its_roles_only(monkeypatch):
+    monkeypatch.setenv("EVCLI_MODEL", "openai/fine")
+    monkeypatch.setenv("EVCLI_VERIFIER_MODEL", "openai/broken")  # the same layer: kept beside EVCLI_MODEL
+    script = lambda body: error(500, "model crashed") if body["model"] == "broken" else answer("ok")  # noqa: E731
+    with ScriptedServer(script) as model:
+        run = evcli("doctor", "--api-base", model.url, "--json")
+
+    assert run.exit_code == 1, run
+    checks = _checks(run)
+    assert checks["model planner, executor, composer"]["status"] == "ok"
+    verifier = checks["model verifier"]
+    assert verifier["status"] == "fail" and "HTTP 500: model crashed" in verifier["detail"]
+
+
+def test_the_key_is_named_never_shown(monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-never-shown")
+
+    run = evcli("doctor", "--model", "anthropic/claude-3-5-haiku-latest", "--no-model-call")
+
+    assert run.exit_code == 0, run
+    assert "key in ANTHROPIC_API_KEY; no call made (--no-model-call)" in run.stdout
+    assert "sk-ant-never-shown" not in run.stdout + run.stderr
+
+
+@pytest.mark.parametrize("json_flag", [[], ["--json"]])
+def test_no_model_call_never_imports_litellm(tripwire_litellm, evcli_home, monkeypatch, json_flag):  # noqa: F811
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-x")
+
+    completed = _run(
+        ["doctor", "--model", "anthropic/claude-3-5-haiku-latest", "--no-model-call", *json_flag],
+        tripwire_litellm,
+        evcli_home,
+    )
+
+    assert "TRIPWIRE" not in completed.stderr
+    assert "'litellm'" not in completed.stderr.splitlines()[-1]
+    assert completed.returncode == 0, completed.stderr
