@@ -31,7 +31,21 @@ from evcli.tools.view import model_view
 DEMO = demo_env_dir()
 DEMO_NOW = datetime(2026, 7, 8, 23, 10, tzinfo=UTC)  # env.toml `now`
 LOG_KEYS = {"timestamp", "level", "level_derived", "service", "instance", "message", "line", "source"}
-SERIES_KEYS = {"service", "metric", "range", "points", "min", "min_at", "max", "max_at", "last", "last_at", "unit"}
+# issue 13: "samples" ([unix seconds, value] per point) so a report can chart the series
+SERIES_KEYS = {
+    "service",
+    "metric",
+    "range",
+    "points",
+    "min",
+    "min_at",
+    "max",
+    "max_at",
+    "last",
+    "last_at",
+    "unit",
+    "samples",
+}
 ALERT_KEYS = {
     "alertname",
     "service",
