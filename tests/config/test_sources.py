@@ -216,3 +216,18 @@ def test_the_starting_file_examples_load_when_uncommented(tmp_path):
     assert prometheus.auth is not None and prometheus.auth.token_env == "PROD_PROMETHEUS_TOKEN"
     assert loaded.settings.backends["loki"].headers == {"X-Scope-OrgID": "team-a"}
     assert loaded.settings.models.for_role("verifier").model == "ollama/qwen2.5:7b"
+
+
+def test_the_readme_example_loads(tmp_path):
+    from tests.conftest import REPO
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    example = next(block for block in readme.split("```toml\n")[1:] if "[backends.prometheus]" in block)
+    path = _file(tmp_path, example.split("```")[0])
+
+    settings = load(path, "prod", {}, {}).settings
+
+    assert settings.backends["prometheus"].url == "https://prometheus.prod:9090"
+    assert settings.backends["prometheus"].spec().options["service_label"] == "app"
+    assert settings.models.for_role("verifier").timeout == 120
+    assert settings.runbooks == [str(tmp_path / "runbooks")]
