@@ -109,3 +109,29 @@ def test_help_gate_and_trace_never_load_the_configuration(evcli_home):
             env=dict(os.environ, EVCLI_HOME=str(evcli_home)),
         )
         assert completed.stdout.splitlines()[-1] == "LOADED []", (args, completed.stderr)
+
+
+def test_the_models_of_the_configuration_with_the_model_flags_on_top(tmp_path):
+    """`--config FILE` with the first [models] shape still names the models; flags win over it."""
+    from evcli.cli.ask import _models
+    from evcli.config import load
+
+    config = tmp_path / "c.toml"
+    config.write_text(
+        '[models]\ndefault = "ollama/qwen"\nplanner = "openai/p"\napi_base = "http://127.0.0.1:8080/v1"\n',
+        encoding="utf-8",
+    )
+    loaded = load(config, None, {}, {})
+
+    from_file = _models(loaded, None, None, None, None, None, None)
+    flagged = _models(loaded, None, None, None, "openai/v", None, "http://127.0.0.1:9/v1")
+    every_role = _models(loaded, "openai/all", None, None, None, None, None)
+
+    assert (from_file.for_role("planner"), from_file.for_role("executor")) == ("openai/p", "ollama/qwen")
+    assert from_file.api_base == "http://127.0.0.1:8080/v1"
+    assert (flagged.for_role("verifier"), flagged.for_role("planner"), flagged.api_base) == (
+        "openai/v",
+        "openai/p",
+        "http://127.0.0.1:9/v1",
+    )
+    assert {every_role.for_role(role) for role in ("planner", "executor", "verifier", "composer")} == {"openai/all"}

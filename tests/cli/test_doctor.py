@@ -135,3 +135,55 @@ def test_no_model_call_never_imports_litellm(tripwire_litellm, evcli_home, monke
     assert "TRIPWIRE" not in completed.stderr
     assert "'litellm'" not in completed.stderr.splitlines()[-1]
     assert completed.returncode == 0, completed.stderr
+
+
+def test_doctor_sends_the_configured_headers_and_the_token_read_from_its_variable(tmp_path, monkeypatch):
+    """A loopback Loki that answers only with the tenant header and the bearer token."""
+    import json
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    seen: list[dict[str, str]] = []
+
+    class Loki(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            seen.append({"path": self.path, **{key.lower(): value for key, value in self.headers.items()}})
+            allowed = (
+                self.headers.get("X-Scope-OrgID") == "team-a" and self.headers.get("Authorization") == "Bearer t0k"
+            )
+            paths = {
+                "/loki/api/v1/status/buildinfo": {"version": "3.0.0"},
+                "/loki/api/v1/label/app/values": {"data": ["shop"]},
+            }
+            body = json.dumps(paths.get(self.path, {})).encode()
+            self.send_response(200 if allowed and self.path in paths else 401 if not allowed else 404)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Loki)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    monkeypatch.setenv("LOKI_TOKEN", "t0k")
+    config = tmp_path / "evcli.toml"
+    config.write_text(
+        f'runbooks = ["{DEMO_RUNBOOKS}"]\n[backends.loki]\nurl = "http://127.0.0.1:{server.server_address[1]}"\n'
+        'service_label = "app"\nheaders = { "X-Scope-OrgID" = "team-a" }\n'
+        '[backends.loki.auth]\nkind = "bearer"\ntoken_env = "LOKI_TOKEN"\n',
+        encoding="utf-8",
+    )
+    try:
+        run = evcli("doctor", "--config", config, "--json")
+    finally:
+        server.shutdown()
+        server.server_close()
+
+    assert run.exit_code == 0, run
+    checks = _checks(run)
+    assert checks["loki"]["detail"].startswith("version 3.0.0, ")
+    assert checks["loki service label"]["detail"] == "1 services: shop"
+    assert all(request["authorization"] == "Bearer t0k" for request in seen) and len(seen) == 2
+    assert "t0k" not in run.stdout
