@@ -47,12 +47,21 @@ from evcli.gatekeeper.rules import RuleSet
 from evcli.stages import REPLAYABLE, Stage, stages_from, upstream
 from evcli.store.db import TraceStore, new_session_id, now_iso
 
-__all__ = ["ROLES", "AskResult", "Models", "Pipeline", "StageFailed", "build_engines"]
+__all__ = ["ROLES", "AskResult", "CallLimits", "Models", "Pipeline", "StageFailed", "build_engines"]
 Progress = Callable[[str], None]
 
 
 class StageFailed(EvcliError):
     """A stage failed for good; the session is kept and marked failed."""
+
+
+@dataclass(frozen=True)
+class CallLimits:
+    """How long (seconds), how much (tokens) and how often (retries on 429/5xx) one role's model call may take."""
+
+    timeout: float = 60
+    max_tokens: int | None = None
+    retries: int = 2
 
 
 @dataclass
@@ -66,9 +75,13 @@ class Models:
     timeout: float = 60
     max_tokens: int | None = None
     retries: int = 2
+    role_limits: dict[str, CallLimits] = field(default_factory=dict)  # a role's own timeout/max_tokens/retries
 
     def for_role(self, role: str) -> str:
         return self.per_role.get(role) or self.default
+
+    def limits_for(self, role: str) -> CallLimits:
+        return self.role_limits.get(role) or CallLimits(self.timeout, self.max_tokens, self.retries)
 
     def check(self) -> None:
         """Fail fast (under a second, before litellm is imported) on a missing key, extra or local server."""
@@ -128,27 +141,29 @@ class AskResult(BaseModel):
 def build_engines(models: Models) -> dict[str, Engine]:
     models.check()
     engines: dict[str, Engine] = {}
-    cache: dict[str, Engine] = {}
+    cache: dict[tuple[str, CallLimits | None], Engine] = {}
     for role in ROLES:
         name = models.for_role(role)
-        if name not in cache:
+        key = (name, None if name == "offline" else models.limits_for(role))
+        if key not in cache:
             if name == "offline":
                 from evcli.agents.offline import OfflineEngine
 
-                cache[name] = OfflineEngine()
+                cache[key] = OfflineEngine()
             else:
                 from evcli.agents.llm import (
                     LiteLLMEngine,  # imported only when a real model is used
                 )
 
-                cache[name] = LiteLLMEngine(
+                limits = models.limits_for(role)
+                cache[key] = LiteLLMEngine(
                     name,
                     api_base=models.api_base,
-                    timeout=models.timeout,
-                    max_tokens=models.max_tokens,
-                    retries=models.retries,
+                    timeout=limits.timeout,
+                    max_tokens=limits.max_tokens,
+                    retries=limits.retries,
                 )
-        engines[role] = cache[name]
+        engines[role] = cache[key]
     return engines
 
 

@@ -33,6 +33,13 @@ ModelOption = Annotated[
 ]
 RoleModel = Annotated[str | None, typer.Option(help="Model for this role only.")]
 ApiBaseOption = Annotated[str | None, typer.Option("--api-base", help="OpenAI-compatible server URL for the model(s).")]
+ModelTimeoutOption = Annotated[
+    float | None,
+    typer.Option("--model-timeout", min=0.1, help="Seconds one model call may take (the connection is then closed)."),
+]
+MaxTokensOption = Annotated[
+    int | None, typer.Option("--max-tokens", min=1, help="Most tokens one model reply may have.")
+]
 RulesOption = Annotated[
     Path | None,
     typer.Option("--rules", dir_okay=False, help="Gatekeeper rules file (default: the shipped rules.toml)."),
@@ -130,6 +137,8 @@ def ask_command(
     verifier_model: RoleModel = None,
     composer_model: RoleModel = None,
     api_base: ApiBaseOption = None,
+    model_timeout: ModelTimeoutOption = None,
+    max_tokens: MaxTokensOption = None,
     rules: RulesOption = None,
     max_steps: MaxStepsOption = 8,
     fail_on: FailOnOption = None,
@@ -154,6 +163,8 @@ def ask_command(
         session_reference = "last"
     required_text(question, "the question")
     models = _models(settings, model, planner_model, executor_model, verifier_model, composer_model, api_base)
+    models.timeout, models.max_tokens = model_timeout or models.timeout, max_tokens or models.max_tokens
+    models.check()  # a missing key or model server: before the store, the environment or litellm is opened
     store = open_store(db, must_exist=session_reference is not None)
     continues = None
     env_config = environment.as_config()

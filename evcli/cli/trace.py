@@ -48,6 +48,11 @@ def _tree(document):
     plan = document.latest_stage("plan")
     if plan and plan.output:
         node = root.add(f"plan · skill {safe(str(plan.output.get('selected_skill') or '-'))}")
+        if plan.parse_status.get("fallback"):
+            node.add(
+                f"[yellow]{safe(str(plan.parse_status['fallback']))}[/] (the model's planner failed: "
+                f"{safe(str(plan.parse_status.get('model_error')))})"
+            )
         for index, step in enumerate(plan.output.get("plan") or [], start=1):
             node.add(f"{index}. {safe(str(step))}")
 
@@ -72,6 +77,8 @@ def _tree(document):
         output = execute.output or {}
         claims = output.get("claims") or []
         node = root.add(f"executor · round {execute.round} · {safe(execute.status)} · {len(claims)} claims")
+        if "no_tool_call" in (execute.parse_status.get("notes") or []):
+            node.add("[yellow]the model called no tool[/]: no evidence was gathered")
         for claim in claims:
             claim_node = node.add(
                 f"{safe(str(claim.get('claim_id')))} [magenta]{safe(str(claim.get('claim_type')))}[/]: "
@@ -120,8 +127,17 @@ def _tree(document):
     if document.steps:
         steps = root.add(f"agent steps ({len(document.steps)})")
         for step in document.steps:
-            steps.add(
+            node = steps.add(
                 f"{safe(step.agent)} r{step.round}.{step.step_index} · {safe(step.model or '-')} · {safe(step.status)} · "
                 f"{step.duration_ms:.0f} ms · tokens {step.prompt_tokens}+{step.completion_tokens}"
             )
+            if step.error:  # a failed or unusable call: what went wrong, and what the model said (masked when stored)
+                node.add(f"[red]error[/]: {safe(step.error)}")
+            if step.status != "completed" and step.model_output_summary:
+                node.add(f"reply: {safe(_shortened(step.model_output_summary))}")
     return root
+
+
+def _shortened(text: str, limit: int = 600) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[:limit] + "…"

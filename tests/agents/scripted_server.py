@@ -12,7 +12,9 @@ request body to a reply spec. A spec is a dict:
 
 The helpers `answer`, `calls` and `error` build them. Every request body is
 recorded in `requests`, and the time spent answering each (excluding scripted
-sleeps) in `handling_seconds`, so a test can subtract it from wall time.
+sleeps) in `handling_seconds`, so a test can subtract it from wall time. A
+request whose client closed the connection while the server slept (the client
+gave up: it abandoned the request) is counted in `abandoned`.
 
 Use it as a context manager or a fixture: `stop()` shuts the server down, closes
 the connections clients keep alive and joins the serving thread and every
@@ -68,6 +70,16 @@ def tool_messages(body: dict[str, Any]) -> list[str]:
     return [m.get("content") or "" for m in body.get("messages") or [] if m.get("role") == "tool"]
 
 
+def _peer_closed(connection: socket.socket) -> bool:
+    """Whether the client has closed its end (a peeked read sees EOF or a reset, without waiting)."""
+    try:
+        return connection.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+    except BlockingIOError:
+        return False  # open, nothing sent
+    except OSError:
+        return True
+
+
 class _JoiningServer(ThreadingHTTPServer):
     """A threading HTTP server whose handler threads are joined on close, not left as daemons."""
 
@@ -111,6 +123,7 @@ class ScriptedServer:
         self.requests: list[dict[str, Any]] = []
         self.paths: list[str] = []
         self.handling_seconds: list[float] = []
+        self.abandoned = 0
         self._lock = threading.Lock()
         self._position = itertools.count()
         self._ids = itertools.count(1)
@@ -143,6 +156,9 @@ class ScriptedServer:
                 if spec.get("sleep"):
                     time.sleep(spec["sleep"])
                     slept = spec["sleep"]
+                    if _peer_closed(self.connection):
+                        with server._lock:
+                            server.abandoned += 1
                 status, text = server._render(spec, body)
                 with contextlib.suppress(OSError):  # the client gave up (timeout): nobody to answer
                     self._send(status, text)

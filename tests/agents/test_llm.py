@@ -365,3 +365,68 @@ def test_prompt_text_is_the_system_message_verbatim(serve):
 
     assert server.requests[0]["messages"][0]["content"] == prompt.text
     assert "response_format" not in server.requests[0]  # no schema asked for
+
+
+# --- limits, structured output, repair ---------------------------------------------------
+
+
+def test_a_call_past_its_timeout_closes_the_connection(serve):
+    server = serve([{"sleep": 1.0, **answer(PLAN)}])
+
+    with pytest.raises(EngineError, match="did not answer within 0.3s"):
+        engine_for(server, timeout=0.3).complete(planner_request())
+
+    server.stop()  # joins the handler: it has looked at the connection after its sleep
+    assert server.abandoned == 1  # the server could stop generating: nobody waits for the answer
+
+
+def test_max_tokens_is_sent_and_absent_when_unset(serve):
+    server = serve([answer(PLAN), answer(PLAN)])
+
+    engine_for(server, max_tokens=256).complete(planner_request())
+    engine_for(server).complete(planner_request())
+
+    assert server.requests[0]["max_tokens"] == 256
+    assert "max_tokens" not in server.requests[1]
+
+
+def test_a_model_with_schema_support_is_asked_for_the_role_schema(serve):
+    server = serve([answer(PLAN)])
+    schema = {"type": "object", "properties": {"plan": {"type": "array"}}}
+    request = RoleRequest(role="planner", prompt=load_prompt("planner"), payload={}, response_schema=schema)
+
+    LiteLLMEngine("openai/gpt-4o-mini", api_base=server.url + "/v1").complete(request)
+
+    response_format = server.requests[0]["response_format"]
+    assert response_format["type"] == "json_schema"
+    assert response_format["json_schema"]["name"] == "planner_output"
+    assert response_format["json_schema"]["schema"]["properties"] == schema["properties"]
+
+
+def test_a_repair_request_carries_the_unusable_reply_and_the_problem(serve):
+    from evcli.agents.engine import Repair
+
+    server = serve([answer(PLAN)])
+    request = planner_request()
+    repaired = RoleRequest(
+        role=request.role,
+        prompt=request.prompt,
+        payload=request.payload,
+        response_schema=request.response_schema,
+        repair=Repair(reply="Sure, here you go", problem="the reply is prose, not one JSON document"),
+    )
+
+    engine_for(server).complete(repaired)
+
+    *_, assistant, user = server.requests[0]["messages"]
+    assert assistant == {"role": "assistant", "content": "Sure, here you go"}
+    assert user["role"] == "user" and "the reply is prose, not one JSON document" in user["content"]
+
+
+def test_a_200_body_that_is_not_json_is_a_server_error_asked_again(serve):
+    server = serve([{"raw": "not json at all"}, answer(PLAN)])
+
+    reply = engine_for(server, backoff=0.01).complete(planner_request())
+
+    assert json.loads(reply.text) == PLAN
+    assert len(server.requests) == 2
