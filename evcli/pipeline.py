@@ -628,12 +628,15 @@ class Pipeline:
         *,
         extra: dict[str, Any] | None = None,
     ) -> None:
+        mask = self.tools().redactor.mask_text  # a model's reply, quoted in an error too, may hold a secret
         parse_status: dict[str, Any] = {"status": result.status}
         if result.error:
-            parse_status["detail"] = result.error
+            parse_status["detail"] = mask(result.error)
         if result.notes:
             parse_status["notes"] = result.notes
         parse_status.update(extra or {})
+        if parse_status.get("model_error"):
+            parse_status["model_error"] = mask(parse_status["model_error"])
         self.store.record_stage_output(
             session_id,
             StageOutput(
@@ -642,7 +645,7 @@ class Pipeline:
                 status=result.status,
                 output=result.output,
                 parse_status=parse_status,
-                raw_text=result.raw_text,
+                raw_text=mask(result.raw_text) if result.raw_text else result.raw_text,
                 created_at=now_iso(),
             ),
         )

@@ -25,7 +25,7 @@ from evcli.backends.snapshot import demo_env_dir
 from evcli.gatekeeper.rules import load_rules
 from evcli.pipeline import ROLES, Models, Pipeline, StageFailed
 from evcli.store.db import TraceStore
-from tests.agents.scripted_server import ScriptedServer, answer, calls, role_of, tool_messages
+from tests.agents.scripted_server import ScriptedServer, answer, calls, error, role_of, tool_messages
 
 KEY = "sk-scripted-pipeline-key-0000"
 CPU_QUESTION = "Why is payment-service CPU usage high?"
@@ -194,13 +194,13 @@ def env_copy(tmp_path) -> Path:
     return Path(shutil.copytree(demo_env_dir(), tmp_path / "demo-env"))
 
 
-def pipeline_for(server: ScriptedServer, store: TraceStore, env_dir: Path | None = None) -> Pipeline:
+def pipeline_for(server: ScriptedServer, store: TraceStore, env_dir: Path | None = None, retries: int = 2) -> Pipeline:
     """The packaged demo environment unless `env_dir` is given; every role played by the scripted server."""
     return Pipeline(
         store=store,
         rules=load_rules(),
         env_spec={"env_dir": str(env_dir)} if env_dir else {},
-        models=Models(default="openai/scripted", api_base=server.url + "/v1"),
+        models=Models(default="openai/scripted", api_base=server.url + "/v1", retries=retries),
     )
 
 
@@ -673,3 +673,152 @@ def test_a_model_that_searches_something_else_is_caught_by_the_scope_rules(serve
     assert result.claims and result.claims[0].claim_text == CPU_CLAIM  # the true, cited, off-topic fact stays
     answer_text = result.answer.user_facing_answer
     assert "Asked:" in answer_text and "GC pause" in answer_text and "searched:" in answer_text
+
+
+# --- small local models degrade gracefully (issue 12) ---------------------------------------------
+
+
+def test_a_planner_that_always_fails_is_retried_once_then_the_offline_planner_plans(model, server, store):
+    model.overrides["planner"] = lambda body: error(500, "out of memory")
+
+    result = pipeline_for(server, store, retries=0).ask(CPU_QUESTION)
+
+    assert result.verdict == "PASS"  # the offline plan is as safe: the planner states no facts
+    assert len(server.requests_for("planner")) == 2  # the call and one retry
+    session = store.load(result.session_id)
+    plan = session.latest_stage("plan")
+    assert plan.status == "COMPLETED"
+    assert plan.parse_status["fallback"] == "offline planner"
+    assert plan.parse_status["model_status"] == "RETRYABLE_FAILED"
+    assert "HTTP 500" in plan.parse_status["model_error"] and "out of memory" in plan.parse_status["model_error"]
+    assert [(s.agent, s.model, s.status) for s in session.steps][:3] == [
+        ("planner", "openai/scripted", "RETRYABLE_FAILED"),
+        ("planner", "openai/scripted", "RETRYABLE_FAILED"),
+        ("planner", "offline", "completed"),
+    ]
+
+
+def test_a_prose_planner_gets_one_repair_request_then_the_offline_planner(model, server, store):
+    model.overrides["planner"] = lambda body: answer("I think we should look at the CPU metrics first.")
+
+    result = pipeline_for(server, store).ask(CPU_QUESTION)
+
+    assert result.verdict == "PASS"
+    first, repair = server.requests_for("planner")
+    assert repair["messages"][-2] == {
+        "role": "assistant",
+        "content": "I think we should look at the CPU metrics first.",
+    }
+    assert "the reply is prose, not one JSON document" in repair["messages"][-1]["content"]
+    session = store.load(result.session_id)
+    assert session.latest_stage("plan").parse_status["model_status"] == "INVALID_OUTPUT"
+    invalid = [s for s in session.steps if s.status == "INVALID_OUTPUT"]
+    assert [s.agent for s in invalid] == ["planner", "planner"]
+    assert invalid[0].error.startswith("the reply is prose, not one JSON document")
+    assert invalid[0].model_output_summary == "I think we should look at the CPU metrics first."
+
+
+def test_a_repaired_reply_is_used(model, server, store):
+    model.overrides["planner"] = lambda body: (
+        answer("```json\n{broken\n```") if len(server.requests_for("planner")) == 1 else Model.planner(model, body)
+    )
+
+    result = pipeline_for(server, store).ask(CPU_QUESTION)
+
+    assert result.verdict == "PASS"
+    session = store.load(result.session_id)
+    assert [s.status for s in session.steps if s.agent == "planner"] == ["INVALID_OUTPUT", "completed"]
+    assert session.steps[0].error.startswith("the reply is broken JSON (")
+    assert "fallback" not in session.latest_stage("plan").parse_status
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        pytest.param(
+            lambda claims: {
+                "verdict": "PASS",
+                "claim_checks": [
+                    {"claim_id": c["claim_id"], "verification": "supported", "is_critical": True} for c in claims
+                ],
+            },
+            id="unknown-label",
+        ),
+        pytest.param(lambda claims: {"verdict": "PASS", "claim_checks": []}, id="pass-judging-nothing"),
+        pytest.param(lambda claims: "", id="empty"),
+    ],
+)
+def test_an_unusable_verifier_reply_is_never_pass(model, server, store, reply):
+    def verifier(body):
+        document = reply(payload_of(body)["verified_claims"])
+        return answer(document if isinstance(document, str) else json.dumps(document))
+
+    model.overrides["verifier"] = verifier
+
+    result = pipeline_for(server, store).ask(CPU_QUESTION)
+
+    assert result.verdict == "LOW_CONFID"  # fail closed
+    assert result.fallback == "verifier_failed"
+    assert result.claims == []
+    assert f"- {CPU_CLAIM}" in result.answer.user_facing_answer
+    assert "not verified (verifier failed)" in result.answer.user_facing_answer
+    assert len(server.requests_for("verifier")) == 2  # the reply and one repair request
+    verify = store.load(result.session_id).latest_stage("verify")
+    assert verify.status == "INVALID_OUTPUT"
+    assert verify.output["verifier_failed"] is True
+
+
+def test_unknown_verifier_labels_are_named_in_the_error(model, server, store):
+    model.overrides["verifier"] = lambda body: answer(
+        {"verdict": "PASS", "claim_checks": [{"claim_id": "claim-1", "verification": "supported"}]}
+    )
+
+    result = pipeline_for(server, store).ask(CPU_QUESTION)
+
+    detail = store.load(result.session_id).latest_stage("verify").parse_status["detail"]
+    assert detail == (
+        "field claim_checks.0.verification: 'supported' is not one of "
+        "direct_support, indirect_support, no_evidence, contradicted"
+    )
+
+
+def test_a_verifier_that_always_fails_still_answers(model, server, store):
+    model.overrides["verifier"] = lambda body: error(503, "overloaded")
+
+    result = pipeline_for(server, store, retries=1).ask(CPU_QUESTION)
+
+    assert result.verdict == "LOW_CONFID"
+    assert result.fallback == "verifier_failed"
+    assert len(server.requests_for("verifier")) == 4  # (one engine retry on 5xx) x (one pipeline retry)
+    session = store.load(result.session_id)
+    assert session.run.status == "completed"
+    assert "verifier failed: model openai/scripted" in session.latest_stage("verify").output["rationale"]
+
+
+def test_a_model_that_never_calls_a_tool_is_a_named_finding(model, server, store):
+    model.overrides["executor"] = lambda body: answer(evidence_document())
+
+    result = pipeline_for(server, store).ask(CPU_QUESTION)
+
+    assert "The model called no tool: no evidence was gathered for this answer." in result.missing_info
+    session = store.load(result.session_id)
+    assert session.invocations == []
+    assert session.latest_stage("execute").parse_status["notes"] == ["no_tool_call"]
+
+
+def test_trace_shows_each_failed_call_with_its_error_and_masked_raw_reply(model, server, store, tmp_path):
+    from typer.testing import CliRunner
+
+    from evcli.cli import app
+
+    model.overrides["planner"] = lambda body: answer("Sure! password=hunter2secret and then a plan")
+
+    result = pipeline_for(server, store).ask(CPU_QUESTION)
+    shown = CliRunner().invoke(app, ["trace", result.session_id, "--db", str(store.path)], env={"COLUMNS": "400"})
+
+    assert shown.exit_code == 0, shown.output
+    assert "planner r1.1 · openai/scripted · INVALID_OUTPUT" in shown.output
+    assert "error: the reply is prose, not one JSON document" in shown.output
+    assert "reply: Sure! password=*** and then a plan" in shown.output
+    assert "hunter2secret" not in shown.output
+    assert "offline planner (the model's planner failed: the reply is prose" in shown.output
