@@ -67,7 +67,8 @@ def run_executor(
         )
         reply = with_repair(engine, request, steps, _read_document)
         if isinstance(reply, StageResult):
-            answered = reply.status in (COMPLETED, INVALID_OUTPUT)
+            # an evidence retry round may rightly call nothing: round 1's evidence stands
+            answered = reply.status in (COMPLETED, INVALID_OUTPUT) and not payload.get("retry_context")
             return _no_tool_call(reply, payload) if answered and not transcript else reply
         if reply.tool_calls:
             if last:

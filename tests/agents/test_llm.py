@@ -352,6 +352,21 @@ def test_build_engines_shares_one_engine_for_one_model(serve):
     assert (engines["verifier"].max_tokens, engines["verifier"].retries) == (300, 1)
 
 
+def test_a_role_with_its_own_limits_gets_its_own_engine(serve):
+    from evcli.pipeline import CallLimits, Models, build_engines
+
+    slow = CallLimits(timeout=120, max_tokens=64, retries=0)
+    models = Models(
+        default="openai/scripted", api_base=serve([]).url + "/v1", timeout=5, role_limits={"executor": slow}
+    )
+
+    engines = build_engines(models)
+
+    assert (engines["executor"].timeout, engines["executor"].max_tokens, engines["executor"].retries) == (120, 64, 0)
+    assert engines["planner"] is engines["verifier"] is not engines["executor"]
+    assert engines["planner"].timeout == 5
+
+
 def test_importing_the_adapter_does_not_import_litellm():
     code = "import sys, evcli.agents.llm, evcli.pipeline; assert 'litellm' not in sys.modules, 'litellm imported'"
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
