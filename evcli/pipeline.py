@@ -269,6 +269,8 @@ class Pipeline:
 
         tools = self.tools()
         backend = tools.backend
+        if hasattr(backend, "check_reachable"):
+            backend.check_reachable()  # live: no backend answering is an error (exit 1), never a verdict
         services = backend.known_services() or []
         aliases = backend.service_aliases() if hasattr(backend, "service_aliases") else {}
         alerts: list[dict[str, Any]] = []

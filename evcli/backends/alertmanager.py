@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from evcli.backends.alerts import active_in, alert_record, alertmanager_state, parse_time
 from evcli.backends.base import BackendError
-from evcli.backends.http import HttpAuth, base_url, get_json, quote_string
+from evcli.backends.http import Connection, HttpAuth, quote_string
 
 if TYPE_CHECKING:
     from evcli.backends.spec import BackendSpec
@@ -20,13 +20,17 @@ if TYPE_CHECKING:
 
 
 def build(spec: BackendSpec) -> AlertmanagerBackend:
-    return AlertmanagerBackend(spec.url, spec.timeout)
+    return AlertmanagerBackend(Connection.from_spec(spec))
 
 
 class AlertmanagerBackend:
-    def __init__(self, url: str, timeout: float = 10, *, auth: HttpAuth | None = None) -> None:
-        self.url, self._auth = base_url(url, auth)
-        self.timeout = timeout
+    def __init__(self, url: str | Connection, timeout: float = 10, *, auth: HttpAuth | None = None) -> None:
+        self.connection = url if isinstance(url, Connection) else Connection(url, timeout=timeout, auth=auth)
+        self.url = self.connection.url
+
+    def probe(self) -> None:
+        """Raise `BackendError` unless the server answers (`/-/ready`)."""
+        self.connection.probe("/-/ready")
 
     def alerts(
         self,
@@ -51,7 +55,7 @@ class AlertmanagerBackend:
             "inhibited": "true",
             "filter": [f"{label}={quote_string(value)}" for label, value in sorted((filters or {}).items())],
         }
-        answer = get_json(self.url + "/api/v2/alerts", params, self.timeout, self._auth)
+        answer = self.connection.get_json("/api/v2/alerts", params)
         if not isinstance(answer, list) or not all(isinstance(raw, dict) for raw in answer):
             raise BackendError(
                 f"Alertmanager at {self.url} answered {type(answer).__name__}, expected a list of alerts"

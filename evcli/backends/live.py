@@ -4,11 +4,18 @@ Alerts, metric series and logs each come from the preferred configured backend t
 them (see `evcli.backends.registry`). Any part may be left out; asking for what no configured
 part provides raises `BackendError` naming the options that would provide it, as does any part
 that fails: an error is never turned into an empty answer.
+
+Services: the values of each part's service label (metrics and logs parts), plus the configured
+aliases (`service_aliases` option, "alias=name,…": a name a user writes -> the name in that
+backend's data). A name no part knows is unknown (the tool answers with close names); when no part
+can tell, every name is taken as given. `check_reachable` fails only when every part fails to answer.
 """
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -29,17 +36,45 @@ if TYPE_CHECKING:
 
 
 DEFAULT_RANGE = timedelta(hours=1)  # what a live query searches when the call names no time
+ALIASES_OPTION = "service_aliases"  # BackendSpec.options: "alias=name,alias=name"
+CLOSE_NAMES = 5
+CLOSE_CUTOFF = 0.6
+
+
+def parse_aliases(text: str | None) -> dict[str, str]:
+    """`"payments=payment-service,pay=payment-service"` -> {alias (lower-cased): name}."""
+    pairs = (item.partition("=") for item in (text or "").split(","))
+    return {alias.strip().lower(): name.strip() for alias, _, name in pairs if alias.strip() and name.strip()}
 
 
 class LiveBackend:
     name = "live"
 
-    def __init__(self, parts: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self, parts: Mapping[str, Any] | None = None, aliases: Mapping[str, Mapping[str, str]] | None = None
+    ) -> None:
         self.parts = dict(parts or {})  # registry name -> built backend
+        self.aliases = {name: dict(table) for name, table in (aliases or {}).items()}  # part -> {alias: name}
 
     @classmethod
     def from_specs(cls, specs: Mapping[str, BackendSpec]) -> LiveBackend:
-        return cls({name: backend_kind(name).build(spec) for name, spec in specs.items()})
+        return cls(
+            {name: backend_kind(name).build(spec) for name, spec in specs.items()},
+            {name: parse_aliases(spec.options.get(ALIASES_OPTION)) for name, spec in specs.items()},
+        )
+
+    def check_reachable(self) -> None:
+        """Raise `BackendError` naming each URL and its failure when no part answers at all."""
+        probed = [(name, part) for name, part in self.parts.items() if hasattr(part, "probe")]
+        if not probed:
+            return
+        with ThreadPoolExecutor(max_workers=len(probed)) as pool:
+            failures = list(pool.map(lambda pair: _probe(pair[1]), probed))
+        if all(failures):
+            raise BackendError(
+                "no backend answered: "
+                + "; ".join(f"{name}: {why}" for (name, _), why in zip(probed, failures, strict=True))
+            )
 
     def serving(self, *capabilities: Capability) -> Any:
         """The configured part that serves the first of `capabilities` any part provides, else None."""
@@ -57,15 +92,49 @@ class LiveBackend:
 
     @cached_property
     def _services(self) -> list[str] | None:
-        """The metrics backend's service names, asked once; None (cannot tell) without one,
-        when it fails, or when it knows none."""
-        source = self.serving(Capability.METRICS)
-        if source is None:
-            return None
-        try:
-            return source.services() or None
-        except BackendError:
-            return None
+        """The service names of the metrics and logs parts, asked once; None (cannot tell) when no
+        such part is configured, answers, or knows any."""
+        names: set[str] = set()
+        for capability in (Capability.METRICS, Capability.LOGS):
+            source = self.serving(capability)
+            if source is None or not hasattr(source, "services"):
+                continue
+            try:
+                names.update(source.services())
+            except BackendError:
+                continue
+        return sorted(names) or None
+
+    def service_aliases(self) -> dict[str, list[str]]:
+        """Service -> the aliases configured for it (all parts together)."""
+        found: dict[str, list[str]] = {}
+        for table in self.aliases.values():
+            for alias, name in table.items():
+                found.setdefault(name, []).append(alias)
+        return found
+
+    def resolve_service(self, name: str) -> str | None:
+        """The service a name or alias denotes (case-insensitive), None when no part knows it; the
+        name as given when no part can tell."""
+        key = name.strip().lower()
+        for table in self.aliases.values():
+            if key in table:
+                return table[key]
+        known = self.known_services()
+        if known is None:
+            return name
+        return next((service for service in known if service.lower() == key), None)
+
+    def close_matches(self, name: str) -> list[str]:
+        """Known services containing the name or contained in it, then those spelled alike."""
+        known = self.known_services() or []
+        key = name.strip().lower()
+        within = [service for service in known if key in service.lower() or service.lower() in key]
+        alike = difflib.get_close_matches(
+            key, [service.lower() for service in known], n=CLOSE_NAMES, cutoff=CLOSE_CUTOFF
+        )
+        spelled = [service for lowered in alike for service in known if service.lower() == lowered]
+        return list(dict.fromkeys([*within, *spelled]))[:CLOSE_NAMES]
 
     def query_metrics(
         self,
@@ -111,6 +180,15 @@ class LiveBackend:
             raise BackendError(f"no log backend configured: pass {_flags(Capability.LOGS)}")
         result: LogResult = source.query_logs(query)
         return result
+
+
+def _probe(part: Any) -> str:
+    """Why the part did not answer, or "" when it did."""
+    try:
+        part.probe()
+    except BackendError as error:
+        return str(error)
+    return ""
 
 
 def _flags(*capabilities: Capability) -> str:

@@ -28,7 +28,7 @@ from evcli.backends.base import (
     as_utc,
     canonical_level,
 )
-from evcli.backends.http import HttpAuth, base_url, get_json_digest, quote_string
+from evcli.backends.http import Connection, HttpAuth, quote_string
 from evcli.backends.logindex import mask
 from evcli.timerange import TimeRange
 
@@ -55,13 +55,13 @@ _LEVEL_WORD = re.compile(r"\b(TRACE|DEBUG|INFO|WARN|WARNING|ERROR|ERR|FATAL|CRIT
 
 def build(spec: BackendSpec) -> LokiBackend:
     """Options: `service_label`, the stream label naming the service (default `service`)."""
-    return LokiBackend(spec.url, spec.timeout, service_label=spec.options.get("service_label", "service"))
+    return LokiBackend(Connection.from_spec(spec), service_label=spec.options.get("service_label") or "service")
 
 
 class LokiBackend:
     def __init__(
         self,
-        url: str,
+        url: str | Connection,
         timeout: float = 10,
         *,
         service_label: str = "service",
@@ -69,9 +69,21 @@ class LokiBackend:
     ) -> None:
         if not _LABEL_NAME.match(service_label):
             raise ValueError(f"not a Loki label name: {service_label!r}")
-        self.url, self._auth = base_url(url, auth)
-        self.timeout = timeout
+        self.connection = url if isinstance(url, Connection) else Connection(url, timeout=timeout, auth=auth)
+        self.url = self.connection.url
         self.service_label = service_label
+
+    def probe(self) -> None:
+        """Raise `BackendError` unless the server answers (`/ready`)."""
+        self.connection.probe("/ready")
+
+    def services(self) -> list[str]:
+        """Values of the service label (`/loki/api/v1/label/NAME/values`)."""
+        answer = self.connection.get_json(f"/loki/api/v1/label/{self.service_label}/values")
+        values = answer.get("data") if isinstance(answer, dict) else None
+        if not isinstance(values, list):
+            raise BackendError(f"Loki at {self.url} answered no label values: {str(answer)[:200]}")
+        return sorted(str(value) for value in values)
 
     def logql(self, query: LogQuery) -> str:
         """`{service="X"}` then one case-insensitive line filter per keyword, all escaped."""
@@ -93,8 +105,8 @@ class LokiBackend:
         fetch = query.limit + 1 if query.level is None else max(query.limit + 1, LEVEL_FILTER_FETCH)
         fetch = min(fetch, MAX_ENTRIES)
         endpoint = self.url + "/loki/api/v1/query_range"
-        answer, digest = get_json_digest(
-            endpoint,
+        answer, digest = self.connection.get_json_digest(
+            "/loki/api/v1/query_range",
             {
                 "query": self.logql(query),
                 "start": _nanoseconds(start),
@@ -102,8 +114,6 @@ class LokiBackend:
                 "limit": fetch,
                 "direction": "backward",
             },
-            self.timeout,
-            self._auth,
         )
         entries = self._entries(answer)  # (nanoseconds, record) pairs, newest first per stream
         matches = [

@@ -1,9 +1,16 @@
 """Prometheus over its HTTP API: alerts (`/api/v1/alerts`) and range summaries (`/api/v1/query_range`).
 
 A range summary asks `query_range` with the searched range's start/end and a step that keeps a
-series within MAX_POINTS samples, and summarises the samples (`evcli.backends.series`), with
-times in UTC. `/api/v1/alerts` knows only the pending and firing alerts of now: an alert is in
-a searched range when it was active at some instant of it (activeAt to now).
+series within MAX_POINTS samples: those points are the summary's `points`, `samples` (the report's
+chart) and `last`. Its min and max come from `min_over_time`/`max_over_time` over windows of one
+step that tile the range, so an extreme between two sampled points is still the extreme (a spike
+of one scrape in a 30-day range); `min_at`/`max_at` are the end of the step it fell in. Times are
+in UTC. `/api/v1/alerts` knows only the pending and firing alerts of now: an alert is in a searched
+range when it was active at some instant of it (activeAt to now).
+
+A service is the value of the configured service label (`service_label` option, default
+`service`); a label that is no plain PromQL name (`app.kubernetes.io/name`) is quoted the way
+Prometheus 3 reads UTF-8 label names.
 """
 
 from __future__ import annotations
@@ -16,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from evcli.backends.alerts import active_in, alert_record, matches, number, parse_time, service_of
 from evcli.backends.base import BackendError, MetricsResult, TimeWindow, as_utc
-from evcli.backends.http import HttpAuth, base_url, get_json, quote_string
+from evcli.backends.http import Connection, HttpAuth, quote_string
 from evcli.backends.series import SeriesSummary
 from evcli.timerange import TimeRange
 
@@ -30,14 +37,30 @@ _ALERT_SERIES = frozenset({"ALERTS", "ALERTS_FOR_STATE"})
 _METRIC_NAME = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
 
 
+_PLAIN_LABEL = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
+
+
 def build(spec: BackendSpec) -> PrometheusBackend:
-    return PrometheusBackend(spec.url, spec.timeout)
+    """Options: `service_label`, the label naming a service (default `service`)."""
+    return PrometheusBackend(Connection.from_spec(spec), service_label=spec.options.get("service_label") or "service")
 
 
 class PrometheusBackend:
-    def __init__(self, url: str, timeout: float = 10, *, auth: HttpAuth | None = None) -> None:
-        self.url, self._auth = base_url(url, auth)
-        self.timeout = timeout
+    def __init__(
+        self,
+        url: str | Connection,
+        timeout: float = 10,
+        *,
+        auth: HttpAuth | None = None,
+        service_label: str = "service",
+    ) -> None:
+        self.connection = url if isinstance(url, Connection) else Connection(url, timeout=timeout, auth=auth)
+        self.url = self.connection.url
+        self.service_label = service_label
+
+    def probe(self) -> None:
+        """Raise `BackendError` unless the server answers (`/-/ready`)."""
+        self.connection.probe("/-/ready")
 
     def alerts(
         self,
@@ -54,8 +77,8 @@ class PrometheusBackend:
         return [record for record in records if matches(record, filters)]
 
     def services(self) -> list[str]:
-        """Values of the `service` label."""
-        return self.label_values("service")
+        """Values of the service label."""
+        return self.label_values(self.service_label)
 
     def summarise(self, service: str | None, metric: str | None, window: TimeWindow | TimeRange) -> MetricsResult:
         """`series` as a result, noting when only the first `MAX_METRICS` names were summarised."""
@@ -75,7 +98,7 @@ class PrometheusBackend:
         found = self._get(
             "/api/v1/series",
             {
-                "match[]": selector(None, service),
+                "match[]": selector(None, service, self.service_label),
                 "start": _seconds(start),
                 "end": _seconds(end),
             },
@@ -99,48 +122,55 @@ class PrometheusBackend:
             return [item for name in names for item in self.series(service, name, window)]
         start, end = _bounds(window)
         step = max(1, math.ceil((end - start).total_seconds() / MAX_POINTS))
-        data = self._get(
-            "/api/v1/query_range",
-            {
-                "query": selector(metric, service),
-                "start": _seconds(start),
-                "end": _seconds(end),
-                "step": step,
-            },
-            expect=dict,
-        )
-        if data.get("resultType") != "matrix":
-            raise BackendError(f"Prometheus answered resultType {data.get('resultType')!r}, expected matrix")
-        pooled: dict[str, list[tuple[float, float]]] = {}
-        units: dict[str, str] = {}
-        for result in data.get("result") or []:
-            labels = result.get("metric") or {}
-            owner = service or service_of(labels)
-            samples = pooled.setdefault(owner, [])
-            samples.extend(
-                (float(moment), value)
-                for moment, text in result.get("values") or []
-                if (value := number(text)) is not None
-            )
-            units[owner] = units.get(owner) or labels.get("unit", "")
+        matched = selector(metric, service, self.service_label)
+        pooled, units = self._pooled(matched, service, start, end, step)
+        lows, _ = self._pooled(f"min_over_time({matched}[{step}s])", service, start, end, step)
+        highs, _ = self._pooled(f"max_over_time({matched}[{step}s])", service, start, end, step)
         summaries = []
         for owner, samples in sorted(pooled.items()):
             if not samples:
                 continue
             # sorted by time, then value: of samples sharing the newest time, the highest is last
-            ordered = sorted((datetime.fromtimestamp(moment, UTC), value) for moment, value in samples)
+            ordered = sorted(samples)
             summary = SeriesSummary.start(ordered[0][1], ordered[0][0])
             for moment, value in ordered[1:]:
                 summary.add(value, moment)
+            _true_extremes(summary, lows.get(owner), highs.get(owner))
             item = summary.item(owner, metric, units[owner], TimeRange(start, end), UTC)
             if isinstance(window, TimeWindow):
                 item["window"] = window.label
             summaries.append(item)
         return summaries
 
+    def _pooled(
+        self, query: str, service: str | None, start: datetime, end: datetime, step: int
+    ) -> tuple[dict[str, list[tuple[datetime, float]]], dict[str, str]]:
+        """The samples of every series `query` answers over the range, pooled per service, and each
+        service's unit."""
+        data = self._get(
+            "/api/v1/query_range",
+            {"query": query, "start": _seconds(start), "end": _seconds(end), "step": step},
+            expect=dict,
+        )
+        if data.get("resultType") != "matrix":
+            raise BackendError(f"Prometheus answered resultType {data.get('resultType')!r}, expected matrix")
+        pooled: dict[str, list[tuple[datetime, float]]] = {}
+        units: dict[str, str] = {}
+        for result in data.get("result") or []:
+            labels = result.get("metric") or {}
+            owner = service or labels.get(self.service_label) or service_of(labels)
+            samples = pooled.setdefault(owner, [])
+            samples.extend(
+                (datetime.fromtimestamp(float(moment), UTC), value)
+                for moment, text in result.get("values") or []
+                if (value := number(text)) is not None
+            )
+            units[owner] = units.get(owner) or labels.get("unit", "")
+        return pooled, units
+
     def _get(self, path: str, params: dict[str, Any] | None = None, *, expect: type) -> Any:
         """The `data` of a successful API answer, which must be an `expect` (dict or list)."""
-        answer = get_json(self.url + path, params, self.timeout, self._auth)
+        answer = self.connection.get_json(path, params)
         if not isinstance(answer, dict) or answer.get("status") != "success":
             detail = str(answer.get("error") if isinstance(answer, dict) else answer)[:200]
             raise BackendError(f"GET {self.url}{path} answered without success: {detail}")
@@ -149,15 +179,33 @@ class PrometheusBackend:
         return answer["data"]
 
 
-def selector(metric: str | None, service: str | None) -> str:
-    """`metric{service="X"}` with X escaped; a metric that is not a plain name goes into `__name__`."""
+def selector(metric: str | None, service: str | None, label: str = "service") -> str:
+    """`metric{service="X"}` with X escaped; a metric that is not a plain name goes into `__name__`,
+    a label that is not a plain name is quoted (`{"app.kubernetes.io/name"="X"}`)."""
     matchers = []
     if metric is not None and not _METRIC_NAME.match(metric):
         matchers.append(f"__name__={quote_string(metric)}")
         metric = None
     if service is not None:
-        matchers.append(f"service={quote_string(service)}")
+        name = label if _PLAIN_LABEL.match(label) else quote_string(label)
+        matchers.append(f"{name}={quote_string(service)}")
     return f"{metric or ''}{{{','.join(matchers)}}}"
+
+
+def _true_extremes(
+    summary: SeriesSummary, lows: list[tuple[datetime, float]] | None, highs: list[tuple[datetime, float]] | None
+) -> None:
+    """Set the summary's min and max from the min/max_over_time points when they go further than
+    the sampled points (or reach the same value earlier): the lowest (highest) value, at the earliest
+    time it was seen."""
+    if lows:
+        low, low_at = min((value, moment) for moment, value in lows)
+        if (low, low_at) < (summary.low, summary.low_at):
+            summary.low, summary.low_at = low, low_at
+    if highs:
+        high, high_at = min((-value, moment) for moment, value in highs)
+        if (high, high_at) < (-summary.high, summary.high_at):
+            summary.high, summary.high_at = -high, high_at
 
 
 def normalise_prometheus_alert(raw: dict[str, Any], now: datetime) -> dict[str, Any]:
