@@ -19,15 +19,20 @@ Invariants:
     a line without its own timestamp takes the previous event's: continuation lines such as stack
     traces, and lines no format reads), `level` (index into LEVELS, NULL when the line has none),
     `derived` (the level came from an access log status), `template` (the message with variable
-    parts masked), `instance` and the original `line` (without its line ending), and for a line
-    holding JSON `\\uXXXX` escapes the line with them decoded (`unescaped`);
+    parts masked), `instance` and the original `line` (without its line ending), for a line
+    holding JSON `\\uXXXX` escapes the line with them decoded (`unescaped`), and `record`: the
+    line number of the record's first line. A line with a timestamp of its own starts a record;
+    a line without one (stack trace, continuation, unrecognised) belongs to the record of the
+    line before, except that before the first timestamp only continuation lines join one;
   - keywords match literally and case-insensitively (ASCII case folding, SQLite's LIKE) anywhere in the
     original line, or in its unescaped text (`连接池` finds a JSON line that wrote it escaped);
   - a file of PART_MIN_BYTES or more is read in parts, one per core, by worker processes
     (`python -c`, killed at the deadline) whose part files are merged in file order into the same
     rows reading it at once gives; a part never starts where a private key block may be open;
-  - a `summary` table (count, first/last ts, newest line per level and template) serves
-    whole-file queries without keywords, so they read no row but the newest `limit`;
+  - a `summary` table (count, first/last ts, newest line per level and template) and a
+    `record_tops` table (records per highest level and whether one holds a line without a level)
+    serve whole-file queries without keywords, so they read no row but the newest `limit`;
+    other queries count the distinct records of their matching lines;
   - the tool call's deadline stops both building (checked as lines are read and per batch) and
     queries (an SQLite progress handler aborts the statement): `DeadlineExceeded` either way.
 """
@@ -48,7 +53,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
-from itertools import chain, islice
+from itertools import islice
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -57,7 +62,7 @@ from evcli.backends.files import DeadlineExceeded, Lines, check_deadline, contai
 from evcli.backends.logformats import SAMPLE_LINES, LineKind, LineReader, ParseContext, detect, format_named
 from evcli.tools.redaction import ENV_EXTRA_PATTERNS, MAX_KEY_BLOCK_LINES, Redactor
 
-SCHEMA = 6  # part of every index file's name: a new schema builds new files
+SCHEMA = 7  # part of every index file's name: a new schema builds new files
 INDEX_DIR = "logindex"
 _BATCH = 1_024  # rows per insert: the build's memory is about one batch of lines
 _TEMPLATE_CACHE = 4_096  # distinct templates kept in memory while building (then looked up in SQL)
@@ -89,12 +94,18 @@ _SUMMARY_SQL = (
     "CREATE TABLE summary AS SELECT level, template, count(*) AS n, min(ts) AS low, max(ts) AS high,"
     " max(lineno) AS example FROM lines GROUP BY level, template"
 )
+# Records per (highest level, holds a line without a level): a whole-file query without keywords
+# counts the records it matches from this (a record matches when any of its lines does).
+_RECORD_TOPS_SQL = (
+    "CREATE TABLE record_tops AS SELECT top, unleveled, count(*) AS n FROM (SELECT max(level) AS top,"
+    " max(level IS NULL) AS unleveled FROM lines GROUP BY record) GROUP BY top, unleveled"
+)
 _SCHEMA_SQL = """
 CREATE TABLE build (id TEXT, schema INTEGER, digest TEXT, format TEXT, lines INTEGER,
                     first REAL, last REAL, cut INTEGER, seconds REAL);
 CREATE TABLE templates (id INTEGER PRIMARY KEY, text TEXT UNIQUE);
 CREATE TABLE lines (lineno INTEGER PRIMARY KEY, ts REAL, level INTEGER, derived INTEGER,
-                    template INTEGER, instance TEXT, line TEXT, unescaped TEXT);
+                    template INTEGER, instance TEXT, line TEXT, unescaped TEXT, record INTEGER);
 """
 
 
@@ -125,17 +136,6 @@ def index_home() -> Path:
 # --- reading a file as events ---------------------------------------------------------------------
 
 
-def read_rows(lines: Iterator[str], context: ParseContext) -> tuple[str | None, Iterator[tuple[Any, ...]]]:
-    """The detected format and the index rows of a file's lines: (lineno, ts, level, derived,
-    template text, instance, line). Lines are masked (`Redactor.mask_stream`) before anything
-    reads them, so no secret reaches the index."""
-    lines = _masked(lines)
-    sample = list(islice(lines, SAMPLE_LINES))
-    detection = detect(sample, context)
-    reader = LineReader(None if detection.format is None else format_named(detection.format), context)
-    return detection.format, _rows(chain(sample, lines), reader, context.tz, _Cursor())
-
-
 def _masked(lines: Iterator[str]) -> Iterator[str]:
     return Redactor.from_env().mask_stream(line.rstrip("\r\n") for line in lines)
 
@@ -143,8 +143,10 @@ def _masked(lines: Iterator[str]) -> Iterator[str]:
 @dataclass
 class _Cursor:
     """Where `_rows` stands when its lines end: lines read (blank ones too), the state later
-    continuation lines inherit (last ts; level, derived, instance of the last parsed line) and the
-    first parsed line (None: none was, every row inherited what came before these lines)."""
+    continuation lines inherit (last ts; level, derived, instance of the last parsed line; the
+    open record), the first parsed line and the first line with a timestamp of its own (None:
+    none was), and `orphan`: the first row when it is a continuation line that started a record
+    only because no record was open (it joins the record an earlier part ended in)."""
 
     lines: int = 0
     ts: float | None = None
@@ -152,33 +154,52 @@ class _Cursor:
     derived: int = 0
     instance: str = ""
     first_parsed: int | None = None
+    record: int | None = None
+    first_timed: int | None = None
+    orphan: int | None = None
 
 
 def _rows(lines: Iterator[str], reader: LineReader, tz: tzinfo, cursor: _Cursor) -> Iterator[tuple[Any, ...]]:
+    """(lineno, ts, level, derived, template text, instance, line, record) of every non-blank line.
+    A line with a timestamp of its own starts a record; a line without one (stack trace,
+    continuation, unrecognised) belongs to the record of the line before, except that before
+    the first timestamp only continuation lines join (each other line is a record of its own)."""
     read = reader.read
+    continuation = LineKind.CONTINUATION
+    blank = LineKind.BLANK
     ts: float | None = None
     level: int | None = None
     derived = 0
     instance = ""
-    first_parsed: int | None = None
+    first_parsed = first_timed = record = orphan = None
     lineno = 0
     for lineno, line in enumerate(lines, 1):
-        got = read(line)
-        if got.kind is LineKind.BLANK:
+        kind, _, parsed = read(line)
+        if kind is blank:
             continue
-        parsed = got.parsed
         if parsed is None:  # continuation or unrecognised: part of the previous event
-            yield lineno, ts, level, derived, mask(line.strip()), instance, line
+            if record is None:
+                record, orphan = lineno, (lineno if kind is continuation else None)
+            elif ts is None and kind is not continuation:
+                record = lineno
+            yield lineno, ts, level, derived, mask(line.strip()), instance, line, record
             continue
         if first_parsed is None:
             first_parsed = lineno
-        ts = epoch(parsed.timestamp, tz) if parsed.timestamp is not None else ts
+        if parsed.timestamp is not None:
+            ts = epoch(parsed.timestamp, tz)
+            record = lineno
+            if first_timed is None:
+                first_timed = lineno
+        elif record is None or ts is None:
+            record = lineno
         level = None if parsed.level is None else LEVELS.index(parsed.level)
         derived = int(parsed.level_derived)
         instance, message = split_instance(parsed.fields, parsed.message)
-        yield lineno, ts, level, derived, mask(message), instance, line
+        yield lineno, ts, level, derived, mask(message), instance, line, record
     cursor.lines, cursor.ts, cursor.level, cursor.derived = lineno, ts, level, derived
-    cursor.instance, cursor.first_parsed = instance, first_parsed
+    cursor.instance, cursor.first_parsed, cursor.record = instance, first_parsed, record
+    cursor.first_timed, cursor.orphan = first_timed, orphan
 
 
 def epoch(moment: datetime, tz: tzinfo) -> float:
@@ -311,6 +332,7 @@ def _finish(db: str, parts: list[_Part], build: tuple[str, str | None, float]) -
             lines += part.lines
         conn.execute("CREATE INDEX lines_ts ON lines (ts)")
         conn.execute(_SUMMARY_SQL)
+        conn.execute(_RECORD_TOPS_SQL)
         firsts = [part.first for part in parts if part.first is not None]
         lasts = [part.last for part in parts if part.last is not None]
         rows, cut = sum(part.rows for part in parts), sum(part.cut for part in parts)
@@ -430,6 +452,7 @@ def _merge(conn: sqlite3.Connection, part: _Part, before: int, cursor: _Cursor) 
     the earlier parts ended in (`cursor`), as reading the file at once would have given them.
     The state this part ends in."""
     parsed = part.cursor.first_parsed or part.lines + 1
+    joined, orphan = _joined(part.cursor, cursor)
     conn.execute("ATTACH DATABASE ? AS part", (part.db,))
     try:
         conn.execute("INSERT OR IGNORE INTO templates (text) SELECT text FROM part.templates ORDER BY id")
@@ -437,7 +460,8 @@ def _merge(conn: sqlite3.Connection, part: _Part, before: int, cursor: _Cursor) 
             "INSERT INTO lines SELECT l.lineno + :before, coalesce(l.ts, :ts),"
             " CASE WHEN l.lineno < :parsed THEN :level ELSE l.level END,"
             " CASE WHEN l.lineno < :parsed THEN :derived ELSE l.derived END, t.id,"
-            " CASE WHEN l.lineno < :parsed THEN :instance ELSE l.instance END, l.line, l.unescaped"
+            " CASE WHEN l.lineno < :parsed THEN :instance ELSE l.instance END, l.line, l.unescaped,"
+            " CASE WHEN l.lineno < :joined OR l.record = :orphan THEN :record ELSE l.record + :before END"
             " FROM part.lines AS l JOIN part.templates AS p ON p.id = l.template"
             " JOIN main.templates AS t ON t.text = p.text ORDER BY l.lineno",
             {
@@ -447,12 +471,18 @@ def _merge(conn: sqlite3.Connection, part: _Part, before: int, cursor: _Cursor) 
                 "level": cursor.level,
                 "derived": cursor.derived,
                 "instance": cursor.instance or None,
+                "joined": joined,
+                "orphan": orphan,
+                "record": cursor.record,
             },
         )
         conn.commit()
     finally:
         conn.execute("DETACH DATABASE part")
     ended = part.cursor
+    local = ended.record
+    joins = local is None or local < joined or local == orphan
+    record = cursor.record if joins else local + before  # type: ignore[operator]
     if ended.first_parsed is None:
         return _Cursor(
             ts=ended.ts if ended.ts is not None else cursor.ts,
@@ -460,6 +490,7 @@ def _merge(conn: sqlite3.Connection, part: _Part, before: int, cursor: _Cursor) 
             derived=cursor.derived,
             instance=cursor.instance,
             first_parsed=None,
+            record=record,
         )
     return _Cursor(
         ts=ended.ts if ended.ts is not None else cursor.ts,
@@ -467,7 +498,20 @@ def _merge(conn: sqlite3.Connection, part: _Part, before: int, cursor: _Cursor) 
         derived=ended.derived,
         instance=ended.instance,
         first_parsed=ended.first_parsed,
+        record=record,
     )
+
+
+def _joined(ended: _Cursor, before: _Cursor) -> tuple[int, int]:
+    """Which rows of a part belong to the record the earlier parts ended in (`before.record`):
+    those before the part's first timestamp when a timestamp was seen before it (lines with
+    none join the open record), else only the orphan record (its first row was a continuation
+    line). (rows below this line number join, the part's record id that joins); -1: none."""
+    if before.record is None:
+        return 0, -1
+    if before.ts is not None:
+        return ended.first_timed or ended.lines + 1, -1
+    return 0, ended.orphan if ended.orphan is not None else -1
 
 
 class _Workers:
@@ -562,7 +606,7 @@ def _insert(
             last = ts if last is None or ts > last else last
         line = row[6]
         unescaped = _ESCAPE.sub(_unescape, line) if "\\u" in line else None
-        batch.append((row[0], ts, row[2], row[3], template, row[5] or None, line, unescaped))
+        batch.append((row[0], ts, row[2], row[3], template, row[5] or None, line, unescaped, row[7]))
         if len(batch) >= _BATCH:
             count += _flush(conn, batch, advance)
     count += _flush(conn, batch, advance)
@@ -587,7 +631,7 @@ def _template_id(conn: sqlite3.Connection, text: str, cache: dict[str, int]) -> 
 
 def _flush(conn: sqlite3.Connection, batch: list[tuple[Any, ...]], advance) -> int:
     check_deadline()
-    conn.executemany("INSERT INTO lines VALUES (?, ?, ?, ?, ?, ?, ?, ?)", batch)
+    conn.executemany("INSERT INTO lines VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", batch)
     size = len(batch)
     advance(sum(len(row[6]) + 1 for row in batch))
     batch.clear()
@@ -683,6 +727,7 @@ class FileMatches:
     first: float | None
     last: float | None
     patterns: list[dict[str, Any]] = field(default_factory=list)  # {template, count, first, last, example}
+    records: int = 0  # records (a line with its timestamp and the lines without one after it) matching
 
     @property
     def total(self) -> int:
@@ -697,10 +742,12 @@ def search(indexed: IndexedFile, wanted: Filter, limit: int, patterns: int = 20)
     where, args = wanted.where()
     with _connect(indexed.db) as conn:
         if wanted.whole and wanted.start is None and wanted.end is None and not wanted.keywords:
-            return _from_summary(conn, where, args, limit, patterns)
+            return _from_summary(conn, wanted, limit, patterns)
         source = "lines"
         if wanted.keywords or wanted.level is not None:
-            conn.execute(f"CREATE TEMP TABLE hits AS SELECT lineno, ts, level, template FROM lines{where}", args)
+            conn.execute(
+                f"CREATE TEMP TABLE hits AS SELECT lineno, ts, level, template, record FROM lines{where}", args
+            )
             source, where, args = "temp.hits", "", []
         counts = conn.execute(f"SELECT level, count(*), min(ts), max(ts) FROM {source}{where} GROUP BY level", args)
         by_level, first, last = _levels(counts)
@@ -714,11 +761,13 @@ def search(indexed: IndexedFile, wanted: Filter, limit: int, patterns: int = 20)
             " JOIN lines AS l ON l.lineno = m.example ORDER BY m.n DESC",
             [*args, patterns],
         ).fetchall()
-    return FileMatches(rows, by_level, first, last, _pattern_dicts(found))
+        records = conn.execute(f"SELECT count(DISTINCT record) FROM {source}{where}", args).fetchone()[0]
+    return FileMatches(rows, by_level, first, last, _pattern_dicts(found), records)
 
 
-def _from_summary(conn: sqlite3.Connection, where: str, args: list[Any], limit: int, patterns: int) -> FileMatches:
-    """A whole-file query without keywords (`where` filters only by level) from the summary."""
+def _from_summary(conn: sqlite3.Connection, wanted: Filter, limit: int, patterns: int) -> FileMatches:
+    """A whole-file query without keywords (it filters only by level) from the summaries."""
+    where, args = wanted.where()
     counts = conn.execute(f"SELECT level, sum(n), min(low), max(high) FROM summary{where} GROUP BY level", args)
     by_level, first, last = _levels(counts)
     if not by_level:
@@ -731,7 +780,17 @@ def _from_summary(conn: sqlite3.Connection, where: str, args: list[Any], limit: 
         " JOIN lines AS l ON l.lineno = m.example ORDER BY m.n DESC",
         [*args, patterns],
     ).fetchall()
-    return FileMatches(rows, by_level, first, last, _pattern_dicts(found))
+    return FileMatches(rows, by_level, first, last, _pattern_dicts(found), _summary_records(conn, wanted))
+
+
+def _summary_records(conn: sqlite3.Connection, wanted: Filter) -> int:
+    """Records holding a line the level filter keeps: one at the level or above, or (unless
+    strict) one without a level."""
+    if wanted.level is None:
+        where = ""
+    else:
+        where = " WHERE top >= :level" if wanted.level_strict else " WHERE top >= :level OR unleveled"
+    return conn.execute(f"SELECT coalesce(sum(n), 0) FROM record_tops{where}", {"level": wanted.level}).fetchone()[0]
 
 
 def _levels(counts: Iterator[tuple[Any, ...]]) -> tuple[dict[int | None, int], float | None, float | None]:

@@ -9,7 +9,10 @@ Invariants:
     its source (path relative to the environment, 1-based line number); `digests` holds the
     sha256 of every file the query read;
   - `total` and the stats count every match in the range; `limit` caps only the items returned
-    (the newest, oldest first; ties in file order).
+    (the newest, oldest first; ties in file order);
+  - items are lines, one each, and `total` counts lines; `stats.records` counts the records they
+    belong to (a line with a timestamp and the lines without one after it: stack traces,
+    continuations), a record matching when any of its lines does.
 """
 
 from __future__ import annotations
@@ -150,6 +153,7 @@ def _stats(
         filters["level_strict"] = True
     return {
         "total": total,
+        "records": sum(matches.records for _, matches in found),
         "first": stamp(min(firsts), tz) if firsts else None,
         "last": stamp(max(lasts), tz) if lasts else None,
         "by_level": {level: count for level, count in by_level.items() if count or level == "none"},

@@ -8,7 +8,8 @@ Gatekeeper re-derives):
     the source finds the line; the canonical level is left out when the line has none, and a level
     derived from an access log's status is labelled as derived;
   - `$.stats`: the total of matching lines in the searched range (not capped by `limit`; "at least"
-    when a live backend's own line limit cut it: `lower_bound`), first and last time, counts per
+    when a live backend's own line limit cut it: `lower_bound`), and the records they belong to
+    when fewer (`42 matching lines in 14 records,`: a stack trace is one record), first and last time, counts per
     level (`none`: lines without a level) and per source, the absolute range with where it came
     from, and the filters;
   - `$.patterns[i]`: a message template with variable parts masked as `<*>`, its count, first and
@@ -124,7 +125,7 @@ def stats_text(stats: dict[str, Any]) -> str:
     """`stats: 37 matching lines in <range> (<origin>); first …, last …; by level: …; by source: …; filters: …`."""
     total = stats.get("total", 0)
     counted = f"at least {total}" if stats.get("lower_bound") else f"{total}"
-    text = f"stats: {counted} matching line{'s' * (total != 1)} in {range_text(stats)}"
+    text = f"stats: {counted} matching line{'s' * (total != 1)}{_records(stats)} in {range_text(stats)}"
     if stats.get("lower_bound"):
         text += " (a lower bound: the backend's line limit was reached)"
     if stats.get("first"):
@@ -132,6 +133,14 @@ def stats_text(stats: dict[str, Any]) -> str:
     text += f"; by level: {_counts(stats.get('by_level'), (*reversed(LEVELS), 'none'))}"
     text += f"; by source: {_counts(stats.get('by_source'))}"
     return text + f"; filters: {_filters(stats.get('filters'))}"
+
+
+def _records(stats: dict[str, Any]) -> str:
+    """` in 14 records,` when the matching lines belong to fewer records (stack traces), else ``."""
+    records = stats.get("records")
+    if not isinstance(records, int) or records == stats.get("total", 0):
+        return ""
+    return f" in {records} record{'s' * (records != 1)},"
 
 
 def pattern_text(pattern: dict[str, Any]) -> str:

@@ -217,7 +217,7 @@ def test_deadline_stops_indexing_and_leaves_no_index(tmp_path, evcli_home):
 def _index_rows(db: Path) -> tuple[list[tuple], tuple]:
     with sqlite3.connect(db) as conn:
         rows = conn.execute(
-            "SELECT l.lineno, l.ts, l.level, l.derived, t.text, l.instance, l.line, l.unescaped"
+            "SELECT l.lineno, l.ts, l.level, l.derived, t.text, l.instance, l.line, l.unescaped, l.record"
             " FROM lines AS l JOIN templates AS t ON t.id = l.template ORDER BY l.lineno"
         ).fetchall()
         build = conn.execute("SELECT format, lines, first, last, cut FROM build").fetchone()
@@ -264,8 +264,15 @@ def test_whole_file_counts_from_the_summary_equal_those_of_every_row(tmp_path, l
     early, late = datetime(2020, 1, 1, tzinfo=UTC), datetime(2030, 1, 1, tzinfo=UTC)
     ranged = query(snap, level=level, strict=strict, limit=5, since=early, until=late)
     assert whole.stats["range_origin"] != ranged.stats["range_origin"]
-    assert (whole.total, whole.stats["by_level"], whole.stats["first"], whole.stats["last"]) == (
+    assert (
+        whole.total,
+        whole.stats["records"],
+        whole.stats["by_level"],
+        whole.stats["first"],
+        whole.stats["last"],
+    ) == (
         ranged.total,
+        ranged.stats["records"],
         ranged.stats["by_level"],
         ranged.stats["first"],
         ranged.stats["last"],
@@ -299,3 +306,58 @@ def test_deadline_stops_the_worker_processes_of_a_build_in_parts(tmp_path, evcli
         query(snap, "timeout")
     assert len(started) == 1 and started[0].returncode is not None  # the worker was stopped and reaped
     assert not [path.name for path in (evcli_home / "logindex").iterdir() if path.name.endswith(".db")]
+
+
+JAVA_TRACE = (
+    "2026-07-09 07:00:00.000 ERROR [pay-1] c.e.Pay - charge failed for ORD-9\n"
+    "java.lang.IllegalStateException: pool exhausted\n"
+    "\tat com.example.Pool.get(Pool.java:12)\n"
+    "Caused by: java.net.SocketTimeoutException: connect timed out\n"
+    "\t... 12 more\n"
+    "2026-07-09 07:00:01.000 INFO [pay-1] c.e.Pay - retry scheduled\n"
+    "  free text the app wrote on a line of its own\n"
+    "\n"
+    "2026-07-09 07:00:02.000 ERROR [pay-1] c.e.Pay - charge failed for ORD-10\n"
+    "Traceback (most recent call last):\n"
+    '  File "/app/pay.py", line 7, in charge\n'
+    "TimeoutError: pool exhausted\n"
+)
+
+
+def _records(db: Path) -> list[tuple[int, int]]:
+    with sqlite3.connect(db) as conn:
+        return conn.execute("SELECT lineno, record FROM lines ORDER BY lineno").fetchall()
+
+
+def test_lines_without_a_timestamp_belong_to_the_record_of_the_line_before(tmp_path, evcli_home):
+    snap = snapshot(tmp_path, "untimed first line\n\tat an orphan frame\nanother untimed line\n" + JAVA_TRACE)
+    query(snap)  # builds the index
+    (db,) = (evcli_home / "logindex").glob("*.db")
+    heads = [1, 1, 3, *[4] * 5, 9, 9, 12, 12, 12, 12]  # line 11 is blank: no row
+    assert _records(db) == list(zip([*range(1, 11), *range(12, 16)], heads, strict=True))
+
+
+def test_stats_count_the_records_of_the_matching_lines_and_say_so(tmp_path):
+    from evcli.tools.query_logs import stats_text
+
+    snap = snapshot(tmp_path, JAVA_TRACE)
+    found = query(snap, "pool")  # the exception and a frame of the first trace, the last line of the second
+    assert (found.total, found.stats["records"], len(found.logs)) == (3, 2, 3)
+    assert [entry["source"]["line"] for entry in found.logs] == [2, 3, 12]  # refs stay one line each
+    assert stats_text(found.stats).startswith("stats: 3 matching lines in 2 records, in 2026-")
+    one = query(snap, "retry")
+    assert (one.total, one.stats["records"]) == (1, 1)
+    assert stats_text(one.stats).startswith("stats: 1 matching line in 2026-")
+    errors = query(snap, level="ERROR", strict=True)  # continuation lines carry their head's level
+    assert (errors.total, errors.stats["records"]) == (9, 2)
+
+
+def test_host_shop_api_session_expired_is_42_lines_in_14_records():
+    """`grep` by hand: 14 tracebacks 09:05-09:12 whose head and last two lines hold both words."""
+    host = Path(__file__).parents[2] / "evcli" / "envs" / "host"
+    snap = SnapshotBackend(host)
+    tz = snap.config.timezone
+    since, until = datetime(2026, 3, 18, 9, 5, tzinfo=tz), datetime(2026, 3, 18, 9, 12, 59, tzinfo=tz)
+    named = TimeRange(since, until)
+    found = snap.query_logs(LogQuery("shop-api", ("session", "expired"), None, None, 50, range=named))
+    assert (found.total, found.stats["records"]) == (42, 14)
