@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from evcli.config.model import ModelSettings, Settings
-from evcli.contracts import BackendAuth, BackendSpec
+from evcli.contracts import BackendSpec
 
 Status = Literal["ok", "warn", "fail", "skip"]
 DEFAULT_SERVICE_LABEL = "service"
@@ -100,9 +100,11 @@ def _backend(name: str, spec: BackendSpec, service_label: str | None) -> list[Ch
     import httpx
 
     probe = PROBES.get(name, _Probe("/", lambda body: "?"))
+    from evcli.backends.http import MissingSecret, auth_headers
+
     try:
-        headers = {**spec.headers, **_auth_headers(spec.auth)}
-    except _MissingSecret as missing:
+        headers = auth_headers(spec.auth, spec.headers)
+    except MissingSecret as missing:
         return [CheckRow(name, spec.url, "fail", str(missing), missing.remedy)]
     verify: Any = spec.ca_bundle or not spec.insecure_skip_verify
     try:
@@ -189,36 +191,6 @@ def _label_candidates(client: Any, probe: _Probe, label: str) -> list[str]:
     return found
 
 
-class _MissingSecret(Exception):
-    def __init__(self, message: str, remedy: str) -> None:
-        super().__init__(message)
-        self.remedy = remedy
-
-
-def _auth_headers(auth: BackendAuth | None) -> dict[str, str]:
-    """The Authorization header of `auth`, read from its variable or file now (never stored)."""
-    import base64
-
-    if auth is None:
-        return {}
-    if auth.kind == "bearer":
-        return {"Authorization": f"Bearer {_secret(auth.token_env, auth.token_file, 'token')}"}
-    password = _secret(auth.password_env, auth.password_file, "password")
-    pair = f"{auth.username or ''}:{password}".encode()
-    return {"Authorization": "Basic " + base64.b64encode(pair).decode("ascii")}
-
-
-def _secret(variable: str | None, file: str | None, what: str) -> str:
-    if variable and os.environ.get(variable):
-        return os.environ[variable]
-    if file and Path(file).expanduser().is_file():
-        return Path(file).expanduser().read_text(encoding="utf-8").strip()
-    named = " or ".join(filter(None, [variable and f"${variable}", file]))
-    if not named:
-        raise _MissingSecret(f"auth names no {what}", f'add {what}_env = "NAME" to the auth table')
-    raise _MissingSecret(f"the {what} is not set ({named})", f"export {variable}=..." if variable else f"create {file}")
-
-
 # --- runbooks ------------------------------------------------------------------------------------
 
 
@@ -231,7 +203,7 @@ def _runbooks(settings: Settings, *, live: bool) -> list[CheckRow]:
                     "runbooks", "-", "warn", "no runbooks configured", 'set runbooks = ["DIR"] (or --runbooks DIR)'
                 )
             ]
-        directories = [settings.environment_spec().knowledge_dir()]
+        directories = settings.environment_spec().knowledge_dirs()
     return [_runbook_dir(directory) for directory in directories]
 
 

@@ -106,6 +106,15 @@ def resolve_auth(auth: BackendAuth | HttpAuth | None) -> HttpAuth | None:
     )
 
 
+def auth_headers(auth: BackendAuth | HttpAuth | None, headers: dict[str, str] | None = None) -> dict[str, str]:
+    """`headers` with the Authorization header of `auth` (its secret read now; `MissingSecret` if unset)."""
+    found = dict(headers or {})
+    credentials = resolve_auth(auth)
+    if credentials is not None and (authorization := credentials.header()):
+        found["Authorization"] = authorization
+    return found
+
+
 def split_credentials(url: str) -> tuple[str, HttpAuth | None]:
     """`http://user:pass@host/x` -> (`http://host/x`, basic auth for user); other URLs unchanged."""
     parts = urllib.parse.urlsplit(url)
@@ -228,11 +237,9 @@ class Connection:
         if target.scheme not in ("http", "https") or not target.netloc:
             raise BackendError(f"invalid URL {shown!r}: expected http://host:port or https://host:port")
         credentials = resolve_auth(self.auth)
-        headers = {"Accept": "application/json", "User-Agent": "evcli", **self.headers}
+        headers = {"Accept": "application/json", "User-Agent": "evcli", **auth_headers(credentials, self.headers)}
         if content_type:
             headers["Content-Type"] = content_type
-        if credentials is not None and (authorization := credentials.header()):
-            headers["Authorization"] = authorization
         secrets = credentials.secrets() if credentials else []
         query = urllib.parse.urlencode(params or {}, doseq=True)
         url = f"{shown}?{query}" if query else shown

@@ -18,8 +18,9 @@ An object built for a capability provides that capability's methods:
 A backend is live (the default) when it is given a URL with its own `--NAME URL` option; a
 non-live one (`url_option=False`, e.g. `runbooks`) is built from the environment's runbooks
 directory instead and serves its capability when no configured live backend does
-(EnvironmentSpec.knowledge_backend): its BackendSpec's `url` is that directory and its `index`
-option (INDEX_OPTION) the knowledge index file when one was chosen.
+(EnvironmentSpec.knowledge_backend): its BackendSpec's `url` is that directory, its `directories`
+option (DIRECTORIES_OPTION, a JSON list) all the directories when there are several or none, and
+its `index` option (INDEX_OPTION) the knowledge index file when one was chosen.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 INDEX_OPTION = "index"  # a directory-built backend's option: the knowledge index file
+DIRECTORIES_OPTION = "directories"  # a directory-built backend's option: all its directories (JSON list)
 
 
 class Capability(StrEnum):

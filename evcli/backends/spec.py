@@ -5,20 +5,26 @@ Invariants: a spec names a snapshot directory or live backends, never both (chec
 resolved, a usage error); nothing named means the packaged demo snapshot, and `--env NAME` with
 the name of a packaged environment (`demo`, `edge`, `host`) means that one unless a directory of
 that name exists where it is given (a real directory always wins). Its stored form
-(`as_config`) is flat: `env_dir`, `runbooks` and one key per backend, holding its URL, or
-`{url, timeout, options}` when options differ from the defaults. Credentials never live in the
-spec apart from a URL's `user:pass@`, which the stored config masks.
+(`as_config`) is flat: `env_dir`, `runbooks` (one path, or a list of several; a stored single path
+still loads) and one key per backend, holding its URL, or `{url, timeout, options}` when options
+differ from the defaults. Credentials never live in the spec apart from a URL's `user:pass@`, which
+the stored config masks.
+
+Knowledge: the `runbooks` directories; without any, a snapshot's own directory (or the demo's).
+A live spec never falls back to the demo runbooks: without runbooks its knowledge backend answers
+every lookup with `no runbooks configured` (a failed lookup, not "found nothing").
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from evcli.backends.registry import INDEX_OPTION, Capability, live_backends, providers
+from evcli.backends.registry import DIRECTORIES_OPTION, INDEX_OPTION, Capability, live_backends, providers
 from evcli.contracts import BackendSpec
 from evcli.errors import BadInput
 
@@ -49,7 +55,7 @@ class EnvironmentSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     env_dir: Path | None = None
-    runbooks: Path | None = None
+    runbooks: tuple[Path, ...] = ()
     backends: dict[str, BackendSpec] = Field(default_factory=dict)  # registry name -> spec
 
     @model_validator(mode="before")
@@ -67,6 +73,14 @@ class EnvironmentSpec(BaseModel):
             },
         }
 
+    @field_validator("runbooks", mode="before")
+    @classmethod
+    def _one_or_several(cls, runbooks: Any) -> Any:
+        """A single directory (the stored form before several were allowed) is a list of one."""
+        if runbooks is None:
+            return ()
+        return (runbooks,) if isinstance(runbooks, str | Path) else runbooks
+
     @field_validator("env_dir")
     @classmethod
     def _packaged_name(cls, env_dir: Path | None) -> Path | None:
@@ -75,7 +89,10 @@ class EnvironmentSpec(BaseModel):
 
     @classmethod
     def from_options(
-        cls, env: Path | None = None, runbooks: Path | None = None, urls: Mapping[str, str | None] | None = None
+        cls,
+        env: Path | None = None,
+        runbooks: Path | Sequence[Path] | None = None,
+        urls: Mapping[str, str | None] | None = None,
     ) -> EnvironmentSpec:
         """The spec the shared command options describe (`--env`, `--runbooks`, `--<backend> URL`)."""
         backends = {name: BackendSpec(url=url) for name, url in (urls or {}).items() if url}
@@ -96,8 +113,9 @@ class EnvironmentSpec(BaseModel):
         stored: dict[str, Any] = {}
         if self.env_dir is not None:
             stored["env_dir"] = str(self.env_dir.resolve())
-        if self.runbooks is not None:
-            stored["runbooks"] = str(self.runbooks.resolve())
+        if self.runbooks:
+            paths = [str(directory.resolve()) for directory in self.runbooks]
+            stored["runbooks"] = paths[0] if len(paths) == 1 else paths
         for name, backend in self.backends.items():
             plain = backend == BackendSpec(url=backend.url)
             stored[name] = backend.url if plain else backend.model_dump()
@@ -127,20 +145,28 @@ class EnvironmentSpec(BaseModel):
             raise BadInput(f"no such environment directory: {directory}")
         return SnapshotBackend(directory)
 
-    def knowledge_dir(self) -> Path:
-        """Where runbooks are read: --runbooks, else the snapshot directory, else the demo."""
+    def knowledge_dirs(self) -> list[Path]:
+        """Where runbooks are read: the --runbooks directories, else the snapshot directory (the
+        demo's without one); none for live backends without runbooks."""
+        if self.runbooks:
+            return list(self.runbooks)
+        if self.live:
+            return []
         from evcli.backends.snapshot import demo_env_dir
 
-        return self.runbooks or self.env_dir or demo_env_dir()
+        return [self.env_dir or demo_env_dir()]
 
     def knowledge_backend(self, index: Path | None = None) -> Any:
         """What serves the knowledge capability: the preferred live backend this spec names that
-        provides it, else the preferred non-live provider (`runbooks`) built from `knowledge_dir()`;
+        provides it, else the preferred non-live provider (`runbooks`) built from `knowledge_dirs()`;
         `index` is the knowledge index file a directory-built backend uses (None: its default)."""
         kinds = providers(Capability.KNOWLEDGE)
         for kind in kinds:
             if kind.url_option and kind.name in self.backends:
                 return kind.build(self.backends[kind.name])
         local = next(kind for kind in kinds if not kind.url_option)
-        options = {INDEX_OPTION: str(index)} if index is not None else {}
-        return local.build(BackendSpec(url=str(self.knowledge_dir()), options=options))
+        directories = [str(directory) for directory in self.knowledge_dirs()]
+        options = {DIRECTORIES_OPTION: json.dumps(directories)}
+        if index is not None:
+            options[INDEX_OPTION] = str(index)
+        return local.build(BackendSpec(url=directories[0] if directories else "-", options=options))

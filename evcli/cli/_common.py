@@ -32,9 +32,12 @@ EnvOption = Annotated[
     ),
 ]
 RunbooksOption = Annotated[
-    Path | None,
+    list[Path] | None,
     typer.Option(
-        "--runbooks", file_okay=False, help="Runbook directory to search for guidance (default: the --env directory)."
+        "--runbooks",
+        file_okay=False,
+        help="Runbook directory to search for guidance; repeatable (default: the configured runbooks, else the --env"
+        " directory; live backends: none).",
     ),
 ]
 
@@ -105,7 +108,7 @@ def environment_options(
 
 def environment_settings(
     env: Path | None = None,
-    runbooks: Path | None = None,
+    runbooks: list[Path] | None = None,
     config: Path | None = None,
     profile: str | None = None,
     **backend_urls: str | None,
@@ -116,8 +119,8 @@ def environment_settings(
     flags: dict[str, Any] = {}
     if env is not None:
         flags["env"] = str(env)
-    if runbooks is not None:
-        flags["runbooks"] = [str(runbooks)]
+    if runbooks:
+        flags["runbooks"] = [str(directory) for directory in runbooks]
     if urls := {name: {"url": url} for name, url in backend_urls.items() if url}:
         flags["backends"] = urls
     return load(config, profile, flags)

@@ -36,7 +36,7 @@ _PULL_HELP = "Pull the firing alerts from this Alertmanager (and use it as evide
 
 
 @handles_errors
-@environment_options(help={"alertmanager": _PULL_HELP})
+@environment_options(runbooks=True, help={"alertmanager": _PULL_HELP})
 def aiops_command(
     payload: Annotated[
         Path | None,

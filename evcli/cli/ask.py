@@ -126,7 +126,7 @@ def _exit_code(verdict: str, fail_on: str | None) -> int:
 
 
 @handles_errors
-@environment_options()
+@environment_options(runbooks=True)
 def ask_command(
     question: Annotated[str, typer.Argument(metavar="QUESTION", help="The question, in English or Chinese.")],
     follow_up: Annotated[str | None, typer.Argument(hidden=True)] = None,  # `--continue SESSION QUESTION`
@@ -222,7 +222,7 @@ def _stored_pipeline(session_id, db, rules, model, api_base, max_steps=None):
 
 
 @handles_errors
-@environment_options()
+@environment_options(runbooks=True)
 def plan_command(
     question: Annotated[str, typer.Argument(help="The question.")],
     environment: EnvironmentSpec,

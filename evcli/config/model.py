@@ -163,6 +163,6 @@ class Settings(_Strict):
 
         return EnvironmentSpec(
             env_dir=Path(self.env) if self.env else None,
-            runbooks=Path(self.runbooks[0]) if self.runbooks else None,
+            runbooks=tuple(Path(directory) for directory in self.runbooks),
             backends={name: backend.spec() for name, backend in self.backends.items() if backend.url},
         )

@@ -79,14 +79,15 @@ def test_a_snapshot_and_live_backends_together_are_refused(tmp_path):
         spec.evidence_backend()
 
 
-def test_the_backend_and_knowledge_dir_each_spec_resolves_to(tmp_path):
+def test_the_backend_and_knowledge_dirs_each_spec_resolves_to(tmp_path):
+    # issue 12: live backends without runbooks have no knowledge (never the demo's runbooks)
     demo = EnvironmentSpec()
-    assert isinstance(demo.evidence_backend(), SnapshotBackend) and demo.knowledge_dir() == demo_env_dir()
+    assert isinstance(demo.evidence_backend(), SnapshotBackend) and demo.knowledge_dirs() == [demo_env_dir()]
 
     live = EnvironmentSpec.from_options(None, None, {"loki": "http://l:3100"})
-    assert isinstance(live.evidence_backend(), LiveBackend) and live.knowledge_dir() == demo_env_dir()
-    assert EnvironmentSpec.from_options(None, tmp_path, {"loki": "http://l"}).knowledge_dir() == tmp_path
-    assert EnvironmentSpec(env_dir=demo_env_dir()).knowledge_dir() == demo_env_dir()
+    assert isinstance(live.evidence_backend(), LiveBackend) and live.knowledge_dirs() == []
+    assert EnvironmentSpec.from_options(None, tmp_path, {"loki": "http://l"}).knowledge_dirs() == [tmp_path]
+    assert EnvironmentSpec(env_dir=demo_env_dir()).knowledge_dirs() == [demo_env_dir()]
 
     with pytest.raises(BadInput, match="no such environment directory"):
         EnvironmentSpec(env_dir=tmp_path / "missing").evidence_backend()
@@ -99,7 +100,7 @@ def test_a_packaged_environment_name_names_that_environment(name, tmp_path, monk
 
     packaged = packaged_env_dir(name)
     assert packaged is not None and (packaged / "logs").is_dir()
-    assert spec.env_dir == packaged and spec.knowledge_dir() == packaged
+    assert spec.env_dir == packaged and spec.knowledge_dirs() == [packaged]
     assert spec.as_config() == {"env_dir": str(packaged)}  # stored absolute: a replay elsewhere finds it
     assert EnvironmentSpec.from_config(spec.as_config()).env_dir == packaged
     assert isinstance(spec.evidence_backend(), SnapshotBackend)

@@ -38,16 +38,16 @@ def test_a_backend_spec_carries_label_aliases_auth_headers_and_tls():
     )
 
 
-def test_the_environment_spec_uses_backends_with_a_url_and_the_first_runbooks_directory(tmp_path):
+def test_the_environment_spec_uses_backends_with_a_url_and_every_runbooks_directory(tmp_path):
     settings = Settings(
-        runbooks=[str(tmp_path)],
+        runbooks=[str(tmp_path), str(tmp_path / "more")],
         backends={"prometheus": BackendSettings(url="http://p:9090"), "loki": BackendSettings(service_label="app")},
     )
 
     spec = settings.environment_spec()
 
     assert list(spec.backends) == ["prometheus"]
-    assert spec.knowledge_dir() == tmp_path
+    assert spec.knowledge_dirs() == [tmp_path, tmp_path / "more"]
 
 
 def test_a_role_without_overrides_follows_the_models_table():

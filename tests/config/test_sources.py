@@ -196,7 +196,7 @@ def test_the_starting_file_loads_back_as_the_defaults(tmp_path):
 
     assert loaded.settings.env == "demo"
     assert loaded.settings.models.for_role("executor").model == "offline"
-    assert loaded.settings.environment_spec().knowledge_dir().name == "demo"
+    assert loaded.settings.environment_spec().knowledge_dirs()[0].name == "demo"
 
 
 def test_the_starting_file_examples_load_when_uncommented(tmp_path):
