@@ -15,7 +15,7 @@ from typer._click import exceptions as click  # typer vendors Click; its errors 
 from typer.core import TyperGroup, TyperOption
 
 from evcli import __version__
-from evcli.cli import aiops, ask, doctor, env, gate, kb, report, rules, samples, schema, sessions, tool, trace
+from evcli.cli import aiops, ask, doctor, env, gate, kb, report, rules, samples, schema, serve, sessions, tool, trace
 from evcli.cli import config as config_commands
 from evcli.cli import eval as eval_commands
 from evcli.cli._common import fail, set_debug
@@ -107,6 +107,7 @@ app.command("verify")(ask.verify_command)
 app.command("compose")(ask.compose_command)
 app.command("replay")(ask.replay_command)
 app.command("aiops")(aiops.aiops_command)
+app.command("serve")(serve.serve_command)
 app.command("trace")(trace.trace_command)
 app.command("report")(report.report_command)
 app.command("export")(sessions.export_command)

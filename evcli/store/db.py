@@ -53,7 +53,13 @@ if TYPE_CHECKING:
 BUSY_TIMEOUT_S = 30.0
 DB_FILENAME = "evcli.db"
 # Every migration in evcli/store/migrations.py, oldest first (a test keeps them in step).
-SCHEMA_MIGRATIONS = ("m001_trace_tables", "m002_lookup_indexes", "m003_run_owner", "m004_newest_first_index")
+SCHEMA_MIGRATIONS = (
+    "m001_trace_tables",
+    "m002_lookup_indexes",
+    "m003_run_owner",
+    "m004_newest_first_index",
+    "m005_alert_queue",
+)
 _JSON_RUN_FIELDS = ("config", "prompt_audit", "self_evaluation", "annotations")
 ACTIVE_STATUSES = ("created", "running")
 INTERRUPTED = "interrupted"
@@ -226,6 +232,10 @@ class SessionQuery(BaseModel):
         full = str(given.resolve()) if given.is_dir() else env
         name = given.name or env
         return [env, env, full, name, name]
+
+
+class _QueueFull(Exception):
+    """Raised inside a write transaction to roll back a delivery that does not fit in the alert queue."""
 
 
 class TraceStore:
@@ -599,6 +609,82 @@ class TraceStore:
             except (sqlite3.IntegrityError, OverflowError) as exc:  # duplicate ids, ids beyond 64 bits
                 raise BadInput(f"session {session_id} cannot be stored: {exc}") from exc
         return session_id, True
+
+    # --- alert queue (evcli serve) --------------------------------------------
+
+    def enqueue_alerts(self, alerts: list[dict[str, Any]], *, max_queue: int, repeat_since: str) -> dict | None:
+        """Store a delivery's alerts in one transaction: each firing one queued for diagnosis unless the same
+        group key and fingerprint fired since `repeat_since` (a duplicate), each resolved one recorded and linked
+        to the firing row it ends. None (and nothing stored) when the queued ones would not fit in `max_queue`.
+
+        An alert is a dict of group_key, fingerprint, alertname, status (firing | resolved) and alert (JSON)."""
+        counts = {"queued": 0, "duplicates": 0, "resolved": 0}
+        try:
+            with self._write():
+                depth = self.conn.execute(
+                    "SELECT count(*) FROM alert_queue WHERE state IN ('queued', 'running')"
+                ).fetchone()[0]
+                for alert in alerts:
+                    counts[self._enqueue_one(alert, repeat_since)] += 1
+                if depth + counts["queued"] > max_queue:
+                    raise _QueueFull  # rolls the whole delivery back
+        except _QueueFull:
+            return None
+        return counts
+
+    def _enqueue_one(self, alert: dict[str, Any], repeat_since: str) -> str:
+        last = self.conn.execute(
+            "SELECT id, status, received_at FROM alert_queue WHERE fingerprint = ? AND group_key = ? "
+            "ORDER BY id DESC LIMIT 1",
+            [alert["fingerprint"], alert["group_key"]],
+        ).fetchone()
+        firing = alert["status"] == "firing"
+        if (
+            last is not None
+            and last["status"] == alert["status"]
+            and (not firing or last["received_at"] >= repeat_since)
+        ):
+            return "duplicates"
+        row = {**alert, "alert": _dump(alert["alert"]), "attempts": 0, "received_at": now_iso()}
+        row["state"] = "queued" if firing else "resolved"
+        if not firing and last is not None:
+            row["resolves"] = last["id"]
+        self.db.table("alert_queue").insert(row)
+        return "queued" if firing else "resolved"
+
+    def claim_alert(self) -> dict[str, Any] | None:
+        """The oldest queued alert, now `running` and owned by this process; None when nothing is queued."""
+        with self._write():
+            row = self.conn.execute("SELECT * FROM alert_queue WHERE state = 'queued' ORDER BY id LIMIT 1").fetchone()
+            if row is None:
+                return None
+            self.conn.execute(
+                "UPDATE alert_queue SET state = 'running', owner = ?, attempts = attempts + 1 WHERE id = ?",
+                [process_identity(), row["id"]],
+            )
+        return {**dict(row), "alert": _load(row["alert"])}
+
+    def finish_alert(self, alert_id: int, **outcome: Any) -> None:
+        """A claimed alert is done (`session_id`, `verdict`, `duration_s`, error counts) or failed (`error`)."""
+        state = "failed" if outcome.get("error") else "done"
+        with self._write():
+            self.db.table("alert_queue").update(
+                alert_id, {**outcome, "state": state, "owner": None, "finished_at": now_iso()}
+            )
+
+    def requeue_orphaned_alerts(self) -> int:
+        """Alerts whose diagnosing process died go back to the queue; returns how many."""
+        with self._write():
+            rows = self.conn.execute("SELECT id, owner FROM alert_queue WHERE state = 'running'").fetchall()
+            orphans = [row["id"] for row in rows if not owner_alive(row["owner"] or "")]
+            for alert_id in orphans:
+                self.conn.execute("UPDATE alert_queue SET state = 'queued', owner = NULL WHERE id = ?", [alert_id])
+        return len(orphans)
+
+    def alert_queue_rows(self, where: str = "", params: list[Any] | None = None) -> list[dict[str, Any]]:
+        """Rows of the alert queue, oldest first; `where` is a constant SQL condition of the caller."""
+        query = f"SELECT * FROM alert_queue {('WHERE ' + where) if where else ''} ORDER BY id"
+        return [{**dict(row), "alert": _load(row["alert"])} for row in self.conn.execute(query, params or [])]
 
     # --- rows --------------------------------------------------------------
 

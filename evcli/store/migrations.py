@@ -123,3 +123,37 @@ def m003_run_owner(db: Database) -> None:
 def m004_newest_first_index(db: Database) -> None:
     # `evcli sessions`, `last` and prune read newest first with the id as tie-break: one index walk, no sort.
     db.table("diagnosis_run").create_index(["created_at", "session_id"])
+
+
+@migrations()
+def m005_alert_queue(db: Database) -> None:
+    # `evcli serve`: each received alert, queued for diagnosis until a worker finishes it (survives restarts).
+    # state: queued -> running (owner = the worker process) -> done | failed; resolved alerts are stored
+    # as state `resolved`, `resolves` naming the firing row they end.
+    db.table("alert_queue").create(
+        {
+            "id": int,
+            "group_key": str,
+            "fingerprint": str,
+            "alertname": str,
+            "status": str,
+            "alert": str,
+            "state": str,
+            "owner": str,
+            "attempts": int,
+            "resolves": int,
+            "session_id": str,
+            "verdict": str,
+            "duration_s": float,
+            "tool_errors": int,
+            "model_errors": int,
+            "error": str,
+            "received_at": str,
+            "finished_at": str,
+        },
+        pk="id",
+        not_null={"group_key", "fingerprint", "state", "received_at"},
+    )
+    db.table("alert_queue").create_index(["state", "id"])
+    db.table("alert_queue").create_index(["fingerprint", "group_key", "id"])
+    db.table("alert_queue").create_index(["session_id"])

@@ -1,0 +1,151 @@
+"""`evcli serve`: receive Alertmanager webhooks, diagnose each firing alert, serve the store as web pages.
+
+Starlette on uvicorn, not the stdlib's http.server: diagnoses run in worker processes, so the web process
+only parses, enqueues and renders, and an event loop keeps POST /alerts fast while the queue is busy;
+uvicorn gives graceful shutdown on SIGTERM, HTTP/1.1 keep-alive (Alertmanager reuses connections) and
+request parsing that is maintained and fuzzed upstream, which a hand-written BaseHTTPRequestHandler is not.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from evcli.cli._common import DbOption, environment_options, err, handles_errors, open_store, print_json
+from evcli.cli.ask import ApiBaseOption, MaxStepsOption, ModelOption, RulesOption, _models
+from evcli.errors import BadInput
+
+if TYPE_CHECKING:
+    from evcli.backends.spec import EnvironmentSpec
+    from evcli.config import Loaded
+
+
+@handles_errors
+@environment_options()
+def serve_command(
+    once: Annotated[
+        Path | None,
+        typer.Option("--once", dir_okay=False, help="Process this webhook payload file through the queue, then exit."),
+    ] = None,
+    listen: Annotated[str, typer.Option("--listen", help="HOST:PORT to bind (loopback unless told).")] = (
+        "127.0.0.1:9099"
+    ),
+    workers: Annotated[int, typer.Option("--workers", min=1, help="Diagnoses run at the same time.")] = 1,
+    max_queue: Annotated[
+        int, typer.Option("--max-queue", min=1, help="Alerts waiting at most; beyond, POST /alerts answers 503.")
+    ] = 1000,
+    repeat_interval: Annotated[
+        str, typer.Option("--repeat-interval", help="A firing alert delivered again within this is a duplicate.")
+    ] = "4h",
+    token_env: Annotated[
+        str | None, typer.Option("--token-env", help="Require the bearer token held in this environment variable.")
+    ] = None,
+    notify_url: Annotated[
+        str | None, typer.Option("--notify-url", help="POST each finished report (Markdown brief) to this webhook.")
+    ] = None,
+    *,
+    environment: EnvironmentSpec,
+    model: ModelOption = None,
+    api_base: ApiBaseOption = None,
+    rules: RulesOption = None,
+    max_steps: MaxStepsOption = 8,
+    db: DbOption = None,
+    settings: Loaded = None,  # type: ignore[assignment]  # filled by the environment options
+) -> None:
+    """Diagnose every firing alert Alertmanager sends (webhook_configs url: http://HOST:PORT/alerts)."""
+    from evcli.serve import ServeConfig, WorkerSpec
+    from evcli.store.db import default_db_path
+    from evcli.timerange import parse_duration
+
+    models = _models(settings, model, None, None, None, None, api_base)
+    models.check()
+    store = open_store(db)
+    spec = WorkerSpec(
+        db=str(db or default_db_path()),
+        models=models,
+        env_config=environment.as_config(),
+        rules=str(rules) if rules else None,
+        max_steps=max_steps,
+        notify_url=notify_url,
+    )
+    config = ServeConfig(
+        spec, max_queue, parse_duration(repeat_interval).total_seconds(), _token(token_env) if token_env else None
+    )
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    from evcli.serve.worker import requeue_orphans
+
+    requeue_orphans(store)
+    if once is not None:
+        _once(once, store, config)
+        return
+    host, port = _listen(listen)
+    _run(config, store, host, port, workers)
+
+
+def _token(name: str) -> str:
+    token = os.environ.get(name, "").strip()
+    if not token:
+        raise BadInput(f"--token-env {name}: the variable is not set or empty", hint=f"export {name}=<a long secret>")
+    return token
+
+
+def _listen(text: str) -> tuple[str, int]:
+    host, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit() or not 0 < int(port) < 65536:
+        raise BadInput(f"--listen must look like HOST:PORT, got {text!r}")
+    return host.strip("[]") or "127.0.0.1", int(port)
+
+
+def _once(payload: Path, store, config) -> None:
+    from evcli.serve.queue import accept, read_delivery
+    from evcli.serve.worker import build_pipeline, drain
+
+    try:
+        body = payload.read_bytes()
+    except OSError as exc:
+        raise BadInput(f"cannot read {payload}: {exc.strerror or exc}") from exc
+    counts = accept(store, read_delivery(body), max_queue=config.max_queue, repeat_interval_s=config.repeat_interval_s)
+    if counts is None:
+        raise BadInput(f"the queue is full ({config.max_queue} alerts); raise --max-queue")
+    finished = drain(build_pipeline(config.worker, store), config.worker)
+    print_json({**counts, "diagnosed": [_summary(item) for item in finished]})
+
+
+def _summary(item: dict) -> dict:
+    keys = ("alertname", "fingerprint", "session_id", "verdict", "error", "duration_s")
+    return {key: item.get(key) for key in keys}
+
+
+def _run(config, store, host: str, port: int, workers: int) -> None:
+    import multiprocessing
+
+    import uvicorn
+
+    from evcli.serve.app import create_app
+    from evcli.serve.worker import worker_main
+
+    context = multiprocessing.get_context("spawn")
+    stop = context.Event()
+    processes = [context.Process(target=worker_main, args=(config.worker, stop), daemon=True) for _ in range(workers)]
+    for process in processes:
+        process.start()
+    where = (
+        "loopback only; --listen 0.0.0.0:PORT to accept other hosts"
+        if host in ("127.0.0.1", "::1", "localhost")
+        else "reachable from other hosts"
+    )
+    err.print(
+        f"evcli serve listening on http://{host}:{port} ({where}); {workers} worker(s); "
+        f"store {config.worker.db}; token {'required' if config.token else 'not required'}",
+        highlight=False,
+    )
+    try:
+        uvicorn.run(create_app(config, store), host=host, port=port, log_level="warning", access_log=False)
+    finally:
+        stop.set()
+        for process in processes:
+            process.join(timeout=30)

@@ -1,0 +1,38 @@
+"""`evcli serve`: an Alertmanager webhook receiver that diagnoses every firing alert, and a web view of the store.
+
+Invariants: the queue is the `alert_queue` table of the trace store, so what was accepted (a 202) survives a
+restart; a delivery is stored whole or not at all (a full queue answers 503 and stores nothing); an alert is
+`running` only while a live worker process owns it, so one whose worker died is queued again, never lost;
+a finished alert is never claimed again, so nothing is diagnosed twice. The web process only reads and
+enqueues; worker processes (one per `--workers`) claim, diagnose and finish.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from evcli.pipeline import Models
+
+
+@dataclass(frozen=True)
+class WorkerSpec:
+    """What a worker process needs to rebuild the pipeline: picklable, so it crosses a process spawn."""
+
+    db: str
+    models: Models
+    env_config: dict[str, Any] = field(default_factory=dict)
+    rules: str | None = None
+    max_steps: int = 8
+    notify_url: str | None = None
+
+
+@dataclass(frozen=True)
+class ServeConfig:
+    """The server's settings: queue bound, the duplicate window, the optional bearer token."""
+
+    worker: WorkerSpec
+    max_queue: int = 1000
+    repeat_interval_s: float = 4 * 3600.0  # Alertmanager's default repeat_interval
+    token: str | None = None
