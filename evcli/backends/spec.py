@@ -96,7 +96,8 @@ class EnvironmentSpec(BaseModel):
     ) -> EnvironmentSpec:
         """The spec the shared command options describe (`--env`, `--runbooks`, `--<backend> URL`)."""
         backends = {name: BackendSpec(url=url) for name, url in (urls or {}).items() if url}
-        return cls(env_dir=env, runbooks=runbooks, backends=backends)
+        directories = (runbooks,) if isinstance(runbooks, Path) else tuple(runbooks or ())
+        return cls(env_dir=env, runbooks=directories, backends=backends)
 
     @classmethod
     def from_config(cls, stored: Mapping[str, Any] | None) -> EnvironmentSpec:
