@@ -156,3 +156,61 @@ def test_resolved_alerts_are_refused_by_a_live_source_not_answered_with_none(clo
     # issue 9: Alertmanager and Prometheus forget an alert once it ends, so an empty list is no evidence
     with pytest.raises(BackendError, match="a live alert source lists no resolved alerts"):
         metrics(live(alertmanager=closed_url), alertname="HighCPUUsage", state="resolved")
+
+
+# --- issue 12: reachability, the service label and aliases, no silent demo knowledge -------------------
+
+
+def test_every_part_unreachable_is_one_error_naming_each_url(closed_url):
+    other = closed_url.rsplit(":", 1)[0] + ":1"
+    backend = live(timeout=2, prometheus=closed_url, alertmanager=other)
+
+    with pytest.raises(BackendError) as caught:
+        backend.check_reachable()
+
+    message = str(caught.value)
+    assert message.startswith("no backend answered: ") and "\n" not in message
+    assert f"prometheus: GET {closed_url}/-/ready failed: connection refused" in message
+    assert f"alertmanager: GET {other}/-/ready failed" in message
+
+
+def test_one_part_answering_is_enough_to_go_on(prometheus, closed_url):
+    live(timeout=2, prometheus=prometheus.url, alertmanager=closed_url).check_reachable()
+
+
+def test_the_configured_service_label_names_the_services(prometheus):
+    backend = LiveBackend.from_specs(
+        {
+            "prometheus": BackendSpec(
+                url=prometheus.url, options={"service_label": "job", "service_aliases": "pay=payment"}
+            )
+        }
+    )
+
+    assert {"order", "payment"} <= set(backend.known_services() or [])  # job values, not service values
+    assert "payment-service" not in (backend.known_services() or [])
+    assert (backend.resolve_service("PAYMENT"), backend.resolve_service("pay")) == ("payment", "payment")
+    assert backend.resolve_service("billing") is None
+    assert backend.service_aliases() == {"payment": ["pay"]}
+    (series,) = metrics(backend, service="payment", metric="cpu_usage_percent").series
+    assert series["service"] == "payment" and series["points"] > 0
+
+
+def test_an_unknown_service_gets_close_names_from_the_label_values(prometheus):
+    from evcli.tools.fetch import resolve_service
+
+    assert resolve_service("payments", live(prometheus=prometheus.url)) == (
+        None,
+        "unknown service 'payments'; close names: payment-service",
+    )
+
+
+def test_live_backends_without_runbooks_never_use_the_demo_runbooks(prometheus):
+    from evcli.backends.spec import EnvironmentSpec
+
+    knowledge = EnvironmentSpec.from_options(None, None, {"prometheus": prometheus.url}).knowledge_backend()
+
+    with pytest.raises(BackendError, match="no runbooks configured"):
+        knowledge.search("cpu", limit=3, alertname=None, service=None)
+    with pytest.raises(BackendError, match="no runbooks configured"):
+        knowledge.skills()
