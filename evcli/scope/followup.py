@@ -3,7 +3,9 @@
 "what should I check next?" names nothing; it means the same service, range and search
 terms as the question before. Each group of fields is inherited only when the new question
 leaves the whole group empty, so anything the follow-up names replaces what came before
-(a follow-up naming another service is about that service, not both). What the question
+(a follow-up naming another service is about that service, not both). One exception: a follow-up
+naming only content words keeps the phrases and tokens before ("did that IP ever get in?" asks a new
+thing of the address asked before); one naming a phrase or token replaces the words too. What the question
 itself is (narrow or broad, its language, whether it asks for a count) is never inherited.
 """
 
@@ -19,6 +21,8 @@ _GROUPS: tuple[tuple[str, ...], ...] = (
     ("levels",),
     ("phrases", "tokens", "terms"),
 )
+# what a follow-up naming only new words still asks of: the phrases and tokens before ("that IP")
+_REFERRED = ("phrases", "tokens")
 
 
 def follow_up(scope: QuestionScope, previous: QuestionScope | None) -> QuestionScope:
@@ -31,4 +35,6 @@ def follow_up(scope: QuestionScope, previous: QuestionScope | None) -> QuestionS
         if not any(getattr(scope, field) for field in group)
         for field in group
     }
+    if scope.terms and not any(getattr(scope, field) for field in _REFERRED):
+        inherited |= {field: getattr(previous, field) for field in _REFERRED}
     return scope.model_copy(update=inherited)

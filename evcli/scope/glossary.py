@@ -69,6 +69,7 @@ IDIOMS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (r"\bcrash[\s-]*loop(?:s|ing|ed)?\b", ("restart", "CrashLoopBackOff", "crash")),
     (r"\bno\s+space\s+left\b|\bout\s+of\s+(?:disk|space)\b", ("No space left",)),
     (r"\bfailed\s+log\s*ins?\b|\blog\s*in\s+failures?\b", ("Failed password", "authentication failure")),
+    (r"\b(?:get|gets|got|getting)\s+in\b|\blogged\s+in\b", ("Accepted", "logged in")),
 )
 
 
@@ -79,6 +80,8 @@ def translate(text: str) -> list[tuple[int, int, tuple[str, ...]]]:
     found = []
     for pattern, words in IDIOMS:
         for match in re.finditer(pattern, text, re.IGNORECASE):
+            if any(taken[match.start() : match.end()]):
+                continue
             taken[match.start() : match.end()] = [True] * (match.end() - match.start())
             found.append((match.start(), match.end(), words))
     for key in sorted(GLOSSARY, key=len, reverse=True):
@@ -90,3 +93,20 @@ def translate(text: str) -> list[tuple[int, int, tuple[str, ...]]]:
                 found.append((start, end, GLOSSARY[key]))
             start = text.find(key, end)
     return sorted(found)
+
+
+def alternatives(terms: list[str] | tuple[str, ...]) -> list[tuple[str, ...]]:
+    """The terms that are alternative English words of one glossary word or idiom ("timeout", "timed out"
+    of 超时), as groups in the terms' order: a log line holds one of them, rarely all, so a search
+    wanting the thing asked looks for each of them apart."""
+    entries = [*GLOSSARY.values(), *(words for _, words in IDIOMS)]
+    groups: list[tuple[str, ...]] = []
+    taken: set[str] = set()
+    for term in terms:
+        if term in taken:
+            continue
+        entry = next((words for words in entries if term in words and len(set(words) & set(terms)) > 1), None)
+        group = tuple(t for t in terms if entry is not None and t in entry and t not in taken) or (term,)
+        taken.update(group)
+        groups.append(group)
+    return groups

@@ -18,6 +18,7 @@ from datetime import UTC, timedelta, tzinfo
 from typing import Any, NamedTuple
 
 from evcli.backends.base import EvidenceBackend, TimeWindow, parse_window
+from evcli.errors import BadInput
 from evcli.timerange import TimeRange
 
 NAMED = "question/call"
@@ -82,9 +83,16 @@ def call_target(
     params: Any, backend: EvidenceBackend, arrays: tuple[str, ...], scope: dict[str, Any]
 ) -> CallTarget | Outcome:
     """The service and times a call names, or the empty outcome of a service the backend does
-    not know (decided before the times are read, so a bad time does not hide it)."""
+    not know (decided before the times are read, so a bad time does not hide it; a range the call
+    names is still recorded: the name was asked over that range)."""
     service, unknown = resolve_service(params.service, backend)
     if unknown:
+        try:
+            named_range = call_range(params, backend)
+        except BadInput:
+            named_range = None
+        if named_range is not None:
+            scope.update(searched_scope(named_range, backend))
         return unknown_service_outcome(unknown, arrays, scope)
     named = call_range(params, backend)
     window = parse_window(params.window, backend.now()) if params.window else None

@@ -235,13 +235,14 @@ def test_narrow_no_evidence_is_one_negative_observation_and_no_widening(tmp_path
     run = full_run("只确认 inventory-service 是否存在 HikariCP 连接池耗尽日志。", tmp_path)
     assert run.gate_result.severity == "none", run.gate_result.errors
     assert len(run.invocations) == 1  # no wider retry after the precise query found nothing
-    assert run.invocations[0].input_params["query"] == "HikariCP"  # a token of the question, verbatim (issue 10)
+    # a token of the question verbatim, with the word logs use for 连接池 (issue 10: the glossary)
+    assert run.invocations[0].input_params["query"] == "HikariCP pool"
     assert run.invocations[0].retrieval_details.evidence_status == "no_evidence"
     [claim] = run.executor_output["claims"]
     assert claim["claim_type"] == "negative_observation"
     assert (
         claim["claim_text"]
-        == "当前查询未检索到 inventory-service 的 HikariCP 相关日志（range=2026-07-08T22:30:00+00:00..2026-07-08T23:10:00+00:00 (whole snapshot)，total=0）。"
+        == "当前查询未检索到 inventory-service 的 HikariCP pool 相关日志（range=2026-07-08T22:30:00+00:00..2026-07-08T23:10:00+00:00 (whole snapshot)，total=0）。"
     )
     assert [b["raw_path"] for b in claim["evidence_bindings"]] == ["$.no_evidence"]
     assert not any(phrase in claim["claim_text"] for phrase in OVERSTATEMENTS)

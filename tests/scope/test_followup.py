@@ -40,3 +40,8 @@ def test_a_named_member_replaces_its_whole_group():
 def test_no_previous_scope_changes_nothing():
     scope = QuestionScope(tokens=["502"])
     assert follow_up(scope, None) == scope
+
+
+def test_a_follow_up_naming_only_words_keeps_the_phrases_and_tokens_it_refers_to():
+    scope = follow_up(QuestionScope(terms=["Accepted"]), PREVIOUS)  # "did that IP ever get in?"
+    assert (scope.phrases, scope.tokens, scope.terms) == (["POST /api/login"], ["401"], ["Accepted"])

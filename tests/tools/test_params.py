@@ -124,7 +124,7 @@ def test_lookup_knowledge_limit_bounds(limit, ok):
         ("query_logs", {"service": "pay;rm -rf /"}, "query_logs: service: ", "pattern"),
         ("query_logs", {"service": "-leading-dash"}, "query_logs: service: ", "pattern"),
         ("query_logs", {"service": "x" * 101}, "query_logs: service: ", "pattern"),
-        ("query_logs", {}, "query_logs: service: ", "required"),
+        ("query_logs", {"service": ""}, "query_logs: service: ", "pattern"),  # service is optional: all logs
         ("query_metrics", {"service": "a b"}, "query_metrics: service: ", "pattern"),
         ("query_metrics", {"alertname": "High CPU"}, "query_metrics: alertname: ", "pattern"),
         # issue 9: a CSV header with its unit (`CpuUsageRate(%)`) is a metric name; quotes and braces are not

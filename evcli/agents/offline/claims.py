@@ -307,9 +307,12 @@ def log_claims(
         signal = bool(_SIGNAL.search(message)) or bool(level and ref.item.get("level_derived"))
         if _STACK_FRAME.match(message) or (symptoms_only and not signal):
             continue
-        term_hit = any(term in message.lower() for term in terms)
+        lowered = message.lower()
+        exact_hits = sum(term.lower() in lowered for term in intent.exact)  # what was asked verbatim first
+        term_hits = sum(term in lowered for term in terms)
         asked_level = level.upper() in intent.levels
-        candidates.append(((not asked_level, -LEVEL_RANK.get(level.upper(), 0), not term_hit), timestamp, ref, parts))
+        rank = (not asked_level, -LEVEL_RANK.get(level.upper(), 0), -exact_hits, -term_hits)
+        candidates.append((rank, timestamp, ref, parts))
     candidates.sort(key=lambda item: (item[1], item[2].identity), reverse=True)  # newest first...
     candidates.sort(key=lambda item: item[0])  # ...within errors first, then lines naming a term
     claims: list[Claim] = []

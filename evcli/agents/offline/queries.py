@@ -20,6 +20,7 @@ from typing import Any
 from evcli.agents.offline.payload import Ask, Call
 from evcli.backends.base import LEVELS
 from evcli.messages import catalogue
+from evcli.scope.glossary import alternatives
 from evcli.tools.params import MAX_KEYWORDS
 
 RETRY_WINDOWS = ("2h", "6h")  # what an evidence retry widens the question's own window to
@@ -29,6 +30,7 @@ NAMED_SERVICE_CAP = 3
 DISCOVERED_SERVICE_CAP = 2
 UNKNOWN_CAP = 2
 JOINT_TERMS = 3  # adjacent content words a broad task searches together
+ALTERNATIVE_SEARCHES = 2  # searches for the alternative English words of what a Chinese word asks
 # asked states an active-only search would miss ("still firing?" must see the alert resolved)
 ANY_STATE_ASKED = frozenset({"still_firing", "resolved", "silenced"})
 QUERY_CHARS = 200  # query_logs' `query` length limit
@@ -82,9 +84,11 @@ def _where(intent: Ask, terms: list[str], cap: int) -> list[str]:
 
 def unknown_calls(intent: Ask, question: str) -> list[Call]:
     """One call per service or host the environment does not know, asking it what the question asks (its
-    logs with the phrases, tokens and level asked, else its alerts and series): the call's `$.no_evidence`
+    logs with the phrases, tokens and level asked when the question names any of them or other words,
+    else its alerts and series): the call's `$.no_evidence`
     names the close names, and states that what was asked was asked of the name the question gave."""
-    if not (intent.exact or intent.levels or _LOG_WORDS.search(question)):
+    other_words = [term for term in intent.terms if term not in intent.unknown_services]  # "mysql slow queries"
+    if not (intent.exact or intent.levels or other_words or _LOG_WORDS.search(question)):
         return [
             Call("query_metrics", {"service": name} | _window(intent)) for name in intent.unknown_services[:UNKNOWN_CAP]
         ]
@@ -110,9 +114,17 @@ def _holding_all(intent: Ask, terms: list[str], cap: int) -> list[str]:
     return sorted(common, key=lambda service: -sum(intent.found_in(term)[service] for term in terms))[:cap]
 
 
+# words that may stand between two words asked together ("Failed password for root", "errors from 10.0.0.1")
+_LINK = r"(?:\s+(?:for|from|of|on|in|to|by|with|at|as|the|a|an))*\s+"
+
+
+def _written(question: str, term: str) -> bool:
+    return re.search(re.escape(term), question, re.IGNORECASE) is not None
+
+
 def _joined(question: str, seeds: list[str], terms: list[str]) -> list[str]:
-    """The seeds and the words written next to them in the question ("PHP Notice", "session expired"):
-    what a count counts is the words asked together, not every word of the question."""
+    """The seeds and the words written next to them in the question ("PHP Notice", "session expired",
+    "password for root"): what a count counts is the words asked together, not every word of the question."""
     group = list(seeds)
     grown = True
     while grown:
@@ -121,12 +133,32 @@ def _joined(question: str, seeds: list[str], terms: list[str]) -> list[str]:
             if term in group:
                 continue
             for seed in group:
-                pair = rf"{re.escape(seed)}\s+{re.escape(term)}|{re.escape(term)}\s+{re.escape(seed)}"
+                pair = rf"{re.escape(seed)}{_LINK}{re.escape(term)}|{re.escape(term)}{_LINK}{re.escape(seed)}"
                 if re.search(pair, question, re.IGNORECASE):
                     group.append(term)
                     grown = True
                     break
     return group
+
+
+def _together(intent: Ask, question: str, seeds: list[str], services: list[str]) -> list[list[str]]:
+    """The keywords of the searches for what was asked together: the seeds with the content words written
+    next to them, and one English word of each word the glossary translated ("Redis 超时": Redis with
+    timeout, and Redis with "timed out"), each alternative a search of its own (those the services' logs
+    hold; at most ALTERNATIVE_SEARCHES)."""
+    terms = _content_terms(intent)
+    written = [term for term in terms if _written(question, term)]
+    head = _joined(question, seeds, written)
+    queries = [head]
+    for group in alternatives([term for term in terms if term not in written and term not in head]):
+        held = [term for term in group if _held(intent, term, services)]
+        queries = [query + [term] for query in queries for term in held or group[:1]][:ALTERNATIVE_SEARCHES]
+    return queries
+
+
+def _held(intent: Ask, term: str, services: list[str]) -> bool:
+    found = intent.found_in(term)
+    return any(service in found for service in services) if services else bool(found)
 
 
 def _exact_absent(intent: Ask, services: list[str]) -> bool:
@@ -146,14 +178,15 @@ def exact_calls(intent: Ask, question: str, services: list[str], limit: int | No
     whose logs contain them all, else in all logs."""
     if not intent.exact:
         return []
-    # a count counts what was asked: the phrases and tokens with the words written next to them, together
-    words = _joined(question, list(intent.exact), _content_terms(intent)) if intent.wants_count else list(intent.exact)
-    arguments: dict[str, Any] = {"query": _log_query(*words)} | _level(intent) | _window(intent)
-    arguments |= {"limit": limit} if limit else {}
+    # what was asked: the phrases and tokens with the words asked with them, together
     services = services or _holding_all(intent, list(intent.exact), DISCOVERED_SERVICE_CAP)
-    if not services:
-        return [Call("query_logs", arguments)]
-    return [Call("query_logs", {"service": service} | arguments) for service in services]
+    calls = []
+    for words in _together(intent, question, list(intent.exact), services):
+        arguments: dict[str, Any] = {"query": _log_query(*words)} | _level(intent) | _window(intent)
+        arguments |= {"limit": limit} if limit else {}
+        calls += [Call("query_logs", {"service": service} | arguments) for service in services]
+        calls += [] if services else [Call("query_logs", arguments)]  # no service holds them all: every log
+    return calls
 
 
 def term_calls(intent: Ask, question: str, services: list[str], limit: int | None = None) -> list[Call]:
@@ -170,13 +203,18 @@ def term_calls(intent: Ask, question: str, services: list[str], limit: int | Non
     local = [term for term in terms if any(service in intent.found_in(term) for service in services)]
     local.sort(key=lambda term: sum(intent.found_in(term).get(service, 0) for service in services))  # rarest first
     term = terms[0] if intent.narrow or not local else local[0]
-    # a count counts what was asked: the word with those written next to it, together
-    words = _joined(question, [term], terms) if intent.wants_count else [term]
+    together = [[term]]
+    if intent.wants_count:  # a count counts what was asked: a word written in the question with those asked with it
+        written = [word for word in [term, *local, *terms] if _written(question, word)]
+        together = _together(intent, question, written[:1], services)
+        term = together[0][0]
     where = [service for service in services if service in intent.found_in(term)] or services
     where = (
-        where or _holding_all(intent, words, DISCOVERED_SERVICE_CAP) or _where(intent, [term], DISCOVERED_SERVICE_CAP)
+        where
+        or _holding_all(intent, together[0], DISCOVERED_SERVICE_CAP)
+        or _where(intent, [term], DISCOVERED_SERVICE_CAP)
     )
-    queries = [_log_query(*words)]
+    queries = [_log_query(*words) for words in together]
     joint = _joined(question, [term], local)[:JOINT_TERMS]
     if not intent.narrow and not intent.wants_count and len(joint) > 1:  # words written together, then the rarest
         queries.insert(0, _log_query(*joint))
