@@ -8,7 +8,6 @@ request parsing that is maintained and fuzzed upstream, which a hand-written Bas
 
 from __future__ import annotations
 
-import logging
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -57,7 +56,7 @@ def serve_command(
     settings: Loaded = None,  # type: ignore[assignment]  # filled by the environment options
 ) -> None:
     """Diagnose every firing alert Alertmanager sends (webhook_configs url: http://HOST:PORT/alerts)."""
-    from evcli.serve import ServeConfig, WorkerSpec
+    from evcli.serve import ServeConfig, WorkerSpec, log_to_stderr
     from evcli.store.db import default_db_path
     from evcli.timerange import parse_duration
 
@@ -75,7 +74,7 @@ def serve_command(
     config = ServeConfig(
         spec, max_queue, parse_duration(repeat_interval).total_seconds(), _token(token_env) if token_env else None
     )
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    log_to_stderr()
     from evcli.serve.worker import requeue_orphans
 
     requeue_orphans(store)

@@ -9,6 +9,8 @@ enqueues; worker processes (one per `--workers`) claim, diagnose and finish.
 
 from __future__ import annotations
 
+import logging
+import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -36,3 +38,21 @@ class ServeConfig:
     max_queue: int = 1000
     repeat_interval_s: float = 4 * 3600.0  # Alertmanager's default repeat_interval
     token: str | None = None
+
+
+class _StderrLines(logging.Handler):
+    """Writes to the stderr of the moment (a test runner swaps it), not the one at start-up."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        sys.stderr.write(self.format(record) + "\n")
+
+
+def log_to_stderr() -> None:
+    """Server log lines (logger `evcli.serve`) to stderr with a timestamp; idempotent within a process."""
+    logger = logging.getLogger("evcli.serve")
+    if not any(isinstance(handler, _StderrLines) for handler in logger.handlers):
+        handler = _StderrLines()
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+        logger.propagate = False

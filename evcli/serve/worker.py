@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evcli.serve import WorkerSpec
+from evcli.serve import WorkerSpec, log_to_stderr
 
 if TYPE_CHECKING:
     from evcli.pipeline import Pipeline
@@ -103,7 +103,7 @@ def worker_main(spec: WorkerSpec, stop: Any) -> None:
     """A worker process: diagnose queued alerts until `stop` is set or the server process is gone."""
     from evcli.store.db import TraceStore
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    log_to_stderr()
     parent = os.getppid()
     with TraceStore(Path(spec.db)) as store:
         pipeline = build_pipeline(spec, store)

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from tests.backends.conftest import free_port
+from tests.backends.conftest import free_port, start_process  # noqa: F401  (the fixture, for test_alertmanager)
 
 REPO = Path(__file__).resolve().parents[2]
 HOST_ENV = REPO / "evcli" / "envs" / "host"
