@@ -22,69 +22,54 @@ class Received(Counter[str]):
 
 
 def render(store: TraceStore, received: Received) -> str:
-    rows = store.alert_queue_rows()
-    states = Counter(row["state"] for row in rows)
-    finished = [row for row in rows if row["state"] in ("done", "failed")]
-    lines = [
-        *_family(
-            "evcli_serve_alerts_received_total",
+    stats = store.alert_queue_stats(DURATION_BUCKETS_S)
+    states = stats["states"]
+    families = [
+        (
+            "alerts_received_total",
             "counter",
             "Alerts received in webhook deliveries.",
             [(f'{{status="{status}"}}', received[status]) for status in ("firing", "resolved")],
         ),
-        *_family(
-            "evcli_serve_duplicate_alerts_total",
+        (
+            "duplicate_alerts_total",
             "counter",
             "Firing alerts already queued within the repeat interval.",
             [("", received["duplicates"])],
         ),
-        *_family(
-            "evcli_serve_rejected_deliveries_total",
+        (
+            "rejected_deliveries_total",
             "counter",
             "Deliveries answered 400 (not webhook v4).",
             [("", received["rejected"])],
         ),
-        *_family(
-            "evcli_serve_queue_full_total",
+        (
+            "queue_full_total",
             "counter",
             "Deliveries answered 503 because the queue was full.",
             [("", received["full"])],
         ),
-        *_family(
-            "evcli_serve_queue_depth",
+        (
+            "queue_depth",
             "gauge",
             "Alerts waiting for or under diagnosis.",
-            [('{state="queued"}', states["queued"]), ('{state="running"}', states["running"])],
+            [(f'{{state="{state}"}}', states.get(state, 0)) for state in ("queued", "running")],
         ),
-        *_family(
-            "evcli_serve_diagnoses_total",
+        (
+            "diagnoses_total",
             "counter",
             "Finished diagnoses by verdict (failed: an error).",
-            sorted(_by_verdict(finished).items()),
+            [(f'{{verdict="{verdict}"}}', count) for verdict, count in sorted(stats["verdicts"].items())],
         ),
-        *_histogram([row["duration_s"] or 0.0 for row in finished]),
-        *_family(
-            "evcli_serve_tool_errors_total",
-            "counter",
-            "Failed tool invocations in diagnoses.",
-            [("", sum(row["tool_errors"] or 0 for row in finished))],
-        ),
-        *_family(
-            "evcli_serve_model_errors_total",
-            "counter",
-            "Failed model calls in diagnoses.",
-            [("", sum(row["model_errors"] or 0 for row in finished))],
-        ),
+        ("tool_errors_total", "counter", "Failed tool invocations in diagnoses.", [("", stats["tool_errors"])]),
+        ("model_errors_total", "counter", "Failed model calls in diagnoses.", [("", stats["model_errors"])]),
     ]
-    return "\n".join(lines) + "\n"
-
-
-def _by_verdict(finished: list[dict]) -> dict[str, int]:
-    tally = Counter((row["verdict"] or "none") if row["state"] == "done" else "failed" for row in finished)
-    return {f'{{verdict="{verdict}"}}': count for verdict, count in tally.items()}
+    lines = [line for family in families for line in _family(*family)]
+    return "\n".join([*lines, *_histogram(stats)]) + "\n"
 
 
 def _family(name: str, kind: str, help_text: str, samples: list[tuple[str, float]]) -> list[str]:
+    name = f"evcli_serve_{name}"
     return [
         f"# HELP {name} {help_text}",
         f"# TYPE {name} {kind}",
@@ -92,11 +77,14 @@ def _family(name: str, kind: str, help_text: str, samples: list[tuple[str, float
     ]
 
 
-def _histogram(durations: list[float]) -> list[str]:
-    name = "evcli_serve_diagnosis_duration_seconds"
+def _histogram(stats: dict) -> list[str]:
     samples: list[tuple[str, float]] = [
-        (f'_bucket{{le="{bound}"}}', sum(d <= bound for d in durations)) for bound in DURATION_BUCKETS_S
+        (f'_bucket{{le="{bound}"}}', count) for bound, count in zip(DURATION_BUCKETS_S, stats["buckets"], strict=True)
     ]
-    samples += [('_bucket{le="+Inf"}', len(durations)), ("_sum", round(sum(durations), 4)), ("_count", len(durations))]
-    lines = _family(name, "histogram", "Time a worker took per diagnosis.", [])
-    return lines + [f"{name}{suffix} {value}" for suffix, value in samples]
+    samples += [
+        ('_bucket{le="+Inf"}', stats["count"]),
+        ("_sum", round(stats["duration_sum"], 4)),
+        ("_count", stats["count"]),
+    ]
+    lines = _family("diagnosis_duration_seconds", "histogram", "Time a worker took per diagnosis.", [])
+    return lines + [f"evcli_serve_diagnosis_duration_seconds{suffix} {value}" for suffix, value in samples]

@@ -681,6 +681,31 @@ class TraceStore:
                 self.conn.execute("UPDATE alert_queue SET state = 'queued', owner = NULL WHERE id = ?", [alert_id])
         return len(orphans)
 
+    def alert_queue_stats(self, buckets: tuple[float, ...]) -> dict[str, Any]:
+        """Aggregates of the alert queue for /metrics, in SQL (no row is loaded): rows per state, finished
+        diagnoses per verdict (`failed` for an error), error sums, and duration counts at most each bucket."""
+        states = dict(self.conn.execute("SELECT state, count(*) FROM alert_queue GROUP BY state").fetchall())
+        finished = "FROM alert_queue WHERE state IN ('done', 'failed')"
+        verdicts = self.conn.execute(
+            f"SELECT CASE WHEN state = 'failed' THEN 'failed' ELSE coalesce(verdict, 'none') END, count(*) "
+            f"{finished} GROUP BY 1"
+        ).fetchall()
+        bucket_sql = ", ".join("sum(coalesce(duration_s, 0) <= ?)" for _ in buckets)
+        row = self.conn.execute(
+            f"SELECT count(*), coalesce(sum(duration_s), 0), coalesce(sum(tool_errors), 0), "
+            f"coalesce(sum(model_errors), 0){', ' + bucket_sql if buckets else ''} {finished}",
+            list(buckets),
+        ).fetchone()
+        return {
+            "states": states,
+            "verdicts": dict(verdicts),
+            "count": row[0],
+            "duration_sum": row[1],
+            "tool_errors": row[2],
+            "model_errors": row[3],
+            "buckets": [value or 0 for value in row[4:]],
+        }
+
     def alert_queue_rows(self, where: str = "", params: list[Any] | None = None) -> list[dict[str, Any]]:
         """Rows of the alert queue, oldest first; `where` is a constant SQL condition of the caller."""
         query = f"SELECT * FROM alert_queue {('WHERE ' + where) if where else ''} ORDER BY id"

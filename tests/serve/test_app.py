@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from concurrent.futures import ThreadPoolExecutor
 
 from tests.serve.conftest import delivery
@@ -52,6 +53,16 @@ def test_duplicate_delivery_is_diagnosed_once(start_serve):
     assert "evcli_serve_duplicate_alerts_total 4" in metrics
     assert "evcli_serve_diagnosis_duration_seconds_count 2" in metrics
     assert 'evcli_serve_queue_depth{state="queued"} 0' in metrics
+    assert (
+        sum(
+            int(line.rsplit(" ", 1)[1])
+            for line in metrics.splitlines()
+            if line.startswith("evcli_serve_diagnoses_total{")
+        )
+        == 2
+    )
+    checked = subprocess.run(["promtool", "check", "metrics"], input=metrics, capture_output=True, text=True)
+    assert checked.returncode == 0, checked.stdout + checked.stderr  # Prometheus's own linter of the text format
 
 
 MALFORMED = [
