@@ -88,24 +88,23 @@ _VARIABLE = re.compile(
 )
 _TOKENS_KEPT = 1 << 10  # token templates remembered by `mask` (then forgotten: memory stays bounded)
 _TOKEN_TEMPLATES: dict[str, str] = {}
-# What a whole-file query without keywords counts, per (level, template): `search` reads it instead
-# of every row (a level filter over a whole big file keeps a large share of its lines).
-_SUMMARY_SQL = (
-    "CREATE TABLE summary AS SELECT level, template, count(*) AS n, min(ts) AS low, max(ts) AS high,"
-    " max(lineno) AS example FROM lines GROUP BY level, template"
-)
-# Records per (highest level, holds a line without a level): a whole-file query without keywords
-# counts the records it matches from this (a record matches when any of its lines does).
-_RECORD_TOPS_SQL = (
-    "CREATE TABLE record_tops AS SELECT top, unleveled, count(*) AS n FROM (SELECT max(level) AS top,"
-    " max(level IS NULL) AS unleveled FROM lines GROUP BY record) GROUP BY top, unleveled"
-)
+_SUMS_KEPT = 1 << 13  # (level, template) sums kept in memory while building (then written to `sums`)
 _SCHEMA_SQL = """
 CREATE TABLE build (id TEXT, schema INTEGER, digest TEXT, format TEXT, lines INTEGER,
                     first REAL, last REAL, cut INTEGER, seconds REAL);
 CREATE TABLE templates (id INTEGER PRIMARY KEY, text TEXT UNIQUE);
 CREATE TABLE lines (lineno INTEGER PRIMARY KEY, ts REAL, level INTEGER, derived INTEGER,
                     template INTEGER, instance TEXT, line TEXT, unescaped TEXT, record INTEGER);
+CREATE TABLE sums (level INTEGER, template INTEGER, n INTEGER, low REAL, high REAL, example INTEGER);
+"""
+# What a whole-file query without keywords counts, per (level, template), and the records per
+# (highest level, holds a line without a level): `search` reads them instead of every row (a
+# level filter over a whole big file keeps a large share of its lines).
+_SUMMARY_SQL = """
+CREATE TABLE summary AS SELECT level, template, sum(n) AS n, min(low) AS low, max(high) AS high,
+    max(example) AS example FROM sums GROUP BY level, template;
+DROP TABLE sums;
+CREATE TABLE record_tops (top INTEGER, unleveled INTEGER, n INTEGER);
 """
 
 
@@ -331,8 +330,7 @@ def _finish(db: str, parts: list[_Part], build: tuple[str, str | None, float]) -
             cursor = _merge(conn, part, lines, cursor)
             lines += part.lines
         conn.execute("CREATE INDEX lines_ts ON lines (ts)")
-        conn.execute(_SUMMARY_SQL)
-        conn.execute(_RECORD_TOPS_SQL)
+        _summarise(conn, parts)
         firsts = [part.first for part in parts if part.first is not None]
         lasts = [part.last for part in parts if part.last is not None]
         rows, cut = sum(part.rows for part in parts), sum(part.cut for part in parts)
@@ -353,6 +351,62 @@ def _finish(db: str, parts: list[_Part], build: tuple[str, str | None, float]) -
         conn.commit()
     finally:
         conn.close()
+
+
+def _summarise(conn: sqlite3.Connection, parts: list[_Part]) -> None:
+    """Write the `summary` and `record_tops` tables from the parts' own sums and records and, in
+    SQL, from the rows before each part's first timestamp (merging may have changed their ts,
+    level and record: they are counted as merged)."""
+    tally, before = _RecordTally(), 0
+    for part in parts:
+        timed = part.cursor.first_timed
+        leading = (before + 1, before + (timed - 1 if timed is not None else part.lines))
+        conn.execute(
+            "INSERT INTO sums SELECT level, template, count(*), min(ts), max(ts), max(lineno) FROM lines"
+            " WHERE lineno BETWEEN ? AND ? GROUP BY level, template",
+            leading,
+        )
+        records = conn.execute(
+            "SELECT record, max(level), max(level IS NULL) FROM lines WHERE lineno BETWEEN ? AND ?"
+            " GROUP BY record ORDER BY record",
+            leading,
+        )
+        for record, top, unleveled in records:
+            tally.add(record, top, unleveled)
+        if part.open is not None:  # the part's own records start at its first timestamp
+            tally.close()
+            for key, count in part.tops.items():
+                tally.tops[key] = tally.tops.get(key, 0) + count
+            record, top, unleveled = part.open
+            tally.add(record + before, top, unleveled)
+        before += part.lines
+    tally.close()
+    conn.executescript(_SUMMARY_SQL)
+    conn.executemany("INSERT INTO record_tops VALUES (?, ?, ?)", [(*key, n) for key, n in tally.tops.items()])
+
+
+@dataclass
+class _RecordTally:
+    """Records counted per (highest level, holds a line without a level), fed in file order; the
+    last one stays `open` (later rows may still belong to it) until the next starts or `close`."""
+
+    tops: dict[tuple[int | None, int], int] = field(default_factory=dict)
+    open: list[Any] | None = None  # [record, highest level, unleveled]
+
+    def add(self, record: int, top: int | None, unleveled: int) -> None:
+        known = self.open
+        if known is not None and known[0] == record:
+            known[1] = top if known[1] is None or (top is not None and top > known[1]) else known[1]
+            known[2] = known[2] or unleveled
+            return
+        self.close()
+        self.open = [record, top, unleveled]
+
+    def close(self) -> None:
+        if self.open is not None:
+            key = (self.open[1], int(self.open[2]))
+            self.tops[key] = self.tops.get(key, 0) + 1
+            self.open = None
 
 
 def _cores() -> int:
@@ -407,6 +461,8 @@ class _Part:
     last: float | None
     cut: int
     cursor: _Cursor
+    tops: dict[tuple[int | None, int], int]  # records from its first timestamp on, but the last
+    open: tuple[int, int | None, int] | None  # the last record (record, top, unleveled); None: no timestamp
 
 
 def _build_part(
@@ -422,11 +478,13 @@ def _build_part(
             window = io.BufferedReader(_Window(handle, *bounds))
             text = io.TextIOWrapper(window, encoding="utf-8", errors="replace", newline="")
             lines = Lines(text)
-            count, first, last = _insert(conn, _rows(_masked(iter(lines)), reader, context.tz, cursor), advance)
+            built = _insert(conn, _rows(_masked(iter(lines)), reader, context.tz, cursor), advance)
         conn.commit()
     finally:
         conn.close()
-    return _Part(db, cursor.lines, count, first, last, lines.cut, cursor)
+    tally = built.tally
+    last_record = None if tally.open is None else (tally.open[0], tally.open[1], int(tally.open[2]))
+    return _Part(db, cursor.lines, built.rows, built.first, built.last, lines.cut, cursor, tally.tops, last_record)
 
 
 class _Window(io.RawIOBase):
@@ -456,6 +514,11 @@ def _merge(conn: sqlite3.Connection, part: _Part, before: int, cursor: _Cursor) 
     conn.execute("ATTACH DATABASE ? AS part", (part.db,))
     try:
         conn.execute("INSERT OR IGNORE INTO templates (text) SELECT text FROM part.templates ORDER BY id")
+        conn.execute(
+            "INSERT INTO sums SELECT s.level, t.id, s.n, s.low, s.high, s.example + ? FROM part.sums AS s"
+            " JOIN part.templates AS p ON p.id = s.template JOIN main.templates AS t ON t.text = p.text",
+            (before,),
+        )
         conn.execute(
             "INSERT INTO lines SELECT l.lineno + :before, coalesce(l.ts, :ts),"
             " CASE WHEN l.lineno < :parsed THEN :level ELSE l.level END,"
@@ -587,30 +650,59 @@ def worker_main() -> None:
     sys.stdout.buffer.write(pickle.dumps(part))
 
 
-def _insert(
-    conn: sqlite3.Connection, rows: Iterator[tuple[Any, ...]], advance
-) -> tuple[int, float | None, float | None]:
-    """Insert the rows in batches, templates by id; (rows, first ts, last ts)."""
+@dataclass
+class _Built:
+    """What `_insert` wrote: rows, first and last ts, and the summaries of the rows with a ts
+    (their sums are in the `sums` table; `tally` holds their records)."""
+
+    rows: int = 0
+    first: float | None = None
+    last: float | None = None
+    tally: _RecordTally = field(default_factory=_RecordTally)
+
+
+def _insert(conn: sqlite3.Connection, rows: Iterator[tuple[Any, ...]], advance) -> _Built:
+    """Insert the rows in batches, templates by id, and sum the rows with a ts per (level,
+    template) and their records (rows without one may still change when parts are merged)."""
     templates: dict[str, int] = {}
-    count = 0
+    sums: dict[tuple[int | None, int], list[Any]] = {}
+    built = _Built()
+    tally = built.tally
     first = last = None
     batch: list[tuple[Any, ...]] = []
-    for row in rows:
-        text = row[4]
+    for lineno, ts, level, derived, text, instance, line, record in rows:
         template = templates.get(text)
         if template is None:
             template = _template_id(conn, text, templates)
-        ts = row[1]
         if ts is not None:
-            first = ts if first is None or ts < first else first
-            last = ts if last is None or ts > last else last
-        line = row[6]
+            if first is None:
+                first = last = ts
+            first = ts if ts < first else first
+            last = ts if ts > last else last  # type: ignore[operator]
+            total = sums.get((level, template))
+            if total is None:
+                if len(sums) >= _SUMS_KEPT:
+                    _spill(conn, sums)
+                sums[level, template] = [1, ts, ts, lineno]
+            else:
+                total[0] += 1
+                total[1] = ts if ts < total[1] else total[1]
+                total[2] = ts if ts > total[2] else total[2]
+                total[3] = lineno
+            tally.add(record, level, level is None)
         unescaped = _ESCAPE.sub(_unescape, line) if "\\u" in line else None
-        batch.append((row[0], ts, row[2], row[3], template, row[5] or None, line, unescaped, row[7]))
+        batch.append((lineno, ts, level, derived, template, instance or None, line, unescaped, record))
         if len(batch) >= _BATCH:
-            count += _flush(conn, batch, advance)
-    count += _flush(conn, batch, advance)
-    return count, first, last
+            built.rows += _flush(conn, batch, advance)
+    built.rows += _flush(conn, batch, advance)
+    _spill(conn, sums)
+    built.first, built.last = first, last
+    return built
+
+
+def _spill(conn: sqlite3.Connection, sums: dict[tuple[int | None, int], list[Any]]) -> None:
+    conn.executemany("INSERT INTO sums VALUES (?, ?, ?, ?, ?, ?)", [(*key, *total) for key, total in sums.items()])
+    sums.clear()
 
 
 def _unescape(match: re.Match[str]) -> str:

@@ -214,23 +214,38 @@ def test_deadline_stops_indexing_and_leaves_no_index(tmp_path, evcli_home):
     assert query(snap, "timeout").total == 8000  # without a deadline the next call builds it
 
 
-def _index_rows(db: Path) -> tuple[list[tuple], tuple]:
+def _index_rows(db: Path) -> tuple[list[tuple], tuple, list[tuple], list[tuple]]:
     with sqlite3.connect(db) as conn:
         rows = conn.execute(
             "SELECT l.lineno, l.ts, l.level, l.derived, t.text, l.instance, l.line, l.unescaped, l.record"
             " FROM lines AS l JOIN templates AS t ON t.id = l.template ORDER BY l.lineno"
         ).fetchall()
         build = conn.execute("SELECT format, lines, first, last, cut FROM build").fetchone()
-    return rows, build
+        summary = conn.execute(
+            "SELECT s.level, t.text, s.n, s.low, s.high, s.example FROM summary AS s"
+            " JOIN templates AS t ON t.id = s.template ORDER BY s.level, t.text"
+        ).fetchall()
+        records = conn.execute("SELECT top, unleveled, n FROM record_tops ORDER BY top, unleveled").fetchall()
+    return rows, build, summary, records
 
 
-def test_a_file_read_in_parts_by_worker_processes_indexes_as_read_at_once(tmp_path, monkeypatch):
+TRACE = "\tat com.example.Pool.get(Pool.java:12)\n" * 200  # most bytes: every part starts in one
+UNTIMED = "an untimed line of its own\n\tat a frame that joins it\n" * 150
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "no timestamp before the first event\n" + (LOG + TRACE) * 4 + "\n",
+        UNTIMED + "\tat a frame\n" * 3 + UNTIMED + (LOG + TRACE) * 2,  # parts start before any timestamp
+    ],
+)
+def test_a_file_read_in_parts_by_worker_processes_indexes_as_read_at_once(tmp_path, monkeypatch, text):
     from evcli.backends import logindex
 
     # parts start inside stack traces and unlevelled runs: their first rows inherit the state
-    # (ts, level, instance) the previous part ended in, and line numbers continue across parts
-    trace = "\tat com.example.Pool.get(Pool.java:12)\n" * 200  # most bytes: every part starts in one
-    text = "no timestamp before the first event\n" + (LOG + trace) * 4 + "\n"
+    # (ts, level, instance, record) the previous part ended in, line numbers continue across
+    # parts, and the summaries (sums per level and template, records per level) are the same
     snap = snapshot(tmp_path, text)
     path = tmp_path / "logs" / "pay.log"
     context = snap.parse_context(path)
