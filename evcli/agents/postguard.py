@@ -30,6 +30,36 @@ def _answer_text(output: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
+QUOTE_MARGIN = 12  # characters of material beyond a phrase that make its occurrence a quotation
+
+
+def stated(normalized_text: str, phrases: Iterable[str], corpus: str) -> list[str]:
+    """The phrases the answer states in its own words (both normalized): an occurrence inside text
+    quoted from the material (a cited log line "File does not exist: …", a runbook sentence) is the
+    evidence's wording, not the answer's claim."""
+    found = []
+    for phrase in phrases:
+        wanted = normalize(phrase)
+        start = normalized_text.find(wanted)
+        while start != -1 and _quoted(normalized_text, start, start + len(wanted), corpus):
+            start = normalized_text.find(wanted, start + 1)
+        if start != -1:
+            found.append(phrase)
+    return found
+
+
+def _quoted(text: str, start: int, end: int, corpus: str) -> bool:
+    """Whether the span, grown over the text around it that the material holds too, reaches past it."""
+    if not corpus or text[start:end] not in corpus:
+        return False
+    left, right = start, end
+    while left > 0 and text[left - 1 : right] in corpus:
+        left -= 1
+    while right < len(text) and text[left : right + 1] in corpus:
+        right += 1
+    return (right - left) - (end - start) >= QUOTE_MARGIN
+
+
 def check_answer(
     output: dict[str, Any], *, material: Iterable[str], citations: set[int], phrases: Iterable[str]
 ) -> list[str]:
@@ -37,7 +67,7 @@ def check_answer(
     text = _answer_text(output)
     normalized_text = normalize(text)
     corpus = normalize("\n".join(material))
-    violations = [f"overstatement: {phrase!r}" for phrase in phrases if normalize(phrase) in normalized_text]
+    violations = [f"overstatement: {phrase!r}" for phrase in stated(normalized_text, phrases, corpus)]
 
     cited = {int(number) for number in _CITATION.findall(text)}
     quoted = {number for number in cited if f"[{number}]" in corpus}  # the evidence itself holds "[n]"

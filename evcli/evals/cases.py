@@ -401,8 +401,11 @@ def failed_expectations(case: DiagnosisCase, result: dict[str, Any]) -> list[str
 
 def overstatements(result: dict[str, Any], phrases: Iterable[str]) -> int:
     """Occurrences of the rules' overstatement phrases in the answer (compared as the post-guard does)."""
+    from evcli.agents.postguard import stated  # quoted cited evidence is not the answer's own claim
+
     text = normalize(_answer_text(result))
-    return sum(text.count(normalize(phrase)) for phrase in phrases)
+    corpus = normalize("\n".join(e["text"] or "" for claim in result.get("claims") or [] for e in claim["evidence"]))
+    return sum(text.count(normalize(phrase)) for phrase in stated(text, phrases, corpus))
 
 
 def grounding(document: SessionDocument) -> dict[str, int]:

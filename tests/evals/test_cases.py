@@ -506,3 +506,13 @@ def test_the_offline_engine_passes_every_case_of_the_diagnosis_suite():
     assert failed == {}
     assert report["totals"]["pass_rate"] == 1.0 and report["totals"]["cases"] == len(cases)
     assert {case.env for case in cases} == {"demo", "edge", "host"} and any(case.alert for case in cases)
+
+
+def test_quoted_cited_evidence_is_no_overstatement():
+    phrases = load_rules().overstatement_phrases
+    line = "[client 10.0.0.7] AH00128: File does not exist: /srv/intranet/htdocs/favicon.ico"
+    claims = [{"evidence": [{"text": f"logs/error.log:3 {line}"}]}]
+    quoted = {"answer": {"answer_summary": f"apache logged ERROR at 09:12: {line} [1].", "user_facing_answer": ""}}
+    assert overstatements(quoted | {"claims": claims}, phrases) == 0
+    own = {"answer": {"answer_summary": "The favicon does not exist [1].", "user_facing_answer": ""}}
+    assert overstatements(own | {"claims": claims}, phrases) >= 1  # the answer's own words

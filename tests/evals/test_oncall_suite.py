@@ -101,9 +101,10 @@ def _absent(case: DiagnosisCase, text: str) -> bool:
 
 def _cited_fact_holds(case: DiagnosisCase, tool: str, text: str) -> bool:
     env = case.env_dir
-    count = re.fullmatch(r"(\d+) matching lines", text)
+    # a count of lines, or of records (a traceback's lines are one record: the grep counts the first line)
+    count = re.fullmatch(r"(\d+) matching lines|in (\d+) records", text)
     if count:
-        return int(count.group(1)) in {n for _, n in GREPS[case.id]}
+        return int(count.group(1) or count.group(2)) in {n for _, n in GREPS[case.id]}
     unknown = re.fullmatch(r"unknown service '([^']+)'", text)
     if unknown:
         return unknown.group(1) not in _services(env) and unknown.group(1) in (case.question or "")

@@ -87,7 +87,8 @@ def unknown_calls(intent: Ask, question: str) -> list[Call]:
     logs with the phrases, tokens and level asked when the question names any of them or other words,
     else its alerts and series): the call's `$.no_evidence`
     names the close names, and states that what was asked was asked of the name the question gave."""
-    other_words = [term for term in intent.terms if term not in intent.unknown_services]  # "mysql slow queries"
+    # "mysql slow queries": words written in the question are asked of its logs; "out of disk" of its series
+    other_words = [term for term in intent.terms if term not in intent.unknown_services and _written(question, term)]
     if not (intent.exact or intent.levels or other_words or _LOG_WORDS.search(question)):
         return [
             Call("query_metrics", {"service": name} | _window(intent)) for name in intent.unknown_services[:UNKNOWN_CAP]
@@ -141,14 +142,14 @@ def _joined(question: str, seeds: list[str], terms: list[str]) -> list[str]:
     return group
 
 
-def _together(intent: Ask, question: str, seeds: list[str], services: list[str]) -> list[list[str]]:
+def _together(intent: Ask, question: str, seeds: list[str], services: list[str], join: bool = True) -> list[list[str]]:
     """The keywords of the searches for what was asked together: the seeds with the content words written
     next to them, and one English word of each word the glossary translated ("Redis 超时": Redis with
     timeout, and Redis with "timed out"), each alternative a search of its own (those the services' logs
     hold; at most ALTERNATIVE_SEARCHES)."""
     terms = _content_terms(intent)
     written = [term for term in terms if _written(question, term)]
-    head = _joined(question, seeds, written)
+    head = _joined(question, seeds, written) if join else list(seeds)
     queries = [head]
     for group in alternatives([term for term in terms if term not in written and term not in head]):
         held = [term for term in group if _held(intent, term, services)]
@@ -181,7 +182,10 @@ def exact_calls(intent: Ask, question: str, services: list[str], limit: int | No
     # what was asked: the phrases and tokens with the words asked with them, together
     services = services or _holding_all(intent, list(intent.exact), DISCOVERED_SERVICE_CAP)
     calls = []
-    for words in _together(intent, question, list(intent.exact), services):
+    # a plain word asked verbatim ("root") is searched with the words written next to it ("failed password
+    # for root"); an address, path or code is specific alone ("who hit /wp-login.php")
+    join = intent.wants_count or any(re.fullmatch(r"[A-Za-z]+", term) for term in intent.exact)
+    for words in _together(intent, question, list(intent.exact), services, join):
         arguments: dict[str, Any] = {"query": _log_query(*words)} | _level(intent) | _window(intent)
         arguments |= {"limit": limit} if limit else {}
         calls += [Call("query_logs", {"service": service} | arguments) for service in services]
