@@ -658,11 +658,9 @@ class TraceStore:
             row = self.conn.execute("SELECT * FROM alert_queue WHERE state = 'queued' ORDER BY id LIMIT 1").fetchone()
             if row is None:
                 return None
-            self.conn.execute(
-                "UPDATE alert_queue SET state = 'running', owner = ?, attempts = attempts + 1 WHERE id = ?",
-                [process_identity(), row["id"]],
-            )
-        return {**dict(row), "alert": _load(row["alert"])}
+            claimed = {"state": "running", "owner": process_identity(), "attempts": row["attempts"] + 1}
+            self.db.table("alert_queue").update(row["id"], claimed)
+        return {**dict(row), **claimed, "alert": _load(row["alert"])}
 
     def finish_alert(self, alert_id: int, **outcome: Any) -> None:
         """A claimed alert is done (`session_id`, `verdict`, `duration_s`, error counts) or failed (`error`)."""
