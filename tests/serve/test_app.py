@@ -136,6 +136,9 @@ def test_kill_9_mid_diagnosis_then_restart_loses_nothing_and_diagnoses_nothing_t
 
 def test_a_token_refuses_unauthenticated_requests(start_serve):
     server = start_serve("--token-env", "EVCLI_TEST_TOKEN", env={"EVCLI_TEST_TOKEN": "s3cret-token"})
+    started = server.log.read_text()
+    assert f"listening on {server.url} (loopback only" in started and "token required" in started
+    assert "s3cret-token" not in started
     payload = delivery({"alertname": "SSHBruteForce"})
     assert server.request("/alerts", payload)[0] == 401
     assert server.request("/alerts", payload, token="wrong")[0] == 401
