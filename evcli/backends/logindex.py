@@ -52,7 +52,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime, tzinfo
+from datetime import datetime, timedelta, tzinfo
 from itertools import islice
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -88,6 +88,7 @@ _VARIABLE = re.compile(
 )
 _TOKENS_KEPT = 1 << 10  # token templates remembered by `mask` (then forgotten: memory stays bounded)
 _TOKEN_TEMPLATES: dict[str, str] = {}
+_NAIVE_EPOCH = datetime(1970, 1, 1)
 _SUMS_KEPT = 1 << 13  # (level, template) sums kept in memory while building (then written to `sums`)
 _SCHEMA_SQL = """
 CREATE TABLE build (id TEXT, schema INTEGER, digest TEXT, format TEXT, lines INTEGER,
@@ -164,6 +165,7 @@ def _rows(lines: Iterator[str], reader: LineReader, tz: tzinfo, cursor: _Cursor)
     continuation, unrecognised) belongs to the record of the line before, except that before
     the first timestamp only continuation lines join (each other line is a record of its own)."""
     read = reader.read
+    to_epoch = Epochs(tz)
     continuation = LineKind.CONTINUATION
     blank = LineKind.BLANK
     ts: float | None = None
@@ -186,7 +188,7 @@ def _rows(lines: Iterator[str], reader: LineReader, tz: tzinfo, cursor: _Cursor)
         if first_parsed is None:
             first_parsed = lineno
         if parsed.timestamp is not None:
-            ts = epoch(parsed.timestamp, tz)
+            ts = to_epoch(parsed.timestamp)
             record = lineno
             if first_timed is None:
                 first_timed = lineno
@@ -204,6 +206,28 @@ def _rows(lines: Iterator[str], reader: LineReader, tz: tzinfo, cursor: _Cursor)
 def epoch(moment: datetime, tz: tzinfo) -> float:
     """UTC epoch seconds; a naive time is a wall time in `tz` (fold=0, as timerange.localize)."""
     return (moment if moment.tzinfo is not None else moment.replace(tzinfo=tz, fold=0)).timestamp()
+
+
+class Epochs:
+    """`epoch` for many times in one zone: a naive time's zone offset is looked up once per
+    minute of wall time (zones change offsets on whole minutes) and kept as the naive time of
+    the epoch in that offset, so each time costs one subtraction, exactly `epoch`'s value."""
+
+    def __init__(self, tz: tzinfo) -> None:
+        self.tz = tz
+        self.anchors: dict[int, datetime] = {}  # minute of wall time -> the epoch as a wall time
+
+    def __call__(self, moment: datetime) -> float:
+        if moment.tzinfo is not None:
+            return moment.timestamp()
+        minute = moment.toordinal() * 1440 + moment.hour * 60 + moment.minute
+        anchor = self.anchors.get(minute)
+        if anchor is None:
+            if len(self.anchors) >= _TOKENS_KEPT:
+                self.anchors.clear()
+            offset = moment.replace(second=0, microsecond=0, tzinfo=self.tz, fold=0).utcoffset() or timedelta(0)
+            anchor = self.anchors[minute] = _NAIVE_EPOCH + offset
+        return (moment - anchor).total_seconds()
 
 
 def split_instance(fields: dict[str, str], message: str) -> tuple[str, str]:
@@ -667,7 +691,10 @@ def _insert(conn: sqlite3.Connection, rows: Iterator[tuple[Any, ...]], advance) 
     templates: dict[str, int] = {}
     sums: dict[tuple[int | None, int], list[Any]] = {}
     built = _Built()
-    tally = built.tally
+    tops = built.tally.tops
+    current: int | None = None  # the open record, its highest level and whether a line has none
+    top: int | None = None
+    unleveled = 0
     first = last = None
     batch: list[tuple[Any, ...]] = []
     for lineno, ts, level, derived, text, instance, line, record in rows:
@@ -678,7 +705,7 @@ def _insert(conn: sqlite3.Connection, rows: Iterator[tuple[Any, ...]], advance) 
             if first is None:
                 first = last = ts
             first = ts if ts < first else first
-            last = ts if ts > last else last  # type: ignore[operator]
+            last = ts if ts > last else last
             total = sums.get((level, template))
             if total is None:
                 if len(sums) >= _SUMS_KEPT:
@@ -689,7 +716,15 @@ def _insert(conn: sqlite3.Connection, rows: Iterator[tuple[Any, ...]], advance) 
                 total[1] = ts if ts < total[1] else total[1]
                 total[2] = ts if ts > total[2] else total[2]
                 total[3] = lineno
-            tally.add(record, level, level is None)
+            if record == current:  # `_RecordTally.add` inline (this runs per row)
+                if level is None:
+                    unleveled = 1
+                elif top is None or level > top:
+                    top = level
+            else:
+                if current is not None:
+                    tops[top, unleveled] = tops.get((top, unleveled), 0) + 1
+                current, top, unleveled = record, level, int(level is None)
         unescaped = _ESCAPE.sub(_unescape, line) if "\\u" in line else None
         batch.append((lineno, ts, level, derived, template, instance or None, line, unescaped, record))
         if len(batch) >= _BATCH:
@@ -697,6 +732,7 @@ def _insert(conn: sqlite3.Connection, rows: Iterator[tuple[Any, ...]], advance) 
     built.rows += _flush(conn, batch, advance)
     _spill(conn, sums)
     built.first, built.last = first, last
+    built.tally.open = None if current is None else [current, top, unleveled]
     return built
 
 

@@ -376,3 +376,19 @@ def test_host_shop_api_session_expired_is_42_lines_in_14_records():
     named = TimeRange(since, until)
     found = snap.query_logs(LogQuery("shop-api", ("session", "expired"), None, None, 50, range=named))
     assert (found.total, found.stats["records"]) == (42, 14)
+
+
+@pytest.mark.parametrize("zone", ["Europe/Berlin", "America/New_York", "Australia/Lord_Howe", "UTC"])
+def test_epochs_per_minute_offsets_equal_epoch_across_dst_changes(zone):
+    from zoneinfo import ZoneInfo
+
+    from evcli.backends.logindex import Epochs, epoch
+
+    tz = ZoneInfo(zone)
+    epochs = Epochs(tz)
+    moment = datetime(2025, 1, 1, 0, 0, 7, 123456)
+    while moment.year == 2025:  # every DST change of the year, gap and fold hours included
+        assert epochs(moment) == epoch(moment, tz), moment
+        moment += timedelta(minutes=17, microseconds=1)
+    aware = datetime(2025, 3, 30, 1, 30, tzinfo=timezone(timedelta(hours=5)))
+    assert epochs(aware) == aware.timestamp()

@@ -235,6 +235,10 @@ def test_glog_year_is_inferred_from_the_clock() -> None:
         ("json", "[1, 2, 3]"),
         ("logfmt", "this is = not logfmt"),
         ("logfmt", "k=v other=w"),  # pairs, but no time, level or message key
+        ("logfmt", 'msg="a"level=error'),  # pairs must be separated by blanks
+        ("logfmt", "level=error msg=hi and free text"),  # text after the pairs
+        ("logfmt", 'level=error msg="unterminated'),
+        ("json", '{"ts": "2023-01-29T10:03:11Z", "msg": "x"} trailing text'),
         ("rfc5424", "<999>1 2003-10-11T22:14:15Z h a - - - bad PRI"),
         ("epoch", "12345 too short"),
         ("container_json", '{"log": 5, "time": "2023-01-29T02:03:11Z"}'),
@@ -242,6 +246,18 @@ def test_glog_year_is_inferred_from_the_clock() -> None:
 )
 def test_lines_not_in_the_format_are_none_not_errors(name: str, line: str) -> None:
     assert format_named(name).parse(line, context()) is None
+
+
+def test_logfmt_reads_quoted_values_with_escapes_and_keeps_the_last_of_a_repeated_key() -> None:
+    line = 'level=warn msg="said \\"no\\" twice" path="C:\\\\tmp" n=1 n=2  '
+    parsed = parse("logfmt", line)
+    assert (parsed.level, parsed.message, parsed.fields) == ("WARN", 'said "no" twice', {"path": "C:\\tmp", "n": "2"})
+
+
+def test_structured_keys_follow_the_key_order_not_the_order_in_the_line() -> None:
+    parsed = parse("json", '{"ts": "2023-01-29T10:03:11Z", "msg": "", "message": "m", "time": "2023-01-29T11:00:00Z"}')
+    assert (parsed.timestamp, parsed.message) == (utc(2023, 1, 29, 11), "m")  # `time` before `ts`; empty msg skipped
+    assert parsed.fields == {"ts": "2023-01-29T10:03:11Z", "msg": ""}
 
 
 def test_unknown_format_name_lists_the_known_ones() -> None:

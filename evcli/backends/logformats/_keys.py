@@ -11,6 +11,9 @@ TIME_KEYS = ("@timestamp", "timestamp", "time", "ts", "t", "datetime", "date")
 LEVEL_KEYS = ("level", "severity", "lvl", "loglevel", "log.level", "levelname")
 MESSAGE_KEYS = ("msg", "message", "log", "@message", "event")
 _NUMERIC_LEVELS = {10: "TRACE", 20: "DEBUG", 30: "INFO", 40: "WARN", 50: "ERROR", 60: "FATAL"}  # pino, bunyan
+# key -> (role: 0 time, 1 level, 2 message; rank within the role's keys, first preferred)
+_ROLES = {key: (role, rank) for role, keys in enumerate((TIME_KEYS, LEVEL_KEYS, MESSAGE_KEYS))
+          for rank, key in enumerate(keys)}  # fmt: skip
 
 
 def time_value(value: Any) -> datetime | None:
@@ -41,9 +44,14 @@ def level_value(value: Any) -> str | None:
     return None
 
 
-def first_key(mapping: dict[str, Any], keys: tuple[str, ...]) -> str | None:
-    """The first of `keys` that the mapping holds with a non-empty value."""
-    for key in keys:
-        if mapping.get(key) not in (None, ""):
-            return key
-    return None
+def role_keys(mapping: dict[str, Any]) -> list[str | None]:
+    """[time key, level key, message key] of a mapping: for each role the first of its keys
+    (TIME_KEYS, LEVEL_KEYS, MESSAGE_KEYS order) that the mapping holds with a non-empty value,
+    else None. One pass over the mapping's keys (a line's few keys, not every known name)."""
+    found: list[str | None] = [None, None, None]
+    ranks = [len(_ROLES)] * 3
+    for key, value in mapping.items():
+        role = _ROLES.get(key)
+        if role is not None and role[1] < ranks[role[0]] and value is not None and value != "":
+            found[role[0]], ranks[role[0]] = key, role[1]
+    return found

@@ -40,17 +40,20 @@ class ApacheError(LogFormat):
         match = _LINE.match(line)
         if match is None:
             return None
-        key = match["stamp"] + match["year"]
+        stamp, year, fraction, module, pid, tid, client, level, message = match.group(
+            "stamp", "year", "fraction", "module", "pid", "tid", "client", "level", "message"
+        )  # one call for every group: this is the per-line path
+        key = stamp + year
         moment = _CACHE[key] if key in _CACHE else remember(_CACHE, key, _apache_time(match))
         if moment is None:
             return None
-        if match["fraction"]:
-            moment = moment.replace(microsecond=int(match["fraction"].ljust(6, "0")))
-        fields = {name: match[name] for name in ("module", "pid", "tid") if match[name]}
-        if match["client"]:
-            address, _, port = match["client"].rpartition(":")
-            fields["client"] = address if address and port.isdigit() and "." in address else match["client"]
-        return ParsedLine(moment, level_of(match["level"]), match["message"], fields)
+        if fraction:
+            moment = moment.replace(microsecond=int(fraction.ljust(6, "0")))
+        fields = {name: value for name, value in (("module", module), ("pid", pid), ("tid", tid)) if value}
+        if client:
+            address, _, port = client.rpartition(":")
+            fields["client"] = address if address and port.isdigit() and "." in address else client
+        return ParsedLine(moment, level_of(level), message, fields)
 
 
 def _apache_time(match: re.Match[str]) -> datetime | None:

@@ -9,11 +9,8 @@ import json
 from typing import Any
 
 from evcli.backends.logformats._keys import (
-    LEVEL_KEYS,
-    MESSAGE_KEYS,
-    TIME_KEYS,
-    first_key,
     level_value,
+    role_keys,
     time_value,
 )
 from evcli.backends.logformats.base import LogFormat, ParseContext, ParsedLine
@@ -34,7 +31,9 @@ class JsonLines(LogFormat):
 
 
 def json_object(line: str) -> dict[str, Any] | None:
-    if line[:1] != "{":
+    """The JSON object a line holds, else None; a line not ending in `}` (trailing blanks
+    aside) is no object and is not handed to the decoder."""
+    if line[:1] != "{" or line.rstrip()[-1:] != "}":
         return None
     try:
         obj = json.loads(line)
@@ -48,9 +47,7 @@ def record_of(obj: dict[str, Any]) -> ParsedLine:
     if isinstance(nested, dict) and "level" in nested:  # Elastic Common Schema: {"log": {"level": ...}}
         obj = {**obj, "log.level": nested["level"]}
         del obj["log"]
-    time_key = first_key(obj, TIME_KEYS)
-    level_key = first_key(obj, LEVEL_KEYS)
-    message_key = first_key(obj, MESSAGE_KEYS)
+    time_key, level_key, message_key = role_keys(obj)
     used = {time_key, level_key, message_key}
     fields = {key: str(value) for key, value in obj.items()
               if key not in used and isinstance(value, str | int | float | bool)}  # fmt: skip

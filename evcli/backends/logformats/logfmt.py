@@ -9,17 +9,11 @@ from __future__ import annotations
 
 import re
 
-from evcli.backends.logformats._keys import (
-    LEVEL_KEYS,
-    MESSAGE_KEYS,
-    TIME_KEYS,
-    first_key,
-    level_value,
-    time_value,
-)
+from evcli.backends.logformats._keys import level_value, role_keys, time_value
 from evcli.backends.logformats.base import LogFormat, ParseContext, ParsedLine
 
-_PAIR = re.compile(r'([A-Za-z_@][\w.@-]*)=("(?:[^"\\]|\\.)*"|[^\s"]*)(?:\s+|$)')
+# key, value (double-quoted with `\"` escapes, unrolled: no per-character alternation), blanks after
+_PAIR = re.compile(r'([A-Za-z_@][\w.@-]*)=("[^"\\]*(?:\\.[^"\\]*)*"|[^\s"]*)(\s+|$)')
 _START = re.compile(r"[A-Za-z_@][\w.@-]*=")
 
 
@@ -35,9 +29,7 @@ class Logfmt(LogFormat):
         pairs = _pairs(line)
         if pairs is None:
             return None
-        time_key = first_key(pairs, TIME_KEYS)
-        level_key = first_key(pairs, LEVEL_KEYS)
-        message_key = first_key(pairs, MESSAGE_KEYS)
+        time_key, level_key, message_key = role_keys(pairs)
         if time_key is None and level_key is None and message_key is None:
             return None
         moment = time_value(pairs.pop(time_key)) if time_key else None
@@ -47,19 +39,17 @@ class Logfmt(LogFormat):
 
 
 def _pairs(line: str) -> dict[str, str] | None:
-    """The pairs of a line made only of key=value pairs, else None."""
+    """The pairs of a line made only of key=value pairs, else None. One `findall` reads them;
+    its matches do not overlap, so they cover the line exactly when their lengths add up to
+    the line's. A later pair of the same key wins."""
     text = line.rstrip()
-    pairs: dict[str, str] = {}
-    position = 0
-    for match in _PAIR.finditer(text):
-        if match.start() != position:
-            return None
-        value = match.group(2)
-        if value[:1] == '"':
-            value = value[1:-1].replace('\\"', '"').replace("\\\\", "\\")
-        pairs[match.group(1)] = value
-        position = match.end()
-    return pairs if pairs and position == len(text) else None
+    found = _PAIR.findall(text)
+    if not found or sum(len(key) + len(value) + len(blank) + 1 for key, value, blank in found) != len(text):
+        return None
+    return {
+        key: value[1:-1].replace('\\"', '"').replace("\\\\", "\\") if value[:1] == '"' else value
+        for key, value, _ in found
+    }
 
 
 FORMAT = Logfmt()
