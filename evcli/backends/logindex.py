@@ -88,6 +88,9 @@ _VARIABLE = re.compile(
 )
 _TOKENS_KEPT = 1 << 10  # token templates remembered by `mask` (then forgotten: memory stays bounded)
 _TOKEN_TEMPLATES: dict[str, str] = {}
+_TEMPLATES_BY_SHAPE: dict[bytes, str] = {}  # message bytes with digits as `1` -> template (see `mask`)
+_DIGITS_AS_ONE = bytes.maketrans(b"0123456789", b"1111111111")
+_DIGIT = re.compile(r"\d")
 _NAIVE_EPOCH = datetime(1970, 1, 1)
 _SUMS_KEPT = 1 << 13  # (level, template) sums kept in memory while building (then written to `sums`)
 _SCHEMA_SQL = """
@@ -110,9 +113,30 @@ CREATE TABLE record_tops (top INTEGER, unleveled INTEGER, n INTEGER);
 
 
 def mask(message: str) -> str:
-    """A message with its variable parts replaced by `<*>` (the pattern's template). Only a
-    quoted part spans a space, so a message without quotes is masked space-separated token by
-    token, with the same result: the templates of tokens are remembered (most tokens repeat)."""
+    """A message with its variable parts replaced by `<*>` (the pattern's template).
+
+    Messages that differ only in ASCII digits have the same template when no `0x` occurs (the
+    one rule naming a digit): every other rule treats all digits alike, so the same parts are
+    replaced. The template is therefore remembered under the message's bytes with each digit
+    read as `1`, when it holds no digit itself (every digit of the message was replaced, so no
+    other message of that key shows a different one); most lines of a log share few such keys."""
+    if "0x" in message:
+        return _mask_tokens(message)
+    key = message.encode("utf-8", "surrogatepass").translate(_DIGITS_AS_ONE)
+    template = _TEMPLATES_BY_SHAPE.get(key)
+    if template is None:
+        template = _mask_tokens(message)
+        if _DIGIT.search(template) is None:
+            if len(_TEMPLATES_BY_SHAPE) >= _TOKENS_KEPT:
+                _TEMPLATES_BY_SHAPE.clear()
+            _TEMPLATES_BY_SHAPE[key] = template
+    return template
+
+
+def _mask_tokens(message: str) -> str:
+    """`mask` by the regex. Only a quoted part spans a space, so a message without quotes is
+    masked space-separated token by token, with the same result: the templates of tokens are
+    remembered (most tokens repeat)."""
     if '"' in message or "'" in message:
         return _VARIABLE.sub("<*>", message)
     tokens = message.split(" ")

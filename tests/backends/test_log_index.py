@@ -137,6 +137,27 @@ def test_template_masking_token_by_token_equals_the_whole_message_regex():
         assert mask(message) == _VARIABLE.sub("<*>", message), message
 
 
+def test_templates_remembered_by_digit_shape_equal_the_regex_for_every_message():
+    from evcli.backends.logindex import _VARIABLE
+
+    # same shape once digits read as 1: the first one's template must not be reused wrongly
+    messages = [
+        "order ORD-280110 took 141ms",
+        "order ORD-999999 took 999ms",
+        "pool 0x1f.log full",  # `0x`: the hex rule, not the token rule
+        "pool 5x1f.log full",
+        "ip 10.0.0.7:6379 and 1.2.3",
+        "ip 99.9.9.9:1111 and 9.9.9",
+        'quoted "id 12" and 34',
+        'quoted "id 56" and 78',
+        "١٢٣ Arabic-Indic digits 42",  # \d matches them too; their bytes are not translated
+        "٤٥٦ Arabic-Indic digits 42",
+        "lone surrogate \ud800 7",
+    ]
+    for message in [*messages, *messages]:  # the second round reads the remembered templates
+        assert mask(message) == _VARIABLE.sub("<*>", message), message
+
+
 def test_no_corpus_secret_reaches_the_index(tmp_path):
     from tests.adversarial.secrets_corpus import PEM_BLOCK_LINES, SECRETS, leaked
 

@@ -82,6 +82,12 @@ class ReadLine(NamedTuple):
     parsed: ParsedLine | None
 
 
+_PARSED = LineKind.PARSED
+_BLANK_LINE = ReadLine(LineKind.BLANK, None, None)
+_CONTINUATION_LINE = ReadLine(LineKind.CONTINUATION, None, None)
+_UNRECOGNISED_LINE = ReadLine(LineKind.UNRECOGNISED, None, None)
+
+
 def format_named(name: str) -> LogFormat:
     """The registered format of that name (KeyError names the known ones)."""
     for candidate in FORMATS:
@@ -106,21 +112,26 @@ class LineReader:
         self.first = first
         self.context = context
         self.others = tuple(candidate for candidate in FORMATS if candidate is not first)
+        # bound once: `read` runs per line, and most lines of a mixed file try several formats
+        self._first = None if first is None else (first.parse, first.name)
+        self._others = tuple((candidate.sniff, candidate.parse, candidate.name) for candidate in self.others)
 
     def read(self, line: str) -> ReadLine:
-        if self.first is not None:
-            parsed = self.first.parse(line, self.context)
+        context = self.context
+        if self._first is not None:
+            parsed = self._first[0](line, context)
             if parsed is not None:
-                return ReadLine(LineKind.PARSED, self.first.name, parsed)
+                return ReadLine(_PARSED, self._first[1], parsed)
         if not line.strip():
-            return ReadLine(LineKind.BLANK, None, None)
-        if is_continuation(line):
-            return ReadLine(LineKind.CONTINUATION, None, None)
-        for candidate in self.others:
-            parsed = candidate.parse(line, self.context) if candidate.sniff(line) else None
-            if parsed is not None:
-                return ReadLine(LineKind.PARSED, candidate.name, parsed)
-        return ReadLine(LineKind.UNRECOGNISED, None, None)
+            return _BLANK_LINE
+        if _CONTINUATION.match(line) is not None:
+            return _CONTINUATION_LINE
+        for sniff, parse, name in self._others:
+            if sniff(line):
+                parsed = parse(line, context)
+                if parsed is not None:
+                    return ReadLine(_PARSED, name, parsed)
+        return _UNRECOGNISED_LINE
 
 
 class Detection(BaseModel):

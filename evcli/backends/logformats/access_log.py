@@ -42,15 +42,18 @@ class AccessLog(LogFormat):
         match = _LINE.match(line)
         if match is None:
             return None
-        stamp = match["stamp"]
+        stamp, client, request, status, size, user, referer, agent, rest = match.group(
+            "stamp", "client", "request", "status", "size", "user", "referer", "agent", "rest"
+        )  # one call for every group: this is the per-line path
         moment = _CACHE[stamp] if stamp in _CACHE else remember(_CACHE, stamp, _access_time(stamp))
         if moment is None:
             return None
-        status = match["status"]
-        fields = {"client": match["client"], "request": match["request"], "status": status, "size": match["size"]}
-        fields.update((name, match[name]) for name in ("user", "referer", "agent") if match[name] not in (None, "-"))
+        fields = {"client": client, "request": request, "status": status, "size": size}
+        for name, value in (("user", user), ("referer", referer), ("agent", agent)):
+            if value is not None and value != "-":
+                fields[name] = value
         level = "ERROR" if status[0] == "5" else "WARN" if status[0] == "4" else None
-        return ParsedLine(moment, level, match["rest"], fields, level_derived=level is not None)
+        return ParsedLine(moment, level, rest, fields, level is not None)
 
 
 def _access_time(stamp: str) -> datetime | None:
