@@ -34,5 +34,10 @@ def stage_progress(*, verbose: bool = False, quiet: bool = False) -> Iterator[Pr
     elif not err.is_terminal:
         yield _silent
     else:
-        with err.status("starting …") as status:
-            yield lambda message: status.update(safe(message))
+        from rich.live import Live
+        from rich.spinner import Spinner
+
+        # Each stage is drawn when it starts (refresh=True), not at the next tick of the refresh thread:
+        # a stage shorter than a tick would otherwise never be seen.
+        with Live(Spinner("dots", text="starting …"), console=err, transient=True) as live:
+            yield lambda message: live.update(Spinner("dots", text=safe(message)), refresh=True)
