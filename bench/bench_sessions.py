@@ -54,7 +54,8 @@ def _distinct_questions(db: Path) -> None:
 
 
 def _in_process(db: Path, prefix: str) -> dict[str, float]:
-    from evcli.store.db import SessionQuery, TraceStore
+    from evcli.store.db import TraceStore
+    from evcli.store.query import SessionQuery
 
     def median(call) -> float:
         samples = []

@@ -62,7 +62,7 @@ def sessions_command(
     if stats:
         _show_stats(store.stats(), json_output)
         return
-    from evcli.store.db import SessionQuery
+    from evcli.store.query import SessionQuery
 
     query = SessionQuery(env=env, verdict=verdict, status=status, mode=mode, since=_since(since), text=text)
     rows = store.list_sessions(limit, query)

@@ -117,7 +117,7 @@ def _count(received: Received, data: dict[str, Any], counts: dict[str, int]) -> 
 
 def _query(filters: dict[str, str]):
     from evcli.cli.sessions import _since
-    from evcli.store.db import SessionQuery
+    from evcli.store.query import SessionQuery
 
     return SessionQuery(
         env=filters.get("env"),

@@ -63,7 +63,7 @@ def label_fingerprint(labels: dict[str, str]) -> str:
 
 def accept(store: TraceStore, data: Any, *, max_queue: int, repeat_interval_s: float) -> dict[str, int] | None:
     """Queue a delivery: counts of queued, duplicate and resolved alerts, or None when the queue is full."""
-    from evcli.store.db import iso_utc
+    from evcli.store.query import iso_utc
 
     rows = webhook_alerts(data)
     since = iso_utc(datetime.now(UTC) - timedelta(seconds=repeat_interval_s))

@@ -21,16 +21,12 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import secrets
-import socket
 import sqlite3
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-from pydantic import BaseModel, ConfigDict
 
 from evcli.canonical import canonical_json
 from evcli.contracts import (
@@ -46,6 +42,8 @@ from evcli.contracts import (
 )
 from evcli.errors import BadInput, NotFound, StoreError, store_failure
 from evcli.store.documents import check_session_id
+from evcli.store.ownership import ACTIVE_STATUSES, INTERRUPTED, owner_alive, process_identity, shown_status
+from evcli.store.query import ENV_DIR_SQL, ENV_LIVE_SQL, SessionQuery, environment_label, iso_utc
 
 if TYPE_CHECKING:
     from sqlite_utils import Database
@@ -61,8 +59,6 @@ SCHEMA_MIGRATIONS = (
     "m005_alert_queue",
 )
 _JSON_RUN_FIELDS = ("config", "prompt_audit", "self_evaluation", "annotations")
-ACTIVE_STATUSES = ("created", "running")
-INTERRUPTED = "interrupted"
 # Runs this process is writing and has not yet finished or released, by session id.
 _owned: dict[str, TraceStore] = {}
 
@@ -83,47 +79,6 @@ def now_iso() -> str:
 
 def new_session_id() -> str:
     return datetime.now(UTC).strftime("%Y%m%dT%H%M%S") + "-" + secrets.token_hex(3)
-
-
-def _start_ticks(pid: int) -> str | None:
-    """The start time of process `pid` (clock ticks since boot), or None if there is no such process."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return None
-    except OSError:
-        return ""  # /proc unreadable: existence is all we can know
-    return stat.rsplit(")", 1)[1].split()[19]
-
-
-def process_identity() -> str:
-    """`host:pid:start`: names this process and no later one that reuses its pid."""
-    return f"{socket.gethostname()}:{os.getpid()}:{_start_ticks(os.getpid()) or ''}"
-
-
-def owner_alive(owner: str) -> bool:
-    """Whether the process named by `owner` still runs; an owner on another host counts as alive."""
-    host, _, rest = owner.partition(":")
-    pid_text, _, start = rest.partition(":")
-    if host != socket.gethostname() or not pid_text.isdigit():
-        return True
-    if not Path("/proc/self/stat").exists():
-        try:
-            os.kill(int(pid_text), 0)
-        except ProcessLookupError:
-            return False
-        except OSError:
-            return True
-        return True
-    found = _start_ticks(int(pid_text))
-    return found is not None and (not start or not found or found == start)
-
-
-def shown_status(status: str, owner: str | None) -> str:
-    """The status a reader sees: an active run whose owner is gone was interrupted."""
-    if status in ACTIVE_STATUSES and owner and not owner_alive(owner):
-        return INTERRUPTED
-    return status
 
 
 def interrupt_owned_runs() -> list[tuple[str, str]]:
@@ -163,75 +118,6 @@ def _load(text: str | None) -> Any:
 _TABLES = ("diagnosis_run", "agent_step", "tool_invocation", "stage_output", "gate_result")
 _FAILED = ("failed", INTERRUPTED)
 _FAILED_VERDICTS = ("LOW_CONFID", "REJECT")
-# The environment of a run, read from its stored config: the snapshot directory, or live backends.
-_ENV_DIR = "json_extract(r.config, '$.env.env_dir')"
-_ENV_LIVE = "(SELECT count(*) FROM json_each(r.config, '$.env') e WHERE e.key NOT IN ('env_dir', 'runbooks'))"
-
-
-def iso_utc(moment: datetime) -> str:
-    """`moment` in the form `created_at` is stored in (UTC, microseconds, `Z`), so strings compare as times."""
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def environment_label(env_dir: str | None, live: bool) -> str:
-    """What a session ran on, in one word: its snapshot directory's name (`demo`, `host`,
-    `incident-0708`), `live` for backends only, `demo` when nothing was named."""
-    if env_dir:
-        return Path(env_dir).name or env_dir
-    return "live" if live else "demo"
-
-
-class SessionQuery(BaseModel):
-    """Which sessions `evcli sessions` lists; every field given must match (AND)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    env: str | None = None  # the environment label, or a snapshot directory's path
-    verdict: str | None = None
-    status: str | None = None
-    mode: str | None = None
-    since: datetime | None = None
-    text: str | None = None  # a substring of the question, case-insensitive for ASCII
-
-    def where(self) -> tuple[str, list[Any]]:
-        """The SQL WHERE clause (possibly empty) over `diagnosis_run r` and its parameters."""
-        clauses: list[str] = []
-        params: list[Any] = []
-        if self.verdict:
-            clauses.append("upper(r.verdict) = upper(?)")
-            params.append(self.verdict)
-        if self.status and self.status not in (*ACTIVE_STATUSES, INTERRUPTED):
-            clauses.append("r.status = ?")
-            params.append(self.status)
-        elif self.status:  # an active run may show as interrupted, an interrupted one is stored so
-            clauses.append("r.status IN (?, ?, ?)")
-            params += [*ACTIVE_STATUSES, INTERRUPTED]
-        if self.mode:
-            clauses.append("r.mode = ?")
-            params.append(self.mode)
-        if self.since:
-            clauses.append("r.created_at >= ?")
-            params.append(iso_utc(self.since))
-        if self.text:
-            clauses.append("r.question LIKE ? ESCAPE '\\'")
-            params.append("%" + re.sub(r"([\\%_])", r"\\\1", self.text) + "%")
-        if self.env:
-            clauses.append(self._env_clause())
-            params += self._env_params()
-        return ("WHERE " + " AND ".join(clauses)) if clauses else "", params
-
-    def _env_clause(self) -> str:
-        named_demo = f"({_ENV_DIR} IS NULL AND {_ENV_LIVE} = 0 AND ? = 'demo')"
-        named_live = f"({_ENV_DIR} IS NULL AND {_ENV_LIVE} > 0 AND ? = 'live')"
-        by_dir = f"({_ENV_DIR} = ? OR substr({_ENV_DIR}, -length(?) - 1) = '/' || ?)"
-        return f"({named_demo} OR {named_live} OR {by_dir})"
-
-    def _env_params(self) -> list[Any]:
-        env = str(self.env)
-        given = Path(env).expanduser()
-        full = str(given.resolve()) if given.is_dir() else env
-        name = given.name or env
-        return [env, env, full, name, name]
 
 
 class _QueueFull(Exception):
@@ -386,7 +272,7 @@ class TraceStore:
         rows = self.conn.execute(
             f"""
             SELECT r.session_id, r.question, r.mode, r.status, r.owner, r.verdict, r.created_at,
-                   {_ENV_DIR} AS env_dir, {_ENV_LIVE} AS env_live,
+                   {ENV_DIR_SQL} AS env_dir, {ENV_LIVE_SQL} AS env_live,
                    (SELECT count(*) FROM tool_invocation t WHERE t.session_id = r.session_id) AS invocations,
                    (SELECT g.severity FROM gate_result g WHERE g.session_id = r.session_id
                      ORDER BY g.seq DESC LIMIT 1) AS gate_severity

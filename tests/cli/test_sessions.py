@@ -522,7 +522,7 @@ def test_prune_and_delete_leave_a_run_another_live_process_is_writing(tmp_path):
     import subprocess
     import sys
 
-    from evcli.store.db import process_identity
+    from evcli.store.ownership import process_identity
 
     db = _store_of_six(tmp_path)
     sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
