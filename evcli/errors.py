@@ -55,7 +55,7 @@ def expected_failure(exc: BaseException) -> EvcliError | None:
     if isinstance(exc, sqlite3.Error):
         return store_failure(None, exc)
     if isinstance(exc, BackendError):
-        return EvcliError(str(exc), hint="check the environment with `evcli env check`")
+        return EvcliError(str(exc), hint=getattr(exc, "hint", None) or "check the environment with `evcli env check`")
     if isinstance(exc, OSError):
         return os_failure(exc)
     if isinstance(exc, RecursionError):

@@ -41,6 +41,12 @@ CLOSE_NAMES = 5
 CLOSE_CUTOFF = 0.6
 
 
+class BackendsUnreachable(BackendError):
+    """No configured backend answered; `evcli doctor` checks each one and says what to fix."""
+
+    hint = "check each backend with `evcli doctor`"
+
+
 def parse_aliases(text: str | None) -> dict[str, str]:
     """`"payments=payment-service,pay=payment-service"` -> {alias (lower-cased): name}."""
     pairs = (item.partition("=") for item in (text or "").split(","))
@@ -71,7 +77,7 @@ class LiveBackend:
         with ThreadPoolExecutor(max_workers=len(probed)) as pool:
             failures = list(pool.map(lambda pair: _probe(pair[1]), probed))
         if all(failures):
-            raise BackendError(
+            raise BackendsUnreachable(
                 "no backend answered: "
                 + "; ".join(f"{name}: {why}" for (name, _), why in zip(probed, failures, strict=True))
             )

@@ -174,6 +174,16 @@ def test_every_part_unreachable_is_one_error_naming_each_url(closed_url):
     assert f"alertmanager: GET {other}/-/ready failed" in message
 
 
+def test_ask_with_every_part_unreachable_exits_1_with_one_line_pointing_at_doctor(closed_url):
+    from tests.cli._util import assert_clean_error, evcli
+
+    other = closed_url.rsplit(":", 1)[0] + ":1"
+    run = evcli("ask", "Why is payment-service slow?", "--prometheus", closed_url, "--alertmanager", other)
+
+    line = assert_clean_error(run, 1, "no backend answered: ", f"prometheus: GET {closed_url}/-/ready", other)
+    assert line.endswith("(check each backend with `evcli doctor`)")
+
+
 def test_one_part_answering_is_enough_to_go_on(prometheus, closed_url):
     live(timeout=2, prometheus=prometheus.url, alertmanager=closed_url).check_reachable()
 
