@@ -27,11 +27,9 @@ from evcli.agents.projection import AllowedClaim
 from evcli.contracts import (
     ROLES,
     AgentStep,
-    EnvironmentOverview,
     GateResult,
     IntentConfig,
     Mode,
-    QuestionScope,
     ReplayOf,
     RunRecord,
     SessionConfig,
@@ -44,6 +42,7 @@ from evcli.contracts import (
 from evcli.errors import BadInput, EvcliError
 from evcli.gatekeeper.engine import gate
 from evcli.gatekeeper.rules import RuleSet
+from evcli.session_setup import environment_overview, latest_gate, question_payload, question_scope, vocabulary
 from evcli.stages import REPLAYABLE, Stage, stages_from, upstream
 from evcli.store.db import TraceStore, new_session_id, now_iso
 
@@ -205,12 +204,14 @@ class Pipeline:
     ) -> RunRecord:
         """A new running session for `question`; `continues` names the session it follows up
         (`ask --continue`), whose scope fills what the new question leaves unsaid."""
-        environment = self.environment_overview()
+        environment = environment_overview(self.tools())
         redactor = self.tools().redactor  # the question and config are stored and shown to models: mask first
         question = redactor.mask_text(question)
         previous = self.store.load(continues) if continues else None
-        scope = self.question_scope(question, environment, previous.run.config.scope if previous else None)
-        environment.vocabulary = self.vocabulary(scope, environment)
+        scope = question_scope(
+            self.tools().backend, question, environment, previous.run.config.scope if previous else None
+        )
+        environment.vocabulary = vocabulary(self.tools().backend, scope, environment)
         config = SessionConfig(
             models=self.models.as_config(),
             env=self.env_spec,
@@ -236,66 +237,12 @@ class Pipeline:
         self.progress(f"session {run.session_id} · {config.task_scope} · {config.language}")
         return run
 
-    def question_scope(
-        self, question: str, environment: EnvironmentOverview, previous: QuestionScope | None = None
-    ) -> QuestionScope:
-        """What the question asks about, read by code on the environment's clock and zone (DESIGN §2)."""
-        from evcli.scope import extract_scope
-        from evcli.scope.followup import follow_up
-        from evcli.tools.fetch import environment_zone
-
-        backend = self.tools().backend
-        scope = extract_scope(
-            question,
-            services=environment.services,
-            aliases=environment.aliases,
-            alertnames=sorted({a["alertname"] for a in environment.alerts if a.get("alertname")}),
-            clock=backend.now(),
-            tz=environment_zone(backend),
-        )
-        return follow_up(scope, previous)
-
-    def vocabulary(self, scope: QuestionScope, environment: EnvironmentOverview) -> dict[str, dict[str, int]]:
-        """In which services' logs the question's phrases, tokens and words occur (DESIGN §6): what the
-        offline engine searches and ranks services by."""
-        from evcli.backends.vocabulary import term_hits
-
-        words = [*scope.phrases, *scope.tokens, *scope.terms, *scope.hosts]
-        return term_hits(self.tools().backend, words, environment.services) if words else {}
-
-    def environment_overview(self) -> EnvironmentOverview:
-        """Services, active alerts and declared skills: what the Planner may choose from."""
-        from evcli.backends.base import BackendError, parse_window
-
-        tools = self.tools()
-        backend = tools.backend
-        if hasattr(backend, "check_reachable"):
-            backend.check_reachable()  # live: no backend answering is an error (exit 1), never a verdict
-        services = backend.known_services() or []
-        aliases = backend.service_aliases() if hasattr(backend, "service_aliases") else {}
-        alerts: list[dict[str, Any]] = []
-        try:
-            window = parse_window("1h", backend.now())
-            result = backend.query_metrics(service=None, alertname=None, metric=None, window=window)
-            alerts = [
-                {"alertname": a.get("alertname"), "service": a.get("service"), "state": a.get("state")}
-                for a in result.alerts
-            ]
-        except BackendError:
-            pass  # the Executor's own calls will record the failure as evidence status "failed"
-        skills: list[dict[str, Any]] = []
-        try:
-            skills = tools.knowledge().skills()
-        except (EvcliError, BackendError):
-            pass
-        return EnvironmentOverview(services=sorted(services), aliases=dict(aliases), alerts=alerts, skills=skills)
-
     # --- stages --------------------------------------------------------------
 
     def plan(self, session_id: str) -> StageResult:
         document = self.store.load(session_id)
         payload = {
-            **self._question_payload(document),
+            **question_payload(self.store, document),
             "environment": document.run.config.environment.model_dump(mode="json"),
         }
         self.progress("planner …")
@@ -331,7 +278,7 @@ class Pipeline:
             )
         environment = document.run.config.environment
         payload = {
-            **self._question_payload(document),
+            **question_payload(self.store, document),
             # where the question's words occur: the offline executor searches them there (DESIGN §6)
             "environment": {"services": environment.services, "vocabulary": environment.vocabulary},
             "plan": plan.output,
@@ -348,42 +295,6 @@ class Pipeline:
         if result.status == INVALID_OUTPUT:
             self.progress(f"executor output invalid ({result.error}); continuing as low confidence")
         return result
-
-    def _question_payload(self, document: SessionDocument) -> dict[str, Any]:
-        """What the Planner and the Executor both get: the question, what code read from it (intent and
-        scope), and for a follow-up the question and verified claims of the session it continues."""
-        config = document.run.config
-        payload: dict[str, Any] = {
-            "question": document.run.question,
-            "language": config.language,
-            "task_scope": config.task_scope,
-            "intent": config.intent.model_dump(mode="json"),
-        }
-        if config.scope is not None:
-            payload["scope"] = config.scope.model_dump(mode="json")
-        if config.aiops_alert:
-            payload["aiops_alert"] = config.aiops_alert
-        if config.continues:
-            payload["previous_session"] = self._previous_session(config.continues)
-        return payload
-
-    def _previous_session(self, session_id: str) -> dict[str, Any]:
-        """The continued session's question and the claims that passed its gate (context, never citable here:
-        invocation ids are per session). A session deleted since is named with no claims."""
-        from evcli.agents.projection import verified_claims
-
-        try:
-            document = self.store.load(session_id)
-        except EvcliError:
-            return {"session_id": session_id, "question": None, "verified_claims": []}
-        execute = document.latest_stage("execute")
-        gate_result = _latest_gate(document, execute.round if execute else None)
-        claims = verified_claims(execute.output, gate_result) if execute and gate_result else []
-        return {
-            "session_id": session_id,
-            "question": document.run.question,
-            "verified_claims": [{"claim_type": claim.claim_type, "claim_text": claim.claim_text} for claim in claims],
-        }
 
     def gate(self, session_id: str) -> GateResult:
         document = self.store.load(session_id)
@@ -407,7 +318,7 @@ class Pipeline:
 
         document = self.store.load(session_id)
         execute = document.latest_stage("execute")
-        gate_result = _latest_gate(document, execute.round if execute else None)
+        gate_result = latest_gate(document, execute.round if execute else None)
         if execute is None or gate_result is None:
             raise BadInput(f"session {session_id} has not been gated", hint=f"run `evcli gate {session_id}` first")
         round = execute.round
@@ -464,7 +375,7 @@ class Pipeline:
         execute = document.latest_stage("execute")
         if not gaps or execute is None or execute.round != 1:
             return
-        gate_result = _latest_gate(document, 1)
+        gate_result = latest_gate(document, 1)
         kept = directly_supported(verified_claims(execute.output, gate_result), output) if gate_result else []
         retry_context = {
             "verified_claims": [claim.model_dump(mode="json") for claim in kept],
@@ -487,7 +398,7 @@ class Pipeline:
 
         document = self.store.load(session_id)
         execute, verify = document.latest_stage("execute"), document.latest_stage("verify")
-        gate_result = _latest_gate(document, execute.round) if execute else None
+        gate_result = latest_gate(document, execute.round) if execute else None
         if verify is None or verify.output is None or execute is None or gate_result is None:
             raise BadInput(f"session {session_id} has not been verified", hint=f"run `evcli verify {session_id}` first")
         verdict = effective_verdict(verify.output["verdict"], gate_result.severity)
@@ -780,11 +691,6 @@ def _stored(document: SessionDocument, stage: Stage) -> bool:
         return all(getattr(document, field) for field in stage.writes)
     output = document.latest_stage(stage.name)
     return output is not None and output.output is not None
-
-
-def _latest_gate(document: SessionDocument, round: int | None) -> GateResult | None:
-    results = [g for g in document.gate_results if round is None or g.round == round]
-    return results[-1].result if results else None
 
 
 def _prompt_audit() -> dict[str, Any]:

@@ -1,0 +1,114 @@
+"""What a session starts from, read by code before any model runs: the environment overview (services,
+aliases, active alerts, skills), the question scope on the environment's clock and zone, where the
+question's words occur in the environment's logs, and the payload the Planner and the Executor get.
+
+I/O is limited to the backend and knowledge calls named here and, for a follow-up, reading the continued
+session from the store; nothing is written.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evcli.contracts import EnvironmentOverview, GateResult, QuestionScope, SessionDocument
+from evcli.errors import EvcliError
+
+
+def environment_overview(tools: Any) -> EnvironmentOverview:
+    """Services, active alerts and declared skills: what the Planner may choose from."""
+    from evcli.backends.base import BackendError, parse_window
+
+    backend = tools.backend
+    if hasattr(backend, "check_reachable"):
+        backend.check_reachable()  # live: no backend answering is an error (exit 1), never a verdict
+    services = backend.known_services() or []
+    aliases = backend.service_aliases() if hasattr(backend, "service_aliases") else {}
+    alerts: list[dict[str, Any]] = []
+    try:
+        window = parse_window("1h", backend.now())
+        result = backend.query_metrics(service=None, alertname=None, metric=None, window=window)
+        alerts = [
+            {"alertname": a.get("alertname"), "service": a.get("service"), "state": a.get("state")}
+            for a in result.alerts
+        ]
+    except BackendError:
+        pass  # the Executor's own calls will record the failure as evidence status "failed"
+    skills: list[dict[str, Any]] = []
+    try:
+        skills = tools.knowledge().skills()
+    except (EvcliError, BackendError):
+        pass
+    return EnvironmentOverview(services=sorted(services), aliases=dict(aliases), alerts=alerts, skills=skills)
+
+
+def question_scope(
+    backend: Any, question: str, environment: EnvironmentOverview, previous: QuestionScope | None = None
+) -> QuestionScope:
+    """What the question asks about, read by code on the environment's clock and zone (DESIGN §2);
+    a follow-up inherits what it leaves unsaid from `previous`."""
+    from evcli.scope import extract_scope
+    from evcli.scope.followup import follow_up
+    from evcli.tools.fetch import environment_zone
+
+    scope = extract_scope(
+        question,
+        services=environment.services,
+        aliases=environment.aliases,
+        alertnames=sorted({a["alertname"] for a in environment.alerts if a.get("alertname")}),
+        clock=backend.now(),
+        tz=environment_zone(backend),
+    )
+    return follow_up(scope, previous)
+
+
+def vocabulary(backend: Any, scope: QuestionScope, environment: EnvironmentOverview) -> dict[str, dict[str, int]]:
+    """In which services' logs the question's phrases, tokens and words occur (DESIGN §6): what the
+    offline engine searches and ranks services by."""
+    from evcli.backends.vocabulary import term_hits
+
+    words = [*scope.phrases, *scope.tokens, *scope.terms, *scope.hosts]
+    return term_hits(backend, words, environment.services) if words else {}
+
+
+def question_payload(store: Any, document: SessionDocument) -> dict[str, Any]:
+    """What the Planner and the Executor both get: the question, what code read from it (intent and
+    scope), and for a follow-up the question and verified claims of the session it continues."""
+    config = document.run.config
+    payload: dict[str, Any] = {
+        "question": document.run.question,
+        "language": config.language,
+        "task_scope": config.task_scope,
+        "intent": config.intent.model_dump(mode="json"),
+    }
+    if config.scope is not None:
+        payload["scope"] = config.scope.model_dump(mode="json")
+    if config.aiops_alert:
+        payload["aiops_alert"] = config.aiops_alert
+    if config.continues:
+        payload["previous_session"] = previous_session(store, config.continues)
+    return payload
+
+
+def previous_session(store: Any, session_id: str) -> dict[str, Any]:
+    """The continued session's question and the claims that passed its gate (context, never citable here:
+    invocation ids are per session). A session deleted since is named with no claims."""
+    from evcli.agents.projection import verified_claims
+
+    try:
+        document = store.load(session_id)
+    except EvcliError:
+        return {"session_id": session_id, "question": None, "verified_claims": []}
+    execute = document.latest_stage("execute")
+    gate_result = latest_gate(document, execute.round if execute else None)
+    claims = verified_claims(execute.output, gate_result) if execute and gate_result else []
+    return {
+        "session_id": session_id,
+        "question": document.run.question,
+        "verified_claims": [{"claim_type": claim.claim_type, "claim_text": claim.claim_text} for claim in claims],
+    }
+
+
+def latest_gate(document: SessionDocument, round: int | None) -> GateResult | None:
+    """The newest gate result of `round` (any round when None)."""
+    results = [g for g in document.gate_results if round is None or g.round == round]
+    return results[-1].result if results else None
