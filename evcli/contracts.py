@@ -404,8 +404,9 @@ class SessionConfig(_Closed):
     """
 
     models: dict[str, str] = Field(default_factory=dict)  # role -> model, plus api_base when one was given
-    # EnvironmentSpec.as_config(): env_dir / runbooks paths, and per backend its URL or its BackendSpec
-    env: dict[str, str | BackendSpec] = Field(default_factory=dict)
+    # EnvironmentSpec.as_config(): env_dir / runbooks paths (one path, or a list of several), and per
+    # backend its URL or its BackendSpec
+    env: dict[str, str | list[str] | BackendSpec] = Field(default_factory=dict)
     task_scope: Literal["narrow", "broad"] = "broad"
     language: str = "en"
     intent: IntentConfig = Field(default_factory=IntentConfig)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
@@ -68,6 +69,17 @@ def test_the_first_sample_shape_is_upgraded():
     config = SessionConfig.model_validate({"model": "offline", "env": "demo"})
     assert config.model_dump(mode="json") == {"models": {role: "offline" for role in ROLES}, "env": {}}
     assert SessionConfig.model_validate({"model": "m", "env": "/srv/env"}).env == {"env_dir": "/srv/env"}
+
+
+def test_an_environment_with_several_runbooks_directories_is_stored_and_read_back():
+    # issue 12: `--runbooks` is repeatable; EnvironmentSpec.as_config stores several as a list
+    from evcli.backends.spec import EnvironmentSpec
+
+    spec = EnvironmentSpec(runbooks=(Path("/srv/a"), Path("/srv/b")), backends={"prometheus": {"url": "http://p:9090"}})
+    config = SessionConfig.model_validate(json.loads(json.dumps({"env": spec.as_config()})))
+
+    assert config.env["runbooks"] == ["/srv/a", "/srv/b"]
+    assert EnvironmentSpec.from_config(config.model_dump(mode="json")["env"]) == spec
 
 
 def test_an_unknown_config_key_is_refused():

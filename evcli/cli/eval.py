@@ -113,6 +113,15 @@ def cases_command(
         str | None, typer.Option("--api-base", help="OpenAI-compatible server URL for the model(s).")
     ] = None,
     jobs: Annotated[int, typer.Option("--jobs", min=1, help="Run cases in this many parallel processes.")] = 1,
+    runbooks: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--runbooks",
+            exists=True,
+            file_okay=False,
+            help="Runbook directory every case searches instead of its environment's own; repeatable.",
+        ),
+    ] = None,
     fail_under: Annotated[float | None, _fail_under("pass rate")] = None,
     progress: Annotated[
         bool, typer.Option("--progress", help="One stderr line per case even when stderr is not a terminal.")
@@ -127,11 +136,15 @@ def cases_command(
     a PASS whose search missed a `must_search` is counted apart. Exit 0, or 1 when --fail-under RATE is given and the pass rate is
     below it; a case file that is not valid is a usage error (exit 2).
     """
+    import dataclasses
+
     from evcli.evals.cases import load_cases, run_suite
     from evcli.gatekeeper.rules import load_rules
     from evcli.pipeline import Models
 
     cases = load_cases(path)
+    if runbooks:
+        cases = [dataclasses.replace(case, runbooks=tuple(runbooks)) for case in cases]
     show_progress = progress or err.is_terminal
     report = run_suite(
         cases,

@@ -268,6 +268,14 @@ class DiagnosisCase:
     follows: str | None = None  # id of the case this one follows up (`ask --continue`)
     follows_question: str | None = None  # that case's question, set when the suite is loaded
     skip: str | None = None  # why the case is listed but not run
+    runbooks: tuple[Path, ...] = ()  # `eval cases --runbooks`: searched instead of the environment's own
+
+    def env_spec(self) -> dict[str, Any]:
+        """The environment its sessions run in (`EnvironmentSpec.as_config` form)."""
+        spec: dict[str, Any] = {"env_dir": str(self.env_dir)}
+        if self.runbooks:
+            spec["runbooks"] = [str(directory) for directory in self.runbooks]
+        return spec
 
 
 CASE_KEYS = (
@@ -500,7 +508,7 @@ def run_case(case: DiagnosisCase, store: TraceStore, rules: RuleSet, models: Mod
     error = None
     try:
         if case.skip is None:
-            pipeline = Pipeline(store=store, rules=rules, models=models, env_spec={"env_dir": str(case.env_dir)})
+            pipeline = Pipeline(store=store, rules=rules, models=models, env_spec=case.env_spec())
             reports = _diagnose(case, pipeline)
     except EvcliError as exc:
         error = exc.message

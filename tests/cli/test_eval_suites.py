@@ -292,3 +292,53 @@ def test_default_paths_are_the_shipped_suites():
     report = cases.json()
     assert report["suite"] == [str(DIAGNOSIS_SUITE)] and report["totals"]["pass_rate"] == 1.0
     assert {case["kind"] for case in report["cases"]} == {"question", "alert"}
+
+
+RUNBOOK = """\
+---
+title: Disk space low on a node
+alerts: [DiskSpaceLow]
+services: [node-worker-01]
+---
+
+# Disk space low on a node
+
+## Immediate steps
+
+1. Page the storage team on the {channel} channel before deleting anything.
+"""
+
+
+def test_runbooks_are_searched_by_every_case_instead_of_the_environments_own(tmp_path):
+    # issue 12: eval takes --runbooks (repeatable), as ask does; the demo's own runbooks are not searched
+    cases = tmp_path / "cases.toml"
+    cases.write_text('[[cases]]\nid = "disk"\nquestion = "Why is node-worker-01 running out of disk space?"\n')
+    directories = [tmp_path / "ours", tmp_path / "theirs"]
+    for directory, channel in zip(directories, ("zeta-storage", "eta-storage"), strict=True):
+        directory.mkdir()
+        (directory / f"{channel}.md").write_text(RUNBOOK.format(channel=channel))
+    db = tmp_path / "eval.db"
+
+    run = evcli(
+        "eval", "cases", cases, "--runbooks", directories[0], "--runbooks", directories[1], "--json", "--db", db
+    )
+
+    assert run.exit_code == 0, run
+    (case,) = run.json()["cases"]
+    assert case["error"] is None and case["session_ids"], case
+    with TraceStore(db) as store:
+        document = store.load(case["session_ids"][0])
+    assert document.run.config.env["runbooks"] == [str(directory) for directory in directories]
+    blocks = [
+        block
+        for invocation in document.invocations
+        if invocation.tool_name == "lookup_knowledge"
+        for block in invocation.output.get("evidence_blocks", [])
+    ]
+    assert {block["doc"] for block in blocks} == {"zeta-storage.md", "eta-storage.md"}
+
+
+def test_a_missing_runbooks_directory_is_a_usage_error(tmp_path):
+    run = evcli("eval", "cases", DEMO_CASES, "--runbooks", tmp_path / "nowhere")
+
+    assert run.exit_code == 2, run
