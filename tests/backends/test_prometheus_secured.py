@@ -25,7 +25,9 @@ from evcli.backends.http import Connection, HttpStatusError
 from evcli.backends.live import LiveBackend
 from evcli.backends.prometheus import build
 from evcli.contracts import BackendAuth, BackendSpec
+from evcli.store.db import TraceStore
 from tests.backends.conftest import free_port, wait_until
+from tests.cli._util import assert_clean_error, evcli
 
 USER, PASSWORD = "oncall", "s3cret-Pa55"
 PASSWORD_ENV = "EVCLI_TEST_PROMETHEUS_PASSWORD"
@@ -173,3 +175,43 @@ def test_a_live_backend_with_the_wrong_password_is_unreachable_naming_401(secure
         LiveBackend.from_specs({"prometheus": _spec(secured)}).check_reachable()
 
     assert f"prometheus: GET {secured.url}/-/ready answered HTTP 401" in str(caught.value)
+
+
+def _config(server: Secured, directory: Path, password_file: Path) -> Path:
+    """An evcli.toml naming the secured Prometheus, its CA bundle and where its password is."""
+    config = directory / "evcli.toml"
+    config.write_text(
+        f"""[backends.prometheus]
+url = "{server.url}"
+ca_bundle = "{server.ca_bundle}"
+[backends.prometheus.auth]
+kind = "basic"
+username = "{USER}"
+password_file = "{password_file}"
+"""
+    )
+    return config
+
+
+def test_ask_through_the_configuration_reads_the_password_file(secured, tmp_path, evcli_home):
+    secret = tmp_path / "password"
+    secret.write_text(PASSWORD)
+
+    run = evcli("ask", "Is payment-service CPU high?", "--config", _config(secured, tmp_path, secret), "--json")
+
+    assert run.exit_code in (0, 3), run
+    assert PASSWORD not in run.stdout + run.stderr
+    with TraceStore(evcli_home / "evcli.db") as store:
+        document = store.load(run.json()["session_id"])
+    # the services come from the secured Prometheus's label values: the password was sent and accepted
+    assert "payment-service" in document.run.config.environment.services
+
+
+def test_ask_with_a_wrong_password_is_one_line_naming_the_url_and_401(secured, tmp_path):
+    secret = tmp_path / "password"
+    secret.write_text("not-it")
+
+    run = evcli("ask", "Is payment-service CPU high?", "--config", _config(secured, tmp_path, secret))
+
+    line = assert_clean_error(run, 1, f"GET {secured.url}/-/ready answered HTTP 401", "evcli doctor")
+    assert "not-it" not in line
