@@ -242,7 +242,10 @@ _SIGNAL = re.compile(
     r"|could not|cannot|unable|status=5\d\d|(?<![/.])\b5\d\d\b(?![.\d])",
     re.IGNORECASE,
 )
-_STACK_FRAME = re.compile(r"^\s*(?:at\s+[\w.$<>]+\(|\.\.\.\s*\d+\s+more|caused by:)", re.IGNORECASE)
+_STACK_FRAME = re.compile(r"^\s*(?:at\s+[\w.$<>/]+\(|\.\.\.\s*\d+\s+more|caused by:)", re.IGNORECASE)
+# A line that carries its own clock time starts a record; one without it (a traceback's `File ...`
+# line, an exception class line) continues the record above it and says less than its head.
+_CLOCK = re.compile(r"\d{1,2}:\d{2}")
 
 
 def _log_parts(ref: Ref) -> tuple[str, str, str, str] | None:
@@ -272,6 +275,12 @@ def _log_text(ref: Ref, words: Catalogue, service: str, timestamp: str, level: s
     else:
         key = "log.claim"
     return words(key, service=service, timestamp=timestamp, level=level, message=message)
+
+
+def continues(ref: Ref) -> bool:
+    """Whether the line continues a record (the raw line, when recorded, shows no clock time)."""
+    line = ref.item.get("line")
+    return isinstance(line, str) and not _CLOCK.search(line)
 
 
 def _pattern_key(message: str) -> str:
@@ -308,10 +317,13 @@ def log_claims(
         if _STACK_FRAME.match(message) or (symptoms_only and not signal):
             continue
         lowered = message.lower()
-        exact_hits = sum(term.lower() in lowered for term in intent.exact)  # what was asked verbatim first
+        # what was asked verbatim first, written as asked (case too) before a case-folded match
+        exact_hits = sum(term.lower() in lowered for term in intent.exact) + sum(
+            term in message for term in intent.exact
+        )
         term_hits = sum(term in lowered for term in terms)
         asked_level = level.upper() in intent.levels
-        rank = (not asked_level, -LEVEL_RANK.get(level.upper(), 0), -exact_hits, -term_hits)
+        rank = (not asked_level, -LEVEL_RANK.get(level.upper(), 0), -exact_hits, continues(ref), -term_hits)
         candidates.append((rank, timestamp, ref, parts))
     candidates.sort(key=lambda item: (item[1], item[2].identity), reverse=True)  # newest first...
     candidates.sort(key=lambda item: item[0])  # ...within errors first, then lines naming a term

@@ -167,17 +167,21 @@ def _evidence_document(
 
 
 def _asked_log_claims(intent: Ask, refs: list[claim_kinds.Ref], words: Catalogue) -> list[Claim]:
-    """A broad task's log lines: symptoms (lines showing an error signal), and when fewer than the cap were
-    found, the lines found for what the question asked (a level, phrases and tokens, its words), whatever
-    they say (observations of what was asked)."""
+    """A broad task's log lines: symptoms (lines showing an error signal) and the lines found for what
+    the question asked (a level, phrases and tokens, its words), whatever they say. A level, phrase or
+    token asked outright is the answer: its lines come first; lines that only hold the question's words
+    fill the places the symptoms leave."""
     symptoms = claim_kinds.log_claims(intent, refs, words, "symptom")
-    if intent.wants_count or len(symptoms) >= claim_kinds.LOG_SYMPTOM_CAP:  # a count is answered by the count
+    if intent.wants_count:  # a count is answered by the count
         return symptoms
-    quoted = {binding["evidence_excerpt"] for claim in symptoms for binding in claim["evidence_bindings"]}
     asked = [ref for ref in refs if ref.array == "logs" and _is_asked_line(intent, ref)]
     lines = claim_kinds.log_claims(intent, asked, words, "observation", symptoms_only=False)
-    others = [claim for claim in lines if claim["evidence_bindings"][0]["evidence_excerpt"] not in quoted]
-    return symptoms + others[: claim_kinds.LOG_SYMPTOM_CAP - len(symptoms)]
+    typed = {claim["evidence_bindings"][0]["evidence_excerpt"]: claim for claim in symptoms}
+    lines = [typed.get(claim["evidence_bindings"][0]["evidence_excerpt"], claim) for claim in lines]
+    first, then = (lines, symptoms) if intent.levels or intent.exact else (symptoms, lines)
+    quoted = {claim["evidence_bindings"][0]["evidence_excerpt"] for claim in first}
+    others = [claim for claim in then if claim["evidence_bindings"][0]["evidence_excerpt"] not in quoted]
+    return (first + others)[: claim_kinds.LOG_SYMPTOM_CAP]
 
 
 def _is_asked_line(intent: Ask, ref: claim_kinds.Ref) -> bool:
