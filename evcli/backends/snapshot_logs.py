@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING, Any
 from evcli.backends.base import LEVELS, BackendError, LogQuery, LogResult, canonical_level
 from evcli.backends.files import LIMITS, open_binary
 from evcli.backends.logformats import SAMPLE_LINES, LineReader, LogFormat, ParseContext, detect, format_named
-from evcli.backends.logindex import FileMatches, Filter, IndexedFile, epoch, open_index, search, split_instance
+from evcli.backends.logindex import IndexedFile, epoch, open_index, split_instance
+from evcli.backends.logsearch import FileMatches, Filter, search
 from evcli.timerange import TimeRange
 
 if TYPE_CHECKING:

@@ -262,7 +262,7 @@ UNTIMED = "an untimed line of its own\n\tat a frame that joins it\n" * 150
     ],
 )
 def test_a_file_read_in_parts_by_worker_processes_indexes_as_read_at_once(tmp_path, monkeypatch, text):
-    from evcli.backends import logindex
+    from evcli.backends import logbuild, logindex
 
     # parts start inside stack traces and unlevelled runs: their first rows inherit the state
     # (ts, level, instance, record) the previous part ended in, line numbers continue across
@@ -270,12 +270,12 @@ def test_a_file_read_in_parts_by_worker_processes_indexes_as_read_at_once(tmp_pa
     snap = snapshot(tmp_path, text)
     path = tmp_path / "logs" / "pay.log"
     context = snap.parse_context(path)
-    monkeypatch.setattr(logindex, "PART_MIN_BYTES", 1 << 40)
+    monkeypatch.setattr(logbuild, "PART_MIN_BYTES", 1 << 40)
     whole = logindex.open_index(path, tmp_path, context, tmp_path / "whole")
-    monkeypatch.setattr(logindex, "PART_MIN_BYTES", 0)
-    monkeypatch.setattr(logindex, "_cores", lambda: 3)
-    with logindex.open_binary(path, tmp_path) as handle:
-        assert len(logindex._bounds(handle, path.stat().st_size, 3)) == 3
+    monkeypatch.setattr(logbuild, "PART_MIN_BYTES", 0)
+    monkeypatch.setattr(logbuild, "_cores", lambda: 3)
+    with logbuild.open_binary(path, tmp_path) as handle:
+        assert len(logbuild._bounds(handle, path.stat().st_size, 3)) == 3
     parted = logindex.open_index(path, tmp_path, context, tmp_path / "parted")
     assert _index_rows(parted.db) == _index_rows(whole.db)
     assert (parted.lines, parted.first, parted.last) == (whole.lines, whole.first, whole.last)
@@ -283,13 +283,13 @@ def test_a_file_read_in_parts_by_worker_processes_indexes_as_read_at_once(tmp_pa
 
 
 def test_no_part_starts_where_a_private_key_block_may_be_open(tmp_path):
-    from evcli.backends import logindex
+    from evcli.backends import logbuild
 
     key = "-----BEGIN RSA PRIVATE KEY-----\n" + "MIIEowIBAAKCAQEA7bq98rVq3nWsecretsecretsecret\n" * 150
     path = tmp_path / "key.log"
     path.write_text(LOG * 50 + key + LOG * 50)
     with path.open("rb") as handle:
-        starts = [start for start, _ in logindex._bounds(handle, path.stat().st_size, 2)]
+        starts = [start for start, _ in logbuild._bounds(handle, path.stat().st_size, 2)]
     assert starts == [0]  # the middle of the file is inside the key block: read at once
 
 
@@ -324,10 +324,10 @@ def test_keywords_match_literally_and_ignore_ascii_case(tmp_path):
 
 
 def test_deadline_stops_the_worker_processes_of_a_build_in_parts(tmp_path, evcli_home, monkeypatch):
-    from evcli.backends import logindex
+    from evcli.backends import logbuild
 
-    monkeypatch.setattr(logindex, "PART_MIN_BYTES", 0)
-    monkeypatch.setattr(logindex, "_cores", lambda: 2)
+    monkeypatch.setattr(logbuild, "PART_MIN_BYTES", 0)
+    monkeypatch.setattr(logbuild, "_cores", lambda: 2)
     started: list[subprocess.Popen] = []
     real_popen = subprocess.Popen
 
@@ -336,7 +336,7 @@ def test_deadline_stops_the_worker_processes_of_a_build_in_parts(tmp_path, evcli
         time.sleep(0.5)  # the deadline passes while the worker runs
         return started[-1]
 
-    monkeypatch.setattr(logindex.subprocess, "Popen", popen)
+    monkeypatch.setattr(logbuild.subprocess, "Popen", popen)
     snap = snapshot(tmp_path, LOG * 2000)
     with deadline_scope(Deadline(0.3)), pytest.raises(DeadlineExceeded):
         query(snap, "timeout")
