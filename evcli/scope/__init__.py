@@ -16,7 +16,7 @@ from datetime import datetime, tzinfo
 from typing import Any
 
 from evcli.contracts import QuestionScope
-from evcli.scope.cues import alert_state, detect_language, is_narrow, wants_count
+from evcli.scope.cues import BROAD_CUES, alert_state, detect_language, is_narrow, wants_count
 from evcli.scope.entities import (
     alias_pairs,
     find_alertnames,
@@ -68,7 +68,7 @@ def extract_scope(
     names = find_name_tokens(question, spans)
     return QuestionScope(
         language=detect_language(question),
-        task_scope="narrow" if is_narrow(question) else "broad",
+        task_scope="narrow" if is_narrow(question) or _asks_alert_state(found_alerts, state, question) else "broad",
         services=found_services,
         unknown_services=unknown,
         hosts=found_hosts,
@@ -81,6 +81,11 @@ def extract_scope(
         terms=find_terms(question, spans),
         wants_count=count,
     )
+
+
+def _asks_alert_state(alerts: list[str], state: str | None, question: str) -> bool:
+    """Whether one named alert still fires ("is X still firing?", "X 告警现在还在吗？") is one thing to confirm."""
+    return len(alerts) == 1 and state == "still_firing" and not BROAD_CUES.search(question)
 
 
 def _in_question_order(question: str, names: list[str]) -> list[str]:

@@ -84,6 +84,10 @@ QUESTIONS = [
     ("which alerts are firing right now", {"alert_state": "firing"}),
     ("any alerts pending on web-01?", {"services": ["web-01"], "hosts": ["web-01"], "alert_state": "pending"}),
     (
+        "SSHBruteForce 告警现在还在吗？",
+        {"task_scope": "narrow", "language": "zh", "alertnames": ["SSHBruteForce"], "alert_state": "still_firing"},
+    ),
+    (
         "shop-api ZooKeeper session expired errors 09:05-09:12",
         {
             "services": ["shop-api", "zookeeper"],
