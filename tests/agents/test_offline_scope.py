@@ -108,3 +108,18 @@ def test_a_broad_task_searches_the_strongest_word_its_services_logs_contain():
     ]
     assert {"service": "payment-service", "query": '"thread pool"', "limit": 20} in logs
     assert not any(arguments.get("query") == "slow" for arguments in logs)
+
+
+def test_a_status_class_is_searched_verbatim_and_at_the_level_its_statuses_imply():
+    ask = _ask(services=["nginx"], tokens=["5xx"])
+    logs = [call.arguments for call in evidence_calls(ask, "nginx 5xx?", ["nginx"], None) if call.name == "query_logs"]
+    assert {"service": "nginx", "query": "5xx", "limit": 20} in logs
+    assert {"service": "nginx", "level": "ERROR", "limit": 20} in logs
+
+
+def test_a_status_class_holds_a_status_of_its_class_but_not_a_version():
+    from evcli.agents.offline.claims import holds
+
+    assert holds('"POST /api/orders HTTP/1.1" 502 157', "5xx")
+    assert not holds('"GET / HTTP/1.1" 200 12 "Mozilla AppleWebKit/537.36"', "5xx")
+    assert holds("Invalid user oracle from 1.2.3.4", "invalid USER oracle")

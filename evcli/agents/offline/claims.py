@@ -277,6 +277,18 @@ def _log_text(ref: Ref, words: Catalogue, service: str, timestamp: str, level: s
     return words(key, service=service, timestamp=timestamp, level=level, message=message)
 
 
+_STATUS_CLASS = re.compile(r"([1-5])xx", re.IGNORECASE)
+
+
+def holds(message: str, term: str) -> bool:
+    """Whether a line holds an asked phrase or token (case-folded); a status class ("5xx") is any
+    status of that class written as one ("502", not a version such as `537.36`)."""
+    status = _STATUS_CLASS.fullmatch(term)
+    if status:
+        return re.search(rf"(?<![/.\d]){status.group(1)}\d\d(?![.\d])", message) is not None
+    return term.lower() in message.lower()
+
+
 def continues(ref: Ref) -> bool:
     """Whether the line continues a record (the raw line, when recorded, shows no clock time)."""
     line = ref.item.get("line")
@@ -318,9 +330,8 @@ def log_claims(
             continue
         lowered = message.lower()
         # what was asked verbatim first, written as asked (case too) before a case-folded match
-        exact_hits = sum(term.lower() in lowered for term in intent.exact) + sum(
-            term in message for term in intent.exact
-        )
+        exact_hits = sum(holds(message, term) for term in intent.exact)
+        exact_hits += sum(term in message for term in intent.exact)
         term_hits = sum(term in lowered for term in terms)
         asked_level = level.upper() in intent.levels
         rank = (not asked_level, -LEVEL_RANK.get(level.upper(), 0), -exact_hits, continues(ref), -term_hits)

@@ -189,9 +189,10 @@ def _is_asked_line(intent: Ask, ref: claim_kinds.Ref) -> bool:
     asked) two of the words it asked that the logs contain (one when it asked one)."""
     if intent.levels and str(ref.item.get("level") or "").upper() in intent.levels:
         return True
-    text = str(ref.item.get("message") or "").lower()
+    message = str(ref.item.get("message") or "")
     if intent.exact:
-        return all(term.lower() in text for term in intent.exact)
+        return all(claim_kinds.holds(message, term) for term in intent.exact)
+    text = message.lower()
     found = [term for term in intent.terms if intent.found_in(term)]
     return bool(found) and sum(term.lower() in text for term in found) >= min(2, len(found))
 

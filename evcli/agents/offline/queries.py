@@ -190,7 +190,24 @@ def exact_calls(intent: Ask, question: str, services: list[str], limit: int | No
         arguments |= {"limit": limit} if limit else {}
         calls += [Call("query_logs", {"service": service} | arguments) for service in services]
         calls += [] if services else [Call("query_logs", arguments)]  # no service holds them all: every log
-    return calls
+    return calls + _status_class_calls(intent, services, limit)
+
+
+# an access log's line has the level its status implies: a status class asked is searched at that level too
+_STATUS_LEVELS = {"4": "WARN", "5": "ERROR"}
+
+
+def _status_class_calls(intent: Ask, services: list[str], limit: int | None) -> list[Call]:
+    """ "5xx" is written in no log: besides the verbatim search, each named service's lines at the level
+    the class implies (5xx: ERROR), whose lines holding a status of the class answer it."""
+    levels = [_STATUS_LEVELS.get(term[0]) for term in intent.exact if re.fullmatch(r"[1-5]xx", term, re.IGNORECASE)]
+    arguments: dict[str, Any] = _window(intent) | ({"limit": limit} if limit else {})
+    return [
+        Call("query_logs", {"service": service, "level": level} | arguments)
+        for level in dict.fromkeys(levels)
+        if level
+        for service in services
+    ]
 
 
 def term_calls(intent: Ask, question: str, services: list[str], limit: int | None = None) -> list[Call]:
