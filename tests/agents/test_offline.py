@@ -217,6 +217,7 @@ def test_narrow_alert_is_one_observation_citing_the_alert(tmp_path):
             {
                 "service": "payment-service",
                 "alertname": "HighCPUUsage",
+                "state": "any",  # the state asked is read, so an inhibited or resolved alert answers too
             },
         )
     ]
@@ -539,7 +540,7 @@ def test_planner_picks_skills_and_names_the_queries(tmp_path):
     )
     assert narrow.plan["selected_skill"] == "diagnose-high-cpu"
     assert narrow.plan["plan"] == [
-        "query_metrics(service='payment-service', alertname='HighCPUUsage') — alerts and metric series"
+        "query_metrics(service='payment-service', alertname='HighCPUUsage', state='any') — alerts and metric series"
     ]
     by_title = full_run("只确认 inventory-service 是否存在 HikariCP 连接池耗尽日志。", tmp_path)
     assert by_title.plan["selected_skill"] == "diagnose-mysql-connection-pool"

@@ -123,3 +123,19 @@ def test_a_status_class_holds_a_status_of_its_class_but_not_a_version():
     assert holds('"POST /api/orders HTTP/1.1" 502 157', "5xx")
     assert not holds('"GET / HTTP/1.1" 200 12 "Mozilla AppleWebKit/537.36"', "5xx")
     assert holds("Invalid user oracle from 1.2.3.4", "invalid USER oracle")
+
+
+def test_an_alert_asked_firing_is_read_in_any_state_so_an_inhibited_one_answers():
+    ask = _ask(task_scope="narrow", services=["nginx"], alertnames=["HighHTTP401Rate"], alert_state="firing")
+    [call] = narrow_calls(ask, "is HighHTTP401Rate firing on nginx?")
+    assert call.arguments == {"service": "nginx", "alertname": "HighHTTP401Rate", "state": "any"}
+
+
+def test_a_narrow_metrics_check_in_an_asked_range_reads_alerts_in_any_state():
+    morning = AskedRange(text="this morning", range="2026-03-18T06:00:00+01:00..2026-03-18T09:30:00+01:00")
+    ask = _ask(task_scope="narrow", services=["nginx"], range=morning)
+    [call] = narrow_calls(ask, "was nginx down this morning?")
+    assert call.name == "query_metrics"
+    assert call.arguments["state"] == "any"
+    [unranged] = narrow_calls(_ask(task_scope="narrow", services=["nginx"]), "is nginx down?")
+    assert "state" not in unranged.arguments

@@ -99,10 +99,11 @@ def unknown_calls(intent: Ask, question: str) -> list[Call]:
 
 
 def _alert_call(intent: Ask, service: str | None) -> Call:
-    """The named alert in any state when a state was asked ("still firing?" must see it resolved)."""
+    """The named alert in any state when a state was asked ("still firing?" must see it resolved, "is it
+    firing?" must see it inhibited or silenced: its state is the answer)."""
     arguments: dict[str, Any] = {"service": service} if service else {}
     arguments |= {"alertname": intent.alertnames[0]} | _window(intent)
-    if intent.alert_state in ANY_STATE_ASKED:
+    if intent.alert_state is not None:
         arguments["state"] = "any"
     return Call("query_metrics", arguments)
 
@@ -278,7 +279,9 @@ def narrow_calls(intent: Ask, question: str) -> list[Call]:
         return calls
     if intent.levels or _LOG_WORDS.search(question):
         return calls + [Call("query_logs", {"service": service, "level": intent.level or "ERROR"} | _window(intent))]
-    return calls + [Call("query_metrics", {"service": service} | _window(intent))]
+    # within an asked range an alert that fired and resolved answers too ("was zk down this morning?")
+    state = {"state": "any"} if _window(intent) else {}
+    return calls + [Call("query_metrics", {"service": service} | _window(intent) | state)]
 
 
 def discovery_calls(intent: Ask) -> list[Call]:
