@@ -121,11 +121,17 @@ class ModelsSettings(_Strict):
         return {role: self.for_role(role) for role in ROLES}
 
     def pipeline_models(self) -> Any:
-        """The `evcli.pipeline.Models` these settings stand for: one api_base (the first role's that has one)
-        and the `[models]` timeout, max_tokens and retries (per-role ones are for engines reading `for_role`)."""
-        from evcli.pipeline import Models
+        """The `evcli.pipeline.Models` these settings stand for: one api_base (the first role's that has one),
+        the `[models]` timeout, max_tokens and retries, and each role's own limits where it sets any."""
+        from evcli.pipeline import CallLimits, Models
 
         roles = self.roles()
+        role_limits = {
+            role: CallLimits(settings.timeout, settings.max_tokens, settings.retries)
+            for role, settings in roles.items()
+            if (settings.timeout, settings.max_tokens, settings.retries)
+            != (self.timeout, self.max_tokens, self.retries)
+        }
         per_role = {role: settings.model for role, settings in roles.items() if settings.model != self.default}
         api_base = next((settings.api_base for settings in roles.values() if settings.api_base), None)
         return Models(
@@ -135,6 +141,7 @@ class ModelsSettings(_Strict):
             timeout=self.timeout,
             max_tokens=self.max_tokens,
             retries=self.retries,
+            role_limits=role_limits,
         )
 
 

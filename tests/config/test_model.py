@@ -56,3 +56,15 @@ def test_a_role_without_overrides_follows_the_models_table():
     assert models.for_role("planner").model == "ollama/qwen" and models.for_role("planner").retries == 4
     assert models.for_role("composer").retries == 0
     assert models.pipeline_models().per_role == {}
+
+
+def test_a_roles_own_limits_reach_the_pipeline_models():
+    from evcli.config.model import ModelsSettings
+    from evcli.pipeline import CallLimits
+
+    settings = ModelsSettings.model_validate(
+        {"default": "openai/x", "timeout": 30, "verifier": {"timeout": 120, "max_tokens": 400}}
+    )
+    models = settings.pipeline_models()
+    assert models.limits_for("verifier") == CallLimits(120, 400, 2)
+    assert models.limits_for("planner") == CallLimits(30, None, 2)  # no override: the [models] limits
