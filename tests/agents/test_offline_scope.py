@@ -1,7 +1,7 @@
 """The offline engine searches for what the question scope names (issue 10)."""
 
 from evcli.agents.offline.payload import intent_of
-from evcli.agents.offline.queries import evidence_calls, narrow_calls
+from evcli.agents.offline.queries import evidence_calls, narrow_calls, overview_gap_calls
 from evcli.contracts import AskedRange, QuestionScope
 
 
@@ -139,3 +139,32 @@ def test_a_narrow_metrics_check_in_an_asked_range_reads_alerts_in_any_state():
     assert call.arguments["state"] == "any"
     [unranged] = narrow_calls(_ask(task_scope="narrow", services=["nginx"]), "is nginx down?")
     assert "state" not in unranged.arguments
+
+
+_ASKED = AskedRange(text="9点到9点半", range="2026-03-18T09:00:00+01:00..2026-03-18T09:30:00+01:00")
+_RANGE = {"since": "2026-03-18T09:00:00+01:00", "until": "2026-03-18T09:30:00+01:00"}
+
+
+def test_an_asked_level_not_among_the_returned_lines_is_searched_by_its_unseen_pattern():
+    ask = _ask(task_scope="broad", services=["nginx"], levels=["WARN"], range=_ASKED)
+    output = {
+        "logs": [{"level": "ERROR", "message": "upstream failed: timeout 7"}],
+        "stats": {"total": 23, "by_level": {"ERROR": 20, "WARN": 3}},
+        "patterns": [
+            {"template": "upstream failed: timeout <*>"},
+            {"template": "connection state SUSPENDED, retrying <*>"},
+        ],
+    }
+    [call] = overview_gap_calls(ask, "nginx", output)
+    query = '"connection state SUSPENDED, retrying"'
+    assert call.arguments == {"service": "nginx", "query": query, "level": "WARN"} | _RANGE  # in the asked range
+    shown = output | {"logs": [*output["logs"], {"level": "WARN", "message": "x"}]}
+    assert overview_gap_calls(ask, "nginx", shown) == []  # the asked level was returned: nothing left out
+
+
+def test_an_asked_range_whose_warnings_are_none_is_read_at_every_level():
+    ask = _ask(task_scope="broad", services=["nginx"], range=_ASKED)
+    [call] = overview_gap_calls(ask, "nginx", {"logs": [], "stats": {"total": 0}})
+    assert call.arguments == {"service": "nginx", "limit": 20} | _RANGE
+    assert overview_gap_calls(ask, "nginx", {"logs": [], "stats": {"total": 4}}) == []
+    assert overview_gap_calls(_ask(task_scope="broad", services=["nginx"]), "nginx", {"stats": {"total": 0}}) == []

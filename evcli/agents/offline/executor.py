@@ -24,6 +24,8 @@ from evcli.agents.offline.queries import (
     first_firing_alert,
     follow_up_calls,
     narrow_calls,
+    overview_call,
+    overview_gap_calls,
     searched_services,
     service_calls,
 )
@@ -96,6 +98,9 @@ def _wanted_calls(
         service_alerts, services[0] if services else None
     )
     calls += evidence_calls(intent, question, services, alertname)
+    for service in services:
+        overview = results.get(overview_call(intent, service).key)
+        calls += overview_gap_calls(intent, service, overview.output) if overview else []
     if retry:
         calls += follow_up_calls(intent, services)
     return calls

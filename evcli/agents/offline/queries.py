@@ -318,14 +318,51 @@ def evidence_calls(intent: Ask, question: str, services: list[str], alertname: s
         if services:
             arguments["service"] = services[0]
         calls.append(Call("lookup_knowledge", arguments | {"limit": KNOWLEDGE_LIMIT}))
-    window = _window(intent)
-    level = _overview_level(intent)
-    for service in services:
-        calls.append(Call("query_logs", {"service": service, "level": level} | window | {"limit": LOG_LIMIT}))
+    calls += [overview_call(intent, service) for service in services]
     calls += unknown_calls(intent, question)
     calls += exact_calls(intent, question, list(intent.services[:NAMED_SERVICE_CAP]), LOG_LIMIT)
     if not intent.exact or _exact_absent(intent, list(intent.services[:NAMED_SERVICE_CAP])):
         calls += term_calls(intent, question, services, LOG_LIMIT)
+    return calls
+
+
+def overview_call(intent: Ask, service: str) -> Call:
+    """A broad task's reading of one service's logs: its warnings and errors in the asked range."""
+    arguments = {"service": service, "level": _overview_level(intent)} | _window(intent) | {"limit": LOG_LIMIT}
+    return Call("query_logs", arguments)
+
+
+UNSEEN_PATTERN_CAP = 2
+
+
+def overview_gap_calls(intent: Ask, service: str, output: dict[str, Any]) -> list[Call]:
+    """What a service's overview search left out of the lines it returned (it returns the newest LOG_LIMIT):
+    a range asked with no level where it found no warning or error is read at every level (the range's
+    ordinary lines answer "anything on zookeeper in the last 10 minutes?"); a level asked whose lines
+    the stats count but none was returned is searched by the patterns no returned line shows (each one's
+    longest fixed text, at the asked level: "which warnings?" gets the warnings, not the newest errors)."""
+    stats: dict[str, Any] = output["stats"] if isinstance(output.get("stats"), dict) else {}
+    window = _window(intent)
+    if not intent.levels:
+        if window and stats.get("total") == 0:
+            return [Call("query_logs", {"service": service} | window | {"limit": LOG_LIMIT})]
+        return []
+    logs = [item for item in output.get("logs") or [] if isinstance(item, dict)]
+    by_level: dict[str, Any] = stats["by_level"] if isinstance(stats.get("by_level"), dict) else {}
+    if not any(by_level.get(level) for level in intent.levels) or any(
+        str(item.get("level") or "").upper() in intent.levels for item in logs
+    ):
+        return []
+    messages = [str(item.get("message") or "") for item in logs]
+    calls = []
+    for pattern in output.get("patterns") or []:
+        pieces = [piece.strip(" ,;:") for piece in str(pattern.get("template") or "").split("<*>")]
+        pieces = [piece for piece in pieces if len(piece) >= 8]
+        if pieces and not any(all(piece in message for piece in pieces) for message in messages):
+            query = _log_query(max(pieces, key=len))
+            calls.append(Call("query_logs", {"service": service, "query": query} | _level(intent) | window))
+        if len(calls) == UNSEEN_PATTERN_CAP:
+            break
     return calls
 
 
