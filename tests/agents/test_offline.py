@@ -1033,3 +1033,21 @@ def test_next_steps_come_only_from_a_runbook_matching_the_question(tmp_path):
     ssh = full_run("Why is auth logging so many failed passwords from 203.0.113.45?", tmp_path, HOST_ENV)
     actions = ssh.executor_output["recommended_actions"]
     assert actions and all("runbooks/ssh-brute-force.md" in action for action in actions)
+
+
+def test_a_token_asked_and_absent_in_the_asked_range_is_the_answer_within_two_claims(tmp_path):
+    # nginx logged its 502s at 09:05-09:11 only: the negative leads, the other symptoms do not crowd it
+    run = full_run("any 502s on nginx between 09:15 and 09:25?", tmp_path, HOST_ENV)
+    assert run.gate_result.severity == "none", run.gate_result.errors
+    claims = run.executor_output["claims"]
+    assert 1 <= len(claims) <= 2 and claims[0]["claim_type"] == "negative_observation"
+    assert "nginx 502" in claims[0]["claim_text"] and "total=0" in claims[0]["claim_text"]
+    found = full_run("any 502s on nginx between 09:05 and 09:12?", tmp_path, HOST_ENV)  # there: a full answer
+    assert any("502" in claim["claim_text"] for claim in log_claims_of(found))
+
+
+def test_warnings_asked_of_a_service_whose_newest_lines_are_errors_quote_the_warnings(tmp_path):
+    run = full_run("shop-api 9点到9点半有哪些警告？", tmp_path, HOST_ENV)
+    assert run.gate_result.severity == "none", run.gate_result.errors
+    first = log_claims_of(run)[0]["claim_text"]
+    assert "记录了 WARN 日志" in first and "ZooKeeper connection state SUSPENDED" in first

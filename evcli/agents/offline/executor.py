@@ -31,6 +31,7 @@ from evcli.agents.offline.queries import (
 )
 from evcli.contracts import ANSWER_VERSION, NO_EVIDENCE_PATH, ToolInvocation
 from evcli.messages import Catalogue, catalogue
+from evcli.scope import BROAD_CUES
 
 
 def execute(request: RoleRequest) -> EngineReply:
@@ -157,7 +158,12 @@ def _evidence_document(
     claims += [claim_kinds.negative_claim(ref, words) for ref in no_evidence if ref not in unknown]
     missing += [claim_kinds.no_evidence_note(ref, words) for ref in no_evidence]
     missing += _call_problems(transcript, words)
-    if intent.narrow:
+    absent = _asked_items_absent(intent, payload.get("question", ""), refs)
+    if absent:  # what was asked verbatim is not there: that is the answer, first
+        leading = [claim_kinds.negative_claim(ref, words) for ref in absent]
+        stated = {claim["claim_text"] for claim in leading}
+        claims = leading + [claim for claim in claims if claim["claim_text"] not in stated]
+    if intent.narrow or absent:
         claims = claims[:NARROW_CLAIM_CAP]
     queried = [i.retrieval_details.service for i in invocations if i.retrieval_details and i.retrieval_details.service]
     if not actions and not intent.narrow and queried:
@@ -187,6 +193,31 @@ def _asked_log_claims(intent: Ask, refs: list[claim_kinds.Ref], words: Catalogue
     quoted = {claim["evidence_bindings"][0]["evidence_excerpt"] for claim in first}
     others = [claim for claim in then if claim["evidence_bindings"][0]["evidence_excerpt"] not in quoted]
     return (first + others)[: claim_kinds.LOG_SYMPTOM_CAP]
+
+
+def _asked_items_absent(intent: Ask, question: str, refs: list[claim_kinds.Ref]) -> list[claim_kinds.Ref]:
+    """The no-evidence results of the verbatim searches when a question that asks no why (no broad cue)
+    and no count found nothing it asked verbatim ("any 502s on nginx between 09:15 and 09:25?": no
+    line holds 502): those negatives are the answer and lead, within NARROW_CLAIM_CAP claims as a
+    narrow answer; the service's other symptoms are not what was asked. [] otherwise."""
+    if not intent.exact or intent.wants_count or BROAD_CUES.search(question):
+        return []
+    if any(ref.array == "logs" and _holds_asked(intent, ref) for ref in refs):
+        return []
+    asked = {term.lower() for term in intent.exact}
+    return [
+        ref
+        for ref in refs
+        if ref.ref.raw_path == NO_EVIDENCE_PATH
+        and ref.invocation.tool_name == "query_logs"
+        and ref.invocation.retrieval_details
+        and asked & {word.lower() for word in ref.invocation.retrieval_details.keywords or []}
+    ]
+
+
+def _holds_asked(intent: Ask, ref: claim_kinds.Ref) -> bool:
+    message = str(ref.item.get("message") or "")
+    return any(claim_kinds.holds(message, term) for term in intent.exact)
 
 
 def _is_asked_line(intent: Ask, ref: claim_kinds.Ref) -> bool:
