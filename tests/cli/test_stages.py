@@ -415,7 +415,7 @@ def test_trace_of_an_asked_session_shows_every_stage(db_path):
     assert lines[0].startswith(f"session {session_id} · chat · status completed · verdict PASS · ")
     assert f"question: {QUESTION}" in out
     assert "plan · skill diagnose-high-cpu" in out
-    assert "1. query_metrics(service='payment-service', alertname='HighCPUUsage')" in out
+    assert "1. query_metrics(service='payment-service', alertname='HighCPUUsage', state='any')" in out
     assert "tool invocations (1)" in out
     assert "#1 query_metrics(alertname=HighCPUUsage, service=payment-service) · supported" in out
     assert "executor · round 1 · COMPLETED · 1 claims" in out
