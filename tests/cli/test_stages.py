@@ -417,7 +417,7 @@ def test_trace_of_an_asked_session_shows_every_stage(db_path):
     assert "plan · skill diagnose-high-cpu" in out
     assert "1. query_metrics(service='payment-service', alertname='HighCPUUsage', state='any')" in out
     assert "tool invocations (1)" in out
-    assert "#1 query_metrics(alertname=HighCPUUsage, service=payment-service) · supported" in out
+    assert "#1 query_metrics(alertname=HighCPUUsage, service=payment-service, state=any) · supported" in out
     assert "executor · round 1 · COMPLETED · 1 claims" in out
     assert f"claim-1 observation: {FINDING}." in out
     (binding,) = [line for line in lines if "query_metrics #1 $.alerts[" in line]
