@@ -62,9 +62,9 @@ def sessions_command(
     if stats:
         _show_stats(store.stats(), json_output)
         return
-    from evcli.store.query import SessionQuery
+    from evcli.store.query import SessionQuery, since_moment
 
-    query = SessionQuery(env=env, verdict=verdict, status=status, mode=mode, since=_since(since), text=text)
+    query = SessionQuery(env=env, verdict=verdict, status=status, mode=mode, since=since_moment(since), text=text)
     rows = store.list_sessions(limit, query)
     if json_output:
         print_json(rows)
@@ -72,21 +72,6 @@ def sessions_command(
         err.print("no sessions stored yet" if query == SessionQuery() else "no session matches")
     else:
         paged(_sessions_table(rows), no_pager)
-
-
-def _since(text: str | None):
-    """`7d` / `12h` back from now, else a time expression in the local zone."""
-    if text is None:
-        return None
-    from datetime import UTC, datetime
-
-    from evcli.timerange import TimeExpressionError, parse_duration, parse_time
-
-    now = datetime.now(UTC).astimezone()
-    try:
-        return now - parse_duration(text)
-    except TimeExpressionError:
-        return parse_time(text, clock=now, tz=now.tzinfo or UTC)
 
 
 # Below this width the list keeps the columns that find a session (id, date, environment, outcome, question).

@@ -116,15 +116,14 @@ def _count(received: Received, data: dict[str, Any], counts: dict[str, int]) -> 
 
 
 def _query(filters: dict[str, str]):
-    from evcli.cli.sessions import _since
-    from evcli.store.query import SessionQuery
+    from evcli.store.query import SessionQuery, since_moment
 
     return SessionQuery(
         env=filters.get("env"),
         verdict=filters.get("verdict"),
         status=filters.get("status"),
         mode=filters.get("mode"),
-        since=_since(filters.get("since")),
+        since=since_moment(filters.get("since")),
         text=filters.get("q"),
     )
 

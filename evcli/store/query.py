@@ -81,3 +81,16 @@ class SessionQuery(BaseModel):
         full = str(given.resolve()) if given.is_dir() else env
         name = given.name or env
         return [env, env, full, name, name]
+
+
+def since_moment(text: str | None) -> datetime | None:
+    """`--since` of a session list: `7d` / `12h` back from now, else a time expression in the local zone."""
+    if text is None:
+        return None
+    from evcli.timerange import TimeExpressionError, parse_duration, parse_time
+
+    now = datetime.now(UTC).astimezone()
+    try:
+        return now - parse_duration(text)
+    except TimeExpressionError:
+        return parse_time(text, clock=now, tz=now.tzinfo or UTC)

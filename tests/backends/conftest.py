@@ -208,9 +208,13 @@ def metrics_exporter() -> Iterator[str]:
 
 @pytest.fixture(scope="session")
 def alertmanager(start_process, tmp_path_factory) -> Service:
+    return start_alertmanager(start_process, tmp_path_factory.mktemp("alertmanager"), ALERTMANAGER_CONFIG)
+
+
+def start_alertmanager(start_process, home: Path, config: str, log_name: str = "alertmanager-log") -> Service:
+    """A real Alertmanager on a free loopback port with `config` as its alertmanager.yml, once ready."""
     binary = _require("prometheus-alertmanager")
-    home = tmp_path_factory.mktemp("alertmanager")
-    (home / "alertmanager.yml").write_text(ALERTMANAGER_CONFIG)
+    (home / "alertmanager.yml").write_text(config)
     port = free_port()
     process, log = start_process(
         [
@@ -220,7 +224,7 @@ def alertmanager(start_process, tmp_path_factory) -> Service:
             f"--web.listen-address=127.0.0.1:{port}",
             "--cluster.listen-address=",
         ],
-        "alertmanager-log",
+        log_name,
     )
     url = f"http://127.0.0.1:{port}"
     wait_until(lambda: _ready(url), "Alertmanager to be ready", process, log)

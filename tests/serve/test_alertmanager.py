@@ -5,31 +5,18 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 
-from tests.backends.conftest import _ready, _require, fetch_json, free_port, wait_until
+from tests.backends.conftest import fetch_json, start_alertmanager
 
 ALERT = {"alertname": "SSHBruteForce", "service": "auth", "severity": "warning"}
 
 
 def _alertmanager(start_process, home, receiver_url: str) -> str:
-    (home / "alertmanager.yml").write_text(
+    config = (
         "route:\n  receiver: evcli\n  group_by: [alertname]\n  group_wait: 1s\n  group_interval: 1s\n"
         "  repeat_interval: 1h\nreceivers:\n  - name: evcli\n    webhook_configs:\n"
         f"      - url: {receiver_url}\n        send_resolved: true\n"
     )
-    port = free_port()
-    process, log = start_process(
-        [
-            _require("prometheus-alertmanager"),
-            f"--config.file={home / 'alertmanager.yml'}",
-            f"--storage.path={home / 'data'}",
-            f"--web.listen-address=127.0.0.1:{port}",
-            "--cluster.listen-address=",
-        ],
-        "serve-alertmanager-log",
-    )
-    url = f"http://127.0.0.1:{port}"
-    wait_until(lambda: _ready(url), "Alertmanager to be ready", process, log)
-    return url
+    return start_alertmanager(start_process, home, config, "serve-alertmanager-log").url
 
 
 def _post_alert(alertmanager: str, **times: datetime) -> None:
