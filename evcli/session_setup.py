@@ -46,7 +46,7 @@ def question_scope(
 ) -> QuestionScope:
     """What the question asks about, read by code on the environment's clock and zone (DESIGN §2);
     a follow-up inherits what it leaves unsaid from `previous`."""
-    from evcli.scope import extract_scope
+    from evcli.scope.extract import extract_scope
     from evcli.scope.followup import follow_up
     from evcli.tools.fetch import environment_zone
 

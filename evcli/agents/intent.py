@@ -13,8 +13,8 @@ from datetime import UTC, datetime, tzinfo
 from typing import Any
 
 from evcli.contracts import QuestionScope
-from evcli.scope import extract_scope
 from evcli.scope.cues import detect_language
+from evcli.scope.extract import extract_scope
 from evcli.scope.match import humps
 from evcli.scope.windows import TIME_UNITS, extract_window
 

@@ -221,6 +221,7 @@ def _citations(
     executor, verify = _output(document, "execute"), _output(document, "verify")
     if gate_result is None or not verify:
         return []
+    ref_texts = _ref_texts(invocations)
     return [
         Citation(
             number=claim.citation,
@@ -229,7 +230,13 @@ def _citations(
             claim_text=str(claim.claim_text),
             evidence=[
                 _cited(
-                    f"ev-{claim.citation}-{index}", e.tool_name, e.source_invocation_id, e.raw_path, e.text, invocations
+                    f"ev-{claim.citation}-{index}",
+                    e.tool_name,
+                    e.source_invocation_id,
+                    e.raw_path,
+                    e.text,
+                    invocations,
+                    ref_texts,
                 )
                 for index, e in enumerate(claim.evidence, start=1)
             ],
@@ -245,10 +252,10 @@ def _cited(
     raw_path: str | None,
     excerpt: str | None,
     invocations: dict[int, ToolInvocation],
+    ref_texts: dict[tuple[int, str], str],
 ) -> CitedEvidence:
     invocation = invocations.get(invocation_id) if invocation_id is not None else None
-    refs = (invocation.retrieval_details.evidence_refs or []) if invocation and invocation.retrieval_details else []
-    ref_text = next((ref.text for ref in refs if ref.raw_path == raw_path), "")
+    ref_text = ref_texts.get((invocation_id, raw_path or ""), "") if invocation_id is not None else ""
     excerpt = excerpt or ""
     found = ref_text.casefold().find(excerpt.casefold()) if excerpt else -1
     item, kind = _item(invocation, raw_path or "")
@@ -266,6 +273,16 @@ def _cited(
         kind=kind,
         chart=_chart(item, excerpt) if kind == "series" and item else None,
     )
+
+
+def _ref_texts(invocations: dict[int, ToolInvocation]) -> dict[tuple[int, str], str]:
+    """Each recorded ref's text by (invocation, raw_path): one pass, so 500 citations are not 500 scans."""
+    texts: dict[tuple[int, str], str] = {}
+    for invocation_id, invocation in invocations.items():
+        details = invocation.retrieval_details
+        for ref in (details.evidence_refs or []) if details else []:
+            texts.setdefault((invocation_id, ref.raw_path), ref.text)
+    return texts
 
 
 def _item(invocation: ToolInvocation | None, raw_path: str) -> tuple[dict[str, Any] | None, str]:

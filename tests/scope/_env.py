@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from evcli.contracts import QuestionScope
-from evcli.scope import extract_scope
+from evcli.scope.extract import extract_scope
 from evcli.timerange import zone_named
 
 SERVICES = ["auth", "nginx", "apache", "intranet", "shop-api", "zookeeper", "worker", "billing", "redis", "web-01"]

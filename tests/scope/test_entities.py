@@ -25,7 +25,7 @@ def test_a_known_service_named_like_a_host_is_both():
 def test_hosts_of_the_environment_are_hosts():
     scope = scope_of("anything on mailhub?")
     assert scope.hosts == []
-    from evcli.scope import extract_scope
+    from evcli.scope.extract import extract_scope
     from tests.scope._env import ALIASES, BERLIN, CLOCK, SERVICES
 
     found = extract_scope(

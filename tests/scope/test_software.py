@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from evcli.scope import extract_scope
+from evcli.scope.extract import extract_scope
 from evcli.scope.software import SOFTWARE
 from tests.scope._env import ALERTNAMES, ALIASES, BERLIN, CLOCK, SERVICES, scope_of
 

@@ -31,7 +31,7 @@ from evcli.agents.offline.queries import (
 )
 from evcli.contracts import ANSWER_VERSION, NO_EVIDENCE_PATH, ToolInvocation
 from evcli.messages import Catalogue, catalogue
-from evcli.scope import BROAD_CUES
+from evcli.scope.cues import BROAD_CUES
 
 
 def execute(request: RoleRequest) -> EngineReply:
