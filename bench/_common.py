@@ -25,6 +25,19 @@ REPO = Path(__file__).resolve().parent.parent
 T0 = time.perf_counter()
 
 
+def as_installed() -> None:
+    """Compile evcli's modules to bytecode first, as `pip install` does, so start-up is measured as
+    users get it. Run from a source tree under PYTHONDONTWRITEBYTECODE (CI, this machine) every
+    process would otherwise compile each module it imports from source, every time: `evcli trace`
+    measured 0.47 s instead of 0.34 s that way. compileall runs in a child process and skips
+    modules whose bytecode is current."""
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", str(REPO / "evcli")],
+        env={key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"},
+        check=True,
+    )
+
+
 def log(message: str) -> None:
     print(f"[bench {time.perf_counter() - T0:6.1f}s] {message}", file=sys.stderr, flush=True)
 

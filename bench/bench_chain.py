@@ -53,7 +53,7 @@ from datetime import UTC, datetime  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
-from _common import T0, finish, import_times, log, percentile, profile_top, r2, r4, run_cmd, run_sections  # noqa: E402
+from _common import T0, as_installed, finish, import_times, log, percentile, profile_top, r2, r4, run_cmd, run_sections  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -470,6 +470,7 @@ def bench_orchestration(quick: bool, tmp: Path, results: dict[str, Any], hotspot
 
 
 def main() -> int:
+    as_installed()
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions, for smoke tests")
     options = parser.parse_args()

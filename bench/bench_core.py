@@ -42,7 +42,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from _common import T0, finish, import_times, log, profile_top, r4, run_cmd, run_sections, timing
+from _common import T0, as_installed, finish, import_times, log, profile_top, r4, run_cmd, run_sections, timing
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "sample_sessions"
@@ -926,6 +926,7 @@ def bench_store(quick: bool, env: dict[str, str], tmp: Path, results: dict[str, 
 
 
 def main() -> int:
+    as_installed()
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions, for smoke tests")
     options = parser.parse_args()

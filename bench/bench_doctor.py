@@ -22,7 +22,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from _common import REPO, log, timing
+from _common import REPO, as_installed, log, timing
 
 sys.path.insert(0, str(REPO))  # the scripted model server of the tests
 
@@ -113,6 +113,7 @@ def _doctor(args: list[str], home: Path) -> tuple[float, subprocess.CompletedPro
 
 
 def main() -> None:
+    as_installed()
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 5
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)

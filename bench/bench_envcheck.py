@@ -18,6 +18,8 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from _common import as_installed
+
 from evcli.backends.envcheck import check_env
 
 START = datetime(2026, 7, 8, 12, 0, tzinfo=UTC)
@@ -52,6 +54,7 @@ def write_snapshot(root: Path, lines: int) -> Path:
 
 
 def main() -> None:
+    as_installed()
     lines = int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000
     with tempfile.TemporaryDirectory() as folder:
         path = write_snapshot(Path(folder) / "snap", lines)

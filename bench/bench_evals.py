@@ -18,6 +18,8 @@ import sys
 import tempfile
 import time
 
+from _common import as_installed
+
 SUITES = {
     "eval_gatekeeper": ["eval", "gatekeeper", "--json"],
     "eval_cases": ["eval", "cases", "--json"],
@@ -46,6 +48,7 @@ def _summary(name: str, report: dict) -> dict:
 
 
 def main() -> int:
+    as_installed()
     rounds = 1 if "--quick" in sys.argv else 3
     results: dict[str, dict] = {}
     root = tempfile.mkdtemp(prefix="evcli-bench-evals-")

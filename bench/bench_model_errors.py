@@ -22,6 +22,8 @@ import sys
 import tempfile
 import time
 
+from _common import as_installed
+
 TARGET_S = 1.0
 QUESTION = "Why is payment-service slow?"
 
@@ -60,6 +62,7 @@ def run_case(arguments: list[str], extra_env: dict[str, str], home: str, *, impo
 
 
 def main() -> None:
+    as_installed()
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 5
     report: dict[str, object] = {"target_s": TARGET_S, "runs": runs, "cases": {}}
     with tempfile.TemporaryDirectory() as home:

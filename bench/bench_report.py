@@ -27,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import REPO, finish, log, r4, run_cmd
+from _common import REPO, as_installed, finish, log, r4, run_cmd
 
 SERIES, SAMPLES, LOGS = 20, 300, 480
 START = 1773817200  # 2026-03-18T08:00:00+01:00
@@ -140,6 +140,7 @@ def _session():
 
 
 def main() -> None:
+    as_installed()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
     args = parser.parse_args()

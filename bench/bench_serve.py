@@ -30,7 +30,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import REPO, finish, log, percentile, r2, r4
+from _common import REPO, as_installed, finish, log, percentile, r2, r4
 
 TARGET_MEDIAN_S = 0.020
 
@@ -69,6 +69,7 @@ def _states(db: Path) -> dict[str, int]:
 
 
 def main() -> None:
+    as_installed()
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()

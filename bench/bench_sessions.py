@@ -36,7 +36,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _common import T0, finish, log, r4, run_sections, timing
+from _common import T0, as_installed, finish, log, r4, run_sections, timing
 from bench_core import EVCLI, EVCLI_METHOD, build_store, interleaved
 
 TARGET_S = 0.3
@@ -138,6 +138,7 @@ def _check(commands: dict[str, list[str]], env: dict[str, str], middle: str, new
 
 
 def main() -> int:
+    as_installed()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
     args = parser.parse_args()

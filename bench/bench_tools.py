@@ -52,7 +52,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from _common import T0, finish, log, percentile, profile_top, r4, run_sections, timing
+from _common import T0, as_installed, finish, log, percentile, profile_top, r4, run_sections, timing
 
 TARGETS = {
     "kb_index_1000_s": 5.0,
@@ -1296,6 +1296,7 @@ def bench_log_index(quick: bool, lines: int, tmp: Path, results: dict[str, Any],
 
 
 def main() -> int:
+    as_installed()
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions, for smoke tests")
     parser.add_argument("--log-lines", type=int, default=MIXED_LINES, help="lines of the mixed-format log")
