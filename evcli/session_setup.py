@@ -58,7 +58,7 @@ def question_scope(
         clock=backend.now(),
         tz=environment_zone(backend),
     )
-    return follow_up(scope, previous)
+    return follow_up(scope, previous, question)
 
 
 def vocabulary(backend: Any, scope: QuestionScope, environment: EnvironmentOverview) -> dict[str, dict[str, int]]:

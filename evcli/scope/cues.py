@@ -38,6 +38,16 @@ _COUNT = re.compile(
     r"|多少次|多少|几次|几个|几条|次数|数量",
     re.IGNORECASE,
 )
+# An elliptical follow-up repeats the question before with something changed: "and since 09:15?",
+# "what about web-02?", "same for yesterday", "那 web-02 呢？". It asks no question of its own.
+_ELLIPTICAL = re.compile(
+    r"^\s*(?:and|or|but|also|then|what\s+about|how\s+about|same\s+(?:for|on|in|since|with)|now\s+for)\b"
+    r"|^\s*(?:那么?|还有|同样|换成)|呢\s*[?？]?\s*$",
+    re.IGNORECASE,
+)
+_OWN_QUESTION = re.compile(
+    r"\b(?:why|what|which|who|where|when|how)\b(?!\s+about)|为什么|什么|哪|怎么|如何", re.IGNORECASE
+)
 _STATES: tuple[tuple[AlertState, str], ...] = (
     (
         "still_firing",
@@ -65,6 +75,15 @@ def detect_language(question: str) -> str:
 
 def is_narrow(question: str) -> bool:
     return bool(NARROW_CUES.search(question)) and not BROAD_CUES.search(question)
+
+
+def is_elliptical(question: str) -> bool:
+    """Whether the question only changes something of the question before ("and since 09:15?"),
+    asking nothing of its own (a why/what/how word makes it a question of its own: "and why?")."""
+    if not _ELLIPTICAL.search(question):
+        return False
+    rest = _ELLIPTICAL.sub("", question)
+    return not _OWN_QUESTION.search(rest)
 
 
 def wants_count(question: str, spans: Spans) -> bool:

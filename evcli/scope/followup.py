@@ -6,12 +6,15 @@ leaves the whole group empty, so anything the follow-up names replaces what came
 (a follow-up naming another service is about that service, not both). One exception: a follow-up
 naming only content words keeps the phrases and tokens before ("did that IP ever get in?" asks a new
 thing of the address asked before); one naming a phrase or token replaces the words too. What the question
-itself is (narrow or broad, its language, whether it asks for a count) is never inherited.
+itself is (narrow or broad, whether it asks for a count) is not inherited either, except by an elliptical
+follow-up ("and since 09:15?", "what about web-02?", "那 web-02 呢？"): it asks the question before again
+with something changed, so a count asked before is asked again. The language is always the new question's.
 """
 
 from __future__ import annotations
 
 from evcli.contracts import QuestionScope
+from evcli.scope.cues import is_elliptical
 
 # Fields that travel together: a follow-up naming any one of a group replaces the whole group.
 _GROUPS: tuple[tuple[str, ...], ...] = (
@@ -25,8 +28,8 @@ _GROUPS: tuple[tuple[str, ...], ...] = (
 _REFERRED = ("phrases", "tokens")
 
 
-def follow_up(scope: QuestionScope, previous: QuestionScope | None) -> QuestionScope:
-    """`scope` completed from `previous` group by group; `previous` None leaves it unchanged."""
+def follow_up(scope: QuestionScope, previous: QuestionScope | None, question: str = "") -> QuestionScope:
+    """`scope` (of `question`) completed from `previous` group by group; `previous` None leaves it unchanged."""
     if previous is None:
         return scope
     inherited = {
@@ -37,4 +40,6 @@ def follow_up(scope: QuestionScope, previous: QuestionScope | None) -> QuestionS
     }
     if scope.terms and not any(getattr(scope, field) for field in _REFERRED):
         inherited |= {field: getattr(previous, field) for field in _REFERRED}
+    if is_elliptical(question) and not scope.wants_count:
+        inherited |= {"wants_count": previous.wants_count, "task_scope": previous.task_scope}
     return scope.model_copy(update=inherited)

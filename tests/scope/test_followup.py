@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+
 from evcli.contracts import AskedRange, QuestionScope
+from evcli.scope.cues import is_elliptical
 from evcli.scope.followup import follow_up
 
 PREVIOUS = QuestionScope(
@@ -45,3 +48,38 @@ def test_no_previous_scope_changes_nothing():
 def test_a_follow_up_naming_only_words_keeps_the_phrases_and_tokens_it_refers_to():
     scope = follow_up(QuestionScope(terms=["Accepted"]), PREVIOUS)  # "did that IP ever get in?"
     assert (scope.phrases, scope.tokens, scope.terms) == (["POST /api/login"], ["401"], ["Accepted"])
+
+
+def test_an_elliptical_follow_up_asks_the_question_before_again_count_included():
+    scope = follow_up(QuestionScope(language="en", task_scope="broad"), PREVIOUS, "and since 09:15?")
+    assert (scope.wants_count, scope.task_scope) == (True, "narrow")
+    zh = follow_up(QuestionScope(language="zh", task_scope="broad", hosts=["web-02"]), PREVIOUS, "那 web-02 呢？")
+    assert (zh.wants_count, zh.task_scope, zh.hosts, zh.language) == (True, "narrow", ["web-02"], "zh")
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["what should I check next?", "and why?", "and what caused it?", "why did it start?", "下一步应该查什么？"],
+)
+def test_a_follow_up_with_a_question_of_its_own_does_not_inherit_the_count(question: str):
+    scope = follow_up(QuestionScope(language="en", task_scope="broad"), PREVIOUS, question)
+    assert (scope.wants_count, scope.task_scope) == (False, "broad")
+
+
+@pytest.mark.parametrize(
+    ("question", "elliptical"),
+    [
+        ("and since 09:15?", True),
+        ("What about web-02?", True),
+        ("how about yesterday", True),
+        ("same for payment-service", True),
+        ("那 web-02 呢？", True),
+        ("那么昨天呢", True),
+        ("and why?", False),
+        ("and what about the root cause, why did it fail?", False),
+        ("how many 401s since 09:15?", False),
+        ("anderson logged in?", False),
+    ],
+)
+def test_is_elliptical(question: str, elliptical: bool):
+    assert is_elliptical(question) is elliptical
