@@ -328,13 +328,17 @@ class EnvironmentOverview(_Closed):
     # {word of the question: {service: matching log lines}}: the words the environment's own logs
     # contain (evcli.backends.vocabulary.term_hits), for the offline engine to choose and rank by
     vocabulary: dict[str, dict[str, int]] = Field(default_factory=dict)
+    # what the environment's backends serve (evcli.backends.registry.Capability values); None: all of them
+    # (a snapshot directory), or not known (an overview recorded before capabilities)
+    capabilities: list[str] | None = None
 
     @model_serializer(mode="wrap")
-    def _vocabulary_when_set(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """An overview recorded before vocabularies (issue 10) round-trips byte for byte."""
+    def _optional_when_set(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """An overview recorded before vocabularies (issue 10) or capabilities round-trips byte for byte."""
         dumped: dict[str, Any] = handler(self)
-        if "vocabulary" not in self.model_fields_set:
-            dumped.pop("vocabulary", None)
+        for name in ("vocabulary", "capabilities"):
+            if name not in self.model_fields_set:
+                dumped.pop(name, None)
         return dumped
 
 

@@ -279,8 +279,13 @@ class Pipeline:
         environment = document.run.config.environment
         payload = {
             **question_payload(self.store, document),
-            # where the question's words occur: the offline executor searches them there (DESIGN §6)
-            "environment": {"services": environment.services, "vocabulary": environment.vocabulary},
+            # where the question's words occur: the offline executor searches them there (DESIGN §6);
+            # what the backends serve (None: all), so it asks no tool that can only fail
+            "environment": {
+                "services": environment.services,
+                "vocabulary": environment.vocabulary,
+                "capabilities": environment.capabilities,
+            },
             "plan": plan.output,
             "max_steps": self.max_steps,
             "retry_context": retry_context,

@@ -38,7 +38,10 @@ def environment_overview(tools: Any) -> EnvironmentOverview:
         skills = tools.knowledge().skills()
     except (EvcliError, BackendError):
         pass
-    return EnvironmentOverview(services=sorted(services), aliases=dict(aliases), alerts=alerts, skills=skills)
+    overview = EnvironmentOverview(services=sorted(services), aliases=dict(aliases), alerts=alerts, skills=skills)
+    if hasattr(backend, "capabilities"):  # live: only what is configured; a snapshot directory serves all
+        overview.capabilities = backend.capabilities()
+    return overview
 
 
 def question_scope(

@@ -90,6 +90,10 @@ class LiveBackend:
                     return self.parts[kind.name]
         return None
 
+    def capabilities(self) -> list[str]:
+        """What the configured parts serve, in Capability order."""
+        return [capability.value for capability in Capability if self.serving(capability) is not None]
+
     def now(self) -> datetime:
         return datetime.now(UTC)
 

@@ -218,3 +218,23 @@ def test_live_backend_fills_an_open_range_end_with_its_clock(prometheus):
     (series,) = result.series
     assert series["last"] == 92.0 and series["range"].startswith(since.isoformat(timespec="seconds"))
     assert [a["alertname"] for a in result.alerts] == ["HighCPUUsage"]  # firing since the run started
+
+
+def test_ask_with_prometheus_alone_answers_a_metrics_question_from_metrics(prometheus, evcli_home):
+    """No log backend configured: "is X CPU high?" is asked of Prometheus, not of a log search that can only fail."""
+    from evcli.store.db import TraceStore
+    from tests.cli._util import evcli
+
+    run = evcli("ask", "Is payment-service CPU high?", "--prometheus", prometheus.url, "--json")
+
+    assert run.exit_code in (0, 3), run
+    with TraceStore(evcli_home / "evcli.db") as store:
+        document = store.load(run.json()["session_id"])
+    assert document.run.config.environment.capabilities == ["alerts", "metrics"]
+    calls = [(invocation.tool_name, invocation.input_params) for invocation in document.invocations]
+    assert ("query_metrics", {"service": "payment-service"}) in [(name, params) for name, params in calls]
+    assert not [name for name, _ in calls if name == "query_logs"], calls
+    metrics = next(i for i in document.invocations if i.tool_name == "query_metrics")
+    assert metrics.success
+    assert "cpu_usage_percent" in [series["metric"] for series in metrics.output["series"]]
+    assert "HighCPUUsage" in [alert["alertname"] for alert in metrics.output["alerts"]]

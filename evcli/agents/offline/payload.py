@@ -47,6 +47,11 @@ class Ask:
     levels: tuple[str, ...] = ()
     wants_count: bool = False
     vocabulary: dict[str, dict[str, int]] | None = None  # None: not known (a session stored before scopes)
+    capabilities: tuple[str, ...] | None = None  # what the backends serve; None: everything (a snapshot)
+
+    @property
+    def serves_logs(self) -> bool:
+        return self.capabilities is None or "logs" in self.capabilities
 
     @property
     def level(self) -> str | None:
@@ -119,7 +124,13 @@ def _from_scope(scope: QuestionScope, base: dict[str, Any], payload: dict[str, A
         levels=tuple(scope.levels),
         wants_count=scope.wants_count,
         vocabulary=vocabulary,
+        capabilities=_capabilities(payload),
     )
+
+
+def _capabilities(payload: dict[str, Any]) -> tuple[str, ...] | None:
+    served = (payload.get("environment") or {}).get("capabilities")
+    return None if served is None else tuple(served)
 
 
 @dataclass(frozen=True)

@@ -254,13 +254,17 @@ def narrow_calls(intent: Ask, question: str) -> list[Call]:
     Unknown services first (their no-evidence result names the close names; when the question names no
     known service that is all), then the alert asked, else the phrases and tokens (and when no log of the
     environment has any of them, a content word too), else a content word, else the asked level of the
-    service's (or every) log."""
+    service's (or every) log. Without a log backend, a question asking nothing of logs gets the metrics call."""
     calls = unknown_calls(intent, question)
     service = intent.services[0] if intent.services else None
     if intent.alertnames:
         return calls + [_alert_call(intent, service)]
     if calls and service is None:  # the service named is not known: not searched for in another one
         return calls
+    if not intent.serves_logs and not (intent.levels or _LOG_WORDS.search(question)):
+        # no log backend: a log search could only fail, so one runs only when logs are asked for by name (its
+        # failure says so); "is payment-service CPU high?" (CPU a token) is asked of the metrics
+        return calls + [Call("query_metrics", ({"service": service} if service else {}) | _window(intent))]
     exact = exact_calls(intent, question, [service] if service else [])
     if exact and not _exact_absent(intent, [service] if service else []):
         return calls + exact
