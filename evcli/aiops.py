@@ -12,6 +12,7 @@ were called, no other active alert became the main subject), which is stored in
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -114,8 +115,8 @@ def diagnose_payload(pipeline, payload: Any, *, source: str = "payload") -> list
     return [diagnose_alert(pipeline, alert) for alert in chosen]
 
 
-def diagnose_alert(pipeline, alert: AlertInput) -> dict[str, Any]:
-    result = pipeline.ask(alert_question(alert), mode="aiops", aiops_alert=alert.as_dict())
+def diagnose_alert(pipeline, alert: AlertInput, on_session: Callable[[str], None] | None = None) -> dict[str, Any]:
+    result = pipeline.ask(alert_question(alert), mode="aiops", aiops_alert=alert.as_dict(), on_session=on_session)
     document = pipeline.store.load(result.session_id)
     active = [a for a in document.run.config.environment.alerts if a.get("state") == "firing"]
     evaluation = rule_evaluation(alert, result, document, active)

@@ -478,9 +478,14 @@ class Pipeline:
         mode: Mode = "chat",
         aiops_alert: dict[str, Any] | None = None,
         continues: str | None = None,
+        on_session: Callable[[str], None] | None = None,
     ) -> AskResult:
+        """The whole chain for `question`; `on_session` is told the new session's id before the chain runs
+        (`evcli serve` records it with the alert, so a diagnosis that finished is never run again)."""
         self.models.check()  # a missing key or model server fails before a session is created
         run = self.create_session(question, mode=mode, aiops_alert=aiops_alert, continues=continues)
+        if on_session is not None:
+            on_session(run.session_id)
         return self.run_from(run.session_id, "plan")
 
     def run_from(self, session_id: str, stage: str) -> AskResult:

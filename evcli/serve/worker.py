@@ -1,7 +1,9 @@
 """Worker processes: claim the oldest queued alert, diagnose it like `evcli aiops`, record the outcome.
 
 A worker owns the alert it claimed (`alert_queue.owner` = this process) until it records the outcome, so
-the alert of a worker killed mid-diagnosis is queued again at the next start (`requeue_orphaned_alerts`).
+the alert of a worker killed mid-diagnosis is queued again at the next start (`requeue_orphaned_alerts`);
+the diagnosis session's id is recorded with the alert as soon as the session exists, so an alert whose
+worker died after its session completed is marked done with that session's verdict, not diagnosed again.
 An exception of the diagnosis marks the alert `failed` with the error, logged; it is not retried.
 A finished report is posted to `notify_url` (Markdown brief report) when one is set; a failed post is logged.
 """
@@ -11,6 +13,7 @@ from __future__ import annotations
 import logging
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,7 +43,9 @@ def diagnose_next(pipeline: Pipeline, spec: WorkerSpec) -> dict[str, Any] | None
         return None
     started = time.monotonic()
     try:
-        outcome = _diagnose(pipeline, claimed["alert"])
+        outcome = _diagnose(
+            pipeline, claimed["alert"], lambda session_id: store.attach_session(claimed["id"], session_id)
+        )
     except Exception as exc:  # one alert's failure must not stop the worker
         log.error("diagnosis of alert %s (#%s) failed: %s", claimed["alertname"], claimed["id"], exc)
         outcome = {"error": str(exc) or type(exc).__name__}
@@ -59,10 +64,10 @@ def diagnose_next(pipeline: Pipeline, spec: WorkerSpec) -> dict[str, Any] | None
     return {**claimed, **outcome}
 
 
-def _diagnose(pipeline: Pipeline, alert: dict[str, Any]) -> dict[str, Any]:
+def _diagnose(pipeline: Pipeline, alert: dict[str, Any], on_session: Callable[[str], None]) -> dict[str, Any]:
     from evcli.aiops import AlertInput, diagnose_alert
 
-    report = diagnose_alert(pipeline, AlertInput(**alert))
+    report = diagnose_alert(pipeline, AlertInput(**alert), on_session)
     document = pipeline.store.load(report["session_id"])
     return {
         "session_id": report["session_id"],
@@ -115,5 +120,8 @@ def worker_main(spec: WorkerSpec, stop: Any) -> None:
 
 def requeue_orphans(store: TraceStore) -> None:
     """Checked at start and whenever a worker is idle: a killed worker's process may take a while to vanish."""
-    if requeued := store.requeue_orphaned_alerts():
+    requeued, finished = store.requeue_orphaned_alerts()
+    if requeued:
         log.warning("%d alert(s) whose diagnosis was interrupted are queued again", requeued)
+    if finished:
+        log.warning("%d alert(s) whose worker died after the diagnosis completed are marked done", finished)

@@ -556,14 +556,32 @@ class TraceStore:
                 alert_id, {**outcome, "state": state, "owner": None, "finished_at": now_iso()}
             )
 
-    def requeue_orphaned_alerts(self) -> int:
-        """Alerts whose diagnosing process died go back to the queue; returns how many."""
+    def attach_session(self, alert_id: int, session_id: str) -> None:
+        """The session diagnosing a claimed alert, recorded as soon as it exists."""
         with self._write():
-            rows = self.conn.execute("SELECT id, owner FROM alert_queue WHERE state = 'running'").fetchall()
-            orphans = [row["id"] for row in rows if not owner_alive(row["owner"] or "")]
-            for alert_id in orphans:
-                self.conn.execute("UPDATE alert_queue SET state = 'queued', owner = NULL WHERE id = ?", [alert_id])
-        return len(orphans)
+            self.conn.execute("UPDATE alert_queue SET session_id = ? WHERE id = ?", [session_id, alert_id])
+
+    def requeue_orphaned_alerts(self) -> tuple[int, int]:
+        """Alerts whose diagnosing process died: queued again, or done when their session had completed
+        (the process died before recording the outcome). Returns (queued again, marked done)."""
+        with self._write():
+            rows = self.conn.execute(
+                "SELECT q.id, q.owner, r.status, r.verdict FROM alert_queue q "
+                "LEFT JOIN diagnosis_run r ON r.session_id = q.session_id WHERE q.state = 'running'"
+            ).fetchall()
+            orphans = [row for row in rows if not owner_alive(row["owner"] or "")]
+            requeued = finished = 0
+            for row in orphans:
+                if row["status"] == "completed":
+                    self.conn.execute(
+                        "UPDATE alert_queue SET state = 'done', owner = NULL, verdict = ?, finished_at = ? WHERE id = ?",
+                        [row["verdict"], now_iso(), row["id"]],
+                    )
+                    finished += 1
+                else:
+                    self.conn.execute("UPDATE alert_queue SET state = 'queued', owner = NULL WHERE id = ?", [row["id"]])
+                    requeued += 1
+        return requeued, finished
 
     def alert_queue_stats(self, buckets: tuple[float, ...]) -> dict[str, Any]:
         """Aggregates of the alert queue for /metrics, in SQL (no row is loaded): rows per state, finished

@@ -7,6 +7,7 @@ import socket
 import pytest
 from sqlite_utils import Database
 
+from evcli.contracts import SessionConfig
 from evcli.errors import BadInput
 from evcli.serve.queue import accept, label_fingerprint, webhook_alerts
 from evcli.store.db import TraceStore
@@ -47,15 +48,37 @@ def test_claim_finish_and_orphans_of_a_dead_owner(db_path):
     store.finish_alert(first["id"], session_id="s1", verdict="PASS", duration_s=0.5, tool_errors=0, model_errors=0)
     second = store.claim_alert()
     assert store.claim_alert() is None
-    assert store.requeue_orphaned_alerts() == 0  # its owner (this process) is alive
+    assert store.requeue_orphaned_alerts() == (0, 0)  # its owner (this process) is alive
     dead = f"{socket.gethostname()}:999999999:1"
     store.conn.execute("UPDATE alert_queue SET owner = ? WHERE id = ?", [dead, second["id"]])
-    assert store.requeue_orphaned_alerts() == 1
+    assert store.requeue_orphaned_alerts() == (1, 0)
     again = store.claim_alert()
     assert (again["id"], again["attempts"]) == (second["id"], 2)
     stats = store.alert_queue_stats((0.25, 1.0))
     assert stats["states"] == {"done": 1, "running": 1} and stats["verdicts"] == {"PASS": 1}
     assert stats["buckets"] == [0, 1] and stats["count"] == 1
+
+
+def test_an_orphan_whose_session_completed_is_done_and_one_whose_session_did_not_is_queued_again(db_path):
+    """The worker died after the diagnosis completed but before it recorded the outcome: not diagnosed twice."""
+    store = TraceStore(db_path)
+    _accept(store, delivery({"alertname": "A"}, {"alertname": "B"}))
+    finished, interrupted = store.claim_alert(), store.claim_alert()
+    for claimed, question in ((finished, "Why is A firing?"), (interrupted, "Why is B firing?")):
+        run = store.create_session(question, mode="aiops", config=SessionConfig())
+        store.attach_session(claimed["id"], run.session_id)
+        claimed["session_id"] = run.session_id
+    store.update_run(finished["session_id"], status="completed", verdict="PASS")
+    dead = f"{socket.gethostname()}:999999999:1"
+    store.conn.execute("UPDATE alert_queue SET owner = ?", [dead])
+
+    assert store.requeue_orphaned_alerts() == (1, 1)
+
+    rows = {row["id"]: row for row in store.alert_queue_rows()}
+    assert (rows[finished["id"]]["state"], rows[finished["id"]]["verdict"]) == ("done", "PASS")
+    assert rows[finished["id"]]["session_id"] == finished["session_id"] and rows[finished["id"]]["finished_at"]
+    assert rows[interrupted["id"]]["state"] == "queued"
+    assert store.claim_alert()["id"] == interrupted["id"] and store.claim_alert() is None
 
 
 @pytest.mark.parametrize(
