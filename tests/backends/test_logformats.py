@@ -137,6 +137,75 @@ CASES = [
     ("glog", "E1203 10:00:00.123456    1234 controller.go:112] sync pod default/web-0 failed: timeout",
      datetime(2023, 12, 3, 10, 0, 0, 123456), "ERROR", "sync pod default/web-0 failed: timeout",
      {"thread": "1234", "source": "controller.go:112"}),
+    ("hdfs", ("081109 203615 148 INFO dfs.DataNode$PacketResponder: PacketResponder 1 for block "
+     "blk_38865049064139660 terminating"),
+     datetime(2008, 11, 9, 20, 36, 15), "INFO", "PacketResponder 1 for block blk_38865049064139660 terminating",
+     {"pid": "148", "logger": "dfs.DataNode$PacketResponder"}),
+    ("hdfs", ("081111 093519 26 WARN dfs.FSDataset: Unexpected error trying to delete block "
+     "blk_-4541681287137593466. BlockInfo not found in volumeMap."),
+     datetime(2008, 11, 11, 9, 35, 19), "WARN",
+     "Unexpected error trying to delete block blk_-4541681287137593466. BlockInfo not found in volumeMap.",
+     {"pid": "26", "logger": "dfs.FSDataset"}),
+    ("spark", "17/06/09 20:10:40 INFO executor.CoarseGrainedExecutorBackend: Registered signal handlers for [TERM, HUP, INT]",
+     datetime(2017, 6, 9, 20, 10, 40), "INFO", "Registered signal handlers for [TERM, HUP, INT]",
+     {"logger": "executor.CoarseGrainedExecutorBackend"}),
+    ("spark", "24/01/05 10:59:58,417 ERROR TaskSetManager: Task 3 in stage 7.0 failed 4 times; aborting job",
+     datetime(2024, 1, 5, 10, 59, 58, 417000), "ERROR", "Task 3 in stage 7.0 failed 4 times; aborting job",
+     {"logger": "TaskSetManager"}),
+    ("logcat", ("03-17 16:13:38.811  1702  2395 D WindowManager: printFreezingDisplayLogsopening app wtoken = "
+     "AppWindowToken{9f4ef63 token=Token{a64f992}}, allDrawn= false"),
+     datetime(2023, 3, 17, 16, 13, 38, 811000), "DEBUG",
+     "printFreezingDisplayLogsopening app wtoken = AppWindowToken{9f4ef63 token=Token{a64f992}}, allDrawn= false",
+     {"pid": "1702", "tid": "2395", "tag": "WindowManager"}),
+    ("logcat", "01-05 11:59:59.003   635   718 E ActivityManager: ANR in com.example.app (com.example.app/.MainActivity)",
+     datetime(2024, 1, 5, 11, 59, 59, 3000), "ERROR", "ANR in com.example.app (com.example.app/.MainActivity)",
+     {"pid": "635", "tid": "718", "tag": "ActivityManager"}),
+    ("logcat", "01-05 10:00:00.120  system  1702  1702 W chatty  : uid=1000(system) Binder:1702_4 expire 3 lines",
+     datetime(2024, 1, 5, 10, 0, 0, 120000), "WARN", "uid=1000(system) Binder:1702_4 expire 3 lines",
+     {"pid": "1702", "tid": "1702", "tag": "chatty", "uid": "system"}),
+    ("logcat", "2023-11-02 08:15:00.500 12345 12350 F libc    : Fatal signal 11 (SIGSEGV), code 1, fault addr 0x0",
+     datetime(2023, 11, 2, 8, 15, 0, 500000), "FATAL", "Fatal signal 11 (SIGSEGV), code 1, fault addr 0x0",
+     {"pid": "12345", "tid": "12350", "tag": "libc"}),
+    ("logcat", "12-31 23:59:59.999  4128  4140 V vendor.qti.hardware.perf@2.2-service/ünï: ☃ boost: on",
+     datetime(2023, 12, 31, 23, 59, 59, 999000), "TRACE", "☃ boost: on",
+     {"pid": "4128", "tid": "4140", "tag": "vendor.qti.hardware.perf@2.2-service/ünï"}),
+    ("logcat", "12-31 23:59:58.007 E/AndroidRuntime( 4128): FATAL EXCEPTION: main",
+     datetime(2023, 12, 31, 23, 59, 58, 7000), "ERROR", "FATAL EXCEPTION: main", {"pid": "4128", "tag": "AndroidRuntime"}),
+    ("logcat", "12-31 23:59:58.010 A/DEBUG   (  771): Abort message: 'assertion failed'",
+     datetime(2023, 12, 31, 23, 59, 58, 10000), "FATAL", "Abort message: 'assertion failed'",
+     {"pid": "771", "tag": "DEBUG"}),
+    ("healthapp", "20171223-22:15:29:606|Step_LSC|30002312|onStandStepChanged 3579",
+     datetime(2017, 12, 23, 22, 15, 29, 606000), None, "onStandStepChanged 3579",
+     {"component": "Step_LSC", "pid": "30002312"}),
+    ("healthapp", "20171224-0:0:1:45|Step_ExtSDM|30002312|calculateAltitudeWithCache totalAltitude=240",
+     datetime(2017, 12, 24, 0, 0, 1, 45000), None, "calculateAltitudeWithCache totalAltitude=240",
+     {"component": "Step_ExtSDM", "pid": "30002312"}),
+    ("healthapp", "20171223-22:15:41:6|HiH_HiHealthDataInsertStore|30002312|saveHealthDetailData() size = 1|ok",
+     datetime(2017, 12, 23, 22, 15, 41, 6000), None, "saveHealthDetailData() size = 1|ok",
+     {"component": "HiH_HiHealthDataInsertStore", "pid": "30002312"}),
+    ("logfmt", 'ts=2023-01-29T02:03:11.120Z level=warn caller=db.go:42 msg="slow query \\"orders\\"" duration=5.1s',
+     utc(2023, 1, 29, 2, 3, 11, 120000), "WARN", 'slow query "orders"', {"caller": "db.go:42", "duration": "5.1s"}),
+    ("logfmt", 't=2023-01-29T10:03:11+0100 lvl=eror msg="Failed to send alert" logger=alerting rule_uid=x1',
+     datetime(2023, 1, 29, 10, 3, 11, tzinfo=timezone(timedelta(hours=1))), "ERROR", "Failed to send alert",
+     {"logger": "alerting", "rule_uid": "x1"}),
+    ("logfmt", "time=1675000000.5 msg=started",
+     utc(2023, 1, 29, 13, 46, 40, 500000), None, "started", {}),
+    ("json", ('{"@timestamp":"2023-01-29T10:03:11.120+08:00","log":{"level":"error"},"message":"card declined",'
+     '"trace_id":"ab12","status":402}'),
+     datetime(2023, 1, 29, 10, 3, 11, 120000, tzinfo=timezone(timedelta(hours=8))), "ERROR", "card declined",
+     {"trace_id": "ab12", "status": "402"}),
+    ("json", '{"level":50,"time":1675000000123,"pid":77,"hostname":"api-1","msg":"db down"}',
+     utc(2023, 1, 29, 13, 46, 40, 123000), "ERROR", "db down", {"pid": "77", "hostname": "api-1"}),
+    ("json", '{"severity":"WARNING","timestamp":"2023-01-29T02:03:11Z","message":"quota at 95%"}',
+     utc(2023, 1, 29, 2, 3, 11), "WARN", "quota at 95%", {}),
+    ("json", '{"ts":1675000000.25,"msg":"no level here","user":"zoë"}',
+     utc(2023, 1, 29, 13, 46, 40, 250000), None, "no level here", {"user": "zoë"}),
+    ("container_json", ('{"log":"2023-01-29 10:03:11,120 ERROR [main] PaymentClient: timeout after 5000 ms\\n",'
+     '"stream":"stderr","time":"2023-01-29T02:03:11.123456789Z"}'),
+     utc(2023, 1, 29, 2, 3, 11, 123456), "ERROR", "timeout after 5000 ms",
+     {"stream": "stderr", "thread": "main", "logger": "PaymentClient"}),
+    ("container_json", '{"log":"plain words without a level\\n","stream":"stdout","time":"2023-01-29T02:03:12Z"}',
+     utc(2023, 1, 29, 2, 3, 12), None, "plain words without a level", {"stream": "stdout"}),
     ("logfmt", 'ts=2023-01-29T02:03:11.120Z level=warn caller=db.go:42 msg="slow query \\"orders\\"" duration=5.1s',
      utc(2023, 1, 29, 2, 3, 11, 120000), "WARN", 'slow query "orders"', {"caller": "db.go:42", "duration": "5.1s"}),
     ("logfmt", 't=2023-01-29T10:03:11+0100 lvl=eror msg="Failed to send alert" logger=alerting rule_uid=x1',
@@ -224,6 +293,22 @@ def test_glog_year_is_inferred_from_the_clock() -> None:
 
 
 @pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("991231 235959 31 INFO dfs.DataNode: x", datetime(1999, 12, 31, 23, 59, 59)),  # 2099 is after the clock
+        ("240106 100000 31 INFO dfs.DataNode: x", datetime(2024, 1, 6, 10, 0)),  # within a day after the clock
+        ("240107 100000 31 INFO dfs.DataNode: x", datetime(1924, 1, 7, 10, 0)),  # beyond: the century before
+        ("99/12/31 23:59:59 INFO Executor: x", datetime(1999, 12, 31, 23, 59, 59)),
+        ("00/02/29 08:00:00.250 WARN Executor: x", datetime(2000, 2, 29, 8, 0, 0, 250000)),
+        ("24/01/05 12:59:59 INFO Executor: x", datetime(2024, 1, 5, 12, 59, 59)),
+    ],
+)
+def test_two_digit_years_are_this_century_unless_after_the_clock(line: str, expected: datetime) -> None:
+    parsed = format_named("hdfs" if line[2] != "/" else "spark").parse(line, context())  # clock 2024-01-05
+    assert parsed is not None and parsed.timestamp == expected
+
+
+@pytest.mark.parametrize(
     ("name", "line"),
     [
         ("iso8601", "2023-13-29T10:03:11Z ERROR month 13"),
@@ -242,6 +327,25 @@ def test_glog_year_is_inferred_from_the_clock() -> None:
         ("rfc5424", "<999>1 2003-10-11T22:14:15Z h a - - - bad PRI"),
         ("epoch", "12345 too short"),
         ("container_json", '{"log": 5, "time": "2023-01-29T02:03:11Z"}'),
+        ("hdfs", "081309 203615 148 INFO dfs.DataNode: month 13"),
+        ("hdfs", "081109 203615 INFO dfs.DataNode: no pid"),
+        ("hdfs", "081109 203615 148 INFO"),  # truncated
+        ("hdfs", "0811092 03615 148 INFO dfs.DataNode: shifted"),
+        ("spark", "17/06/31 20:10:40 INFO Executor: June 31"),
+        ("spark", "17/06/09 20:10:40 NOTE Executor: not a log4j level"),
+        ("spark", "17/06/09 20:10"),  # truncated
+        ("logcat", "13-17 16:13:38.811  1702  2395 D WindowManager: month 13"),
+        ("logcat", "02-30 16:13:38.811  1702  2395 D WindowManager: Feb 30"),
+        ("logcat", "2023-02-29 16:13:38.811  1702  2395 D WindowManager: not a leap year"),
+        ("logcat", "03-17 16:13:38.811  1702  2395 X WindowManager: no level X"),
+        ("logcat", "03-17 16:13:38  1702  2395 D WindowManager: no milliseconds"),
+        ("logcat", "03-17 16:13:38.811  1702  2395 D"),  # truncated
+        ("logcat", "--------- beginning of"),  # a marker without its buffer
+        ("healthapp", "20171323-22:15:29:606|Step_LSC|30002312|month 13"),
+        ("healthapp", "20171223-24:15:29:606|Step_LSC|30002312|hour 24"),
+        ("healthapp", "20171223-22:15:29:6061|Step_LSC|30002312|four digits of milliseconds"),
+        ("healthapp", "20171223-22:15:29:606|Step_LSC|main|no pid"),
+        ("healthapp", "20171223-22:15:29:606|Step_LSC"),  # truncated
     ],
 )
 def test_lines_not_in_the_format_are_none_not_errors(name: str, line: str) -> None:
@@ -361,3 +465,136 @@ def test_zookeeper_3_5_myid_prefix_is_detected_as_java_with_timestamp_and_level(
     ]
     detection = detect(sample, context())
     assert (detection.format, detection.timestamp_share, detection.level_share) == ("java", 1.0, 1.0)
+
+
+# --- Loghub-style logs: HDFS, Spark, Android logcat, HealthApp ------------------------------------
+
+_MIXED = {  # a file of each format as the system writes it: (how each line reads, the line)
+    "hdfs": [
+        ("hdfs", "081109 203518 143 INFO dfs.DataNode$DataXceiver: Receiving block blk_-1608999687919862906 "
+                 "src: /10.250.19.102:54106 dest: /10.250.19.102:50010"),
+        ("hdfs", "081109 203518 35 INFO dfs.FSNamesystem: BLOCK* NameSystem.allocateBlock: "
+                 "/mnt/hadoop/mapred/system/job_200811092030_0001/job.jar. blk_-1608999687919862906"),
+        ("hdfs", "081109 204005 35 INFO dfs.FSNamesystem: BLOCK* NameSystem.addStoredBlock: blockMap updated: "
+                 "10.251.73.220:50010 is added to blk_7128370237687728475 size 67108864"),
+        ("hdfs", "081109 204106 329 WARN dfs.DataNode$DataXceiver: 10.251.90.64:50010:Got exception while serving "
+                 "blk_-2918118818249673980 to /10.251.90.64:"),
+        ("continuation", "java.io.IOException: Block blk_-2918118818249673980 is not valid."),
+        ("continuation", "\tat org.apache.hadoop.dfs.FSDataset.getBlockFile(FSDataset.java:534)"),
+        ("hdfs", "081109 204132 26 ERROR dfs.DataNode: 10.251.43.115:50010: DataXceiver: écriture échouée"),
+        ("blank", ""),
+        ("rfc3164", "Nov  9 20:41:40 node-7 kernel: EXT3-fs error (device sda1): ext3_find_entry"),
+        ("unrecognised", "==> /var/log/hadoop/hadoop-datanode.log <=="),
+        ("hdfs", "081109 204201 148 INFO dfs.DataNode$PacketResponder: PacketResponder 2 for block "
+                 "blk_-1608999687919862906 terminating"),
+    ],
+    "spark": [
+        ("spark", "17/06/09 20:10:40 INFO executor.CoarseGrainedExecutorBackend: Started daemon with process name: "
+                  "29315@mesos-slave-07"),
+        ("spark", "17/06/09 20:10:40 INFO util.SignalUtils: Registered signal handler for TERM"),
+        ("spark", "17/06/09 20:10:41 WARN util.NativeCodeLoader: Unable to load native-hadoop library for your "
+                  "platform... using builtin-java classes where applicable"),
+        ("spark", "17/06/09 20:10:46 INFO storage.DiskBlockManager: Created local directory at "
+                  "/opt/hdfs/nodemanager/usercache/curi/appcache/application_1485248649253_0147/blockmgr-70293f72"),
+        ("spark", "17/06/09 20:11:11,052 ERROR executor.Executor: Exception in task 2.0 in stage 1.0 (TID 9)"),
+        ("continuation", "java.io.IOException: Connection reset by peer"),
+        ("continuation", "\tat sun.nio.ch.FileDispatcherImpl.read0(Native Method)"),
+        ("continuation", "\tat org.apache.spark.network.client.TransportClient.sendRpc(TransportClient.java:193)"),
+        ("continuation", "Caused by: java.net.SocketException: Broken pipe"),
+        ("continuation", "\t... 12 more"),
+        ("spark", "17/06/09 20:11:12 INFO executor.CoarseGrainedExecutorBackend: Got assigned task 10"),
+        ("unrecognised", "Exception in thread \"dispatcher-event-loop-3\" java.lang.OutOfMemoryError: Java heap space"),
+        ("spark", "17/06/09 20:11:13 INFO memory.MemoryStore: MemoryStore cleared — 0 B libres"),
+    ],
+    "logcat": [
+        ("continuation", "--------- beginning of main"),
+        ("logcat", "03-17 16:13:38.811  1702  2395 D WindowManager: printFreezingDisplayLogsopening app wtoken = "
+                   "AppWindowToken{9f4ef63 token=Token{a64f992 ActivityRecord{de9231d u0 com.tencent.qt.qtl/"
+                   ".activity.info.NewsDetailXmlActivity t761}}}, allDrawn= false"),
+        ("logcat", "03-17 16:13:38.819  1702  8671 D PowerManagerService: acquire lock=233570404, flags=0x1, "
+                   "tag=\"View Lock\", name=com.android.systemui, ws=null, uid=10037, pid=2227"),
+        ("continuation", "--------- beginning of system"),
+        ("logcat", "03-17 16:13:38.839  1702  2113 V WindowManager: Skipping AppWindowToken{df0798e token=Token{78af589 "
+                   "ActivityRecord{3b04890 u0 com.tencent.qt.qtl/com.tencent.video.player.activity.PlayerActivity t761}}}"),
+        ("logcat", "03-17 16:13:39.020  4128  4128 I chatty  : uid=10127(com.tencent.qt.qtl) expire 4 lines"),
+        ("continuation", "--------- beginning of crash"),
+        ("logcat", "03-17 16:13:40.512  4128  4128 E AndroidRuntime: FATAL EXCEPTION: main"),
+        ("logcat", "03-17 16:13:40.512  4128  4128 E AndroidRuntime: Process: com.tencent.qt.qtl, PID: 4128"),
+        ("logcat", "03-17 16:13:40.512  4128  4128 E AndroidRuntime: java.lang.NullPointerException: Attempt to "
+                   "invoke virtual method 'int java.lang.String.length()' on a null object reference"),
+        ("logcat", "03-17 16:13:40.512  4128  4128 E AndroidRuntime: \tat com.tencent.qt.qtl.Foo.bar(Foo.java:42)"),
+        ("logcat", "03-17 16:13:40.530  1702  3012 W ActivityManager:   Force finishing activity "
+                   "com.tencent.qt.qtl/.activity.info.NewsDetailXmlActivity"),
+        ("blank", "   "),
+        ("logcat", "03-17 16:13:41.001 I/ActivityManager( 1702): Process com.tencent.qt.qtl (pid 4128) has died"),
+        ("unrecognised", "[ 1234.567890] binder: 4128:4128 transaction failed 29189/-22"),
+    ],
+    "healthapp": [
+        ("healthapp", "20171223-22:15:29:606|Step_LSC|30002312|onStandStepChanged 3579"),
+        ("healthapp", "20171223-22:15:29:615|Step_LSC|30002312|onExtend:1514038530000 14 0 4"),
+        ("healthapp", "20171223-22:15:29:633|Step_StandReportReceiver|30002312|onReceive action: "
+                      "android.intent.action.SCREEN_ON"),
+        ("healthapp", "20171223-22:15:29:635|Step_LSC|30002312|processHandleBroadcastAction action:"
+                      "android.intent.action.SCREEN_ON"),
+        ("healthapp", "20171223-23:59:59:999|Step_SPUtils|30002312| getTodayTotalDetailSteps = "
+                      "1514044799000##7007##548365##8661##12361##27173954"),
+        ("healthapp", "20171224-0:0:1:45|Step_ExtSDM|30002312|calculateAltitudeWithCache totalAltitude=240"),
+        ("healthapp", "20171224-0:0:2:5|HiH_|30002312|"),
+        ("healthapp", "20171224-0:1:2:300|Step_StandStepCounter|30002312|flush sensor data ☃ 步数"),
+        ("unrecognised", "logcat: HealthApp export truncated"),
+    ],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(_MIXED))
+def test_loghub_style_files_are_detected_and_read_line_by_line(name: str) -> None:
+    expected = _MIXED[name]
+    detection = detect([line for _, line in expected], context())
+    kinds = [how for how, _ in expected]
+    assert detection.format == name
+    assert detection.continuation == kinds.count("continuation")
+    assert detection.unrecognised == kinds.count("unrecognised")
+    assert detection.timestamped == len(kinds) - sum(map(kinds.count, ("continuation", "unrecognised", "blank")))
+    reader = LineReader(format_named(name), context())
+    for how, line in expected:
+        read = reader.read(line)
+        assert (read.format or read.kind.value) == how, line
+    stamps = [reader.read(line).parsed.timestamp for how, line in expected if how == name]  # type: ignore[union-attr]
+    assert None not in stamps and stamps == sorted(stamps)  # type: ignore[type-var]
+
+
+def test_logcat_year_comes_from_the_clock_unless_written() -> None:
+    line = "12-31 23:59:59.999  1702  1702 I ActivityManager: x"
+    assert parse("logcat", line, utc(2024, 1, 5)).timestamp == datetime(2023, 12, 31, 23, 59, 59, 999000)
+    assert parse("logcat", line, utc(2024, 12, 31, 23)).timestamp == datetime(2024, 12, 31, 23, 59, 59, 999000)
+    assert parse("logcat", "2019-" + line, utc(2024, 1, 5)).timestamp == datetime(2019, 12, 31, 23, 59, 59, 999000)
+
+
+def test_year_inferring_formats_keep_apart_in_one_memo() -> None:
+    shared = context()
+    syslog = format_named("rfc3164").parse("Jan  5 10:00:00 h p: x", shared)
+    logcat = format_named("logcat").parse("01-05 10:00:00.000  1  1 I t: x", shared)
+    spark = format_named("spark").parse("99/01/05 10:00:00 INFO T: x", shared)
+    hdfs = format_named("hdfs").parse("990105 100000 1 INFO T: x", shared)
+    assert syslog and logcat and spark and hdfs
+    assert (syslog.timestamp, logcat.timestamp) == (datetime(2024, 1, 5, 10), datetime(2024, 1, 5, 10))
+    assert spark.timestamp == hdfs.timestamp == datetime(1999, 1, 5, 10)
+    assert len(shared.memo) == 4
+
+
+def test_logcat_buffer_markers_are_no_events_and_do_not_count_against_logcat() -> None:
+    markers = [f"--------- {what} {buffer}" for what in ("beginning of", "switch to") for buffer in ("main", "crash")]
+    events = ["03-17 16:13:38.811  1702  2395 I ActivityManager: Start proc 4128"] * 2
+    detection = detect(markers + events, context())
+    assert (detection.format, detection.continuation, detection.timestamp_share) == ("logcat", 4, 1.0)
+    assert not is_continuation("--------- something else") and not is_continuation("---------beginning of main")
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["081109 203615 148 INFO dfs.DataNode$PacketResponder: x", "17/06/09 20:10:40 INFO Executor: x",
+     "03-17 16:13:38.811  1702  2395 D WindowManager: x", "20171223-22:15:29:606|Step_LSC|30002312|x"],
+)  # fmt: skip
+def test_no_other_format_reads_loghub_style_lines(line: str) -> None:
+    readers = [each.name for each in FORMATS if each.sniff(line) and each.parse(line, context())]
+    assert len(readers) == 1, readers

@@ -15,7 +15,8 @@ Invariants:
     lines are still read, by the per-line fallback); continuation lines (stack traces) and
     blank lines count neither for nor against any format;
   - `LineReader.read` never raises on any text; a line is PARSED, CONTINUATION (indented, `at `,
-    `Caused by:`, `Traceback`, `... N more`, an exception class line), BLANK or UNRECOGNISED.
+    `Caused by:`, `Traceback`, `... N more`, an exception class line, a logcat buffer marker
+    `--------- beginning of main`), BLANK or UNRECOGNISED.
 """
 
 from __future__ import annotations
@@ -32,15 +33,19 @@ from evcli.backends.logformats import (
     apache_error,
     epoch,
     glog,
+    hdfs,
+    healthapp,
     iso8601,
     java,
     json_lines,
+    logcat,
     logfmt,
     nginx_error,
     openstack,
     python_logging,
     rfc3164,
     rfc5424,
+    spark,
 )
 from evcli.backends.logformats.base import LogFormat, ParseContext, ParsedLine
 from evcli.backends.logformats.container_json import ContainerJson
@@ -52,6 +57,10 @@ TEXT_FORMATS: tuple[LogFormat, ...] = (
     nginx_error.FORMAT,
     access_log.FORMAT,
     glog.FORMAT,
+    hdfs.FORMAT,
+    spark.FORMAT,
+    logcat.FORMAT,
+    healthapp.FORMAT,
     openstack.FORMAT,
     java.FORMAT,
     python_logging.FORMAT,
@@ -66,6 +75,7 @@ GENERIC_MARGIN = 0.1
 _CONTINUATION = re.compile(
     r"\s|at |Caused by:|Traceback \(most recent call last\)|\.\.\. \d+ (?:more|common frames omitted)"
     r"|[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*(?:Error|Exception|Throwable|Warning)\b(?::|$)"
+    r"|-{9} (?:beginning of|switch to) "  # logcat's buffer markers: no event, no time of their own
 )
 
 

@@ -93,6 +93,15 @@ class ParseContext:
                 return moment
         return None
 
+    def with_century(self, yy: int, month: int, day: int, hour: int, minute: int, second: int) -> datetime | None:
+        """A naive wall time with a two-digit year (`yyMMdd`, `yy/MM/dd`): 20yy unless that puts it
+        more than YEAR_SKEW after the clock, then 19yy. None for impossible dates."""
+        try:
+            moment = datetime(2000 + yy, month, day, hour, minute, second)
+            return moment if moment <= self.local_clock + YEAR_SKEW else moment.replace(year=1900 + yy)
+        except ValueError:  # month 13, day 32; also 00-02-29 when it must be 1900 (not a leap year)
+            return None
+
 
 class LogFormat:
     """One log format: a name, an example line, a cheap `sniff` and `parse`."""
@@ -128,6 +137,31 @@ class IsoStampFormat(LogFormat):
         except ValueError:
             return None
         return self.read(match, moment)
+
+    def read(self, match: re.Match[str], moment: datetime) -> ParsedLine:
+        raise NotImplementedError
+
+
+class TwoDigitYearFormat(LogFormat):
+    """A format read by one regex `line` with a two-digit-year time in groups `stamp` (the whole
+    second text) and yy, month, day, hour, minute, second (`ParseContext.with_century`), built once
+    per distinct second text in the context's memo under `key` + stamp (the century depends on the
+    clock); `read` turns the match into the parsed line. A line the regex or its date rejects is None."""
+
+    line: re.Pattern[str]
+    key: str  # memo key prefix, unlike every other format's: memo keys of all formats share one dict
+
+    def parse(self, line: str, context: ParseContext) -> ParsedLine | None:
+        match = self.line.match(line)
+        if match is None:
+            return None
+        key = self.key + match["stamp"]
+        memo = context.memo
+        if key not in memo:
+            parts = (int(part) for part in match.group("yy", "month", "day", "hour", "minute", "second"))
+            remember(memo, key, context.with_century(*parts))
+        moment = memo[key]
+        return None if moment is None else self.read(match, moment)
 
     def read(self, match: re.Match[str], moment: datetime) -> ParsedLine:
         raise NotImplementedError
