@@ -16,8 +16,9 @@ Forms read (English and Chinese), first match wins in this order:
 
 Invariants:
   - a time without a date is on the clock's date in the zone; when a time-of-day range (or a single
-    time) would start after the clock, it means the previous day; an end before its start is on the
-    next day (23:50–00:10);
+    time) would start more than LATE after the clock, it means the previous day (a time just after a
+    snapshot's clock, its newest event, is the same day: "around 18:03" with the last line at 18:02);
+    an end before its start is on the next day (23:50–00:10);
   - "Mar 3" without a year is in the clock's year, or the year before when that day is after the clock;
   - 12-hour times: am/pm (and 上午/下午/晚上) set the hour; a range end's meridiem carries to a bare
     start ("2 to 3:30pm") and a start's to a bare end ("下午3点到4点");
@@ -43,6 +44,7 @@ from evcli.scope.windows import window_matches, zh_number
 from evcli.timerange import TimeRange, localize
 
 AROUND = timedelta(minutes=5)  # "at 09:14" means 09:09–09:19
+LATE = AROUND  # how far after the clock a time of day may start and still be on the clock's date
 
 # --- atoms -------------------------------------------------------------------------
 
@@ -226,16 +228,16 @@ class _Resolver:
 
     def between(self, day: date | None, start: time, end: time) -> TimeRange | None:
         """A time-of-day range: on `day`, else on the clock's date or, when it would start after
-        the clock, the day before; an end before the start is on the next day."""
+        the clock (beyond LATE), the day before; an end before the start is on the next day."""
         first = day or self.clock.date()
-        if day is None and self.wall(first, start) > self.clock:
+        if day is None and self.wall(first, start) > self.clock + LATE:
             first -= timedelta(days=1)
         last = first + timedelta(days=1) if end < start else first
         return span(self.wall(first, start, "start"), self.wall(last, end, "end"))
 
     def moment(self, day: date | None, at: time) -> datetime:
         first = day or self.clock.date()
-        if day is None and self.wall(first, at) > self.clock:
+        if day is None and self.wall(first, at) > self.clock + LATE:
             first -= timedelta(days=1)
         return self.wall(first, at)
 

@@ -71,6 +71,10 @@ CLOCK = "2026-03-18T09:30:00+01:00"
         # a time-of-day range after the clock means the previous day
         ("14:20-14:35", ("14:20-14:35", "2026-03-17T14:20:00+01:00..2026-03-17T14:35:00+01:00", None)),
         ("09:00-09:20", ("09:00-09:20", "2026-03-18T09:00:00+01:00..2026-03-18T09:20:00+01:00", None)),
+        # ... but one starting just after the clock (a snapshot's clock is its newest line) is the same day
+        ("around 09:33", ("around 09:33", "2026-03-18T09:28:00+01:00..2026-03-18T09:38:00+01:00", None)),
+        ("09:34-09:40", ("09:34-09:40", "2026-03-18T09:34:00+01:00..2026-03-18T09:40:00+01:00", None)),
+        ("at 09:36", ("at 09:36", "2026-03-17T09:31:00+01:00..2026-03-17T09:41:00+01:00", None)),
         # an end before its start runs into the next day
         ("23:50 to 00:10", ("23:50 to 00:10", "2026-03-17T23:50:00+01:00..2026-03-18T00:10:00+01:00", None)),
         # 12-hour clock; a meridiem carries to the other end
