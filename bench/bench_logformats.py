@@ -13,6 +13,7 @@ from evcli.backends.logformats import LineReader, ParseContext, detect, format_n
 
 START = datetime(2023, 1, 29, 2, 0, tzinfo=UTC)
 LEVELS = ("INFO", "INFO", "INFO", "WARN", "ERROR", "DEBUG")
+BGL_LEVELS = ("INFO", "INFO", "INFO", "WARNING", "SEVERE", "FATAL")
 
 
 def _at(index: int) -> datetime:
@@ -60,6 +61,35 @@ LINES: dict[str, Callable[[int], str]] = {
         f'{{"log":"{_at(i):%Y-%m-%d %H:%M:%S},{i % 1000:03d} {LEVELS[i % 6]} [main] Db: q {i}\\n","stream":"stderr","time":"{_at(i).isoformat()}"}}'
     ),
     "epoch": lambda i: f"{_at(i).timestamp():.3f} {LEVELS[i % 6]} tick {i}",
+    "hdfs": lambda i: (
+        f"{_at(i):%y%m%d %H%M%S} {i % 400} {LEVELS[i % 6]} dfs.DataNode$PacketResponder: PacketResponder {i % 3} for block blk_{-i * 7919 if i % 2 else i * 104729} terminating"
+    ),
+    "spark": lambda i: (
+        f"{_at(i):%y/%m/%d %H:%M:%S} {LEVELS[i % 6]} {('storage.BlockManager', 'executor.Executor', 'scheduler.TaskSetManager')[i % 3]}: Found block rdd_{i % 40}_{i % 7} locally"
+    ),
+    "logcat": lambda i: (
+        f"{_at(i):%m-%d %H:%M:%S}.{_at(i).microsecond // 1000:03d} {1702 + i % 50:5d} {2395 + i % 300:5d} {'VDIWEF'[i % 6]} {('WindowManager', 'chatty  ', 'ActivityManager')[i % 3]}: printFreezingDisplayLogs token {i:x}"
+    ),
+    "healthapp": lambda i: (
+        f"{_at(i):%Y%m%d}-{_at(i).hour}:{_at(i).minute}:{_at(i).second}:{_at(i).microsecond // 1000}|{('Step_LSC', 'Step_SPUtils', 'HiH_HiHealthDataInsertStore')[i % 3]}|30002312|onStandStepChanged {i}"
+    ),
+    "cfdr": lambda i: (
+        f"{('-', '-', '-', 'KERNDTLB')[i % 4]} {int(_at(i).timestamp())} {_at(i) - timedelta(hours=7):%Y.%m.%d} R{i % 64:02d}-M1-N{i % 16:X}-C:J12-U11 "
+        f"{_at(i) - timedelta(hours=7):%Y-%m-%d-%H.%M.%S.%f} R{i % 64:02d}-M1-N{i % 16:X}-C:J12-U11 RAS KERNEL "
+        f"{BGL_LEVELS[i % 6]} instruction cache parity error corrected"
+    ),
+    "hpc": lambda i: (
+        f"{134681 + i} node-{i % 256} unix.hw state_change.unavailable {int(_at(i).timestamp())} 1 "
+        f"Component State Change: Component \\042alt{i % 4}\\042 is in the unavailable state (HWID={i % 4000})"
+    ),
+    "windows_cbs": lambda i: (
+        f"{_at(i):%Y-%m-%d %H:%M:%S}, {('Info', 'Info', 'Info', 'Warning', 'Error', 'Perf')[i % 6]:<22}"
+        f"{('CBS', 'CSI')[i % 2]:<7}Session: 30546354_{i} initialized by client WindowsUpdateAgent."
+    ),
+    "proxifier": lambda i: (
+        f"[{_at(i):%m.%d %H:%M:%S}] {('chrome.exe', 'chrome.exe *64', 'Dropbox.exe')[i % 3]} - proxy.cse.cuhk.edu.hk:5070 "
+        + ("error : Could not connect through proxy" if i % 9 == 0 else f"close, {i % 5000} bytes sent, 0 bytes received")
+    ),
 }
 
 

@@ -206,29 +206,61 @@ CASES = [
      {"stream": "stderr", "thread": "main", "logger": "PaymentClient"}),
     ("container_json", '{"log":"plain words without a level\\n","stream":"stdout","time":"2023-01-29T02:03:12Z"}',
      utc(2023, 1, 29, 2, 3, 12), None, "plain words without a level", {"stream": "stdout"}),
-    ("logfmt", 'ts=2023-01-29T02:03:11.120Z level=warn caller=db.go:42 msg="slow query \\"orders\\"" duration=5.1s',
-     utc(2023, 1, 29, 2, 3, 11, 120000), "WARN", 'slow query "orders"', {"caller": "db.go:42", "duration": "5.1s"}),
-    ("logfmt", 't=2023-01-29T10:03:11+0100 lvl=eror msg="Failed to send alert" logger=alerting rule_uid=x1',
-     datetime(2023, 1, 29, 10, 3, 11, tzinfo=timezone(timedelta(hours=1))), "ERROR", "Failed to send alert",
-     {"logger": "alerting", "rule_uid": "x1"}),
-    ("logfmt", "time=1675000000.5 msg=started",
-     utc(2023, 1, 29, 13, 46, 40, 500000), None, "started", {}),
-    ("json", ('{"@timestamp":"2023-01-29T10:03:11.120+08:00","log":{"level":"error"},"message":"card declined",'
-     '"trace_id":"ab12","status":402}'),
-     datetime(2023, 1, 29, 10, 3, 11, 120000, tzinfo=timezone(timedelta(hours=8))), "ERROR", "card declined",
-     {"trace_id": "ab12", "status": "402"}),
-    ("json", '{"level":50,"time":1675000000123,"pid":77,"hostname":"api-1","msg":"db down"}',
-     utc(2023, 1, 29, 13, 46, 40, 123000), "ERROR", "db down", {"pid": "77", "hostname": "api-1"}),
-    ("json", '{"severity":"WARNING","timestamp":"2023-01-29T02:03:11Z","message":"quota at 95%"}',
-     utc(2023, 1, 29, 2, 3, 11), "WARN", "quota at 95%", {}),
-    ("json", '{"ts":1675000000.25,"msg":"no level here","user":"zoë"}',
-     utc(2023, 1, 29, 13, 46, 40, 250000), None, "no level here", {"user": "zoë"}),
-    ("container_json", ('{"log":"2023-01-29 10:03:11,120 ERROR [main] PaymentClient: timeout after 5000 ms\\n",'
-     '"stream":"stderr","time":"2023-01-29T02:03:11.123456789Z"}'),
-     utc(2023, 1, 29, 2, 3, 11, 123456), "ERROR", "timeout after 5000 ms",
-     {"stream": "stderr", "thread": "main", "logger": "PaymentClient"}),
-    ("container_json", '{"log":"plain words without a level\\n","stream":"stdout","time":"2023-01-29T02:03:12Z"}',
-     utc(2023, 1, 29, 2, 3, 12), None, "plain words without a level", {"stream": "stdout"}),
+    ("cfdr", ("- 1117838570 2005.06.03 R02-M1-N0-C:J12-U11 2005-06-03-15.42.50.675872 R02-M1-N0-C:J12-U11 "
+     "RAS KERNEL INFO instruction cache parity error corrected"),
+     utc(2005, 6, 3, 22, 42, 50, 675872), "INFO", "instruction cache parity error corrected",
+     {"node": "R02-M1-N0-C:J12-U11", "component": "KERNEL"}),
+    ("cfdr", ("KERNDTLB 1118536327 2005.06.11 R30-M0-N9-C:J16-U01 2005-06-11-17.32.07.581048 R30-M0-N9-C:J16-U01 "
+     "RAS KERNEL FATAL data TLB error interrupt"),
+     utc(2005, 6, 12, 0, 32, 7, 581048), "FATAL", "data TLB error interrupt",
+     {"label": "KERNDTLB", "node": "R30-M0-N9-C:J16-U01", "component": "KERNEL"}),
+    ("cfdr", ("- 1118767535 2005.06.14 R27-M1-L3-U18-C 2005-06-14-09.45.35.118022 R27-M1-L3-U18-C RAS LINKCARD "
+     "SEVERE MidplaneSwitchController::receiveTrain() iCard bit=0 wire=3 is stuck"),
+     utc(2005, 6, 14, 16, 45, 35, 118022), "ERROR", "MidplaneSwitchController::receiveTrain() iCard bit=0 wire=3 is stuck",
+     {"node": "R27-M1-L3-U18-C", "component": "LINKCARD"}),
+    ("cfdr", "- 1131566461 2005.11.09 dn228 Nov 9 12:01:01 dn228/dn228 crond(pam_unix)[2915]: session closed for user root",
+     utc(2005, 11, 9, 20, 1, 1), None, "session closed for user root",
+     {"node": "dn228", "program": "crond(pam_unix)", "pid": "2915"}),
+    ("cfdr", ("VAPI 1131645646 2005.11.10 dn339 Nov 10 10:00:46 dn339/dn339 kernel: [KERNEL_IB][ib_mad_dispatch]"
+     "[/mnt_projects/sysapps/src/ib/mad_filter.c:70]Dispatch error, MAD not processed"),
+     utc(2005, 11, 10, 18, 0, 46), None,
+     "[KERNEL_IB][ib_mad_dispatch][/mnt_projects/sysapps/src/ib/mad_filter.c:70]Dispatch error, MAD not processed",
+     {"label": "VAPI", "node": "dn339", "program": "kernel"}),
+    ("cfdr", ("- 1131614071 2005.11.10 tbird-admin1 Nov 10 01:14:31 local@tbird-admin1 postfix/postdrop[10896]: "
+     "warning: unable to look up public/pickup: No such file or directory"),
+     utc(2005, 11, 10, 9, 14, 31), "WARN", "warning: unable to look up public/pickup: No such file or directory",
+     {"node": "tbird-admin1", "program": "postfix/postdrop", "pid": "10896"}),
+    ("hpc", ("134681 node-246 unix.hw state_change.unavailable 1077804742 1 Component State Change: "
+     "Component \\042alt0\\042 is in the unavailable state (HWID=1973)"),
+     utc(2004, 2, 26, 14, 12, 22), None,
+     "Component State Change: Component \\042alt0\\042 is in the unavailable state (HWID=1973)",
+     {"node": "node-246", "component": "unix.hw", "state": "state_change.unavailable"}),
+    ("hpc", "2560 node-143 boot_cmd new 1074119817 1 Targeting domains:node-D1 and nodes:node-[40-63] child of command 2559",
+     utc(2004, 1, 14, 22, 36, 57), None, "Targeting domains:node-D1 and nodes:node-[40-63] child of command 2559",
+     {"node": "node-143", "component": "boot_cmd", "state": "new"}),
+    ("windows_cbs", ("2016-09-28 04:30:30, Info                  CBS    Loaded Servicing Stack v6.1.7601.23505 "
+     "with Core: C:\\Windows\\winsxs\\amd64_microsoft-windows-servicingstack_31bf3856ad364e35\\cbscore.dll"),
+     datetime(2016, 9, 28, 4, 30, 30), "INFO",
+     "Loaded Servicing Stack v6.1.7601.23505 with Core: C:\\Windows\\winsxs\\amd64_microsoft-windows-servicingstack_31bf3856ad364e35\\cbscore.dll",
+     {"component": "CBS"}),
+    ("windows_cbs", ("2016-09-28 04:40:30, Warning               CBS    Failed to get next element "
+     "[HRESULT = 0x800f080d - CBS_E_MANIFEST_INVALID_ITEM]"),
+     datetime(2016, 9, 28, 4, 40, 30), "WARN",
+     "Failed to get next element [HRESULT = 0x800f080d - CBS_E_MANIFEST_INVALID_ITEM]", {"component": "CBS"}),
+    ("windows_cbs", "2016-09-29 00:00:58, Error                 CSI    000000a4 (F) STATUS_SXS_ASSEMBLY_MISSING #1042# from Windows",
+     datetime(2016, 9, 29, 0, 0, 58), "ERROR", "000000a4 (F) STATUS_SXS_ASSEMBLY_MISSING #1042# from Windows",
+     {"component": "CSI"}),
+    ("windows_cbs", "2016-09-29 00:01:02, Perf                  CBS    PerfTrack: session ended after 264 s",
+     datetime(2016, 9, 29, 0, 1, 2), None, "PerfTrack: session ended after 264 s", {"component": "CBS"}),
+    ("proxifier", "[10.30 16:49:06] chrome.exe - proxy.cse.cuhk.edu.hk:5070 open through proxy proxy.cse.cuhk.edu.hk:5070 HTTPS",
+     datetime(2023, 10, 30, 16, 49, 6), None,
+     "proxy.cse.cuhk.edu.hk:5070 open through proxy proxy.cse.cuhk.edu.hk:5070 HTTPS", {"program": "chrome.exe"}),
+    ("proxifier", ("[12.31 23:59:59] chrome.exe *64 - www.google.com.hk:443 error : Could not connect through proxy "
+     "proxy.cse.cuhk.edu.hk:5070 - Proxy server cannot establish a connection with the target, status code 403"),
+     datetime(2023, 12, 31, 23, 59, 59), "ERROR",
+     ("www.google.com.hk:443 error : Could not connect through proxy proxy.cse.cuhk.edu.hk:5070 - "
+      "Proxy server cannot establish a connection with the target, status code 403"),
+     {"program": "chrome.exe *64"}),
     ("epoch", "1675000000.123 ERROR payment failed", utc(2023, 1, 29, 13, 46, 40, 123000), "ERROR",
      "payment failed", {}),
     ("epoch", "1675000000123 heartbeat ok", utc(2023, 1, 29, 13, 46, 40, 123000), None, "heartbeat ok", {}),
@@ -327,6 +359,15 @@ def test_two_digit_years_are_this_century_unless_after_the_clock(line: str, expe
         ("rfc5424", "<999>1 2003-10-11T22:14:15Z h a - - - bad PRI"),
         ("epoch", "12345 too short"),
         ("container_json", '{"log": 5, "time": "2023-01-29T02:03:11Z"}'),
+        ("cfdr", "- 1117838570 2005.06.03"),  # truncated
+        ("cfdr", "- 11178385 2005.06.03 R02-M1-N0-C:J12-U11 epoch of 8 digits"),
+        ("cfdr", "Appread 1117869872 2005.06.04 R04-M1 a label is upper case"),
+        ("hpc", "134681 node-246 unix.hw state_change.unavailable 10778047 1 epoch of 8 digits"),
+        ("hpc", "134681 node-246 unix.hw"),  # truncated
+        ("windows_cbs", "2016-09-28 04:30:30 Info                  CBS    no comma after the time"),
+        ("windows_cbs", "2016-13-28 04:30:30, Info                  CBS    month 13"),
+        ("proxifier", "[13.30 16:49:06] chrome.exe - month 13"),
+        ("proxifier", "[10.30 16:49] chrome.exe - truncated time"),
         ("hdfs", "081309 203615 148 INFO dfs.DataNode: month 13"),
         ("hdfs", "081109 203615 INFO dfs.DataNode: no pid"),
         ("hdfs", "081109 203615 148 INFO"),  # truncated
@@ -465,6 +506,124 @@ def test_zookeeper_3_5_myid_prefix_is_detected_as_java_with_timestamp_and_level(
     ]
     detection = detect(sample, context())
     assert (detection.format, detection.timestamp_share, detection.level_share) == ("java", 1.0, 1.0)
+
+
+# --- supercomputer, HPC, Windows CBS and Proxifier logs ------------------------------------------
+
+_F2_FORMATS = ("cfdr", "hpc", "windows_cbs", "proxifier")
+
+
+@pytest.mark.parametrize(("name", "line"), [(case[0], case[1]) for case in CASES if case[0] in _F2_FORMATS])
+def test_no_other_format_reads_these_lines(name: str, line: str) -> None:
+    # an HPC record id is no epoch, a Thunderbird line's inner syslog is no rfc3164 line,
+    # a CBS line's `, ` keeps iso8601 out
+    readers = [fmt.name for fmt in FORMATS if fmt.sniff(line) and fmt.parse(line, context()) is not None]
+    assert readers == [name]
+
+
+def test_epoch_does_not_read_an_hpc_record_id_and_still_reads_its_own_lines() -> None:
+    line = "437893 gige7 gige.ps_fail sw 1079543049 1 Power supply failed"
+    assert format_named("epoch").parse(line, context()) is None
+    read = LineReader(format_named("epoch"), context()).read(line)
+    assert (read.format, read.parsed.timestamp) == ("hpc", utc(2004, 3, 17, 17, 4, 9))
+    assert parse("epoch", "1079543049 gige7 Power supply failed").timestamp == utc(2004, 3, 17, 17, 4, 9)
+
+
+def test_cfdr_stamp_adds_its_microseconds_only_when_its_second_is_the_epochs() -> None:
+    line = "- 1117838570 2005.06.03 R02-M1-N0-C:J12-U11 2005-06-03-15.42.{}.675872 R02-M1-N0-C:J12-U11 RAS APP ERROR x"
+    assert parse("cfdr", line.format("50")).timestamp == utc(2005, 6, 3, 22, 42, 50, 675872)
+    assert parse("cfdr", line.format("49")).timestamp == utc(2005, 6, 3, 22, 42, 50)
+
+
+def test_cfdr_rest_in_neither_shape_is_kept_whole_without_a_level() -> None:
+    parsed = parse("cfdr", "- 1117838570 2005.06.03 R02-M1-N0-C:J12-U11 RAS KERNEL BOGUS no local stamp")
+    assert (parsed.timestamp, parsed.level) == (utc(2005, 6, 3, 22, 42, 50), None)
+    assert (parsed.message, parsed.fields) == ("RAS KERNEL BOGUS no local stamp", {"node": "R02-M1-N0-C:J12-U11"})
+
+
+def test_proxifier_year_is_inferred_from_the_clock_apart_from_syslog_keys() -> None:
+    shared = context(utc(2024, 1, 5, 12))
+    assert format_named("proxifier").parse("[01.05 11:00:00] a.exe - x", shared).timestamp == datetime(2024, 1, 5, 11)
+    assert format_named("proxifier").parse("[01.07 13:00:00] a.exe - x", shared).timestamp == datetime(2023, 1, 7, 13)
+    syslog = format_named("rfc3164").parse("Jan  5 11:00:00 h p: x", shared)
+    assert syslog is not None and syslog.timestamp == datetime(2024, 1, 5, 11)
+    plain = format_named("proxifier").parse("[01.05 11:00:01] Proxifier started, no separator", shared)
+    assert plain is not None and (plain.message, plain.fields) == ("Proxifier started, no separator", {})
+
+
+# A file as each system writes it, with the noise real files hold: (how the reader reads it, line).
+MIXED_FILES = {
+    "cfdr": [
+        ("cfdr", "- 1117838570 2005.06.03 R02-M1-N0-C:J12-U11 2005-06-03-15.42.50.675872 R02-M1-N0-C:J12-U11 RAS KERNEL INFO instruction cache parity error corrected"),
+        ("cfdr", "- 1117838573 2005.06.03 R02-M1-N0-C:J12-U11 2005-06-03-15.42.53.276129 R02-M1-N0-C:J12-U11 RAS KERNEL INFO instruction cache parity error corrected"),
+        ("cfdr", "APPREAD 1117869872 2005.06.04 R04-M1-N4-I:J18-U11 2005-06-04-00.24.32.432192 R04-M1-N4-I:J18-U11 RAS APP FATAL ciod: failed to read message prefix on control stream (CioStream socket to 172.16.96.116:33569"),
+        ("cfdr", "- 1117955341 2005.06.05 NULL 2005-06-05-00.09.01.903040 NULL RAS MMCS ERROR idoproxydb hit ASSERT condition: ASSERT expression=0 Source file=idotransportmgr.cpp Source line=1043"),
+        ("continuation", "    Function=int IdoTransportMgr::SendPacket(IdoUdpMgr*, BglCtlPavTrace*)"),
+        ("cfdr", "- 1118522003 2005.06.11 UNKNOWN_LOCATION 2005-06-11-13.33.23.491000 UNKNOWN_LOCATION NULL DISCOVERY WARNING Node card VPD check: missing U01 node, VPD ecid 0000000000000000 in processor card slot J13"),
+        ("blank", ""),
+        ("cfdr", "KERNDTLB 1118536327 2005.06.11 R30-M0-N9-C:J16-U01 2005-06-11-17.32.07.581048 R30-M0-N9-C:J16-U01 RAS KERNEL FATAL data TLB error interrupt"),
+        ("cfdr", "- 1118540000 2005.06.11 R30-M0-N9-C:J16-U01 2005-06-11-18.33.20.000001 R30-M0-N9-C:J16-U01 RAS KERNEL FAILURE machine check: Überlauf ☃"),
+        ("cfdr", "- 1131566461 2005.11.09 dn228 Nov 9 12:01:01 dn228/dn228 crond(pam_unix)[2915]: session closed for user root"),
+        ("cfdr", "- 1131566475 2005.11.09 en257 Nov 9 12:01:15 en257/en257 ntpd[2380]: synchronized to 10.100.16.250, stratum 2"),
+        ("cfdr", "- 1131577359 2005.11.09 dn754 Nov 9 15:02:39 dn754/dn754 -- MARK --"),
+        ("rfc3164", "Nov  9 15:03:00 tbird-admin1 sshd[311]: error: Could not load host key: /etc/ssh/ssh_host_dsa_key"),
+        ("unrecognised", "--- log rotated by logrotate ---"),
+    ],
+    "hpc": [
+        ("hpc", "134681 node-246 unix.hw state_change.unavailable 1077804742 1 Component State Change: Component \\042alt0\\042 is in the unavailable state (HWID=1973)"),
+        ("hpc", "2560 node-143 boot_cmd new 1074119817 1 Targeting domains:node-D1 and nodes:node-[40-63] child of command 2559"),
+        ("hpc", "460081 node-208 action start 1084680778 1 clusterAddMember  (command 1902)"),
+        ("hpc", "437893 gige7 gige.ps_fail sw 1079543049 1 Power supply failed"),
+        ("hpc", "15814 node-40 node psu 1074625734 1 psu failure\\ ambient=28"),
+        ("hpc", "126234 node-D0 node temp 1077011040 1 ambient=33"),
+        ("hpc", "126235 node-D0 node temp 1077011041 0"),
+        ("blank", "   "),
+        ("epoch", "1077804800 watchdog: heartbeat from node-246 ok"),
+        ("unrecognised", "LogId Node Component State Time Flag Content"),
+        ("unrecognised", "2561 node-143 boot_cmd ünïcödé"),
+    ],
+    "windows_cbs": [
+        ("windows_cbs", "2016-09-28 04:30:30, Info                  CBS    Loaded Servicing Stack v6.1.7601.23505 with Core: C:\\Windows\\winsxs\\amd64_microsoft-windows-servicingstack_31bf3856ad364e35_6.1.7601.23505_none_681aa442f6fed7f0\\cbscore.dll"),
+        ("windows_cbs", "2016-09-28 04:30:31, Info                  CSI    00000001@2016/9/27:20:30:31.455 WcpInitialize (wcp.dll version 0.0.0.6) called (stack @0x7fed806eb5d @0x7fef9fb9b6d)"),
+        ("windows_cbs", "2016-09-28 04:30:31, Info                  CBS    SQM: Failed to start upload with file pattern: C:\\Windows\\servicing\\sqm\\*_std.sqm, flags: 0x2 [HRESULT = 0x80004005 - E_FAIL]"),
+        ("windows_cbs", "2016-09-28 04:40:30, Warning               CBS    Failed to get next element [HRESULT = 0x800f080d - CBS_E_MANIFEST_INVALID_ITEM]"),
+        ("windows_cbs", "2016-09-29 00:00:58, Error                 CSI    000000a4 (F) STATUS_SXS_ASSEMBLY_MISSING #1042# from Windows::ServicingAPI::CCSITransaction::ICSITransaction_PinDeployment"),
+        ("continuation", "    [gle=0x80004005]"),
+        ("windows_cbs", "2016-09-29 00:01:02, Perf                  CBS    PerfTrack: session ended after 264 s"),
+        ("windows_cbs", "2016-09-29 00:01:03, Info                  CBS    Datei „ü.dll“ übersprungen"),
+        ("iso8601", "2016-09-29T00:01:04Z setup: pending.xml found"),
+        ("blank", ""),
+        ("unrecognised", "Checking System Update Readiness."),
+        ("unrecognised", "Seconds executed: 264"),
+    ],
+    "proxifier": [
+        ("proxifier", "[10.30 16:49:06] chrome.exe - proxy.cse.cuhk.edu.hk:5070 open through proxy proxy.cse.cuhk.edu.hk:5070 HTTPS"),
+        ("proxifier", "[10.30 16:49:07] chrome.exe - proxy.cse.cuhk.edu.hk:5070 close, 0 bytes sent, 0 bytes received, lifetime <1 sec"),
+        ("proxifier", "[10.30 16:54:07] chrome.exe *64 - proxy.cse.cuhk.edu.hk:5070 open through proxy proxy.cse.cuhk.edu.hk:5070 HTTPS"),
+        ("proxifier", "[10.30 16:56:17] SearchUI.exe *64 - get.sogou.com:80 close, 2305 bytes (2.25 KB) sent, 1072 bytes (1.04 KB) received, lifetime 00:04"),
+        ("proxifier", "[10.30 17:01:43] Dropbox.exe - block.dropbox.com:443 error : A connection request was canceled before the completion."),
+        ("proxifier", "[10.30 17:02:00] QQ音乐.exe - y.qq.com:443 open directly"),
+        ("proxifier", "[10.30 17:02:01] Proxifier service restarted"),
+        ("blank", ""),
+        ("apache_error", "[Sun Dec 04 04:47:44 2005] [error] [client 211.62.201.48] File does not exist: /var/www/html/x"),
+        ("iso8601", "[2016-10-30T17:05:00Z] proxy list reloaded"),
+        ("unrecognised", "[Connection log]"),
+    ],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(MIXED_FILES))
+def test_a_mixed_file_is_detected_and_read_line_by_line(name: str) -> None:
+    expected = MIXED_FILES[name]
+    detection = detect([line for _, line in expected], context())
+    assert detection.format == name
+    reader = LineReader(format_named(name), context())
+    for how, line in expected:
+        read = reader.read(line)
+        assert (read.format or read.kind.value) == how, line
+        assert read.parsed is None or read.parsed.timestamp is not None
+    own = [reader.read(line).parsed for how, line in expected if how == name]
+    assert len({parsed.level for parsed in own if parsed}) >= (1 if name == "hpc" else 2)
 
 
 # --- Loghub-style logs: HDFS, Spark, Android logcat, HealthApp ------------------------------------

@@ -227,3 +227,95 @@ def test_packaged_host_environment_is_ok_and_reports_each_format():
     for path, name in (("auth.log", "rfc3164"), ("nginx.log", "access_log"), ("zookeeper.log", "java")):
         assert any(line.startswith(f"logs/{path}: {name}, ") for line in run.stdout.splitlines()), path
     assert "DiskSpaceLow web-01: suppressed" in run.stdout
+
+
+def test_supercomputer_hpc_windows_and_proxifier_logs_are_recognised(tmp_path):
+    root = tmp_path / "snap"
+    (root / "logs").mkdir(parents=True)
+    (root / "env.toml").write_text('now = "2016-11-01T00:00:00Z"\n', encoding="utf-8")
+    files = {
+        "bgl.log": (
+            "cfdr",
+            "- 1117838570 2005.06.03 R02-M1-N0-C:J12-U11 2005-06-03-15.42.50.675872 R02-M1-N0-C:J12-U11 "
+            "RAS KERNEL INFO instruction cache parity error corrected\n"
+            "KERNDTLB 1118536327 2005.06.11 R30-M0-N9-C:J16-U01 2005-06-11-17.32.07.581048 R30-M0-N9-C:J16-U01 "
+            "RAS KERNEL FATAL data TLB error interrupt\n",
+        ),
+        "thunderbird.log": (
+            "cfdr",
+            "- 1131566461 2005.11.09 dn228 Nov 9 12:01:01 dn228/dn228 crond(pam_unix)[2915]: session closed for user root\n"
+            "- 1131566475 2005.11.09 en257 Nov 9 12:01:15 en257/en257 ntpd[2380]: synchronized to 10.100.16.250\n",
+        ),
+        "hpc.log": (
+            "hpc",
+            "134681 node-246 unix.hw state_change.unavailable 1077804742 1 Component State Change: Component "
+            "\\042alt0\\042 is in the unavailable state (HWID=1973)\n"
+            "437893 gige7 gige.ps_fail sw 1079543049 1 Power supply failed\n",
+        ),
+        "cbs.log": (
+            "windows_cbs",
+            "2016-09-28 04:30:30, Info                  CBS    Loaded Servicing Stack v6.1.7601.23505\n"
+            "2016-09-28 04:40:30, Warning               CBS    Failed to get next element [HRESULT = 0x800f080d]\n",
+        ),
+        "proxifier.log": (
+            "proxifier",
+            "[10.30 16:49:06] chrome.exe - proxy.cse.cuhk.edu.hk:5070 open through proxy proxy.cse.cuhk.edu.hk:5070 HTTPS\n"
+            "[10.30 17:01:43] Dropbox.exe - block.dropbox.com:443 error : A connection request was canceled.\n",
+        ),
+    }
+    for path, (_, text) in files.items():
+        (root / "logs" / path).write_text(text, encoding="utf-8")
+    run = evcli("env", "check", root)
+    assert run.exit_code == 0, run
+    for path, (name, _) in files.items():
+        assert any(
+            line.startswith(f"logs/{path}: {name}, 2 lines, timestamps 100%") for line in run.stdout.splitlines()
+        ), path
+    report = evcli("env", "check", root, "--json").json()
+    proxifier = next(info for info in report["log_files"] if info["path"] == "logs/proxifier.log")
+    assert (proxifier["first"], proxifier["last"]) == ("2016-10-30T16:49:06Z", "2016-10-30T17:01:43Z")
+
+
+def test_loghub_style_logs_are_checked_ok_and_each_format_named(tmp_path):
+    root = tmp_path / "loghub"
+    (root / "logs").mkdir(parents=True)
+    (root / "env.toml").write_text('now = "2018-01-02T00:00:00Z"\n', encoding="utf-8")
+    files = {
+        "namenode.log": ("hdfs", [
+            "081109 203518 143 INFO dfs.DataNode$DataXceiver: Receiving block blk_-1608999687919862906 src: "
+            "/10.250.19.102:54106 dest: /10.250.19.102:50010",
+            "081109 204106 329 WARN dfs.DataNode$DataXceiver: 10.251.90.64:50010:Got exception while serving "
+            "blk_-2918118818249673980 to /10.251.90.64:",
+        ]),
+        "executor.log": ("spark", [
+            "17/06/09 20:10:40 INFO util.SignalUtils: Registered signal handler for TERM",
+            "17/06/09 20:11:11 ERROR executor.Executor: Exception in task 2.0 in stage 1.0 (TID 9)",
+            "java.io.IOException: Connection reset by peer",
+            "\tat sun.nio.ch.FileDispatcherImpl.read0(Native Method)",
+        ]),
+        "phone.log": ("logcat", [
+            "--------- beginning of main",
+            "12-31 23:59:58.811  1702  2395 D WindowManager: printFreezingDisplayLogsopening app wtoken",
+            "--------- beginning of crash",
+            "12-31 23:59:59.512  4128  4128 E AndroidRuntime: FATAL EXCEPTION: main",
+        ]),
+        "health.log": ("healthapp", [
+            "20171223-22:15:29:606|Step_LSC|30002312|onStandStepChanged 3579",
+            "20171224-0:0:1:45|Step_ExtSDM|30002312|calculateAltitudeWithCache totalAltitude=240",
+        ]),
+    }  # fmt: skip
+    for name, (_, lines) in files.items():
+        (root / "logs" / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    run = evcli("env", "check", root, "--json")
+    assert run.exit_code == 0, run
+    logs = {log["path"]: log for log in run.json()["log_files"]}
+    for name, (log_format, _) in files.items():
+        assert (logs[f"logs/{name}"]["format"], logs[f"logs/{name}"]["timestamp_share"]) == (log_format, 1.0), name
+    # the logcat year comes from the clock: December lines read on Jan 2 are the year before
+    assert (logs["logs/phone.log"]["first"], logs["logs/phone.log"]["last"]) == (
+        "2017-12-31T23:59:58Z",
+        "2017-12-31T23:59:59Z",
+    )
+    human = evcli("env", "check", root).stdout.splitlines()
+    for name, (log_format, _) in files.items():
+        assert any(line.startswith(f"logs/{name}: {log_format}, ") for line in human), name

@@ -31,10 +31,12 @@ from pydantic import BaseModel, computed_field
 from evcli.backends.logformats import (
     access_log,
     apache_error,
+    cfdr,
     epoch,
     glog,
     hdfs,
     healthapp,
+    hpc,
     iso8601,
     java,
     json_lines,
@@ -42,10 +44,12 @@ from evcli.backends.logformats import (
     logfmt,
     nginx_error,
     openstack,
+    proxifier,
     python_logging,
     rfc3164,
     rfc5424,
     spark,
+    windows_cbs,
 )
 from evcli.backends.logformats.base import LogFormat, ParseContext, ParsedLine
 from evcli.backends.logformats.container_json import ContainerJson
@@ -53,6 +57,7 @@ from evcli.backends.logformats.container_json import ContainerJson
 TEXT_FORMATS: tuple[LogFormat, ...] = (
     rfc5424.FORMAT,
     rfc3164.FORMAT,
+    cfdr.FORMAT,
     apache_error.FORMAT,
     nginx_error.FORMAT,
     access_log.FORMAT,
@@ -64,6 +69,9 @@ TEXT_FORMATS: tuple[LogFormat, ...] = (
     openstack.FORMAT,
     java.FORMAT,
     python_logging.FORMAT,
+    windows_cbs.FORMAT,
+    hpc.FORMAT,
+    proxifier.FORMAT,
     logfmt.FORMAT,
     iso8601.FORMAT,
     epoch.FORMAT,

@@ -55,8 +55,13 @@ class Rfc3164(LogFormat):
         pri = match["pri"]
         if pri is not None and int(pri) < 192:
             return ParsedLine(moment, SYSLOG_SEVERITIES[int(pri) % 8], message, fields)
-        worded = _MESSAGE_LEVEL.match(message)
-        return ParsedLine(moment, level_of(worded.group(1)) if worded else None, message, fields)
+        return ParsedLine(moment, message_level(message), message, fields)
+
+
+def message_level(message: str) -> str | None:
+    """The level a syslog message states in its first word (`error: ...`, `warning - ...`), else None."""
+    worded = _MESSAGE_LEVEL.match(message)
+    return level_of(worded.group(1)) if worded else None
 
 
 def _syslog_time(match: re.Match[str], context: ParseContext) -> datetime | None:
