@@ -39,7 +39,7 @@ class Logcat(LogFormat):
     example = "03-17 16:13:38.811  1702  2395 D WindowManager: printFreezingDisplayLogsopening app wtoken"
 
     def sniff(self, line: str) -> bool:
-        return line[:1].isdigit() and _LINE.match(line) is not None
+        return (line[2:3] == "-" or line[7:8] == "-") and _LINE.match(line) is not None  # MM-DD or yyyy-MM-DD
 
     def parse(self, line: str, context: ParseContext) -> ParsedLine | None:
         match = _LINE.match(line)
