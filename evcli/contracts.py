@@ -328,8 +328,8 @@ class EnvironmentOverview(_Closed):
     # {word of the question: {service: matching log lines}}: the words the environment's own logs
     # contain (evcli.backends.vocabulary.term_hits), for the offline engine to choose and rank by
     vocabulary: dict[str, dict[str, int]] = Field(default_factory=dict)
-    # what the environment's backends serve (evcli.backends.registry.Capability values); None: all of them
-    # (a snapshot directory), or not known (an overview recorded before capabilities)
+    # what the environment's backends serve (evcli.backends.registry.Capability values: what a snapshot
+    # directory holds, what live backends are configured); None: not known (recorded before capabilities)
     capabilities: list[str] | None = None
 
     @model_serializer(mode="wrap")

@@ -39,7 +39,7 @@ def environment_overview(tools: Any) -> EnvironmentOverview:
     except (EvcliError, BackendError):
         pass
     overview = EnvironmentOverview(services=sorted(services), aliases=dict(aliases), alerts=alerts, skills=skills)
-    if hasattr(backend, "capabilities"):  # live: only what is configured; a snapshot directory serves all
+    if hasattr(backend, "capabilities"):  # what is configured, or what a snapshot directory holds
         overview.capabilities = backend.capabilities()
     return overview
 

@@ -134,6 +134,17 @@ class SnapshotBackend:
         paths = self.files(METRICS_DIR, (METRIC_SUFFIX,))
         return [path for path in paths if service is None or self.service_of_file(path) == service]
 
+    def capabilities(self) -> list[str]:
+        """What the directory holds (Capability values): alerts (alerts.json), metrics (metrics/ files),
+        logs (logs/ files); knowledge is always listed (the runbooks backend says what it finds)."""
+        held = {
+            "alerts": (self.directory / ALERTS_FILE).exists(),
+            "metrics": bool(self.files(METRICS_DIR, (METRIC_SUFFIX,))),
+            "logs": bool(self.files(LOGS_DIR, LOG_SUFFIXES)),
+            "knowledge": True,
+        }
+        return [name for name, present in held.items() if present]
+
     def relative(self, path: Path) -> str:
         return path.relative_to(self.directory).as_posix()
 

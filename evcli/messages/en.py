@@ -55,6 +55,7 @@ MESSAGES: dict[str, str] = {
     "negative.claim": "This query found no matching evidence: {tool}{target}{span} returned total=0.",
     # executor: what is missing
     "no_evidence.note": "{tool} ({scope}) found no matching evidence; nothing outside that query was checked.",
+    "missing.no_metrics_served": "This environment holds no alerts and no metric series: none were searched.",
     "executor.not_run_in_budget": "Not run within the step budget: {calls}",
     "missing.no_runbook": "No runbook guidance was retrieved in this run.",
     "missing.hypotheses_unconfirmed": "The possible causes from runbooks are not confirmed by evidence "

@@ -1051,3 +1051,58 @@ def test_warnings_asked_of_a_service_whose_newest_lines_are_errors_quote_the_war
     assert run.gate_result.severity == "none", run.gate_result.errors
     first = log_claims_of(run)[0]["claim_text"]
     assert "记录了 WARN 日志" in first and "ZooKeeper connection state SUSPENDED" in first
+
+
+# --- an environment holding only logs (a snapshot of someone else's incident) -------------------------
+
+
+def _logs_only_snapshot(root: Path) -> Path:
+    """A Hadoop MapReduce application master's log as it writes it: no env.toml, no alerts, no metrics."""
+    lines = [
+        "2015-10-18 18:01:47,978 INFO [main] org.apache.hadoop.mapreduce.v2.app.MRAppMaster: Created MRAppMaster",
+        "2015-10-18 18:01:48,963 WARN [main] org.apache.hadoop.util.NativeCodeLoader: Unable to load native-hadoop",
+    ]
+    for second in range(10, 20):
+        lines += [
+            f"2015-10-18 18:02:{second},101 WARN [LeaseRenewer:msrabi@msra-sa-41:9000] "
+            f"org.apache.hadoop.hdfs.LeaseRenewer: Failed to renew lease for [DFSClient_1] for {second} seconds.",
+            "java.net.ConnectException: Call From MININT/127.0.0.1 to msra-sa-41:9000 failed: Connection refused",
+            "\tat org.apache.hadoop.ipc.Client.call(Client.java:1438)",
+        ]
+    for second in range(30, 37):
+        lines.append(
+            f"2015-10-18 18:02:{second},814 ERROR [RMCommunicator Allocator] "
+            "org.apache.hadoop.mapreduce.v2.app.rm.RMContainerAllocator: ERROR IN CONTACTING RM. "
+        )
+    (root / "logs").mkdir(parents=True)
+    (root / "logs" / "mapreduce.log").write_text("\n".join(lines) + "\n")
+    return root
+
+
+def test_a_logs_only_snapshot_is_not_asked_for_metrics_and_a_paraphrased_count_backs_off(tmp_path):
+    """ "fail to contact the RM" is logged "ERROR IN CONTACTING RM": the search of every word written together
+    finds nothing, the one without the most common word ("fail") finds the 7 lines, and that is the count."""
+    env = _logs_only_snapshot(tmp_path / "env")
+    run = full_run("how many times did it fail to contact the RM?", tmp_path, env)
+
+    assert run.pipeline.store.load(run.session_id).run.config.environment.capabilities == ["logs", "knowledge"]
+    assert not [invocation for invocation in run.invocations if invocation.tool_name == "query_metrics"]
+    searched = [
+        (i.input_params.get("query"), i.output["stats"]["total"]) for i in run.invocations if i.output.get("stats")
+    ]
+    assert ("contact fail RM", 0) in searched and ("contact RM", 7) in searched
+    counted = [claim for claim in run.executor_output["claims"] if "7 matching lines" in claim["claim_text"]]
+    assert counted and counted[0]["evidence_bindings"][0]["raw_path"] == "$.stats"
+    assert run.gate_result.status == "pass"
+    assert any("no alerts and no metric series" in note for note in run.executor_output["missing_info"])
+
+
+def test_a_narrow_question_without_alerts_or_metrics_reads_the_service_errors(tmp_path):
+    env = _logs_only_snapshot(tmp_path / "env")
+    run = full_run("is mapreduce ok?", tmp_path, env)
+
+    assert [(call.name, call.arguments) for call in tool_calls(run)] == [
+        ("query_logs", {"service": "mapreduce", "level": "ERROR"})
+    ]
+    assert bound_tools(run) == {"query_logs"}
+    assert any("ERROR IN CONTACTING RM" in claim["claim_text"] for claim in run.executor_output["claims"])

@@ -731,3 +731,11 @@ def test_demo_has_a_pending_alert_and_secrets_for_the_masking_layer(demo):
     assert logs(demo, None, "password=***").total == 1
     assert logs(demo, None, "app:***@mysql-primary-01").total == 1
     assert logs(demo, None, "Authorization: Bearer ***").total == 1
+
+
+def test_capabilities_are_what_the_directory_holds(tmp_path):
+    logs_only = tmp_path / "logs-only"
+    (logs_only / "logs").mkdir(parents=True)
+    (logs_only / "logs" / "app.log").write_text("2026-03-18 09:00:00 ERROR boom\n")
+    assert SnapshotBackend(logs_only).capabilities() == ["logs", "knowledge"]
+    assert SnapshotBackend(demo_env_dir()).capabilities() == ["alerts", "metrics", "logs", "knowledge"]

@@ -18,6 +18,7 @@ from evcli.agents.offline.claims import NARROW_CLAIM_CAP, Claim, refs_of
 from evcli.agents.offline.payload import MODEL, Ask, Call, call_key, intent_of, reply
 from evcli.agents.offline.queries import (
     DISCOVERED_SERVICE_CAP,
+    backoff_calls,
     discovery_calls,
     evidence_calls,
     firing_services,
@@ -99,12 +100,25 @@ def _wanted_calls(
         service_alerts, services[0] if services else None
     )
     calls += evidence_calls(intent, question, services, alertname)
+    calls += _backoffs(intent, calls, results)
     for service in services:
         overview = results.get(overview_call(intent, service).key)
         calls += overview_gap_calls(intent, service, overview.output) if overview else []
     if retry:
         calls += follow_up_calls(intent, services)
     return calls
+
+
+def _backoffs(intent: Ask, calls: list[Call], results: dict[str, ToolInvocation]) -> list[Call]:
+    """The back-off searches of the searches that found nothing, and theirs, as far as results are known."""
+    added: list[Call] = []
+    searched = [call for call in calls if call.key in results]
+    while searched:
+        known = {call.key for call in [*calls, *added]}
+        more = [c for c in backoff_calls(intent, [(c, results[c.key].output) for c in searched]) if c.key not in known]
+        added += more
+        searched = [call for call in more if call.key in results]
+    return added
 
 
 def _results(transcript: list[Turn]) -> dict[str, ToolInvocation]:
@@ -158,6 +172,8 @@ def _evidence_document(
     claims += [claim_kinds.negative_claim(ref, words) for ref in no_evidence if ref not in unknown]
     missing += [claim_kinds.no_evidence_note(ref, words) for ref in no_evidence]
     missing += _call_problems(transcript, words)
+    if not intent.serves_metrics:
+        missing.append(words("missing.no_metrics_served"))
     absent = _asked_items_absent(intent, payload.get("question", ""), refs)
     if absent:  # what was asked verbatim is not there: that is the answer, first
         leading = [claim_kinds.negative_claim(ref, words) for ref in absent]

@@ -47,11 +47,16 @@ class Ask:
     levels: tuple[str, ...] = ()
     wants_count: bool = False
     vocabulary: dict[str, dict[str, int]] | None = None  # None: not known (a session stored before scopes)
-    capabilities: tuple[str, ...] | None = None  # what the backends serve; None: everything (a snapshot)
+    capabilities: tuple[str, ...] | None = None  # what the backends serve; None: not known (all)
 
     @property
     def serves_logs(self) -> bool:
         return self.capabilities is None or "logs" in self.capabilities
+
+    @property
+    def serves_metrics(self) -> bool:
+        """Alerts or metric series: what query_metrics reads."""
+        return self.capabilities is None or bool({"alerts", "metrics"} & set(self.capabilities))
 
     @property
     def level(self) -> str | None:

@@ -21,7 +21,7 @@ from evcli.agents.offline.payload import Ask, Call
 from evcli.backends.base import LEVELS
 from evcli.messages import catalogue
 from evcli.scope.glossary import alternatives
-from evcli.tools.params import MAX_KEYWORDS
+from evcli.tools.params import MAX_KEYWORDS, keywords
 
 RETRY_WINDOWS = ("2h", "6h")  # what an evidence retry widens the question's own window to
 LOG_LIMIT = 20
@@ -283,13 +283,18 @@ def narrow_calls(intent: Ask, question: str) -> list[Call]:
         return calls
     if intent.levels or _LOG_WORDS.search(question):
         return calls + [Call("query_logs", {"service": service, "level": intent.level or "ERROR"} | _window(intent))]
+    if not intent.serves_metrics:  # no alerts or series to confirm it by: the service's errors
+        return calls + [Call("query_logs", {"service": service, "level": intent.level or "ERROR"} | _window(intent))]
     # within an asked range an alert that fired and resolved answers too ("was zk down this morning?")
     state = {"state": "any"} if _window(intent) else {}
     return calls + [Call("query_metrics", {"service": service} | _window(intent) | state)]
 
 
 def discovery_calls(intent: Ask) -> list[Call]:
-    """Broad task naming no service: which services have alerts (those of the named alerts, if any)."""
+    """Broad task naming no service: which services have alerts (those of the named alerts, if any); none
+    where no alert or series is held (the answer says so)."""
+    if not intent.serves_metrics:
+        return []
     window = _window(intent)
     state = {"state": "any"} if intent.alert_state in ANY_STATE_ASKED else {}
     if intent.alertnames:
@@ -307,6 +312,8 @@ def searched_services(intent: Ask, firing: list[str]) -> list[str]:
 
 
 def service_calls(intent: Ask, services: list[str]) -> list[Call]:
+    if not intent.serves_metrics:
+        return []
     window = _window(intent)
     return [Call("query_metrics", {"service": service} | window) for service in services]
 
@@ -327,6 +334,29 @@ def evidence_calls(intent: Ask, question: str, services: list[str], alertname: s
     calls += exact_calls(intent, question, list(intent.services[:NAMED_SERVICE_CAP]), LOG_LIMIT)
     if not intent.exact or _exact_absent(intent, list(intent.services[:NAMED_SERVICE_CAP])):
         calls += term_calls(intent, question, services, LOG_LIMIT)
+    return calls
+
+
+def backoff_calls(intent: Ask, searched: list[tuple[Call, dict[str, Any]]]) -> list[Call]:
+    """A broad task's word searches that found nothing, again without their most common word: the
+    question's words paraphrase the log's ("fail to contact the RM" is logged "ERROR IN CONTACTING RM"),
+    so the words the logs hold most often (the least specific) go first, until one word is left.
+    Phrases and tokens asked verbatim are never dropped."""
+    calls = []
+    for call, output in searched:
+        stats = output.get("stats")
+        if call.name != "query_logs" or not isinstance(stats, dict) or stats.get("total") != 0:
+            continue
+        try:
+            words = list(keywords(str(call.arguments.get("query") or "")))
+        except ValueError:
+            continue
+        droppable = [word for word in words if word not in intent.exact]
+        if len(words) < 2 or not droppable:
+            continue
+        common = max(droppable, key=lambda word: sum(intent.found_in(word).values()))
+        kept = [word for word in words if word != common]
+        calls.append(Call("query_logs", call.arguments | {"query": _log_query(*kept)}))
     return calls
 
 
