@@ -88,7 +88,11 @@ LINES: dict[str, Callable[[int], str]] = {
     ),
     "proxifier": lambda i: (
         f"[{_at(i):%m.%d %H:%M:%S}] {('chrome.exe', 'chrome.exe *64', 'Dropbox.exe')[i % 3]} - proxy.cse.cuhk.edu.hk:5070 "
-        + ("error : Could not connect through proxy" if i % 9 == 0 else f"close, {i % 5000} bytes sent, 0 bytes received")
+        + (
+            "error : Could not connect through proxy"
+            if i % 9 == 0
+            else f"close, {i % 5000} bytes sent, 0 bytes received"
+        )
     ),
 }
 
