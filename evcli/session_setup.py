@@ -60,6 +60,7 @@ def question_scope(
         alertnames=sorted({a["alertname"] for a in environment.alerts if a.get("alertname")}),
         clock=backend.now(),
         tz=environment_zone(backend),
+        alerts_served=environment.capabilities is None or "alerts" in environment.capabilities,
     )
     return follow_up(scope, previous, question)
 

@@ -28,7 +28,7 @@ EnvOption = Annotated[
     typer.Option(
         "--env",
         file_okay=False,
-        help="Environment snapshot directory, or a packaged one: demo, edge, host (default: demo).",
+        help="Environment snapshot directory, or a packaged one: demo, edge, host, cluster (default: demo).",
     ),
 ]
 RunbooksOption = Annotated[

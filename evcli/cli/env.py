@@ -19,7 +19,7 @@ def check_command(
     directory: Annotated[
         Path | None,
         typer.Argument(
-            file_okay=False, help="Snapshot directory, or a packaged one: demo, edge, host (default: demo)."
+            file_okay=False, help="Snapshot directory, or a packaged one: demo, edge, host, cluster (default: demo)."
         ),
     ] = None,
     json_output: JsonOption = False,

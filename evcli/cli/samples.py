@@ -18,7 +18,7 @@ from evcli.console import safe, visible
 app = typer.Typer(help="The sample sessions and environments evcli ships.", no_args_is_help=True)
 
 NameArgument = Annotated[
-    str, typer.Argument(help="A sample session (e.g. broad-order-service) or environment (demo, edge, host).")
+    str, typer.Argument(help="A sample session (e.g. broad-order-service) or environment (demo, edge, host, cluster).")
 ]
 
 

@@ -148,7 +148,7 @@ class ModelsSettings(_Strict):
 class Settings(_Strict):
     """The whole configuration: the default environment, runbooks, backends and models."""
 
-    env: str | None = None  # a snapshot directory or a packaged environment (demo, edge, host)
+    env: str | None = None  # a snapshot directory or a packaged environment (demo, edge, host, cluster)
     runbooks: list[str] = Field(default_factory=list)
     backends: dict[str, BackendSettings] = Field(default_factory=dict)
     models: ModelsSettings = Field(default_factory=ModelsSettings)

@@ -316,7 +316,7 @@ def negative_within_searched(
     scope: QuestionScope, claims: list[Claim], invocations: list[ToolInvocation]
 ) -> list[Miss]:
     """A negative_observation claims no wider scope than its `$.no_evidence` states: no universal
-    words, no service other than the one searched, no time outside the range searched."""
+    words, no service or host other than the one searched (as a service or a keyword), no time outside the range searched."""
     by_id = {invocation.invocation_id: invocation for invocation in invocations}
     all_searches = searches(invocations)
     names = {normalize(n) for n in [*_asked_services(scope), *scope.hosts]} | {
@@ -349,7 +349,8 @@ def _widening(text: str, cited: list[Search], names: set[str]) -> str | None:
     if universal:
         return f'"{universal.group(0)}"'
     normalized = normalize(text)
-    searched = {name for search in cited for name in search.services}
+    # a name is searched as a service, or as a word the lines had to hold (a host: "dn-07")
+    searched = {name for search in cited for name in (*search.services, *search.keywords)}
     for name in sorted(names - searched):
         if re.search(rf"(?<![\w-]){re.escape(name)}(?![\w]|-\w)", normalized):
             return f"service {name}"

@@ -1,8 +1,9 @@
 """What kind of question it is: its language, narrow or broad, whether it asks for a count,
 and the alert state it asks about. Cue words are consumed so they never become search terms.
 
-Narrow (seeds 2.4): the user only asks to confirm one service / alert / log / error / time window;
-a broad cue ("why", "root cause", 为什么) wins over a narrow one. Alert states: "still firing" /
+Narrow (seeds 2.4): the user only asks to confirm one service / alert / log / error / time window
+("is X ok?", "any 5xx on web-01?", 有没有); a broad cue ("why", "root cause", "what is causing",
+为什么) wins over a narrow one. Alert states: "still firing" /
 "still active" / 还在 / 仍在 → still_firing; "firing" / "active" / "triggered" / 告警中 → firing;
 "resolved" / "resolve" / "recovered" / "cleared" / 已恢复 → resolved; "silenced" / "muted" / "suppressed" / 静默
 → silenced; "pending" → pending. The most specific state named first wins.
@@ -22,14 +23,14 @@ _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 NARROW_CUES = re.compile(
     r"\b(?:only|just)\s+(?:confirm|check|verify|tell me)\b"
     r"|\b(?:confirm|check|verify)\s+(?:whether|if)\b"
-    r"|\b(?:is|are)\s+there\b|^\s*(?:is|are|does|do|did|has|have|was|were)\b"
+    r"|\b(?:is|are)\s+there\b|^\s*(?:is|are|does|do|did|has|have|was|were|any)\b"
     r"|\b(?:does|do|did)\b[^?.!]{0,80}?\bhave\b"
     r"|只确认|仅确认|是否存在|是否有|有没有|只查|仅查|只看|确认一下|是否出现|是不是有",
     re.IGNORECASE,
 )
 BROAD_CUES = re.compile(
     r"\bwhy\b|\broot[\s-]+cause|\bdiagnos|\bwrong\b"
-    r"|\binvestigat|\btroubleshoot|\bwhat\s+happened|\bwhat\s+caused"
+    r"|\binvestigat|\btroubleshoot|\bwhat\s+happened|\bwhat\s+caused|\bwhat(?:\s+is|\s+are|'s)\s+causing"
     r"|为什么|为何|原因|根因|排查|诊断|怎么回事|分析",
     re.IGNORECASE,
 )

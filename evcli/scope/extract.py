@@ -45,9 +45,12 @@ def extract_scope(
     clock: datetime,
     tz: tzinfo,
     hosts: list[str] | tuple[str, ...] = (),
+    alerts_served: bool = True,
 ) -> QuestionScope:
     """The scope of `question` in an environment with these services, aliases ({alias: service}
-    or {service: [aliases]}), alert names and hosts, on its clock (aware) and zone."""
+    or {service: [aliases]}), alert names and hosts, on its clock (aware) and zone. Where no alerts
+    are served (a snapshot of logs alone), a CamelCase word with an alert word (FetchFailed) is a
+    token searched in the logs, not an alert name."""
     spans = Spans()
     phrases = find_phrases(question, spans)
     asked_range = find_range(question, spans, clock=clock, tz=tz)
@@ -63,7 +66,7 @@ def extract_scope(
     alone = not (found_services or found_hosts or unknown)
     unknown += find_software(question, known | {normal_name(host) for host in hosts}, spans, alone=alone)
     unknown = _in_question_order(question, distinct(unknown))
-    found_alerts = distinct(known_alerts + find_camel_alertnames(question, spans))
+    found_alerts = distinct(known_alerts + (find_camel_alertnames(question, spans) if alerts_served else []))
     levels = find_levels(question, spans)
     names = find_name_tokens(question, spans)
     return QuestionScope(

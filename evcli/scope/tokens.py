@@ -6,7 +6,7 @@ next to a letter on its outer side is an apostrophe (isn't, deploy's), never a q
 Tokens, in question order: URLs; IPv4/IPv6 addresses (validated); exception and class names
 (NullPointerException, KeeperException$SessionExpiredException, java.net.SocketTimeoutException);
 error codes (ECONNRESET, ORA-00060, E11000, "errno 28"); ids (ORD-123, UUIDs, hex trace ids,
-host:port); paths (/api/login, /var/lib/mysql); HTTP status codes (401, 502, 5xx; "401s" → 401;
+host:port); slash compounds (I/O, TCP/IP); paths (/api/login, /var/lib/mysql); HTTP status codes (401, 502, 5xx; "401s" → 401;
 1xx–3xx only after a status cue such as "status"/"code"/"returned"; never a year, a time, a port
 or a number followed by a unit); the user after "log in as" / "ssh as" / "user" and sshd's
 "password for" / "publickey for"; CamelCase component names (HikariCP, RiskScoreCalculator,
@@ -42,6 +42,7 @@ _TOKENS: tuple[tuple[str, int], ...] = (  # (pattern, flags); group "tok" when o
     (r"(?<![\w-])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?![\w-])", re.IGNORECASE),
     (r"(?<![\w-])(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{12,}(?![\w-])", 0),
     (r"(?<![\w-])[A-Za-z][\w.-]*:\d{2,5}(?![\w-])", 0),
+    (r"(?<![\w/])(?:[A-Z]{1,4}(?:/[A-Z]{1,4})+|[iI]/[oO])(?![\w/])", 0),  # I/O, TCP/IP: no path
     (r"(?<![\w.:/])/(?=[\w.-]*[A-Za-z])[\w.@%+~-]+(?:/[\w.@%+~{}:-]*)*", 0),
     (rf"(?<![\w.:/-])(?P<tok>[45]\d\d|[1-5]xx)s?(?![\w.:/-])(?!\s*{_UNITS}\b)", re.IGNORECASE),
     (rf"{_STATUS_CUE}(?P<tok>[1-3]\d\d)s?(?![\w.:/-])(?!\s*{_UNITS}\b)", re.IGNORECASE),

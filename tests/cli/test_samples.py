@@ -13,12 +13,13 @@ def test_list_names_every_environment_and_sample_session():
     run = evcli("samples", "list", "--json")
     assert run.exit_code == 0, run
     listed = {row["name"]: row for row in run.json()}
-    assert [name for name, row in listed.items() if row["kind"] == "environment"] == ["demo", "edge", "host"]
+    assert [name for name, row in listed.items() if row["kind"] == "environment"] == ["demo", "cluster", "edge", "host"]
     assert {path.stem for path in sample_files()} == {
         name for name, row in listed.items() if row["kind"] != "environment"
     }
     assert listed["fault-excerpt-number-changed"]["summary"] == "gate reject: claim-1#0 says 29 instead of 92"
     assert listed["host"]["summary"].startswith('The "host" snapshot environment')
+    assert listed["cluster"]["summary"].startswith('The "cluster" snapshot environment')
 
     text = evcli("samples", "list").stdout.splitlines()
     assert len(text) == len(listed)

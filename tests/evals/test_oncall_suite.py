@@ -64,19 +64,20 @@ def run_grep(command: str, env: Path) -> int:
 
 
 def _corpus(env: Path) -> str:
+    """Logs, runbooks, metrics and alerts: a snapshot may hold only some of them (cluster: logs alone)."""
+    alerts = env / "alerts.json"
     return "\n".join(
         path.read_text(encoding="utf-8")
         for folder in ("logs", "runbooks", "metrics")
         for path in sorted((env / folder).rglob("*"))
         if path.is_file()
-    ) + (env / "alerts.json").read_text(encoding="utf-8")
+    ) + (alerts.read_text(encoding="utf-8") if alerts.exists() else "")
 
 
 def _services(env: Path) -> set[str]:
     declared = tomllib.loads((env / "env.toml").read_text(encoding="utf-8")).get("services", {})
-    return (
-        set(declared) | {path.stem for path in (env / "logs").iterdir()} | {p.stem for p in (env / "metrics").iterdir()}
-    )
+    files = [path for folder in ("logs", "metrics") if (env / folder).is_dir() for path in (env / folder).iterdir()]
+    return set(declared) | {path.stem for path in files}
 
 
 def _alerts(env: Path) -> dict[str, dict]:
@@ -152,7 +153,7 @@ def test_the_suite_has_enough_cases_of_every_kind():
     }
     assert len(CASES) >= 64
     assert {kind: len(found) for kind, found in kinds.items() if len(found) < 4} == {}
-    assert {case.env for case in CASES} == {"host", "edge", "demo"}
+    assert {case.env for case in CASES} == {"host", "edge", "demo", "cluster"}
 
 
 def test_follow_ups_carry_the_question_they_follow():

@@ -173,3 +173,17 @@ def test_negative_stating_its_own_absolute_range_is_not_widened():
     assert scope_rules.negative_within_searched(asked(), [negative(text)], [logs(status="no_evidence")]) == []
     widened = "No matching evidence between 09:14-10:40."
     assert scope_rules.negative_within_searched(asked(), [negative(widened)], [logs(status="no_evidence")])
+
+
+def test_negative_about_a_host_holds_when_its_search_held_the_host_as_a_keyword():
+    """'any "No space left on device" on dn-07?': the host is searched as a word the lines must hold."""
+    scope = asked(hosts=["dn-07"], phrases=["No space left on device"])
+    text = "This query found no matching evidence (query_logs, query=No space left on device dn-07)."
+    with_host = [logs(service="", query='"No space left on device" dn-07', status="no_evidence")]
+    with_host[0].retrieval_details.keywords = ["No space left on device", "dn-07"]
+    assert scope_rules.negative_within_searched(scope, [negative(text)], with_host) == []
+    without = [logs(service="", query='"No space left on device"', status="no_evidence")]
+    assert scope_rules.negative_within_searched(scope, [negative(text)], without)
+    other_host = [logs(service="", query='"No space left on device" dn-03', status="no_evidence")]
+    other_host[0].retrieval_details.keywords = ["No space left on device", "dn-03"]
+    assert scope_rules.negative_within_searched(scope, [negative(text)], other_host)

@@ -54,6 +54,18 @@ def test_alert_names_known_camel_and_spelled_out():
     assert scope.tokens == ["OOMKilled", "CrashLoopBackOff"]
 
 
+def test_where_no_alerts_are_served_a_camel_alert_word_is_a_log_token():
+    """A snapshot of logs alone: 'why is the nightly etl getting FetchFailed?' searches FetchFailed."""
+    from evcli.scope.extract import extract_scope
+    from tests.scope._env import ALIASES, BERLIN, CLOCK, SERVICES
+
+    kwargs = {"services": SERVICES, "aliases": ALIASES, "alertnames": [], "clock": CLOCK, "tz": BERLIN}
+    question = "why is the nightly etl getting FetchFailed?"
+    assert extract_scope(question, **kwargs).alertnames == ["FetchFailed"]
+    logs_only = extract_scope(question, **kwargs, alerts_served=False)
+    assert logs_only.alertnames == [] and logs_only.tokens == ["FetchFailed"]
+
+
 def test_alert_like_and_normal_name():
     assert alert_like("DiskAlmostFull") and not alert_like("RiskScoreCalculator") and not alert_like("OOMKilled")
     assert normal_name(" Order_Service ") == normal_name("order service") == "order-service"

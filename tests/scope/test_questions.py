@@ -27,7 +27,7 @@ QUESTIONS = [
     ),
     (
         "any 'Connection reset by peer' warnings in the redis logs?",
-        {"services": ["redis"], "levels": ["WARN"], "phrases": ["Connection reset by peer"]},
+        {"task_scope": "narrow", "services": ["redis"], "levels": ["WARN"], "phrases": ["Connection reset by peer"]},
     ),
     ("Only confirm whether the API logged any deadlock.", {"task_scope": "narrow", "terms": ["API", "deadlock"]}),
     ("How many 401s came from 10.20.30.40?", {"tokens": ["401", "10.20.30.40"], "wants_count": True}),
@@ -82,7 +82,10 @@ QUESTIONS = [
         {"task_scope": "narrow", "alertnames": ["DiskSpaceLow"], "alert_state": "silenced"},
     ),
     ("which alerts are firing right now", {"alert_state": "firing"}),
-    ("any alerts pending on web-01?", {"services": ["web-01"], "hosts": ["web-01"], "alert_state": "pending"}),
+    (
+        "any alerts pending on web-01?",
+        {"task_scope": "narrow", "services": ["web-01"], "hosts": ["web-01"], "alert_state": "pending"},
+    ),
     (
         "SSHBruteForce 告警现在还在吗？",
         {"task_scope": "narrow", "language": "zh", "alertnames": ["SSHBruteForce"], "alert_state": "still_firing"},
@@ -141,6 +144,7 @@ QUESTIONS = [
     (
         "any ECONNRESET in worker.jsonl logs in the past 30 min",
         {
+            "task_scope": "narrow",
             "services": ["worker"],
             "tokens": ["ECONNRESET"],
             "terms": ["jsonl"],
@@ -233,6 +237,7 @@ QUESTIONS = [
     (
         "any errors on db-2.prod or ip-10-0-0-12 in the last 15 minutes",
         {
+            "task_scope": "narrow",
             "hosts": ["db-2.prod", "ip-10-0-0-12"],
             "levels": ["ERROR"],
             "range": ("in the last 15 minutes", "2026-03-18T09:15:00+01:00..2026-03-18T09:30:00+01:00", "15m"),
@@ -332,7 +337,7 @@ QUESTIONS = [
             "phrases": ["fsync-ing the write ahead log"],
         },
     ),
-    ("any fatal or critical in zookeeper?", {"services": ["zookeeper"], "levels": ["FATAL"]}),
+    ("any fatal or critical in zookeeper?", {"task_scope": "narrow", "services": ["zookeeper"], "levels": ["FATAL"]}),
     ("debug logs for shop api", {"services": ["shop-api"], "levels": ["DEBUG"]}),
     (
         "why did shop-api fail at 09:08?",
@@ -369,7 +374,10 @@ QUESTIONS = [
     ),
     ("`Broken pipe` in worker", {"services": ["worker"], "phrases": ["Broken pipe"]}),
     ("‘SSL handshake failed’ on apache?", {"services": ["apache"], "phrases": ["SSL handshake failed"]}),
-    ("any connection errors on billing", {"services": ["billing"], "terms": ["connection", "errors"]}),
+    (
+        "any connection errors on billing",
+        {"task_scope": "narrow", "services": ["billing"], "terms": ["connection", "errors"]},
+    ),
     (
         "were there 502 errors at 9:05am",
         {

@@ -53,6 +53,7 @@ def test_phrases(question, expected):
         ("ECONNRESET ORA-00060 E11000 errno 28", ["ECONNRESET", "ORA-00060", "E11000", "errno 28"]),
         ("POST /api/login and /var/lib/mysql", ["POST", "/api/login", "/var/lib/mysql"]),
         ("and/or 50/50", []),
+        ("how many I/O errors on dn-07, any TCP/IP or i/o trouble", ["I/O", "TCP/IP"]),  # i/o is I/O again
         (
             "order ORD-7188072 trace 4bf92f3577b34da6a3ce929d0e0e4736",
             ["ORD-7188072", "4bf92f3577b34da6a3ce929d0e0e4736"],

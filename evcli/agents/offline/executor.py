@@ -152,7 +152,7 @@ def _evidence_document(
             claim_kinds.count_claims(intent, refs, words)
             + claim_kinds.alert_claims(refs, words)
             + claim_kinds.series_claims(intent, refs, words)
-            + _asked_log_claims(intent, refs, words)
+            + _asked_log_claims(intent, refs, words, payload.get("question", ""))
         )
         blocks = [ref for ref in refs if ref.array == "evidence_blocks"]
         doc_rank = runbooks.doc_ranks(intent, blocks, runbooks.firing_alert_names(refs))
@@ -164,7 +164,11 @@ def _evidence_document(
             missing.append(words("missing.hypotheses_unconfirmed"))
     # a runbook lookup that found nothing is missing guidance, not an observation of the environment
     no_evidence = [
-        ref for ref in refs if ref.ref.raw_path == NO_EVIDENCE_PATH and ref.invocation.tool_name != "lookup_knowledge"
+        ref
+        for ref in refs
+        if ref.ref.raw_path == NO_EVIDENCE_PATH
+        and ref.invocation.tool_name != "lookup_knowledge"
+        and not _found_by_fewer_words(ref.invocation, invocations)
     ]
     # a service or host the environment does not know is answered first: it is what the question named
     unknown = [ref for ref in no_evidence if getattr(ref.invocation.retrieval_details, "unknown_service", False)]
@@ -193,11 +197,36 @@ def _evidence_document(
     }
 
 
-def _asked_log_claims(intent: Ask, refs: list[claim_kinds.Ref], words: Catalogue) -> list[Claim]:
+def _found_by_fewer_words(invocation: ToolInvocation, invocations: list[ToolInvocation]) -> bool:
+    """Whether a word search that found nothing was searched again with some of its words and that found
+    lines (a back-off: "remove failed volume" 0, "remove volume" found "Removed volume: /data/2"): its
+    "no matching evidence" is no finding then, the lines are."""
+    details = invocation.retrieval_details
+    if invocation.tool_name != "query_logs" or details is None or len(details.keywords or []) < 2:
+        return False
+    words = {word.lower() for word in details.keywords}
+    for other in invocations:
+        found = other.retrieval_details
+        if other is invocation or other.tool_name != "query_logs" or found is None or not other.success:
+            continue
+        fewer = {word.lower() for word in found.keywords or []}
+        if (
+            found.evidence_status == "supported"
+            and fewer
+            and fewer < words
+            and found.service == details.service
+            and found.range == details.range
+        ):
+            return True
+    return False
+
+
+def _asked_log_claims(intent: Ask, refs: list[claim_kinds.Ref], words: Catalogue, question: str) -> list[Claim]:
     """A broad task's log lines: symptoms (lines showing an error signal) and the lines found for what
     the question asked (a level, phrases and tokens, its words), whatever they say. A level, phrase or
-    token asked outright is the answer: its lines come first; lines that only hold the question's words
-    fill the places the symptoms leave."""
+    token asked outright, or words asked without a why ("when did the datanode remove the failed volume?"),
+    are the answer: their lines come first; otherwise lines that only hold the question's words fill the
+    places the symptoms leave."""
     symptoms = claim_kinds.log_claims(intent, refs, words, "symptom")
     if intent.wants_count:  # a count is answered by the count
         return symptoms
@@ -205,7 +234,8 @@ def _asked_log_claims(intent: Ask, refs: list[claim_kinds.Ref], words: Catalogue
     lines = claim_kinds.log_claims(intent, asked, words, "observation", symptoms_only=False)
     typed = {claim["evidence_bindings"][0]["evidence_excerpt"]: claim for claim in symptoms}
     lines = [typed.get(claim["evidence_bindings"][0]["evidence_excerpt"], claim) for claim in lines]
-    first, then = (lines, symptoms) if intent.levels or intent.exact else (symptoms, lines)
+    asked_first = intent.levels or intent.exact or not BROAD_CUES.search(question)
+    first, then = (lines, symptoms) if asked_first else (symptoms, lines)
     quoted = {claim["evidence_bindings"][0]["evidence_excerpt"] for claim in first}
     others = [claim for claim in then if claim["evidence_bindings"][0]["evidence_excerpt"] not in quoted]
     return (first + others)[: claim_kinds.LOG_SYMPTOM_CAP]
