@@ -34,13 +34,14 @@ def environment_overview(tools: Any) -> EnvironmentOverview:
     except BackendError:
         pass  # the Executor's own calls will record the failure as evidence status "failed"
     skills: list[dict[str, Any]] = []
+    no_runbooks = False
     try:
         skills = tools.knowledge().skills()
     except (EvcliError, BackendError):
-        pass
+        no_runbooks = True  # nothing to look up: a lookup would only fail
     overview = EnvironmentOverview(services=sorted(services), aliases=dict(aliases), alerts=alerts, skills=skills)
     if hasattr(backend, "capabilities"):  # what is configured, or what a snapshot directory holds
-        overview.capabilities = backend.capabilities()
+        overview.capabilities = [c for c in backend.capabilities() if not (no_runbooks and c == "knowledge")]
     return overview
 
 

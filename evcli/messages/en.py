@@ -57,6 +57,7 @@ MESSAGES: dict[str, str] = {
     "no_evidence.note": "{tool} ({scope}) found no matching evidence; nothing outside that query was checked.",
     "missing.no_metrics_served": "This environment holds no alerts and no metric series: none were searched.",
     "executor.not_run_in_budget": "Not run within the step budget: {calls}",
+    "missing.no_runbooks_held": "This environment holds no runbooks: none were looked up.",
     "missing.no_runbook": "No runbook guidance was retrieved in this run.",
     "missing.hypotheses_unconfirmed": "The possible causes from runbooks are not confirmed by evidence "
     "from this environment.",

@@ -56,6 +56,7 @@ MESSAGES: dict[str, str] = {
     "no_evidence.note": "{tool}（{scope}）未检索到匹配证据；该查询范围之外未检查。",
     "missing.no_metrics_served": "该环境没有告警和指标序列：未查询。",
     "executor.not_run_in_budget": "步数预算内未执行：{calls}",
+    "missing.no_runbooks_held": "该环境没有运行手册：未查询。",
     "missing.no_runbook": "本次未检索到可参考的 runbook 指引。",
     "missing.hypotheses_unconfirmed": "runbook 中的可能原因尚未被本环境的证据证实。",
     "action.collect_more": "补充收集 {services} 同一时间窗口内的日志与指标。",

@@ -1085,8 +1085,10 @@ def test_a_logs_only_snapshot_is_not_asked_for_metrics_and_a_paraphrased_count_b
     env = _logs_only_snapshot(tmp_path / "env")
     run = full_run("how many times did it fail to contact the RM?", tmp_path, env)
 
-    assert run.pipeline.store.load(run.session_id).run.config.environment.capabilities == ["logs", "knowledge"]
-    assert not [invocation for invocation in run.invocations if invocation.tool_name == "query_metrics"]
+    # no runbooks in the directory either: nothing to look up, and the answer says so instead of a failed lookup
+    assert run.pipeline.store.load(run.session_id).run.config.environment.capabilities == ["logs"]
+    assert {invocation.tool_name for invocation in run.invocations} == {"query_logs"}
+    assert "This environment holds no runbooks: none were looked up." in run.executor_output["missing_info"]
     searched = [
         (i.input_params.get("query"), i.output["stats"]["total"]) for i in run.invocations if i.output.get("stats")
     ]
@@ -1095,6 +1097,19 @@ def test_a_logs_only_snapshot_is_not_asked_for_metrics_and_a_paraphrased_count_b
     assert counted and counted[0]["evidence_bindings"][0]["raw_path"] == "$.stats"
     assert run.gate_result.status == "pass"
     assert any("no alerts and no metric series" in note for note in run.executor_output["missing_info"])
+
+
+def test_a_logs_only_snapshot_with_a_runbook_looks_it_up(tmp_path):
+    env = _logs_only_snapshot(tmp_path / "env")
+    (env / "runbooks").mkdir()
+    (env / "runbooks" / "rm-unreachable.md").write_text(
+        "# ResourceManager unreachable\n\n## Checks\n\n- ERROR IN CONTACTING RM: check the RM's port 8030 from the AM host.\n"
+    )
+    run = full_run("why does mapreduce fail to contact the RM?", tmp_path, env)
+
+    assert run.pipeline.store.load(run.session_id).run.config.environment.capabilities == ["logs", "knowledge"]
+    assert "lookup_knowledge" in {invocation.tool_name for invocation in run.invocations}
+    assert not any("holds no runbooks" in note for note in run.executor_output["missing_info"])
 
 
 def test_a_narrow_question_without_alerts_or_metrics_reads_the_service_errors(tmp_path):

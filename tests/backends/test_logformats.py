@@ -81,6 +81,21 @@ CASES = [
      "Instance shutdown by itself."),
      datetime(2017, 5, 16, 0, 0, 4, 500000), "WARN", "[instance: b9000564] Instance shutdown by itself.",
      {"pid": "25746", "logger": "nova.compute.manager", "request_id": "req-3ea4052c-895d-4b64-9e2d-04d64c4d94ab"}),
+    # the public OpenStack dataset keeps each line's source file name in front of it
+    ("openstack", ("nova-api.log.1.2017-05-16_13:53:08 2017-05-16 00:00:00.272 25746 INFO "
+     "nova.osapi_compute.wsgi.server [req-9bc36dd9-91c5-4314-898a-47625eb93b09 113d3a99c3da401fbd62cc2caa5b96d2 "
+     '54fadb412c4e40cdbaed9335e4c35a9e - - -] 10.11.10.1 "GET /v2/54fadb412c4e40cdbaed9335e4c35a9e/servers/detail '
+     'HTTP/1.1" status: 500 len: 1893 time: 0.2577181'),
+     datetime(2017, 5, 16, 0, 0, 0, 272000), "INFO",
+     '10.11.10.1 "GET /v2/54fadb412c4e40cdbaed9335e4c35a9e/servers/detail HTTP/1.1" status: 500 len: 1893 time: 0.2577181',
+     {"pid": "25746", "logger": "nova.osapi_compute.wsgi.server", "request_id": "req-9bc36dd9-91c5-4314-898a-47625eb93b09",
+      "logfile": "nova-api.log.1.2017-05-16_13:53:08", "status": "500"}),
+    ("openstack", ("nova-compute.log.2017-05-14_21:27:09 2017-05-14 19:39:07.023 2931 ERROR nova.compute.manager "
+     "[req-aa3b2b7c-6fb8-4a59-a3a0-6ba1d4f9bd8e - - - - -] [instance: 96abccce-8d1f-4e07-b6d1-4b2ab87e23b4] "
+     "Instance failed to spawn"),
+     datetime(2017, 5, 14, 19, 39, 7, 23000), "ERROR", "[instance: 96abccce-8d1f-4e07-b6d1-4b2ab87e23b4] Instance failed to spawn",
+     {"pid": "2931", "logger": "nova.compute.manager", "request_id": "req-aa3b2b7c-6fb8-4a59-a3a0-6ba1d4f9bd8e",
+      "logfile": "nova-compute.log.2017-05-14_21:27:09"}),
     ("nginx_error", ('2023/01/29 10:03:11 [error] 1409#1409: *8812 upstream timed out (110: Connection timed out) '
      'while reading response header from upstream, client: 10.20.30.40, server: api.example.org, '
      'request: "POST /v1/pay HTTP/1.1", upstream: "http://10.0.3.7:8080/v1/pay", host: "api.example.org"'),

@@ -159,7 +159,7 @@ def _evidence_document(
         hypotheses = runbooks.hypotheses(intent, blocks, claims, doc_rank, words)
         actions = runbooks.actions(blocks, doc_rank, words)
         if not blocks:
-            missing.append(words("missing.no_runbook"))
+            missing.append(words("missing.no_runbook" if intent.serves_knowledge else "missing.no_runbooks_held"))
         if hypotheses:
             missing.append(words("missing.hypotheses_unconfirmed"))
     # a runbook lookup that found nothing is missing guidance, not an observation of the environment
@@ -224,17 +224,15 @@ def _found_by_fewer_words(invocation: ToolInvocation, invocations: list[ToolInvo
 def _asked_log_claims(intent: Ask, refs: list[claim_kinds.Ref], words: Catalogue, question: str) -> list[Claim]:
     """A broad task's log lines: symptoms (lines showing an error signal) and the lines found for what
     the question asked (a level, phrases and tokens, its words), whatever they say. A level, phrase or
-    token asked outright, or words asked without a why ("when did the datanode remove the failed volume?"),
-    are the answer: their lines come first; otherwise lines that only hold the question's words fill the
+    token asked outright, words asked without a why ("when did the datanode remove the failed volume?")
+    or counted (the lines counted follow the count), are the answer: their lines come first; otherwise lines that only hold the question's words fill the
     places the symptoms leave."""
     symptoms = claim_kinds.log_claims(intent, refs, words, "symptom")
-    if intent.wants_count:  # a count is answered by the count
-        return symptoms
     asked = [ref for ref in refs if ref.array == "logs" and _is_asked_line(intent, ref)]
     lines = claim_kinds.log_claims(intent, asked, words, "observation", symptoms_only=False)
     typed = {claim["evidence_bindings"][0]["evidence_excerpt"]: claim for claim in symptoms}
     lines = [typed.get(claim["evidence_bindings"][0]["evidence_excerpt"], claim) for claim in lines]
-    asked_first = intent.levels or intent.exact or not BROAD_CUES.search(question)
+    asked_first = intent.levels or intent.exact or intent.wants_count or not BROAD_CUES.search(question)
     first, then = (lines, symptoms) if asked_first else (symptoms, lines)
     quoted = {claim["evidence_bindings"][0]["evidence_excerpt"] for claim in first}
     others = [claim for claim in then if claim["evidence_bindings"][0]["evidence_excerpt"] not in quoted]

@@ -59,6 +59,11 @@ class Ask:
         return self.capabilities is None or bool({"alerts", "metrics"} & set(self.capabilities))
 
     @property
+    def serves_knowledge(self) -> bool:
+        """Runbooks to look up (a snapshot directory without markdown files has none)."""
+        return self.capabilities is None or "knowledge" in self.capabilities
+
+    @property
     def level(self) -> str | None:
         """The lowest level asked for explicitly, else None (no level filter on what was asked)."""
         return min(self.levels, key=LEVELS.index) if self.levels else None

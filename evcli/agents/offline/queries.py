@@ -322,7 +322,7 @@ def evidence_calls(intent: Ask, question: str, services: list[str], alertname: s
     """Runbook lookup first (it is never repeated), then each service's WARN+ logs, then the phrases and
     tokens asked (in the services named, else in all logs) and the strongest content word."""
     calls = []
-    if services or alertname or intent.terms:
+    if intent.serves_knowledge and (services or alertname or intent.terms):
         arguments: dict[str, Any] = {"query": _knowledge_query(intent, question, alertname)}
         if alertname:
             arguments["alertname"] = alertname
