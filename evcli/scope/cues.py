@@ -87,6 +87,36 @@ def is_elliptical(question: str) -> bool:
     return not _OWN_QUESTION.search(rest)
 
 
+_WHEN = re.compile(
+    r"\bwhen\b|\bwhat\s+time\b|\bsince\s+when\b|\bhow\s+long\s+ago\b"
+    r"|什么时候|何时|几点|什么时间|从何时",
+    re.IGNORECASE,
+)
+
+
+# the onset or end a "when" question asks of what it names: the first or last matching line answers it
+_ONSET = re.compile(
+    r"\b(?:start(?:s|ed|ing)?|beg[ai]n|begins|stop(?:s|ped)?|end(?:s|ed)?|first|last|latest|earliest"
+    r"|most\s+recent)\b|开始|结束|停止|第一次|首次|最早|最后一次|最近一次",
+    re.IGNORECASE,
+)
+
+
+def asks_when(question: str) -> bool:
+    """Whether the question asks when something happened ("when did the break-in attempts start?"):
+    the first and last matching line answer it."""
+    return _WHEN.search(question) is not None
+
+
+def when_cue(question: str, spans: Spans) -> None:
+    """A "when" question's onset words ("start", "last", 第一次) are consumed: they ask for the first or
+    last matching line, which the answer states, and are no words to search for."""
+    if not asks_when(question):
+        return
+    for match in _ONSET.finditer(question):
+        spans.claim(match.start(), match.end())
+
+
 def wants_count(question: str, spans: Spans) -> bool:
     """Whether the question asks how many; the cue is consumed."""
     found = False

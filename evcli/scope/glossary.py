@@ -13,6 +13,8 @@ import re
 
 GLOSSARY: dict[str, tuple[str, ...]] = {
     "登录失败": ("authentication failure", "Failed password"),
+    "登录成功": ("Accepted", "session opened"),
+    "暴力破解": ("Failed password", "Invalid user"),
     "认证失败": ("authentication failure",),
     "登录": ("login", "Accepted"),
     "超时": ("timeout", "timed out"),
@@ -68,7 +70,13 @@ IDIOMS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (r"\bout\s+of\s+(?:memory|mem)\b", ("out of memory", "OOM")),
     (r"\bcrash[\s-]*loop(?:s|ing|ed)?\b", ("restart", "CrashLoopBackOff", "crash")),
     (r"\bno\s+space\s+left\b|\bout\s+of\s+(?:disk|space)\b", ("No space left",)),
-    (r"\bfailed\s+log\s*ins?\b|\blog\s*in\s+failures?\b", ("Failed password", "authentication failure")),
+    (
+        r"\bsuccessful(?:ly)?\s+(?:ssh\s+)?log\s*(?:ins?|ged\s+in)\b|\blog(?:ged)?\s*ins?\s+successfully\b"
+        r"|\blog\s*ins?\s+succeeded\b|\baccepted\s+log\s*ins?\b",
+        ("Accepted", "session opened"),
+    ),
+    (r"\bfailed\s+(?:ssh\s+)?log\s*ins?\b|\blog\s*in\s+failures?\b", ("Failed password", "authentication failure")),
+    (r"\bbrute[\s-]*forc(?:e|ed|ing)\b", ("Failed password", "Invalid user")),
     (r"\b(?:get|gets|got|getting)\s+in\b|\blogged\s+in\b", ("Accepted", "logged in")),
 )
 

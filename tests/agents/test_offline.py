@@ -1121,3 +1121,54 @@ def test_a_narrow_question_without_alerts_or_metrics_reads_the_service_errors(tm
     ]
     assert bound_tools(run) == {"query_logs"}
     assert any("ERROR IN CONTACTING RM" in claim["claim_text"] for claim in run.executor_output["claims"])
+
+
+def _sshd_snapshot(root: Path) -> Path:
+    """An sshd log as syslog writes it (no level, no year), Asia/Shanghai: root's 14 failed passwords from
+    07:02:12 to 07:41:11, other users' around them, and the newest lines are not root's."""
+    lines = [
+        "Dec 10 06:55:46 LabSZ sshd[24200]: reverse mapping checking getaddrinfo for ns.example.com [173.234.31.186] "
+        "failed - POSSIBLE BREAK-IN ATTEMPT!",
+        "Dec 10 06:58:01 LabSZ sshd[24201]: Failed password for invalid user webmaster from 173.234.31.186 port 38926 ssh2",
+    ]
+    lines += [
+        f"Dec 10 07:{minute:02d}:{10 + minute % 40:02d} LabSZ sshd[{24210 + minute}]: Failed password for root "
+        f"from 5.36.59.76 port {40000 + minute} ssh2"
+        for minute in range(2, 42, 3)
+    ]
+    lines += [
+        "Dec 10 07:45:12 LabSZ sshd[24300]: Accepted password for fztu from 119.137.62.142 port 49116 ssh2",
+        "Dec 10 07:50:03 LabSZ sshd[24301]: Failed password for invalid user git from 112.95.230.3 port 51002 ssh2",
+    ]
+    (root / "logs").mkdir(parents=True)
+    (root / "logs" / "sshd.log").write_text("\n".join(lines) + "\n")
+    (root / "env.toml").write_text('timezone = "Asia/Shanghai"\nnow = "2026-12-11T00:00:00+08:00"\n')
+    return root
+
+
+@pytest.mark.parametrize(
+    ("question", "said"),
+    [
+        (
+            "when did the failed password attempts for root start?",
+            "Matching lines: first at 2026-12-10T07:02:12.000+08:00",
+        ),
+        ("root 的 Failed password 是什么时候开始的？", "首条匹配日志在 2026-12-10T07:02:12.000+08:00"),
+    ],
+)
+def test_a_when_question_is_answered_by_the_first_and_last_matching_line(tmp_path, question, said):
+    """The newest lines a search returns are not when it started: $.stats's first and last line are the answer,
+    cited and gated, and the words asked together ("attempts" is in no log) are what was counted."""
+    run = full_run(question, tmp_path, _sshd_snapshot(tmp_path / "env"))
+
+    first = run.executor_output["claims"][0]
+    assert first["claim_text"].startswith(said), first["claim_text"]
+    assert "2026-12-10T07:41:11.000+08:00" in first["claim_text"] and "14 matching lines" in first["claim_text"]
+    assert first["evidence_bindings"][0]["raw_path"] == "$.stats"
+    assert run.gate_result.status == "pass", run.gate_result.errors
+    assert verdict_of(run)["verdict"] == "PASS"
+
+
+def test_a_question_asking_no_when_gets_no_first_and_last_claim(tmp_path):
+    run = full_run("why are there so many failed passwords for root?", tmp_path, _sshd_snapshot(tmp_path / "env"))
+    assert not any("first at" in claim["claim_text"] for claim in run.executor_output["claims"])

@@ -1,7 +1,9 @@
 """The offline engine searches for what the question scope names (issue 10)."""
 
+from dataclasses import replace
+
 from evcli.agents.offline.payload import intent_of
-from evcli.agents.offline.queries import evidence_calls, narrow_calls, overview_gap_calls
+from evcli.agents.offline.queries import evidence_calls, follow_up_calls, narrow_calls, overview_gap_calls
 from evcli.contracts import AskedRange, QuestionScope
 
 
@@ -92,6 +94,37 @@ def test_a_count_counts_every_word_asked_together_and_a_relative_range_is_its_wi
     count = _ask(vocabulary, task_scope="narrow", services=["nginx"], terms=["session", "expired"], wants_count=True)
     [call] = narrow_calls(count, "how many session expired in nginx?")
     assert call.arguments == {"service": "nginx", "query": "session expired"}
+
+
+def test_words_asked_together_stay_together_across_a_word_no_log_holds():
+    """ "failed password attempts for root": no log says "attempts", so it links "password" and "root" as
+    "for" does; the count and the when-question search the three words together, not "root" alone."""
+    vocabulary = {"failed": {"auth": 60}, "password": {"auth": 45}, "root": {"auth": 27}}
+    terms = ["failed", "password", "attempts", "root"]
+    count = _ask(vocabulary, services=["auth"], terms=terms, wants_count=True)
+    queries = [
+        c.arguments.get("query")
+        for c in evidence_calls(count, "how many failed password attempts for root?", ["auth"], None)
+    ]
+    assert "root password failed" in queries and "root" not in queries
+    when = _ask(vocabulary, services=["auth"], terms=terms)
+    queries = [
+        c.arguments.get("query")
+        for c in evidence_calls(when, "when did the failed password attempts for root start?", ["auth"], None)
+    ]
+    assert queries[-2:] == ["root password failed", "root"]  # together first, then the rarest word alone
+    apart = _ask(vocabulary, services=["auth"], terms=["failed", "password", "root"], wants_count=True)
+    queries = [
+        c.arguments.get("query")
+        for c in evidence_calls(apart, "how many failed logins, and any password for root?", ["auth"], None)
+    ]
+    assert "root password failed" not in queries  # "logins, and any" is not one asked thing
+
+
+def test_a_retry_on_a_snapshot_of_logs_alone_reads_no_series():
+    logs_only = replace(_ask(services=["auth"]), capabilities=("logs",))
+    assert {call.name for call in follow_up_calls(logs_only, ["auth"])} == {"query_logs"}
+    assert {call.name for call in follow_up_calls(_ask(services=["auth"]), ["auth"])} == {"query_logs", "query_metrics"}
 
 
 def test_a_broad_task_searches_the_strongest_word_its_services_logs_contain():

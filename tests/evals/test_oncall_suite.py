@@ -50,6 +50,11 @@ def _files(env: Path, names: list[str], recursive: bool) -> list[Path]:
 
 def run_grep(command: str, env: Path) -> int:
     """`grep -c [-i] [-E] [-r] PATTERN FILE…` as grep counts it (matching lines, summed over files)."""
+    return len(grep_lines(command, env))
+
+
+def grep_lines(command: str, env: Path) -> list[str]:
+    """The lines `grep -c …` counts, in file order."""
     words = shlex.split(command)
     assert words[0] == "grep" and "-c" in words, command
     flags = {word for word in words[1:] if word.startswith("-")}
@@ -57,10 +62,12 @@ def run_grep(command: str, env: Path) -> int:
     if "-E" not in flags:  # a basic regular expression: these are literal there
         pattern = re.sub(r"([+?(){}|])", r"\\\1", pattern)
     regex = re.compile(pattern, re.IGNORECASE if "-i" in flags else 0)
-    return sum(
-        sum(1 for line in path.read_text(encoding="utf-8").splitlines() if regex.search(line))
+    return [
+        line
         for path in _files(env, names, "-r" in flags)
-    )
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if regex.search(line)
+    ]
 
 
 def _corpus(env: Path) -> str:
@@ -113,6 +120,15 @@ def _cited_fact_holds(case: DiagnosisCase, tool: str, text: str) -> bool:
     if close:  # the names the tool suggests for an unknown service the case also cites
         unknown_cited = any(c.text.startswith("unknown service") for c in case.must_cite)
         return unknown_cited and set(close.group(1).split(", ")) <= _services(env)
+    # "first T, last T" of $.stats: the clock times of the first and last line the case's grep matches
+    timing = re.fullmatch(r"(?:first (?P<first>\S+?))?(?:, )?(?:last (?P<last>\S+))?", text)
+    if timing and (timing["first"] or timing["last"]):
+        command = GREPS[case.id][0][0]
+        lines = grep_lines(command, env)
+        ends = ((timing["first"], lines[0] if lines else ""), (timing["last"], lines[-1] if lines else ""))
+        return bool(lines) and all(
+            datetime.fromisoformat(moment).strftime("%H:%M:%S") in line for moment, line in ends if moment
+        )
     if text == "total=0":
         return any(n == 0 for _, n in GREPS[case.id])
     if tool == "query_metrics":

@@ -660,6 +660,17 @@ def test_words_that_only_ask_are_no_terms(question, terms):
     assert scope_of(question).terms == terms
 
 
+def test_a_when_question_asks_for_the_first_or_last_line_of_what_it_names():
+    """ "start", "last", 第一次 ask for the first or last matching line ($.stats states both): no search word,
+    while the same word in a question that asks no "when" stays one ("why did redis start twice?")."""
+    assert scope_of("when did the failed password attempts for root start?").terms == [
+        "failed", "password", "attempts", "root"
+    ]  # fmt: skip
+    assert scope_of("when was the last successful ssh login?").terms == ["Accepted", "session opened"]
+    assert "start" in scope_of("why did redis start twice?").terms
+    assert scope_of("auth 什么时候第一次出现 Failed password？").terms == ["Failed password", "Failed", "password"]
+
+
 def test_user_names_are_searched():
     assert scope_of("why did root login fail").terms == ["root", "login", "fail"]
     assert scope_of("Accepted publickey for deploy from 10.0.0.12?").tokens == ["deploy", "10.0.0.12"]

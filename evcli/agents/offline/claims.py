@@ -357,16 +357,21 @@ def log_claims(
 COUNT_CLAIM_CAP = 2
 
 
-def count_claims(intent: Ask, refs: list[Ref], words: Catalogue) -> list[Claim]:
-    """A count question is answered from `$.stats` of the searches for what it asked (the keyword
-    searches when there are any, else the level searches), the excerpt quoting the total and range and the filters that were searched."""
-    if not intent.wants_count:
-        return []
+def _asked_stats(refs: list[Ref]) -> list[Ref]:
+    """`$.stats` of the searches for what was asked (the keyword searches when there are any, else the
+    level searches), not of the overview beside them."""
     stats = [ref for ref in refs if ref.ref.raw_path == "$.stats" and ref.item_stats]
     precise = [ref for ref in stats if ref.invocation.retrieval_details and ref.invocation.retrieval_details.keywords]
-    stats = precise or stats  # the search for what was asked, not the overview beside it
+    return precise or stats
+
+
+def count_claims(intent: Ask, refs: list[Ref], words: Catalogue) -> list[Claim]:
+    """A count question is answered from `$.stats` of the searches for what it asked, the excerpt quoting
+    the total and range and the filters that were searched."""
+    if not intent.wants_count:
+        return []
     claims = []
-    for ref in stats[:COUNT_CLAIM_CAP]:
+    for ref in _asked_stats(refs)[:COUNT_CLAIM_CAP]:
         head, _, _ = ref.ref.text.partition("; ")
         filters = ref.ref.text[ref.ref.text.rfind("; filters: ") + 2 :]
         details = ref.invocation.retrieval_details
@@ -377,6 +382,34 @@ def count_claims(intent: Ask, refs: list[Ref], words: Catalogue) -> list[Claim]:
             filters=filters.removeprefix("filters: "),
         )
         claims.append(_claim("observation", text, ref, f"{head} … {filters}" if details else head))
+    return claims
+
+
+_FIRST_LAST = re.compile(r"first (?P<first>\S+), last (?P<last>\S+)")
+
+
+def timing_claims(refs: list[Ref], words: Catalogue) -> list[Claim]:
+    """ "When did it start?" is answered by the first and last matching line `$.stats` states for the
+    searches of what was asked (the newest lines a search returns are not when it started), the
+    excerpt quoting the total, range, first and last and the filters searched."""
+    claims = []
+    for ref in _asked_stats(refs)[:COUNT_CLAIM_CAP]:
+        head, _, rest = ref.ref.text.partition("; ")
+        when, _, _ = rest.partition("; ")
+        found = _FIRST_LAST.fullmatch(when)
+        if found is None:  # nothing matched: no first or last line
+            continue
+        filters = ref.ref.text[ref.ref.text.rfind("; filters: ") + 2 :]
+        details = ref.invocation.retrieval_details
+        text = words(
+            "timing.claim",
+            first=found["first"],
+            last=found["last"],
+            counted=head.removeprefix("stats: "),
+            filters=filters.removeprefix("filters: "),
+        )
+        excerpt = f"{head}; {when}"
+        claims.append(_claim("observation", text, ref, f"{excerpt} … {filters}" if details else excerpt))
     return claims
 
 

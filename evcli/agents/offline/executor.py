@@ -32,7 +32,7 @@ from evcli.agents.offline.queries import (
 )
 from evcli.contracts import ANSWER_VERSION, NO_EVIDENCE_PATH, ToolInvocation
 from evcli.messages import Catalogue, catalogue
-from evcli.scope.cues import BROAD_CUES
+from evcli.scope.cues import BROAD_CUES, asks_when
 
 
 def execute(request: RoleRequest) -> EngineReply:
@@ -144,12 +144,15 @@ def _evidence_document(
     hypotheses: list[str] = []
     actions: list[str] = []
 
+    question = payload.get("question", "")
+    answers = claim_kinds.count_claims(intent, refs, words)
+    answers += claim_kinds.timing_claims(refs, words) if asks_when(question) else []
     if intent.narrow:
-        claims = claim_kinds.count_claims(intent, refs, words) + claim_kinds.narrow_claims(intent, refs, missing, words)
+        claims = answers + claim_kinds.narrow_claims(intent, refs, missing, words)
         missing += _narrow_scope_notes(intent, payload.get("question", ""), invocations, words)
     else:
         claims = (
-            claim_kinds.count_claims(intent, refs, words)
+            answers
             + claim_kinds.alert_claims(refs, words)
             + claim_kinds.series_claims(intent, refs, words)
             + _asked_log_claims(intent, refs, words, payload.get("question", ""))

@@ -117,16 +117,25 @@ def _holding_all(intent: Ask, terms: list[str], cap: int) -> list[str]:
 
 
 # words that may stand between two words asked together ("Failed password for root", "errors from 10.0.0.1")
-_LINK = r"(?:\s+(?:for|from|of|on|in|to|by|with|at|as|the|a|an))*\s+"
+_LINK_WORDS = ("for", "from", "of", "on", "in", "to", "by", "with", "at", "as", "the", "a", "an")
+
+
+def _link(between: list[str]) -> str:
+    """What may stand between two words asked together: link words, and words no log holds."""
+    words = "|".join(re.escape(word) for word in (*_LINK_WORDS, *between))
+    return rf"(?:\s+(?:{words}))*\s+"
 
 
 def _written(question: str, term: str) -> bool:
     return re.search(re.escape(term), question, re.IGNORECASE) is not None
 
 
-def _joined(question: str, seeds: list[str], terms: list[str]) -> list[str]:
+def _joined(question: str, seeds: list[str], terms: list[str], between: list[str] | None = None) -> list[str]:
     """The seeds and the words written next to them in the question ("PHP Notice", "session expired",
-    "password for root"): what a count counts is the words asked together, not every word of the question."""
+    "password for root"): what a count counts is the words asked together, not every word of the question.
+    Words no log holds (`between`) stand between them as a link word does ("failed password attempts
+    for root": failed, password and root)."""
+    link = _link(between or [])
     group = list(seeds)
     grown = True
     while grown:
@@ -135,7 +144,7 @@ def _joined(question: str, seeds: list[str], terms: list[str]) -> list[str]:
             if term in group:
                 continue
             for seed in group:
-                pair = rf"{re.escape(seed)}{_LINK}{re.escape(term)}|{re.escape(term)}{_LINK}{re.escape(seed)}"
+                pair = rf"{re.escape(seed)}{link}{re.escape(term)}|{re.escape(term)}{link}{re.escape(seed)}"
                 if re.search(pair, question, re.IGNORECASE):
                     group.append(term)
                     grown = True
@@ -150,12 +159,17 @@ def _together(intent: Ask, question: str, seeds: list[str], services: list[str],
     hold; at most ALTERNATIVE_SEARCHES)."""
     terms = _content_terms(intent)
     written = [term for term in terms if _written(question, term)]
-    head = _joined(question, seeds, written) if join else list(seeds)
+    head = _joined(question, seeds, written, _unheld(intent)) if join else list(seeds)
     queries = [head]
     for group in alternatives([term for term in terms if term not in written and term not in head]):
         held = [term for term in group if _held(intent, term, services)]
         queries = [query + [term] for query in queries for term in held or group[:1]][:ALTERNATIVE_SEARCHES]
     return queries
+
+
+def _unheld(intent: Ask) -> list[str]:
+    """The question's words no log holds ("attempts"): they may stand between words asked together."""
+    return [term for term in intent.terms if term not in intent.exact and not intent.in_logs(term)]
 
 
 def _held(intent: Ask, term: str, services: list[str]) -> bool:
@@ -237,7 +251,7 @@ def term_calls(intent: Ask, question: str, services: list[str], limit: int | Non
         or _where(intent, [term], DISCOVERED_SERVICE_CAP)
     )
     queries = [_log_query(*words) for words in together]
-    joint = _joined(question, [term], local)[:JOINT_TERMS]
+    joint = _joined(question, [term], local, _unheld(intent))[:JOINT_TERMS]
     if not intent.narrow and not intent.wants_count and len(joint) > 1:  # words written together, then the rarest
         queries.insert(0, _log_query(*joint))
     calls = []
@@ -416,7 +430,8 @@ def follow_up_calls(intent: Ask, services: list[str]) -> list[Call]:
         window = {"window": RETRY_WINDOWS[1] if intent.window == RETRY_WINDOWS[0] else RETRY_WINDOWS[0]}
     calls = []
     for service in services:
-        calls.append(Call("query_metrics", {"service": service} | window))
+        if intent.serves_metrics:  # a snapshot of logs alone has no series to read again
+            calls.append(Call("query_metrics", {"service": service} | window))
         calls.append(Call("query_logs", {"service": service, "level": "ERROR"} | window | {"limit": LOG_LIMIT}))
     return calls
 
