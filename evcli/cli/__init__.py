@@ -2,12 +2,17 @@
 
 Command modules import the heavy parts of the library inside their functions,
 so `evcli --help` and `evcli gate` start fast and never load a model client.
+Running one command imports its module alone and Typer builds that command
+alone (`main`); the whole tree (`app`, built on first use) is for the root's
+help, shell completion and the tests.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
+from importlib import import_module
 from typing import Annotated, Any
 
 import typer
@@ -15,9 +20,6 @@ from typer._click import exceptions as click  # typer vendors Click; its errors 
 from typer.core import TyperGroup, TyperOption
 
 from evcli import __version__
-from evcli.cli import aiops, ask, doctor, env, gate, kb, report, rules, samples, schema, serve, sessions, tool, trace
-from evcli.cli import config as config_commands
-from evcli.cli import eval as eval_commands
 from evcli.cli._common import fail, set_debug
 from evcli.errors import EXIT_INTERRUPTED
 
@@ -72,14 +74,34 @@ def _fail_code(message: str, hint: str | None, code: int) -> int:
         return exc.exit_code
 
 
-app = typer.Typer(
-    cls=_OneLineErrors,
-    name="evcli",
-    help="Incident diagnosis whose every fact cites a recorded tool output, checked by code.",
-    no_args_is_help=True,
-    add_completion=True,  # evcli --install-completion / --show-completion
-    pretty_exceptions_enable=False,
-)
+# the command tree, in help order: a command is (module, function), a group is its module's `app`
+COMMANDS: dict[str, tuple[str, str]] = {
+    "ask": ("ask", "ask_command"),
+    "plan": ("ask", "plan_command"),
+    "execute": ("ask", "execute_command"),
+    "gate": ("gate", "gate_command"),
+    "verify": ("ask", "verify_command"),
+    "compose": ("ask", "compose_command"),
+    "replay": ("ask", "replay_command"),
+    "aiops": ("aiops", "aiops_command"),
+    "serve": ("serve", "serve_command"),
+    "trace": ("trace", "trace_command"),
+    "report": ("report", "report_command"),
+    "export": ("sessions", "export_command"),
+    "import": ("sessions", "import_command"),
+    "schema": ("schema", "schema_command"),
+    "doctor": ("doctor", "doctor_command"),
+}
+GROUPS: dict[str, str] = {
+    "eval": "eval",
+    "tool": "tool",
+    "kb": "kb",
+    "env": "env",
+    "sessions": "sessions",
+    "samples": "samples",
+    "rules": "rules",
+    "config": "config",
+}
 
 
 def _version(value: bool) -> None:
@@ -88,7 +110,6 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
 def _root(
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks of unexpected errors.")] = False,
     version: Annotated[
@@ -99,30 +120,49 @@ def _root(
     set_debug(debug)
 
 
-app.command("ask")(ask.ask_command)
-app.command("plan")(ask.plan_command)
-app.command("execute")(ask.execute_command)
-app.command("gate")(gate.gate_command)
-app.command("verify")(ask.verify_command)
-app.command("compose")(ask.compose_command)
-app.command("replay")(ask.replay_command)
-app.command("aiops")(aiops.aiops_command)
-app.command("serve")(serve.serve_command)
-app.command("trace")(trace.trace_command)
-app.command("report")(report.report_command)
-app.command("export")(sessions.export_command)
-app.command("import")(sessions.import_command)
-app.command("schema")(schema.schema_command)
-app.command("doctor")(doctor.doctor_command)
-app.add_typer(eval_commands.app, name="eval")
-app.add_typer(tool.app, name="tool")
-app.add_typer(kb.app, name="kb")
-app.add_typer(env.app, name="env")
-app.add_typer(sessions.app, name="sessions")
-app.add_typer(samples.app, name="samples")
-app.add_typer(rules.app, name="rules")
-app.add_typer(config_commands.app, name="config")
+def build_app(names: Sequence[str] | None = None) -> typer.Typer:
+    """The command line with the named commands and groups (default: all of them, in help order)."""
+    root = typer.Typer(
+        cls=_OneLineErrors,
+        name="evcli",
+        help="Incident diagnosis whose every fact cites a recorded tool output, checked by code.",
+        no_args_is_help=True,
+        add_completion=True,  # evcli --install-completion / --show-completion
+        pretty_exceptions_enable=False,
+    )
+    root.callback()(_root)
+    for name in [*COMMANDS, *GROUPS] if names is None else names:
+        if name in COMMANDS:
+            module, function = COMMANDS[name]
+            root.command(name)(getattr(import_module(f"evcli.cli.{module}"), function))
+        else:
+            root.add_typer(import_module(f"evcli.cli.{GROUPS[name]}").app, name=name)
+    return root
+
+
+def _command_named(args: Sequence[str]) -> str | None:
+    """The command or group the arguments run, when they run one: the first word that is no root option."""
+    for arg in args:
+        if arg in ("--debug", "--version"):
+            continue
+        return arg if arg in COMMANDS or arg in GROUPS else None
+    return None
+
+
+_app: typer.Typer | None = None
+
+
+def __getattr__(name: str) -> Any:
+    """`app`: the whole command tree, built on first use (the root's help, completion, the tests)."""
+    global _app
+    if name == "app":
+        if _app is None:
+            _app = build_app()
+        return _app
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def main() -> None:
-    app()
+    completing = any(key.endswith("_COMPLETE") for key in os.environ)  # shell completion needs every command
+    command = None if completing else _command_named(sys.argv[1:])
+    (build_app([command]) if command else build_app())()

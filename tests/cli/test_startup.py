@@ -85,3 +85,38 @@ def test_store_reads_load_no_write_or_masking_code(tmp_path, evcli_home):
         assert completed.returncode == 0, completed.stderr
         assert session_id in completed.stdout
         assert "LOADED []" in completed.stderr, (args, completed.stderr)
+
+
+@pytest.mark.parametrize(
+    ("args", "module"),
+    [
+        (["trace", str(SAMPLES / "broad-order-service.json")], "evcli.cli.trace"),
+        (["--debug", "gate", str(SAMPLES / "narrow-payment-highcpu.json")], "evcli.cli.gate"),
+        (["sessions", "-q", "nothing"], "evcli.cli.sessions"),
+    ],
+)
+def test_a_command_imports_its_own_module_alone(args, module, evcli_home):
+    """Running one command builds that command alone: no other command module is imported (each one's
+    imports and Typer's reading of each signature were most of a short command's start-up)."""
+    code = (
+        "import sys, runpy; sys.argv = ['evcli'] + sys.argv[1:]\n"
+        "try:\n    runpy.run_module('evcli', run_name='__main__')\n"
+        "except SystemExit as exc:\n    pass\n"
+        "print('COMMANDS', sorted(m for m in sys.modules if m.startswith('evcli.cli.') and m != 'evcli.cli._common'),"
+        " file=sys.stderr)\n"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", code, *args],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, EVCLI_HOME=str(evcli_home)),
+    )
+    assert f"COMMANDS ['{module}']" in completed.stderr, completed.stderr
+
+
+def test_the_root_help_and_an_unknown_command_see_every_command(evcli_home):
+    env = dict(os.environ, EVCLI_HOME=str(evcli_home), COLUMNS="200")
+    helped = subprocess.run([sys.executable, "-m", "evcli", "--help"], capture_output=True, text=True, env=env)
+    assert all(f" {name} " in helped.stdout for name in ("ask", "trace", "gate", "sessions", "eval", "config"))
+    unknown = subprocess.run([sys.executable, "-m", "evcli", "trac", "x"], capture_output=True, text=True, env=env)
+    assert unknown.returncode == 2 and "No such command 'trac'" in unknown.stderr, unknown.stderr
