@@ -70,8 +70,11 @@ def vocabulary(backend: Any, scope: QuestionScope, environment: EnvironmentOverv
     """In which services' logs the question's phrases, tokens and words occur (DESIGN §6): what the
     offline engine searches and ranks services by."""
     from evcli.backends.vocabulary import term_hits
+    from evcli.scope.terms import singular
 
-    words = [*scope.phrases, *scope.tokens, *scope.terms, *scope.hosts]
+    # a plural asked ("failed passwords") is looked up singular too: logs write "Failed password"
+    terms = [form for term in scope.terms for form in (term, singular(term)) if form]
+    words = [*scope.phrases, *scope.tokens, *terms, *scope.hosts]
     return term_hits(backend, words, environment.services) if words else {}
 
 

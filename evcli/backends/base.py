@@ -65,6 +65,7 @@ class LogQuery:
     limit: int = 50  # newest `limit` matches are returned; `total` counts all
     range: TimeRange | None = None
     level_strict: bool = False  # with `level`: drop lines that have no level
+    count_by: str | None = None  # "address": stats.by_address counts the matching lines per IPv4 address
 
     def effective_range(self) -> TimeRange | None:
         """The range the call names (`range`, else the window's), None for the backend default."""
@@ -91,7 +92,9 @@ class LogResult:
     total: int
     truncated: bool
     message: str = ""
-    stats: dict[str, Any] | None = None  # {total, first, last, by_level, by_source, range, range_origin, filters}
+    stats: dict[str, Any] | None = (
+        None  # {total, first, last, by_level, by_source, [by_address], range, range_origin, filters}
+    )
     patterns: list[dict[str, Any]] = field(default_factory=list)  # {template, count, first, last, example}
     searched_range: str = ""  # TimeRange.text() of what was searched
     digests: dict[str, str] = field(default_factory=dict)  # path or url -> "sha256:<hex>"

@@ -98,6 +98,13 @@ def search(indexed: IndexedFile, wanted: Filter, limit: int, patterns: int = 20)
     return FileMatches(rows, by_level, first, last, _pattern_dicts(found), records)
 
 
+def matching_lines(indexed: IndexedFile, wanted: Filter) -> Iterator[str]:
+    """The text of every line `wanted` keeps, in file order (what `count_by` counts over)."""
+    where, args = wanted.where()
+    with connect(indexed.db) as conn:
+        yield from (row[0] for row in conn.execute(f"SELECT coalesce(unescaped, line) FROM lines{where}", args))
+
+
 def _from_summary(conn: sqlite3.Connection, wanted: Filter, limit: int, patterns: int) -> FileMatches:
     """A whole-file query without keywords (it filters only by level) from the summaries."""
     where, args = wanted.where()

@@ -19,6 +19,7 @@ from collections import Counter
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from evcli.backends.addresses import count_addresses, top_addresses
 from evcli.backends.alerts import service_of
 from evcli.backends.base import (
     LEVELS,
@@ -197,6 +198,8 @@ def stats_of(
         "range_origin": origin,
         "filters": filters,
     }
+    if query.count_by == "address":
+        stats["by_address"] = top_addresses(count_addresses(str(record["line"]) for record in records))
     if lower_bound:
         stats["lower_bound"] = True
     return stats

@@ -22,11 +22,12 @@ from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evcli.backends.addresses import count_addresses, top_addresses
 from evcli.backends.base import LEVELS, BackendError, LogQuery, LogResult, canonical_level
 from evcli.backends.files import LIMITS, open_binary
 from evcli.backends.logformats import SAMPLE_LINES, LineReader, LogFormat, ParseContext, detect, format_named
 from evcli.backends.logindex import IndexedFile, epoch, open_index, split_instance
-from evcli.backends.logsearch import FileMatches, Filter, search
+from evcli.backends.logsearch import FileMatches, Filter, matching_lines, search
 from evcli.timerange import TimeRange
 
 if TYPE_CHECKING:
@@ -66,6 +67,11 @@ def query_logs(backend: SnapshotBackend, query: LogQuery, service: str | None) -
     items = [_item(backend, indexed, row, tz) for indexed, row in _newest(found, query.limit)]
     total = sum(matches.total for _, matches in found)
     stats = _stats(found, total, searched, named, query, tz)
+    if query.count_by == "address":
+        counts = count_addresses(
+            line for indexed, matches in found if matches.total for line in matching_lines(indexed, wanted)
+        )
+        stats["by_address"] = top_addresses(counts)
     return LogResult(
         logs=items,
         total=total,

@@ -117,6 +117,37 @@ def when_cue(question: str, spans: Spans) -> None:
         spans.claim(match.start(), match.end())
 
 
+# "which IP …", "top source addresses", "哪个 IP 最多": the matching lines counted per address answer it
+_ADDRESS_NOUN = re.compile(
+    r"(?<![A-Za-z])(?:(?:source|client|remote|src|attacker|attacking)\s+)?"
+    r"(?:(?:IPv4|IP)\s+address(?:es)?|IPs?|address(?:es)?)(?![A-Za-z])"
+    r"|(?:来源|源|客户端|攻击)?\s*(?<![A-Za-z])IP(?![A-Za-z])\s*(?:地址)?|来源地址|源地址",
+    re.IGNORECASE,
+)
+_WHICH = re.compile(
+    r"\b(?:which|what|top|most|busiest|noisiest|who)\b|\bfrom\s+where\b|哪个|哪些|哪几个|最多|排名|前\s*\d+|谁",
+    re.IGNORECASE,
+)
+
+
+def asks_by_address(question: str) -> bool:
+    """Whether the question asks which addresses ("which IP had the most failed passwords?", 哪个 IP 失败最多)."""
+    return _ADDRESS_NOUN.search(question) is not None and _WHICH.search(question) is not None
+
+
+def address_cue(question: str, spans: Spans) -> None:
+    """The address nouns of a which-address question are consumed: they ask for the count per address
+    (the stats state it), and are no words to search for."""
+    if not asks_by_address(question):
+        return
+    # "top 5", and the verbs that only say an address sent something ("which IPs hit nginx the most?")
+    others = re.finditer(
+        r"\btop(?:\s+\d+)?\b|\b(?:hit(?:s|ting)?|c[ao]me|comes|coming|sen[dt]|sending)\b", question, re.I
+    )
+    for match in [*_ADDRESS_NOUN.finditer(question), *others]:
+        spans.claim(match.start(), match.end())
+
+
 def wants_count(question: str, spans: Spans) -> bool:
     """Whether the question asks how many; the cue is consumed."""
     found = False

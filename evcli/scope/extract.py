@@ -2,7 +2,8 @@
 
 `extract_scope` runs the extractors in a fixed order over one `Spans`, each consuming the text it
 reads, so every piece of the question is read once: quoted phrases (verbatim, nothing inside them
-is read again), the time range, count, when ("when did it start": the onset word) and alert-state cues, the environment's alert names (before
+is read again), the time range, count, when ("when did it start": the onset word), which-address ("which IP …") and
+alert-state cues, the environment's alert names (before
 tokens: the 401 of "high http 401 rate"), distinctive tokens (before names: /api/login is no service
 "api"), hosts, service-like names, known services, "service X" names, well-known software named as
 the subject (evcli.scope.software: an unknown service that stays a term), CamelCase alert names, levels,
@@ -16,7 +17,15 @@ from datetime import datetime, tzinfo
 from typing import Any
 
 from evcli.contracts import QuestionScope
-from evcli.scope.cues import BROAD_CUES, alert_state, detect_language, is_narrow, wants_count, when_cue
+from evcli.scope.cues import (
+    BROAD_CUES,
+    address_cue,
+    alert_state,
+    detect_language,
+    is_narrow,
+    wants_count,
+    when_cue,
+)
 from evcli.scope.entities import (
     alias_pairs,
     find_alertnames,
@@ -56,6 +65,7 @@ def extract_scope(
     asked_range = find_range(question, spans, clock=clock, tz=tz)
     count = wants_count(question, spans)
     when_cue(question, spans)
+    address_cue(question, spans)
     state = alert_state(question, spans)
     known_alerts = find_alertnames(question, alertnames, spans)
     tokens = find_tokens(question, spans)

@@ -92,3 +92,22 @@ def _english_runs(rest: str) -> list[tuple[int, str]]:
 
 def _strength(word: str) -> int:
     return 2 if re.search(r"[\d_.-]", word) else 1
+
+
+_PLURAL = re.compile(r"[A-Za-z]{3,}s")
+# what a question counts things in, not what they are: "failed password attempts" asks no "attempt"
+_COUNTING_NOUNS = frozenset(["attempts", "tries", "occurrences", "instances", "cases", "hits", "counts"])
+
+
+def singular(word: str) -> str | None:
+    """The singular of an English plural a log would write singular ("passwords" → "password",
+    "queries" → "query", "addresses" → "address"), None for a word that is no such plural or that
+    only counts ("attempts")."""
+    if not _PLURAL.fullmatch(word) or word.lower().endswith(("ss", "us", "is")) or word.lower() in _COUNTING_NOUNS:
+        return None
+    lower = word.lower()
+    if lower.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if lower.endswith(("sses", "xes", "ches", "shes")):
+        return word[:-2]
+    return word[:-1]

@@ -10,8 +10,9 @@ Gatekeeper re-derives):
   - `$.stats`: the total of matching lines in the searched range (not capped by `limit`; "at least"
     when a live backend's own line limit cut it: `lower_bound`), and the records they belong to
     when fewer (`42 matching lines in 14 records,`: a stack trace is one record), first and last time, counts per
-    level (`none`: lines without a level) and per source, the absolute range with where it came
-    from, and the filters;
+    level (`none`: lines without a level) and per source, per IPv4 address when the call asked
+    (`count_by="address"`: `by address: 203.0.113.45 29, …`), the absolute range with where it
+    came from, and the filters;
   - `$.patterns[i]`: a message template with variable parts masked as `<*>`, its count, first and
     last time and one example line.
 An item recorded before issue 9 (no original `line`) renders as it did then, so an older
@@ -43,6 +44,7 @@ class QueryLogsParams(ToolParams):
     until: TimeExpression = None
     window: str | None = None
     limit: int = Field(50, ge=1, le=500)
+    count_by: Literal["address"] | None = None  # stats.by_address: matching lines per IPv4 address
 
     @field_validator("level", mode="before")
     @classmethod
@@ -132,6 +134,8 @@ def stats_text(stats: dict[str, Any]) -> str:
         text += f"; first {stats['first']}, last {stats.get('last')}"
     text += f"; by level: {_counts(stats.get('by_level'), (*reversed(LEVELS), 'none'))}"
     text += f"; by source: {_counts(stats.get('by_source'))}"
+    if stats.get("by_address") is not None:  # counted only when the call asked (count_by="address")
+        text += f"; by address: {_counts(stats['by_address'])}"
     return text + f"; filters: {_filters(stats.get('filters'))}"
 
 
@@ -159,6 +163,8 @@ def scope(params: QueryLogsParams) -> dict[str, Any]:
     if params.level:
         found["level"] = params.level
         found["level_strict"] = bool(params.level_strict)
+    if params.count_by:
+        found["count_by"] = params.count_by
     return found
 
 
@@ -190,6 +196,7 @@ def fetch(params: QueryLogsParams, env: ToolEnvironment, session: SessionView) -
         limit=params.limit,
         range=named,
         level_strict=bool(params.level_strict),
+        count_by=params.count_by,
     )
     result = env.backend.query_logs(query)
     stats = result.stats or {}
@@ -214,7 +221,8 @@ SPEC = registry.register(
             "Log lines of one service (or of all) in which every keyword occurs, in a time range (since/until, or a relative "
             "window; none: the whole snapshot, or the last hour of a live backend); the newest `limit` lines, "
             "`$.stats` (total matching lines, per level and source, the range searched) and `$.patterns[i]` "
-            "(message templates with counts). Cite `$.stats` or a `$.patterns[i]` for a count."
+            "(message templates with counts). Cite `$.stats` or a `$.patterns[i]` for a count. "
+            'count_by="address" adds the matching lines per IPv4 address to `$.stats` (which IP the most).'
         ),
         summary="Log lines of one service matching every keyword, with counts and patterns.",
         params=QueryLogsParams,
@@ -233,6 +241,7 @@ SPEC = registry.register(
             "level": "Minimum level: DEBUG, INFO, WARN, ERROR, FATAL (lines without a level are kept).",
             "level_strict": "With --level: drop lines that have no level.",
             "limit": "Newest N matching lines (1-500).",
+            "count_by": "address: count the matching lines per IPv4 address in the stats (the 10 most).",
         },
     )
 )

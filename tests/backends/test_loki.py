@@ -327,6 +327,20 @@ def test_stats_and_patterns_are_computed_from_the_returned_lines(loki):
     assert [pattern["count"] for pattern in result.patterns] == [5, 1]
 
 
+def test_lines_are_counted_per_address_when_the_query_asks(loki):
+    loki.answer_streams([{"stream": {"service": "sshd", "host": "bastion"}, "values": auth_failures(14)}])
+    asked = LogQuery(service="sshd", keywords=(), level=None, window=WINDOW, limit=50, count_by="address")
+
+    result = LokiBackend(loki.url).query_logs(asked)
+
+    expected: dict[str, int] = {}
+    for _, line in auth_failures(14):
+        address = line.split(" from ")[1].split(" ")[0]
+        expected[address] = expected.get(address, 0) + 1
+    assert result.stats["by_address"] == dict(sorted(expected.items(), key=lambda item: (-item[1], item[0])))
+    assert "by_address" not in LokiBackend(loki.url).query_logs(query(service="sshd")).stats
+
+
 def test_a_result_capped_by_lokis_limit_states_its_count_as_a_lower_bound(loki):
     loki.answer_streams([{"stream": {"service": "sshd"}, "values": auth_failures(4)}])
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -588,3 +589,25 @@ def test_gate_stored_session_against_env_is_appended_to_history(demo_export, db_
     assert run.exit_code == 0, run
     assert run.json()["source"] == "store" and run.json()["sources_rechecked"] is True
     assert len(gate_rows(db_path, session_id)) == 2
+
+
+def test_a_which_ip_answer_holds_against_its_source_and_a_forged_address_count_fails(tmp_path):
+    """ "which IP had the most failed passwords?": the count per address is cited from $.stats, re-derived
+    from the host snapshot by `gate --against`; the same export with one address's count changed in the
+    output, the ref and the excerpt alike (a consistent forgery) passes a plain gate but not --against."""
+    host = Path(__file__).resolve().parents[2] / "evcli" / "envs" / "host"
+    path = export_offline_session(tmp_path, "which IP had the most failed passwords?", host)
+    document = load_json(path)
+    text = json.dumps(document, ensure_ascii=False)
+    assert "by address: 203.0.113.45 38, 198.51.100.7 4" in text
+
+    assert evcli("gate", path, "--against", host).exit_code == 0
+    forged = tmp_path / "forged.json"
+    forged.write_text(
+        text.replace("203.0.113.45 38", "203.0.113.45 39").replace('"203.0.113.45": 38', '"203.0.113.45": 39'),
+        encoding="utf-8",
+    )
+    assert evcli("gate", forged).exit_code == 0  # consistent in itself
+    run = evcli("gate", forged, "--against", host, "--json")
+    assert run.exit_code == 4, run
+    assert {e["rule"] for e in run.json()["result"]["errors"]} == {"provenance.source_matches"}

@@ -129,6 +129,13 @@ def _cited_fact_holds(case: DiagnosisCase, tool: str, text: str) -> bool:
         return bool(lines) and all(
             datetime.fromisoformat(moment).strftime("%H:%M:%S") in line for moment, line in ends if moment
         )
+    # "by address: A N, B M" of $.stats: of the lines the case's grep matches, N hold A and M hold B
+    by_address = re.fullmatch(r"by address: (.+)", text)
+    if by_address:
+        lines = grep_lines(GREPS[case.id][0][0], env)
+        pairs = [pair.rsplit(" ", 1) for pair in by_address.group(1).split(", ")]
+        return all(sum(re.search(rf"(?<![\d.]){re.escape(a)}(?![\d])", line) is not None for line in lines) == int(n)
+                   for a, n in pairs)  # fmt: skip
     if text == "total=0":
         return any(n == 0 for _, n in GREPS[case.id])
     if tool == "query_metrics":

@@ -8,6 +8,7 @@ import random
 
 import pytest
 
+from evcli.scope.cues import asks_by_address
 from tests.scope._env import assert_scope, scope_of
 
 # question, the fields that differ from an empty scope; range = (text, canonical range, relative)
@@ -669,6 +670,28 @@ def test_a_when_question_asks_for_the_first_or_last_line_of_what_it_names():
     assert scope_of("when was the last successful ssh login?").terms == ["Accepted", "session opened"]
     assert "start" in scope_of("why did redis start twice?").terms
     assert scope_of("auth 什么时候第一次出现 Failed password？").terms == ["Failed password", "Failed", "password"]
+
+
+@pytest.mark.parametrize(
+    ("question", "terms"),
+    [
+        ("which IP had the most failed passwords?", ["failed", "passwords"]),
+        ("哪个 IP 登录失败最多？", ["authentication failure", "Failed password"]),
+        ("which IPs hit nginx the most?", []),
+        ("top 5 source addresses of the 401s on nginx", []),
+        ("from which address did the brute force come?", ["Failed password", "Invalid user"]),
+    ],
+)
+def test_a_which_address_question_asks_the_count_per_address_and_its_nouns_are_no_terms(question, terms):
+    assert asks_by_address(question)
+    assert scope_of(question).terms == terms
+
+
+@pytest.mark.parametrize(
+    "question", ["how many 401s from 10.20.30.40?", "why is checkout failing?", "is the IP allow-list the cause?"]
+)
+def test_a_question_asking_no_which_address_is_counted_as_before(question):
+    assert not asks_by_address(question)
 
 
 def test_user_names_are_searched():

@@ -67,3 +67,24 @@ def test_an_absolute_local_range_counts_only_its_lines():
     assert output["stats"]["total"] == len(in_range) == 38
     assert output["searched_range"].startswith("2026-03-18T09:14:00+01:00..")
     assert all("203.0.113.45" in item["line"] for item in output["logs"])
+
+
+def test_failed_passwords_are_counted_per_address_when_asked():
+    """`--count-by address` adds the matching lines per IPv4 address to $.stats (and its ref); a call that
+    does not ask states none, so a session recorded before re-derives its refs unchanged."""
+    output = _query_logs("--service", "auth", "--query", "Failed password", "--count-by", "address")
+    expected: dict[str, int] = {}
+    for _, line in _grep("auth.log", "Failed password"):
+        address = re.search(r"from (\d+\.\d+\.\d+\.\d+) ", line)
+        assert address, line
+        expected[address.group(1)] = expected.get(address.group(1), 0) + 1
+    assert expected == {"203.0.113.45": 38, "198.51.100.7": 4}
+    assert output["stats"]["by_address"] == expected
+    run = run_evcli(
+        "tool", "query_logs", "--env", HOST, "--service", "auth", "--query", "Failed password", "--count-by", "address"
+    )
+    assert "by address: 203.0.113.45 38, 198.51.100.7 4; filters:" in " ".join(run.stdout.split())
+    plain = _query_logs("--service", "auth", "--query", "Failed password")
+    assert "by_address" not in plain["stats"]
+    refused = run_evcli("tool", "query_logs", "--env", HOST, "--service", "auth", "--count-by", "user")
+    assert refused.exit_code == 2 and "count_by" in refused.stderr

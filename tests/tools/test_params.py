@@ -35,6 +35,7 @@ def test_each_tool_has_its_model_and_defaults():
         "until": None,
         "window": None,
         "limit": 50,
+        "count_by": None,  # recorded only when asked (None is left out of a call's parameters)
     }
     metrics = validate_params("query_metrics", {})
     assert isinstance(metrics, QueryMetricsParams)

@@ -385,6 +385,30 @@ def count_claims(intent: Ask, refs: list[Ref], words: Catalogue) -> list[Claim]:
     return claims
 
 
+def address_claims(refs: list[Ref], words: Catalogue) -> list[Claim]:
+    """ "Which IP …?" is answered by the matching lines per address `$.stats` states for the searches that
+    counted them (`count_by`), the excerpt quoting the total and range, the addresses and the filters."""
+    claims: list[Claim] = []
+    said: set[str] = set()
+    stats = [ref for ref in refs if ref.ref.raw_path == "$.stats" and ref.item_stats]
+    counted = [ref for ref in stats if "; by address: " in ref.ref.text]
+    for ref in counted:
+        head, _, _ = ref.ref.text.partition("; ")
+        addresses = ref.ref.text[ref.ref.text.find("; by address: ") + 2 : ref.ref.text.rfind("; filters: ")]
+        if addresses == "by address: -" or addresses in said or len(claims) == COUNT_CLAIM_CAP:
+            continue  # no matching line holds an address, or the same addresses were counted by another search
+        said.add(addresses)
+        filters = ref.ref.text[ref.ref.text.rfind("; filters: ") + 2 :]
+        text = words(
+            "address.claim",
+            addresses=addresses.removeprefix("by address: "),
+            counted=head.removeprefix("stats: "),
+            filters=filters.removeprefix("filters: "),
+        )
+        claims.append(_claim("observation", text, ref, f"{head} … {addresses} … {filters}"))
+    return claims
+
+
 _FIRST_LAST = re.compile(r"first (?P<first>\S+), last (?P<last>\S+)")
 
 

@@ -32,7 +32,7 @@ from evcli.agents.offline.queries import (
 )
 from evcli.contracts import ANSWER_VERSION, NO_EVIDENCE_PATH, ToolInvocation
 from evcli.messages import Catalogue, catalogue
-from evcli.scope.cues import BROAD_CUES, asks_when
+from evcli.scope.cues import BROAD_CUES, asks_by_address, asks_when
 
 
 def execute(request: RoleRequest) -> EngineReply:
@@ -146,6 +146,7 @@ def _evidence_document(
 
     question = payload.get("question", "")
     answers = claim_kinds.count_claims(intent, refs, words)
+    answers += claim_kinds.address_claims(refs, words) if asks_by_address(question) else []
     answers += claim_kinds.timing_claims(refs, words) if asks_when(question) else []
     if intent.narrow:
         claims = answers + claim_kinds.narrow_claims(intent, refs, missing, words)

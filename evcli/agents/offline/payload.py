@@ -16,6 +16,7 @@ from evcli.backends.base import LEVELS
 from evcli.canonical import canonical_json
 from evcli.contracts import QuestionScope
 from evcli.errors import BadInput
+from evcli.scope.terms import singular
 from evcli.timerange import parse_range_text
 from evcli.tools.params import validate_params
 
@@ -115,8 +116,10 @@ def _from_scope(scope: QuestionScope, base: dict[str, Any], payload: dict[str, A
     services = tuple(dict.fromkeys([*base["services"], *scope.services, *(h for h in scope.hosts if h in known)]))
     exact += tuple(host for host in hosts if host in vocabulary and host not in exact)
     unknown = tuple(dict.fromkeys([*scope.unknown_services, *(h for h in hosts if h not in vocabulary)]))
-    found = [term for term in scope.terms if term in vocabulary]  # content words the logs have, strongest first
-    others = [term for term in scope.terms if term not in vocabulary]  # for metrics and runbooks, not log searches
+    # content words the logs have, strongest first (a plural the logs write singular, singular)
+    held = [term if term in vocabulary else singular(term) or term for term in scope.terms]
+    found = list(dict.fromkeys(term for term in held if term in vocabulary))
+    others = [term for term in scope.terms if term not in vocabulary and term not in found]  # metrics, runbooks
     since = until = None
     if scope.range is not None and not scope.range.relative:
         asked = parse_range_text(scope.range.range)

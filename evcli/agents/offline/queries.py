@@ -20,6 +20,7 @@ from typing import Any
 from evcli.agents.offline.payload import Ask, Call
 from evcli.backends.base import LEVELS
 from evcli.messages import catalogue
+from evcli.scope.cues import asks_by_address
 from evcli.scope.glossary import alternatives
 from evcli.tools.params import MAX_KEYWORDS, keywords
 
@@ -262,7 +263,29 @@ def term_calls(intent: Ask, question: str, services: list[str], limit: int | Non
     return calls
 
 
+def counted_by_address(calls: list[Call], question: str) -> list[Call]:
+    """A which-address question ("which IP had the most failed passwords?") has its log searches count the
+    matching lines per address (`count_by`): the keyword searches, else every log search."""
+    if not asks_by_address(question):
+        return calls
+    searches = [call for call in calls if call.name == "query_logs"]
+    keyed = [call for call in searches if call.arguments.get("query")]
+    if keyed:
+        return [Call(call.name, call.arguments | {"count_by": "address"}) if call in keyed else call for call in calls]
+    # nothing asked but the addresses ("which IPs hit nginx the most?"): each searched log, every line counted
+    counted = [
+        Call("query_logs", {key: value for key, value in call.arguments.items() if key not in ("level", "limit")})
+        for call in searches
+    ]
+    counted = [Call(call.name, call.arguments | {"count_by": "address"}) for call in counted]
+    return calls + list({call.key: call for call in counted}.values())
+
+
 def narrow_calls(intent: Ask, question: str) -> list[Call]:
+    return counted_by_address(_narrow_calls(intent, question), question)
+
+
+def _narrow_calls(intent: Ask, question: str) -> list[Call]:
     """The precise queries a narrow task allows (seeds 2.4): each thing asked about once, never widened.
 
     Unknown services first (their no-evidence result names the close names; when the question names no
@@ -335,6 +358,10 @@ def service_calls(intent: Ask, services: list[str]) -> list[Call]:
 def evidence_calls(intent: Ask, question: str, services: list[str], alertname: str | None) -> list[Call]:
     """Runbook lookup first (it is never repeated), then each service's WARN+ logs, then the phrases and
     tokens asked (in the services named, else in all logs) and the strongest content word."""
+    return counted_by_address(_evidence_calls(intent, question, services, alertname), question)
+
+
+def _evidence_calls(intent: Ask, question: str, services: list[str], alertname: str | None) -> list[Call]:
     calls = []
     if intent.serves_knowledge and (services or alertname or intent.terms):
         arguments: dict[str, Any] = {"query": _knowledge_query(intent, question, alertname)}

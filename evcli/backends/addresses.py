@@ -1,0 +1,33 @@
+"""Network addresses in log lines, counted: what "which IP had the most failed passwords?" asks.
+
+`count_by="address"` on a log query adds `stats.by_address`: the TOP_ADDRESSES addresses found in
+the most matching lines (a line counts once for each distinct address it holds), most lines first,
+ties by address. IPv4 dotted quads only (each octet 0-255, not part of a longer dotted number such
+as a version `1.2.3.4.5`); IPv6 and host names are not counted.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable
+
+TOP_ADDRESSES = 10
+_OCTET = r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)"
+ADDRESS = re.compile(rf"(?<![\d.]){_OCTET}(?:\.{_OCTET}){{3}}(?![\d]|\.\d)")
+
+
+def count_addresses(lines: Iterable[str]) -> Counter[str]:
+    """Per address, the number of lines holding it."""
+    counts: Counter[str] = Counter()
+    for line in lines:
+        if "." in line:
+            found = ADDRESS.findall(line)
+            if found:
+                counts.update(set(found))
+    return counts
+
+
+def top_addresses(counts: Counter[str], top: int = TOP_ADDRESSES) -> dict[str, int]:
+    """The `top` addresses in the most lines, most first, ties by address text."""
+    return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:top])

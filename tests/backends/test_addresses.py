@@ -1,0 +1,34 @@
+"""evcli.backends.addresses: IPv4 addresses in log lines, counted per line."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from evcli.backends.addresses import count_addresses, top_addresses
+
+
+@pytest.mark.parametrize(
+    ("line", "found"),
+    [
+        ("Failed password for root from 203.0.113.45 port 47757 ssh2", ["203.0.113.45"]),
+        ('10.20.30.40 - - [18/Mar/2026:09:21:45 +0100] "POST /api/login HTTP/1.1" 401 43', ["10.20.30.40"]),
+        ("connect to 10.0.3.7:8080 failed; upstream 10.0.3.8:8080", ["10.0.3.7", "10.0.3.8"]),
+        ("reverse mapping checking getaddrinfo for ns.example.com [173.234.31.186] failed", ["173.234.31.186"]),
+        ("rhost=220-135-151-1.hinet-ip.hinet.net user=root", []),  # a host name, no dotted quad
+        ("openssl 1.1.1.1234 and 256.1.1.1", []),  # part of a longer number, an octet over 255
+        ("spark 3.5.1.2.7 on 1.2.3", []),
+        ("client 10.1.1.1 then 10.1.1.1 again", ["10.1.1.1"]),  # a line counts once per distinct address
+    ],
+)
+def test_addresses_found_in_a_line(line, found):
+    assert sorted(count_addresses([line])) == sorted(found)
+
+
+def test_top_addresses_most_lines_first_ties_by_address():
+    counts = count_addresses(["a 10.0.0.2", "b 10.0.0.1", "c 10.0.0.2 10.0.0.3", "d 10.0.0.3"])
+    assert counts == Counter({"10.0.0.2": 2, "10.0.0.3": 2, "10.0.0.1": 1})
+    assert top_addresses(counts) == {"10.0.0.2": 2, "10.0.0.3": 2, "10.0.0.1": 1}
+    assert list(top_addresses(counts, top=2)) == ["10.0.0.2", "10.0.0.3"]
+    assert top_addresses(Counter()) == {}
