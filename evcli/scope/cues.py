@@ -120,7 +120,7 @@ def when_cue(question: str, spans: Spans) -> None:
 # "which IP …", "top source addresses", "哪个 IP 最多": the matching lines counted per address answer it
 _ADDRESS_NOUN = re.compile(
     r"(?<![A-Za-z])(?:(?:source|client|remote|src|attacker|attacking)\s+)?"
-    r"(?:(?:IPv4|IP)\s+address(?:es)?|IPs?|address(?:es)?)(?![A-Za-z])"
+    r"(?:(?:IPv4|IP)\s+address(?:es)?|IPs?|address(?:es)?|clients?)(?![A-Za-z])"
     r"|(?:来源|源|客户端|攻击)?\s*(?<![A-Za-z])IP(?![A-Za-z])\s*(?:地址)?|来源地址|源地址",
     re.IGNORECASE,
 )

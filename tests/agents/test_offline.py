@@ -1172,3 +1172,56 @@ def test_a_when_question_is_answered_by_the_first_and_last_matching_line(tmp_pat
 def test_a_question_asking_no_when_gets_no_first_and_last_claim(tmp_path):
     run = full_run("why are there so many failed passwords for root?", tmp_path, _sshd_snapshot(tmp_path / "env"))
     assert not any("first at" in claim["claim_text"] for claim in run.executor_output["claims"])
+
+
+def _apache_snapshot(root: Path) -> Path:
+    """An Apache 2.0 error log as it writes it (local time, no zone, UTC here): mod_jk errors, and ERROR
+    lines whose words carry no error signal (an index refused by rule, a missing file) from four clients."""
+    clients = ["218.144.240.75"] * 5 + ["202.133.98.6"] * 3 + ["64.6.73.199"]
+    lines = []
+    for minute, client in enumerate(clients):
+        lines.append(
+            f"[Sun Dec 04 05:{minute:02d}:10 2005] [notice] jk2_init() Found child {6725 + minute} in scoreboard slot 10"
+        )
+        lines.append(
+            f"[Sun Dec 04 05:{minute:02d}:20 2005] [error] [client {client}] Directory index forbidden by rule: /var/www/html/"
+        )
+    lines.append(
+        "[Sun Dec 04 05:09:30 2005] [error] [client 24.147.151.74] File does not exist: /var/www/html/awstats.pl"
+    )
+    lines.append("[Sun Dec 04 05:09:37 2005] [error] mod_jk child workerEnv in error state 6")
+    (root / "logs").mkdir(parents=True)
+    (root / "logs" / "apache.log").write_text("\n".join(lines) + "\n")
+    (root / "env.toml").write_text('now = "2005-12-05T00:00:00Z"\n')
+    return root
+
+
+def test_error_lines_without_an_error_word_are_symptoms_after_those_with_one(tmp_path):
+    run = full_run("what happened on apache between 05:00 and 05:10?", tmp_path, _apache_snapshot(tmp_path / "env"))
+    texts = [claim["claim_text"] for claim in run.executor_output["claims"]]
+    assert "error state 6" in texts[0]  # an error word first
+    assert any("File does not exist" in text for text in texts) and any(
+        "Directory index forbidden" in text for text in texts
+    )
+    assert run.gate_result.status == "pass"
+
+
+def test_which_client_is_answered_by_the_count_per_address(tmp_path):
+    run = full_run(
+        "which client got the most Directory index forbidden errors?", tmp_path, _apache_snapshot(tmp_path / "env")
+    )
+    first = run.executor_output["claims"][0]
+    assert first["claim_text"].startswith(
+        "Matching lines per address: 218.144.240.75 5, 202.133.98.6 3, 64.6.73.199 1;"
+    )
+    assert first["evidence_bindings"][0]["raw_path"] == "$.stats"
+    assert run.gate_result.status == "pass", run.gate_result.errors
+    assert verdict_of(run)["verdict"] == "PASS"
+
+
+def test_is_a_service_healthy_on_logs_alone_reads_its_errors_not_the_word_healthy(tmp_path):
+    run = full_run("Is apache healthy?", tmp_path, _apache_snapshot(tmp_path / "env"))
+    assert [(call.name, call.arguments) for call in tool_calls(run)] == [
+        ("query_logs", {"service": "apache", "level": "ERROR"})
+    ]
+    assert any("error state 6" in claim["claim_text"] for claim in run.executor_output["claims"])

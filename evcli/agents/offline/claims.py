@@ -313,8 +313,8 @@ def log_claims(
     naming a term of the question, newest first.
 
     A line is quoted, never obeyed. As a symptom it must show an error signal in its own
-    words (an exception, a timeout, a kill, ...) or a level derived from its status code (an access
-    log's 4xx/5xx), so a WARN line of prose is not promoted. A line without a level is a candidate
+    words (an exception, a timeout, a kill, ...), an ERROR or FATAL level the program gave it, or a
+    level derived from its status code (an access log's 4xx/5xx), so a WARN line of prose is not promoted. A line without a level is a candidate
     like any other, ranked below the lines with an error level."""
     terms = [term.lower() for term in intent.terms]
     candidates = []
@@ -325,7 +325,9 @@ def log_claims(
         if parts is None:
             continue
         service, timestamp, level, message = parts
-        signal = bool(_SIGNAL.search(message)) or bool(level and ref.item.get("level_derived"))
+        worded = bool(_SIGNAL.search(message)) or bool(level and ref.item.get("level_derived"))
+        # the program's own ERROR/FATAL is a signal too ("File does not exist"), after the lines saying one
+        signal = worded or (level.upper() in ("ERROR", "FATAL") and not ref.item.get("level_derived"))
         if _STACK_FRAME.match(message) or (symptoms_only and not signal):
             continue
         lowered = message.lower()
@@ -334,7 +336,7 @@ def log_claims(
         exact_hits += sum(term in message for term in intent.exact)
         term_hits = sum(term in lowered for term in terms)
         asked_level = level.upper() in intent.levels
-        rank = (not asked_level, -LEVEL_RANK.get(level.upper(), 0), -exact_hits, continues(ref), -term_hits)
+        rank = (not asked_level, -LEVEL_RANK.get(level.upper(), 0), not worded, -exact_hits, continues(ref), -term_hits)
         candidates.append((rank, timestamp, ref, parts))
     candidates.sort(key=lambda item: (item[1], item[2].identity), reverse=True)  # newest first...
     candidates.sort(key=lambda item: item[0])  # ...within errors first, then lines naming a term
@@ -416,13 +418,15 @@ def timing_claims(refs: list[Ref], words: Catalogue) -> list[Claim]:
     """ "When did it start?" is answered by the first and last matching line `$.stats` states for the
     searches of what was asked (the newest lines a search returns are not when it started), the
     excerpt quoting the total, range, first and last and the filters searched."""
-    claims = []
-    for ref in _asked_stats(refs)[:COUNT_CLAIM_CAP]:
+    claims: list[Claim] = []
+    said: set[tuple[str, str]] = set()
+    for ref in _asked_stats(refs):
         head, _, rest = ref.ref.text.partition("; ")
         when, _, _ = rest.partition("; ")
         found = _FIRST_LAST.fullmatch(when)
-        if found is None:  # nothing matched: no first or last line
-            continue
+        if found is None or (head, when) in said or len(claims) == COUNT_CLAIM_CAP:
+            continue  # nothing matched (no first or last line), or another search found the same lines
+        said.add((head, when))
         filters = ref.ref.text[ref.ref.text.rfind("; filters: ") + 2 :]
         details = ref.invocation.retrieval_details
         text = words(

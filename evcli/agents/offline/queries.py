@@ -36,6 +36,10 @@ ALTERNATIVE_SEARCHES = 2  # searches for the alternative English words of what a
 ANY_STATE_ASKED = frozenset({"still_firing", "resolved", "silenced"})
 QUERY_CHARS = 200  # query_logs' `query` length limit
 
+# how a question asks about a service's state; searched only where its logs write them
+_STATE_WORDS = frozenset(
+    ["healthy", "health", "fine", "alive", "working", "good", "normal", "stable", "running", "well"]
+)
 _LOG_WORDS = re.compile(r"\blogs?\b|\berrors?\b|\bexceptions?\b|日志|错误|报错|异常", re.IGNORECASE)
 
 
@@ -234,7 +238,8 @@ def term_calls(intent: Ask, question: str, services: list[str], limit: int | Non
     environment has any of its words, its strongest word in the named service (the negative answers it)."""
     terms = _content_terms(intent)
     if services and not terms:  # what a question asks of a service is searched there: the negative answers it
-        terms = [term for term in intent.terms if term not in intent.exact][:1]
+        # (but "is zookeeper healthy?" asks its state, which no log line calls "healthy": its errors answer)
+        terms = [term for term in intent.terms if term not in intent.exact and term.lower() not in _STATE_WORDS][:1]
     if not terms:
         return []
     local = [term for term in terms if any(service in intent.found_in(term) for service in services)]
