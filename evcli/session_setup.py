@@ -75,7 +75,41 @@ def vocabulary(backend: Any, scope: QuestionScope, environment: EnvironmentOverv
     # a plural asked ("failed passwords") is looked up singular too: logs write "Failed password"
     terms = [form for term in scope.terms for form in (term, singular(term)) if form]
     words = [*scope.phrases, *scope.tokens, *terms, *scope.hosts]
-    return term_hits(backend, words, environment.services) if words else {}
+    found = term_hits(backend, words, environment.services) if words else {}
+    # well-known software asked about ("postgres") stays a term and an unknown service: its name in a few
+    # lines is no source ("Invalid user postgres"); a spelled service name ("nova-api") may be one
+    spelled = [name for name in scope.unknown_services if name not in scope.terms]
+    return found | _source_names(backend, spelled, environment.services)
+
+
+SOURCE_SHARE = 0.1  # of a service's lines that name an unknown name, for it to be where they come from
+
+
+def _source_names(backend: Any, names: list[str], services: list[str]) -> dict[str, dict[str, int]]:
+    """The names asked as services that are none here but that a good share of some service's lines
+    write (SOURCE_SHARE): where those lines come from ("nova-api" in every nova-api line of the public
+    OpenStack logs, which name their file), searched as a word there. A name a few lines mention
+    ("Invalid user postgres": a user name an attacker tried) stays an unknown service."""
+    from evcli.backends.vocabulary import term_hits
+
+    found = term_hits(backend, names, services) if names else {}
+    kept: dict[str, dict[str, int]] = {}
+    for name, counts in found.items():
+        shares = {
+            service: count for service, count in counts.items() if count >= SOURCE_SHARE * _lines(backend, service)
+        }
+        if shares:
+            kept[name] = shares
+    return kept
+
+
+def _lines(backend: Any, service: str) -> int:
+    from evcli.backends.base import BackendError, LogQuery
+
+    try:
+        return int(backend.query_logs(LogQuery(service=service, keywords=(), level=None, limit=1)).total or 0)
+    except (BackendError, ValueError, OSError):
+        return 0
 
 
 def question_payload(store: Any, document: SessionDocument) -> dict[str, Any]:

@@ -17,6 +17,13 @@ from typing import Any
 from evcli.backends.logindex import IndexedFile, connect
 
 _LIKE_SPECIAL = re.compile(r"[\\%_]")  # escaped in a LIKE pattern: a keyword matches literally
+# a keyword of digits alone matches a whole number: no digit after it, no digit or '.' before it (GLOB is
+# case-sensitive, which digits do not mind; its [^…] classes give the boundaries LIKE cannot)
+_TEXT = "coalesce(unescaped, line)"
+_NUMBER_MATCH = (
+    f"{_TEXT} = ? OR {_TEXT} GLOB ? || '[^0-9]*' OR {_TEXT} GLOB '*[^0-9.]' || ? || '[^0-9]*'"
+    f" OR {_TEXT} GLOB '*[^0-9.]' || ?"
+)
 
 
 @dataclass(frozen=True)
@@ -46,6 +53,10 @@ class Filter:
             clauses.append("level >= ?" if self.level_strict else "(level >= ? OR level IS NULL)")
             args.append(self.level)
         for keyword in self.keywords:  # LIKE folds ASCII case as lower() does, without copying each line
+            if keyword.isdigit() and keyword.isascii():  # a number is a whole number: 500 is not in 1500 or 0.500
+                clauses.append(f"({_NUMBER_MATCH})")
+                args += [keyword] * 4
+                continue
             clauses.append("coalesce(unescaped, line) LIKE ? ESCAPE '\\'")
             args.append("%" + _LIKE_SPECIAL.sub(r"\\\g<0>", keyword) + "%")
         return (" WHERE " + " AND ".join(clauses)) if clauses else "", args

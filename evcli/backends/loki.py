@@ -92,7 +92,7 @@ class LokiBackend:
             stream = f'{{{self.service_label}=~".+"}}'
         else:
             stream = f"{{{self.service_label}={quote_string(query.service)}}}"
-        filters = [f" |~ {quote_string('(?i)' + regex_literal(keyword))}" for keyword in query.keywords if keyword]
+        filters = [f" |~ {quote_string(keyword_regex(keyword))}" for keyword in query.keywords if keyword]
         return stream + "".join(filters)
 
     def query_logs(self, query: LogQuery) -> LogResult:
@@ -214,6 +214,14 @@ def patterns_of(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
         known = patterns.setdefault(template, {"template": template, "count": 0, "first": record["timestamp"]})
         known.update(count=known["count"] + 1, last=record["timestamp"], example=record["line"])
     return sorted(patterns.values(), key=lambda pattern: -pattern["count"])[:MAX_PATTERNS]
+
+
+def keyword_regex(keyword: str) -> str:
+    """The RE2 line filter of one keyword: itself, any case; a number alone is a whole number (500 is not
+    in 1500 or 0.500), as the snapshot index matches it (RE2 has no look-around: the boundaries are groups)."""
+    if keyword.isdigit() and keyword.isascii():
+        return f"(^|[^0-9.]){keyword}([^0-9]|$)"
+    return "(?i)" + regex_literal(keyword)
 
 
 def regex_literal(text: str) -> str:

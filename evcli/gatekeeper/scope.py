@@ -115,9 +115,13 @@ def _asked_services(scope: QuestionScope) -> list[str]:
 
 
 def _in_asked_service(scope: QuestionScope, search: Search) -> bool:
-    """Joint coverage: with exactly one service named, only its searches count."""
+    """Joint coverage: with exactly one service named, only its searches count (a name the environment
+    does not know as a service: also the searches for it as a keyword, in the logs that write it)."""
     asked = _asked_services(scope)
-    return len(asked) != 1 or normalize(asked[0]) in search.services
+    if len(asked) != 1:
+        return True
+    name = asked[0]
+    return normalize(name) in search.services or (name in scope.unknown_services and _covers_term(search, name))
 
 
 def _covers_term(search: Search, term: str) -> bool:
@@ -154,11 +158,14 @@ def _ranges_text(candidates: list[Search]) -> str:
 
 
 def services_covered(scope: QuestionScope, all_searches: list[Search]) -> list[Miss]:
-    """Each asked service (known or not) is the service of some search; a host is searched as a
-    service or as a keyword."""
+    """Each asked service (known or not) is the service of some search; a host, or a name the environment
+    does not know as a service, is searched as a service or as a keyword."""
     misses = []
     for name in _asked_services(scope):
-        if not any(normalize(name) in search.services for search in all_searches):
+        keyword = name in scope.unknown_services  # no service here: searched as a word of the logs, as a host is
+        if not any(
+            normalize(name) in search.services or (keyword and _covers_term(search, name)) for search in all_searches
+        ):
             misses.append(
                 Miss(f"asked service {name} was not searched", f"service {name}", _services_text(all_searches))
             )
@@ -234,13 +241,17 @@ def _level_text(search: Search) -> str:
 
 
 def count_claimed(scope: QuestionScope, claims: list[Claim]) -> list[Miss]:
-    """A count question has a claim bound to `$.stats` or a `$.patterns[i]`."""
+    """A count question has a claim bound to `$.stats` or a `$.patterns[i]`, or to the `$.no_evidence` of a
+    service the environment does not know ("how many errors did kafka log?": there is no kafka to count in;
+    the excerpt is checked against its ref by the binding rules)."""
     if not scope.wants_count:
         return []
     for claim in claims:
         for binding in claim.evidence_bindings:
             path = binding.raw_path or ""
             if path == "$.stats" or path.startswith("$.patterns["):
+                return []
+            if path == NO_EVIDENCE_PATH and "unknown service" in (binding.evidence_excerpt or ""):
                 return []
     return [Miss("the question asks for a count and no claim cites $.stats or $.patterns[i]", "count", "no count")]
 

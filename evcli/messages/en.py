@@ -60,6 +60,7 @@ MESSAGES: dict[str, str] = {
     "missing.no_metrics_served": "This environment holds no alerts and no metric series: none were searched.",
     "executor.not_run_in_budget": "Not run within the step budget: {calls}",
     "missing.no_runbooks_held": "This environment holds no runbooks: none were looked up.",
+    "missing.mentioned_not_service": "{name} is no service of this environment: it was searched as a word in the logs that name it.",
     "missing.no_runbook": "No runbook guidance was retrieved in this run.",
     "missing.hypotheses_unconfirmed": "The possible causes from runbooks are not confirmed by evidence "
     "from this environment.",

@@ -237,7 +237,7 @@ SPEC = registry.register(
         wider=wider,
         option_help={
             "service": "Service whose logs to search (default: every service's logs).",
-            "query": 'Keywords that must all occur: "HikariPool timeout".',
+            "query": 'Keywords that must all occur: "HikariPool timeout" (a number alone matches whole numbers).',
             "level": "Minimum level: DEBUG, INFO, WARN, ERROR, FATAL (lines without a level are kept).",
             "level_strict": "With --level: drop lines that have no level.",
             "limit": "Newest N matching lines (1-500).",

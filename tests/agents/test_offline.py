@@ -1225,3 +1225,56 @@ def test_is_a_service_healthy_on_logs_alone_reads_its_errors_not_the_word_health
         ("query_logs", {"service": "apache", "level": "ERROR"})
     ]
     assert any("error state 6" in claim["claim_text"] for claim in run.executor_output["claims"])
+
+
+def _openstack_snapshot(root: Path, name: str = "openstack") -> Path:
+    """The public OpenStack logs' shape: nova-api and nova-compute lines in one file, each line starting with
+    the name of the file it came from; WSGI request lines with `status: N len: N time: N`."""
+    lines = []
+    for second in range(20):
+        status = 500 if second % 5 == 0 else 200  # 4 of them
+        lines.append(
+            f"nova-api.log.1.2017-05-16_13:53:08 2017-05-16 00:00:{second:02d}.008 25746 INFO "
+            f"nova.osapi_compute.wsgi.server [req-{second:04d} 113d 54fa - - -] 10.11.10.1 "
+            f'"GET /v2/54fa/servers/detail HTTP/1.1" status: {status} len: 1500 time: 0.500{second}'
+        )
+        lines.append(
+            f"nova-compute.log.1.2017-05-16_13:55:31 2017-05-16 00:00:{second:02d}.500 2931 INFO "
+            f"nova.compute.manager [req-c{second:03d} - - - - -] [instance: b9000564] VM Resumed (Lifecycle Event)"
+        )
+    lines.append(
+        "nova-compute.log.1.2017-05-16_13:55:31 2017-05-16 00:00:21.000 2931 WARNING nova.compute.manager "
+        "[req-c999 - - - - -] Timed out waiting for nova-conductor. Is it running?"
+    )
+    (root / "logs").mkdir(parents=True)
+    (root / "logs" / f"{name}.log").write_text("\n".join(lines) + "\n")
+    (root / "env.toml").write_text('now = "2017-05-17T00:00:00Z"\n')
+    return root
+
+
+def test_a_name_the_logs_write_but_no_service_is_searched_as_a_word_there(tmp_path):
+    """ "nova-api" is no service here (the file is openstack.log) but every nova-api line names it: the count
+    searches it as a keyword with the asked status, which counts whole numbers (not len 1500 or time 0.500)."""
+    run = full_run("how many 500 errors did nova-api return?", tmp_path, _openstack_snapshot(tmp_path / "env"))
+
+    first = run.executor_output["claims"][0]
+    assert first["claim_text"].startswith("Counted 4 matching lines"), first["claim_text"]
+    assert 'keywords="500" "nova-api"' in first["claim_text"]
+    assert any("nova-api is no service of this environment" in note for note in run.executor_output["missing_info"])
+    assert run.gate_result.status == "pass", run.gate_result.errors
+    assert verdict_of(run)["verdict"] == "PASS"
+
+
+def test_a_name_one_line_mentions_stays_an_unknown_service(tmp_path):
+    """nova-api writes half of the lines (their source: searched as a word there); nova-conductor is in one
+    line of 41 (a message about it: it stays an unknown service, and its negative answers)."""
+    from evcli.backends.snapshot import SnapshotBackend
+    from evcli.contracts import EnvironmentOverview, QuestionScope
+    from evcli.session_setup import vocabulary
+
+    backend = SnapshotBackend(_openstack_snapshot(tmp_path / "env"))
+    overview = EnvironmentOverview(services=["openstack"], aliases={}, alerts=[], skills=[])
+    asked = QuestionScope(unknown_services=["nova-api", "nova-conductor"])
+    assert vocabulary(backend, asked, overview) == {"nova-api": {"openstack": 20}}
+    software = QuestionScope(unknown_services=["nova-api"], terms=["nova-api"])  # named as software: a term
+    assert vocabulary(backend, software, overview) == {"nova-api": {"openstack": 20}}

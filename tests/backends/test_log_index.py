@@ -108,6 +108,23 @@ def test_level_keeps_unleveled_lines_unless_strict(tmp_path):
     assert "1 without a level" in loose.message
 
 
+def test_a_number_keyword_matches_whole_numbers_only(tmp_path):
+    """ "500" is a status, not the 500 of "len: 1500" or "time: 0.500" (OpenStack WSGI lines)."""
+    text = (
+        '2017-05-16 00:00:01.000 1 INFO wsgi [req-1 - - - - -] 10.11.10.1 "GET /v2/x HTTP/1.1" status: 500 len: 12 time: 0.1\n'
+        '2017-05-16 00:00:02.000 1 INFO wsgi [req-2 - - - - -] 10.11.10.1 "GET /v2/x HTTP/1.1" status: 200 len: 1500 time: 0.5\n'
+        '2017-05-16 00:00:03.000 1 INFO wsgi [req-3 - - - - -] 10.11.10.1 "GET /v2/x HTTP/1.1" status: 200 len: 12 time: 0.500\n'
+        "2017-05-16 00:00:04.000 1 ERROR wsgi [req-4 - - - - -] upstream answered 500\n"
+        "2017-05-16 00:00:05.000 1 ERROR wsgi [req-5 - - - - -] 500 errors in a row; 5000 requests\n"
+    )
+    snap = snapshot(tmp_path, text)
+    found = query(snap, "500")
+    assert found.total == 3
+    assert [item["source"]["line"] for item in found.logs] == [1, 4, 5]
+    assert query(snap, "5000").total == 1 and query(snap, "0.500").total == 1  # not digits alone: as written
+    assert query(snap, "status: 500").total == 1
+
+
 def test_stats_match_a_hand_count(tmp_path):
     snap = snapshot(tmp_path)
     result = query(snap, "Timeout")

@@ -54,6 +54,16 @@ def test_keywords_become_escaped_case_insensitive_filters(loki):
     )
 
 
+def test_a_number_keyword_is_a_whole_number_filter(loki):
+    LokiBackend(loki.url).query_logs(query(keywords=["500", "nova-api"]))
+
+    assert loki.last_params["query"] == r'{service="checkout"} |~ "(^|[^0-9.])500([^0-9]|$)" |~ "(?i)nova-api"'
+    pattern = re.compile(r"(^|[^0-9.])500([^0-9]|$)")  # RE2 and Python agree on this subset
+    assert [bool(pattern.search(line)) for line in ("status: 500 len", "len: 1500", "time: 0.500", "500")] == [
+        True, False, False, True
+    ]  # fmt: skip
+
+
 def test_service_quotes_are_escaped_and_no_service_matches_all(loki):
     backend = LokiBackend(loki.url)
 

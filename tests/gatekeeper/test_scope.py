@@ -120,6 +120,23 @@ def test_count_claimed():
     assert scope_rules.count_claimed(asked(wants_count=True), [_claim("$.patterns[2]")]) == []
     assert scope_rules.count_claimed(asked(wants_count=True), [_claim("$.logs[0]")])[0].asked == "count"
     assert scope_rules.count_claimed(asked(), [_claim("$.logs[0]")]) == []
+    # "how many errors did kafka log?" with no kafka here: the unknown-service negative answers the count
+    unknown = _claim("$.no_evidence")
+    unknown.evidence_bindings[0].evidence_excerpt = "message=unknown service 'kafka'"
+    assert scope_rules.count_claimed(asked(wants_count=True, unknown_services=["kafka"]), [unknown]) == []
+    assert scope_rules.count_claimed(asked(wants_count=True), [_claim("$.no_evidence")])[0].asked == "count"
+
+
+def test_a_name_that_is_no_service_is_covered_by_a_search_of_it_as_a_keyword():
+    """ "how many 500s did nova-api return?" where the logs of service nova name nova-api in each line."""
+    scope = asked(unknown_services=["nova-api"], tokens=["500"], wants_count=True)
+    found = scope_rules.searches([logs(service="nova", query="500 nova-api")])
+    assert scope_rules.services_covered(scope, found) == []
+    assert scope_rules.terms_covered(scope, found) == []
+    elsewhere = scope_rules.searches([logs(service="nova", query="500")])
+    assert scope_rules.services_covered(scope, elsewhere)[0].asked == "service nova-api"
+    known = asked(services=["auth"], tokens=["500"])  # a known service is still searched as a service
+    assert scope_rules.services_covered(known, scope_rules.searches([logs(service="nova", query="500 auth")]))
 
 
 def test_alert_state_covered():

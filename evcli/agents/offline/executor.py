@@ -180,6 +180,7 @@ def _evidence_document(
     claims += [claim_kinds.negative_claim(ref, words) for ref in no_evidence if ref not in unknown]
     missing += [claim_kinds.no_evidence_note(ref, words) for ref in no_evidence]
     missing += _call_problems(transcript, words)
+    missing += [words("missing.mentioned_not_service", name=name) for name in intent.mentioned]
     if not intent.serves_metrics:
         missing.append(words("missing.no_metrics_served"))
     absent = _asked_items_absent(intent, payload.get("question", ""), refs)

@@ -42,6 +42,7 @@ class Ask:
     window: str | None
     exact: tuple[str, ...] = ()
     unknown_services: tuple[str, ...] = ()
+    mentioned: tuple[str, ...] = ()  # names asked as services that are none here but that the logs write
     alert_state: str | None = None
     since: str | None = None
     until: str | None = None
@@ -115,7 +116,16 @@ def _from_scope(scope: QuestionScope, base: dict[str, Any], payload: dict[str, A
     hosts = [host for host in scope.hosts if host not in known]
     services = tuple(dict.fromkeys([*base["services"], *scope.services, *(h for h in scope.hosts if h in known)]))
     exact += tuple(host for host in hosts if host in vocabulary and host not in exact)
-    unknown = tuple(dict.fromkeys([*scope.unknown_services, *(h for h in hosts if h not in vocabulary)]))
+    # a name that is no service here but that logs write ("nova-api" in the public OpenStack logs, whose
+    # lines name the file they came from) is searched as a token there, as a host is
+    # (well-known software asked about, "postgres", is a term too: a few lines naming it are no source)
+    mentioned = tuple(name for name in scope.unknown_services if name in vocabulary and name not in scope.terms)
+    exact += tuple(name for name in mentioned if name not in exact)
+    unknown = tuple(
+        dict.fromkeys(
+            [*(n for n in scope.unknown_services if n not in mentioned), *(h for h in hosts if h not in vocabulary)]
+        )
+    )
     # content words the logs have, strongest first (a plural the logs write singular, singular)
     held = [term if term in vocabulary else singular(term) or term for term in scope.terms]
     found = list(dict.fromkeys(term for term in held if term in vocabulary))
@@ -131,6 +141,7 @@ def _from_scope(scope: QuestionScope, base: dict[str, Any], payload: dict[str, A
         window=scope.range.relative if scope.range is not None else None,  # "last 20m": the same range, as asked
         exact=exact,
         unknown_services=unknown,
+        mentioned=mentioned,
         alert_state=scope.alert_state,
         since=since,
         until=until,
