@@ -1278,3 +1278,11 @@ def test_a_name_one_line_mentions_stays_an_unknown_service(tmp_path):
     assert vocabulary(backend, asked, overview) == {"nova-api": {"openstack": 20}}
     software = QuestionScope(unknown_services=["nova-api"], terms=["nova-api"])  # named as software: a term
     assert vocabulary(backend, software, overview) == {"nova-api": {"openstack": 20}}
+
+
+def test_which_alerts_are_silenced_lists_the_silenced_one_first(tmp_path):
+    run = full_run("which alerts are silenced right now?", tmp_path, HOST_ENV)
+    first = run.executor_output["claims"][0]
+    assert "suppressed DiskSpaceLow" in first["claim_text"], first["claim_text"]
+    assert run.gate_result.status == "pass", run.gate_result.errors
+    assert verdict_of(run)["verdict"] == "PASS"

@@ -201,3 +201,11 @@ def test_an_asked_range_whose_warnings_are_none_is_read_at_every_level():
     assert call.arguments == {"service": "nginx", "limit": 20} | _RANGE
     assert overview_gap_calls(ask, "nginx", {"logs": [], "stats": {"total": 4}}) == []
     assert overview_gap_calls(_ask(task_scope="broad", services=["nginx"]), "nginx", {"stats": {"total": 0}}) == []
+
+
+def test_which_alerts_are_in_a_state_reads_every_state_and_lists_that_state_first():
+    from evcli.agents.offline.queries import discovery_calls
+
+    silenced = _ask(alert_state="silenced")
+    assert [call.arguments for call in discovery_calls(silenced)] == [{"state": "any"}]
+    assert [call.arguments for call in discovery_calls(_ask())] == [{}]  # no state asked: the active ones

@@ -90,7 +90,7 @@ def _claim(claim_type: str, text: str, ref: Ref, excerpt: str | None = None) -> 
 
 
 def narrow_claims(intent: Ask, refs: list[Ref], missing: list[str], words: Catalogue) -> list[Claim]:
-    alerts = alert_claims(refs, words)
+    alerts = alert_claims(refs, words, intent.alert_state)
     if alerts:
         return alerts
     if any(ref.array == "series" for ref in refs):
@@ -115,9 +115,22 @@ def _alert_excerpt(text: str) -> str:
     return text
 
 
-def alert_claims(refs: list[Ref], words: Catalogue) -> list[Claim]:
+# the states an alert item records for each asked state (contracts.AlertState)
+_ASKED_STATES = {
+    "firing": ("firing",),
+    "still_firing": ("firing",),
+    "pending": ("pending",),
+    "resolved": ("resolved",),
+    "silenced": ("suppressed", "silenced", "inhibited"),
+}
+
+
+def alert_claims(refs: list[Ref], words: Catalogue, asked_state: str | None = None) -> list[Claim]:
+    """One claim per alert; the alerts in the state the question asked first ("which are silenced?")."""
+    wanted = _ASKED_STATES.get(asked_state or "", ())
+    ordered = sorted(refs, key=lambda ref: ref.array == "alerts" and str(ref.item.get("state")) not in wanted)
     claims, seen = [], set()
-    for ref in refs:
+    for ref in ordered if wanted else refs:
         if ref.array != "alerts" or ref.ref.text in seen:
             continue
         seen.add(ref.ref.text)

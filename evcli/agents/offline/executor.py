@@ -154,7 +154,7 @@ def _evidence_document(
     else:
         claims = (
             answers
-            + claim_kinds.alert_claims(refs, words)
+            + claim_kinds.alert_claims(refs, words, intent.alert_state)
             + claim_kinds.series_claims(intent, refs, words)
             + _asked_log_claims(intent, refs, words, payload.get("question", ""))
         )

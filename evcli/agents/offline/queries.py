@@ -341,7 +341,7 @@ def discovery_calls(intent: Ask) -> list[Call]:
     state = {"state": "any"} if intent.alert_state in ANY_STATE_ASKED else {}
     if intent.alertnames:
         return [Call("query_metrics", {"alertname": name} | window | state) for name in intent.alertnames[:2]]
-    return [Call("query_metrics", window)]
+    return [Call("query_metrics", window | state)]  # "which alerts are silenced?": every state, to read theirs
 
 
 def searched_services(intent: Ask, firing: list[str]) -> list[str]:
