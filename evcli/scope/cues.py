@@ -89,7 +89,9 @@ def is_elliptical(question: str) -> bool:
 
 _WHEN = re.compile(
     r"\bwhen\b|\bwhat\s+time\b|\bsince\s+when\b|\bhow\s+long\s+ago\b"
-    r"|什么时候|何时|几点|什么时间|从何时",
+    r"|\b(?:first|earliest|last|latest|most\s+recent)\s+(?:[\w-]+\s+){0,2}?"
+    r"(?:errors?|warnings?|exceptions?|failures?|lines?|occurrences?|entry|entries|messages?|time)\b"
+    r"|什么时候|何时|几点|什么时间|从何时|第一次|首次|最早|最后一次|最近一次",
     re.IGNORECASE,
 )
 
@@ -103,8 +105,8 @@ _ONSET = re.compile(
 
 
 def asks_when(question: str) -> bool:
-    """Whether the question asks when something happened ("when did the break-in attempts start?"):
-    the first and last matching line answer it."""
+    """Whether the question asks when something happened ("when did the break-in attempts start?", "the
+    first error in shop-api today?"): the first and last matching line answer it."""
     return _WHEN.search(question) is not None
 
 

@@ -1286,3 +1286,19 @@ def test_which_alerts_are_silenced_lists_the_silenced_one_first(tmp_path):
     assert "suppressed DiskSpaceLow" in first["claim_text"], first["claim_text"]
     assert run.gate_result.status == "pass", run.gate_result.errors
     assert verdict_of(run)["verdict"] == "PASS"
+
+
+def test_the_first_error_is_the_first_line_at_the_asked_level_read_in_its_own_second(tmp_path):
+    """Searches return the newest lines: "the first error" is the first ERROR line ($.stats first, not a
+    warning's), then that line itself, read by a search of that second and quoted as the record's head."""
+    run = full_run("what's the first error in shop-api today?", tmp_path, HOST_ENV)
+    timing, line = run.executor_output["claims"][:2]
+    assert timing["claim_text"].startswith("Matching lines: first at 2026-03-18T09:05:32.604+01:00"), timing
+    assert "level>=ERROR" in timing["claim_text"]
+    assert line["claim_text"].startswith(
+        "shop-api logged ERROR at 2026-03-18T09:05:32.604+01:00: order placement failed"
+    )
+    second = [i.input_params for i in run.invocations if i.input_params.get("since") == "2026-03-18T09:05:32+01:00"]
+    assert second and second[0]["until"] == "2026-03-18T09:05:33+01:00" and second[0]["level"] == "ERROR"
+    assert run.gate_result.status == "pass", run.gate_result.errors
+    assert verdict_of(run)["verdict"] == "PASS"

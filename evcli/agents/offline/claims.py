@@ -427,19 +427,22 @@ def address_claims(refs: list[Ref], words: Catalogue) -> list[Claim]:
 _FIRST_LAST = re.compile(r"first (?P<first>\S+), last (?P<last>\S+)")
 
 
-def timing_claims(refs: list[Ref], words: Catalogue) -> list[Claim]:
+def timing_claims(refs: list[Ref], words: Catalogue, level: str | None = None) -> list[Claim]:
     """ "When did it start?" is answered by the first and last matching line `$.stats` states for the
     searches of what was asked (the newest lines a search returns are not when it started), the
     excerpt quoting the total, range, first and last and the filters searched."""
     claims: list[Claim] = []
-    said: set[tuple[str, str]] = set()
-    for ref in _asked_stats(refs):
+    said: set[str] = set()
+    # a level asked ("the first error"): the searches at that level, when there are any
+    stats = _asked_stats(refs)
+    stats = [ref for ref in stats if ref.invocation.input_params.get("level") == level] or stats
+    for ref in stats:
         head, _, rest = ref.ref.text.partition("; ")
         when, _, _ = rest.partition("; ")
         found = _FIRST_LAST.fullmatch(when)
-        if found is None or (head, when) in said or len(claims) == COUNT_CLAIM_CAP:
-            continue  # nothing matched (no first or last line), or another search found the same lines
-        said.add((head, when))
+        if found is None or found["first"] in said or len(claims) == COUNT_CLAIM_CAP:
+            continue  # nothing matched (no first or last line), or another search found the same first line
+        said.add(found["first"])
         filters = ref.ref.text[ref.ref.text.rfind("; filters: ") + 2 :]
         details = ref.invocation.retrieval_details
         text = words(
@@ -539,3 +542,15 @@ def no_evidence_note(ref: Ref, words: Catalogue) -> str:
         if part
     )
     return words("no_evidence.note", tool=ref.invocation.tool_name, scope=scope)
+
+
+def first_line_claims(intent: Ask, refs: list[Ref], words: Catalogue) -> list[Claim]:
+    """The first matching lines a when-question's searches state (`$.stats` first), as returned by a
+    search of that second: the line that started it, quoted."""
+    firsts = set()
+    for ref in _asked_stats(refs):
+        found = _FIRST_LAST.search(ref.ref.text)
+        if found:
+            firsts.add(found["first"])
+    first_lines = [ref for ref in refs if ref.array == "logs" and log_time(ref.item) in firsts]
+    return log_claims(intent, first_lines, words, "observation", cap=2, symptoms_only=False)

@@ -9,6 +9,7 @@ query and never widens it, not even on an evidence retry.
 from __future__ import annotations
 
 import re
+from datetime import datetime, timedelta
 from typing import Any
 
 from evcli.agents.engine import EngineReply, RoleRequest, ToolCall, Turn, Usage
@@ -18,12 +19,14 @@ from evcli.agents.offline.claims import NARROW_CLAIM_CAP, Claim, refs_of
 from evcli.agents.offline.payload import MODEL, Ask, Call, call_key, intent_of, reply
 from evcli.agents.offline.queries import (
     DISCOVERED_SERVICE_CAP,
+    LOG_LIMIT,
     backoff_calls,
     discovery_calls,
     evidence_calls,
     firing_services,
     first_firing_alert,
     follow_up_calls,
+    level_calls,
     narrow_calls,
     overview_call,
     overview_gap_calls,
@@ -104,9 +107,37 @@ def _wanted_calls(
     for service in services:
         overview = results.get(overview_call(intent, service).key)
         calls += overview_gap_calls(intent, service, overview.output) if overview else []
+    if asks_when(question):
+        calls += level_calls(intent, services)
+        calls += _first_line_calls(intent, calls, results)
     if retry:
         calls += follow_up_calls(intent, services)
     return calls
+
+
+def _first_line_calls(intent: Ask, calls: list[Call], results: dict[str, ToolInvocation]) -> list[Call]:
+    """A when-question's first matching line: the search for what was asked (a keyword search, else the
+    search at the asked level, else the service's overview) again, in the second its stats name as the
+    first (it returned the newest)."""
+    searched = [call for call in calls if call.name == "query_logs" and call.key in results]
+    searched.sort(key=lambda call: (not call.arguments.get("query"), call.arguments.get("level") != intent.level))
+    for call in searched:
+        stats = results[call.key].output.get("stats")
+        if not isinstance(stats, dict) or not stats.get("first"):
+            continue
+        if stats.get("total", 0) <= (call.arguments.get("limit") or 50):
+            return []  # every matching line was returned: the first one is among them
+        first = stats["first"]
+        try:
+            start = datetime.fromisoformat(str(first)).replace(microsecond=0)
+        except ValueError:
+            return []
+        end = start + timedelta(seconds=1)
+        arguments = {key: value for key, value in call.arguments.items() if key not in ("window", "since", "until")}
+        return [
+            Call("query_logs", arguments | {"since": start.isoformat(), "until": end.isoformat(), "limit": LOG_LIMIT})
+        ]
+    return []
 
 
 def _backoffs(intent: Ask, calls: list[Call], results: dict[str, ToolInvocation]) -> list[Call]:
@@ -147,7 +178,10 @@ def _evidence_document(
     question = payload.get("question", "")
     answers = claim_kinds.count_claims(intent, refs, words)
     answers += claim_kinds.address_claims(refs, words) if asks_by_address(question) else []
-    answers += claim_kinds.timing_claims(refs, words) if asks_when(question) else []
+    if asks_when(question):
+        answers += claim_kinds.timing_claims(refs, words, intent.level) + claim_kinds.first_line_claims(
+            intent, refs, words
+        )
     if intent.narrow:
         claims = answers + claim_kinds.narrow_claims(intent, refs, missing, words)
         missing += _narrow_scope_notes(intent, payload.get("question", ""), invocations, words)

@@ -406,6 +406,17 @@ def backoff_calls(intent: Ask, searched: list[tuple[Call, dict[str, Any]]]) -> l
     return calls
 
 
+def level_calls(intent: Ask, services: list[str]) -> list[Call]:
+    """Each service's lines at the asked level, when the overview reads a lower one ("the first error":
+    the overview's first line may be a warning)."""
+    if not intent.level or _overview_level(intent) == intent.level:
+        return []
+    return [
+        Call("query_logs", {"service": service, "level": intent.level} | _window(intent) | {"limit": LOG_LIMIT})
+        for service in services
+    ]
+
+
 def overview_call(intent: Ask, service: str) -> Call:
     """A broad task's reading of one service's logs: its warnings and errors in the asked range."""
     arguments = {"service": service, "level": _overview_level(intent)} | _window(intent) | {"limit": LOG_LIMIT}
