@@ -93,7 +93,10 @@ _CUED = re.compile(
 _ZH_CUED = re.compile(
     rf"(?:从\s*)?(?:(?P<d1>{_DATE})\s*)?(?P<t1>{_CLOCK})\s*(?P<cue>之后|以后|后|起|开始|之前|以前|前|左右|前后|附近)"
 )
-_SINCE_DAY = re.compile(rf"\bsince\s+(?P<d1>{_DATE})", re.IGNORECASE)
+_SINCE_DAY = re.compile(
+    rf"\b(?P<cue>since|after|from|between)\s+(?P<d1>{_DATE})(?:\s*(?:{_CONNECT}|and)\s*(?P<d2>{_DATE}))?",
+    re.IGNORECASE,
+)
 _DAY_PART = re.compile(
     r"\b(?P<en>this\s+morning|this\s+afternoon|this\s+evening|tonight|last\s+night|overnight)\b"
     rf"|(?P<day>{_DAY_WORD})?\s*(?P<part>凌晨|早上|上午|中午|下午|傍晚|晚上|夜里)|(?P<zh>昨晚|昨夜|今晚|今早)",
@@ -332,9 +335,24 @@ def _windows(question: str, resolver: _Resolver):
 
 
 def _since_day(question: str, resolver: _Resolver):
+    """Days as a range: "since D" (D's start to the clock), "after D" (the next day's start to the clock),
+    "from/between D1 to/and D2" (D1's start to D2's end, the clock at the latest). A day after the clock
+    is kept as asked (an empty range at its start: nothing was logged then), never dropped for the whole
+    snapshot."""
     for match in _SINCE_DAY.finditer(question):
-        day = _read_date(match["d1"], resolver.clock.date())
-        yield match, None if day is None else (span(resolver.wall(day, 0, "start"), resolver.clock), None)
+        cue = match["cue"].lower()
+        first = _read_date(match["d1"], resolver.clock.date())
+        last = _read_date(match["d2"], resolver.clock.date()) if match["d2"] else None
+        if first is None or (match["d2"] and (last is None or last < first)):
+            yield match, None
+        elif last is not None:  # a span of days, inclusive
+            start, end = resolver.wall(first, 0, "start"), resolver.wall(last, 24, "end")
+            yield match, (span(start, max(start, min(end, resolver.clock))), None)
+        elif cue in ("since", "after"):
+            start = resolver.wall(first + timedelta(days=1) if cue == "after" else first, 0, "start")
+            yield match, (span(start, max(start, resolver.clock)), None)
+        else:  # "from D" alone is D's lines ("logs from yesterday"): the date reader's
+            yield match, None
 
 
 def _day_parts(question: str, resolver: _Resolver):

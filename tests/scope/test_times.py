@@ -104,6 +104,25 @@ CLOCK = "2026-03-18T09:30:00+01:00"
         ("last half hour", ("last half hour", "2026-03-18T09:00:00+01:00..2026-03-18T09:30:00+01:00", "30m")),
         ("前天", ("前天", "2026-03-16T00:00:00+01:00..2026-03-17T00:00:00+01:00", None)),
         ("昨天下午", ("昨天下午", "2026-03-17T12:00:00+01:00..2026-03-17T18:00:00+01:00", None)),
+        # days as ranges: since D (its start), after D (the next day's), from/between D1 to/and D2 (both whole)
+        (
+            "errors after 2026-03-16?",
+            ("after 2026-03-16", "2026-03-17T00:00:00+01:00..2026-03-18T09:30:00+01:00", None),
+        ),
+        (
+            "from 2026-03-16 to 2026-03-17",
+            ("from 2026-03-16 to 2026-03-17", "2026-03-16T00:00:00+01:00..2026-03-18T00:00:00+01:00", None),
+        ),
+        (
+            "between Mar 16 and Mar 17",
+            ("between Mar 16 and Mar 17", "2026-03-16T00:00:00+01:00..2026-03-18T00:00:00+01:00", None),
+        ),
+        ("logs from yesterday", ("yesterday", "2026-03-17T00:00:00+01:00..2026-03-18T00:00:00+01:00", None)),
+        # a day after the clock is kept as asked (nothing was logged then), not dropped for the whole snapshot
+        (
+            "errors since 2099-01-01?",
+            ("since 2099-01-01", "2099-01-01T00:00:00+01:00..2099-01-01T00:00:00+01:00", None),
+        ),
     ],
 )
 def test_ranges(question, expected):
