@@ -1032,7 +1032,9 @@ def bench_logs(quick: bool, tmp: Path, results: dict[str, Any], hotspots: dict[s
             f"query_logs found {invocation.output.get('total')} / {raw.total} lines, "
             f"expected {expected}: {invocation.error_message or invocation.output.get('message')}"
         )
-    log_refs = [ref for ref in details.evidence_refs if ref.raw_path.startswith("$.logs[")]  # besides $.stats, $.patterns
+    log_refs = [
+        ref for ref in details.evidence_refs if ref.raw_path.startswith("$.logs[")
+    ]  # besides $.stats, $.patterns
     if len(raw.logs) != LOG_LIMIT or len(log_refs) != LOG_LIMIT:
         raise RuntimeError(f"expected {LOG_LIMIT} logs and log refs, got {len(raw.logs)} / {len(log_refs)}")
     masked = sum(
