@@ -29,5 +29,5 @@ def count_addresses(lines: Iterable[str]) -> Counter[str]:
 
 
 def top_addresses(counts: Counter[str], top: int = TOP_ADDRESSES) -> dict[str, int]:
-    """The `top` addresses in the most lines, most first, ties by address text."""
+    """The `top` addresses (or instances) in the most lines, most first, ties by name."""
     return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:top])

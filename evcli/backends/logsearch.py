@@ -109,6 +109,14 @@ def search(indexed: IndexedFile, wanted: Filter, limit: int, patterns: int = 20)
     return FileMatches(rows, by_level, first, last, _pattern_dicts(found), records)
 
 
+def instance_counts(indexed: IndexedFile, wanted: Filter) -> dict[str, int]:
+    """Matching lines per instance (the host, pod or node a line names; lines naming none left out)."""
+    where, args = wanted.where()
+    where = (where + " AND" if where else " WHERE") + " instance IS NOT NULL AND instance != ''"
+    with connect(indexed.db) as conn:
+        return dict(conn.execute(f"SELECT instance, count(*) FROM lines{where} GROUP BY instance", args).fetchall())
+
+
 def matching_lines(indexed: IndexedFile, wanted: Filter) -> Iterator[str]:
     """The text of every line `wanted` keeps, in file order (what `count_by` counts over)."""
     where, args = wanted.where()

@@ -200,6 +200,8 @@ def stats_of(
     }
     if query.count_by == "address":
         stats["by_address"] = top_addresses(count_addresses(str(record["line"]) for record in records))
+    elif query.count_by == "instance":
+        stats["by_instance"] = top_addresses(Counter(str(r["instance"]) for r in records if r.get("instance")))
     if lower_bound:
         stats["lower_bound"] = True
     return stats

@@ -18,6 +18,7 @@ Invariants:
 from __future__ import annotations
 
 import heapq
+from collections import Counter
 from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,7 +28,7 @@ from evcli.backends.base import LEVELS, BackendError, LogQuery, LogResult, canon
 from evcli.backends.files import LIMITS, open_binary
 from evcli.backends.logformats import SAMPLE_LINES, LineReader, LogFormat, ParseContext, detect, format_named
 from evcli.backends.logindex import IndexedFile, epoch, open_index, split_instance
-from evcli.backends.logsearch import FileMatches, Filter, matching_lines, search
+from evcli.backends.logsearch import FileMatches, Filter, instance_counts, matching_lines, search
 from evcli.timerange import TimeRange
 
 if TYPE_CHECKING:
@@ -72,6 +73,11 @@ def query_logs(backend: SnapshotBackend, query: LogQuery, service: str | None) -
             line for indexed, matches in found if matches.total for line in matching_lines(indexed, wanted)
         )
         stats["by_address"] = top_addresses(counts)
+    elif query.count_by == "instance":
+        per_instance: Counter[str] = Counter()
+        for indexed, matches in found:
+            per_instance.update(instance_counts(indexed, wanted) if matches.total else {})
+        stats["by_instance"] = top_addresses(per_instance)
     return LogResult(
         logs=items,
         total=total,

@@ -38,6 +38,7 @@ MESSAGES: dict[str, str] = {
     "log.claim.derived": "{service} logged {level} (level derived from the status code) at {timestamp}: {message}",
     "timing.claim": "Matching lines: first at {first}, last at {last}; {counted} ({filters}).",
     "address.claim": "Matching lines per address: {addresses}; {counted} ({filters}).",
+    "instance.claim": "Matching lines per instance: {addresses}; {counted} ({filters}).",
     "count.claim": "Counted {counted} ({filters}).",
     "negative.unknown_service": "This query found no matching evidence: {tool} reported {message}.",
     "negative.noun": "evidence",

@@ -37,6 +37,7 @@ MESSAGES: dict[str, str] = {
     "log.claim.derived": "{service} 在 {timestamp} 记录了 {level} 日志（级别由状态码推断）：{message}",
     "timing.claim": "首条匹配日志在 {first}，最后一条在 {last}；共 {counted}（{filters}）。",
     "address.claim": "按地址统计匹配日志：{addresses}；共 {counted}（{filters}）。",
+    "instance.claim": "按实例统计匹配日志：{addresses}；共 {counted}（{filters}）。",
     "count.claim": "统计：{counted}（{filters}）。",
     "negative.unknown_service": "当前查询未检索到匹配证据：{tool} 报告 {message}。",
     "negative.noun": "证据",

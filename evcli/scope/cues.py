@@ -121,8 +121,8 @@ def when_cue(question: str, spans: Spans) -> None:
 
 # "which IP …", "top source addresses", "哪个 IP 最多": the matching lines counted per address answer it
 _ADDRESS_NOUN = re.compile(
-    r"(?<![A-Za-z])(?:(?:source|client|remote|src|attacker|attacking)\s+)?"
-    r"(?:(?:IPv4|IP)\s+address(?:es)?|IPs?|address(?:es)?|clients?)(?![A-Za-z])"
+    r"(?<![\w.-])(?:(?:source|client|remote|src|attacker|attacking)\s+)?"
+    r"(?:(?:IPv4|IP)\s+address(?:es)?|IPs?|address(?:es)?|clients?)(?![\w.-])"
     r"|(?:来源|源|客户端|攻击)?\s*(?<![A-Za-z])IP(?![A-Za-z])\s*(?:地址)?|来源地址|源地址",
     re.IGNORECASE,
 )
@@ -130,6 +130,26 @@ _WHICH = re.compile(
     r"\b(?:which|what|top|most|busiest|noisiest|who)\b|\bfrom\s+where\b|哪个|哪些|哪几个|最多|排名|前\s*\d+|谁",
     re.IGNORECASE,
 )
+
+
+# "which host logged the most I/O errors?", "哪台机器报错最多": the matching lines counted per instance
+_INSTANCE_NOUN = re.compile(
+    r"(?<![\w.-])(?:hosts?|hostnames?|nodes?|servers?|machines?|instances?|pods?|containers?|boxes)(?![\w.-])"
+    r"|哪台|机器|主机|节点|实例|服务器",
+    re.IGNORECASE,
+)
+
+
+def asks_by_instance(question: str) -> bool:
+    """Whether the question asks which host, node or pod ("which host logged the most I/O errors?")."""
+    return _INSTANCE_NOUN.search(question) is not None and _WHICH.search(question) is not None
+
+
+def instance_cue(question: str, spans: Spans) -> None:
+    """The instance nouns of a which-host question are consumed: no words to search for."""
+    if asks_by_instance(question) and not asks_by_address(question):
+        for match in _INSTANCE_NOUN.finditer(question):
+            spans.claim(match.start(), match.end())
 
 
 def asks_by_address(question: str) -> bool:

@@ -22,6 +22,7 @@ from evcli.scope.cues import (
     address_cue,
     alert_state,
     detect_language,
+    instance_cue,
     is_narrow,
     wants_count,
     when_cue,
@@ -66,6 +67,7 @@ def extract_scope(
     count = wants_count(question, spans)
     when_cue(question, spans)
     address_cue(question, spans)
+    instance_cue(question, spans)
     state = alert_state(question, spans)
     known_alerts = find_alertnames(question, alertnames, spans)
     tokens = find_tokens(question, spans)

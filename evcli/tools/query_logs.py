@@ -11,7 +11,8 @@ Gatekeeper re-derives):
     when a live backend's own line limit cut it: `lower_bound`), and the records they belong to
     when fewer (`42 matching lines in 14 records,`: a stack trace is one record), first and last time, counts per
     level (`none`: lines without a level) and per source, per IPv4 address when the call asked
-    (`count_by="address"`: `by address: 203.0.113.45 29, …`), the absolute range with where it
+    (`count_by="address"`: `by address: 203.0.113.45 29, …`) or instance, the host, pod or node a
+    line names (`count_by="instance"`: `by instance: dn-07 19`), the absolute range with where it
     came from, and the filters;
   - `$.patterns[i]`: a message template with variable parts masked as `<*>`, its count, first and
     last time and one example line.
@@ -44,7 +45,7 @@ class QueryLogsParams(ToolParams):
     until: TimeExpression = None
     window: str | None = None
     limit: int = Field(50, ge=1, le=500)
-    count_by: Literal["address"] | None = None  # stats.by_address: matching lines per IPv4 address
+    count_by: Literal["address", "instance"] | None = None  # stats.by_address / by_instance: lines per each
 
     @field_validator("level", mode="before")
     @classmethod
@@ -136,6 +137,8 @@ def stats_text(stats: dict[str, Any]) -> str:
     text += f"; by source: {_counts(stats.get('by_source'))}"
     if stats.get("by_address") is not None:  # counted only when the call asked (count_by="address")
         text += f"; by address: {_counts(stats['by_address'])}"
+    if stats.get("by_instance") is not None:  # count_by="instance"
+        text += f"; by instance: {_counts(stats['by_instance'])}"
     return text + f"; filters: {_filters(stats.get('filters'))}"
 
 
@@ -241,7 +244,7 @@ SPEC = registry.register(
             "level": "Minimum level: DEBUG, INFO, WARN, ERROR, FATAL (lines without a level are kept).",
             "level_strict": "With --level: drop lines that have no level.",
             "limit": "Newest N matching lines (1-500).",
-            "count_by": "address: count the matching lines per IPv4 address in the stats (the 10 most).",
+            "count_by": "address: count the matching lines per IPv4 address in the stats (the 10 most); instance: per host, pod or node.",
         },
     )
 )

@@ -1302,3 +1302,35 @@ def test_the_first_error_is_the_first_line_at_the_asked_level_read_in_its_own_se
     assert second and second[0]["until"] == "2026-03-18T09:05:33+01:00" and second[0]["level"] == "ERROR"
     assert run.gate_result.status == "pass", run.gate_result.errors
     assert verdict_of(run)["verdict"] == "PASS"
+
+
+def _kernel_snapshot(root: Path) -> Path:
+    """Two datanodes' kernel logs in one RFC 3164 file (no level): dn-07's disk fails, dn-03 has one error."""
+    lines = [
+        "May 12 14:20:02 dn-03 kernel: [815321.000000] EXT4-fs (sda1): mounted filesystem with ordered data mode",
+        "May 12 14:21:07 dn-07 kernel: [815412.000000] blk_update_request: I/O error, dev sdb, sector 1497088",
+        "May 12 14:21:09 dn-03 kernel: [815414.000000] blk_update_request: I/O error, dev sdc, sector 20480",
+        "May 12 14:22:15 dn-07 kernel: [815480.000000] blk_update_request: I/O error, dev sdb, sector 1497096",
+        "May 12 14:23:31 dn-07 kernel: [815556.000000] blk_update_request: I/O error, dev sdb, sector 1497104",
+    ]
+    (root / "logs").mkdir(parents=True)
+    (root / "logs" / "kernel.log").write_text("\n".join(lines) + "\n")
+    (root / "env.toml").write_text('timezone = "Asia/Kolkata"\nnow = "2026-05-12T10:00:00Z"\n')
+    return root
+
+
+@pytest.mark.parametrize(
+    ("question", "said"),
+    [
+        ("which host logged the most I/O errors?", "Matching lines per instance: dn-07 3, dn-03 1;"),
+        ("哪台机器的 I/O error 最多？", "按实例统计匹配日志：dn-07 3, dn-03 1；"),
+    ],
+)
+def test_which_host_is_answered_by_the_count_per_instance(tmp_path, question, said):
+    run = full_run(question, tmp_path, _kernel_snapshot(tmp_path / "env"))
+    first = run.executor_output["claims"][0]
+    assert first["claim_text"].startswith(said), first["claim_text"]
+    assert first["evidence_bindings"][0]["raw_path"] == "$.stats"
+    assert any(i.input_params.get("count_by") == "instance" for i in run.invocations)
+    assert run.gate_result.status == "pass", run.gate_result.errors
+    assert verdict_of(run)["verdict"] == "PASS"

@@ -351,6 +351,18 @@ def test_lines_are_counted_per_address_when_the_query_asks(loki):
     assert "by_address" not in LokiBackend(loki.url).query_logs(query(service="sshd")).stats
 
 
+def test_lines_are_counted_per_instance_when_the_query_asks(loki):
+    loki.answer_streams(
+        [
+            {"stream": {"service": "sshd", "instance": "bastion"}, "values": auth_failures(5)},
+            {"stream": {"service": "sshd", "pod": "web-1"}, "values": [[ns(2.5), "Accepted publickey for deploy"]]},
+            {"stream": {"service": "sshd"}, "values": [[ns(3.5), "no instance label"]]},
+        ]
+    )
+    asked = LogQuery(service="sshd", keywords=(), level=None, window=WINDOW, limit=50, count_by="instance")
+    assert LokiBackend(loki.url).query_logs(asked).stats["by_instance"] == {"bastion": 5, "web-1": 1}
+
+
 def test_a_result_capped_by_lokis_limit_states_its_count_as_a_lower_bound(loki):
     loki.answer_streams([{"stream": {"service": "sshd"}, "values": auth_failures(4)}])
 

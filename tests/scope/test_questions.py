@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from evcli.scope.cues import asks_by_address
+from evcli.scope.cues import asks_by_address, asks_by_instance
 from tests.scope._env import assert_scope, scope_of
 
 # question, the fields that differ from an empty scope; range = (text, canonical range, relative)
@@ -692,6 +692,22 @@ def test_a_which_address_question_asks_the_count_per_address_and_its_nouns_are_n
 )
 def test_a_question_asking_no_which_address_is_counted_as_before(question):
     assert not asks_by_address(question)
+
+
+@pytest.mark.parametrize(
+    ("question", "asked"),
+    [
+        ("which host logged the most I/O errors?", True),
+        ("哪台机器的 I/O error 最多？", True),
+        ("which pods restarted?", True),
+        ("what is wrong with node-exporter?", False),  # part of a name, not a host noun
+        ("why is checkout failing?", False),
+    ],
+)
+def test_a_which_host_question_asks_the_count_per_instance(question, asked):
+    assert asks_by_instance(question) is asked
+    if asked:
+        assert not {"host", "pods", "机器"} & set(scope_of(question).terms)
 
 
 def test_user_names_are_searched():

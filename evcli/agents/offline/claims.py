@@ -400,23 +400,25 @@ def count_claims(intent: Ask, refs: list[Ref], words: Catalogue) -> list[Claim]:
     return claims
 
 
-def address_claims(refs: list[Ref], words: Catalogue) -> list[Claim]:
-    """ "Which IP …?" is answered by the matching lines per address `$.stats` states for the searches that
-    counted them (`count_by`), the excerpt quoting the total and range, the addresses and the filters."""
+def address_claims(refs: list[Ref], words: Catalogue, by: str = "address") -> list[Claim]:
+    """ "Which IP …?" ("which host …?") is answered by the matching lines per address (instance) `$.stats`
+    states for the searches that counted them (`count_by`), the excerpt quoting the total and range, the
+    counts and the filters."""
     claims: list[Claim] = []
     said: set[str] = set()
+    label = f"by {by}: "
     stats = [ref for ref in refs if ref.ref.raw_path == "$.stats" and ref.item_stats]
-    counted = [ref for ref in stats if "; by address: " in ref.ref.text]
+    counted = [ref for ref in stats if f"; {label}" in ref.ref.text]
     for ref in counted:
         head, _, _ = ref.ref.text.partition("; ")
-        addresses = ref.ref.text[ref.ref.text.find("; by address: ") + 2 : ref.ref.text.rfind("; filters: ")]
-        if addresses == "by address: -" or addresses in said or len(claims) == COUNT_CLAIM_CAP:
-            continue  # no matching line holds an address, or the same addresses were counted by another search
+        addresses = ref.ref.text[ref.ref.text.find(f"; {label}") + 2 : ref.ref.text.rfind("; filters: ")]
+        if addresses == f"{label}-" or addresses in said or len(claims) == COUNT_CLAIM_CAP:
+            continue  # no matching line names one, or the same counts came from another search
         said.add(addresses)
         filters = ref.ref.text[ref.ref.text.rfind("; filters: ") + 2 :]
         text = words(
-            "address.claim",
-            addresses=addresses.removeprefix("by address: "),
+            f"{by}.claim",
+            addresses=addresses.removeprefix(label),
             counted=head.removeprefix("stats: "),
             filters=filters.removeprefix("filters: "),
         )

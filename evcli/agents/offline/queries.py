@@ -20,7 +20,7 @@ from typing import Any
 from evcli.agents.offline.payload import Ask, Call
 from evcli.backends.base import LEVELS
 from evcli.messages import catalogue
-from evcli.scope.cues import asks_by_address
+from evcli.scope.cues import asks_by_address, asks_by_instance
 from evcli.scope.glossary import alternatives
 from evcli.tools.params import MAX_KEYWORDS, keywords
 
@@ -269,20 +269,25 @@ def term_calls(intent: Ask, question: str, services: list[str], limit: int | Non
 
 
 def counted_by_address(calls: list[Call], question: str) -> list[Call]:
-    """A which-address question ("which IP had the most failed passwords?") has its log searches count the
-    matching lines per address (`count_by`): the keyword searches, else every log search."""
-    if not asks_by_address(question):
+    """A which-address or which-host question ("which IP had the most failed passwords?", "which host logged
+    the most I/O errors?") has its log searches count the matching lines per address or per instance
+    (`count_by`): the keyword searches, else every log search."""
+    if asks_by_address(question):
+        by = "address"
+    elif asks_by_instance(question):
+        by = "instance"
+    else:
         return calls
     searches = [call for call in calls if call.name == "query_logs"]
     keyed = [call for call in searches if call.arguments.get("query")]
     if keyed:
-        return [Call(call.name, call.arguments | {"count_by": "address"}) if call in keyed else call for call in calls]
+        return [Call(call.name, call.arguments | {"count_by": by}) if call in keyed else call for call in calls]
     # nothing asked but the addresses ("which IPs hit nginx the most?"): each searched log, every line counted
     counted = [
         Call("query_logs", {key: value for key, value in call.arguments.items() if key not in ("level", "limit")})
         for call in searches
     ]
-    counted = [Call(call.name, call.arguments | {"count_by": "address"}) for call in counted]
+    counted = [Call(call.name, call.arguments | {"count_by": by}) for call in counted]
     return calls + list({call.key: call for call in counted}.values())
 
 
