@@ -1,6 +1,9 @@
 """The time range a question names, resolved on the environment's clock and zone.
 
 Forms read (English and Chinese), first match wins in this order:
+  - ISO 8601 / RFC 3339 instants as alerts print them: "2026-03-18T08:05:00Z to 2026-03-18T08:10:00Z",
+    "between … and …", "since 2026-03-18T08:05:00Z", "2026-03-18T08:05Z - 08:10Z" (a zone written is that
+    zone, none the environment's; one instant alone is ±AROUND);
   - ranges: "between 14:20 and 14:35", "from 14:20 to 14:35", "14:20-14:35", "14:20–14:35",
     "on Mar 3 from 02:00 to 03:30", "2026-03-18 09:14 to 09:27", "2pm to 3:30pm",
     "08:10 到 08:25", "8点10分到8点25分", "3月3日 02:00 到 03:30", "下午3点到4点";
@@ -12,7 +15,9 @@ Forms read (English and Chinese), first match wins in this order:
     上午/下午/晚上 of 今天/昨天/前天; a day: "today"/今天 (00:00–clock), "yesterday"/昨天, 前天,
     "Mar 3", "2026-03-18", "3月3日" (the whole day);
   - a window ending at the clock: "last 20 minutes", "past hour", "in the last 2h", "最近 20 分钟",
-    "过去一小时" (AskedRange.relative = "20m").
+    "过去一小时" (AskedRange.relative = "20m");
+  - a zone written after clock times ("between 08:05 and 08:10 UTC", "since 08:05Z", "at 16:05 +08:00")
+    reads them in that zone; every range is stated in the environment's zone.
 
 Invariants:
   - a time without a date is on the clock's date in the zone; when a time-of-day range (or a single
@@ -35,7 +40,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, time, timedelta, tzinfo
+from datetime import UTC, date, datetime, time, timedelta, timezone, tzinfo
 
 from evcli.backends.base import parse_window
 from evcli.contracts import AskedRange
@@ -93,6 +98,17 @@ _CUED = re.compile(
 _ZH_CUED = re.compile(
     rf"(?:从\s*)?(?:(?P<d1>{_DATE})\s*)?(?P<t1>{_CLOCK})\s*(?P<cue>之后|以后|后|起|开始|之前|以前|前|左右|前后|附近)"
 )
+# ISO 8601 / RFC 3339 instants as alerts and log lines print them ("2026-03-18T09:05:00Z",
+# "2026-03-18 08:05:00+00:00"): a zone written is that zone, none is the environment's
+_ISO = r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?(?:\s?(?:Z|UTC|[+-]\d{2}:?\d{2})(?![\w:]))?"
+_ISO_RANGE = re.compile(
+    rf"(?:\b(?P<cue>since|after|before|until|till|from|between|at|around)\s+)?(?<![\w:.-])(?P<a>{_ISO})"
+    rf"(?:\s*(?:{_CONNECT}|\.\.|and)\s*(?P<b>{_ISO}|(?<![\w:.])\d{{2}}:\d{{2}}(?::\d{{2}}(?:[.,]\d{{1,9}})?)?"
+    r"(?:\s?(?:Z|UTC|[+-]\d{2}:?\d{2})(?![\w:]))?))?",
+    re.IGNORECASE,
+)
+# a zone written after a clock time or range ("between 08:05 and 08:10 UTC", "since 08:05Z")
+_ZONE_AFTER = re.compile(r"\s?(?P<zone>Z|UTC|GMT|[+-]\d{2}:\d{2})(?![\w:])", re.IGNORECASE)
 _SINCE_DAY = re.compile(
     rf"\b(?P<cue>since|after|from|between)\s+(?P<d1>{_DATE})(?:\s*(?:{_CONNECT}|and)\s*(?P<d2>{_DATE}))?",
     re.IGNORECASE,
@@ -255,14 +271,66 @@ def span(start: datetime, end: datetime) -> TimeRange | None:
 
 
 def find_range(question: str, spans: Spans, *, clock: datetime, tz: tzinfo) -> AskedRange | None:
-    """The first range the question names (claiming its text), or None."""
+    """The first range the question names (claiming its text), or None. A zone written after clock
+    times ("08:05 to 08:10 UTC") reads them in that zone; the range is stated in the environment's."""
     resolver = _Resolver(clock, tz)
-    for reader in (_ranges, _bare_ranges, _cued, _zh_cued, _windows, _since_day, _day_parts, _dates):
+    for reader in (_iso_ranges, _ranges, _bare_ranges, _cued, _zh_cued, _windows, _since_day, _day_parts, _dates):
         for match, found in reader(question, resolver):
-            if found is not None and found[0] is not None and spans.claim(match.start(), match.end()):
+            if found is None or found[0] is None:
+                continue
+            end = match.end()
+            zone = _ZONE_AFTER.match(question, end) if reader in (_ranges, _bare_ranges, _cued) else None
+            if zone is not None:
+                zoned = _Resolver(clock, _zone(zone["zone"]))
+                found = next((f for m, f in reader(question, zoned) if m.start() == match.start()), found)
+                end = zone.end()
+            if found is not None and found[0] is not None and spans.claim(match.start(), end):
                 asked_range, relative = found
-                return AskedRange(text=match.group().strip(), range=asked_range.text(tz), relative=relative)
+                text = question[match.start() : end].strip()
+                return AskedRange(text=text, range=asked_range.text(tz), relative=relative)
     return None
+
+
+def _zone(text: str) -> tzinfo:
+    """`Z`, `UTC`, `GMT` or `+08:00` as a fixed zone."""
+    if text.upper() in ("Z", "UTC", "GMT"):
+        return UTC
+    sign = 1 if text[0] == "+" else -1
+    hours, minutes = int(text[1:3]), int(text[-2:])
+    return timezone(sign * timedelta(hours=hours, minutes=minutes))
+
+
+def _instant(text: str, resolver: _Resolver, like: datetime | None = None) -> datetime | None:
+    """An ISO 8601 instant; a bare time takes the date (and zone) of `like`; no zone: the environment's."""
+    cleaned = re.sub(r"\s?(?:UTC|Z)$", "+00:00", text.strip(), flags=re.IGNORECASE).replace(",", ".")
+    cleaned = re.sub(r"\s(?=[+-]\d{2}:?\d{2}$)", "", cleaned)
+    cleaned = re.sub(r"([+-]\d{2})(\d{2})$", r"\1:\2", cleaned)
+    if like is not None and re.match(r"\d{2}:", cleaned):
+        zoned = bool(re.search(r"[+-]\d{2}:\d{2}$", cleaned))
+        cleaned = f"{like.date().isoformat()}T{cleaned}" + ("" if zoned else like.strftime("%z"))
+        cleaned = re.sub(r"([+-]\d{2})(\d{2})$", r"\1:\2", cleaned)
+    try:
+        moment = datetime.fromisoformat(cleaned)
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else localize(moment, resolver.tz)
+
+
+def _iso_ranges(question: str, resolver: _Resolver):
+    for match in _ISO_RANGE.finditer(question):
+        start = _instant(match["a"], resolver)
+        end = _instant(match["b"], resolver, like=start) if match["b"] and start is not None else None
+        cue = (match["cue"] or "").lower()
+        if start is None or (match["b"] and end is None):
+            yield match, None
+        elif end is not None:
+            yield match, (span(start, end), None)
+        elif cue in ("since", "after", "from"):
+            yield match, (span(start, max(start, resolver.clock)), None)
+        elif cue in ("before", "until", "till"):
+            yield match, (TimeRange(None, start), None)
+        else:  # one instant: around it, as "at 09:14"
+            yield match, (TimeRange(start - AROUND, start + AROUND), None)
 
 
 _Found = tuple[TimeRange | None, str | None]
