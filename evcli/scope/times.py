@@ -84,6 +84,11 @@ _RANGE = re.compile(
     rf"(?:\s*(?:on\s+)?(?P<d3>{_DATE}))?",
     re.IGNORECASE,
 )
+_BARE_HOURS = re.compile(  # "between 9 and 10", "from 14 to 16 o'clock": both bare, the second ending the clause
+    r"\b(?:between|from)\s+(?P<t1>[01]?\d|2[0-3])\s*(?:and|to|-|–)\s*"
+    r"(?P<t2>(?<![\w:.])(?:[01]?\d|2[0-3])(?:\s*o'?clock\b|(?=\s*(?:[?.!,;]|$))))",
+    re.IGNORECASE,
+)
 _BARE_START = re.compile(  # "from 2 to 3:30pm": a bare hour only before an end with am/pm
     rf"(?:(?:between|from)\s+)(?P<t1>\d{{1,2}})\s*(?:and|to|-|–)\s*(?P<t2>(?:1[0-2]|0?\d)(?::[0-5]\d)?\s*{_AMPM})",
     re.IGNORECASE,
@@ -114,7 +119,8 @@ _SINCE_DAY = re.compile(
     re.IGNORECASE,
 )
 _DAY_PART = re.compile(
-    r"\b(?P<en>this\s+morning|this\s+afternoon|this\s+evening|tonight|last\s+night|overnight)\b"
+    r"\b(?:(?P<enday>yesterday|today)\s+(?P<enpart>morning|afternoon|evening))\b"
+    r"|\b(?P<en>this\s+morning|this\s+afternoon|this\s+evening|tonight|last\s+night|overnight)\b"
     rf"|(?P<day>{_DAY_WORD})?\s*(?P<part>凌晨|早上|上午|中午|下午|傍晚|晚上|夜里)|(?P<zh>昨晚|昨夜|今晚|今早)",
     re.IGNORECASE,
 )
@@ -358,6 +364,10 @@ def _range_on(resolver: _Resolver, day: date | None, end_day_text: str | None, s
 
 
 def _bare_ranges(question: str, resolver: _Resolver):
+    for match in _BARE_HOURS.finditer(question):  # "between 9 and 10": hours of the clock's day
+        first, last = int(match["t1"]), _read_clock(re.sub(r"\s*o'?clock", "", match["t2"]) + ":00")
+        if last is not None and first < last.hour:
+            yield match, (resolver.between(None, time(first), last.at()), None)
     for match in _BARE_START.finditer(question):
         end = _read_clock(match["t2"])
         hour = int(match["t1"])
@@ -426,6 +436,12 @@ def _since_day(question: str, resolver: _Resolver):
 def _day_parts(question: str, resolver: _Resolver):
     today = resolver.clock.date()
     for match in _DAY_PART.finditer(question):
+        if match["enday"]:  # "yesterday evening": that day's part
+            day = _read_date(match["enday"], today) or today
+            first, last = _PARTS["this " + match["enpart"].lower()]
+            start, end = resolver.wall(day, first, "start"), resolver.wall(day, last, "end")
+            yield match, (span(start, max(start, min(end, resolver.clock))), None)
+            continue
         name = (match["en"] or match["zh"] or match["part"]).lower()
         name = re.sub(r"\s+", " ", name)
         day = _read_date(match["day"], today) or today

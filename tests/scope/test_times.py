@@ -147,6 +147,13 @@ CLOCK = "2026-03-18T09:30:00+01:00"
             "at 2026-03-18 09:05:30",
             ("at 2026-03-18 09:05:30", "2026-03-18T09:00:30+01:00..2026-03-18T09:10:30+01:00", None),
         ),
+        # bare hours with "between"/"from" when the second ends the clause; a day's part named with the day
+        (
+            "errors between 9 and 10?",
+            ("between 9 and 10", "2026-03-18T09:00:00+01:00..2026-03-18T10:00:00+01:00", None),
+        ),
+        ("from 8 to 9 o'clock", ("from 8 to 9 o'clock", "2026-03-18T08:00:00+01:00..2026-03-18T09:00:00+01:00", None)),
+        ("yesterday evening", ("yesterday evening", "2026-03-17T18:00:00+01:00..2026-03-18T00:00:00+01:00", None)),
         # a zone written after clock times
         (
             "between 08:05 and 08:10 UTC",
@@ -177,6 +184,7 @@ def test_ranges(question, expected):
         "Feb 30 from 02:00 to 03:00 was weird",  # no such day: no range rather than today's
         "the last deployment hour",
         "past 400 days",
+        "between 2 and 5 retries failed",
     ],
 )
 def test_not_times(question):
