@@ -62,6 +62,7 @@ MESSAGES: dict[str, str] = {
     "executor.not_run_in_budget": "Not run within the step budget: {calls}",
     "missing.no_runbooks_held": "This environment holds no runbooks: none were looked up.",
     "missing.mentioned_not_service": "{name} is no service of this environment: it was searched as a word in the logs that name it.",
+    "missing.empty_range": "The asked time starts at or after the environment's clock ({at}): nothing can have been logged in it yet.",
     "missing.no_runbook": "No runbook guidance was retrieved in this run.",
     "missing.hypotheses_unconfirmed": "The possible causes from runbooks are not confirmed by evidence "
     "from this environment.",

@@ -61,6 +61,7 @@ MESSAGES: dict[str, str] = {
     "executor.not_run_in_budget": "步数预算内未执行：{calls}",
     "missing.no_runbooks_held": "该环境没有运行手册：未查询。",
     "missing.mentioned_not_service": "{name} 不是该环境的服务：已作为关键词在提到它的日志中检索。",
+    "missing.empty_range": "所问的时间从环境时钟（{at}）或之后开始：其中不可能已有日志。",
     "missing.no_runbook": "本次未检索到可参考的 runbook 指引。",
     "missing.hypotheses_unconfirmed": "runbook 中的可能原因尚未被本环境的证据证实。",
     "action.collect_more": "补充收集 {services} 同一时间窗口内的日志与指标。",

@@ -412,7 +412,26 @@ def _windows(question: str, resolver: _Resolver):
         yield match, (TimeRange.build(window=label, clock=resolver.clock, tz=resolver.tz), label)
 
 
+_ZH_SINCE_DAY = re.compile(rf"(?:从\s*)?(?P<d1>{_DATE})\s*(?P<cue>之后|以后|起|开始|以来)")
+
+
 def _since_day(question: str, resolver: _Resolver):
+    yield from _zh_since_day(question, resolver)
+    yield from _en_since_day(question, resolver)
+
+
+def _zh_since_day(question: str, resolver: _Resolver):
+    """ "3月16日之后", "2099年1月1日以来": from that day's start (之后: the next day's) to the clock."""
+    for match in _ZH_SINCE_DAY.finditer(question):
+        first = _read_date(match["d1"], resolver.clock.date())
+        if first is None:
+            yield match, None
+            continue
+        start = resolver.wall(first + timedelta(days=1) if match["cue"] in ("之后", "以后") else first, 0, "start")
+        yield match, (span(start, max(start, resolver.clock)), None)
+
+
+def _en_since_day(question: str, resolver: _Resolver):
     """Days as a range: "since D" (D's start to the clock), "after D" (the next day's start to the clock),
     "from/between D1 to/and D2" (D1's start to D2's end, the clock at the latest). A day after the clock
     is kept as asked (an empty range at its start: nothing was logged then), never dropped for the whole

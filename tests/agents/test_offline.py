@@ -1334,3 +1334,12 @@ def test_which_host_is_answered_by_the_count_per_instance(tmp_path, question, sa
     assert any(i.input_params.get("count_by") == "instance" for i in run.invocations)
     assert run.gate_result.status == "pass", run.gate_result.errors
     assert verdict_of(run)["verdict"] == "PASS"
+
+
+def test_a_range_after_the_clock_is_searched_as_asked_and_said_to_be_empty(tmp_path):
+    """ "since 2099-01-01" is not dropped for a whole-snapshot search: the empty range is searched and the
+    answer says nothing can have been logged in it yet."""
+    run = full_run("errors since 2099-01-01?", tmp_path, HOST_ENV)
+    ranges = {i.retrieval_details.range for i in run.invocations if i.retrieval_details}
+    assert ranges == {"2099-01-01T00:00:00+01:00..2099-01-01T00:00:00+01:00"}, ranges
+    assert any("starts at or after the environment's clock" in note for note in run.executor_output["missing_info"])

@@ -218,6 +218,8 @@ def _evidence_document(
     missing += [claim_kinds.no_evidence_note(ref, words) for ref in no_evidence]
     missing += _call_problems(transcript, words)
     missing += [words("missing.mentioned_not_service", name=name) for name in intent.mentioned]
+    if intent.since and intent.since == intent.until:  # "since 2099-01-01", "after 20:50" past the clock
+        missing.append(words("missing.empty_range", at=intent.since))
     if not intent.serves_metrics:
         missing.append(words("missing.no_metrics_served"))
     absent = _asked_items_absent(intent, payload.get("question", ""), refs)
