@@ -187,13 +187,13 @@ def _evidence_document(
         )
     if intent.narrow:
         claims = answers + claim_kinds.narrow_claims(intent, refs, missing, words)
-        missing += _narrow_scope_notes(intent, payload.get("question", ""), invocations, words)
+        missing += _narrow_scope_notes(intent, question, invocations, words)
     else:
         claims = (
             answers
             + claim_kinds.alert_claims(refs, words, intent.alert_state)
             + claim_kinds.series_claims(intent, refs, words)
-            + _asked_log_claims(intent, refs, words, payload.get("question", ""))
+            + _asked_log_claims(intent, refs, words, question)
         )
         blocks = [ref for ref in refs if ref.array == "evidence_blocks"]
         doc_rank = runbooks.doc_ranks(intent, blocks, runbooks.firing_alert_names(refs))
@@ -222,7 +222,7 @@ def _evidence_document(
         missing.append(words("missing.empty_range", at=intent.since))
     if not intent.serves_metrics:
         missing.append(words("missing.no_metrics_served"))
-    absent = _asked_items_absent(intent, payload.get("question", ""), refs)
+    absent = _asked_items_absent(intent, question, refs)
     if absent:  # what was asked verbatim is not there: that is the answer, first
         leading = [claim_kinds.negative_claim(ref, words) for ref in absent]
         stated = {claim["claim_text"] for claim in leading}
@@ -269,8 +269,8 @@ def _asked_log_claims(intent: Ask, refs: list[claim_kinds.Ref], words: Catalogue
     """A broad task's log lines: symptoms (lines showing an error signal) and the lines found for what
     the question asked (a level, phrases and tokens, its words), whatever they say. A level, phrase or
     token asked outright, words asked without a why ("when did the datanode remove the failed volume?")
-    or counted (the lines counted follow the count), are the answer: their lines come first; otherwise lines that only hold the question's words fill the
-    places the symptoms leave."""
+    or counted (the lines counted follow the count), are the answer: their lines come first; otherwise
+    lines that only hold the question's words fill the places the symptoms leave."""
     symptoms = claim_kinds.log_claims(intent, refs, words, "symptom")
     asked = [ref for ref in refs if ref.array == "logs" and _is_asked_line(intent, ref)]
     lines = claim_kinds.log_claims(intent, asked, words, "observation", symptoms_only=False)
