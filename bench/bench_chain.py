@@ -372,8 +372,8 @@ def _one_ask(server, store, models, rules, question: str) -> dict[str, Any]:
 def bench_orchestration(quick: bool, tmp: Path, results: dict[str, Any], hotspots: dict[str, Any]) -> None:
     if str(REPO) not in sys.path:
         sys.path.insert(0, str(REPO))
+    from evcli.agents.roles import Models
     from evcli.gatekeeper.rules import load_rules
-    from evcli.pipeline import Models
     from evcli.store.db import TraceStore
     from tests.agents import scripted_server
 

@@ -87,7 +87,7 @@ def _models(settings, model, planner_model, executor_model, verifier_model, comp
         flags: dict = {"models": {role: {"model": value} for role, value in roles.items() if value}}
         flags["models"] |= {key: value for key, value in (("default", model), ("api_base", api_base)) if value}
         return (settings or load()).with_flags(flags).settings.models.pipeline_models()
-    from evcli.pipeline import Models
+    from evcli.agents.roles import Models
 
     models = Models.from_config(stored)
     if model:

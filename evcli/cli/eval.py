@@ -138,9 +138,9 @@ def cases_command(
     """
     import dataclasses
 
+    from evcli.agents.roles import Models
     from evcli.evals.cases import load_cases, run_suite
     from evcli.gatekeeper.rules import load_rules
-    from evcli.pipeline import Models
 
     cases = load_cases(path)
     if runbooks:

@@ -121,9 +121,9 @@ class ModelsSettings(_Strict):
         return {role: self.for_role(role) for role in ROLES}
 
     def pipeline_models(self) -> Any:
-        """The `evcli.pipeline.Models` these settings stand for: one api_base (the first role's that has one),
+        """The `evcli.agents.roles.Models` these settings stand for: one api_base (the first role's that has one),
         the `[models]` timeout, max_tokens and retries, and each role's own limits where it sets any."""
-        from evcli.pipeline import CallLimits, Models
+        from evcli.agents.roles import CallLimits, Models
 
         roles = self.roles()
         role_limits = {

@@ -55,11 +55,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, TypeVar, get_args, overload
 
+from evcli.agents.roles import Models
 from evcli.contracts import ScopeLevel, SessionDocument, Verdict
 from evcli.errors import BadInput, EvcliError
 from evcli.gatekeeper.excerpt import normalize
 from evcli.gatekeeper.rules import RuleSet
-from evcli.pipeline import Models, Pipeline
+from evcli.pipeline import Pipeline
 from evcli.store.db import TraceStore
 from evcli.timerange import TimeRange, parse_range_text, parse_time
 

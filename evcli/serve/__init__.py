@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from evcli.pipeline import Models
+    from evcli.agents.roles import Models
 
 
 @dataclass(frozen=True)

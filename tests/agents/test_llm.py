@@ -341,7 +341,7 @@ def test_engine_name_is_the_model_string():
 
 
 def test_build_engines_shares_one_engine_for_one_model(serve):
-    from evcli.pipeline import Models, build_engines
+    from evcli.agents.roles import Models, build_engines
 
     url = serve([]).url + "/v1"
     engines = build_engines(Models(default="openai/scripted", api_base=url, timeout=7, max_tokens=300, retries=1))
@@ -353,7 +353,7 @@ def test_build_engines_shares_one_engine_for_one_model(serve):
 
 
 def test_a_role_with_its_own_limits_gets_its_own_engine(serve):
-    from evcli.pipeline import CallLimits, Models, build_engines
+    from evcli.agents.roles import CallLimits, Models, build_engines
 
     slow = CallLimits(timeout=120, max_tokens=64, retries=0)
     models = Models(

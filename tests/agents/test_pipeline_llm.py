@@ -21,9 +21,10 @@ from typing import Any
 import pytest
 
 from evcli.agents.llm import LiteLLMEngine, _litellm
+from evcli.agents.roles import Models
 from evcli.backends.snapshot import demo_env_dir
 from evcli.gatekeeper.rules import load_rules
-from evcli.pipeline import ROLES, Models, Pipeline, StageFailed
+from evcli.pipeline import ROLES, Pipeline, StageFailed
 from evcli.store.db import TraceStore
 from tests.agents.scripted_server import ScriptedServer, answer, calls, error, role_of, tool_messages
 

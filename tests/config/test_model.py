@@ -59,8 +59,8 @@ def test_a_role_without_overrides_follows_the_models_table():
 
 
 def test_a_roles_own_limits_reach_the_pipeline_models():
+    from evcli.agents.roles import CallLimits
     from evcli.config.model import ModelsSettings
-    from evcli.pipeline import CallLimits
 
     settings = ModelsSettings.model_validate(
         {"default": "openai/x", "timeout": 30, "verifier": {"timeout": 120, "max_tokens": 400}}

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import evcli
+from evcli.agents.roles import Models
 from evcli.aiops import diagnose_payload
 from evcli.backends.snapshot import demo_env_dir
 from evcli.errors import BadInput
@@ -23,7 +24,7 @@ from evcli.evals.cases import (
     run_suite,
 )
 from evcli.gatekeeper.rules import load_rules
-from evcli.pipeline import ROLES, Models, Pipeline
+from evcli.pipeline import ROLES, Pipeline
 from evcli.store.db import TraceStore
 from tests.agents.scripted_server import ScriptedServer
 from tests.agents.test_pipeline_llm import KEY, Model, honest_cpu_claim
