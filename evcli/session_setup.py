@@ -93,14 +93,12 @@ def _source_names(backend: Any, names: list[str], services: list[str]) -> dict[s
     from evcli.backends.vocabulary import term_hits
 
     found = term_hits(backend, names, services) if names else {}
-    kept: dict[str, dict[str, int]] = {}
-    for name, counts in found.items():
-        shares = {
-            service: count for service, count in counts.items() if count >= SOURCE_SHARE * _lines(backend, service)
-        }
-        if shares:
-            kept[name] = shares
-    return kept
+    totals = {service: _lines(backend, service) for service in {s for counts in found.values() for s in counts}}
+    kept = {
+        name: {service: count for service, count in counts.items() if count >= SOURCE_SHARE * totals[service]}
+        for name, counts in found.items()
+    }
+    return {name: shares for name, shares in kept.items() if shares}
 
 
 def _lines(backend: Any, service: str) -> int:

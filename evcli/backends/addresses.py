@@ -28,6 +28,6 @@ def count_addresses(lines: Iterable[str]) -> Counter[str]:
     return counts
 
 
-def top_addresses(counts: Counter[str], top: int = TOP_ADDRESSES) -> dict[str, int]:
-    """The `top` addresses (or instances) in the most lines, most first, ties by name."""
+def top_counts(counts: Counter[str], top: int = TOP_ADDRESSES) -> dict[str, int]:
+    """The `top` addresses (or instances) in the most lines, most first, ties by name: `stats.by_*`."""
     return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:top])

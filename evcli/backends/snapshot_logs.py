@@ -23,7 +23,7 @@ from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evcli.backends.addresses import count_addresses, top_addresses
+from evcli.backends.addresses import count_addresses, top_counts
 from evcli.backends.base import LEVELS, BackendError, LogQuery, LogResult, canonical_level
 from evcli.backends.files import LIMITS, open_binary
 from evcli.backends.logformats import SAMPLE_LINES, LineReader, LogFormat, ParseContext, detect, format_named
@@ -72,12 +72,12 @@ def query_logs(backend: SnapshotBackend, query: LogQuery, service: str | None) -
         counts = count_addresses(
             line for indexed, matches in found if matches.total for line in matching_lines(indexed, wanted)
         )
-        stats["by_address"] = top_addresses(counts)
+        stats["by_address"] = top_counts(counts)
     elif query.count_by == "instance":
         per_instance: Counter[str] = Counter()
         for indexed, matches in found:
             per_instance.update(instance_counts(indexed, wanted) if matches.total else {})
-        stats["by_instance"] = top_addresses(per_instance)
+        stats["by_instance"] = top_counts(per_instance)
     return LogResult(
         logs=items,
         total=total,

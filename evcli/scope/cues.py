@@ -140,16 +140,8 @@ _INSTANCE_NOUN = re.compile(
 )
 
 
-def asks_by_instance(question: str) -> bool:
-    """Whether the question asks which host, node or pod ("which host logged the most I/O errors?")."""
-    return _INSTANCE_NOUN.search(question) is not None and _WHICH.search(question) is not None
-
-
-def instance_cue(question: str, spans: Spans) -> None:
-    """The instance nouns of a which-host question are consumed: no words to search for."""
-    if asks_by_instance(question) and not asks_by_address(question):
-        for match in _INSTANCE_NOUN.finditer(question):
-            spans.claim(match.start(), match.end())
+# "top 5", and the verbs that only say an address sent something ("which IPs hit nginx the most?")
+_ADDRESS_WORDS = re.compile(r"\btop(?:\s+\d+)?\b|\b(?:hit(?:s|ting)?|c[ao]me|comes|coming|sen[dt]|sending)\b", re.I)
 
 
 def asks_by_address(question: str) -> bool:
@@ -157,16 +149,30 @@ def asks_by_address(question: str) -> bool:
     return _ADDRESS_NOUN.search(question) is not None and _WHICH.search(question) is not None
 
 
-def address_cue(question: str, spans: Spans) -> None:
-    """The address nouns of a which-address question are consumed: they ask for the count per address
-    (the stats state it), and are no words to search for."""
-    if not asks_by_address(question):
+def asks_by_instance(question: str) -> bool:
+    """Whether the question asks which host, node or pod ("which host logged the most I/O errors?")."""
+    return _INSTANCE_NOUN.search(question) is not None and _WHICH.search(question) is not None
+
+
+def breakdown(question: str) -> str | None:
+    """What the question asks the matching lines counted by (query_logs' `count_by`): "address" for
+    "which IP …", "instance" for "which host …", else None."""
+    if asks_by_address(question):
+        return "address"
+    return "instance" if asks_by_instance(question) else None
+
+
+def breakdown_cue(question: str, spans: Spans) -> None:
+    """The nouns of a which-address or which-host question are consumed (the counts the stats state answer
+    it), and a which-address question's "top 5" and sending verbs: no words to search for."""
+    by = breakdown(question)
+    if by is None:
         return
-    # "top 5", and the verbs that only say an address sent something ("which IPs hit nginx the most?")
-    others = re.finditer(
-        r"\btop(?:\s+\d+)?\b|\b(?:hit(?:s|ting)?|c[ao]me|comes|coming|sen[dt]|sending)\b", question, re.I
-    )
-    for match in [*_ADDRESS_NOUN.finditer(question), *others]:
+    if by == "address":
+        found = [*_ADDRESS_NOUN.finditer(question), *_ADDRESS_WORDS.finditer(question)]
+    else:
+        found = list(_INSTANCE_NOUN.finditer(question))
+    for match in found:
         spans.claim(match.start(), match.end())
 
 

@@ -19,10 +19,9 @@ from typing import Any
 from evcli.contracts import QuestionScope
 from evcli.scope.cues import (
     BROAD_CUES,
-    address_cue,
     alert_state,
+    breakdown_cue,
     detect_language,
-    instance_cue,
     is_narrow,
     wants_count,
     when_cue,
@@ -66,8 +65,7 @@ def extract_scope(
     asked_range = find_range(question, spans, clock=clock, tz=tz)
     count = wants_count(question, spans)
     when_cue(question, spans)
-    address_cue(question, spans)
-    instance_cue(question, spans)
+    breakdown_cue(question, spans)
     state = alert_state(question, spans)
     known_alerts = find_alertnames(question, alertnames, spans)
     tokens = find_tokens(question, spans)

@@ -105,11 +105,11 @@ _ZH_CUED = re.compile(
 )
 # ISO 8601 / RFC 3339 instants as alerts and log lines print them ("2026-03-18T09:05:00Z",
 # "2026-03-18 08:05:00+00:00"): a zone written is that zone, none is the environment's
-_ISO = r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?(?:\s?(?:Z|UTC|[+-]\d{2}:?\d{2})(?![\w:]))?"
-_ISO_RANGE = re.compile(
+_ISO_TIME = r"\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?(?:\s?(?:Z|UTC|[+-]\d{2}:?\d{2})(?![\w:]))?"
+_ISO = rf"\d{{4}}-\d{{2}}-\d{{2}}[T ]{_ISO_TIME}"
+_ISO_RANGE = re.compile(  # the end may be a time alone: "2026-03-18T08:05Z - 08:10Z"
     rf"(?:\b(?P<cue>since|after|before|until|till|from|between|at|around)\s+)?(?<![\w:.-])(?P<a>{_ISO})"
-    rf"(?:\s*(?:{_CONNECT}|\.\.|and)\s*(?P<b>{_ISO}|(?<![\w:.])\d{{2}}:\d{{2}}(?::\d{{2}}(?:[.,]\d{{1,9}})?)?"
-    r"(?:\s?(?:Z|UTC|[+-]\d{2}:?\d{2})(?![\w:]))?))?",
+    rf"(?:\s*(?:{_CONNECT}|\.\.|and)\s*(?P<b>{_ISO}|(?<![\w:.]){_ISO_TIME}))?",
     re.IGNORECASE,
 )
 # a zone written after a clock time or range ("between 08:05 and 08:10 UTC", "since 08:05Z")

@@ -22,7 +22,7 @@ from evcli.agents.engine import (
     Turn,
 )
 from evcli.agents.offline import OfflineEngine
-from evcli.agents.offline.payload import Ask
+from evcli.agents.offline.payload import Ask, intent_of
 from evcli.agents.offline.queries import follow_up_calls, narrow_calls
 from evcli.backends.snapshot import demo_env_dir
 from evcli.contracts import GateResult, ToolInvocation
@@ -1276,8 +1276,16 @@ def test_a_name_one_line_mentions_stays_an_unknown_service(tmp_path):
     overview = EnvironmentOverview(services=["openstack"], aliases={}, alerts=[], skills=[])
     asked = QuestionScope(unknown_services=["nova-api", "nova-conductor"])
     assert vocabulary(backend, asked, overview) == {"nova-api": {"openstack": 20}}
-    software = QuestionScope(unknown_services=["nova-api"], terms=["nova-api"])  # named as software: a term
-    assert vocabulary(backend, software, overview) == {"nova-api": {"openstack": 20}}
+    # the engine searches a source name as a word; well-known software asked about (a term too) stays unknown
+    for scope, mentioned, unknown in (
+        (QuestionScope(unknown_services=["nova-api"]), ("nova-api",), ()),
+        (QuestionScope(unknown_services=["postgres"], terms=["postgres"]), (), ("postgres",)),
+    ):
+        name = scope.unknown_services[0]
+        payload = {"scope": scope.model_dump(mode="json"), "environment": {"vocabulary": {name: {"openstack": 20}}}}
+        ask = intent_of(payload)
+        assert (ask.mentioned, ask.unknown_services) == (mentioned, unknown)
+        assert (name in ask.exact) is bool(mentioned)
 
 
 def test_which_alerts_are_silenced_lists_the_silenced_one_first(tmp_path):

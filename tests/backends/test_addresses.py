@@ -6,7 +6,7 @@ from collections import Counter
 
 import pytest
 
-from evcli.backends.addresses import count_addresses, top_addresses
+from evcli.backends.addresses import count_addresses, top_counts
 
 
 @pytest.mark.parametrize(
@@ -26,9 +26,9 @@ def test_addresses_found_in_a_line(line, found):
     assert sorted(count_addresses([line])) == sorted(found)
 
 
-def test_top_addresses_most_lines_first_ties_by_address():
+def test_top_counts_most_lines_first_ties_by_address():
     counts = count_addresses(["a 10.0.0.2", "b 10.0.0.1", "c 10.0.0.2 10.0.0.3", "d 10.0.0.3"])
     assert counts == Counter({"10.0.0.2": 2, "10.0.0.3": 2, "10.0.0.1": 1})
-    assert top_addresses(counts) == {"10.0.0.2": 2, "10.0.0.3": 2, "10.0.0.1": 1}
-    assert list(top_addresses(counts, top=2)) == ["10.0.0.2", "10.0.0.3"]
-    assert top_addresses(Counter()) == {}
+    assert top_counts(counts) == {"10.0.0.2": 2, "10.0.0.3": 2, "10.0.0.1": 1}
+    assert list(top_counts(counts, top=2)) == ["10.0.0.2", "10.0.0.3"]
+    assert top_counts(Counter()) == {}

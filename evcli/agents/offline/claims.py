@@ -400,7 +400,7 @@ def count_claims(intent: Ask, refs: list[Ref], words: Catalogue) -> list[Claim]:
     return claims
 
 
-def address_claims(refs: list[Ref], words: Catalogue, by: str = "address") -> list[Claim]:
+def breakdown_claims(refs: list[Ref], words: Catalogue, by: str) -> list[Claim]:
     """ "Which IP …?" ("which host …?") is answered by the matching lines per address (instance) `$.stats`
     states for the searches that counted them (`count_by`), the excerpt quoting the total and range, the
     counts and the filters."""

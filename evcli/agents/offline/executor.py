@@ -35,7 +35,7 @@ from evcli.agents.offline.queries import (
 )
 from evcli.contracts import ANSWER_VERSION, NO_EVIDENCE_PATH, ToolInvocation
 from evcli.messages import Catalogue, catalogue
-from evcli.scope.cues import BROAD_CUES, asks_by_address, asks_by_instance, asks_when
+from evcli.scope.cues import BROAD_CUES, asks_when, breakdown
 
 
 def execute(request: RoleRequest) -> EngineReply:
@@ -177,10 +177,8 @@ def _evidence_document(
 
     question = payload.get("question", "")
     answers = claim_kinds.count_claims(intent, refs, words)
-    if asks_by_address(question):
-        answers += claim_kinds.address_claims(refs, words)
-    elif asks_by_instance(question):
-        answers += claim_kinds.address_claims(refs, words, "instance")
+    by = breakdown(question)
+    answers += claim_kinds.breakdown_claims(refs, words, by) if by else []
     if asks_when(question):
         answers += claim_kinds.timing_claims(refs, words, intent.level) + claim_kinds.first_line_claims(
             intent, refs, words

@@ -20,7 +20,7 @@ from typing import Any
 from evcli.agents.offline.payload import Ask, Call
 from evcli.backends.base import LEVELS
 from evcli.messages import catalogue
-from evcli.scope.cues import asks_by_address, asks_by_instance
+from evcli.scope.cues import breakdown
 from evcli.scope.glossary import alternatives
 from evcli.tools.params import MAX_KEYWORDS, keywords
 
@@ -268,15 +268,12 @@ def term_calls(intent: Ask, question: str, services: list[str], limit: int | Non
     return calls
 
 
-def counted_by_address(calls: list[Call], question: str) -> list[Call]:
+def counted_by(calls: list[Call], question: str) -> list[Call]:
     """A which-address or which-host question ("which IP had the most failed passwords?", "which host logged
     the most I/O errors?") has its log searches count the matching lines per address or per instance
     (`count_by`): the keyword searches, else every log search."""
-    if asks_by_address(question):
-        by = "address"
-    elif asks_by_instance(question):
-        by = "instance"
-    else:
+    by = breakdown(question)
+    if by is None:
         return calls
     searches = [call for call in calls if call.name == "query_logs"]
     keyed = [call for call in searches if call.arguments.get("query")]
@@ -292,7 +289,7 @@ def counted_by_address(calls: list[Call], question: str) -> list[Call]:
 
 
 def narrow_calls(intent: Ask, question: str) -> list[Call]:
-    return counted_by_address(_narrow_calls(intent, question), question)
+    return counted_by(_narrow_calls(intent, question), question)
 
 
 def _narrow_calls(intent: Ask, question: str) -> list[Call]:
@@ -368,7 +365,7 @@ def service_calls(intent: Ask, services: list[str]) -> list[Call]:
 def evidence_calls(intent: Ask, question: str, services: list[str], alertname: str | None) -> list[Call]:
     """Runbook lookup first (it is never repeated), then each service's WARN+ logs, then the phrases and
     tokens asked (in the services named, else in all logs) and the strongest content word."""
-    return counted_by_address(_evidence_calls(intent, question, services, alertname), question)
+    return counted_by(_evidence_calls(intent, question, services, alertname), question)
 
 
 def _evidence_calls(intent: Ask, question: str, services: list[str], alertname: str | None) -> list[Call]:
