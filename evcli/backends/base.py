@@ -95,7 +95,9 @@ class LogResult:
     stats: dict[str, Any] | None = (
         None  # {total, first, last, by_level, by_source, [by_address], range, range_origin, filters}
     )
-    patterns: list[dict[str, Any]] = field(default_factory=list)  # {template, count, first, last, example}
+    patterns: list[dict[str, Any]] = field(
+        default_factory=list
+    )  # {template, count, first, last, example, level, starts_record}
     searched_range: str = ""  # TimeRange.text() of what was searched
     digests: dict[str, str] = field(default_factory=dict)  # path or url -> "sha256:<hex>"
 

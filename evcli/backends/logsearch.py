@@ -62,6 +62,11 @@ class Filter:
         return (" WHERE " + " AND ".join(clauses)) if clauses else "", args
 
 
+# A pattern's example line (its newest), its level and whether it starts its record: a line with a
+# clock time of its own, not a traceback frame or continuation line of the record above it.
+_EXAMPLE = "l.line, l.level, l.record = l.lineno"
+
+
 @dataclass
 class FileMatches:
     """One file's matches: the newest `limit` rows, counts per level, first/last ts, patterns."""
@@ -70,7 +75,9 @@ class FileMatches:
     by_level: dict[int | None, int]
     first: float | None
     last: float | None
-    patterns: list[dict[str, Any]] = field(default_factory=list)  # {template, count, first, last, example}
+    patterns: list[dict[str, Any]] = field(
+        default_factory=list
+    )  # {template, count, first, last, example, level, starts_record}
     records: int = 0  # records (a line with its timestamp and the lines without one after it) matching
 
     @property
@@ -99,7 +106,7 @@ def search(indexed: IndexedFile, wanted: Filter, limit: int, patterns: int = 20)
             return FileMatches([], {}, None, None)
         rows = _newest_rows(conn, source, where, args, limit)
         found = conn.execute(
-            "SELECT t.text, m.n, m.low, m.high, l.line FROM (SELECT template, count(*) AS n, min(ts) AS low,"
+            f"SELECT t.text, m.n, m.low, m.high, {_EXAMPLE} FROM (SELECT template, count(*) AS n, min(ts) AS low,"
             f" max(ts) AS high, max(lineno) AS example FROM {source}{where} GROUP BY template"
             " ORDER BY n DESC LIMIT ?) AS m JOIN templates AS t ON t.id = m.template"
             " JOIN lines AS l ON l.lineno = m.example ORDER BY m.n DESC",
@@ -133,7 +140,7 @@ def _from_summary(conn: sqlite3.Connection, wanted: Filter, limit: int, patterns
         return FileMatches([], {}, None, None)
     rows = _newest_rows(conn, "lines", where, args, limit)
     found = conn.execute(
-        "SELECT t.text, m.n, m.low, m.high, l.line FROM (SELECT template, sum(n) AS n, min(low) AS low,"
+        f"SELECT t.text, m.n, m.low, m.high, {_EXAMPLE} FROM (SELECT template, sum(n) AS n, min(low) AS low,"
         f" max(high) AS high, max(example) AS example FROM summary{where} GROUP BY template"
         " ORDER BY n DESC LIMIT ?) AS m JOIN templates AS t ON t.id = m.template"
         " JOIN lines AS l ON l.lineno = m.example ORDER BY m.n DESC",
@@ -172,4 +179,15 @@ def _newest_rows(conn: sqlite3.Connection, source: str, where: str, args: list[A
 
 
 def _pattern_dicts(found: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
-    return [{"template": t, "count": n, "first": low, "last": high, "example": line} for t, n, low, high, line in found]
+    return [
+        {
+            "template": t,
+            "count": n,
+            "first": low,
+            "last": high,
+            "example": line,
+            "level": level,
+            "starts_record": bool(head),
+        }
+        for t, n, low, high, line, level, head in found
+    ]

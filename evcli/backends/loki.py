@@ -209,12 +209,19 @@ def stats_of(
 
 def patterns_of(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Message templates (variable parts as `<*>`) with count, first/last time and the newest line
-    as example, the MAX_PATTERNS most frequent; ties by first appearance."""
+    as example (its level; every Loki entry starts a record of its own), the MAX_PATTERNS most
+    frequent; ties by first appearance."""
     patterns: dict[str, dict[str, Any]] = {}
     for record in records:
         template = mask(record["message"])
         known = patterns.setdefault(template, {"template": template, "count": 0, "first": record["timestamp"]})
-        known.update(count=known["count"] + 1, last=record["timestamp"], example=record["line"])
+        known.update(
+            count=known["count"] + 1,
+            last=record["timestamp"],
+            example=record["line"],
+            level=record.get("level"),
+            starts_record=True,
+        )
     return sorted(patterns.values(), key=lambda pattern: -pattern["count"])[:MAX_PATTERNS]
 
 

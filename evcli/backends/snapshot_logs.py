@@ -191,7 +191,13 @@ def _patterns(found: list[tuple[IndexedFile, FileMatches]], tz: tzinfo) -> list[
             known["last"] = _max(known["last"], pattern["last"])
     ordered = sorted(merged.values(), key=lambda pattern: -pattern["count"])[:MAX_PATTERNS]
     return [
-        {**pattern, "first": stamp(pattern["first"], tz), "last": stamp(pattern["last"], tz)} for pattern in ordered
+        {
+            **pattern,
+            "first": stamp(pattern["first"], tz),
+            "last": stamp(pattern["last"], tz),
+            "level": None if pattern["level"] is None else LEVELS[pattern["level"]],
+        }
+        for pattern in ordered
     ]
 
 

@@ -40,6 +40,8 @@ MESSAGES: dict[str, str] = {
     "address.claim": "Matching lines per address: {addresses}; {counted} ({filters}).",
     "instance.claim": "Matching lines per instance: {addresses}; {counted} ({filters}).",
     "count.claim": "Counted {counted} ({filters}).",
+    "pattern.claim": "{service} logged {level} pattern (count {count}, first {first}, last {last}): {template}",
+    "pattern.claim.unleveled": "{service} logged pattern (count {count}, first {first}, last {last}): {template}",
     "negative.unknown_service": "This query found no matching evidence: {tool} reported {message}.",
     "negative.noun": "evidence",
     "negative.noun.query_logs": "logs",

@@ -39,6 +39,8 @@ MESSAGES: dict[str, str] = {
     "address.claim": "按地址统计匹配日志：{addresses}；共 {counted}（{filters}）。",
     "instance.claim": "按实例统计匹配日志：{addresses}；共 {counted}（{filters}）。",
     "count.claim": "统计：{counted}（{filters}）。",
+    "pattern.claim": "{service} 的 {level} 日志模式（共 {count} 次，首次 {first}，最后 {last}）：{template}",
+    "pattern.claim.unleveled": "{service} 的日志模式（共 {count} 次，首次 {first}，最后 {last}）：{template}",
     "negative.unknown_service": "当前查询未检索到匹配证据：{tool} 报告 {message}。",
     "negative.noun": "证据",
     "negative.noun.query_logs": "日志",

@@ -176,6 +176,31 @@ def breakdown_cue(question: str, spans: Spans) -> None:
         spans.claim(match.start(), match.end())
 
 
+# "most common errors", "top 5 warnings", "what keeps failing most often", 最常见的错误: the message templates
+# of the matching lines, by count, answer it (not the newest lines)
+_COMMON = re.compile(
+    r"\bmost\s+(?:common|frequent|often|repeated)\b|\b(?:commonest|recurring)\b"
+    r"|\btop\s+(?:\d+\s+)?(?=(?:[\w-]+\s+)?(?:errors?|warnings?|exceptions?|messages?|failures?|issues?|problems?)\b)"
+    r"|最常见|最频繁|最多的(?=错误|报错|异常|告警|警告)|出现最多|高频",
+    re.IGNORECASE,
+)
+
+
+def asks_common(question: str) -> bool:
+    """Whether the question asks which messages recur most ("most common errors in shop-api?", 最常见的报错);
+    a which-IP or which-host question is counted by address or instance instead."""
+    return _COMMON.search(question) is not None and breakdown(question) is None
+
+
+def common_cue(question: str, spans: Spans) -> None:
+    """A most-common question's cue words are consumed: the templates' counts answer them, they are no
+    words to search for ("errors" after them asks for the ERROR level)."""
+    if not asks_common(question):
+        return
+    for match in _COMMON.finditer(question):
+        spans.claim(match.start(), match.end())
+
+
 def wants_count(question: str, spans: Spans) -> bool:
     """Whether the question asks how many; the cue is consumed."""
     found = False

@@ -21,6 +21,7 @@ from evcli.scope.cues import (
     BROAD_CUES,
     alert_state,
     breakdown_cue,
+    common_cue,
     detect_language,
     is_narrow,
     wants_count,
@@ -66,6 +67,7 @@ def extract_scope(
     count = wants_count(question, spans)
     when_cue(question, spans)
     breakdown_cue(question, spans)
+    common_cue(question, spans)
     state = alert_state(question, spans)
     known_alerts = find_alertnames(question, alertnames, spans)
     tokens = find_tokens(question, spans)

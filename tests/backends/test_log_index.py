@@ -200,8 +200,25 @@ def test_patterns_mask_variable_parts_and_count(tmp_path):
             "first": "2026-07-09T06:50:00.000+08:00",
             "last": "2026-07-09T07:09:00.000+08:00",
             "example": LOG.splitlines()[-1],
+            "level": "ERROR",
+            "starts_record": True,
         }
     ]
+
+
+def test_a_pattern_says_its_level_and_whether_its_example_starts_a_record(tmp_path):
+    """A traceback's exception and frame lines repeat as often as the line above them: their patterns say
+    they continue a record (what "the most common errors" must not list as errors of their own)."""
+    snap = snapshot(tmp_path)
+    patterns = {pattern["template"]: pattern for pattern in query(snap, level="DEBUG").patterns}  # filtered rows
+    exception = patterns["java.lang.IllegalStateException: pool closed"]
+    assert (exception["starts_record"], exception["level"]) == (False, None)
+    assert patterns["no level on this line, timeout again"]["starts_record"] is True
+    assert patterns["c.e.Pay - slow call id=<*>"]["level"] == "WARN"
+    # the same through the per-template summary (a whole-file read without keywords)
+    whole = {pattern["template"]: pattern for pattern in query(snap).patterns}
+    assert whole["java.lang.IllegalStateException: pool closed"]["starts_record"] is False
+    assert whole["c.e.Pay - slow call id=<*>"]["starts_record"] is True
 
 
 def test_provenance_points_at_the_exact_line_and_digests_are_sha256(tmp_path):

@@ -333,6 +333,8 @@ def test_stats_and_patterns_are_computed_from_the_returned_lines(loki):
         "first": "2024-05-01T10:00:01.000+00:00",
         "last": "2024-05-01T10:00:05.000+00:00",
         "example": "Failed password for user2 from 10.0.0.5 port 40000 ssh2",
+        "level": None,
+        "starts_record": True,
     }
     assert [pattern["count"] for pattern in result.patterns] == [5, 1]
 

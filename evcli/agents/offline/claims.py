@@ -16,6 +16,7 @@ from typing import Any
 
 from evcli.agents.intent import humps
 from evcli.agents.offline.payload import Ask
+from evcli.backends.base import LEVELS
 from evcli.contracts import EvidenceRef, ToolInvocation
 from evcli.messages import Catalogue
 from evcli.tools.query_logs import log_time
@@ -308,6 +309,23 @@ def continues(ref: Ref) -> bool:
     return isinstance(line, str) and not _CLOCK.search(line)
 
 
+# An exception's name as tracebacks write it: `kazoo.exceptions.SessionExpiredError`, `java.net.SocketTimeoutException`
+_EXCEPTION_NAME = re.compile(r"[A-Za-z_][\w.$]*(?:Error|Exception|Fault|Timeout)\b")
+
+
+def _restates(message: str, worded: bool, same_record: bool, quoted: str) -> bool:
+    """Whether a continuation line (a traceback's frame or exception line) adds nothing to the lines quoted
+    already: every exception it names is in them ("raise SessionExpiredError()" under "order placement
+    failed: kazoo.exceptions.SessionExpiredError"), or it names none and its record is quoted, or it says
+    no trouble in its own words (a frame: `File "client.py", line 642, in _call`) and its service's
+    trouble is quoted. A `Caused by: java.net.SocketTimeoutException` under "request failed" names a
+    new exception: it stays."""
+    names = _EXCEPTION_NAME.findall(message)
+    if names:
+        return all(name.lower() in quoted for name in names)
+    return same_record or (not worded and bool(quoted))
+
+
 def _pattern_key(message: str) -> str:
     """Lines differing only in numbers or in their logger prefix say the same thing."""
     tail = message.rsplit(" - ", 1)[-1]
@@ -340,7 +358,10 @@ def log_claims(
         service, timestamp, level, message = parts
         worded = bool(_SIGNAL.search(message)) or bool(level and ref.item.get("level_derived"))
         # the program's own ERROR/FATAL is a signal too ("File does not exist"), after the lines saying one
-        signal = worded or (level.upper() in ("ERROR", "FATAL") and not ref.item.get("level_derived"))
+        # (a traceback's frame has its record's level, not one of its own)
+        signal = worded or (
+            level.upper() in ("ERROR", "FATAL") and not ref.item.get("level_derived") and not continues(ref)
+        )
         if _STACK_FRAME.match(message) or (symptoms_only and not signal):
             continue
         lowered = message.lower()
@@ -350,15 +371,21 @@ def log_claims(
         term_hits = sum(term in lowered for term in terms)
         asked_level = level.upper() in intent.levels
         rank = (not asked_level, -LEVEL_RANK.get(level.upper(), 0), not worded, -exact_hits, continues(ref), -term_hits)
-        candidates.append((rank, timestamp, ref, parts))
+        candidates.append((rank, timestamp, ref, parts, worded))
     candidates.sort(key=lambda item: (item[1], item[2].identity), reverse=True)  # newest first...
     candidates.sort(key=lambda item: item[0])  # ...within errors first, then lines naming a term
     claims: list[Claim] = []
     seen_patterns, seen_texts = set(), set()
-    for _, _, ref, (service, timestamp, level, message) in candidates:
+    records: set[tuple[str, str]] = set()  # (service, time) of the records a claim quotes already
+    quoted: dict[str, str] = {}  # per service, the lines quoted already
+    for _, _, ref, (service, timestamp, level, message), worded in candidates:
         pattern = _pattern_key(message)
         if pattern in seen_patterns or ref.ref.text in seen_texts:
             continue
+        if continues(ref) and _restates(message, worded, (service, timestamp) in records, quoted.get(service, "")):
+            continue
+        records.add((service, timestamp))
+        quoted[service] = quoted.get(service, "") + "\n" + message.lower()
         seen_patterns.add(pattern)
         seen_texts.add(ref.ref.text)
         claims.append(_claim(claim_type, _log_text(ref, words, service, timestamp, level, message), ref))
@@ -424,6 +451,69 @@ def breakdown_claims(refs: list[Ref], words: Catalogue, by: str) -> list[Claim]:
         )
         claims.append(_claim("observation", text, ref, f"{head} … {addresses} … {filters}"))
     return claims
+
+
+COMMON_CLAIM_CAP = 3
+
+
+def common_claims(intent: Ask, refs: list[Ref], words: Catalogue) -> list[Claim]:
+    """ "What are the most common errors?" is answered by the message templates `$.patterns` counts for
+    the searches at the asked level without keywords, most frequent first: templates whose example starts
+    a record (a traceback's frames repeat as often as the error above them and say less), at the asked
+    level or above; templates of lines without a level only when none has one and they say trouble."""
+    level = intent.level
+    searched = [
+        ref
+        for ref in refs
+        if ref.array == "patterns"
+        and ref.invocation.tool_name == "query_logs"
+        and not ref.invocation.input_params.get("query")
+        and ref.invocation.input_params.get("level") == level
+    ]
+    heads = [
+        ref for ref in searched if ref.item.get("starts_record") is True and isinstance(ref.item.get("count"), int)
+    ]
+    leveled = [ref for ref in heads if ref.item.get("level") and _at_least(str(ref.item["level"]), level)]
+    if not leveled:
+        leveled = [ref for ref in heads if not ref.item.get("level") and _SIGNAL.search(str(ref.item.get("template")))]
+    leveled.sort(key=lambda ref: -ref.item["count"])
+    claims: list[Claim] = []
+    said: set[str] = set()
+    for ref in leveled:
+        item = ref.item
+        template = str(item.get("template") or "")
+        if not template or template in said:
+            continue
+        said.add(template)
+        service = str(ref.invocation.input_params.get("service") or "")
+        # the service is named by the search's filters, which its stats state
+        named = f"filters: service={service}"
+        stats = next((r for r in refs if r.invocation is ref.invocation and r.ref.raw_path == "$.stats"), None)
+        if stats is None or named not in stats.ref.text:
+            continue
+        excerpt, _, _ = ref.ref.text.partition(" — example: ")
+        key = "pattern.claim" if item.get("level") else "pattern.claim.unleveled"
+        text = words(
+            key,
+            service=service,
+            template=template,
+            count=item["count"],
+            level=item.get("level") or "",
+            first=item.get("first"),
+            last=item.get("last"),
+        )
+        claim = _claim("observation", text, ref, excerpt)
+        claim["evidence_bindings"].append(_binding(stats, named))
+        claims.append(claim)
+        if len(claims) == COMMON_CLAIM_CAP:
+            break
+    return claims
+
+
+def _at_least(level: str, asked: str | None) -> bool:
+    """Whether a line's level is the asked one or above (any level, when none was asked)."""
+    level = level.upper()
+    return asked is None or (level in LEVELS and LEVELS.index(level) >= LEVELS.index(asked))
 
 
 _FIRST_LAST = re.compile(r"first (?P<first>\S+), last (?P<last>\S+)")

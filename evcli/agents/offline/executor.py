@@ -21,6 +21,7 @@ from evcli.agents.offline.queries import (
     DISCOVERED_SERVICE_CAP,
     LOG_LIMIT,
     backoff_calls,
+    common_calls,
     discovery_calls,
     evidence_calls,
     firing_services,
@@ -35,7 +36,7 @@ from evcli.agents.offline.queries import (
 )
 from evcli.contracts import ANSWER_VERSION, NO_EVIDENCE_PATH, ToolInvocation
 from evcli.messages import Catalogue, catalogue
-from evcli.scope.cues import BROAD_CUES, asks_when, breakdown
+from evcli.scope.cues import BROAD_CUES, asks_common, asks_when, breakdown
 
 
 def execute(request: RoleRequest) -> EngineReply:
@@ -107,6 +108,8 @@ def _wanted_calls(
     for service in services:
         overview = results.get(overview_call(intent, service).key)
         calls += overview_gap_calls(intent, service, overview.output) if overview else []
+    if asks_common(question):
+        calls += common_calls(intent, services)
     if asks_when(question):
         calls += level_calls(intent, services)
         calls += _first_line_calls(intent, calls, results)
@@ -179,6 +182,7 @@ def _evidence_document(
     answers = claim_kinds.count_claims(intent, refs, words)
     by = breakdown(question)
     answers += claim_kinds.breakdown_claims(refs, words, by) if by else []
+    answers += claim_kinds.common_claims(intent, refs, words) if asks_common(question) else []
     if asks_when(question):
         answers += claim_kinds.timing_claims(refs, words, intent.level) + claim_kinds.first_line_claims(
             intent, refs, words

@@ -419,6 +419,19 @@ def level_calls(intent: Ask, services: list[str]) -> list[Call]:
     ]
 
 
+def common_calls(intent: Ask, services: list[str]) -> list[Call]:
+    """A most-common question's reading of each service's lines at the asked level (every line when
+    none was asked), whose `$.patterns` count the templates; the overview serves it when it reads
+    that level."""
+    if intent.level and _overview_level(intent) == intent.level:
+        return []
+    level = {"level": intent.level} if intent.level else {}
+    return [
+        Call("query_logs", {"service": service} | level | _window(intent) | {"limit": LOG_LIMIT})
+        for service in services
+    ]
+
+
 def overview_call(intent: Ask, service: str) -> Call:
     """A broad task's reading of one service's logs: its warnings and errors in the asked range."""
     arguments = {"service": service, "level": _overview_level(intent)} | _window(intent) | {"limit": LOG_LIMIT}
