@@ -70,10 +70,11 @@ def vocabulary(backend: Any, scope: QuestionScope, environment: EnvironmentOverv
     """In which services' logs the question's phrases, tokens and words occur (DESIGN §6): what the
     offline engine searches and ranks services by."""
     from evcli.backends.vocabulary import term_hits
-    from evcli.scope.terms import singular
+    from evcli.scope.terms import stem
 
-    # a plural asked ("failed passwords") is looked up singular too: logs write "Failed password"
-    terms = [form for term in scope.terms for form in (term, singular(term)) if form]
+    # a plural or inflected word asked ("failed passwords", "failing") is looked up by its stem too: logs
+    # write "Failed password", "failed"
+    terms = [form for term in scope.terms for form in (term, stem(term)) if form]
     words = [*scope.phrases, *scope.tokens, *terms, *scope.hosts]
     found = term_hits(backend, words, environment.services) if words else {}
     # well-known software asked about ("postgres") stays a term and an unknown service: its name in a few

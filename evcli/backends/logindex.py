@@ -56,10 +56,10 @@ from evcli.backends.files import DeadlineExceeded, check_deadline, contained, op
 from evcli.backends.logformats import LineKind, LineReader, ParseContext
 from evcli.tools.redaction import ENV_EXTRA_PATTERNS, Redactor
 
-SCHEMA = 7  # part of every index file's name: a new schema builds new files
+SCHEMA = 8  # part of every index file's name: a new schema builds new files
 INDEX_DIR = "logindex"
 _PROGRESS_OPS = 20_000  # SQLite VM steps between deadline checks
-_INSTANCE_KEYS = ("instance", "pod", "host", "thread")
+_INSTANCE_KEYS = ("instance", "pod", "host", "node", "thread")
 _LEADING_INSTANCE = re.compile(r"\[([^\]\s]+)\]\s*")
 _INSTANCE_FIELD = re.compile(r"\binstance=\"?([^\s\",]+)")
 # Variable parts of a message: quoted values, UUIDs, IPv4 addresses (with port), paths holding

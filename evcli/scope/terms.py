@@ -99,6 +99,27 @@ _PLURAL = re.compile(r"[A-Za-z]{3,}s")
 _COUNTING_NOUNS = frozenset(["attempts", "tries", "occurrences", "instances", "cases", "hits", "counts"])
 
 
+_INFLECTION = re.compile(r"(?i)([a-z]{4,}?)(?:ally|ly|ing|ed)")
+
+
+def stem(word: str) -> str | None:
+    """The word a log writes inside its other forms, for a word asked in one of them ("failing" → "fail",
+    which "failed" and "failure" hold too; "abnormally" → "abnormal"; "killed" → "kill", in "Killing";
+    "failures" → "failure"), None when the word has no such form or it would be shorter than 4 letters."""
+    one = singular(word)
+    if one:
+        return one
+    found = _INFLECTION.fullmatch(word)
+    if found is None:
+        return None
+    base = found.group(1)
+    if word.lower().endswith("ally") and not base.lower().endswith("ic"):
+        base = word[: -len("ly")]  # "abnormally" → "abnormal", "automatically" → "automatic"
+    if len(base) >= 5 and base[-1] == base[-2] and base[-1].lower() not in "lsz":
+        base = base[:-1]  # "stopped" → "stop", "dropped" → "drop"; "killed" stays "kill"
+    return base if len(base) >= 4 else None
+
+
 def singular(word: str) -> str | None:
     """The singular of an English plural a log would write singular ("passwords" → "password",
     "queries" → "query", "addresses" → "address"), None for a word that is no such plural or that

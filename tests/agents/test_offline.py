@@ -360,13 +360,13 @@ def log_claims_of(run: Run) -> list[dict]:
 
 
 def test_lines_without_a_level_become_findings_that_name_no_level(tmp_path):
-    """Syslog lines carry no level (issue 9): the disk-full line is still a symptom, phrased without one."""
-    run = full_run("node-worker-01 磁盘为什么快满了？", tmp_path)
+    """sshd's syslog lines carry no level (issue 9): a failed password is still a symptom, phrased without one."""
+    run = full_run("sshd 为什么有这么多 Failed password？", tmp_path, _sshd_snapshot(tmp_path / "env"))
     assert run.gate_result.severity == "none", run.gate_result.errors
-    symptoms = [claim["claim_text"] for claim in log_claims_of(run) if claim["claim_type"] == "symptom"]
-    no_space = [text for text in symptoms if "No space left" in text]
-    assert no_space and no_space[0].startswith("node-worker-01 在 2026-07-08T23:00:02.000+00:00 记录了日志：ERROR")
-    assert not any("记录了 ERROR 日志" in text or "记录了 None" in text for text in symptoms)
+    claims = [claim["claim_text"] for claim in log_claims_of(run)]
+    failed = [text for text in claims if "Failed password" in text]
+    assert failed and failed[0].startswith("sshd 在 2026-12-10T07:50:03.000+08:00 记录了日志：Failed password"), claims
+    assert not any("记录了 ERROR 日志" in text or "记录了 None" in text for text in claims)
     assert verdict_of(run)["verdict"] == "PASS"
 
 
@@ -1351,3 +1351,84 @@ def test_a_range_after_the_clock_is_searched_as_asked_and_said_to_be_empty(tmp_p
     ranges = {i.retrieval_details.range for i in run.invocations if i.retrieval_details}
     assert ranges == {"2099-01-01T00:00:00+01:00..2099-01-01T00:00:00+01:00"}, ranges
     assert any("starts at or after the environment's clock" in note for note in run.executor_output["missing_info"])
+
+
+def _linux_snapshot(root: Path) -> Path:
+    """A Loghub-style Linux syslog (pam_unix, no level) and a journal with a crash loop, America/New_York:
+    'authentication failure' (singular, as pam writes it) 6 times, one 'more authentication failures' line,
+    the worker 'Stopped' twice, and a Python traceback under one of its errors."""
+    linux = [
+        f"Jun  4 14:{minute:02d}:01 combo sshd(pam_unix)[{19900 + minute}]: authentication failure; logname= uid=0 "
+        f"euid=0 tty=NODEVssh ruser= rhost=218.188.2.4  user=root"
+        for minute in range(6, 12)
+    ]
+    linux += [
+        "Jun  4 14:12:30 combo sshd(pam_unix)[19950]: 2 more authentication failures; logname= uid=0 rhost=218.188.2.4",
+        "Jun  4 14:20:00 combo su(pam_unix)[20001]: session opened for user news by (uid=0)",
+        "Jun  4 14:21:00 combo logrotate: ALERT exited with abnormal code [1]",
+    ]
+    journal = [
+        "Jun 04 14:40:05 app-02 payments-worker[4411]: ERROR payment batch failed: psycopg2.OperationalError: "
+        "could not connect to server",
+        "Jun 04 14:40:05 app-02 payments-worker[4411]: Traceback (most recent call last):",
+        'Jun 04 14:40:05 app-02 payments-worker[4411]:   File "/srv/worker.py", line 88, in run',
+        "Jun 04 14:40:05 app-02 payments-worker[4411]: psycopg2.OperationalError: could not connect to server",
+        "Jun 04 14:40:06 app-02 systemd[1]: Stopped Payments Worker.",
+        "Jun 04 14:40:25 app-02 systemd[1]: Started Payments Worker.",
+        "Jun 04 14:41:05 app-02 systemd[1]: Stopped Payments Worker.",
+        "Jun 04 14:41:25 app-02 systemd[1]: Started Payments Worker.",
+    ]
+    (root / "logs").mkdir(parents=True)
+    (root / "logs" / "linux.log").write_text("\n".join(linux) + "\n")
+    (root / "logs" / "journal.log").write_text("\n".join(journal) + "\n")
+    (root / "env.toml").write_text(
+        'timezone = "America/New_York"\nnow = "2026-06-04T19:45:00Z"\n[services.linux]\naliases = ["combo"]\n'
+    )
+    return root
+
+
+def test_a_plural_asked_is_counted_by_the_singular_the_log_writes(tmp_path):
+    """ "authentication failures": pam writes "authentication failure"; the singular is searched (it matches the
+    plural line too) and counted: 7 = grep -c 'authentication failure'."""
+    run = full_run(
+        "how many authentication failures on combo between 14:05 and 14:20?",
+        tmp_path,
+        _linux_snapshot(tmp_path / "env"),
+    )
+    first = run.executor_output["claims"][0]
+    assert "7 matching lines" in first["claim_text"] and first["evidence_bindings"][0]["raw_path"] == "$.stats"
+    assert verdict_of(run)["verdict"] == "PASS"
+
+
+@pytest.mark.parametrize(
+    "question", ["how many times was payments-worker stopped on app-02?", "how many abnormal exits of su on combo?"]
+)
+def test_a_count_whose_words_no_line_holds_together_is_no_count_of_fewer_words(tmp_path, question):
+    """No line holds the words asked together: the answer is that none does, never the count of a search with
+    fewer of them ("payments-worker" alone) or of the overview beside it (every line without a level)."""
+    run = full_run(question, tmp_path, _linux_snapshot(tmp_path / "env"))
+    claims = run.executor_output["claims"]
+    assert not any(claim["claim_text"].startswith("Counted") for claim in claims), claims
+    assert any(claim["claim_type"] == "negative_observation" for claim in claims)
+
+
+def test_an_inflected_word_the_logs_do_not_write_is_searched_by_its_stem(tmp_path):
+    """ "exit abnormally": the log writes "exited with abnormal code"; "abnormal" is searched, not nothing."""
+    run = full_run(
+        "how many times did logrotate exit abnormally on combo?", tmp_path, _linux_snapshot(tmp_path / "env")
+    )
+    keywords = [i.input_params.get("query") for i in run.invocations if i.tool_name == "query_logs"]
+    assert any("abnormal" in (query or "").split() for query in keywords), keywords
+    assert "1 matching line" in run.executor_output["claims"][0]["claim_text"]
+
+
+def test_the_most_common_errors_are_the_patterns_by_count_not_traceback_lines(tmp_path):
+    """The error and its traceback repeat as often: the answer is the error's pattern (a record's first
+    line) with its count, and no traceback frame or exception line restating it is a finding."""
+    run = full_run("what are the most common errors on app-02?", tmp_path, _linux_snapshot(tmp_path / "env"))
+    claims = run.executor_output["claims"]
+    first = claims[0]
+    assert first["evidence_bindings"][0]["raw_path"].startswith("$.patterns[")
+    assert "payment batch failed" in first["claim_text"] and "count 1" in first["claim_text"]
+    assert not any("File " in claim["claim_text"] or "Traceback" in claim["claim_text"] for claim in claims)
+    assert run.gate_result.status == "pass", run.gate_result.errors

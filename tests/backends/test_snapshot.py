@@ -258,7 +258,7 @@ def test_log_formats_timestamps_levels_and_instances(tmp_path):
         ("2026-07-08T22:52:00.125+00:00", "ERROR", "app-2", "comma fraction"),
         ("2026-07-08T22:53:00.000+00:00", "ERROR", "", "slash format"),
         ("2026-07-08T22:54:00.000+00:00", "WARN", "app-3", "level=warn bracketed msg instance=app-3"),
-        ("2026-07-08T22:55:00.000+00:00", None, "host-1", "CRITICAL syslog line"),
+        ("2026-07-08T22:55:00.000+00:00", "FATAL", "host-1", "CRITICAL syslog line"),  # its own level, first
         ("2026-07-08T22:56:00.000+00:00", "ERROR", "app-1", "request failed: java.lang.IllegalStateException"),
         ("2026-07-08T22:56:00.000+00:00", "ERROR", "app-1", "java.lang.IllegalStateException: pool closed"),
         (

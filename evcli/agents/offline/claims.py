@@ -399,12 +399,46 @@ def log_claims(
 COUNT_CLAIM_CAP = 2
 
 
-def _asked_stats(refs: list[Ref]) -> list[Ref]:
-    """`$.stats` of the searches for what was asked (the keyword searches when there are any, else the
-    level searches), not of the overview beside them."""
+def _asked_stats(refs: list[Ref], names: frozenset[str] | None = None) -> list[Ref]:
+    """`$.stats` of the searches for what was asked: the keyword searches when words were searched (none
+    when all of them found nothing: the overview's lines are not what was asked), else the level
+    searches. What is counted (`names`: the names the question asked) is not a back-off search left
+    with fewer than BACKOFF_COUNTED_WORDS other words of one that found nothing."""
     stats = [ref for ref in refs if ref.ref.raw_path == "$.stats" and ref.item_stats]
-    precise = [ref for ref in stats if ref.invocation.retrieval_details and ref.invocation.retrieval_details.keywords]
-    return precise or stats
+    searched = {ref.invocation.invocation_id: ref.invocation for ref in refs if _words_of(ref.invocation)}
+    if not searched:
+        return stats
+    return [
+        ref
+        for ref in stats
+        if _words_of(ref.invocation)
+        and not (
+            names is not None
+            and len(_words_of(ref.invocation) - names) < BACKOFF_COUNTED_WORDS
+            and any(_narrows(other, ref.invocation) for other in searched.values() if other is not ref.invocation)
+        )
+    ]
+
+
+# a back-off search (fewer of the words of one that found nothing) counts what was asked when it kept at
+# least this many of the question's words besides names: "contact RM" for "fail to contact the RM", not "su"
+# for "abnormal exits of su", nor "app-02 payments-worker" for "payments-worker stopped on app-02"
+BACKOFF_COUNTED_WORDS = 2
+
+
+def _words_of(invocation: ToolInvocation) -> frozenset[str]:
+    details = invocation.retrieval_details
+    if invocation.tool_name != "query_logs" or details is None:
+        return frozenset()
+    return frozenset(word.lower() for word in details.keywords or [])
+
+
+def _narrows(wider: ToolInvocation, narrower: ToolInvocation) -> bool:
+    """Whether `wider` searched every word of `narrower` and more, in the same service, range and level."""
+    if not _words_of(narrower) < _words_of(wider):
+        return False
+    same = ("service", "since", "until", "window", "level")
+    return all(wider.input_params.get(key) == narrower.input_params.get(key) for key in same)
 
 
 def count_claims(intent: Ask, refs: list[Ref], words: Catalogue) -> list[Claim]:
@@ -413,7 +447,9 @@ def count_claims(intent: Ask, refs: list[Ref], words: Catalogue) -> list[Claim]:
     if not intent.wants_count:
         return []
     claims = []
-    for ref in _asked_stats(refs)[:COUNT_CLAIM_CAP]:
+    asked = (*intent.services, *intent.unknown_services, *intent.mentioned, *intent.hosts)
+    names = frozenset(name.lower() for name in asked)
+    for ref in _asked_stats(refs, names)[:COUNT_CLAIM_CAP]:
         head, _, _ = ref.ref.text.partition("; ")
         filters = ref.ref.text[ref.ref.text.rfind("; filters: ") + 2 :]
         details = ref.invocation.retrieval_details

@@ -205,13 +205,14 @@ def _evidence_document(
             missing.append(words("missing.no_runbook" if intent.serves_knowledge else "missing.no_runbooks_held"))
         if hypotheses:
             missing.append(words("missing.hypotheses_unconfirmed"))
-    # a runbook lookup that found nothing is missing guidance, not an observation of the environment
+    # a runbook lookup that found nothing is missing guidance, not an observation of the environment; a
+    # count of words no line holds together is that none does, whatever fewer of them found
     no_evidence = [
         ref
         for ref in refs
         if ref.ref.raw_path == NO_EVIDENCE_PATH
         and ref.invocation.tool_name != "lookup_knowledge"
-        and not _found_by_fewer_words(ref.invocation, invocations)
+        and (intent.wants_count or not _found_by_fewer_words(ref.invocation, invocations))
     ]
     # a service or host the environment does not know is answered first: it is what the question named
     unknown = [ref for ref in no_evidence if getattr(ref.invocation.retrieval_details, "unknown_service", False)]

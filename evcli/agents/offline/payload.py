@@ -16,7 +16,7 @@ from evcli.backends.base import LEVELS
 from evcli.canonical import canonical_json
 from evcli.contracts import QuestionScope
 from evcli.errors import BadInput
-from evcli.scope.terms import singular
+from evcli.scope.terms import singular, stem
 from evcli.timerange import parse_range_text
 from evcli.tools.params import validate_params
 
@@ -43,6 +43,8 @@ class Ask:
     exact: tuple[str, ...] = ()
     unknown_services: tuple[str, ...] = ()
     mentioned: tuple[str, ...] = ()  # names asked as services that are none here but that the logs write
+    hosts: tuple[str, ...] = ()  # hosts the question names
+    stems: tuple[str, ...] = ()  # terms searched as the stem of a word asked ("fail" for "failing"), not words asked
     alert_state: str | None = None
     since: str | None = None
     until: str | None = None
@@ -126,8 +128,9 @@ def _from_scope(scope: QuestionScope, base: dict[str, Any], payload: dict[str, A
             [*(n for n in scope.unknown_services if n not in mentioned), *(h for h in hosts if h not in vocabulary)]
         )
     )
-    # content words the logs have, strongest first (a plural the logs write singular, singular)
-    held = [term if term in vocabulary else singular(term) or term for term in scope.terms]
+    # content words the logs have, strongest first; a plural or inflected word is searched by its stem when
+    # the logs write that ("authentication failures": "failure" also matches the lines writing the plural)
+    held = [_searched_form(term, vocabulary) for term in scope.terms]
     found = list(dict.fromkeys(term for term in held if term in vocabulary))
     others = [term for term in scope.terms if term not in vocabulary and term not in found]  # metrics, runbooks
     since = until = None
@@ -142,6 +145,10 @@ def _from_scope(scope: QuestionScope, base: dict[str, Any], payload: dict[str, A
         exact=exact,
         unknown_services=unknown,
         mentioned=mentioned,
+        hosts=tuple(scope.hosts),
+        stems=tuple(
+            base for term, base in zip(scope.terms, held, strict=True) if base != term and base != singular(term)
+        ),
         alert_state=scope.alert_state,
         since=since,
         until=until,
@@ -178,3 +185,11 @@ def call_key(name: str, arguments: dict[str, Any]) -> str:
     except BadInput:
         pass
     return name + canonical_json(arguments)
+
+
+def _searched_form(term: str, vocabulary: dict[str, dict[str, int]]) -> str:
+    """A question's word as searched: a plural's singular when the logs hold that (a keyword matches inside
+    words: "failure" finds "failures" too); a word the logs do not hold, its stem when they hold that ("kill"
+    finds "Killing", "abnormal" "exited with abnormal code"); else the word as asked."""
+    base = singular(term) or (None if term in vocabulary else stem(term))
+    return base if base and base in vocabulary else term

@@ -536,8 +536,11 @@ _QUESTION_STOPWORDS = frozenset(
 def _knowledge_query(intent: Ask, question: str, alertname: str | None) -> str:
     """Alert name, intent terms, then the question's own content words; at most 300 characters."""
     words = [alertname] if alertname else []
-    words += list(intent.alertnames) + list(intent.terms)
-    words += [word for word in _QUESTION_WORD.findall(question) if word.lower() not in _QUESTION_STOPWORDS]
+    asked = [word for word in _QUESTION_WORD.findall(question) if word.lower() not in _QUESTION_STOPWORDS]
+    # a word searched by its stem in the logs ("fail" for "failing") is looked up as asked: a stem matches
+    # runbooks about anything that fails
+    words += list(intent.alertnames) + [term for term in intent.terms if term not in intent.stems]
+    words += asked
     words.append(catalogue(intent.language)("knowledge.checks_word"))  # lifts the checking steps of a runbook
     unique = list(dict.fromkeys(word for word in words if word))
     query = ""

@@ -108,7 +108,7 @@ def _observed_words(intent: Ask, claims: list[Claim]) -> set[str]:
     """Words of the question's alerts and terms and of the claims made: what makes a runbook sentence relevant here."""
     texts = [
         *intent.alertnames,
-        *intent.terms,
+        *(term for term in intent.terms if term not in intent.stems),
         *(claim["claim_text"] for claim in claims),
     ]
     words = {word for text in texts for word in _WORD.findall(" ".join(humps(text)).lower() + " " + text.lower())}
@@ -135,7 +135,7 @@ def doc_ranks(intent: Ask, blocks: list[Ref], alertnames: list[str]) -> dict[str
 
     The lookup's service hint lifts every runbook of the service; the title tells which one is
     about *this* alert (HighCPUUsage → "High CPU usage on a JVM service")."""
-    names = [*intent.alertnames, *alertnames, *intent.terms]
+    names = [*intent.alertnames, *alertnames, *(term for term in intent.terms if term not in intent.stems)]
     focus = {word for name in names for word in metric_words(name)}
     docs = list(dict.fromkeys(str(ref.item.get("doc")) for ref in blocks))
     titles = {str(ref.item.get("doc")): _TITLE_WORD.findall(str(ref.item.get("title") or "").lower()) for ref in blocks}

@@ -3,7 +3,8 @@
 
 The line has no year and no zone: the year is the latest one that puts the line no later
 than the clock (`ParseContext.with_year`, with YEAR_SKEW); the time stays naive. The level
-comes from PRI when present, else from a leading `error:`/`warning:` word of the message.
+comes from PRI when present, else from a leading `error:`/`warning:` word of the message, a
+leading level in capitals (`FATAL could not connect`, `[ERROR]`) or a `level=` field.
 """
 
 from __future__ import annotations
@@ -27,6 +28,12 @@ _LINE = re.compile(
     r"(?:(?P<program>[^\s:\[\]]+)(?:\[(?P<pid>\d+)\])?: )?(?P<message>.*)"
 )
 _MESSAGE_LEVEL = re.compile(r"(error|warning|fatal|critical|notice|debug|info)(?::| -) ", re.IGNORECASE)
+# a program writing its own level in capitals first (`payments-worker[4411]: FATAL could not connect`,
+# `[ERROR] …`, `<WARN> …`), or a logfmt `level=error` field
+_UPPER_LEVEL = re.compile(
+    r"[\[<]?(ERROR|ERR|WARN(?:ING)?|FATAL|CRIT(?:ICAL)?|EMERG|ALERT|NOTICE|INFO|DEBUG|TRACE)[\]>]?:?\s"
+)
+_LEVEL_FIELD = re.compile(r"(?:^|\s)(?:level|lvl|severity)=\"?([A-Za-z]+)")
 
 
 class Rfc3164(LogFormat):
@@ -59,9 +66,13 @@ class Rfc3164(LogFormat):
 
 
 def message_level(message: str) -> str | None:
-    """The level a syslog message states in its first word (`error: ...`, `warning - ...`), else None."""
-    worded = _MESSAGE_LEVEL.match(message)
-    return level_of(worded.group(1)) if worded else None
+    """The level a syslog message states: its first word (`error: ...`, `warning - ...`, `FATAL could not
+    connect`, `[ERROR] ...`) or a `level=` field, else None."""
+    worded = _MESSAGE_LEVEL.match(message) or _UPPER_LEVEL.match(message)
+    if worded:
+        return level_of(worded.group(1))
+    field = _LEVEL_FIELD.search(message) if "=" in message else None
+    return level_of(field.group(1)) if field else None
 
 
 def _syslog_time(match: re.Match[str], context: ParseContext) -> datetime | None:
