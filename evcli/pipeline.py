@@ -236,7 +236,13 @@ class Pipeline:
             raise BadInput(
                 f"session {session_id} has no executor output to gate", hint=f"run `evcli execute {session_id}` first"
             )
-        result = gate(execute.output, document.invocations, self.rules, scope=document.run.config.scope)
+        result = gate(
+            execute.output,
+            document.invocations,
+            self.rules,
+            scope=document.run.config.scope,
+            services=tuple(document.run.config.environment.services),
+        )
         self.store.append_gate_result(session_id, result, round=execute.round)
         self.progress(
             f"gate {result.status}/{result.severity}"

@@ -19,6 +19,7 @@ from pathlib import Path
 from evcli.contracts import (
     ROLES,
     AgentStep,
+    EnvironmentOverview,
     IntentConfig,
     RetrievalDetails,
     RunRecord,
@@ -83,11 +84,16 @@ def _executor_output(claims, hypotheses=(), actions=(), missing=()):
     }
 
 
+# The packaged demo environment's services (evcli/demo/logs, metrics), as the pipeline's overview lists them
+DEMO_SERVICES = ["inventory-service", "node-worker-01", "order-service", "payment-service", "user-service"]
+
+
 def _config(task_scope, language, services, alertnames=(), terms=()):
     """The config the pipeline writes, for a session run offline on the packaged demo environment."""
     return SessionConfig(
         models={role: "offline" for role in ROLES},
         env={},
+        environment=EnvironmentOverview(services=DEMO_SERVICES),
         task_scope=task_scope,
         language=language,
         intent=IntentConfig(services=list(services), alertnames=list(alertnames), terms=list(terms)),

@@ -17,6 +17,7 @@ from evcli.evals.mutations import MUTATIONS
 from evcli.gatekeeper.engine import gate
 from evcli.gatekeeper.provenance import session_record
 from evcli.gatekeeper.rules import RuleSet
+from evcli.gatekeeper.service import session_services
 from evcli.resources import data_path
 
 
@@ -72,7 +73,8 @@ def run_suite(bases: list[SessionDocument], rules: RuleSet) -> dict[str, Any]:
         base = execute.output if execute is not None else None
         record = session_record(document, execute) if execute is not None else None
         scope = document.run.config.scope
-        if base is None or gate(base, document.invocations, rules, record, scope).severity != "none":
+        services = session_services(document)
+        if base is None or gate(base, document.invocations, rules, record, scope, services).severity != "none":
             skipped.append(document.run.session_id)  # a base must pass before mutations mean anything
             continue
         used.append(document.run.session_id)
@@ -83,7 +85,7 @@ def run_suite(bases: list[SessionDocument], rules: RuleSet) -> dict[str, Any]:
             report = reports[mutation.name]
             for case in mutation.mutate(document, base):
                 invocations = document.invocations if case.invocations is None else case.invocations
-                result = gate(case.output, invocations, rules, record, case.scope or scope)
+                result = gate(case.output, invocations, rules, record, case.scope or scope, services)
                 report.cases += 1
                 report.observed_severity[result.severity] += 1
                 report.rules_fired.update(result.failed_rules)

@@ -8,6 +8,7 @@ that from the rule set.
 from __future__ import annotations
 
 import re
+import unicodedata
 from functools import lru_cache
 from typing import Any
 
@@ -153,19 +154,47 @@ def session_entity_finder(invocations: dict[int, ToolInvocation]):
     return occurs
 
 
-def facts_in_excerpts(claim: Claim, cited: list[ToolInvocation], is_session_entity) -> str | None:
-    """The claim's numbers, identifiers and negation all occur in its bound excerpts
-    (a service one of the cited invocations searched counts as stated)."""
+def facts_in_excerpts(
+    claim: Claim, cited: list[ToolInvocation], is_session_entity, services: tuple[str, ...] = ()
+) -> str | None:
+    """The claim's numbers, identifiers, the environment's services it names and its negation all occur
+    in its bound excerpts (a service one of the cited invocations searched counts as stated)."""
     excerpts = [binding.evidence_excerpt or "" for binding in claim.evidence_bindings]
     missing = missing_facts(
         claim.claim_text or "",
         excerpts,
         scope_services=_scope_services(cited),
         is_session_entity=is_session_entity,
+        services=services,
     )
     if not missing:
         return None
     return f"claim states what its excerpts do not carry: {', '.join(missing[:5])}"
+
+
+_SCRIPTS = ("LATIN", "CYRILLIC", "GREEK")
+
+
+def plain_text(claim: Claim) -> str | None:
+    """What a reader sees is what the checks read: no invisible or format character (zero-width, bidi
+    control), no control character and no word mixing Latin with Cyrillic or Greek letters ("nо" with a
+    Cyrillic о reads "no" and checks as no negation), unless the claim's excerpts quote it."""
+    text = claim.claim_text or ""
+    if text.isascii() and text.isprintable():
+        return None
+    quoted = "".join(binding.evidence_excerpt or "" for binding in claim.evidence_bindings)
+    for ch in dict.fromkeys(text):
+        if ch not in "\n\t" and unicodedata.category(ch) in ("Cf", "Cc", "Co", "Cs") and ch not in quoted:
+            return f"the claim holds an invisible or control character U+{ord(ch):04X}"
+    for word in re.findall(r"\w+", text):
+        scripts = {script for ch in word if ch.isalpha() for script in _SCRIPTS if _script(ch) == script}
+        if len(scripts) > 1 and word not in quoted:
+            return f"the claim's word {word!r} mixes {' and '.join(sorted(scripts)).lower()} letters"
+    return None
+
+
+def _script(ch: str) -> str:
+    return unicodedata.name(ch, "").split(" ", 1)[0]
 
 
 def backfill_candidates(

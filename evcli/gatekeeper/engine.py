@@ -99,12 +99,14 @@ def gate(
     rules: RuleSet,
     record: SessionRecord | None = None,
     scope: QuestionScope | None = None,
+    services: tuple[str, ...] = (),
 ) -> GateResult:
     """`record` (what the session document says about its run) enables the accounting
     rule, and the provenance rule when it carries re-derived sources; `scope` (the session's
-    question scope) enables the scope rules."""
+    question scope) enables the scope rules; `services` (the environment's) are facts a claim
+    naming one must carry."""
     with _gc_paused():
-        return _gate(executor_output, invocations, rules, record, scope)
+        return _gate(executor_output, invocations, rules, record, scope, services)
 
 
 class _Trust:
@@ -147,6 +149,7 @@ def _gate(
     rules: RuleSet,
     record: SessionRecord | None,
     scope: QuestionScope | None,
+    services: tuple[str, ...] = (),
 ) -> GateResult:
     findings = _Findings(rules)
     trust = _Trust(invocations, record, findings)
@@ -161,6 +164,7 @@ def _gate(
     is_session_entity = checks.session_entity_finder(by_id)
     for claim in claims:
         findings.run("claim.bindings_present", checks.bindings_present(claim), claim_id=claim.claim_id)
+        findings.run("claim.plain_text", checks.plain_text(claim), claim_id=claim.claim_id)
         seen_items: set[tuple[int, str]] = set()
         claim_bindings = [
             _check_binding(claim, index, binding, by_id, seen_items, findings, trust)
@@ -170,7 +174,7 @@ def _gate(
         # Only a claim whose citations all hold is read for its facts; otherwise it has failed already.
         if claim_bindings and all(b.status == "pass" for b in claim_bindings):
             cited = [by_id[b.source_invocation_id] for b in claim_bindings if b.source_invocation_id in by_id]
-            message = checks.facts_in_excerpts(claim, cited, is_session_entity)
+            message = checks.facts_in_excerpts(claim, cited, is_session_entity, services)
             findings.run("claim.facts_in_excerpts", message, claim_id=claim.claim_id)
     if scope is not None:
         _check_scope(scope, claims, invocations, findings)
@@ -357,10 +361,14 @@ def _check_source(invocation: ToolInvocation, ref, findings: _Findings, where, t
         return
     source = record.sources.get(invocation.invocation_id)
     if source is None or source.not_rechecked:
+        # evidence cited under --against that could not be re-derived there is not shown to be real: the
+        # document names where it came from, and a document can name anything (a live backend)
         if trust.first_time("provenance.source_matches", invocation.invocation_id):
             reason = source.not_rechecked if source else "not re-run"
-            findings.warn(
-                "provenance.source_matches", f"invocation {invocation.invocation_id} not re-checked: {reason}", **where
+            findings.run(
+                "provenance.source_matches",
+                f"invocation {invocation.invocation_id} cannot be re-checked against {record.against}: {reason}",
+                **where,
             )
         return
     findings.run(

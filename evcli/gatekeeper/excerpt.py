@@ -175,13 +175,22 @@ def _ascii_word(ch: str) -> bool:
     return ch.isascii() and (ch.isalpha() or ch == "'")
 
 
+_MARKUP = frozenset("_-*`~\"“”‘’()[]{}<>")
+
+
+def _between_words(ch: str) -> bool:
+    """Space, a hyphen or markup around a word (`**not**`, `_not_`, `(not)`, `"not"`): what may stand between
+    a negation and the words it negates within a clause (a comma or full stop ends the clause)."""
+    return ch.isspace() or ch in _MARKUP
+
+
 def _negation_before(text: str, start: int, floor: int) -> str:
     """A negation just before the span that the quote silently drops ("is not | available").
 
     Text before floor belongs to an earlier quoted part and is not looked at.
     """
     before = start
-    while before > floor and text[before - 1] in " _-":
+    while before > floor and _between_words(text[before - 1]):  # " ", "-", "**not**", "(not)"
         before -= 1
     # Two characters back as well: 没有, 不是, 无法, 未能 negate what follows.
     for ch in text[max(floor, before - 2) : before]:
@@ -197,7 +206,7 @@ def _negation_before(text: str, start: int, floor: int) -> str:
 def _negation_after(text: str, end: int) -> str:
     """A negation right after the span that the quote stops short of ("the pool does | not recover")."""
     after = end
-    while after < len(text) and text[after] == " ":
+    while after < len(text) and _between_words(text[after]):
         after += 1
     if after < len(text) and text[after] in CJK_NEGATIONS:
         return text[after]

@@ -19,6 +19,7 @@ from evcli.text import (
     TOKEN,
     comparable,
     critical_tokens,
+    is_negation,
     mixed_case_words,
     negated,
     normalize,
@@ -55,8 +56,10 @@ def missing_facts(
     *,
     scope_services: Iterable[str] = (),
     is_session_entity: Callable[[str], bool] = lambda _: True,
+    services: Iterable[str] = (),
 ) -> list[str]:
-    """The claim's numbers, identifiers and negation that its excerpts do not carry, in claim order."""
+    """The claim's numbers, identifiers and negation that its excerpts do not carry, in claim order;
+    `services`: the environment's service names, each a fact wherever a claim names it."""
     claim = comparable(claim_text)
     evidence = comparable("\n".join(excerpts))
     evidence_numbers = {_number(match) for match in _DIGITS.findall(evidence)}
@@ -74,9 +77,39 @@ def missing_facts(
         if "-" in token and not any(c in token for c in "_.:/") and not is_session_entity(token):
             continue  # a hyphenated word the session's evidence never uses is prose ("read-only")
         missing.append(f"identifier {token}")
+    for name in dict.fromkeys(normalize(service) for service in services if service):
+        if name in accepted or name in evidence_tokens or f"identifier {name}" in missing:
+            continue
+        if re.search(rf"(?<![a-z0-9_.-]){re.escape(name)}(?![a-z0-9_]|-[a-z0-9])", claim):
+            missing.append(f"service {name}")  # "payment-service has …" bound to order-service's alert
     if negated(claim) and not negated(evidence):
         missing.append("negation")
+    dropped = _negation_dropped(claim, evidence)
+    if dropped:
+        missing.append(f"negation before '{dropped}'")
     return missing
+
+
+_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+
+
+def _negation_dropped(claim: str, evidence: str) -> str:
+    """A word pair of the claim that the evidence writes only with a negation between them ("is available"
+    for "is not available"): the claim quotes the evidence with its negation taken out."""
+    words = _WORD.findall(evidence)
+    if not any(is_negation(word) for word in words):
+        return ""
+    written = {f"{a} {b}" for a, b in zip(words, words[1:], strict=False)}
+    closed: set[str] = set()
+    for index, word in enumerate(words[1:-1], start=1):
+        if is_negation(word) and not is_negation(words[index - 1]):
+            closed.add(f"{words[index - 1]} {words[index + 1]}")
+    said = _WORD.findall(claim)
+    for a, b in zip(said, said[1:], strict=False):
+        pair = f"{a} {b}"
+        if pair in closed and pair not in written:
+            return b
+    return ""
 
 
 def _identifier(token: str) -> bool:

@@ -192,10 +192,12 @@ def rederive(document: SessionDocument, env_dir: Path) -> dict[int, Rederived]:
 
     # The guards (call cap, repeats) judged the original run; here they would only hide a copied invocation.
     environment = build_environment(env_dir, settings=ToolSettings(max_calls_per_tool=len(document.invocations) + 1))
-    live = [kind.name for kind in live_backends() if document.run.config.env.get(kind.name)]
+    named = [kind for kind in live_backends() if document.run.config.env.get(kind.name)]
     results: dict[int, Rederived] = {}
     for position, invocation in enumerate(document.invocations):
-        # Runbook files are in DIR; a backend's evidence is not when the session named a live one.
+        # Runbook files are in DIR; a backend's evidence is not when the session named a live backend that
+        # serves it (a document naming Loki does not make its metrics or snapshot log lines live).
+        live = [kind.name for kind in named if _served_by(invocation, kind.capabilities)]
         if live and invocation.tool_name in registry.names("backend"):
             results[invocation.invocation_id] = Rederived(not_rechecked=f"served by a live backend ({', '.join(live)})")
             continue
@@ -219,6 +221,19 @@ def rederive(document: SessionDocument, env_dir: Path) -> dict[int, Rederived]:
             refs=tuple(details.evidence_refs or []) if details else (),
         )
     return results
+
+
+_TOOL_CAPABILITIES = {"query_logs": ("logs",), "query_metrics": ("metrics", "alerts")}
+
+
+def _served_by(invocation: ToolInvocation, capabilities: tuple[str, ...]) -> bool:
+    """Whether a live backend with these capabilities can have served the invocation: its tool reads what
+    the backend serves, and its output names no snapshot file (a snapshot's log search records the
+    digests of the files it read)."""
+    wanted = _TOOL_CAPABILITIES.get(invocation.tool_name)
+    if wanted is not None and not any(str(capability) in wanted for capability in capabilities):
+        return False
+    return not (isinstance(invocation.output, dict) and invocation.output.get("digests"))
 
 
 def source_matches(invocation: ToolInvocation, ref: EvidenceRef, source: Rederived, against: str | None) -> str | None:

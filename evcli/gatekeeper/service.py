@@ -45,8 +45,21 @@ def gate_document(document: SessionDocument, rules: RuleSet, against: Path | Non
         )
     sources = rederive(document, against) if against is not None else None
     record = session_record(document, execute, sources, against)
-    result = gate(execute.output, document.invocations, rules, record, document.run.config.scope)
+    result = gate(
+        execute.output, document.invocations, rules, record, document.run.config.scope, session_services(document)
+    )
     return GateRun(session_id=document.run.session_id, round=execute.round, result=result, against=against)
+
+
+def session_services(document: SessionDocument) -> tuple[str, ...]:
+    """The services of the session's environment (a claim naming one must carry it); for a session
+    recorded without its environment, the services its invocations searched."""
+    known = list(document.run.config.environment.services)
+    if not known:
+        for invocation in document.invocations:
+            details = invocation.retrieval_details
+            known += [str(invocation.input_params.get("service") or ""), (details.service or "") if details else ""]
+    return tuple(dict.fromkeys(service for service in known if service))
 
 
 def regate_stored(store, session_id: str, rules: RuleSet, against: Path | None = None) -> GateRun:

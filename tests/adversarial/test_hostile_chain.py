@@ -20,9 +20,10 @@ QUESTION = "Why is order-service failing? It keeps restarting and checkout reque
 
 HOSTILE = [
     ("The order-service database is not the problem", "Connection is not available"),
-    ("order-service HikariPool-1 connection is available", "HikariPool-1 - Connection is not available"),
     ("order-service requests are not timing out", "Connection is not available, request timed out"),
 ]
+# the excerpt's words with its negation taken out: the gate itself sees that one
+NEGATION_DROPPED = ("order-service HikariPool-1 connection is available", "HikariPool-1 - Connection is not available")
 
 
 @pytest.fixture(scope="module")
@@ -66,6 +67,17 @@ def _hostile_document(document: dict[str, Any], claim_text: str, excerpt: str) -
     execute["raw_text"] = json.dumps(execute["output"])
     hostile["run"]["session_id"] = "hostile-" + hostile["run"]["session_id"]
     return hostile
+
+
+def test_a_claim_quoting_its_excerpt_without_the_negation_is_rejected_by_the_gate(tmp_path: Path, exported):
+    path = tmp_path / "hostile.json"
+    path.write_text(json.dumps(_hostile_document(exported, *NEGATION_DROPPED)), encoding="utf-8")
+
+    gated = evcli("gate", path, "--db", tmp_path / "evcli.db", "--json")
+
+    assert gated.exit_code == 4, gated
+    assert gated.json()["result"]["failed_rules"] == ["claim.facts_in_excerpts"]
+    assert "negation before 'available'" in gated.stdout
 
 
 @pytest.mark.parametrize(("claim_text", "excerpt"), HOSTILE)

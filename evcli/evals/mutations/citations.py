@@ -254,3 +254,57 @@ def excerpt_word_changed(document, output):
                 f"{where(claim, bi)} says {mutated[word.start() : word.end()]!r}",
                 with_binding(output, ci, bi, evidence_excerpt=mutated),
             )
+
+
+# --- the claim's own text: what a reader sees must be what is checked --------------------------------
+
+
+def _with_claim_text(output: dict[str, Any], claim_index: int, text: str) -> dict[str, Any]:
+    mutated = copy.deepcopy(output)
+    mutated["claims"][claim_index]["claim_text"] = text
+    return mutated
+
+
+def claim_hidden_character(document, output):
+    """A zero-width space inside a word of the claim ("n\u200bot" reads "not" and checks as two words)."""
+    for ci, claim in enumerate(output.get("claims") or []):
+        text = claim.get("claim_text") or ""
+        word = re.search(r"[A-Za-z]{4,}", text)
+        if word:
+            cut = word.start() + 2
+            yield Case(
+                f"{claim.get('claim_id')}: U+200B in {word.group()!r}",
+                _with_claim_text(output, ci, text[:cut] + "\u200b" + text[cut:]),
+            )
+
+
+def claim_lookalike_letter(document, output):
+    """A Latin letter of the claim swapped for its Cyrillic look-alike (о for o, а for a, е for e)."""
+    lookalike = {"o": "\u043e", "a": "\u0430", "e": "\u0435"}
+    for ci, claim in enumerate(output.get("claims") or []):
+        text = claim.get("claim_text") or ""
+        word = re.search(r"[A-Za-z]*[oae][A-Za-z]*", text)
+        if word and len(word.group()) >= 3:
+            at = word.start() + next(i for i, ch in enumerate(word.group()) if ch in lookalike)
+            yield Case(
+                f"{claim.get('claim_id')}: look-alike in {word.group()!r}",
+                _with_claim_text(output, ci, text[:at] + lookalike[text[at]] + text[at + 1 :]),
+            )
+
+
+def claim_service_swapped(document, output):
+    """The claim names another service of the environment than the one its evidence is about."""
+    from evcli.gatekeeper.service import session_services
+
+    services = list(session_services(document))
+    for ci, claim in enumerate(output.get("claims") or []):
+        text = claim.get("claim_text") or ""
+        excerpts = " ".join(b.get("evidence_excerpt") or "" for b in claim.get("evidence_bindings") or [])
+        named = next((s for s in services if re.search(rf"(?<![\w-]){re.escape(s)}(?![\w-])", text)), None)
+        other = next(
+            (s for s in services if s != named and s.lower() not in excerpts.lower() and s.lower() not in text.lower()),
+            None,
+        )
+        if named and other:
+            swapped = re.sub(rf"(?<![\w-]){re.escape(named)}(?![\w-])", other, text)
+            yield Case(f"{claim.get('claim_id')}: {named} -> {other}", _with_claim_text(output, ci, swapped))
