@@ -175,7 +175,7 @@ def _ascii_word(ch: str) -> bool:
     return ch.isascii() and (ch.isalpha() or ch == "'")
 
 
-_MARKUP = frozenset("_-*`~\"“”‘’()[]{}<>")
+_MARKUP = frozenset('_-*`~"“”‘’()[]{}<>')
 
 
 def _between_words(ch: str) -> bool:
