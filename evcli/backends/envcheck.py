@@ -584,7 +584,7 @@ class _LogScan:
         size = os.fstat(handle.fileno()).st_size
         handle.seek(0)
         if size <= FULL_PASS_BYTES:
-            lines = Lines(io.TextIOWrapper(handle, encoding="utf-8", errors="replace", newline=""))
+            lines = Lines(io.TextIOWrapper(handle, encoding="utf-8", errors="replace", newline="\n"))
             scan.tally(enumerate(lines, 1))
             scan.lines, scan.cut = scan.read, lines.cut
             return scan

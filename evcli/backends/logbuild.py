@@ -237,7 +237,7 @@ def _build_part(
         conn.executescript("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;" + _SCHEMA_SQL)
         with open_binary(path, root) as handle:
             window = io.BufferedReader(_Window(handle, *bounds))
-            text = io.TextIOWrapper(window, encoding="utf-8", errors="replace", newline="")
+            text = io.TextIOWrapper(window, encoding="utf-8", errors="replace", newline="\n")
             lines = Lines(text)
             built = _insert(conn, line_rows(masked_lines(iter(lines)), reader, context.tz, cursor), advance)
         conn.commit()

@@ -56,7 +56,7 @@ from evcli.backends.files import DeadlineExceeded, check_deadline, contained, op
 from evcli.backends.logformats import LineKind, LineReader, ParseContext
 from evcli.tools.redaction import ENV_EXTRA_PATTERNS, Redactor
 
-SCHEMA = 8  # part of every index file's name: a new schema builds new files
+SCHEMA = 9  # part of every index file's name: a new schema builds new files
 INDEX_DIR = "logindex"
 _PROGRESS_OPS = 20_000  # SQLite VM steps between deadline checks
 _INSTANCE_KEYS = ("instance", "pod", "host", "node", "thread")
@@ -129,7 +129,9 @@ def index_home() -> Path:
 
 
 def masked_lines(lines: Iterator[str]) -> Iterator[str]:
-    return Redactor.from_env().mask_stream(line.rstrip("\r\n") for line in lines)
+    """The lines, masked, without their line end. A NUL is read as U+FFFD (SQLite's text matching stops at
+    a NUL: the words after it could never be found)."""
+    return Redactor.from_env().mask_stream(line.rstrip("\r\n").replace("\x00", "\ufffd") for line in lines)
 
 
 @dataclass
@@ -263,13 +265,25 @@ def open_index(path: Path, root: Path, context: ParseContext, home: Path | None 
     key = hashlib.sha256(f"{SCHEMA}|{context.tz}|{context.clock.isoformat()}|{extra}".encode()).hexdigest()[:16]
     db = home / f"{digest}-{key}.db"
     relative = path.relative_to(root).as_posix() if path.is_relative_to(root) else path.name
+    try:
+        build = _built(path, root, context, db, digest)
+    except sqlite3.DatabaseError:  # a damaged cache file (a full disk, a crash, an edit): it is rebuilt
+        db.unlink(missing_ok=True)
+        build = _built(path, root, context, db, digest)
+    return IndexedFile(relative, f"sha256:{digest}", db, *build)
+
+
+def _built(path: Path, root: Path, context: ParseContext, db: Path, digest: str) -> tuple[Any, ...]:
+    """The build record of the index file `db`, built first when there is none."""
     if not db.exists():
         from evcli.backends.logbuild import build_index  # only when no index exists yet
 
         build_index(path, root, context, db, digest)
     with connect(db) as conn:
         build = conn.execute("SELECT id, format, lines, first, last, cut FROM build").fetchone()
-    return IndexedFile(relative, f"sha256:{digest}", db, *build)
+    if build is None:
+        raise sqlite3.DatabaseError("no build record")
+    return tuple(build)
 
 
 def _digest(path: Path, root: Path, home: Path) -> str:

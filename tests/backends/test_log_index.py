@@ -447,3 +447,34 @@ def test_epochs_per_minute_offsets_equal_epoch_across_dst_changes(zone):
         moment += timedelta(minutes=17, microseconds=1)
     aware = datetime(2025, 3, 30, 1, 30, tzinfo=timezone(timedelta(hours=5)))
     assert epochs(aware) == aware.timestamp()
+
+
+def test_words_after_a_nul_byte_are_found_and_counted(tmp_path):
+    """SQLite's text matching stops at a NUL: the line is indexed with U+FFFD there, so what follows is found
+    (a false "no matching lines" is what $.no_evidence must never say)."""
+    text = LOG + "2026-07-09 07:10:00.000 FATAL [pay-2] c.e.Pay - fatal\x00 DiskQuotaExceeded on /data\n"
+    result = query(snapshot(tmp_path, text), "DiskQuotaExceeded")
+    assert result.total == 1 and "DiskQuotaExceeded" in result.logs[0]["line"]
+    assert "\x00" not in result.logs[0]["line"]
+
+
+def test_a_lone_carriage_return_does_not_split_a_line_and_line_numbers_match_grep(tmp_path):
+    """Only "\\n" ends a line, as `grep -n` counts: a "\\r" inside a line (and a CRLF ending) keeps the numbers."""
+    text = (
+        "2026-07-09 06:50:00.000 ERROR [pay-1] c.e.Pay - first\r\n"
+        "2026-07-09 06:51:00.000 ERROR [pay-1] c.e.Pay - half one\rhalf two\n"
+        "2026-07-09 06:52:00.000 ERROR [pay-1] c.e.Pay - third\n"
+    )
+    result = query(snapshot(tmp_path, text), "third")
+    assert result.logs[0]["source"]["line"] == 3
+    halves = query(snapshot(tmp_path, text), "half two")
+    assert halves.total == 1 and halves.logs[0]["source"]["line"] == 2
+
+
+def test_a_damaged_index_file_is_rebuilt_not_reported_as_a_corrupt_store(tmp_path):
+    snap = snapshot(tmp_path)
+    assert query(snap, "timeout after").total == 3
+    for db in index_home().glob("*.db"):
+        with db.open("r+b") as handle:
+            handle.truncate(3000)
+    assert query(SnapshotBackend(tmp_path), "timeout after").total == 3
