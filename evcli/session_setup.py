@@ -45,6 +45,19 @@ def environment_overview(tools: Any) -> EnvironmentOverview:
     return overview
 
 
+def _alert_names(backend: Any) -> set[str]:
+    """Every alert a snapshot holds, in any state at any time ("is PostgresDeadlocks still firing?" names
+    one that resolved an hour ago); live backends: none beyond the active ones (a query per question)."""
+    from evcli.backends.base import BackendError
+
+    if not hasattr(backend, "alert_snapshot_names"):
+        return set()
+    try:
+        return set(backend.alert_snapshot_names())
+    except BackendError:
+        return set()
+
+
 def question_scope(
     backend: Any, question: str, environment: EnvironmentOverview, previous: QuestionScope | None = None
 ) -> QuestionScope:
@@ -58,7 +71,7 @@ def question_scope(
         question,
         services=environment.services,
         aliases=environment.aliases,
-        alertnames=sorted({a["alertname"] for a in environment.alerts if a.get("alertname")}),
+        alertnames=sorted({a["alertname"] for a in environment.alerts if a.get("alertname")} | _alert_names(backend)),
         clock=backend.now(),
         tz=environment_zone(backend),
         alerts_served=environment.capabilities is None or "alerts" in environment.capabilities,

@@ -3,7 +3,8 @@
 `count_by="address"` on a log query adds `stats.by_address`: the TOP_ADDRESSES addresses found in
 the most matching lines (a line counts once for each distinct address it holds), most lines first,
 ties by address. IPv4 dotted quads only (each octet 0-255, not part of a longer dotted number such
-as a version `1.2.3.4.5`); IPv6 and host names are not counted.
+as a version `1.2.3.4.5`, nor a product version such as a user agent's `Chrome/126.0.0.0`); IPv6 and
+host names are not counted.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ from collections.abc import Iterable
 
 TOP_ADDRESSES = 10
 _OCTET = r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)"
-ADDRESS = re.compile(rf"(?<![\d.]){_OCTET}(?:\.{_OCTET}){{3}}(?![\d]|\.\d)")
+# not inside a word or a longer dotted number, nor a product's version (`Chrome/126.0.0.0`); `to /10.40.1.35`
+# (HDFS writes addresses after a slash) is one
+ADDRESS = re.compile(rf"(?<![\w.])(?<!\w/){_OCTET}(?:\.{_OCTET}){{3}}(?![\d]|\.\d)")
 
 
 def count_addresses(lines: Iterable[str]) -> Counter[str]:

@@ -356,6 +356,10 @@ class SnapshotBackend:
 
     # alerts and metrics
 
+    def alert_snapshot_names(self) -> list[str]:
+        """The name of every alert alerts.json holds, in any state."""
+        return sorted({name for alert in self._alerts.alerts if (name := alert.labels.get("alertname"))})
+
     @cached_property
     def _alerts(self) -> AlertsFile:
         path = self.directory / ALERTS_FILE

@@ -16,8 +16,8 @@ Forms read (English and Chinese), first match wins in this order:
     "Mar 3", "2026-03-18", "3月3日" (the whole day);
   - a window ending at the clock: "last 20 minutes", "past hour", "in the last 2h", "最近 20 分钟",
     "过去一小时" (AskedRange.relative = "20m");
-  - a zone written after clock times ("between 08:05 and 08:10 UTC", "since 08:05Z", "at 16:05 +08:00")
-    reads them in that zone; every range is stated in the environment's zone.
+  - a zone written after clock times ("between 08:05 and 08:10 UTC", "since 08:05Z", "at 16:05 +08:00",
+    "since 14:00 EDT") reads them in that zone; every range is stated in the environment's zone.
 
 Invariants:
   - a time without a date is on the clock's date in the zone; when a time-of-day range (or a single
@@ -61,7 +61,8 @@ _CLOCK = (
     r"(?:(?<![\w:.])(?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d)?(?![\d:])(?:\s*" + _AMPM + r")?"
     r"(?!\s*(?:min|mins|minutes|secs?|seconds|hours?|hrs?)\b)"
     r"|(?<![\w:.])(?:1[0-2]|0?\d)\s*" + _AMPM + ""
-    rf"|(?:\d{{1,2}}|{_ZH_NUM})\s*[点點时](?:\s*(?:(?:\d{{1,2}}|{_ZH_NUM})\s*分?|半|一刻|整))?)"
+    rf"|(?:\d{{1,2}}|{_ZH_NUM})\s*[点點时](?:\s*(?:(?:\d{{1,2}}|{_ZH_NUM})\s*分?|半|一刻|整))?"
+    r"|\b(?:noon|midday|midnight)\b)"
 )
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 _MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
@@ -113,7 +114,15 @@ _ISO_RANGE = re.compile(  # the end may be a time alone: "2026-03-18T08:05Z - 08
     re.IGNORECASE,
 )
 # a zone written after a clock time or range ("between 08:05 and 08:10 UTC", "since 08:05Z")
-_ZONE_AFTER = re.compile(r"\s?(?P<zone>Z|UTC|GMT|[+-]\d{2}:\d{2})(?![\w:])", re.IGNORECASE)
+# and the abbreviations on-call engineers write ("since 14:00 EDT", "2:05pm PST"), upper-case only
+_ABBREVIATIONS = {
+    "EDT": -4, "EST": -5, "CDT": -5, "CST": -6, "MDT": -6, "MST": -7, "PDT": -7, "PST": -8, "AKDT": -8, "AKST": -9,
+    "HST": -10, "BST": 1, "WET": 0, "WEST": 1, "CET": 1, "CEST": 2, "EET": 2, "EEST": 3, "MSK": 3, "IST": 5.5,
+    "SGT": 8, "HKT": 8, "JST": 9, "KST": 9, "AEST": 10, "AEDT": 11, "NZST": 12, "NZDT": 13,
+}  # fmt: skip
+_ZONE_AFTER = re.compile(
+    r"\s?(?P<zone>Z|UTC|GMT|[+-]\d{2}:\d{2}|(?-i:" + "|".join(_ABBREVIATIONS) + r"))(?![\w:])", re.IGNORECASE
+)
 _SINCE_DAY = re.compile(
     rf"\b(?P<cue>since|after|from|between)\s+(?P<d1>{_DATE})(?:\s*(?:{_CONNECT}|and)\s*(?P<d2>{_DATE}))?",
     re.IGNORECASE,
@@ -178,6 +187,10 @@ _AM_PERIODS = ("凌晨", "早上", "早晨", "上午")
 
 def _read_clock(text: str) -> _Clock | None:
     lowered = text.lower().replace(".", "")
+    if lowered.strip() in ("noon", "midday"):
+        return _Clock(12, 0, 0, "pm")
+    if lowered.strip() == "midnight":
+        return _Clock(0, 0, 0, "am")
     meridiem = "pm" if "pm" in lowered or text.startswith(_PM_PERIODS) else None
     meridiem = "am" if "am" in lowered or text.startswith(_AM_PERIODS) else meridiem
     if text.startswith("中午"):
@@ -287,7 +300,7 @@ def find_range(question: str, spans: Spans, *, clock: datetime, tz: tzinfo) -> A
             end = match.end()
             zone = _ZONE_AFTER.match(question, end) if reader in (_ranges, _bare_ranges, _cued) else None
             if zone is not None:
-                zoned = _Resolver(clock, _zone(zone["zone"]))
+                zoned = _Resolver(clock, _zone(zone["zone"], tz, clock))
                 found = next((f for m, f in reader(question, zoned) if m.start() == match.start()), found)
                 end = zone.end()
             if found is not None and found[0] is not None and spans.claim(match.start(), end):
@@ -297,10 +310,15 @@ def find_range(question: str, spans: Spans, *, clock: datetime, tz: tzinfo) -> A
     return None
 
 
-def _zone(text: str) -> tzinfo:
-    """`Z`, `UTC`, `GMT` or `+08:00` as a fixed zone."""
+def _zone(text: str, tz: tzinfo | None = None, clock: datetime | None = None) -> tzinfo:
+    """`Z`, `UTC`, `GMT`, `+08:00` or an abbreviation (`EDT`) as a fixed zone; the environment's own zone
+    when it goes by that abbreviation (CST in Asia/Shanghai is China's, not US Central)."""
     if text.upper() in ("Z", "UTC", "GMT"):
         return UTC
+    if text in _ABBREVIATIONS:
+        if tz is not None and clock is not None and clock.astimezone(tz).tzname() == text:
+            return tz
+        return timezone(timedelta(hours=_ABBREVIATIONS[text]))
     sign = 1 if text[0] == "+" else -1
     hours, minutes = int(text[1:3]), int(text[-2:])
     return timezone(sign * timedelta(hours=hours, minutes=minutes))

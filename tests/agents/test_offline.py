@@ -1432,3 +1432,32 @@ def test_the_most_common_errors_are_the_patterns_by_count_not_traceback_lines(tm
     assert "payment batch failed" in first["claim_text"] and "count 1" in first["claim_text"]
     assert not any("File " in claim["claim_text"] or "Traceback" in claim["claim_text"] for claim in claims)
     assert run.gate_result.status == "pass", run.gate_result.errors
+
+
+def test_an_alert_that_resolved_hours_ago_is_known_by_its_name(tmp_path):
+    """ "is PostgresDeadlocks still firing?": an alert that resolved two hours before the clock is still an
+    alert of the environment (its name says no alert word), read in any state and answered resolved."""
+    root = tmp_path / "env"
+    (root / "logs").mkdir(parents=True)
+    (root / "logs" / "postgres.log").write_text(
+        "2026-07-14 14:02:07.418 EDT [2312] ERROR:  deadlock detected\n", encoding="utf-8"
+    )
+    alerts = [
+        {
+            "labels": {"alertname": "PostgresDeadlocks", "service": "postgres", "severity": "critical"},
+            "annotations": {"summary": "deadlocks on the orders database"},
+            "startsAt": "2026-07-14T16:05:00Z",
+            "endsAt": "2026-07-14T16:29:00Z",
+            "status": {"state": "active", "silencedBy": [], "inhibitedBy": []},
+            "fingerprint": "a1",
+        }
+    ]
+    (root / "alerts.json").write_text(json.dumps(alerts), encoding="utf-8")
+    (root / "env.toml").write_text('timezone = "America/New_York"\nnow = "2026-07-14T18:45:00Z"\n')
+
+    run = full_run("is PostgresDeadlocks still firing?", tmp_path, root)
+
+    assert run.pipeline.store.load(run.session_id).run.config.scope.alertnames == ["PostgresDeadlocks"]
+    first = run.executor_output["claims"][0]
+    assert "resolved PostgresDeadlocks" in first["claim_text"], first
+    assert run.gate_result.status == "pass", run.gate_result.errors

@@ -32,3 +32,12 @@ def test_top_counts_most_lines_first_ties_by_address():
     assert top_counts(counts) == {"10.0.0.2": 2, "10.0.0.3": 2, "10.0.0.1": 1}
     assert list(top_counts(counts, top=2)) == ["10.0.0.2", "10.0.0.3"]
     assert top_counts(Counter()) == {}
+
+
+def test_a_user_agents_product_version_is_no_address():
+    line = (
+        '203.0.113.77 - - [14/Jul/2026:14:05:01 -0400] "POST /api/checkout HTTP/1.1" 504 167 "-" '
+        '"Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36"'
+    )
+    hdfs = "10.40.7.7:50010:Got exception while serving blk_839763372080781545 to /10.40.1.35:"
+    assert count_addresses([line, hdfs]) == {"203.0.113.77": 1, "10.40.7.7": 1, "10.40.1.35": 1}

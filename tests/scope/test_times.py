@@ -213,3 +213,45 @@ def test_a_bare_hour_ending_a_cued_clause_is_a_clock_time(question, text):
 @pytest.mark.parametrize("question", ["after 9 retries", "version 2 since 3 days", "about 9 errors?"])
 def test_a_bare_number_before_a_word_is_no_time(question):
     assert asked(question, "2026-03-18T09:30:00+01:00") is None
+
+
+@pytest.mark.parametrize(
+    ("question", "clock", "zone", "expected"),
+    [
+        # a zone abbreviation after the time is that zone; the range is stated in the environment's
+        (
+            "how many deadlocks since 14:00 EDT?",
+            "2026-07-14T14:45:00-04:00",
+            "America/New_York",
+            ("since 14:00 EDT", "2026-07-14T14:00:00-04:00..2026-07-14T14:45:00-04:00"),
+        ),
+        (
+            "502s between 11:05 and 11:20 PDT",
+            "2026-07-14T14:45:00-04:00",
+            "America/New_York",
+            ("between 11:05 and 11:20 PDT", "2026-07-14T14:05:00-04:00..2026-07-14T14:20:00-04:00"),
+        ),
+        # CST where the environment goes by CST is its own zone (China), not US Central
+        (
+            "errors since 09:00 CST",
+            "2026-09-14T12:20:00+08:00",
+            "Asia/Shanghai",
+            ("since 09:00 CST", "2026-09-14T09:00:00+08:00..2026-09-14T12:20:00+08:00"),
+        ),
+        (
+            "was there an ssh brute force before noon?",
+            "2026-06-04T15:45:00-04:00",
+            "America/New_York",
+            ("before noon", "..2026-06-04T12:00:00-04:00"),
+        ),
+        (
+            "errors since midnight",
+            "2026-06-04T15:45:00-04:00",
+            "America/New_York",
+            ("since midnight", "2026-06-04T00:00:00-04:00..2026-06-04T15:45:00-04:00"),
+        ),
+    ],
+)
+def test_zone_abbreviations_noon_and_midnight(question, clock, zone, expected):
+    found = asked(question, clock, zone)
+    assert found is not None and found[:2] == expected, found
