@@ -1461,3 +1461,13 @@ def test_an_alert_that_resolved_hours_ago_is_known_by_its_name(tmp_path):
     first = run.executor_output["claims"][0]
     assert "resolved PostgresDeadlocks" in first["claim_text"], first
     assert run.gate_result.status == "pass", run.gate_result.errors
+
+
+def test_did_an_address_get_a_status_class_quotes_its_lines_of_that_class(tmp_path):
+    """ "5xx" is written in no log: the address is searched at the level the class implies (its 502 line),
+    not only verbatim with "5xx" (nothing), and not its newest 200 lines."""
+    run = full_run("did 192.0.2.42 get any 5xx?", tmp_path, HOST_ENV)
+    claims = [claim["claim_text"] for claim in run.executor_output["claims"]]
+    assert claims and '"POST /api/orders HTTP/1.1" 502' in claims[0], claims
+    assert not any("found no matching evidence" in text for text in claims), claims
+    assert run.gate_result.status == "pass", run.gate_result.errors

@@ -365,9 +365,11 @@ def log_claims(
         if _STACK_FRAME.match(message) or (symptoms_only and not signal):
             continue
         lowered = message.lower()
-        # what was asked verbatim first, written as asked (case too) before a case-folded match
-        exact_hits = sum(holds(message, term) for term in intent.exact)
-        exact_hits += sum(term in message for term in intent.exact)
+        # what was asked verbatim first, written as asked (case too) before a case-folded match, in the whole
+        # line (an access log's client address is no part of its message)
+        line = str(ref.item.get("line") or message)
+        exact_hits = sum(holds(line, term) for term in intent.exact)
+        exact_hits += sum(term in line for term in intent.exact)
         term_hits = sum(term in lowered for term in terms)
         asked_level = level.upper() in intent.levels
         rank = (not asked_level, -LEVEL_RANK.get(level.upper(), 0), not worded, -exact_hits, continues(ref), -term_hits)

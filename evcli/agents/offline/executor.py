@@ -257,13 +257,13 @@ def _found_by_fewer_words(invocation: ToolInvocation, invocations: list[ToolInvo
         if other is invocation or other.tool_name != "query_logs" or found is None or not other.success:
             continue
         fewer = {word.lower() for word in found.keywords or []}
-        if (
-            found.evidence_status == "supported"
-            and fewer
-            and fewer < words
-            and found.service == details.service
-            and found.range == details.range
-        ):
+        if found.evidence_status != "supported" or not fewer or found.range != details.range:
+            continue
+        if fewer < words and found.service == details.service:
+            return True
+        # "203.0.113.77 5xx" (no log writes a class) found by "203.0.113.77" at the level the class implies
+        classes = {word for word in words if re.fullmatch(r"[1-5]xx", word)}
+        if classes and fewer == words - classes and other.input_params.get("level"):
             return True
     return False
 

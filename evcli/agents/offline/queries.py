@@ -201,10 +201,10 @@ def exact_calls(intent: Ask, question: str, services: list[str], limit: int | No
         return []
     # what was asked: the phrases and tokens with the words asked with them, together
     services = services or _holding_all(intent, list(intent.exact), DISCOVERED_SERVICE_CAP)
-    calls = []
     # a plain word asked verbatim ("root") is searched with the words written next to it ("failed password
     # for root"); an address, path or code is specific alone ("who hit /wp-login.php")
     join = intent.wants_count or any(re.fullmatch(r"[A-Za-z]+", term) for term in intent.exact)
+    calls = _classed_calls(intent, services, limit)
     for words in _together(intent, question, list(intent.exact), services, join):
         arguments: dict[str, Any] = {"query": _log_query(*words)} | _level(intent) | _window(intent)
         arguments |= {"limit": limit} if limit else {}
@@ -215,6 +215,28 @@ def exact_calls(intent: Ask, question: str, services: list[str], limit: int | No
 
 # an access log's line has the level its status implies: a status class asked is searched at that level too
 _STATUS_LEVELS = {"4": "WARN", "5": "ERROR"}
+
+
+def _is_status_class(term: str) -> bool:
+    return re.fullmatch(r"[1-5]xx", term, re.IGNORECASE) is not None
+
+
+def _classed_calls(intent: Ask, services: list[str], limit: int | None) -> list[Call]:
+    """ "did 203.0.113.77 get any 5xx?": the other tokens asked, at the level the class implies (an access
+    log's 5xx line is ERROR), first: their lines holding a status of the class answer it ("5xx" itself is
+    written in no log, and its verbatim search that follows finds nothing)."""
+    classes = [term for term in intent.exact if _is_status_class(term)]
+    others = [term for term in intent.exact if not _is_status_class(term)]
+    level = _STATUS_LEVELS.get(classes[0][0]) if classes else None
+    if not (level and others) or intent.level:
+        return []
+    services = services or _holding_all(intent, others, DISCOVERED_SERVICE_CAP)
+    # strict: an access log's lines of other statuses have no level and would fill the newest lines returned
+    arguments: dict[str, Any] = {"query": _log_query(*others), "level": level, "level_strict": True}
+    arguments |= _window(intent) | ({"limit": limit} if limit else {})
+    if not services:
+        return [Call("query_logs", arguments)]
+    return [Call("query_logs", {"service": service} | arguments) for service in services]
 
 
 def _status_class_calls(intent: Ask, services: list[str], limit: int | None) -> list[Call]:
