@@ -1471,3 +1471,13 @@ def test_did_an_address_get_a_status_class_quotes_its_lines_of_that_class(tmp_pa
     assert claims and '"POST /api/orders HTTP/1.1" 502' in claims[0], claims
     assert not any("found no matching evidence" in text for text in claims), claims
     assert run.gate_result.status == "pass", run.gate_result.errors
+
+
+def test_how_many_errors_is_counted_at_the_error_level_not_the_overviews(tmp_path):
+    """The overview reads WARN and above; "how many errors" is the count at ERROR (98 lines in 14 records:
+    each error and its traceback), never the overview's total with the warnings."""
+    run = full_run("how many errors did shop-api log?", tmp_path, HOST_ENV)
+    first = run.executor_output["claims"][0]
+    assert first["claim_text"].startswith("Counted 98 matching lines in 14 records"), first["claim_text"]
+    assert "level>=ERROR" in first["claim_text"]
+    assert run.gate_result.status == "pass", run.gate_result.errors

@@ -451,7 +451,10 @@ def count_claims(intent: Ask, refs: list[Ref], words: Catalogue) -> list[Claim]:
     claims = []
     asked = (*intent.services, *intent.unknown_services, *intent.mentioned, *intent.hosts)
     names = frozenset(name.lower() for name in asked)
-    for ref in _asked_stats(refs, names)[:COUNT_CLAIM_CAP]:
+    stats = _asked_stats(refs, names)
+    # a level asked ("how many errors"): the searches at that level, when there are any
+    stats = [ref for ref in stats if ref.invocation.input_params.get("level") == intent.level] or stats
+    for ref in stats[:COUNT_CLAIM_CAP]:
         head, _, _ = ref.ref.text.partition("; ")
         filters = ref.ref.text[ref.ref.text.rfind("; filters: ") + 2 :]
         details = ref.invocation.retrieval_details

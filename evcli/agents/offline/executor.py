@@ -113,6 +113,8 @@ def _wanted_calls(
     if asks_when(question):
         calls += level_calls(intent, services)
         calls += _first_line_calls(intent, calls, results)
+    elif intent.wants_count:  # "how many errors did payment log?": counted at the level asked, not the overview's
+        calls += level_calls(intent, services)
     if retry:
         calls += follow_up_calls(intent, services)
     return calls
