@@ -398,8 +398,14 @@ class SnapshotBackend:
             and (alertname is None or alert.labels["alertname"].lower() == alertname.strip().lower())
             and self._alert_in_range(alert, now, searched)
         ]
-        items = (self._alert_item(alert, now) for alert in named)
-        alerts = [item for item in items if item["state"] in STATE_FILTERS[state]]
+        # a range that ended before the clock asks what was in `state` then: an alert firing at its end that
+        # resolved since is shown (in its state now), not hidden as resolved
+        then = searched.end if searched is not None and searched.end is not None and searched.end < now else now
+        alerts = [
+            self._alert_item(alert, now)
+            for alert in named
+            if {alert_state_at(alert, now), alert_state_at(alert, then)} & STATE_FILTERS[state]
+        ]
         notes: list[str] = []
         if len(alerts) < len(named):
             hidden = sorted({alert_state_at(alert, now) for alert in named} - STATE_FILTERS[state])

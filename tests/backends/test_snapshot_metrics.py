@@ -276,3 +276,25 @@ def test_no_resolved_alert_is_a_no_evidence_ref_that_names_the_state_asked(tmp_p
     assert ref["raw_path"] == "$.no_evidence"
     assert "query=Hot; alert_state=resolved; range=" in ref["text"]
     assert "1 firing alert(s) not shown (state=resolved)" in ref["text"]
+
+
+def test_a_past_range_shows_the_alerts_active_then_that_resolved_since(tmp_path):
+    """ "what was firing between 22:10 and 22:20?": an alert firing then and resolved before the clock is
+    shown (in its state now, resolved), not hidden as a resolved alert the active filter drops."""
+    alerts = [
+        {
+            "labels": {"alertname": "PostgresDeadlocks", "service": "postgres"},
+            "annotations": {},
+            "startsAt": "2026-07-08T22:05:00Z",
+            "endsAt": "2026-07-08T22:29:00Z",
+            "status": {"state": "active", "silencedBy": [], "inhibitedBy": []},
+            "fingerprint": "f1",
+        }
+    ]
+    snap = snapshot(tmp_path, {"env.toml": ENV, "alerts.json": json.dumps(alerts)})
+    assert query(snap).alerts == []  # no range: what is active now
+    during = TimeRange(datetime(2026, 7, 8, 22, 10, tzinfo=UTC), datetime(2026, 7, 8, 22, 20, tzinfo=UTC))
+    shown = query(snap, range=during).alerts
+    assert [(alert["alertname"], alert["state"]) for alert in shown] == [("PostgresDeadlocks", "resolved")]
+    after = TimeRange(datetime(2026, 7, 8, 22, 40, tzinfo=UTC), datetime(2026, 7, 8, 22, 50, tzinfo=UTC))
+    assert query(snap, range=after).alerts == []
