@@ -60,6 +60,9 @@ LINES: dict[str, Callable[[int], str]] = {
     "container_json": lambda i: (
         f'{{"log":"{_at(i):%Y-%m-%d %H:%M:%S},{i % 1000:03d} {LEVELS[i % 6]} [main] Db: q {i}\\n","stream":"stderr","time":"{_at(i).isoformat()}"}}'
     ),
+    "cri": lambda i: (
+        f"{_at(i).isoformat().replace('+00:00', 'Z')} {('stdout', 'stderr')[i % 2]} F {LEVELS[i % 6]} request {i} took {i % 900}ms"
+    ),
     "epoch": lambda i: f"{_at(i).timestamp():.3f} {LEVELS[i % 6]} tick {i}",
     "hdfs": lambda i: (
         f"{_at(i):%y%m%d %H%M%S} {i % 400} {LEVELS[i % 6]} dfs.DataNode$PacketResponder: PacketResponder {i % 3} for block blk_{-i * 7919 if i % 2 else i * 104729} terminating"

@@ -221,6 +221,13 @@ CASES = [
      {"stream": "stderr", "thread": "main", "logger": "PaymentClient"}),
     ("container_json", '{"log":"plain words without a level\\n","stream":"stdout","time":"2023-01-29T02:03:12Z"}',
      utc(2023, 1, 29, 2, 3, 12), None, "plain words without a level", {"stream": "stdout"}),
+    ("cri", "2023-01-29T02:03:11.123456789Z stderr F 2023-01-29 10:03:11,120 ERROR [main] PaymentClient: timeout",
+     utc(2023, 1, 29, 2, 3, 11, 123456), "ERROR", "timeout",
+     {"stream": "stderr", "thread": "main", "logger": "PaymentClient"}),
+    ("cri", '2023-01-29T02:03:12Z stdout F level=warn msg="slow render" route=/cart',
+     utc(2023, 1, 29, 2, 3, 12), "WARN", "slow render", {"stream": "stdout", "route": "/cart"}),
+    ("cri", "2023-01-29T02:03:13.5+00:00 stdout P the first part of a split line",
+     utc(2023, 1, 29, 2, 3, 13, 500000), None, "the first part of a split line", {"stream": "stdout", "partial": "true"}),
     ("cfdr", ("- 1117838570 2005.06.03 R02-M1-N0-C:J12-U11 2005-06-03-15.42.50.675872 R02-M1-N0-C:J12-U11 "
      "RAS KERNEL INFO instruction cache parity error corrected"),
      utc(2005, 6, 3, 22, 42, 50, 675872), "INFO", "instruction cache parity error corrected",
@@ -374,6 +381,8 @@ def test_two_digit_years_are_this_century_unless_after_the_clock(line: str, expe
         ("rfc5424", "<999>1 2003-10-11T22:14:15Z h a - - - bad PRI"),
         ("epoch", "12345 too short"),
         ("container_json", '{"log": 5, "time": "2023-01-29T02:03:11Z"}'),
+        ("cri", "2023-01-29T02:03:11Z stdlog F a stream that is none"),
+        ("cri", "2023-01-29 02:03:11 stderr F no T between date and time"),
         ("cfdr", "- 1117838570 2005.06.03"),  # truncated
         ("cfdr", "- 11178385 2005.06.03 R02-M1-N0-C:J12-U11 epoch of 8 digits"),
         ("cfdr", "Appread 1117869872 2005.06.04 R04-M1 a label is upper case"),

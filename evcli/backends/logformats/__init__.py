@@ -5,7 +5,8 @@ A format is one module with a `FORMAT` (see `base.LogFormat`); adding one is tha
 one line in `FORMATS`. Order matters: detection breaks ties by it and a line that the detected
 format does not read is tried against the others in this order, so a format that gives lines
 more structure comes before one that reads the same lines with less (Python logging, Java and
-OpenStack before the ISO 8601 catch-all; container JSON before plain JSON lines).
+OpenStack before the ISO 8601 catch-all; container JSON before plain JSON lines; CRI container lines
+before ISO 8601).
 
 Invariants:
   - `detect` looks only at the sample it is given; the best format parses the most sample
@@ -53,6 +54,7 @@ from evcli.backends.logformats import (
 )
 from evcli.backends.logformats.base import LogFormat, ParseContext, ParsedLine
 from evcli.backends.logformats.container_json import ContainerJson
+from evcli.backends.logformats.cri import Cri
 
 TEXT_FORMATS: tuple[LogFormat, ...] = (
     rfc5424.FORMAT,
@@ -76,7 +78,7 @@ TEXT_FORMATS: tuple[LogFormat, ...] = (
     iso8601.FORMAT,
     epoch.FORMAT,
 )
-FORMATS: tuple[LogFormat, ...] = (ContainerJson(TEXT_FORMATS), json_lines.FORMAT, *TEXT_FORMATS)
+FORMATS: tuple[LogFormat, ...] = (ContainerJson(TEXT_FORMATS), Cri(TEXT_FORMATS), json_lines.FORMAT, *TEXT_FORMATS)
 SAMPLE_LINES = 200  # lines `detect` needs; env check reads this many from the top of a file
 GENERIC_MARGIN = 0.1
 
