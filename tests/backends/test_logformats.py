@@ -213,6 +213,12 @@ CASES = [
      utc(2023, 1, 29, 13, 46, 40, 123000), "ERROR", "db down", {"pid": "77", "hostname": "api-1"}),
     ("json", '{"severity":"WARNING","timestamp":"2023-01-29T02:03:11Z","message":"quota at 95%"}',
      utc(2023, 1, 29, 2, 3, 11), "WARN", "quota at 95%", {}),
+    ("json", ('{"apiVersion":"v1","count":2,"eventTime":null,"firstTimestamp":"2023-01-29T02:03:00Z",'
+     '"involvedObject":{"kind":"Pod","name":"checkout-7d9f8b6c5-x2kqp","namespace":"shop"},"kind":"Event",'
+     '"lastTimestamp":"2023-01-29T02:03:11Z","message":"Liveness probe failed: HTTP probe failed with statuscode: 500",'
+     '"reason":"Unhealthy","type":"Warning"}'),
+     utc(2023, 1, 29, 2, 3, 11), "WARN", "Unhealthy Liveness probe failed: HTTP probe failed with statuscode: 500",
+     {"kind": "Pod", "instance": "checkout-7d9f8b6c5-x2kqp", "reason": "Unhealthy", "namespace": "shop", "count": "2"}),
     ("json", '{"ts":1675000000.25,"msg":"no level here","user":"zoë"}',
      utc(2023, 1, 29, 13, 46, 40, 250000), None, "no level here", {"user": "zoë"}),
     ("container_json", ('{"log":"2023-01-29 10:03:11,120 ERROR [main] PaymentClient: timeout after 5000 ms\\n",'

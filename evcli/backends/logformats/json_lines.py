@@ -1,7 +1,9 @@
 """JSON lines with the common key names: time `@timestamp`/`timestamp`/`time`/`ts` (ISO 8601 or
 epoch s/ms/us/ns), level `level`/`severity`/`lvl` (words or pino numbers, ECS `log.level`),
 message `msg`/`message`/`log`. Other scalar keys become fields. A JSON object without any of
-these keys is still a JSON line (no timestamp, no level)."""
+these keys is still a JSON line (no timestamp, no level). A Kubernetes Event (`"kind": "Event"`) is read
+by its own keys: lastTimestamp, type (Normal, Warning) as level, reason and message, involvedObject as
+the instance."""
 
 from __future__ import annotations
 
@@ -42,11 +44,19 @@ def json_object(line: str) -> dict[str, Any] | None:
     return obj if isinstance(obj, dict) else None
 
 
+# A Kubernetes Event (`kubectl get events -o json` items, `kubectl get events -w -o json`): its type is its
+# level, the object it is about its instance
+_EVENT_TYPES = {"Normal": "INFO", "Warning": "WARN"}
+_EVENT_TIMES = ("lastTimestamp", "eventTime", "firstTimestamp")
+
+
 def record_of(obj: dict[str, Any]) -> ParsedLine:
     nested = obj.get("log")
     if isinstance(nested, dict) and "level" in nested:  # Elastic Common Schema: {"log": {"level": ...}}
         obj = {**obj, "log.level": nested["level"]}
         del obj["log"]
+    if obj.get("kind") == "Event" and isinstance(obj.get("involvedObject"), dict):
+        return _event(obj)
     time_key, level_key, message_key = role_keys(obj)
     used = {time_key, level_key, message_key}
     fields = {key: str(value) for key, value in obj.items()
@@ -60,3 +70,18 @@ def record_of(obj: dict[str, Any]) -> ParsedLine:
 
 
 FORMAT = JsonLines()
+
+
+def _event(obj: dict[str, Any]) -> ParsedLine:
+    """A Kubernetes Event: its last (else event, first) time, type as level, reason and message, and the
+    object it is about (`pod`/`node`/... name) as the instance."""
+    about = obj["involvedObject"]
+    moment = next((time_value(obj[key]) for key in _EVENT_TIMES if obj.get(key)), None)
+    if moment is None and isinstance(obj.get("metadata"), dict):
+        moment = time_value(obj["metadata"].get("creationTimestamp"))
+    kind, name = str(about.get("kind") or ""), str(about.get("name") or "")
+    fields = {"kind": kind, "instance": name, "reason": str(obj.get("reason") or "")}
+    fields |= {"namespace": str(about["namespace"])} if about.get("namespace") else {}
+    fields |= {"count": str(obj["count"])} if isinstance(obj.get("count"), int) else {}
+    message = " ".join(part for part in (str(obj.get("reason") or ""), str(obj.get("message") or "")) if part)
+    return ParsedLine(moment, _EVENT_TYPES.get(str(obj.get("type"))), message, fields)
