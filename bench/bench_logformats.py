@@ -60,6 +60,9 @@ LINES: dict[str, Callable[[int], str]] = {
     "container_json": lambda i: (
         f'{{"log":"{_at(i):%Y-%m-%d %H:%M:%S},{i % 1000:03d} {LEVELS[i % 6]} [main] Db: q {i}\\n","stream":"stderr","time":"{_at(i).isoformat()}"}}'
     ),
+    "postgres": lambda i: (
+        f"{_at(i):%Y-%m-%d %H:%M:%S}.{i % 1000:03d} UTC [{2000 + i % 90}] {('LOG', 'ERROR', 'WARNING', 'DETAIL')[i % 4]}:  duration: {i % 900}.{i % 10} ms"
+    ),
     "cri": lambda i: (
         f"{_at(i).isoformat().replace('+00:00', 'Z')} {('stdout', 'stderr')[i % 2]} F {LEVELS[i % 6]} request {i} took {i % 900}ms"
     ),
