@@ -1,7 +1,7 @@
 """Log levels a question asks for explicitly (never implied).
 
 "warnings" / "warn" / "WARN lines" → WARN; "error logs" / "any errors" / "ERROR" → ERROR;
-"fatal" / "critical" / "crit" → FATAL; "debug" → DEBUG; 警告 → WARN; 错误 / 报错 → ERROR;
+"fatal" / "critical" / "crit" (also "fatal errors") → FATAL; "debug" → DEBUG; 警告 → WARN; 错误 / 报错 → ERROR;
 告警 mostly means an *alert* in Chinese, so it is a level only when it qualifies logs
 (告警日志, 告警级别).
 
@@ -21,7 +21,7 @@ from evcli.scope.match import Spans
 _LOGS = r"(?:\s+(?:logs?|lines?|messages?|entries|level|events?))"
 _PATTERNS: tuple[tuple[ScopeLevel, str, int], ...] = (  # (level, pattern, flags)
     ("WARN", r"\bwarn(?:ing)?s?\b|\bWARN(?:ING)?\b|警告|告警(?=日志|级别|级|等级)", re.IGNORECASE),
-    ("FATAL", r"\b(?:fatal|critical|crit)\b|致命|严重错误", re.IGNORECASE),
+    ("FATAL", r"\b(?:fatal|critical|crit)(?:\s+(?:errors?|exceptions?))?\b|致命(?:错误)?|严重错误", re.IGNORECASE),
     ("DEBUG", r"\bdebug" + _LOGS + r"?\b", re.IGNORECASE),
     ("ERROR", r"\bERRORS?\b", 0),
     ("ERROR", r"\berror" + _LOGS + r"|\berrors?\s+level\b", re.IGNORECASE),

@@ -734,6 +734,27 @@ def test_verifier_negation_must_be_in_the_evidence():
     assert result["verdict"] == "LOW_CONFID"
 
 
+_JSON_LINE = (
+    'logs/checkout.jsonl:2447 2026-07-14T14:26:36.435-04:00 ERROR {"level":50,"hostname":"checkout-7d9f8b6c5-x2kqp",'
+    '"err":{"type":"TimeoutError","message":"payment-service did not respond within 35000ms"},'
+    '"msg":"payment request failed"}'
+)
+
+
+@pytest.mark.parametrize(
+    ("claim_text", "verification"),
+    [
+        # the line's negation governs "respond", which the claim does not state: the claim quotes the message
+        ("checkout logged ERROR at 2026-07-14T14:26:36.435-04:00: payment request failed", "direct_support"),
+        # the claim states "respond" without the negation the evidence puts before it
+        ("checkout: payment-service did respond within 35000ms", "indirect_support"),
+    ],
+)
+def test_verifier_reads_an_evidence_negation_against_the_words_it_governs(claim_text, verification):
+    result = verify(claim("claim-1", "symptom", claim_text, evidence(_JSON_LINE, "$.logs[19]", "query_logs")))
+    assert result["claim_checks"][0]["verification"] == verification, result
+
+
 @pytest.mark.parametrize(
     "claim_text",
     [

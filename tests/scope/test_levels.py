@@ -26,6 +26,9 @@ def levels(question: str) -> list[str]:
         ("billing errors after 08:45", ["ERROR"]),
         ("any fatal or critical?", ["FATAL"]),
         ("crit messages", ["FATAL"]),
+        ("show fatal errors in nginx", ["FATAL"]),  # "fatal errors" are the fatal ones, not every error
+        ("critical exceptions?", ["FATAL"]),
+        ("有没有致命错误", ["FATAL"]),
         ("debug logs please", ["DEBUG"]),
         ("502 errors", []),
         ("5xx errors", []),

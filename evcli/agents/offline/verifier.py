@@ -265,8 +265,25 @@ def _meaning_problem(claim_type: Any, claim_raw: str, claim_text: str, evidence_
     if claim_type == "negative_observation":
         return ""
     if negated(evidence) and not negated(claim_text):
-        return "the evidence is negated, the claim is not"
+        # the claim states, un-negated, a word the evidence negates ("connection is available" for "is not
+        # available"); a negation elsewhere in the excerpt (a JSON line's "did not respond" beside the quoted
+        # "payment request failed") is not the claim's
+        said = {_stem(word) for word in ENGLISH_WORD.findall(claim_text)}
+        negated_words = _governed(evidence)
+        if negated_words & said or not negated_words:
+            return "the evidence is negated, the claim is not"
     return _negation_scope_problem(claim_text, evidence) if negated(claim_text) else ""
+
+
+def _governed(evidence: str) -> set[str]:
+    """The stems of the words the evidence's English negations govern (the next content word of each)."""
+    words = ENGLISH_WORD.findall(evidence)
+    governed: set[str] = set()
+    for index, word in enumerate(words):
+        if is_negation(word):
+            following = [w for w in words[index + 1 : index + 4] if w not in STOP_WORDS and len(w) >= 3]
+            governed.update(_stem(w) for w in following[:1])
+    return governed
 
 
 def verify(request: RoleRequest) -> EngineReply:
