@@ -68,7 +68,8 @@ def extract_scope(
     when_cue(question, spans)
     breakdown_cue(question, spans)
     common_cue(question, spans)
-    state = alert_state(question, spans)
+    # an alert state asked of a snapshot holding no alerts ("did payments-worker recover?") asks the logs
+    state = alert_state(question, spans) if alerts_served else None
     known_alerts = find_alertnames(question, alertnames, spans)
     tokens = find_tokens(question, spans)
     known = {normal_name(name) for name in (*services, *(name for pair in alias_pairs(aliases) for name in pair))}

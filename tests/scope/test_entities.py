@@ -69,3 +69,14 @@ def test_where_no_alerts_are_served_a_camel_alert_word_is_a_log_token():
 def test_alert_like_and_normal_name():
     assert alert_like("DiskAlmostFull") and not alert_like("RiskScoreCalculator") and not alert_like("OOMKilled")
     assert normal_name(" Order_Service ") == normal_name("order service") == "order-service"
+
+
+def test_where_no_alerts_are_served_an_alert_state_word_asks_no_alert_state():
+    """ "did payments-worker recover?" of a snapshot of logs alone asks its logs, not a resolved alert."""
+    from evcli.scope.extract import extract_scope
+    from tests.scope._env import ALIASES, BERLIN, CLOCK, SERVICES
+
+    kwargs = {"services": SERVICES, "aliases": ALIASES, "alertnames": [], "clock": CLOCK, "tz": BERLIN}
+    question = "did billing recover?"
+    assert extract_scope(question, **kwargs).alert_state == "resolved"
+    assert extract_scope(question, **kwargs, alerts_served=False).alert_state is None
