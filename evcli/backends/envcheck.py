@@ -62,6 +62,7 @@ from evcli.kb.frontmatter import split_front_matter
 from evcli.timerange import localize
 from evcli.tools.redaction import Redactor
 
+MAX_TEXT_SHARE_OF_JSONL = 0.01  # text lines in a .jsonl file a warning, not an error: banners, not a wrong format
 _SHOWN_PER_FILE = 5  # bad lines named one by one before "and N more"
 MIN_TIMESTAMP_SHARE = 0.9  # below this share of event lines with a recognised timestamp a log file is an error
 FULL_PASS_BYTES = 16 << 20  # a log file up to this size is read whole; a larger one is sampled
@@ -386,9 +387,18 @@ class _Check:
 
     def _log_problems(self, relative: str, scan: _LogScan, events: int, now: datetime | None) -> None:
         where = f" (in a sample of {scan.read} of {scan.lines} lines)" if scan.sampled else ""
-        self.errors(relative, [f"line {number} is not a JSON object" for number in scan.bad_json], "such lines")
-        if scan.bad_json_unnumbered:
-            self.problem("error", relative, f"{scan.bad_json_unnumbered} lines are not JSON objects{where}")
+        bad = len(scan.bad_json) + scan.bad_json_unnumbered
+        if bad and bad <= scan.read * MAX_TEXT_SHARE_OF_JSONL:
+            # a program's own banner between its JSON lines (npm's `> app@1.0 start`): read as text lines
+            numbers = ", ".join(str(number) for number in scan.bad_json[:_SHOWN_PER_FILE])
+            listed = f" (lines {numbers}{', …' if bad > _SHOWN_PER_FILE else ''})" if numbers else ""
+            self.problem(
+                "warning", relative, f"{bad} lines are not JSON objects{listed}{where}; they are read as text lines"
+            )
+        else:
+            self.errors(relative, [f"line {number} is not a JSON object" for number in scan.bad_json], "such lines")
+            if scan.bad_json_unnumbered:
+                self.problem("error", relative, f"{scan.bad_json_unnumbered} lines are not JSON objects{where}")
         self._cut_lines(relative, scan.cut)
         if scan.lines == 0:
             self.problem("warning", relative, "the file is empty")

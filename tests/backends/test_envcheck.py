@@ -345,3 +345,21 @@ def test_a_file_just_over_the_threshold_is_read_whole(tmp_path, monkeypatch):
     root = make_snapshot(tmp_path / "s", {"logs/app.log": "\n".join(lines) + "\n"})
     [info] = check_env(root).log_files
     assert (info.lines, info.sampled_lines) == (3000, None)  # the blocks covered every line once
+
+
+def test_a_few_text_lines_in_a_jsonl_file_are_a_warning_and_read_as_text(tmp_path):
+    """npm writes its banner between a Node service's JSON lines on every start: a warning naming the lines,
+    not an error (the file is read; most of it is JSON)."""
+    lines = [json.dumps({"level": 30, "time": 1784052000000 + n * 1000, "msg": f"request {n}"}) for n in range(300)]
+    lines[120:120] = ["> checkout-web@2.8.3 start", "> node dist/server.js"]
+    root = tmp_path / "env"
+    (root / "logs").mkdir(parents=True)
+    (root / "logs" / "checkout.jsonl").write_text("\n".join(lines) + "\n")
+    (root / "env.toml").write_text('now = "2026-07-14T18:45:00Z"\n')
+
+    report = check_env(root)
+
+    assert report.ok is True
+    assert problems_of(report, "logs/checkout.jsonl") == [
+        ("warning", "2 lines are not JSON objects (lines 121, 122); they are read as text lines")
+    ]
