@@ -1,6 +1,8 @@
 """Reading the files of a directory evcli is pointed at (a snapshot, a runbook tree), safely.
 
-Every reader of a snapshot or runbook directory opens files through this module. Invariants:
+Every reader of a snapshot or runbook directory opens files through this module; files named on
+the command line are opened with the same `open_regular` and `read_limited` (evcli/userfiles.py).
+Invariants:
 
 - A file is read only when its real path (every symlink resolved) lies inside the real path of
   its root: a symlink leading out of the directory is refused; one that stays inside is followed.
@@ -132,9 +134,16 @@ def _require_regular(mode: int) -> None:
 
 def open_binary(path: Path, root: Path) -> BinaryIO:
     """A regular file inside `root`, opened for reading without ever blocking on the open."""
-    real = contained(path, root)
-    _require_regular(os.stat(real).st_mode)
-    fd = os.open(real, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    return open_regular(contained(path, root), follow_symlinks=False)
+
+
+def open_regular(path: Path, *, follow_symlinks: bool = True) -> BinaryIO:
+    """`path`, opened for reading only if it is a regular file: checked with `os.stat` before the
+    open (never blocking: O_NONBLOCK) and with `fstat` after it, so a file swapped in between is caught.
+    Without `follow_symlinks` a symlink at `path` fails the open (O_NOFOLLOW)."""
+    _require_regular(os.stat(path).st_mode)
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow_symlinks else os.O_NOFOLLOW)
+    fd = os.open(path, flags)
     try:
         _require_regular(os.fstat(fd).st_mode)
     except BaseException:
@@ -144,21 +153,26 @@ def open_binary(path: Path, root: Path) -> BinaryIO:
 
 
 def open_text(path: Path, root: Path) -> TextIO:
-    """`open_binary` as UTF-8 text, undecodable bytes replaced, line endings kept."""
-    return io.TextIOWrapper(open_binary(path, root), encoding="utf-8", errors="replace", newline="")
+    """`open_binary` as UTF-8 text, undecodable bytes replaced, line endings kept; a line ends at "\n" only,
+    as `grep -n` counts them (a lone "\r" inside a line does not split it)."""
+    return io.TextIOWrapper(open_binary(path, root), encoding="utf-8", errors="replace", newline="\n")
 
 
 def read_bytes(path: Path, root: Path, limit: int | None = None) -> bytes:
     """A whole document of at most `limit` bytes (default `LIMITS.max_file_bytes`)."""
-    limit = LIMITS.max_file_bytes if limit is None else limit
     with open_binary(path, root) as handle:
-        chunks, size = [], 0
-        while chunk := handle.read(min(_CHUNK, limit + 1 - size)):
-            check_deadline()
-            chunks.append(chunk)
-            size += len(chunk)
-            if size > limit:
-                raise RefusedFile(f"larger than {limit} bytes (the read limit)")
+        return read_limited(handle, LIMITS.max_file_bytes if limit is None else limit)
+
+
+def read_limited(handle: BinaryIO, limit: int) -> bytes:
+    """The rest of `handle`, refused (`RefusedFile`) as soon as it passes `limit` bytes."""
+    chunks, size = [], 0
+    while chunk := handle.read(min(_CHUNK, limit + 1 - size)):
+        check_deadline()
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > limit:
+            raise RefusedFile(f"larger than {limit} bytes (the read limit)")
     return b"".join(chunks)
 
 

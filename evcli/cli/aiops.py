@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -15,6 +14,7 @@ from evcli.cli._common import (
     handles_errors,
     out,
     print_json,
+    safe,
 )
 from evcli.cli.ask import (
     ApiBaseOption,
@@ -66,15 +66,9 @@ def aiops_command(
     _exit_code("PASS", fail_on)
     alertmanager = environment.backends.get("alertmanager")
     if payload is not None:
-        try:
-            data = json.loads(payload.read_text(encoding="utf-8"))
-        except FileNotFoundError as exc:
-            raise BadInput(f"no such file: {payload}") from exc
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise BadInput(f"{payload} is not valid JSON: {exc}") from exc
-        except RecursionError as exc:
-            raise BadInput(f"{payload} is nested too deeply to be an alert payload") from exc
-        source = str(payload)
+        from evcli.userfiles import ALERT_PAYLOAD, read_json
+
+        data, source = read_json(payload, ALERT_PAYLOAD), str(payload)
     elif alertmanager is not None:
         data, source = pull_alerts(alertmanager.url, filters or []), alertmanager.url
     else:
@@ -105,24 +99,22 @@ def aiops_command(
 
 
 def _render(report: dict) -> None:
-    from rich.markup import escape
-
     alert = report["alert"]
-    out.rule(f"{alert['alertname']} · {alert.get('service') or '-'}")
+    out.rule(safe(f"{alert['alertname']} · {alert.get('service') or '-'}"))
     labels = ", ".join(f"{k}={v}" for k, v in sorted(alert["labels"].items()) if k != "alertname")
     out.print(
-        f"[bold]Alert[/] {escape(alert['alertname'])} ({escape(labels)}) · {alert['state']}"
-        + (f" since {alert['starts_at']}" if alert.get("starts_at") else "")
+        f"[bold]Alert[/] {safe(alert['alertname'])} ({safe(labels)}) · {safe(alert['state'])}"
+        + (f" since {safe(alert['starts_at'])}" if alert.get("starts_at") else "")
     )
     if alert["annotations"].get("summary"):
-        out.print(f"  {escape(alert['annotations']['summary'])}")
+        out.print(f"  {safe(alert['annotations']['summary'])}")
     out.print("\n[bold]Findings[/]")
     for claim in report["claims"]:
-        out.print(f"  [{claim['citation']}] {escape(claim['claim_text'])}")
+        out.print(f"  [{claim['citation']}] {safe(claim['claim_text'])}")
         for evidence in claim["evidence"]:
             out.print(
-                f"      {evidence['tool_name']} #{evidence['source_invocation_id']} {escape(evidence['raw_path'])}: "
-                f"{escape(evidence['text'] or '')}",
+                f"      {safe(evidence['tool_name'])} #{evidence['source_invocation_id']} {safe(evidence['raw_path'])}: "
+                f"{safe(evidence['text'] or '')}",
                 style="dim",
             )
     if not report["claims"]:
@@ -136,7 +128,7 @@ def _render(report: dict) -> None:
         if items:
             out.print(f"\n[bold]{title}[/]")
             for item in items:
-                out.print(f"  - {escape(str(item))}")
+                out.print(f"  - {safe(str(item))}")
     evaluation = report["aiops_rule_evaluation"]
     marks = " · ".join(
         f"{'✓' if evaluation[key] else '✗'} {key}"

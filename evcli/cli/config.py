@@ -3,6 +3,7 @@ commented starting file."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -56,13 +57,14 @@ def init_command(
     """Write a commented starting configuration file; prints its path."""
     from evcli.config import default_config_path
     from evcli.config.template import TEMPLATE
+    from evcli.userfiles import write_output
 
     path = output or default_config_path()
-    if path.exists() and not force:
+    if os.path.lexists(path) and not force:  # a symlink, even a dangling one, is something there
         raise BadInput(f"{path} exists", hint="pass --force to overwrite it")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(TEMPLATE, encoding="utf-8")
+        write_output(path, TEMPLATE)
     except OSError as exc:
         raise BadInput(f"cannot write {path}: {exc.strerror or exc}") from None
     out.print(safe(str(path)))

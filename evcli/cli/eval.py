@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from evcli.cli._common import DbOption, JsonOption, err, handles_errors, out, print_json
+from evcli.cli._common import DbOption, JsonOption, err, handles_errors, out, print_json, safe
 from evcli.errors import EXIT_OK, EXIT_RUNTIME
 
 app = typer.Typer(help="Evaluation suites with targets; exit 1 when a target is missed.", no_args_is_help=True)
@@ -162,11 +162,9 @@ def cases_command(
 
 
 def _print_case_progress(result) -> None:
-    from rich.markup import escape
-
     mark = "[yellow]-[/]" if result["skipped"] else "[green]✓[/]" if result["passed"] else "[red]✗[/]"
     outcome = f"skipped: {result['skipped']}" if result["skipped"] else result["verdict"] or "error"
-    err.print(f"{mark} {escape(result['id'])} · {escape(outcome)} · {result['seconds']:.1f}s")
+    err.print(f"{mark} {safe(result['id'])} · {safe(outcome)} · {result['seconds']:.1f}s")
 
 
 _TOOL_SHORT = {"query_logs": "logs", "query_metrics": "metrics", "lookup_knowledge": "kb"}
@@ -213,7 +211,6 @@ def _result_mark(case) -> str:
 
 
 def _render_cases(report) -> None:
-    from rich.markup import escape
     from rich.table import Table
 
     from evcli.pipeline import ROLES
@@ -227,8 +224,8 @@ def _render_cases(report) -> None:
     table.add_column("searched", overflow="fold", max_width=40)
     for case in report["cases"]:
         table.add_row(
-            escape(case["id"]),
-            escape(case["env"]),
+            safe(case["id"]),
+            safe(case["env"]),
             _result_mark(case),
             case["verdict"] or "-",
             str(case["claims"]),
@@ -238,15 +235,15 @@ def _render_cases(report) -> None:
             str(case["model_calls"]),
             str(case["prompt_tokens"] + case["completion_tokens"]),
             f"{case['seconds']:.1f}",
-            escape(_asked_text(case["asked"])),
-            escape(_searched_text(case["searched"])),
+            safe(_asked_text(case["asked"])),
+            safe(_searched_text(case["searched"])),
         )
     out.print(table)
     for case in report["cases"]:
         for failure in case["failures"]:
-            out.print(f"[red]fail[/] {escape(case['id'])}: {escape(failure)}")
+            out.print(f"[red]fail[/] {safe(case['id'])}: {safe(failure)}")
         if case["skipped"]:
-            out.print(f"[yellow]skipped[/] {escape(case['id'])}: {escape(case['skipped'])}")
+            out.print(f"[yellow]skipped[/] {safe(case['id'])}: {safe(case['skipped'])}")
     totals = report["totals"]
     ran = totals["cases"] - totals["skipped"]
     out.print(
@@ -287,7 +284,6 @@ def retrieval_command(
 
 
 def _render_retrieval(report) -> None:
-    from rich.markup import escape
     from rich.table import Table
 
     table = Table(title=f"runbook retrieval · {len(report['cases'])} cases")
@@ -296,17 +292,15 @@ def _render_retrieval(report) -> None:
     for case in report["cases"]:
         expected = case["expected_doc"] + (f" › {case['expected_heading']}" if case["expected_heading"] else "")
         rank = f"[green]{case['rank']}[/]" if case["hit"] else "[red]miss[/]"
-        table.add_row(
-            escape(case["id"]), escape(case["env"]), escape(case["query"]), escape(expected), str(case["k"]), rank
-        )
+        table.add_row(safe(case["id"]), safe(case["env"]), safe(case["query"]), safe(expected), str(case["k"]), rank)
     out.print(table)
     for case in report["cases"]:
         if not case["hit"]:
             found = case["error"] or ", ".join(case["retrieved"]) or "nothing"
-            out.print(f"[red]miss[/] {escape(case['id'])}: {escape(found)}")
+            out.print(f"[red]miss[/] {safe(case['id'])}: {safe(found)}")
     for env, totals in report["by_env"].items():
         out.print(
-            f"{escape(env)}: recall@k {_percent(totals['recall_at_k'])} ({totals['hits']}/{totals['cases']}) · MRR {totals['mrr']:.3f}"
+            f"{safe(env)}: recall@k {_percent(totals['recall_at_k'])} ({totals['hits']}/{totals['cases']}) · MRR {totals['mrr']:.3f}"
         )
     totals = report["totals"]
     out.print(

@@ -10,9 +10,8 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 
-from evcli.cli._common import DbOption, JsonOption, err, handles_errors, load_source, out, print_json
+from evcli.cli._common import DbOption, JsonOption, err, handles_errors, load_source, out, print_json, safe
 from evcli.errors import EXIT_LOW_CONFID, EXIT_OK, EXIT_REJECT
 
 EXIT_BY_SEVERITY = {"none": EXIT_OK, "low_confid": EXIT_LOW_CONFID, "reject": EXIT_REJECT}
@@ -79,26 +78,26 @@ def _render(run, rules_source: str, *, stored: bool) -> None:
         invocation = f"#{invocation_id}" + (" (back-filled)" if binding.backfilled else "")
         failed = f" [red]{', '.join(binding.failed_rules)}[/]" if binding.failed_rules else ""
         out.print(
-            f"{mark} {escape(binding.claim_id)}#{binding.binding_index} {escape(binding.tool_name or '-')} {invocation} "
-            f"{escape(binding.raw_path or '-')} · {match}{failed}"
+            f"{mark} {safe(binding.claim_id)}#{binding.binding_index} {safe(binding.tool_name or '-')} {invocation} "
+            f"{safe(binding.raw_path or '-')} · {match}{failed}"
         )
-        out.print(f"    excerpt:  {escape(binding.evidence_excerpt or '-')}")
-        out.print(f"    evidence: {escape(binding.matched_text or '-')}")
+        out.print(f"    excerpt:  {safe(binding.evidence_excerpt or '-')}")
+        out.print(f"    evidence: {safe(binding.matched_text or '-')}")
     for finding in result.errors:
-        where = f" {escape(finding.claim_id)}#{finding.binding_index}" if finding.claim_id is not None else ""
-        out.print(f"[red]✗ {finding.rule}[/] ({finding.severity}){where}: {escape(finding.message)}")
+        where = f" {safe(finding.claim_id)}#{finding.binding_index}" if finding.claim_id is not None else ""
+        out.print(f"[red]✗ {finding.rule}[/] ({finding.severity}){where}: {safe(finding.message)}")
     for finding in result.warnings:
-        where = f" {escape(finding.claim_id)}#{finding.binding_index}" if finding.claim_id is not None else ""
-        out.print(f"[yellow]! {finding.rule}[/]{where}: {escape(finding.message)}")
+        where = f" {safe(finding.claim_id)}#{finding.binding_index}" if finding.claim_id is not None else ""
+        out.print(f"[yellow]! {finding.rule}[/]{where}: {safe(finding.message)}")
     colour = {"none": "green", "low_confid": "yellow", "reject": "red"}[result.severity]
     out.print(
         f"gate [{colour}]{result.status}[/] severity [{colour}]{result.severity}[/] · "
-        f"rules {escape(result.rule_set_version)} ({result.rules_hash[:22]}…) from {escape(rules_source)}"
+        f"rules {safe(result.rule_set_version)} ({result.rules_hash[:22]}…) from {safe(rules_source)}"
     )
     if run.sources_rechecked:
-        skipped = sum(1 for finding in result.warnings if finding.rule == "provenance.source_matches")
-        note = f"; {skipped} cited invocation(s) not re-checked (see warnings)" if skipped else ""
-        out.print(f"sources re-checked: invocations re-run on {escape(str(run.against))}{note}")
+        skipped = sum(1 for finding in result.errors if "cannot be re-checked against" in finding.message)
+        note = f"; {skipped} cited invocation(s) could not be re-checked there (see errors)" if skipped else ""
+        out.print(f"sources re-checked: invocations re-run on {safe(str(run.against))}{note}")
     else:
         out.print(
             "[yellow]sources not re-checked[/]: citations were compared with the outputs recorded in the session "
@@ -125,7 +124,7 @@ def _render_changes(changes) -> None:
         out.print(f"  - no longer failing: {rule}")
     for binding in changes["bindings_changed"]:
         out.print(
-            f"  {escape(binding['claim_id'])}#{binding['binding_index']} {escape(str(binding['raw_path']))}: "
+            f"  {safe(binding['claim_id'])}#{binding['binding_index']} {safe(str(binding['raw_path']))}: "
             f"{binding['before']} → {binding['after']}"
         )
     if changes["rules_changed"]:

@@ -62,11 +62,14 @@ def _rendered(document, format: str, brief: bool) -> str:
 
 
 def write_report(document, format: str, output: Path | None, *, brief: bool = False) -> Path | None:
-    """Write the report to `output` (None: nothing written). Used by `report`, `ask --report` and `aiops --report-dir`."""
+    """Write the report to `output` (None: nothing written), replacing a symlink there rather than
+    writing through it. Used by `report`, `ask --report` and `aiops --report-dir`."""
+    from evcli.userfiles import write_output
+
     if output is None:
         return None
     try:
-        output.write_text(_rendered(document, format, brief), encoding="utf-8")
+        write_output(output, _rendered(document, format, brief))
     except OSError as exc:
         raise BadInput(f"cannot write {output}: {exc.strerror or exc}") from exc
     return output

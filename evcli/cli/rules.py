@@ -6,6 +6,7 @@ an unedited copy judges exactly as the default does; it never overwrites a file 
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -41,8 +42,9 @@ def init_command(
 ) -> None:
     """Write the shipped rules.toml as a starting point for `--rules FILE`."""
     from evcli.errors import BadInput
+    from evcli.userfiles import write_output
 
-    if output.exists() and not force:
+    if os.path.lexists(output) and not force:  # a symlink, even a dangling one, is something there
         raise BadInput(f"{output} already exists", hint="pass --force to overwrite it, or -o another file")
-    output.write_bytes(_shipped().read_bytes())
+    write_output(output, _shipped().read_bytes())
     err.print(f"wrote {safe(output)}; use it with `evcli gate SESSION --rules {safe(output)}`")

@@ -102,12 +102,10 @@ def _listen(text: str) -> tuple[str, int]:
 def _once(payload: Path, store, config) -> None:
     from evcli.serve.queue import accept, read_delivery
     from evcli.serve.worker import build_pipeline, drain
+    from evcli.userfiles import ALERT_PAYLOAD, read_input
 
-    try:
-        body = payload.read_bytes()
-    except OSError as exc:
-        raise BadInput(f"cannot read {payload}: {exc.strerror or exc}") from exc
-    counts = accept(store, read_delivery(body), max_queue=config.max_queue, repeat_interval_s=config.repeat_interval_s)
+    delivery = read_delivery(read_input(payload, ALERT_PAYLOAD))
+    counts = accept(store, delivery, max_queue=config.max_queue, repeat_interval_s=config.repeat_interval_s)
     if counts is None:
         raise BadInput(f"the queue is full ({config.max_queue} alerts); raise --max-queue")
     finished = drain(build_pipeline(config.worker, store), config.worker)

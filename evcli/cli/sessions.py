@@ -22,7 +22,7 @@ from evcli.cli._common import (
     out,
     print_json,
 )
-from evcli.console import paged, safe, visible
+from evcli.console import json_safe, paged, safe, visible
 
 app = typer.Typer(
     help="List, find, delete and prune stored sessions.", no_args_is_help=False, invoke_without_command=True
@@ -208,6 +208,7 @@ def export_command(
     """Export a session as one canonical JSON document (or every session with --all)."""
     from evcli.errors import BadInput
     from evcli.store.documents import export_all, to_canonical
+    from evcli.userfiles import write_output
 
     store = open_store(db, must_exist=True)
     if all_sessions:
@@ -220,9 +221,9 @@ def export_command(
         raise BadInput("give a session id, or --all -o DIR")
     text = to_canonical(store.load(store.resolve(session_id))) + "\n"
     if output is None:
-        sys.stdout.write(text)
+        sys.stdout.write(json_safe(text))  # the same JSON, C1 and bidi characters \u-escaped for the terminal
         return
-    output.write_text(text, encoding="utf-8")
+    write_output(output, text)
     err.print(f"exported {safe(session_id)} to {safe(output)}")
 
 

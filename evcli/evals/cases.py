@@ -44,7 +44,6 @@ the eval's own check of the searched scope, independent of the Gatekeeper's scop
 from __future__ import annotations
 
 import dataclasses
-import json
 import multiprocessing
 import tempfile
 import time
@@ -493,13 +492,10 @@ def _diagnose(case: DiagnosisCase, pipeline) -> list[dict[str, Any]]:
         return [pipeline.run_from(run.session_id, "plan").model_dump(mode="json")]
     if case.alert is None:  # a case has exactly one of question and alert
         return [pipeline.ask(case.question).model_dump(mode="json")]  # an alert report is this JSON plus its alert
-    try:
-        payload = json.loads(case.alert.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise BadInput(f"cannot read alert payload {case.alert}: {exc}") from exc
     from evcli.aiops import diagnose_payload  # the alert chain; loaded only by alert cases
+    from evcli.userfiles import ALERT_PAYLOAD, read_json
 
-    return diagnose_payload(pipeline, payload, source=str(case.alert))
+    return diagnose_payload(pipeline, read_json(case.alert, ALERT_PAYLOAD), source=str(case.alert))
 
 
 def run_case(case: DiagnosisCase, store: TraceStore, rules: RuleSet, models: Models) -> dict[str, Any]:

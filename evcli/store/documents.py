@@ -1,12 +1,12 @@
 """Session documents on disk: one canonical JSON file per session.
 
 A session id becomes a file name only after it matched SESSION_ID_PATTERN,
-and `export_all` writes nothing whose resolved path leaves its directory.
+and `export_all` writes nothing whose resolved path leaves its directory. Files are
+read and written through evcli/userfiles.py (bounded reads, writes by rename).
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,6 +15,7 @@ from pydantic import ValidationError
 from evcli.canonical import canonical_json
 from evcli.contracts import SESSION_ID_RULE, SessionDocument, is_session_id
 from evcli.errors import BadInput
+from evcli.userfiles import SESSION_DOCUMENT, read_json, write_output
 
 if TYPE_CHECKING:
     from evcli.store.db import TraceStore  # db imports this module
@@ -36,7 +37,7 @@ def export_all(store: TraceStore, directory: Path) -> list[str]:
     root = directory.resolve()
     targets = {session_id: _inside(root, f"{session_id}.json") for session_id in ids}
     for session_id, target in targets.items():
-        target.write_text(to_canonical(store.load(session_id)) + "\n", encoding="utf-8")
+        write_output(target, to_canonical(store.load(session_id)) + "\n")
     return ids
 
 
@@ -52,18 +53,8 @@ def to_canonical(document: SessionDocument) -> str:
 
 
 def read_document(path: Path) -> SessionDocument:
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError as exc:
-        raise BadInput(f"no such file: {path}") from exc
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BadInput(f"cannot read {path}: {exc}") from exc
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise BadInput(f"{path} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from exc
-    except RecursionError as exc:
-        raise BadInput(f"{path} is nested too deeply to be a session document") from exc
+    """The session document in the file `path` (a regular file of at most `SESSION_DOCUMENT.max_bytes`)."""
+    data = read_json(Path(path), SESSION_DOCUMENT)
     try:
         # A file from elsewhere may carry secrets an older evcli did not mask: mask before storing or showing it.
         # (Imported here: reading the store, as `evcli sessions` and `trace ID` do, needs no masking rules.)

@@ -135,3 +135,21 @@ def test_the_models_of_the_configuration_with_the_model_flags_on_top(tmp_path):
         "http://127.0.0.1:9/v1",
     )
     assert {every_role.for_role(role) for role in ("planner", "executor", "verifier", "composer")} == {"openai/all"}
+
+
+def test_init_onto_a_symlink_needs_force_and_then_replaces_the_link_not_its_target(tmp_path):
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    (tmp_path / "lk").mkdir()
+    link = tmp_path / "lk" / "evcli.toml"
+    link.symlink_to(tmp_path / "gone.toml")  # dangling: writing through it would create gone.toml
+
+    assert_clean_error(evcli("config", "init", "-o", link), 2, "exists", "--force")
+    assert not (tmp_path / "gone.toml").exists()
+    link.unlink()
+    link.symlink_to(victim)
+    forced = evcli("config", "init", "-o", link, "--force")
+
+    assert forced.exit_code == 0, forced
+    assert victim.read_text() == "keep me"
+    assert not link.is_symlink() and link.read_text(encoding="utf-8") == TEMPLATE

@@ -551,10 +551,15 @@ def test_gate_against_keeps_a_low_confid_finding(demo_export, tmp_path):
     assert run.json()["result"]["failed_rules"] == ["binding.unique_item"]
 
 
-def test_gate_against_reports_live_backend_invocations_as_not_rechecked(demo_export, tmp_path):
+def test_gate_against_rejects_cited_live_backend_invocations_it_cannot_recheck(demo_export, tmp_path):
+    """A document can name any backend: cited evidence `--against DIR` cannot re-derive is not shown to be
+    real, so the gate fails instead of passing with a warning (a forged value behind a named Loki passed)."""
     path, env_dir = demo_export
     document = load_json(path)
     document["run"]["config"]["env"] = {"prometheus": "http://127.0.0.1:9", "loki": "http://127.0.0.1:9"}
+    for invocation in document["invocations"]:  # what live backends record: no snapshot file digests
+        if isinstance(invocation["output"], dict):
+            invocation["output"].pop("digests", None)
     live = tmp_path / "live.json"
     live.write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
     cited = {
@@ -565,13 +570,28 @@ def test_gate_against_reports_live_backend_invocations_as_not_rechecked(demo_exp
 
     run = evcli("gate", live, "--against", env_dir)
 
-    assert run.exit_code == 0, run
-    skipped = [line for line in run.stdout.splitlines() if line.startswith("! provenance.source_matches")]
+    assert run.exit_code != 0, run
+    skipped = [line for line in run.stdout.splitlines() if line.startswith("✗ provenance.source_matches")]
     expected = sorted(i for i, tool in cited.items() if tool in ("query_metrics", "query_logs"))
-    assert len(skipped) == len(expected) and all(
-        "served by a live backend (prometheus, loki)" in line for line in skipped
+    assert len(skipped) == len(expected) and all("served by a live backend (" in line for line in skipped), skipped
+    assert run.stdout.splitlines()[-1].endswith(
+        f"; {len(expected)} cited invocation(s) could not be re-checked there (see errors)"
     )
-    assert run.stdout.splitlines()[-1].endswith(f"; {len(expected)} cited invocation(s) not re-checked (see warnings)")
+
+
+def test_gate_against_rechecks_what_the_named_live_backend_cannot_have_served(demo_export, tmp_path):
+    """Naming Loki in a document does not make its metrics live, nor log lines whose output names the
+    snapshot files they came from: those are re-run on DIR, and a value edited consistently is caught."""
+    path, env_dir = demo_export
+    document = load_json(path)
+    document["run"]["config"]["env"] = {"loki": "http://127.0.0.1:9"}
+    live = tmp_path / "loki.json"
+    live.write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
+
+    run = evcli("gate", live, "--against", env_dir)
+
+    assert run.exit_code == 0, run
+    assert "could not be re-checked" not in run.stdout and "provenance.source_matches" not in run.stdout
 
 
 def test_gate_against_a_missing_directory_is_a_usage_error(tmp_path):
@@ -611,3 +631,27 @@ def test_a_which_ip_answer_holds_against_its_source_and_a_forged_address_count_f
     run = evcli("gate", forged, "--against", host, "--json")
     assert run.exit_code == 4, run
     assert {e["rule"] for e in run.json()["result"]["errors"]} == {"provenance.source_matches"}
+
+
+def test_gate_report_and_trace_refuse_a_fifo_named_like_a_session_file_without_blocking(fifo):
+    for command in ("gate", "report", "trace"):
+        assert_clean_error(evcli(command, fifo), 2, f"cannot read {fifo}: refused: not a regular file (a FIFO)")
+
+
+@pytest.fixture(scope="module")
+def control_session(tmp_path_factory):
+    from tests.report.conftest import control_export
+
+    return control_export(tmp_path_factory)
+
+
+def test_gate_human_output_shows_control_characters_in_evidence_visibly(control_session):
+    from tests.report.conftest import RAW_CONTROLS
+
+    run = evcli("gate", control_session)
+
+    assert run.exit_code in EXIT_BY_SEVERITY.values(), run
+    raw = run.result.stdout
+    assert not [c for c in RAW_CONTROLS if c in raw], raw
+    assert "status=503 \\x1b[2J\\x1b]0;PWNED\\x07 \\x1b]8;;https://attacker.example\\x1b\\click" in raw
+    assert "\\x9b2J \\u202eevil\\u202c" in raw

@@ -9,7 +9,8 @@ import pytest
 
 from tests.cli._util import assert_clean_error, evcli
 from tests.conftest import REPO
-from tests.report.conftest import hostile_export
+from tests.report.conftest import RAW_CONTROLS, control_export, hostile_export
+from tests.serve.conftest import HOST_ALERTS
 
 
 @pytest.fixture(scope="module")
@@ -88,3 +89,67 @@ def test_aiops_report_dir_that_is_a_file_is_a_clean_error(tmp_path):
         "aiops", REPO / "evcli" / "demo" / "alerts.json", "--db", tmp_path / "x.db", "--report-dir", taken / "sub"
     )
     assert_clean_error(run, 2, "cannot create --report-dir")  # before any alert is diagnosed
+
+
+@pytest.fixture(scope="module")
+def control_session(tmp_path_factory):
+    return control_export(tmp_path_factory)
+
+
+@pytest.mark.parametrize("format, title", [("html", "\\x1b]0;PWNED\\x07"), ("md", "\\x1b\\]0;PWNED\\x07")])
+def test_a_report_shows_control_characters_visibly_on_stdout_and_in_its_file(control_session, tmp_path, format, title):
+    written = tmp_path / f"report.{format}"
+    shown = evcli("report", control_session, "-f", format)
+    saved = evcli("report", control_session, "-f", format, "-o", written)
+
+    assert shown.exit_code == 0 and saved.exit_code == 0, (shown, saved)
+    for text in (shown.result.stdout, written.read_text(encoding="utf-8")):
+        assert not [c for c in RAW_CONTROLS if c in text], text
+        assert title in text and "\\x9b2J \\u202eevil\\u202c" in text  # Markdown escapes the ]
+
+
+def _victim(tmp_path, link):
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    link.parent.mkdir(exist_ok=True)
+    link.symlink_to(victim)
+    return victim
+
+
+def test_report_o_onto_a_symlink_replaces_the_link_not_its_target(hostile_session, tmp_path):
+    link = tmp_path / "lk" / "report.out"
+    victim = _victim(tmp_path, link)
+
+    run = evcli("report", hostile_session, "-o", link)
+
+    assert run.exit_code == 0, run
+    assert victim.read_text() == "keep me"
+    assert not link.is_symlink() and link.read_text().startswith("<!DOCTYPE html>")
+
+
+def test_report_o_onto_a_directory_is_a_clean_error(hostile_session, tmp_path):
+    assert_clean_error(evcli("report", hostile_session, "-o", tmp_path), 2, "is a directory")
+
+
+def test_ask_report_onto_a_symlink_replaces_the_link_not_its_target(tmp_path):
+    link = tmp_path / "lk" / "run.md"
+    victim = _victim(tmp_path, link)
+
+    run = evcli("ask", "why is payment-service CPU high?", "--db", tmp_path / "x.db", "--report", link)
+
+    assert run.exit_code == 0, run
+    assert victim.read_text() == "keep me"
+    assert not link.is_symlink() and link.read_text().startswith("## why is payment-service CPU high?")
+
+
+def test_aiops_report_dir_replaces_a_symlink_named_like_a_report(tmp_path, monkeypatch):
+    monkeypatch.setattr("evcli.store.db.new_session_id", lambda: "20260708T230000-aaaaaa")
+    reports = tmp_path / "reports"
+    victim = _victim(tmp_path, reports / "20260708T230000-aaaaaa.html")
+
+    run = evcli("aiops", HOST_ALERTS, "--env", "host", "--db", tmp_path / "x.db", "--report-dir", reports)
+
+    assert run.exit_code == 0, run
+    assert victim.read_text() == "keep me"
+    written = reports / "20260708T230000-aaaaaa.html"
+    assert not written.is_symlink() and "<code>20260708T230000-aaaaaa</code>" in written.read_text()

@@ -34,3 +34,17 @@ def test_an_initialised_file_gates_like_the_default_and_edits_take_effect(tmp_pa
     assert evcli("gate", session, "--rules", written).exit_code == evcli("gate", session).exit_code == 4
     relaxed = rules_with(tmp_path, "binding.excerpt_supported", severity="low_confid", source=written)
     assert evcli("gate", session, "--rules", relaxed).exit_code == 3
+
+
+def test_init_onto_a_symlink_replaces_the_link_not_its_target(tmp_path):
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    link = tmp_path / "rules.toml"
+    link.symlink_to(victim)
+
+    assert_clean_error(evcli("rules", "init", "-o", link), 2, "already exists")
+    forced = evcli("rules", "init", "-o", link, "--force")
+
+    assert forced.exit_code == 0, forced
+    assert victim.read_text() == "keep me"
+    assert not link.is_symlink() and link.read_bytes() == RULES.read_bytes()

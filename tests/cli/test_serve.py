@@ -70,3 +70,17 @@ def test_usage_errors(tmp_path, monkeypatch):
     assert_clean_error(evcli("serve", "--token-env", "EVCLI_NO_SUCH_TOKEN"), 2, "EVCLI_NO_SUCH_TOKEN")
     assert_clean_error(evcli("serve", "--listen", "nohost"), 2, "--listen")
     assert_clean_error(evcli("serve", "--repeat-interval", "soon"), 2)
+
+
+def test_once_refuses_a_fifo_a_device_and_an_oversized_payload_and_stores_nothing(tmp_path, fifo):
+    db = tmp_path / "serve.db"
+    sparse = tmp_path / "sparse.json"
+    with sparse.open("wb") as handle:
+        handle.truncate(3 << 30)  # 3 GiB of holes
+    for payload, fragment in (
+        (fifo, "refused: not a regular file (a FIFO)"),
+        ("/dev/zero", "refused: not a regular file (a character device)"),
+        (sparse, "is larger than 8 MiB, the limit for an alert payload"),
+    ):
+        assert_clean_error(evcli("serve", "--once", payload, "--db", db), 2, str(payload), fragment)
+    assert _rows(db, "SELECT * FROM alert_queue") == [] and _rows(db, "SELECT * FROM diagnosis_run") == []

@@ -153,6 +153,42 @@ def test_export_unknown_session(tmp_path):
     assert not out_file.exists()
 
 
+def test_export_onto_a_symlink_replaces_the_link_not_the_file_it_points_to(tmp_path):
+    db = tmp_path / "x.db"
+    sid = import_sample(sample("narrow-payment-highcpu"), db)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    (tmp_path / "out").mkdir()
+    link = tmp_path / "out" / "session.json"
+    link.symlink_to(victim)
+
+    run = evcli("export", sid, "--db", db, "-o", link)
+
+    assert run.exit_code == 0, run
+    assert victim.read_text() == "keep me"
+    assert not link.is_symlink() and link.read_text() == _expected_export(sample("narrow-payment-highcpu"))
+    assert [path.name for path in link.parent.iterdir()] == ["session.json"]
+
+
+def test_export_to_stdout_escapes_c1_and_bidi_and_stays_the_same_json(tmp_path):
+    db = tmp_path / "x.db"
+    store = TraceStore(db)
+    question = "why \x1b]0;title\x07 \x9b2J \u202egnp.exe\u202c \u2066x\u2069?"
+    sid = store.create_session(question).session_id
+    store.close()
+    out_file = tmp_path / "out.json"
+
+    shown = evcli("export", sid, "--db", db)
+    assert evcli("export", sid, "--db", db, "-o", out_file).exit_code == 0
+
+    assert shown.exit_code == 0, shown
+    raw = shown.result.stdout
+    assert not [c for c in ("\x1b", "\x07", "\x9b", "\u202e", "\u202c", "\u2066", "\u2069") if c in raw], raw
+    assert "\\u009b2J \\u202egnp.exe\\u202c" in raw
+    assert json.loads(raw) == json.loads(out_file.read_text(encoding="utf-8"))
+    assert json.loads(raw)["run"]["question"] == question
+
+
 # --- import --------------------------------------------------------------------------------------------------
 
 
@@ -258,6 +294,22 @@ def test_import_missing_file(tmp_path):
     db = tmp_path / "x.db"
 
     assert_clean_error(evcli("import", tmp_path / "gone.json", "--db", db), 2, "no such file")
+    assert not db.exists()
+
+
+def test_import_refuses_a_fifo_a_device_and_an_oversized_file_without_reading_them(tmp_path, fifo):
+    db = tmp_path / "x.db"
+    sparse = tmp_path / "sparse.json"
+    with sparse.open("wb") as handle:
+        handle.truncate(3 << 30)  # 3 GiB of holes
+
+    assert_clean_error(
+        evcli("import", fifo, "--db", db), 2, f"cannot read {fifo}: refused: not a regular file (a FIFO)"
+    )
+    assert_clean_error(evcli("import", "/dev/zero", "--db", db), 2, "not a regular file (a character device)")
+    assert_clean_error(
+        evcli("import", sparse, "--db", db), 2, f"{sparse} is larger than 64 MiB, the limit for a session document"
+    )
     assert not db.exists()
 
 

@@ -3,11 +3,14 @@
 `hostile_session`: an environment whose cited log lines hold `<script>`, an `onerror` attribute,
 `</style>`, backticks, `|` and `[1]`, and a metric series with 31 samples.
 `demo_session`: the packaged demo environment's payment-service question.
-Both are exported session files (module-scoped: the chain runs once per test module).
+`control_export`: the demo environment with an order-service error line holding terminal controls
+(CONTROL_LINE: CSI, OSC title and OSC 8 link, a C1 CSI, a bidi override), cited by the answer.
+Each is an exported session file (module-scoped fixtures: the chain runs once per test module).
 """
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -22,6 +25,12 @@ HOSTILE_LINES = [
     "2026-05-01T10:07:00Z WARN retrying upload",
 ]
 SAMPLES = 31
+CONTROL_LINE = (
+    "2026-07-08 23:09:48.003 ERROR [order-service-5c8d7f9b-qm4tz] c.e.order.api.OrderController - status=503 "
+    "\x1b[2J\x1b]0;PWNED\x07 \x1b]8;;https://attacker.example\x1b\\click\x1b]8;;\x1b\\ \x9b2J \u202eevil\u202c\n"
+)
+# What no report, export or terminal output may carry raw: ESC, BEL, C1 CSI, bidi overrides.
+RAW_CONTROLS = ("\x1b", "\x07", "\x9b", "\u202e", "\u202c")
 
 
 def _hostile_env(root: Path) -> Path:
@@ -47,6 +56,20 @@ def hostile_export(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("hostile")
     env = _hostile_env(root / "env")
     return _exported(root, "why is web failing? check cpu metrics and error logs", "--env", str(env))
+
+
+def control_export(tmp_path_factory) -> Path:
+    """A session of the demo environment whose cited order-service error line is CONTROL_LINE, exported."""
+    from evcli.backends.snapshot import demo_env_dir
+
+    root = tmp_path_factory.mktemp("control")
+    env = root / "env"
+    shutil.copytree(demo_env_dir(), env)
+    with (env / "logs" / "order-service.log").open("a", encoding="utf-8") as log:
+        log.write(CONTROL_LINE)
+    exported = _exported(root, "why is order-service failing?", "--env", str(env))
+    assert "PWNED" in exported.read_text(encoding="utf-8"), "the control line is not in the session"
+    return exported
 
 
 @pytest.fixture(scope="module")

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
 from markdown_it import MarkdownIt
 from mdit_py_plugins.footnote import footnote_plugin
 
 from evcli.report import render
 from evcli.report.model import report_model
-from tests.report.conftest import load
+from tests.report.conftest import RAW_CONTROLS, control_export, load
 
 COLUMNS = ["#", "claim", "tool", "ref", "source", "excerpt"]
 
@@ -67,3 +68,19 @@ def test_a_log_lines_backticks_and_brackets_stay_literal(hostile_session):
     html = _parser().render(render(load(hostile_session), "md"))
     assert "<code>tick</code>" not in html and "`tick`" in html
     assert "pipe [1]" in html
+
+
+@pytest.fixture(scope="module")
+def control_session(tmp_path_factory):
+    return control_export(tmp_path_factory)
+
+
+def test_control_characters_are_shown_visibly_not_written_raw(control_session):
+    shown = "status=503 \\x1b[2J\\x1b]0;PWNED\\x07 \\x1b]8;;https://attacker.example\\x1b\\click"
+    markdown = render(load(control_session), "md")
+    html = render(load(control_session), "html")
+
+    for text in (markdown, html):
+        assert not [c for c in RAW_CONTROLS if c in text], text
+    assert shown in _parser().render(markdown) and "\\x9b2J \\u202eevil\\u202c" in _parser().render(markdown)
+    assert shown in html and "\\x9b2J \\u202eevil\\u202c" in html
