@@ -42,6 +42,8 @@ def utc(*parts: int) -> datetime:
 # --- one case per format: timestamp exact (with zone), level, message, fields -----------------
 
 CASES = [
+    ("iso8601", "2023/01/29 10:03:11 http: TLS handshake error from 10.0.0.7:51234: EOF",
+     datetime(2023, 1, 29, 10, 3, 11), None, "http: TLS handshake error from 10.0.0.7:51234: EOF", {}),
     ("iso8601", "2023-01-29T10:03:11.123+08:00 ERROR payment authorisation failed for order 8812",
      datetime(2023, 1, 29, 10, 3, 11, 123000, tzinfo=timezone(timedelta(hours=8))), "ERROR",
      "payment authorisation failed for order 8812", {}),
