@@ -1,8 +1,7 @@
 """ISO 8601 / RFC 3339 leading timestamp, then free text with an optional level word.
 
 `2023-01-29T10:03:11.123+08:00 ERROR msg`, `2023-01-29 10:03:11,5 [warn] msg`,
-`[2023-01-29T02:03:11Z] level=error msg`, and Go's standard logger `2023/01/29 10:03:11 http: TLS
-handshake error` (local time, no zone). The catch-all of timestamped lines: it comes after
+`[2023-01-29T02:03:11Z] level=error msg`. The catch-all of timestamped lines: it comes after
 the formats that give the same lines more structure (Python logging, Java, OpenStack).
 """
 
@@ -19,8 +18,7 @@ from evcli.backends.logformats.base import (
 )
 
 _LINE = re.compile(
-    r"\[?(?P<stamp>\d{4}(?P<sep>[-/])\d\d(?P=sep)\d\d[T ]\d\d:\d\d(?::\d\d(?:[.,]\d+)?)?"
-    r"(?:Z|[+-]\d\d(?::?\d\d)?| [+-]\d{4})?)\]?"
+    r"\[?(?P<stamp>\d{4}-\d\d-\d\d[T ]\d\d:\d\d(?::\d\d(?:[.,]\d+)?)?(?:Z|[+-]\d\d(?::?\d\d)?| [+-]\d{4})?)\]?"
 )
 _AFTER = frozenset(" \t")  # the timestamp must end the line or be followed by a blank
 
@@ -41,8 +39,7 @@ class Iso8601(LogFormat):
         end = match.end()
         if end < len(line) and line[end] not in _AFTER:
             return None
-        stamp = match["stamp"]
-        moment = iso_time(stamp if match["sep"] == "-" else stamp.replace("/", "-", 2))
+        moment = iso_time(match["stamp"])
         if moment is None:
             return None
         level, message = leading_level(line[end:])
