@@ -2,7 +2,7 @@
 
 `count_by="address"` on a log query adds `stats.by_address`: the TOP_ADDRESSES addresses found in
 the most matching lines (a line counts once for each distinct address it holds), most lines first,
-ties by address. IPv4 dotted quads only (each octet 0-255, not part of a longer dotted number such
+ties by address (`count_by="path"`: per requested path, `stats.by_path`). IPv4 dotted quads only (each octet 0-255, not part of a longer dotted number such
 as a version `1.2.3.4.5`, nor a product version such as a user agent's `Chrome/126.0.0.0`); IPv6 and
 host names are not counted.
 """
@@ -28,6 +28,27 @@ def count_addresses(lines: Iterable[str]) -> Counter[str]:
             found = ADDRESS.findall(line)
             if found:
                 counts.update(set(found))
+    return counts
+
+
+# the path a line requests: an access log's request line (also quoted in nginx's error log, `request: "…"`), or
+# a structured `path`/`url`/`uri`/`route` field; the query string left out, so one endpoint counts as one
+_REQUEST = re.compile(r'"(?:GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS|CONNECT|TRACE) (/[^\s"?]*)[^\s"]* HTTP/')
+_PATH_FIELD = re.compile(r'(?:^|[\s{,])"?(?:path|url|uri|route|request_uri)"?\s*[=:]\s*"?(/[^\s"?,}]*)')
+
+
+# a path segment that is an id (`/products/8115`, a UUID, a hash) stands for every id: one endpoint
+_ID_SEGMENT = re.compile(r"(?<=/)(?:\d+|[0-9a-fA-F]{8}-[0-9a-fA-F-]{27}|[0-9a-fA-F]{16,})(?=/|$)")
+
+
+def count_paths(lines: Iterable[str]) -> Counter[str]:
+    """Per requested path (an endpoint: `/api/checkout`, `/products/{id}`), the number of lines requesting it."""
+    counts: Counter[str] = Counter()
+    for line in lines:
+        if "/" in line:
+            found = _REQUEST.search(line) or _PATH_FIELD.search(line)
+            if found:
+                counts[_ID_SEGMENT.sub("{id}", found.group(1))] += 1
     return counts
 
 

@@ -65,7 +65,7 @@ class LogQuery:
     limit: int = 50  # newest `limit` matches are returned; `total` counts all
     range: TimeRange | None = None
     level_strict: bool = False  # with `level`: drop lines that have no level
-    count_by: str | None = None  # "address" / "instance": stats.by_address / by_instance count the matching lines
+    count_by: str | None = None  # "address" / "instance" / "path": stats.by_address / by_instance / by_path count them
 
     def effective_range(self) -> TimeRange | None:
         """The range the call names (`range`, else the window's), None for the backend default."""

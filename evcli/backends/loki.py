@@ -19,7 +19,7 @@ from collections import Counter
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from evcli.backends.addresses import count_addresses, top_counts
+from evcli.backends.addresses import count_addresses, count_paths, top_counts
 from evcli.backends.alerts import service_of
 from evcli.backends.base import (
     LEVELS,
@@ -200,6 +200,8 @@ def stats_of(
     }
     if query.count_by == "address":
         stats["by_address"] = top_counts(count_addresses(str(record["line"]) for record in records))
+    elif query.count_by == "path":
+        stats["by_path"] = top_counts(count_paths(str(record["line"]) for record in records))
     elif query.count_by == "instance":
         stats["by_instance"] = top_counts(Counter(str(r["instance"]) for r in records if r.get("instance")))
     if lower_bound:

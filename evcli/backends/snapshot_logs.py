@@ -23,7 +23,7 @@ from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evcli.backends.addresses import count_addresses, top_counts
+from evcli.backends.addresses import count_addresses, count_paths, top_counts
 from evcli.backends.base import LEVELS, BackendError, LogQuery, LogResult, canonical_level
 from evcli.backends.files import LIMITS, open_binary
 from evcli.backends.logformats import SAMPLE_LINES, LineReader, LogFormat, ParseContext, detect, format_named
@@ -73,6 +73,10 @@ def query_logs(backend: SnapshotBackend, query: LogQuery, service: str | None) -
             line for indexed, matches in found if matches.total for line in matching_lines(indexed, wanted)
         )
         stats["by_address"] = top_counts(counts)
+    elif query.count_by == "path":
+        stats["by_path"] = top_counts(
+            count_paths(line for indexed, matches in found if matches.total for line in matching_lines(indexed, wanted))
+        )
     elif query.count_by == "instance":
         per_instance: Counter[str] = Counter()
         for indexed, matches in found:

@@ -39,6 +39,7 @@ MESSAGES: dict[str, str] = {
     "timing.claim": "Matching lines: first at {first}, last at {last}; {counted} ({filters}).",
     "address.claim": "Matching lines per address: {addresses}; {counted} ({filters}).",
     "instance.claim": "Matching lines per instance: {addresses}; {counted} ({filters}).",
+    "path.claim": "Matching lines per path: {addresses}; {counted} ({filters}).",
     "count.claim": "Counted {counted} ({filters}).",
     "pattern.claim": "{service} logged {level} pattern (count {count}, first {first}, last {last}): {template}",
     "pattern.claim.unleveled": "{service} logged pattern (count {count}, first {first}, last {last}): {template}",

@@ -38,6 +38,7 @@ MESSAGES: dict[str, str] = {
     "timing.claim": "首条匹配日志在 {first}，最后一条在 {last}；共 {counted}（{filters}）。",
     "address.claim": "按地址统计匹配日志：{addresses}；共 {counted}（{filters}）。",
     "instance.claim": "按实例统计匹配日志：{addresses}；共 {counted}（{filters}）。",
+    "path.claim": "按路径统计匹配日志：{addresses}；共 {counted}（{filters}）。",
     "count.claim": "统计：{counted}（{filters}）。",
     "pattern.claim": "{service} 的 {level} 日志模式（共 {count} 次，首次 {first}，最后 {last}）：{template}",
     "pattern.claim.unleveled": "{service} 的日志模式（共 {count} 次，首次 {first}，最后 {last}）：{template}",

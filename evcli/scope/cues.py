@@ -149,6 +149,18 @@ def asks_by_address(question: str) -> bool:
     return _ADDRESS_NOUN.search(question) is not None and _WHICH.search(question) is not None
 
 
+# "which endpoint had the most 504s?", "top URLs", "哪个接口": the matching lines counted per requested path
+_PATH_NOUN = re.compile(
+    r"(?<![\w.-])(?:endpoints?|urls?|uris?|paths?|routes?|pages?|apis?|requests? paths?)(?![\w.-])|接口|路径|页面|网址",
+    re.IGNORECASE,
+)
+
+
+def asks_by_path(question: str) -> bool:
+    """Whether the question asks which endpoint ("which endpoint had the most 504s?", 哪个接口 502 最多)."""
+    return _PATH_NOUN.search(question) is not None and _WHICH.search(question) is not None
+
+
 def asks_by_instance(question: str) -> bool:
     """Whether the question asks which host, node or pod ("which host logged the most I/O errors?")."""
     return _INSTANCE_NOUN.search(question) is not None and _WHICH.search(question) is not None
@@ -156,9 +168,11 @@ def asks_by_instance(question: str) -> bool:
 
 def breakdown(question: str) -> str | None:
     """What the question asks the matching lines counted by (query_logs' `count_by`): "address" for
-    "which IP …", "instance" for "which host …", else None."""
+    "which IP …", "path" for "which endpoint …", "instance" for "which host …", else None."""
     if asks_by_address(question):
         return "address"
+    if asks_by_path(question):
+        return "path"
     return "instance" if asks_by_instance(question) else None
 
 
@@ -170,6 +184,8 @@ def breakdown_cue(question: str, spans: Spans) -> None:
         return
     if by == "address":
         found = [*_ADDRESS_NOUN.finditer(question), *_ADDRESS_WORDS.finditer(question)]
+    elif by == "path":
+        found = [*_PATH_NOUN.finditer(question), *_ADDRESS_WORDS.finditer(question)]
     else:
         found = list(_INSTANCE_NOUN.finditer(question))
     for match in found:

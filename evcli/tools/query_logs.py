@@ -45,7 +45,7 @@ class QueryLogsParams(ToolParams):
     until: TimeExpression = None
     window: str | None = None
     limit: int = Field(50, ge=1, le=500)
-    count_by: Literal["address", "instance"] | None = None  # stats.by_address / by_instance: lines per each
+    count_by: Literal["address", "instance", "path"] | None = None  # stats.by_address / by_instance / by_path
 
     @field_validator("level", mode="before")
     @classmethod
@@ -139,6 +139,8 @@ def stats_text(stats: dict[str, Any]) -> str:
         text += f"; by address: {_counts(stats['by_address'])}"
     if stats.get("by_instance") is not None:  # count_by="instance"
         text += f"; by instance: {_counts(stats['by_instance'])}"
+    if stats.get("by_path") is not None:  # count_by="path"
+        text += f"; by path: {_counts(stats['by_path'])}"
     return text + f"; filters: {_filters(stats.get('filters'))}"
 
 
@@ -225,7 +227,8 @@ SPEC = registry.register(
             "window; none: the whole snapshot, or the last hour of a live backend); the newest `limit` lines, "
             "`$.stats` (total matching lines, per level and source, the range searched) and `$.patterns[i]` "
             "(message templates with counts). Cite `$.stats` or a `$.patterns[i]` for a count. "
-            'count_by="address" adds the matching lines per IPv4 address to `$.stats` (which IP the most).'
+            'count_by="address" adds the matching lines per IPv4 address to `$.stats` (which IP the most); '
+            '"instance" per host, pod or node; "path" per requested path (which endpoint).'
         ),
         summary="Log lines of one service matching every keyword, with counts and patterns.",
         params=QueryLogsParams,
@@ -244,7 +247,7 @@ SPEC = registry.register(
             "level": "Minimum level: DEBUG, INFO, WARN, ERROR, FATAL (lines without a level are kept).",
             "level_strict": "With --level: drop lines that have no level.",
             "limit": "Newest N matching lines (1-500).",
-            "count_by": "address: count the matching lines per IPv4 address in the stats (the 10 most); instance: per host, pod or node.",
+            "count_by": "address: count the matching lines per IPv4 address in the stats (the 10 most); instance: per host, pod or node; path: per requested path (endpoint).",
         },
     )
 )

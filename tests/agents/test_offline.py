@@ -1502,3 +1502,19 @@ def test_how_many_errors_is_counted_at_the_error_level_not_the_overviews(tmp_pat
     assert first["claim_text"].startswith("Counted 98 matching lines in 14 records"), first["claim_text"]
     assert "level>=ERROR" in first["claim_text"]
     assert run.gate_result.status == "pass", run.gate_result.errors
+
+
+@pytest.mark.parametrize(
+    ("question", "said"),
+    [
+        ("which endpoint got the most 401s on nginx?", "Matching lines per path: /api/login 30;"),  # grep -c = 30
+        ("nginx 哪个接口的 401 最多？", "按路径统计匹配日志：/api/login 30；"),
+    ],
+)
+def test_which_endpoint_is_answered_by_the_count_per_path(tmp_path, question, said):
+    run = full_run(question, tmp_path, HOST_ENV)
+    first = run.executor_output["claims"][0]
+    assert first["claim_text"].startswith(said), first["claim_text"]
+    assert first["evidence_bindings"][0]["raw_path"] == "$.stats"
+    assert any(i.input_params.get("count_by") == "path" for i in run.invocations)
+    assert run.gate_result.status == "pass", run.gate_result.errors

@@ -6,7 +6,7 @@ from collections import Counter
 
 import pytest
 
-from evcli.backends.addresses import count_addresses, top_counts
+from evcli.backends.addresses import count_addresses, count_paths, top_counts
 
 
 @pytest.mark.parametrize(
@@ -41,3 +41,16 @@ def test_a_user_agents_product_version_is_no_address():
     )
     hdfs = "10.40.7.7:50010:Got exception while serving blk_839763372080781545 to /10.40.1.35:"
     assert count_addresses([line, hdfs]) == {"203.0.113.77": 1, "10.40.7.7": 1, "10.40.1.35": 1}
+
+
+def test_paths_are_counted_by_endpoint_with_ids_as_one():
+    lines = [
+        '203.0.113.77 - - [14/Jul/2026:14:05:01 -0400] "POST /api/checkout?retry=1 HTTP/1.1" 504 167 "-" "curl/8.5"',
+        '198.51.100.7 - - [14/Jul/2026:14:05:02 -0400] "GET /products/8115 HTTP/1.1" 502 157 "-" "curl/8.5"',
+        '198.51.100.7 - - [14/Jul/2026:14:05:03 -0400] "GET /products/2300 HTTP/1.1" 502 157 "-" "curl/8.5"',
+        '2026/07/14 14:05:04 [error] 31#31: *88 upstream timed out, client: 203.0.113.77, request: "POST /api/checkout HTTP/1.1"',
+        '{"level":"error","path":"/api/cart/items","status":500}',
+        "time=2026-07-14T18:05:06Z level=error msg=failed route=/api/cart/items",
+        "no request here at all / nothing",
+    ]
+    assert count_paths(lines) == {"/api/checkout": 2, "/products/{id}": 2, "/api/cart/items": 2}
