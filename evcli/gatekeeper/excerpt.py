@@ -175,12 +175,12 @@ def _ascii_word(ch: str) -> bool:
     return ch.isascii() and (ch.isalpha() or ch == "'")
 
 
-_MARKUP = frozenset('_-*`~"“”‘’()[]{}<>')
+_MARKUP = frozenset('_*`~"“”‘’()[]{}<>')
 
 
 def _between_words(ch: str) -> bool:
-    """Space, a hyphen or markup around a word (`**not**`, `_not_`, `(not)`, `"not"`): what may stand between
-    a negation and the words it negates within a clause (a comma or full stop ends the clause)."""
+    """Space or markup around a word (`**not**`, `_not_`, `(not)`, `"not"`): what may stand between a negation
+    and the words it negates within a clause (a comma, a full stop or a dash ends it)."""
     return ch.isspace() or ch in _MARKUP
 
 
@@ -190,7 +190,7 @@ def _negation_before(text: str, start: int, floor: int) -> str:
     Text before floor belongs to an earlier quoted part and is not looked at.
     """
     before = start
-    while before > floor and _between_words(text[before - 1]):  # " ", "-", "**not**", "(not)"
+    while before > floor and (_between_words(text[before - 1]) or text[before - 1] == "-"):  # "not-", "**not**"
         before -= 1
     # Two characters back as well: 没有, 不是, 无法, 未能 negate what follows.
     for ch in text[max(floor, before - 2) : before]:
