@@ -43,6 +43,7 @@ class DocumentKind:
 # one costs about 8x its size in memory), low enough that a wrong file fails at once.
 SESSION_DOCUMENT = DocumentKind("a session document", 64 << 20)
 ALERT_PAYLOAD = DocumentKind("an alert payload", 8 << 20)
+RULES_FILE = DocumentKind("a rules file", 1 << 20)
 
 
 def read_input(path: Path, kind: DocumentKind) -> bytes:

@@ -100,11 +100,13 @@ def default_rules_path() -> Path:
 
 def load_rules(path: Path | None = None) -> RuleSet:
     """Read and validate a rules file; any problem is a one-line BadInput."""
+    from evcli.userfiles import RULES_FILE, read_input
+
     path = path or default_rules_path()
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise BadInput(f"cannot read rules file {path}: {exc.strerror or exc}") from exc
+    try:  # a regular file of at most 1 MiB: a FIFO or a device named by --rules is refused, never read
+        raw = read_input(path, RULES_FILE)
+    except BadInput as exc:
+        raise BadInput(f"cannot read rules file {path}: {exc.message}", hint=exc.hint) from exc
     try:
         document = tomllib.loads(raw.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:

@@ -68,3 +68,13 @@ def test_a_rule_missing_from_the_file_is_an_error_not_a_silent_skip(tmp_path):
 def test_unreadable_rules_file(tmp_path):
     with pytest.raises(BadInput, match="cannot read rules file"):
         load_rules(tmp_path / "absent.toml")
+
+
+def test_a_rules_file_that_is_a_fifo_or_too_large_is_refused_without_reading_it(tmp_path, fifo):
+    """`--rules` names a FIFO: refused at once (reading it would block), as is a file over 1 MiB."""
+    with pytest.raises(BadInput, match="cannot read rules file .*not a regular file"):
+        load_rules(fifo)
+    big = tmp_path / "big.toml"
+    big.write_bytes(b"#" * ((1 << 20) + 1))
+    with pytest.raises(BadInput, match="larger than 1 MiB"):
+        load_rules(big)
