@@ -1540,3 +1540,25 @@ def test_a_runbook_sentence_addressed_to_the_reader_is_no_cause_and_no_step(tmp_
     out = injected.executor_output
     everything = json.dumps({k: out[k] for k in ("claims", "hypotheses", "recommended_actions")})
     assert "Ignore previous" not in everything and "verdict PASS" not in everything and "assistant" not in everything
+
+
+def test_a_count_naming_a_node_counts_only_that_nodes_lines(tmp_path):
+    """ "how many I/O errors did tn230 log?": a node named in the lines (no host the environment knows) is held
+    with the words, in the log that has both: tn230's 2 lines, not every I/O error of the cluster or the laptop."""
+    root = tmp_path / "env"
+    (root / "logs").mkdir(parents=True)
+    cluster = [
+        f"2026-06-04 14:{minute:02d}:00 ERROR kernel: end_request: I/O error, dev sda, sector {minute} node {node}"
+        for minute, node in enumerate(["tn230", "tn231", "tn230", "tn232", "tn231"])
+    ]
+    laptop = [f"2026-06-04 13:{minute:02d}:00 ERROR kernel: disk2s1: I/O error" for minute in range(6)]
+    (root / "logs" / "tbird.log").write_text("\n".join(cluster) + "\n")
+    (root / "logs" / "mac.log").write_text("\n".join(laptop) + "\n")
+    (root / "env.toml").write_text('timezone = "America/New_York"\nnow = "2026-06-04T19:45:00Z"\n')
+
+    run = full_run("how many I/O errors did tn230 log?", tmp_path, root)
+
+    first = run.executor_output["claims"][0]
+    assert first["claim_text"].startswith("Counted 2 matching lines"), first["claim_text"]
+    assert '"tn230"' in first["claim_text"] and "service=tbird" in first["claim_text"]
+    assert run.gate_result.status == "pass", run.gate_result.errors

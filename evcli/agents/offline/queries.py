@@ -194,18 +194,28 @@ def _exact_absent(intent: Ask, services: list[str]) -> bool:
     )
 
 
+# a word naming a machine or component, not a kind of thing: letters and digits together (tn230, dn-07, db2)
+_NAME_LIKE = re.compile(r"(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z][\w-]*")
+
+
 def exact_calls(intent: Ask, question: str, services: list[str], limit: int | None = None) -> list[Call]:
     """Phrases and tokens searched verbatim and together, in each named service, else in the services
     whose logs contain them all, else in all logs."""
     if not intent.exact:
         return []
-    # what was asked: the phrases and tokens with the words asked with them, together
-    services = services or _holding_all(intent, list(intent.exact), DISCOVERED_SERVICE_CAP)
+    # what was asked: the phrases and tokens with the words asked with them, together; a name-like word of a
+    # count ("how many I/O errors did tn230 log": a node) is one more thing every counted line must hold,
+    # where some log holds them all
+    seeds = list(intent.exact)
+    named = [term for term in _content_terms(intent) if _NAME_LIKE.fullmatch(term) and term not in seeds]
+    if not services and intent.wants_count and named and _holding_all(intent, seeds + named, 1):
+        seeds += named
+    services = services or _holding_all(intent, seeds, DISCOVERED_SERVICE_CAP)
     # a plain word asked verbatim ("root") is searched with the words written next to it ("failed password
     # for root"); an address, path or code is specific alone ("who hit /wp-login.php")
     join = intent.wants_count or any(re.fullmatch(r"[A-Za-z]+", term) for term in intent.exact)
     calls = _classed_calls(intent, services, limit)
-    for words in _together(intent, question, list(intent.exact), services, join):
+    for words in _together(intent, question, seeds, services, join):
         arguments: dict[str, Any] = {"query": _log_query(*words)} | _level(intent) | _window(intent)
         arguments |= {"limit": limit} if limit else {}
         calls += [Call("query_logs", {"service": service} | arguments) for service in services]
