@@ -15,6 +15,7 @@ A format is one module holding one `LogFormat` instance named `FORMAT`; the regi
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, tzinfo
 from typing import NamedTuple
@@ -117,6 +118,22 @@ class LogFormat:
 
     def parse(self, line: str, context: ParseContext) -> ParsedLine | None:
         raise NotImplementedError
+
+
+class WrapperFormat(LogFormat):
+    """A format whose lines wrap another program's line (a container runtime's): the inner line is read
+    by the text formats `inner`, in their order."""
+
+    def __init__(self, inner: Sequence[LogFormat] = ()) -> None:
+        self.inner = tuple(inner)
+
+    def inner_line(self, text: str, context: ParseContext) -> ParsedLine | None:
+        """The inner line as the first of the inner formats that reads it, else None."""
+        for candidate in self.inner:
+            parsed = candidate.parse(text, context) if candidate.sniff(text) else None
+            if parsed is not None:
+                return parsed
+        return None
 
 
 class IsoStampFormat(LogFormat):

@@ -8,20 +8,15 @@ reads keeps its text as the message, without a level.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from evcli.backends.logformats._keys import time_value
-from evcli.backends.logformats.base import LogFormat, ParseContext, ParsedLine
+from evcli.backends.logformats.base import ParseContext, ParsedLine, WrapperFormat
 from evcli.backends.logformats.json_lines import json_object
 
 
-class ContainerJson(LogFormat):
+class ContainerJson(WrapperFormat):
     name = "container_json"
     description = 'Docker/Kubernetes JSON log lines {"log": "...", "stream": "stderr", "time": "..."}'
     example = '{"log":"2023-01-29 10:03:11,120 ERROR [main] Db: timeout\\n","stream":"stderr","time":"2023-01-29T02:03:11.12Z"}'
-
-    def __init__(self, inner: Sequence[LogFormat] = ()) -> None:
-        self.inner = tuple(inner)
 
     def sniff(self, line: str) -> bool:
         return line.startswith('{"log":') or ('"stream":' in line and '"log":' in line)
@@ -33,15 +28,8 @@ class ContainerJson(LogFormat):
         moment = time_value(obj["time"])
         text = obj["log"].rstrip("\r\n")
         fields = {"stream": str(obj["stream"])} if "stream" in obj else {}
-        inner = self._inner(text, context)
+        inner = self.inner_line(text, context)
         if inner is None:
             return ParsedLine(moment, None, text, fields)
         fields |= inner.fields
         return ParsedLine(moment, inner.level, inner.message, fields, inner.level_derived)
-
-    def _inner(self, text: str, context: ParseContext) -> ParsedLine | None:
-        for candidate in self.inner:
-            parsed = candidate.parse(text, context) if candidate.sniff(text) else None
-            if parsed is not None:
-                return parsed
-        return None

@@ -10,10 +10,9 @@ fields; an inner line no format reads keeps its text as the message, without a l
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 
 from evcli.backends.logformats._keys import time_value
-from evcli.backends.logformats.base import LogFormat, ParseContext, ParsedLine
+from evcli.backends.logformats.base import ParseContext, ParsedLine, WrapperFormat
 
 _LINE = re.compile(
     r"(?P<stamp>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:\d\d)) (?P<stream>stdout|stderr) "
@@ -21,13 +20,10 @@ _LINE = re.compile(
 )
 
 
-class Cri(LogFormat):
+class Cri(WrapperFormat):
     name = "cri"
     description = "CRI container log lines (containerd, CRI-O): <RFC 3339 time> stdout|stderr F|P <line>"
     example = "2026-07-14T18:03:12.345678901Z stderr F 2026-07-14 18:03:12,345 ERROR [main] Db: timeout"
-
-    def __init__(self, inner: Sequence[LogFormat] = ()) -> None:
-        self.inner = tuple(inner)
 
     def sniff(self, line: str) -> bool:
         return line[:1].isdigit() and (" stdout " in line[:48] or " stderr " in line[:48])
@@ -41,14 +37,7 @@ class Cri(LogFormat):
             return None
         text = match["text"] or ""
         fields = {"stream": match["stream"]} | ({"partial": "true"} if match["tag"] == "P" else {})
-        inner = self._inner(text, context)
+        inner = self.inner_line(text, context)
         if inner is None:
             return ParsedLine(moment, None, text, fields)
         return ParsedLine(moment, inner.level, inner.message, fields | inner.fields, inner.level_derived)
-
-    def _inner(self, text: str, context: ParseContext) -> ParsedLine | None:
-        for candidate in self.inner:
-            parsed = candidate.parse(text, context) if candidate.sniff(text) else None
-            if parsed is not None:
-                return parsed
-        return None
