@@ -56,7 +56,7 @@ from evcli.backends.files import DeadlineExceeded, check_deadline, contained, op
 from evcli.backends.logformats import LineKind, LineReader, ParseContext
 from evcli.tools.redaction import ENV_EXTRA_PATTERNS, Redactor
 
-SCHEMA = 9  # part of every index file's name: a new schema builds new files
+SCHEMA = 10  # part of every index file's name: a new schema builds new files
 INDEX_DIR = "logindex"
 _PROGRESS_OPS = 20_000  # SQLite VM steps between deadline checks
 _INSTANCE_KEYS = ("instance", "pod", "host", "node", "thread")

@@ -45,7 +45,9 @@ from evcli.tools.redaction import Redactor
 if TYPE_CHECKING:
     from sqlite_utils import Database
 
-SCHEMA_VERSION = "2"  # 2: chunk text masked (an index of version 1 may hold raw secrets: rebuilt)
+SCHEMA_VERSION = (
+    "3"  # 2: chunk text masked (an index of version 1 may hold raw secrets: rebuilt); 3: more secret shapes
+)
 INDEX_FILENAME = "kb.db"
 RUNBOOKS_DIR = "runbooks"
 

@@ -17,6 +17,12 @@ Docker `auth` shapes of the corpus. Two rules have no keyword: a long
 mixed-case base64 word, and a dict value whose key names a secret
 (`{"token": "…"}`).
 
+A line is matched as written and, when it differs, folded: compatibility
+characters normalised (NFKC: `ｐａｓｓｗｏｒｄ` is `password`), invisible ones
+dropped (`pass\\u200bword`) and JSON string escapes decoded (`{\\"password\\":
+…}` written inside a string, `p\\u0061ssword`). A secret found only in the
+folded line is masked in the line as written, which keeps its other characters.
+
 Invariants: masking is idempotent (`mask(mask(x)) == mask(x)`); a key name is
 kept so a reader still knows what was there; text is masked line by line, and
 the body lines of a private key written over several lines (or over several
@@ -29,8 +35,9 @@ from __future__ import annotations
 import json
 import os
 import re
+import unicodedata
 from bisect import bisect_right
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache, cached_property
 from itertools import islice
@@ -43,15 +50,22 @@ MASK = "***"
 ENV_EXTRA_PATTERNS = "EVCLI_REDACT_PATTERNS"
 
 # Key names whose value is a secret; the name must END with one of these
-# (`max_tokens=512` and `tokenizer:` are left alone).
+# (`max_tokens=512` and `tokenizer:` are left alone). A bare `pass` is a test counter
+# (`pass=3 fail=0`); after a separator it is a password (`DB_PASS`, `REDIS_PASS`).
 _KEY = (
-    r"[\w.-]*(?:password|passwd|passphrase|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|accountkey"
+    r"[\w.-]*(?:password|passwd|passphrase|[_.-]pass|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|accountkey"
     r"|private[_-]?key|credentials?|auth|sig)"
 )
 _KEY_WORDS = ("pass", "pwd", "secret", "token", "key", "credential", "auth", "sig")
-# Prose after "secret:" ("the renewed secret: a secret that…") is not a value (after "=" it is).
-_PROSE = r"(?:a|an|the|is|was|are|not|no|none|null|true|false|to|of|for|and|or|in|on|it|this|that|be|has|set)"
+# Prose after "secret:" ("the renewed secret: a secret that…") is not a value (after "=" it is):
+# a prose word that is the whole value token (`Is-Fine-123` is a value, not the word `is`).
+_PROSE = (
+    r"(?:a|an|the|is|was|are|not|no|none|null|true|false|to|of|for|and|or|in|on|it|this|that|be|has|set)"
+    r"[.!?:]*(?![^\s\"',;&)}\]])"
+)
 _QUOTED = r"(?P<q>[\"'])(?P<s>(?:(?!(?P=q))[^\n])+)(?P=q)"
+# Words after a bare AUTH that are no password (`AUTH failed`, SMTP `AUTH LOGIN`).
+_AUTH_STATUS = r"(?i:ok|fail\w*|err\w*|success\w*|required|denied|rejected|login|plain|cram-md5|xoauth2|gssapi|ntlm)\b"
 
 
 @dataclass(frozen=True)
@@ -82,6 +96,11 @@ _RULES: tuple[_Rule, ...] = (
         "url-credentials",
         ("://",),
         r"(?i)\b[a-z][a-z0-9+.-]*://[^:/\s@]*:(?P<s>[^\s@]*(?:@[^\s@]*)*?)@(?=[^\s@]+(?:\s|$))",
+    ),
+    _rule(
+        "url-credentials-encoded",
+        ("%3a%2f%2f",),
+        r"(?i)\b[a-z][a-z0-9+.-]*%3A%2F%2F(?:(?!%3A|%40|%2F)[^\s/?#&@:])*%3A(?P<s>(?:(?!%40|%2F|%3F)[^\s&/?#])+)%40",
     ),
     _rule(
         "slack-webhook", ("hooks.slack.com",), r"hooks\.slack\.com/(?:services|workflows)/(?P<s>[A-Za-z0-9+/_-]{16,})"
@@ -121,6 +140,15 @@ _RULES: tuple[_Rule, ...] = (
         r"(?i)\bbearer[ \t]+(?P<s>(?=[A-Za-z0-9._~+/-]*\d)[A-Za-z0-9._~+/-]{6,}=*|[A-Za-z0-9._~+/-]{20,}=*)",
     ),
     _rule("cookie-header", ("cookie",), r"(?i)\b(?:set-)?cookie[ \t]*:[ \t]*(?P<s>[^\s\"']+)"),
+    # Session cookies and parameters (PHPSESSID, JSESSIONID, sessionid, session_id); only after `=`:
+    # `"session_id": "…"` names evcli's own sessions.
+    _rule(
+        "session-id",
+        ("sessid", "sessionid", "session_id", "session-id"),
+        r"(?i)\b[\w.-]*?sess(?:ion)?[_-]?id(?:=|%3D)(?P<s>[^\s\"',;&)}\]]+)",
+    ),
+    # Presigned URLs: X-Amz-Signature, X-Goog-Signature, signature= (sig= is a _KEY).
+    _rule("url-signature", ("signature",), r"(?i)\b[\w-]*signature(?:=|%3D)(?P<s>[^\s&\"',;#)}\]]+)"),
     # SQL: IDENTIFIED BY '…', PASSWORD '…'.
     _rule(
         "sql-password",
@@ -144,13 +172,34 @@ _RULES: tuple[_Rule, ...] = (
         ("redis-cli", "requirepass", "masterauth"),
         r"(?i)(?:\bredis-cli\b[^\n]*?[ \t]-a|\b(?:requirepass|masterauth))[ \t]+(?P<s>\S+)",
     ),
+    # Redis AUTH [user] password, typed (upper case: `auth failed` is prose) or as MONITOR quotes
+    # it (`"auth" "pw"`); a user name is read only when the password ends the line.
+    _rule(
+        "redis-auth-command",
+        ("auth",),
+        r"(?<![\w.-])(?:AUTH|\"(?i:auth)\")[ \t]+(?!" + _AUTH_STATUS + r")"
+        r"(?:\"?[^\s\"]+\"?[ \t]+(?=\"?[^\s\"]+\"?[ \t]*$))?\"?(?P<s>[^\s\"]+)",
+    ),
+    # curl -u user:password (after `curl`: `docker run -u 1000:1000` is a uid), --user user:password.
+    _rule(
+        "user-password-option",
+        ("curl", "--user", "--proxy-user"),
+        r"(?i)(?:\bcurl\b[^\n]*?[ \t]-[a-z]*u[ \t]*|(?<![\w-])--(?:proxy-)?user(?:[ \t]+|=))(?!\d+:\d+\b)"
+        r"(?:(?P<q>[\"'])[^:\n]*?:(?P<s1>(?:(?!(?P=q))[^\n])+)(?P=q)|[^\s:\"']+:(?P<s2>[^\s\"']+))",
+    ),
     _rule("netrc", ("login",), r"(?i)\blogin[ \t]+\S+[ \t]+password[ \t]+(?P<s>\S+)"),
     # key=value, key: value, "key": "value" for secret-looking keys.
     _rule("keyed-quoted", _KEY_WORDS, r"(?i)\b" + _KEY + r"[\"']?[ \t]*[=:][ \t]*" + _QUOTED),
     _rule(
         "keyed-value",
         _KEY_WORDS,
-        r"(?i)\b" + _KEY + r"[\"']?[ \t]*(?:=[ \t]*|:[ \t]*(?!" + _PROSE + r"\b))(?![\"'])(?P<s>[^\s\"',;&)}\]]+)",
+        r"(?i)\b" + _KEY + r"[\"']?[ \t]*(?:=[ \t]*|:[ \t]*(?!" + _PROSE + r"))(?![\"'])(?P<s>[^\s\"',;&)}\]]+)",
+    ),
+    # URL-encoded: `password%3D…`, `%22token%22%3A%22…%22`; %26 (`&`) and %22 (`"`) end the value.
+    _rule(
+        "keyed-encoded",
+        ("%3a", "%3d"),
+        r"(?i)\b" + _KEY + r"(?:%22)?%3[AD](?:%22)?(?P<s>(?:[^\s\"',;&%)}\]]|%(?!26|22))+)",
     ),
 )
 
@@ -175,6 +224,16 @@ _KEY_BODY = re.compile(r"[A-Za-z0-9+/=]{16,}")
 MAX_KEY_BLOCK_LINES = 200
 _STREAM_BATCH = 512  # lines `mask_stream` screens at once (memory: a few copies of a batch)
 
+
+# Folding reads a JSON `\uXXXX` escape or escaped quote, backslash or slash as the character,
+# then every character through _FOLD_TABLE. Invisible characters are Unicode's default-ignorable
+# code points (zero-width space and joiners, bidi controls, soft hyphen, BOM, variation selectors…).
+_ESCAPE = re.compile(r"\\(?:u[0-9a-fA-F]{4}|[\"'\\/])")
+_UNIT = re.compile(_ESCAPE.pattern + "|.", re.DOTALL)  # what folds as one: an escape or a character
+_INVISIBLE = re.compile(
+    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f"
+    "\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufff8\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff]"
+)
 
 _BASE64_RUN = re.compile(r"[A-Za-z0-9+/]{40}")  # where a _BASE64_WORD may be (a superset)
 _BASE64_BYTES = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/", b"a" * 64)
@@ -205,18 +264,138 @@ def _base64_runs(text: str) -> Iterator[int]:
         found = -1 if line_end == -1 else screened.find(_RUN_OF_40, line_end)
 
 
-def _replace(match: re.Match[str]) -> str:
-    spans = [match.span(name) for name in match.re.groupindex if name.startswith("s") and match.group(name) is not None]
-    if not spans:
-        return MASK
-    start, end = spans[0]
-    text = match.group(0)
-    return text[: start - match.start()] + MASK + text[end - match.start() :]
+_FOLD_TABLE_SIZE = 1 << 16
 
 
-def _mask_base64_word(match: re.Match[str]) -> str:
+class _FoldTable(dict[int, str]):
+    """The `str.translate` table of folding: a character to its NFKC form, an invisible one to
+    nothing; filled as characters are met (a lookup of a known one costs no Python call), up to
+    _FOLD_TABLE_SIZE of them."""
+
+    def __missing__(self, code: int) -> str:
+        char = chr(code)
+        folded = "" if _INVISIBLE.match(char) else unicodedata.normalize("NFKC", char)
+        if len(self) < _FOLD_TABLE_SIZE:
+            self[code] = folded
+        return folded
+
+
+_FOLD_TABLE = _FoldTable()
+
+
+def _unescape(escape: str) -> str:
+    """The character a _ESCAPE stands for; a control character reads as a space (folding never
+    makes a new line)."""
+    char = chr(int(escape[2:], 16)) if escape[1] == "u" else escape[1]
+    return char if char >= " " else " "
+
+
+def _foldable(text: str) -> bool:
+    """Whether folding may change `text`: a quick test that spares folding most lines."""
+    return "\\" in text or not (
+        text.isascii() or (unicodedata.is_normalized("NFKC", text) and not _INVISIBLE.search(text))
+    )
+
+
+def _fold(text: str) -> str:
+    """`text` as the rules also read it (see the module docstring); as many lines as `text`."""
+    if "\\" in text:
+        text = _ESCAPE.sub(lambda match: _unescape(match.group()), text)
+    return text if text.isascii() else text.translate(_FOLD_TABLE)  # ASCII folds to itself
+
+
+def _fold_unit(unit: str) -> str:
+    """What one _UNIT match folds to (`_fold` folds a whole text the same way, faster)."""
+    return (_unescape(unit) if len(unit) > 1 else unit).translate(_FOLD_TABLE)
+
+
+def _unfold(text: str, masked: str, kept: list[int]) -> str:
+    """`text` masked as its folded form was: `masked` is that form masked, `kept` says which
+    folded character each of its characters is (-1: one of a mask's). A unit of `text` (a
+    character or an escape) whose folded characters are all kept is written as in `text`;
+    the other characters as in `masked`."""
+    firsts: list[int] = []  # for each folded character: the first folded character of its unit,
+    nexts: list[int] = []  # the one after its unit,
+    starts: list[int] = []  # and where its unit's part of `text` starts (then len(text))
+    start = 0  # an invisible character's part is that of the next unit
+    for unit in _UNIT.finditer(text):
+        width = len(_fold_unit(unit.group()))
+        if width:
+            firsts += [len(firsts)] * width
+            nexts += [len(nexts) + width] * width
+            starts += [start] * width
+            start = unit.end()
+    starts.append(len(text))
+    pieces = []
+    position = 0
+    while position < len(masked):
+        index = kept[position]
+        width = nexts[index] - index if index >= 0 and firsts[index] == index else 0
+        if width and kept[position : position + width] == list(range(index, index + width)):
+            pieces.append(text[starts[index] : starts[index + width]])
+            position += width
+        else:
+            pieces.append(masked[position])
+            position += 1
+    return "".join(pieces)
+
+
+def _suspect_lines(joined: str) -> set[int] | None:
+    """The lines of a batch (joined by newlines) where a rule keyword or a base64 run occurs; None
+    when lower-casing changes the batch's length (the offsets would shift)."""
+    lowered = joined.lower()
+    if len(lowered) != len(joined):
+        return None
+    starts = [0]  # starts[i]: offset of line i in `joined`
+    for line in joined.split("\n"):
+        starts.append(starts[-1] + len(line) + 1)
+    suspects = {bisect_right(starts, end) - 1 for end, _ in _keyword_automaton().iter(lowered)}
+    suspects.update(bisect_right(starts, start) - 1 for start in _base64_runs(joined))
+    return suspects
+
+
+def _secret_span(match: re.Match[str]) -> tuple[int, int]:
+    """What a rule's match masks: its first `s…` group that matched, else the whole match."""
+    for name in match.re.groupindex:
+        if name.startswith("s") and match.group(name) is not None:
+            return match.span(name)
+    return match.span()
+
+
+def _base64_span(match: re.Match[str]) -> tuple[int, int] | None:
     word = match.group(0)
-    return MASK if all(pattern.search(word) for pattern in _HAS_CLASSES) else word
+    return match.span() if all(pattern.search(word) for pattern in _HAS_CLASSES) else None
+
+
+def _whole_match(match: re.Match[str]) -> tuple[int, int]:
+    return match.span()
+
+
+def _mask_matches(
+    pattern: re.Pattern[str],
+    span_of: Callable[[re.Match[str]], tuple[int, int] | None],
+    text: str,
+    kept: list[int] | None,
+) -> str:
+    """`text` with the span `span_of` gives for each match of `pattern` replaced by MASK. `kept`,
+    if given, says for each character of `text` which folded character it is (-1: one of a
+    mask's), and is updated to say it of the result."""
+    pieces: list[str] = []
+    kept_pieces: list[list[int]] = []
+    done = 0
+    for match in pattern.finditer(text):
+        span = span_of(match)
+        if span is None:
+            continue
+        pieces += (text[done : span[0]], MASK)
+        if kept is not None:
+            kept_pieces += (kept[done : span[0]], [-1] * len(MASK))
+        done = span[1]
+    if not pieces:
+        return text
+    if kept is not None:
+        kept[:] = [index for piece in kept_pieces for index in piece] + kept[done:]
+    return "".join(pieces) + text[done:]
 
 
 def _secret_value(key: Any, value: Any) -> bool:
@@ -280,15 +459,25 @@ class Redactor:
         return cls(extra)
 
     def mask_line(self, text: str) -> str:
-        """One line (no key-block state): every rule whose keyword occurs, then the extra patterns."""
-        text = _BASE64_WORD.sub(_mask_base64_word, text)
+        """One line (no key-block state), as written and then folded."""
+        masked = self._mask_written(text)
+        folded = _fold(masked) if _foldable(masked) else masked
+        if folded == masked or (not self._extra and _suspect_lines(folded) == set()):
+            return masked  # folding changed nothing, or brought no keyword or base64 run to light
+        kept = list(range(len(folded)))
+        masked_folded = self._mask_written(folded, kept)
+        return masked if masked_folded == folded else _unfold(masked, masked_folded, kept)
+
+    def _mask_written(self, text: str, kept: list[int] | None = None) -> str:
+        """Every rule whose keyword occurs, then the extra patterns (`kept`: see `_mask_matches`)."""
+        text = _mask_matches(_BASE64_WORD, _base64_span, text, kept)
         lowered = text.lower()
         triggered = {rule for keyword, rules in _KEYWORD_RULES if keyword in lowered for rule in rules}
         for rule in _RULES:
             if rule in triggered:
-                text = rule.pattern.sub(_replace, text)
+                text = _mask_matches(rule.pattern, _secret_span, text, kept)
         for pattern in self._extra:
-            text = pattern.sub(MASK, text)
+            text = _mask_matches(pattern, _whole_match, text, kept)
         return text
 
     def mask_lines(self, lines: Iterable[str]) -> list[str]:
@@ -299,8 +488,9 @@ class Redactor:
         """`mask_lines` over a stream of lines (no line endings), the same result at a fraction of
         the cost when secrets are rare: a batch of lines is joined once, each keyword and the
         base64 shape are searched in the whole batch, and only the lines holding one go through
-        `mask_line`. A batch that is in or opens a key block, that meets extra patterns, or whose
-        lower-casing changes its length (offsets would shift) is masked line by line."""
+        `mask_line`; so do those whose folded form holds one. A batch that is in or opens a key
+        block, that meets extra patterns, or whose lower-casing changes its length (offsets would
+        shift) is masked line by line."""
         block = _KeyBlock(lines=True)
         source = iter(lines)
         while batch := list(islice(source, _STREAM_BATCH)):
@@ -308,14 +498,17 @@ class Redactor:
 
     def _mask_batch(self, batch: list[str], block: _KeyBlock) -> list[str]:
         joined = "\n".join(batch)
-        lowered = joined.lower()
-        if block.remaining or self._extra or len(lowered) != len(joined) or _KEY_BEGIN.search(joined):
+        if block.remaining or self._extra or _KEY_BEGIN.search(joined):
             return [block.line(self, line) for line in batch]
-        starts = [0] * (len(batch) + 1)  # starts[i]: offset of line i in `joined`
-        for index, line in enumerate(batch):
-            starts[index + 1] = starts[index] + len(line) + 1
-        suspects = {bisect_right(starts, end) - 1 for end, _ in _keyword_automaton().iter(lowered)}
-        suspects.update(bisect_right(starts, start) - 1 for start in _base64_runs(joined))
+        # Folding keeps every run of ASCII characters but the escapes: without one, what the
+        # written batch holds its folded form holds too, and only the folded form is screened.
+        folded = _fold(joined) if _foldable(joined) else joined
+        suspects = _suspect_lines(folded)
+        if suspects is not None and "\\" in joined:
+            written_suspects = _suspect_lines(joined)
+            suspects = None if written_suspects is None else suspects | written_suspects
+        if suspects is None:
+            return [block.line(self, line) for line in batch]
         masked = batch.copy()
         for index in suspects:
             masked[index] = self.mask_line(batch[index])

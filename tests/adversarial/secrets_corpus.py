@@ -189,6 +189,46 @@ SECRETS: tuple[Secret, ...] = (
     ),
     Secret("redis-cli-auth", "healthcheck: redis-cli -h cache-01 -a R3d1sAuthP4ss ping", "R3d1sAuthP4ss"),
     Secret("pem-body-line", _PEM_BODY[1], _PEM_BODY[1]),
+    # Shapes a security review found unmasked (appended: test_secrets.py names entries by index).
+    Secret("pass-suffixed-env", "worker env DB_PASS=Canary50Qx7 loaded from vault", "Canary50Qx7"),
+    Secret("pass-suffixed-yaml", "  REDIS_PASS: R3disP4ssVal", "R3disP4ssVal"),
+    Secret("pwd-suffixed-env", "cron: MYSQL_PWD=MyPwdV4lue9 mysqldump shop", "MyPwdV4lue9"),
+    Secret("curl-user-short", "exec: curl -sS -u admin:CurlUs3rPw https://api.internal/v1/orders", "CurlUs3rPw"),
+    Secret("curl-user-long", "exec: curl --user deploy:CurlL0ngPw -X POST https://api.internal/deploy", "CurlL0ngPw"),
+    Secret(
+        "url-encoded-password",
+        "GET /redirect?to=%2Flogin%3Fuser%3Dbob%26password%3DPctEnc0dedPw HTTP/1.1",
+        "PctEnc0dedPw",
+    ),
+    Secret("url-encoded-dsn", "config dsn=postgres%3A%2F%2Freport%3APctDsnPw9%40db-01%3A5432%2Forders", "PctDsnPw9"),
+    Secret(
+        "aws-presigned-signature",
+        "GET https://exports.s3.amazonaws.com/a.csv?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Date=20250101T000000Z"
+        "&X-Amz-SignedHeaders=host&X-Amz-Signature=5b1d3f0e9a8c7b6a5d4e3f2a1b0c9d8e7f6a5b4c3d2e1f0a9b8c7d6e5f4a3b2c",
+        "5b1d3f0e9a8c7b6a5d4e3f2a1b0c9d8e7f6a5b4c3d2e1f0a9b8c7d6e5f4a3b2c",
+    ),
+    Secret(
+        "gcs-signed-signature",
+        "download https://storage.googleapis.com/b/o?X-Goog-Algorithm=GOOG4-RSA-SHA256&X-Goog-Signature=7e2a9c4f1b3d5e6f"
+        "&X-Goog-Expires=900",
+        "7e2a9c4f1b3d5e6f",
+    ),
+    Secret(
+        "presigned-signature-param",
+        "GET /blob/a.csv?sv=2022-11-02&sp=r&signature=Pr3s1gnedS1g HTTP/1.1",
+        "Pr3s1gnedS1g",
+    ),
+    Secret("redis-auth-command", "replica sync: sent AUTH R3disAuthCmdPw", "R3disAuthCmdPw"),
+    Secret("redis-monitor-auth", '1719410000.123456 [0 10.0.0.7:50412] "AUTH" "default" "R3disMonPw"', "R3disMonPw"),
+    Secret("session-cookie", "Cookie: theme=dark; sessionid=S3ssionCook1eVal", "S3ssionCook1eVal"),
+    Secret("session-id-param", "GET /cart?session_id=S3ssIdParamVal HTTP/1.1", "S3ssIdParamVal"),
+    Secret("phpsessid", "php session PHPSESSID=phpS3ss1dV4lue expired", "phpS3ss1dV4lue"),
+    Secret("jsessionid", "GET /shop;jsessionid=JS3ss10nV4lue0 HTTP/1.1", "JS3ss10nV4lue0"),
+    Secret("password-word-hyphen", "datasource password: Is-Fine-123", "Is-Fine-123"),
+    Secret("escaped-json-password", 'payload="{\\"user\\":\\"app\\",\\"password\\":\\"EscJs0nPw\\"}"', "EscJs0nPw"),
+    Secret("escaped-json-token", 'msg="cfg {\\"token\\": \\"EscT0kenVal\\"}"', "EscT0kenVal"),
+    Secret("fullwidth-key", "login \uff50\uff41\uff53\uff53\uff57\uff4f\uff52\uff44=Fu11w1dthPw ok", "Fu11w1dthPw"),
+    Secret("zero-width-key", "login pass\u200bword=Z3r0w1dthPw ok", "Z3r0w1dthPw"),
 )
 
 # A private key written over several lines, as a log file or a runbook holds it
