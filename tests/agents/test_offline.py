@@ -1562,3 +1562,24 @@ def test_a_count_naming_a_node_counts_only_that_nodes_lines(tmp_path):
     assert first["claim_text"].startswith("Counted 2 matching lines"), first["claim_text"]
     assert '"tn230"' in first["claim_text"] and "service=tbird" in first["claim_text"]
     assert run.gate_result.status == "pass", run.gate_result.errors
+
+
+def test_a_word_another_log_writes_is_searched_by_its_stem_in_the_log_asked(tmp_path):
+    """ "abnormally" is in the cron log, not in the laptop's: asked of the laptop, "abnormal" is searched there."""
+    root = tmp_path / "env"
+    (root / "logs").mkdir(parents=True)
+    (root / "logs" / "mac.log").write_text(
+        "".join(
+            f"Jun  4 14:0{n}:00 calvisitor com.apple.xpc.launchd[1] (com.apple.backupd[{52370 + n}]): "
+            "Service exited with abnormal code: 1\n"
+            for n in range(3)
+        )
+    )
+    (root / "logs" / "cron.log").write_text("Jun  4 14:05:00 app-02 CRON[77]: job exited abnormally\n")
+    (root / "env.toml").write_text(
+        'timezone = "America/New_York"\nnow = "2026-06-04T19:45:00Z"\n[services.mac]\naliases = ["calvisitor"]\n'
+    )
+    run = full_run("how many times did backupd exit abnormally on calvisitor?", tmp_path, root)
+    first = run.executor_output["claims"][0]
+    assert first["claim_text"].startswith("Counted 3 matching lines"), first["claim_text"]
+    assert '"abnormal"' in first["claim_text"]

@@ -130,7 +130,7 @@ def _from_scope(scope: QuestionScope, base: dict[str, Any], payload: dict[str, A
     )
     # content words the logs have, strongest first; a plural or inflected word is searched by its stem when
     # the logs write that ("authentication failures": "failure" also matches the lines writing the plural)
-    held = [_searched_form(term, vocabulary) for term in scope.terms]
+    held = [_searched_form(term, vocabulary, services) for term in scope.terms]
     found = list(dict.fromkeys(term for term in held if term in vocabulary))
     others = [term for term in scope.terms if term not in vocabulary and term not in found]  # metrics, runbooks
     since = until = None
@@ -187,9 +187,15 @@ def call_key(name: str, arguments: dict[str, Any]) -> str:
     return name + canonical_json(arguments)
 
 
-def _searched_form(term: str, vocabulary: dict[str, dict[str, int]]) -> str:
+def _searched_form(term: str, vocabulary: dict[str, dict[str, int]], services: tuple[str, ...] = ()) -> str:
     """A question's word as searched: a plural's singular when the logs hold that (a keyword matches inside
-    words: "failure" finds "failures" too); a word the logs do not hold, its stem when they hold that ("kill"
-    finds "Killing", "abnormal" "exited with abnormal code"); else the word as asked."""
-    base = singular(term) or (None if term in vocabulary else stem(term))
-    return base if base and base in vocabulary else term
+    words: "failure" finds "failures" too); a word the logs (of the services asked, when it names some) do
+    not hold, its stem when they hold that ("kill" finds "Killing", "abnormal" "exited with abnormal code");
+    else the word as asked."""
+
+    def holds(word: str) -> bool:
+        where = vocabulary.get(word) or {}
+        return bool(where) and (not services or any(service in where for service in services))
+
+    base = singular(term) or (None if holds(term) else stem(term))
+    return base if base and holds(base) else term
