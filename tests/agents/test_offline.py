@@ -1583,3 +1583,14 @@ def test_a_word_another_log_writes_is_searched_by_its_stem_in_the_log_asked(tmp_
     first = run.executor_output["claims"][0]
     assert first["claim_text"].startswith("Counted 3 matching lines"), first["claim_text"]
     assert '"abnormal"' in first["claim_text"]
+
+
+def test_is_a_service_healthy_reads_its_alerts_and_its_errors_never_the_word_healthy(tmp_path):
+    """Where alerts and metrics are served too, "is shop-api healthy?" reads its alerts and its errors (no log
+    line calls itself healthy, though some write "unhealthy")."""
+    run = full_run("is shop-api healthy?", tmp_path, HOST_ENV)
+    searched = [(i.tool_name, i.input_params.get("query"), i.input_params.get("level")) for i in run.invocations]
+    assert ("query_logs", None, "ERROR") in searched or ("query_logs", "", "ERROR") in searched, searched
+    assert not any("healthy" in str(query or "") for _, query, _ in searched), searched
+    claims = [claim["claim_text"] for claim in run.executor_output["claims"]]
+    assert any("order placement failed" in text for text in claims), claims

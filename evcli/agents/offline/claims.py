@@ -372,7 +372,9 @@ def log_claims(
         exact_hits += sum(term in line for term in intent.exact)
         term_hits = sum(term in lowered for term in terms)
         asked_level = level.upper() in intent.levels
-        rank = (not asked_level, -LEVEL_RANK.get(level.upper(), 0), not worded, -exact_hits, continues(ref), -term_hits)
+        # a continuation line saying no trouble in its own words has its record's level, not a rank of its own
+        ranked = LEVEL_RANK.get(level.upper(), 0) if worded or not continues(ref) else 0
+        rank = (not asked_level, -ranked, not worded, -exact_hits, continues(ref), -term_hits)
         candidates.append((rank, timestamp, ref, parts, worded))
     candidates.sort(key=lambda item: (item[1], item[2].identity), reverse=True)  # newest first...
     candidates.sort(key=lambda item: item[0])  # ...within errors first, then lines naming a term

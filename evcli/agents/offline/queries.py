@@ -40,6 +40,7 @@ QUERY_CHARS = 200  # query_logs' `query` length limit
 _STATE_WORDS = frozenset(
     ["healthy", "health", "fine", "alive", "working", "good", "normal", "stable", "running", "well"]
 )
+_STATE_ASKED = re.compile(r"\b(?:" + "|".join(sorted(_STATE_WORDS)) + r"|ok|okay|up|down|alright)\b|正常|健康", re.I)
 _LOG_WORDS = re.compile(r"\blogs?\b|\berrors?\b|\bexceptions?\b|日志|错误|报错|异常", re.IGNORECASE)
 
 
@@ -268,7 +269,8 @@ def term_calls(intent: Ask, question: str, services: list[str], limit: int | Non
     ("order queue backlog"), then that word alone (evidence to read); a narrow
     one the strongest word, found there or not (the precise thing to confirm); when no log of the
     environment has any of its words, its strongest word in the named service (the negative answers it)."""
-    terms = _content_terms(intent)
+    # a state word ("healthy") is no word to search for, even where some log writes it ("Unhealthy")
+    terms = [term for term in _content_terms(intent) if term.lower() not in _STATE_WORDS]
     if services and not terms:  # what a question asks of a service is searched there: the negative answers it
         # (but "is zookeeper healthy?" asks its state, which no log line calls "healthy": its errors answer)
         terms = [term for term in intent.terms if term not in intent.exact and term.lower() not in _STATE_WORDS][:1]
@@ -363,7 +365,10 @@ def _narrow_calls(intent: Ask, question: str) -> list[Call]:
         return calls + [Call("query_logs", {"service": service, "level": intent.level or "ERROR"} | _window(intent))]
     # within an asked range an alert that fired and resolved answers too ("was zk down this morning?")
     state = {"state": "any"} if _window(intent) else {}
-    return calls + [Call("query_metrics", {"service": service} | _window(intent) | state)]
+    calls += [Call("query_metrics", {"service": service} | _window(intent) | state)]
+    if _STATE_ASKED.search(question) and intent.serves_logs:  # "is checkout healthy?": its errors say too
+        calls += [Call("query_logs", {"service": service, "level": intent.level or "ERROR"} | _window(intent))]
+    return calls
 
 
 def discovery_calls(intent: Ask) -> list[Call]:
