@@ -167,10 +167,12 @@ def test_an_alert_asked_firing_is_read_in_any_state_so_an_inhibited_one_answers(
 def test_a_narrow_metrics_check_in_an_asked_range_reads_alerts_in_any_state():
     morning = AskedRange(text="this morning", range="2026-03-18T06:00:00+01:00..2026-03-18T09:30:00+01:00")
     ask = _ask(task_scope="narrow", services=["nginx"], range=morning)
-    [call] = narrow_calls(ask, "was nginx down this morning?")
+    call, errors = narrow_calls(ask, "was nginx down this morning?")
     assert call.name == "query_metrics"
     assert call.arguments["state"] == "any"
-    [unranged] = narrow_calls(_ask(task_scope="narrow", services=["nginx"]), "is nginx down?")
+    # a service's state asked: its errors in the range say too
+    assert (errors.name, errors.arguments["service"], errors.arguments["level"]) == ("query_logs", "nginx", "ERROR")
+    unranged, _ = narrow_calls(_ask(task_scope="narrow", services=["nginx"]), "is nginx down?")
     assert "state" not in unranged.arguments
 
 
