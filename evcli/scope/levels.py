@@ -30,7 +30,9 @@ _PATTERNS: tuple[tuple[ScopeLevel, str, int], ...] = (  # (level, pattern, flags
 )
 
 
-_DETERMINERS = frozenset("any some no all the of with for log logged logs logging show list see and or only".split())
+_DETERMINERS = frozenset(
+    "any some no all the of with for log logged logs logging show list see and or only most more least fewest top".split()
+)
 
 
 def _asks_level(question: str, start: int, spans: Spans) -> bool:

@@ -1594,3 +1594,12 @@ def test_is_a_service_healthy_reads_its_alerts_and_its_errors_never_the_word_hea
     assert not any("healthy" in str(query or "") for _, query, _ in searched), searched
     claims = [claim["claim_text"] for claim in run.executor_output["claims"]]
     assert any("order placement failed" in text for text in claims), claims
+
+
+def test_which_host_logged_the_most_errors_counts_error_lines_not_every_line(tmp_path):
+    """ "the most errors" asks the ERROR level: a log without levels is counted by the lines that say error
+    (dn-07 3, dn-03 1), never by all its lines (dn-03's mount line is no error)."""
+    run = full_run("which host logged the most errors?", tmp_path, _kernel_snapshot(tmp_path / "env"))
+    first = run.executor_output["claims"][0]
+    assert first["claim_text"].startswith("Matching lines per instance: dn-07 3, dn-03 1;"), first["claim_text"]
+    assert run.gate_result.status == "pass", run.gate_result.errors

@@ -26,7 +26,11 @@ def levels(question: str) -> list[str]:
         ("billing errors after 08:45", ["ERROR"]),
         ("any fatal or critical?", ["FATAL"]),
         ("crit messages", ["FATAL"]),
-        ("show fatal errors in nginx", ["FATAL"]),  # "fatal errors" are the fatal ones, not every error
+        ("show fatal errors in nginx", ["FATAL"]),
+        (
+            "which host logged the most errors?",
+            ["ERROR"],
+        ),  # "the most errors": the ERROR level, counted  # "fatal errors" are the fatal ones, not every error
         ("critical exceptions?", ["FATAL"]),
         ("有没有致命错误", ["FATAL"]),
         ("debug logs please", ["DEBUG"]),

@@ -23,6 +23,7 @@ from evcli.agents.offline.queries import (
     backoff_calls,
     common_calls,
     discovery_calls,
+    every_log_breakdown,
     evidence_calls,
     firing_services,
     first_firing_alert,
@@ -93,6 +94,8 @@ def _wanted_calls(
                 for query in (retry or {}).get("completed_queries") or []
                 if query.get("tool_name") == "query_metrics" and (query.get("input_params") or {}).get("service")
             ][:DISCOVERED_SERVICE_CAP]
+    if not services and breakdown(question) and intent.serves_logs:
+        calls += every_log_breakdown(intent, question)  # "which host logged the most errors?", no service named
     per_service = service_calls(intent, services)
     calls += per_service
     if not all(call.key in done for call in per_service):

@@ -302,7 +302,7 @@ def term_calls(intent: Ask, question: str, services: list[str], limit: int | Non
     return calls
 
 
-def counted_by(calls: list[Call], question: str) -> list[Call]:
+def counted_by(calls: list[Call], question: str, level: str | None = None) -> list[Call]:
     """A which-address or which-host question ("which IP had the most failed passwords?", "which host logged
     the most I/O errors?") has its log searches count the matching lines per address or per instance
     (`count_by`): the keyword searches, else every log search."""
@@ -313,9 +313,16 @@ def counted_by(calls: list[Call], question: str) -> list[Call]:
     keyed = [call for call in searches if call.arguments.get("query")]
     if keyed:
         return [Call(call.name, call.arguments | {"count_by": by}) if call in keyed else call for call in calls]
-    # nothing asked but the addresses ("which IPs hit nginx the most?"): each searched log, every line counted
+    # nothing asked but the addresses ("which IPs hit nginx the most?"): each searched log, every line counted,
+    # or every line at the level asked ("which host logged the most errors?": strict, a host's lines without
+    # a level are no errors)
+    asked = {"level": level, "level_strict": True} if level else {}
     counted = [
-        Call("query_logs", {key: value for key, value in call.arguments.items() if key not in ("level", "limit")})
+        Call(
+            "query_logs",
+            {key: value for key, value in call.arguments.items() if key not in ("level", "limit", "level_strict")}
+            | asked,
+        )
         for call in searches
     ]
     counted = [Call(call.name, call.arguments | {"count_by": by}) for call in counted]
@@ -323,7 +330,7 @@ def counted_by(calls: list[Call], question: str) -> list[Call]:
 
 
 def narrow_calls(intent: Ask, question: str) -> list[Call]:
-    return counted_by(_narrow_calls(intent, question), question)
+    return counted_by(_narrow_calls(intent, question), question, intent.level)
 
 
 def _narrow_calls(intent: Ask, question: str) -> list[Call]:
@@ -402,7 +409,7 @@ def service_calls(intent: Ask, services: list[str]) -> list[Call]:
 def evidence_calls(intent: Ask, question: str, services: list[str], alertname: str | None) -> list[Call]:
     """Runbook lookup first (it is never repeated), then each service's WARN+ logs, then the phrases and
     tokens asked (in the services named, else in all logs) and the strongest content word."""
-    return counted_by(_evidence_calls(intent, question, services, alertname), question)
+    return counted_by(_evidence_calls(intent, question, services, alertname), question, intent.level)
 
 
 def _evidence_calls(intent: Ask, question: str, services: list[str], alertname: str | None) -> list[Call]:
@@ -432,6 +439,10 @@ def backoff_calls(intent: Ask, searched: list[tuple[Call, dict[str, Any]]]) -> l
         stats = output.get("stats")
         if call.name != "query_logs" or not isinstance(stats, dict) or stats.get("total") != 0:
             continue
+        counted = _unleveled_count(call)
+        if counted is not None:
+            calls.append(counted)
+            continue
         try:
             words = list(keywords(str(call.arguments.get("query") or "")))
         except ValueError:
@@ -443,6 +454,29 @@ def backoff_calls(intent: Ask, searched: list[tuple[Call, dict[str, Any]]]) -> l
         kept = [word for word in words if word != common]
         calls.append(Call("query_logs", call.arguments | {"query": _log_query(*kept)}))
     return calls
+
+
+def every_log_breakdown(intent: Ask, question: str) -> list[Call]:
+    """A which-host (which-IP, which-endpoint) question naming no service and finding none by its words: every
+    log's lines (at the level asked) counted by it."""
+    if _content_terms(intent) or intent.exact:
+        return []
+    level = {"level": intent.level, "level_strict": True} if intent.level else {}
+    return [Call("query_logs", level | _window(intent) | {"limit": LOG_LIMIT, "count_by": breakdown(question)})]
+
+
+def _unleveled_count(call: Call) -> Call | None:
+    """A per-host count of the lines at a level that found none ("which host logged the most errors?" of a
+    log that writes no levels): the lines that name the level in their own words ("I/O error"), counted."""
+    arguments = call.arguments
+    level = arguments.get("level")
+    if not (arguments.get("count_by") and arguments.get("level_strict") and level and not arguments.get("query")):
+        return None
+    word = {"FATAL": "fatal", "ERROR": "error", "WARN": "warn"}.get(str(level))
+    if word is None:
+        return None
+    kept = {key: value for key, value in arguments.items() if key not in ("level", "level_strict")}
+    return Call("query_logs", kept | {"query": word})
 
 
 def level_calls(intent: Ask, services: list[str]) -> list[Call]:
