@@ -20,7 +20,7 @@ from typing import Any
 from evcli.agents.offline.payload import Ask, Call
 from evcli.backends.base import LEVELS
 from evcli.messages import catalogue
-from evcli.scope.cues import breakdown
+from evcli.scope.cues import asks_when, breakdown
 from evcli.scope.glossary import alternatives
 from evcli.tools.params import MAX_KEYWORDS, keywords
 
@@ -124,11 +124,13 @@ def _holding_all(intent: Ask, terms: list[str], cap: int) -> list[str]:
 
 # words that may stand between two words asked together ("Failed password for root", "errors from 10.0.0.1")
 _LINK_WORDS = ("for", "from", "of", "on", "in", "to", "by", "with", "at", "as", "the", "a", "an")
+# and a when-question's onset words ("when did the windows update start failing": update, fail)
+_ONSET_WORDS = ("start", "started", "starting", "begin", "began", "stop", "stopped", "keep", "keeps", "kept")
 
 
 def _link(between: list[str]) -> str:
     """What may stand between two words asked together: link words, and words no log holds."""
-    words = "|".join(re.escape(word) for word in (*_LINK_WORDS, *between))
+    words = "|".join(re.escape(word) for word in (*_LINK_WORDS, *_ONSET_WORDS, *between))
     return rf"(?:\s+(?:{words}))*\s+"
 
 
@@ -280,7 +282,8 @@ def term_calls(intent: Ask, question: str, services: list[str], limit: int | Non
     local.sort(key=lambda term: sum(intent.found_in(term).get(service, 0) for service in services))  # rarest first
     term = terms[0] if intent.narrow or not local else local[0]
     together = [[term]]
-    if intent.wants_count:  # a count counts what was asked: a word written in the question with those asked with it
+    if intent.wants_count or asks_when(question):  # a count (the first line) is of what was asked: a word written
+        # in the question with those asked with it
         written = [word for word in [term, *local, *terms] if _written(question, word)]
         together = _together(intent, question, written[:1], services)
         term = together[0][0]
