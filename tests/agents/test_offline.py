@@ -1603,3 +1603,23 @@ def test_which_host_logged_the_most_errors_counts_error_lines_not_every_line(tmp
     first = run.executor_output["claims"][0]
     assert first["claim_text"].startswith("Matching lines per instance: dn-07 3, dn-03 1;"), first["claim_text"]
     assert run.gate_result.status == "pass", run.gate_result.errors
+
+
+def test_when_did_it_start_states_the_earliest_first_line_first(tmp_path):
+    """Two logs write the word: the database's first deadlock (14:02:07) comes before the client's (14:02:56)."""
+    root = tmp_path / "env"
+    (root / "logs").mkdir(parents=True)
+    (root / "logs" / "app.log").write_text(
+        "2026-07-14 14:01:00,000 INFO [main] c.e.Pay - ok\n"
+        "2026-07-14 14:02:56,765 ERROR [main] c.e.Pay - capture failed: deadlock detected\n"
+        "2026-07-14 14:03:10,000 ERROR [main] c.e.Pay - capture failed: deadlock detected\n"
+    )
+    (root / "logs" / "db.log").write_text(
+        "2026-07-14 14:02:07.418 EDT [2312] ERROR:  deadlock detected\n"
+        "2026-07-14 14:02:40.000 EDT [2313] ERROR:  deadlock detected\n"
+    )
+    (root / "env.toml").write_text('timezone = "America/New_York"\nnow = "2026-07-14T18:45:00Z"\n')
+    run = full_run("when did the deadlocks start?", tmp_path, root)
+    first = run.executor_output["claims"][0]
+    assert first["claim_text"].startswith("Matching lines: first at 2026-07-14T14:02:07.418-04:00"), first
+    assert "service=db" in first["claim_text"]

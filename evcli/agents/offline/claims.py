@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from evcli.agents.intent import humps
@@ -562,6 +563,14 @@ def _at_least(level: str, asked: str | None) -> bool:
 _FIRST_LAST = re.compile(r"first (?P<first>\S+), last (?P<last>\S+)")
 
 
+def _first_epoch(stamp: Any) -> float:
+    """A stats `first` stamp as epoch seconds (none: last)."""
+    try:
+        return datetime.fromisoformat(str(stamp)).timestamp()
+    except ValueError:
+        return float("inf")
+
+
 def timing_claims(refs: list[Ref], words: Catalogue, level: str | None = None) -> list[Claim]:
     """ "When did it start?" is answered by the first and last matching line `$.stats` states for the
     searches of what was asked (the newest lines a search returns are not when it started), the
@@ -571,6 +580,9 @@ def timing_claims(refs: list[Ref], words: Catalogue, level: str | None = None) -
     # a level asked ("the first error"): the searches at that level, when there are any
     stats = _asked_stats(refs)
     stats = [ref for ref in stats if ref.invocation.input_params.get("level") == level] or stats
+    # the earliest first line first: "when did the deadlocks start?" is the database's 14:02:07, not the
+    # client's 14:02:56 that logged the deadlock after it
+    stats.sort(key=lambda ref: _first_epoch(ref.item_stats.get("first")))
     for ref in stats:
         head, _, rest = ref.ref.text.partition("; ")
         when, _, _ = rest.partition("; ")
