@@ -20,12 +20,20 @@ _OCTET = r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)"
 ADDRESS = re.compile(rf"(?<![\w.])(?<!\w/){_OCTET}(?:\.{_OCTET}){{3}}(?![\d]|\.\d)")
 
 
+# an address a line names as where the traffic came from (`SRC=` of a firewall, nginx's `client:`, sshd's
+# `from`, `rhost=`): in such a line the others (`DST=`, `upstream:`, the host itself) are not what sent it
+_SOURCE = re.compile(
+    r"(?:\bSRC=|\bsrc[=:]\s?|\bclient[=:]\s?|\bclient_ip[=:]\s?|\brhost=|\bremote_addr[=:]\s?|\bfrom\s)"
+    rf"({ADDRESS.pattern})"
+)
+
+
 def count_addresses(lines: Iterable[str]) -> Counter[str]:
-    """Per address, the number of lines holding it."""
+    """Per address, the number of lines holding it; in a line that names where it came from, that address."""
     counts: Counter[str] = Counter()
     for line in lines:
         if "." in line:
-            found = ADDRESS.findall(line)
+            found = _SOURCE.findall(line) or ADDRESS.findall(line)
             if found:
                 counts.update(set(found))
     return counts

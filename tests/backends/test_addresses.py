@@ -54,3 +54,16 @@ def test_paths_are_counted_by_endpoint_with_ids_as_one():
         "no request here at all / nothing",
     ]
     assert count_paths(lines) == {"/api/checkout": 2, "/products/{id}": 2, "/api/cart/items": 2}
+
+
+def test_a_line_naming_its_source_counts_the_source_alone():
+    ufw = (
+        "Jun  4 14:01:02 app-02 kernel: [UFW BLOCK] IN=eth0 OUT= MAC=00:16:3e SRC=45.155.205.233 DST=10.0.3.21 "
+        "LEN=40 PROTO=TCP SPT=51234 DPT=22"
+    )
+    nginx = (
+        "2026/07/14 14:05:04 [error] 31#31: *88 upstream timed out, client: 203.0.113.77, server: shop, "
+        'request: "POST /api/checkout HTTP/1.1", upstream: "http://10.42.1.15:3000/api/checkout"'
+    )
+    sshd = "Jun  4 14:01:03 bastion sshd[811]: Failed password for root from 61.177.172.13 port 40222 ssh2"
+    assert count_addresses([ufw, nginx, sshd]) == {"45.155.205.233": 1, "203.0.113.77": 1, "61.177.172.13": 1}
