@@ -212,3 +212,16 @@ def test_which_alerts_are_in_a_state_reads_every_state_and_lists_that_state_firs
     silenced = _ask(alert_state="silenced")
     assert [call.arguments for call in discovery_calls(silenced)] == [{"state": "any"}]
     assert [call.arguments for call in discovery_calls(_ask())] == [{}]  # no state asked: the active ones
+
+
+def test_a_which_question_counts_its_words_together_with_the_host_across_cue_words():
+    """ "which IP is ufw blocking most on app-02": ufw, block (searched by its stem, written "blocking") and
+    the host are counted together, not every line of the host."""
+    vocabulary = {"app-02": {"syslog": 1404}, "ufw": {"syslog": 120}, "block": {"syslog": 120}}
+    ask = _ask(vocabulary, known=("syslog",), services=["syslog"], hosts=["app-02"], terms=["ufw", "block"])
+    queries = [
+        c.arguments.get("query")
+        for c in evidence_calls(ask, "which IP is ufw blocking most on app-02", ["syslog"], None)
+        if c.arguments.get("count_by") == "address"
+    ]
+    assert queries and all(set(query.split()) == {"app-02", "ufw", "block"} for query in queries), queries

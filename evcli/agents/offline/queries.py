@@ -124,13 +124,16 @@ def _holding_all(intent: Ask, terms: list[str], cap: int) -> list[str]:
 
 # words that may stand between two words asked together ("Failed password for root", "errors from 10.0.0.1")
 _LINK_WORDS = ("for", "from", "of", "on", "in", "to", "by", "with", "at", "as", "the", "a", "an")
-# and a when-question's onset words ("when did the windows update start failing": update, fail)
-_ONSET_WORDS = ("start", "started", "starting", "begin", "began", "stop", "stopped", "keep", "keeps", "kept")
+# and the cue words of a when- or which-question ("when did the windows update start failing": update, fail;
+# "which IP is ufw blocking most on app-02": ufw, block, app-02)
+_CUE_WORDS = (
+    "start", "started", "starting", "begin", "began", "stop", "stopped", "keep", "keeps", "kept", "most", "least",
+)  # fmt: skip
 
 
 def _link(between: list[str]) -> str:
     """What may stand between two words asked together: link words, and words no log holds."""
-    words = "|".join(re.escape(word) for word in (*_LINK_WORDS, *_ONSET_WORDS, *between))
+    words = "|".join(re.escape(word) for word in (*_LINK_WORDS, *_CUE_WORDS, *between))
     return rf"(?:\s+(?:{words}))*\s+"
 
 
@@ -152,7 +155,8 @@ def _joined(question: str, seeds: list[str], terms: list[str], between: list[str
             if term in group:
                 continue
             for seed in group:
-                pair = rf"{re.escape(seed)}{link}{re.escape(term)}|{re.escape(term)}{link}{re.escape(seed)}"
+                # a word searched by its stem is written whole ("block" in "blocking")
+                pair = rf"{re.escape(seed)}\w*{link}{re.escape(term)}|{re.escape(term)}\w*{link}{re.escape(seed)}"
                 if re.search(pair, question, re.IGNORECASE):
                     group.append(term)
                     grown = True
@@ -216,7 +220,11 @@ def exact_calls(intent: Ask, question: str, services: list[str], limit: int | No
     services = services or _holding_all(intent, seeds, DISCOVERED_SERVICE_CAP)
     # a plain word asked verbatim ("root") is searched with the words written next to it ("failed password
     # for root"); an address, path or code is specific alone ("who hit /wp-login.php")
-    join = intent.wants_count or any(re.fullmatch(r"[A-Za-z]+", term) for term in intent.exact)
+    join = (
+        intent.wants_count
+        or breakdown(question) is not None  # "which IP is ufw blocking most on app-02": what is counted per IP
+        or any(re.fullmatch(r"[A-Za-z]+", term) for term in intent.exact)
+    )
     calls = _classed_calls(intent, services, limit)
     for words in _together(intent, question, seeds, services, join):
         arguments: dict[str, Any] = {"query": _log_query(*words)} | _level(intent) | _window(intent)
