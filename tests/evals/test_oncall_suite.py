@@ -136,6 +136,16 @@ def _cited_fact_holds(case: DiagnosisCase, tool: str, text: str) -> bool:
         pairs = [pair.rsplit(" ", 1) for pair in by_address.group(1).split(", ")]
         return all(sum(re.search(rf"(?<![\d.]){re.escape(a)}(?![\d])", line) is not None for line in lines) == int(n)
                    for a, n in pairs)  # fmt: skip
+    # "by path: P N" of $.stats: of the lines the case's grep matches, N request P
+    by_path = re.fullmatch(r"by path: (.+)", text)
+    if by_path:
+        lines = grep_lines(GREPS[case.id][0][0], env)
+        pairs = [pair.rsplit(" ", 1) for pair in by_path.group(1).split(", ")]
+        return all(sum(f" {path} HTTP/" in line for line in lines) == int(n) for path, n in pairs)
+    # "pattern (count N" of $.patterns: N lines of the case's grep
+    pattern = re.fullmatch(r"pattern \(count (\d+)", text)
+    if pattern:
+        return int(pattern.group(1)) in {n for _, n in GREPS[case.id]}
     if text == "total=0":
         return any(n == 0 for _, n in GREPS[case.id])
     if tool == "query_metrics":
