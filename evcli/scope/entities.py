@@ -65,12 +65,20 @@ def alias_pairs(aliases: dict[str, Any]) -> list[tuple[str, str]]:
     return pairs
 
 
+# "… on combo", "in the datanode", "from bastion": a service named as where something happened
+_WHERE_BEFORE = re.compile(r"\b(?:on|in|at|from)\s+(?:the\s+)?$", re.IGNORECASE)
+
+
 def find_services(question: str, services: list[str], aliases: dict[str, Any], spans: Spans) -> list[str]:
+    """The services the question names, those named as where something happened first ("auth failures on
+    combo": combo's service, then auth's), else in question order."""
     canonical = {service.lower(): service for service in services}
     candidates = [(name_pattern(service), service) for service in services]
     for alias, service in alias_pairs(aliases):
         candidates.append((name_pattern(alias), canonical.get(service.lower(), service)))
-    return distinct(value for _, _, value in spans.claim_longest(question, candidates))
+    found = sorted(spans.claim_longest(question, candidates), key=lambda match: match[0])
+    found.sort(key=lambda match: _WHERE_BEFORE.search(question[: match[0]]) is None)
+    return distinct(value for _, _, value in found)
 
 
 def find_hosts(question: str, hosts: list[str], services: list[str], known: set[str], spans: Spans) -> list[str]:

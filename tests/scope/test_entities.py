@@ -80,3 +80,9 @@ def test_where_no_alerts_are_served_an_alert_state_word_asks_no_alert_state():
     question = "did billing recover?"
     assert extract_scope(question, **kwargs).alert_state == "resolved"
     assert extract_scope(question, **kwargs, alerts_served=False).alert_state is None
+
+
+def test_a_service_named_as_where_it_happened_comes_first():
+    """ "auth failures on nginx": the service the failures were on first; the word before "failures" second."""
+    assert scope_of("any auth failures on nginx after 2pm?").services == ["nginx", "auth"]
+    assert scope_of("nginx errors and redis timeouts").services == ["nginx", "redis"]  # none named as where
