@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evcli.backends.files import RefusedFile, open_regular, read_limited
 from evcli.errors import BadInput
 
 
@@ -48,6 +47,8 @@ RULES_FILE = DocumentKind("a rules file", 1 << 20)
 
 def read_input(path: Path, kind: DocumentKind) -> bytes:
     """The bytes of the regular file `path`, at most `kind.max_bytes`; any failure a BadInput."""
+    from evcli.backends.files import RefusedFile, open_regular, read_limited  # only once a file is read
+
     try:
         with open_regular(path) as handle:
             if os.fstat(handle.fileno()).st_size > kind.max_bytes:
