@@ -1623,3 +1623,53 @@ def test_when_did_it_start_states_the_earliest_first_line_first(tmp_path):
     first = run.executor_output["claims"][0]
     assert first["claim_text"].startswith("Matching lines: first at 2026-07-14T14:02:07.418-04:00"), first
     assert "service=db" in first["claim_text"]
+
+
+def test_a_word_only_another_log_writes_is_searched_there_with_the_service_asked(tmp_path):
+    """ "when was the checkout pod killed?": the checkout log never says kill; the Kubernetes events do, about
+    checkout's pod (and another's): they are searched for both, and the first and last kill answer it."""
+    root = tmp_path / "env"
+    (root / "logs").mkdir(parents=True)
+    (root / "logs" / "checkout.log").write_text(
+        "2026-07-14 14:10:00,000 ERROR [main] c.e.Checkout - payment request failed\n"
+        "2026-07-14 14:16:00,000 ERROR [main] c.e.Checkout - payment request failed\n"
+    )
+    events = [
+        (
+            "2026-07-14T18:11:02Z",
+            "checkout-7d9f8b6c5-x2kqp",
+            "Container checkout failed liveness probe, will be restarted",
+        ),
+        (
+            "2026-07-14T18:17:44Z",
+            "checkout-7d9f8b6c5-x2kqp",
+            "Container checkout failed liveness probe, will be restarted",
+        ),
+        ("2026-07-14T18:24:41Z", "inventory-84f6d9c7b-7tq4p", "Stopping container inventory"),
+    ]
+    (root / "logs" / "events.jsonl").write_text(
+        "".join(
+            json.dumps(
+                {
+                    "kind": "Event",
+                    "involvedObject": {"kind": "Pod", "name": pod, "namespace": "shop"},
+                    "lastTimestamp": at,
+                    "reason": "Killing",
+                    "message": message,
+                    "type": "Normal",
+                }
+            )
+            + "\n"
+            for at, pod, message in events
+        )
+    )
+    (root / "env.toml").write_text('timezone = "America/New_York"\nnow = "2026-07-14T18:45:00Z"\n')
+
+    run = full_run("when was the checkout pod killed?", tmp_path, root)
+
+    first = run.executor_output["claims"][0]
+    assert first["claim_text"].startswith(
+        "Matching lines: first at 2026-07-14T14:11:02.000-04:00, last at 2026-07-14T14:17:44.000-04:00"
+    ), first["claim_text"]
+    assert "service=events" in first["claim_text"]
+    assert run.gate_result.status == "pass", run.gate_result.errors

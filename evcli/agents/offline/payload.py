@@ -193,9 +193,14 @@ def _searched_form(term: str, vocabulary: dict[str, dict[str, int]], services: t
     not hold, its stem when they hold that ("kill" finds "Killing", "abnormal" "exited with abnormal code");
     else the word as asked."""
 
-    def holds(word: str) -> bool:
+    def holds(word: str, within: tuple[str, ...]) -> bool:
         where = vocabulary.get(word) or {}
-        return bool(where) and (not services or any(service in where for service in services))
+        return bool(where) and (not within or any(service in where for service in within))
 
-    base = singular(term) or (None if holds(term) else stem(term))
-    return base if base and holds(base) else term
+    for within in dict.fromkeys([services, ()]):  # the services asked first, then any log ("kill" in the events)
+        base = singular(term) or (None if holds(term, within) else stem(term))
+        if base and holds(base, within):
+            return base
+        if holds(term, within):
+            return term
+    return term

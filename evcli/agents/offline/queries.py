@@ -310,7 +310,21 @@ def term_calls(intent: Ask, question: str, services: list[str], limit: int | Non
         arguments: dict[str, Any] = {"query": query} | _level(intent) | _window(intent)
         arguments |= {"limit": limit} if limit else {}
         calls += [Call("query_logs", {"service": service} | arguments) for service in where]
-    return calls
+    return calls + _about_calls(intent, term, services, limit)
+
+
+def _about_calls(intent: Ask, term: str, services: list[str], limit: int | None) -> list[Call]:
+    """A broad task's word that no named service's log writes, where other logs do ("when was the checkout pod
+    killed?": the Kubernetes events write Killing): those logs, searched for it with the service's name."""
+    if intent.narrow or not services or any(service in intent.found_in(term) for service in services):
+        return []
+    others = [service for service in intent.found_in(term) if service not in services][:DISCOVERED_SERVICE_CAP]
+    arguments: dict[str, Any] = _level(intent) | _window(intent) | ({"limit": limit} if limit else {})
+    return [
+        Call("query_logs", {"service": other, "query": _log_query(term, service)} | arguments)
+        for other in others
+        for service in services[:1]
+    ]
 
 
 def counted_by(calls: list[Call], question: str, level: str | None = None) -> list[Call]:
