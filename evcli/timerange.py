@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import UTC, datetime, time, timedelta, tzinfo
+from datetime import UTC, datetime, time, timedelta, timezone, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from evcli.errors import BadInput
@@ -123,6 +123,21 @@ def _earlier_by(clock: datetime, length: timedelta, tz: tzinfo) -> datetime:
 
 def _micros(fraction: str | None) -> int:
     return int((fraction or "").ljust(6, "0")[:6])
+
+
+# Zone abbreviations people and programs write after a time ("since 14:00 EDT", PostgreSQL's `%m`): hours east
+# of UTC. Upper case only; an environment that goes by one of them (CST in China) is read as its own zone.
+ZONE_ABBREVIATIONS: dict[str, float] = {
+    "UTC": 0, "GMT": 0, "EDT": -4, "EST": -5, "CDT": -5, "CST": -6, "MDT": -6, "MST": -7, "PDT": -7, "PST": -8,
+    "AKDT": -8, "AKST": -9, "HST": -10, "BST": 1, "WET": 0, "WEST": 1, "CET": 1, "CEST": 2, "EET": 2, "EEST": 3,
+    "MSK": 3, "IST": 5.5, "SGT": 8, "HKT": 8, "JST": 9, "KST": 9, "AEST": 10, "AEDT": 11, "NZST": 12, "NZDT": 13,
+}  # fmt: skip
+
+
+def abbreviated_zone(name: str) -> tzinfo | None:
+    """The fixed zone an abbreviation in ZONE_ABBREVIATIONS stands for, else None."""
+    hours = ZONE_ABBREVIATIONS.get(name)
+    return None if hours is None else timezone(timedelta(hours=hours))
 
 
 @dataclass(frozen=True, eq=False)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 TOP_ADDRESSES = 10
 _OCTET = r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)"
@@ -30,12 +30,15 @@ _SOURCE = re.compile(
 
 def count_addresses(lines: Iterable[str]) -> Counter[str]:
     """Per address, the number of lines holding it; in a line that names where it came from, that address."""
+    return _per_line(lines, ".", lambda line: _SOURCE.findall(line) or ADDRESS.findall(line))
+
+
+def _per_line(lines: Iterable[str], mark: str, names: Callable[[str], list[str]]) -> Counter[str]:
+    """Per name, the number of lines (holding `mark`, a cheap first test) that `names` finds it in."""
     counts: Counter[str] = Counter()
     for line in lines:
-        if "." in line:
-            found = _SOURCE.findall(line) or ADDRESS.findall(line)
-            if found:
-                counts.update(set(found))
+        if mark in line:
+            counts.update(set(names(line)))
     return counts
 
 
@@ -51,13 +54,12 @@ _ID_SEGMENT = re.compile(r"(?<=/)(?:\d+|[0-9a-fA-F]{8}-[0-9a-fA-F-]{27}|[0-9a-fA
 
 def count_paths(lines: Iterable[str]) -> Counter[str]:
     """Per requested path (an endpoint: `/api/checkout`, `/products/{id}`), the number of lines requesting it."""
-    counts: Counter[str] = Counter()
-    for line in lines:
-        if "/" in line:
-            found = _REQUEST.search(line) or _PATH_FIELD.search(line)
-            if found:
-                counts[_ID_SEGMENT.sub("{id}", found.group(1))] += 1
-    return counts
+    return _per_line(lines, "/", _requested)
+
+
+def _requested(line: str) -> list[str]:
+    found = _REQUEST.search(line) or _PATH_FIELD.search(line)
+    return [_ID_SEGMENT.sub("{id}", found.group(1))] if found else []
 
 
 def top_counts(counts: Counter[str], top: int = TOP_ADDRESSES) -> dict[str, int]:

@@ -146,7 +146,7 @@ _ADDRESS_WORDS = re.compile(r"\btop(?:\s+\d+)?\b|\b(?:hit(?:s|ting)?|c[ao]me|com
 
 def asks_by_address(question: str) -> bool:
     """Whether the question asks which addresses ("which IP had the most failed passwords?", 哪个 IP 失败最多)."""
-    return _ADDRESS_NOUN.search(question) is not None and _WHICH.search(question) is not None
+    return _asks_which(_ADDRESS_NOUN, question)
 
 
 # "which endpoint had the most 504s?", "top URLs", "哪个接口": the matching lines counted per requested path
@@ -156,38 +156,33 @@ _PATH_NOUN = re.compile(
 )
 
 
-def asks_by_path(question: str) -> bool:
-    """Whether the question asks which endpoint ("which endpoint had the most 504s?", 哪个接口 502 最多)."""
-    return _PATH_NOUN.search(question) is not None and _WHICH.search(question) is not None
-
-
 def asks_by_instance(question: str) -> bool:
     """Whether the question asks which host, node or pod ("which host logged the most I/O errors?")."""
-    return _INSTANCE_NOUN.search(question) is not None and _WHICH.search(question) is not None
+    return _asks_which(_INSTANCE_NOUN, question)
+
+
+def _asks_which(noun: re.Pattern[str], question: str) -> bool:
+    return noun.search(question) is not None and _WHICH.search(question) is not None
+
+
+# query_logs' `count_by` and the noun that asks for it, the first that the question asks winning
+_BREAKDOWNS = {"address": _ADDRESS_NOUN, "path": _PATH_NOUN, "instance": _INSTANCE_NOUN}
 
 
 def breakdown(question: str) -> str | None:
     """What the question asks the matching lines counted by (query_logs' `count_by`): "address" for
     "which IP …", "path" for "which endpoint …", "instance" for "which host …", else None."""
-    if asks_by_address(question):
-        return "address"
-    if asks_by_path(question):
-        return "path"
-    return "instance" if asks_by_instance(question) else None
+    return next((by for by, noun in _BREAKDOWNS.items() if _asks_which(noun, question)), None)
 
 
 def breakdown_cue(question: str, spans: Spans) -> None:
-    """The nouns of a which-address or which-host question are consumed (the counts the stats state answer
-    it), and a which-address question's "top 5" and sending verbs: no words to search for."""
+    """The nouns of a which-address, which-endpoint or which-host question are consumed (the counts the stats
+    state answer it), and a which-address or which-endpoint question's "top 5" and sending verbs: no words
+    to search for."""
     by = breakdown(question)
     if by is None:
         return
-    if by == "address":
-        found = [*_ADDRESS_NOUN.finditer(question), *_ADDRESS_WORDS.finditer(question)]
-    elif by == "path":
-        found = [*_PATH_NOUN.finditer(question), *_ADDRESS_WORDS.finditer(question)]
-    else:
-        found = list(_INSTANCE_NOUN.finditer(question))
+    found = [*_BREAKDOWNS[by].finditer(question), *(_ADDRESS_WORDS.finditer(question) if by != "instance" else ())]
     for match in found:
         spans.claim(match.start(), match.end())
 

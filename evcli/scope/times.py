@@ -46,7 +46,7 @@ from evcli.backends.base import parse_window
 from evcli.contracts import AskedRange
 from evcli.scope.match import Spans
 from evcli.scope.windows import window_matches, zh_number
-from evcli.timerange import TimeRange, localize
+from evcli.timerange import ZONE_ABBREVIATIONS, TimeRange, abbreviated_zone, localize
 
 AROUND = timedelta(minutes=5)  # "at 09:14" means 09:09–09:19
 LATE = AROUND  # how far after the clock a time of day may start and still be on the clock's date
@@ -115,13 +115,8 @@ _ISO_RANGE = re.compile(  # the end may be a time alone: "2026-03-18T08:05Z - 08
 )
 # a zone written after a clock time or range ("between 08:05 and 08:10 UTC", "since 08:05Z")
 # and the abbreviations on-call engineers write ("since 14:00 EDT", "2:05pm PST"), upper-case only
-_ABBREVIATIONS = {
-    "EDT": -4, "EST": -5, "CDT": -5, "CST": -6, "MDT": -6, "MST": -7, "PDT": -7, "PST": -8, "AKDT": -8, "AKST": -9,
-    "HST": -10, "BST": 1, "WET": 0, "WEST": 1, "CET": 1, "CEST": 2, "EET": 2, "EEST": 3, "MSK": 3, "IST": 5.5,
-    "SGT": 8, "HKT": 8, "JST": 9, "KST": 9, "AEST": 10, "AEDT": 11, "NZST": 12, "NZDT": 13,
-}  # fmt: skip
 _ZONE_AFTER = re.compile(
-    r"\s?(?P<zone>Z|UTC|GMT|[+-]\d{2}:\d{2}|(?-i:" + "|".join(_ABBREVIATIONS) + r"))(?![\w:])", re.IGNORECASE
+    r"\s?(?P<zone>Z|UTC|GMT|[+-]\d{2}:\d{2}|(?-i:" + "|".join(ZONE_ABBREVIATIONS) + r"))(?![\w:])", re.IGNORECASE
 )
 _SINCE_DAY = re.compile(
     rf"\b(?P<cue>since|after|from|between)\s+(?P<d1>{_DATE})(?:\s*(?:{_CONNECT}|and)\s*(?P<d2>{_DATE}))?",
@@ -315,10 +310,11 @@ def _zone(text: str, tz: tzinfo | None = None, clock: datetime | None = None) ->
     when it goes by that abbreviation (CST in Asia/Shanghai is China's, not US Central)."""
     if text.upper() in ("Z", "UTC", "GMT"):
         return UTC
-    if text in _ABBREVIATIONS:
+    named = abbreviated_zone(text)
+    if named is not None:
         if tz is not None and clock is not None and clock.astimezone(tz).tzname() == text:
             return tz
-        return timezone(timedelta(hours=_ABBREVIATIONS[text]))
+        return named
     sign = 1 if text[0] == "+" else -1
     hours, minutes = int(text[1:3]), int(text[-2:])
     return timezone(sign * timedelta(hours=hours, minutes=minutes))

@@ -5,19 +5,19 @@ the invocation recorded (`output["alerts"][i]`, `output["series"][i]`,
 `output["logs"][i]`), never parsed back out of the rendered ref; every binding
 still quotes a verbatim span of exactly one ref, so the Gatekeeper and the
 Verifier can check it. Ref text is data to quote: nothing in it changes what
-the engine does.
+the engine does. The answers a search's `$.stats` and `$.patterns` state (counts,
+per-address counts, most common messages, first and last line) are built in
+evcli.agents.offline.stats_claims.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from evcli.agents.intent import humps
 from evcli.agents.offline.payload import Ask
-from evcli.backends.base import LEVELS
 from evcli.contracts import EvidenceRef, ToolInvocation
 from evcli.messages import Catalogue
 from evcli.tools.query_logs import log_time
@@ -70,7 +70,7 @@ def refs_of(invocation: ToolInvocation) -> list[Ref]:
     return refs
 
 
-def _binding(ref: Ref, excerpt: str | None = None) -> dict[str, Any]:
+def binding_of(ref: Ref, excerpt: str | None = None) -> dict[str, Any]:
     return {
         "source_type": "tool_trace",
         "source_id": "",
@@ -81,13 +81,13 @@ def _binding(ref: Ref, excerpt: str | None = None) -> dict[str, Any]:
     }
 
 
-def _claim(claim_type: str, text: str, ref: Ref, excerpt: str | None = None) -> Claim:
+def claim_of(claim_type: str, text: str, ref: Ref, excerpt: str | None = None) -> Claim:
     return {
         "claim_id": "",
         "claim_type": claim_type,
         "claim_text": text,
         "support_level": "direct",
-        "evidence_bindings": [_binding(ref, excerpt)],
+        "evidence_bindings": [binding_of(ref, excerpt)],
     }
 
 
@@ -153,7 +153,7 @@ def alert_claims(refs: list[Ref], words: Catalogue, asked_state: str | None = No
         else:
             text = words("alert.without_state", subject=subject, name=name)
         text += (words("alert.values", values=words.join(values)) if values else "") + words("sentence_end")
-        claims.append(_claim("observation", text, ref, _alert_excerpt(ref.ref.text)))
+        claims.append(claim_of("observation", text, ref, _alert_excerpt(ref.ref.text)))
     return claims
 
 
@@ -223,7 +223,7 @@ def series_claims(intent: Ask, refs: list[Ref], words: Catalogue, cap: int = SER
             if score:
                 scored.append((-score, ref.index, ref))
         for *_, ref in sorted(scored, key=lambda item: item[:2])[:cap]:
-            claims.append(_claim("observation", _series_text(ref.item, words), ref))
+            claims.append(claim_of("observation", _series_text(ref.item, words), ref))
     return claims
 
 
@@ -251,7 +251,7 @@ def _series_text(series: dict[str, Any], words: Catalogue) -> str:
 
 # Words of trouble in a line's own text; a 5xx is a status, not a version that reads like one
 # (`AppleWebKit/537.36` in an access log's user agent).
-_SIGNAL = re.compile(
+SIGNAL = re.compile(
     r"exception|error|fail|timed? ?out|timeout|refused|unavailable|\boom|out of memory|killed|full gc|saturat"
     r"|reject|exhaust|slow|latency|exceed|above threshold|no space|evict|panic|crash|restart|deadlock|denied"
     r"|could not|cannot|unable|status=5\d\d|(?<![/.])\b5\d\d\b(?![.\d])",
@@ -357,7 +357,7 @@ def log_claims(
         if parts is None:
             continue
         service, timestamp, level, message = parts
-        worded = bool(_SIGNAL.search(message)) or bool(level and ref.item.get("level_derived"))
+        worded = bool(SIGNAL.search(message)) or bool(level and ref.item.get("level_derived"))
         # the program's own ERROR/FATAL is a signal too ("File does not exist"), after the lines saying one
         # (a traceback's frame has its record's level, not one of its own)
         signal = worded or (
@@ -393,214 +393,9 @@ def log_claims(
         quoted[service] = quoted.get(service, "") + "\n" + message.lower()
         seen_patterns.add(pattern)
         seen_texts.add(ref.ref.text)
-        claims.append(_claim(claim_type, _log_text(ref, words, service, timestamp, level, message), ref))
+        claims.append(claim_of(claim_type, _log_text(ref, words, service, timestamp, level, message), ref))
         if len(claims) == cap:
             break
-    return claims
-
-
-# --- counts -----------------------------------------------------------------------------------
-
-COUNT_CLAIM_CAP = 2
-
-
-def _asked_stats(refs: list[Ref], names: frozenset[str] | None = None) -> list[Ref]:
-    """`$.stats` of the searches for what was asked: the keyword searches when words were searched (none
-    when all of them found nothing: the overview's lines are not what was asked), else the level
-    searches. What is counted (`names`: the names the question asked) is not a back-off search left
-    with fewer than BACKOFF_COUNTED_WORDS other words of one that found nothing."""
-    stats = [ref for ref in refs if ref.ref.raw_path == "$.stats" and ref.item_stats]
-    searched = {ref.invocation.invocation_id: ref.invocation for ref in refs if _words_of(ref.invocation)}
-    if not searched:
-        return stats
-    return [
-        ref
-        for ref in stats
-        if _words_of(ref.invocation)
-        and not (
-            names is not None
-            and len(_words_of(ref.invocation) - names) < BACKOFF_COUNTED_WORDS
-            and any(_narrows(other, ref.invocation) for other in searched.values() if other is not ref.invocation)
-        )
-    ]
-
-
-# a back-off search (fewer of the words of one that found nothing) counts what was asked when it kept at
-# least this many of the question's words besides names: "contact RM" for "fail to contact the RM", not "su"
-# for "abnormal exits of su", nor "app-02 payments-worker" for "payments-worker stopped on app-02"
-BACKOFF_COUNTED_WORDS = 2
-
-
-def _words_of(invocation: ToolInvocation) -> frozenset[str]:
-    details = invocation.retrieval_details
-    if invocation.tool_name != "query_logs" or details is None:
-        return frozenset()
-    return frozenset(word.lower() for word in details.keywords or [])
-
-
-def _narrows(wider: ToolInvocation, narrower: ToolInvocation) -> bool:
-    """Whether `wider` searched every word of `narrower` and more, in the same service, range and level."""
-    if not _words_of(narrower) < _words_of(wider):
-        return False
-    same = ("service", "since", "until", "window", "level")
-    return all(wider.input_params.get(key) == narrower.input_params.get(key) for key in same)
-
-
-def count_claims(intent: Ask, refs: list[Ref], words: Catalogue) -> list[Claim]:
-    """A count question is answered from `$.stats` of the searches for what it asked, the excerpt quoting
-    the total and range and the filters that were searched."""
-    if not intent.wants_count:
-        return []
-    claims = []
-    asked = (*intent.services, *intent.unknown_services, *intent.mentioned, *intent.hosts)
-    names = frozenset(name.lower() for name in asked)
-    stats = _asked_stats(refs, names)
-    # a level asked ("how many errors"): the searches at that level, when there are any
-    stats = [ref for ref in stats if ref.invocation.input_params.get("level") == intent.level] or stats
-    for ref in stats[:COUNT_CLAIM_CAP]:
-        head, _, _ = ref.ref.text.partition("; ")
-        filters = ref.ref.text[ref.ref.text.rfind("; filters: ") + 2 :]
-        details = ref.invocation.retrieval_details
-        text = words(
-            "count.claim",
-            tool=ref.invocation.tool_name,
-            counted=head.removeprefix("stats: "),
-            filters=filters.removeprefix("filters: "),
-        )
-        claims.append(_claim("observation", text, ref, f"{head} … {filters}" if details else head))
-    return claims
-
-
-def breakdown_claims(refs: list[Ref], words: Catalogue, by: str) -> list[Claim]:
-    """ "Which IP …?" ("which host …?") is answered by the matching lines per address (instance) `$.stats`
-    states for the searches that counted them (`count_by`), the excerpt quoting the total and range, the
-    counts and the filters."""
-    claims: list[Claim] = []
-    said: set[str] = set()
-    label = f"by {by}: "
-    stats = [ref for ref in refs if ref.ref.raw_path == "$.stats" and ref.item_stats]
-    counted = [ref for ref in stats if f"; {label}" in ref.ref.text]
-    for ref in counted:
-        head, _, _ = ref.ref.text.partition("; ")
-        addresses = ref.ref.text[ref.ref.text.find(f"; {label}") + 2 : ref.ref.text.rfind("; filters: ")]
-        if addresses == f"{label}-" or addresses in said or len(claims) == COUNT_CLAIM_CAP:
-            continue  # no matching line names one, or the same counts came from another search
-        said.add(addresses)
-        filters = ref.ref.text[ref.ref.text.rfind("; filters: ") + 2 :]
-        text = words(
-            f"{by}.claim",
-            addresses=addresses.removeprefix(label),
-            counted=head.removeprefix("stats: "),
-            filters=filters.removeprefix("filters: "),
-        )
-        claims.append(_claim("observation", text, ref, f"{head} … {addresses} … {filters}"))
-    return claims
-
-
-COMMON_CLAIM_CAP = 3
-
-
-def common_claims(intent: Ask, refs: list[Ref], words: Catalogue) -> list[Claim]:
-    """ "What are the most common errors?" is answered by the message templates `$.patterns` counts for
-    the searches at the asked level without keywords, most frequent first: templates whose example starts
-    a record (a traceback's frames repeat as often as the error above them and say less), at the asked
-    level or above; templates of lines without a level only when none has one and they say trouble."""
-    level = intent.level
-    searched = [
-        ref
-        for ref in refs
-        if ref.array == "patterns"
-        and ref.invocation.tool_name == "query_logs"
-        and not ref.invocation.input_params.get("query")
-        and ref.invocation.input_params.get("level") == level
-    ]
-    heads = [
-        ref for ref in searched if ref.item.get("starts_record") is True and isinstance(ref.item.get("count"), int)
-    ]
-    leveled = [ref for ref in heads if ref.item.get("level") and _at_least(str(ref.item["level"]), level)]
-    if not leveled:
-        leveled = [ref for ref in heads if not ref.item.get("level") and _SIGNAL.search(str(ref.item.get("template")))]
-    leveled.sort(key=lambda ref: -ref.item["count"])
-    claims: list[Claim] = []
-    said: set[str] = set()
-    for ref in leveled:
-        item = ref.item
-        template = str(item.get("template") or "")
-        if not template or template in said:
-            continue
-        said.add(template)
-        service = str(ref.invocation.input_params.get("service") or "")
-        # the service is named by the search's filters, which its stats state
-        named = f"filters: service={service}"
-        stats = next((r for r in refs if r.invocation is ref.invocation and r.ref.raw_path == "$.stats"), None)
-        if stats is None or named not in stats.ref.text:
-            continue
-        excerpt, _, _ = ref.ref.text.partition(" — example: ")
-        key = "pattern.claim" if item.get("level") else "pattern.claim.unleveled"
-        text = words(
-            key,
-            service=service,
-            template=template,
-            count=item["count"],
-            level=item.get("level") or "",
-            first=item.get("first"),
-            last=item.get("last"),
-        )
-        claim = _claim("observation", text, ref, excerpt)
-        claim["evidence_bindings"].append(_binding(stats, named))
-        claims.append(claim)
-        if len(claims) == COMMON_CLAIM_CAP:
-            break
-    return claims
-
-
-def _at_least(level: str, asked: str | None) -> bool:
-    """Whether a line's level is the asked one or above (any level, when none was asked)."""
-    level = level.upper()
-    return asked is None or (level in LEVELS and LEVELS.index(level) >= LEVELS.index(asked))
-
-
-_FIRST_LAST = re.compile(r"first (?P<first>\S+), last (?P<last>\S+)")
-
-
-def _first_epoch(stamp: Any) -> float:
-    """A stats `first` stamp as epoch seconds (none: last)."""
-    try:
-        return datetime.fromisoformat(str(stamp)).timestamp()
-    except ValueError:
-        return float("inf")
-
-
-def timing_claims(refs: list[Ref], words: Catalogue, level: str | None = None) -> list[Claim]:
-    """ "When did it start?" is answered by the first and last matching line `$.stats` states for the
-    searches of what was asked (the newest lines a search returns are not when it started), the
-    excerpt quoting the total, range, first and last and the filters searched."""
-    claims: list[Claim] = []
-    said: set[str] = set()
-    # a level asked ("the first error"): the searches at that level, when there are any
-    stats = _asked_stats(refs)
-    stats = [ref for ref in stats if ref.invocation.input_params.get("level") == level] or stats
-    # the earliest first line first: "when did the deadlocks start?" is the database's 14:02:07, not the
-    # client's 14:02:56 that logged the deadlock after it
-    stats.sort(key=lambda ref: _first_epoch(ref.item_stats.get("first")))
-    for ref in stats:
-        head, _, rest = ref.ref.text.partition("; ")
-        when, _, _ = rest.partition("; ")
-        found = _FIRST_LAST.fullmatch(when)
-        if found is None or found["first"] in said or len(claims) == COUNT_CLAIM_CAP:
-            continue  # nothing matched (no first or last line), or another search found the same first line
-        said.add(found["first"])
-        filters = ref.ref.text[ref.ref.text.rfind("; filters: ") + 2 :]
-        details = ref.invocation.retrieval_details
-        text = words(
-            "timing.claim",
-            first=found["first"],
-            last=found["last"],
-            counted=head.removeprefix("stats: "),
-            filters=filters.removeprefix("filters: "),
-        )
-        excerpt = f"{head}; {when}"
-        claims.append(_claim("observation", text, ref, f"{excerpt} … {filters}" if details else excerpt))
     return claims
 
 
@@ -631,7 +426,7 @@ def negative_claim(ref: Ref, words: Catalogue) -> Claim:
         and ref.invocation.retrieval_details
         and getattr(ref.invocation.retrieval_details, "unknown_service", False)
     ):
-        return _claim(
+        return claim_of(
             "negative_observation",
             words("negative.unknown_service", tool=tool, message=f"unknown service {unknown}"),
             ref,
@@ -665,7 +460,7 @@ def negative_claim(ref: Ref, words: Catalogue) -> Claim:
         span=words("negative.span", window=window) if window else _range_span(searched, words),
         scope=words("negative.scope.window", window=window) if window else _range_scope(searched, words),
     )
-    return _claim("negative_observation", text, ref)
+    return claim_of("negative_observation", text, ref)
 
 
 def _range_span(searched: str | None, words: Catalogue) -> str:
@@ -689,15 +484,3 @@ def no_evidence_note(ref: Ref, words: Catalogue) -> str:
         if part
     )
     return words("no_evidence.note", tool=ref.invocation.tool_name, scope=scope)
-
-
-def first_line_claims(intent: Ask, refs: list[Ref], words: Catalogue) -> list[Claim]:
-    """The first matching lines a when-question's searches state (`$.stats` first), as returned by a
-    search of that second: the line that started it, quoted."""
-    firsts = set()
-    for ref in _asked_stats(refs):
-        found = _FIRST_LAST.search(ref.ref.text)
-        if found:
-            firsts.add(found["first"])
-    first_lines = [ref for ref in refs if ref.array == "logs" and log_time(ref.item) in firsts]
-    return log_claims(intent, first_lines, words, "observation", cap=2, symptoms_only=False)

@@ -14,7 +14,7 @@ from typing import Any
 
 from evcli.agents.engine import EngineReply, RoleRequest, ToolCall, Turn, Usage
 from evcli.agents.offline import claims as claim_kinds
-from evcli.agents.offline import runbooks
+from evcli.agents.offline import runbooks, stats_claims
 from evcli.agents.offline.claims import NARROW_CLAIM_CAP, Claim, refs_of
 from evcli.agents.offline.payload import MODEL, Ask, Call, call_key, intent_of, reply
 from evcli.agents.offline.queries import (
@@ -28,6 +28,7 @@ from evcli.agents.offline.queries import (
     firing_services,
     first_firing_alert,
     follow_up_calls,
+    is_status_class,
     level_calls,
     narrow_calls,
     overview_call,
@@ -184,12 +185,12 @@ def _evidence_document(
     actions: list[str] = []
 
     question = payload.get("question", "")
-    answers = claim_kinds.count_claims(intent, refs, words)
+    answers = stats_claims.count_claims(intent, refs, words)
     by = breakdown(question)
-    answers += claim_kinds.breakdown_claims(refs, words, by) if by else []
-    answers += claim_kinds.common_claims(intent, refs, words) if asks_common(question) else []
+    answers += stats_claims.breakdown_claims(refs, words, by) if by else []
+    answers += stats_claims.common_claims(intent, refs, words) if asks_common(question) else []
     if asks_when(question):
-        answers += claim_kinds.timing_claims(refs, words, intent.level) + claim_kinds.first_line_claims(
+        answers += stats_claims.timing_claims(refs, words, intent.level) + stats_claims.first_line_claims(
             intent, refs, words
         )
     if intent.narrow:
@@ -267,7 +268,7 @@ def _found_by_fewer_words(invocation: ToolInvocation, invocations: list[ToolInvo
         if fewer < words and found.service == details.service:
             return True
         # "203.0.113.77 5xx" (no log writes a class) found by "203.0.113.77" at the level the class implies
-        classes = {word for word in words if re.fullmatch(r"[1-5]xx", word)}
+        classes = {word for word in words if is_status_class(word)}
         if classes and fewer == words - classes and other.input_params.get("level"):
             return True
     return False

@@ -238,7 +238,8 @@ def exact_calls(intent: Ask, question: str, services: list[str], limit: int | No
 _STATUS_LEVELS = {"4": "WARN", "5": "ERROR"}
 
 
-def _is_status_class(term: str) -> bool:
+def is_status_class(term: str) -> bool:
+    """A status class asked ("5xx"), which no log writes as such."""
     return re.fullmatch(r"[1-5]xx", term, re.IGNORECASE) is not None
 
 
@@ -246,8 +247,8 @@ def _classed_calls(intent: Ask, services: list[str], limit: int | None) -> list[
     """ "did 203.0.113.77 get any 5xx?": the other tokens asked, at the level the class implies (an access
     log's 5xx line is ERROR), first: their lines holding a status of the class answer it ("5xx" itself is
     written in no log, and its verbatim search that follows finds nothing)."""
-    classes = [term for term in intent.exact if _is_status_class(term)]
-    others = [term for term in intent.exact if not _is_status_class(term)]
+    classes = [term for term in intent.exact if is_status_class(term)]
+    others = [term for term in intent.exact if not is_status_class(term)]
     level = _STATUS_LEVELS.get(classes[0][0]) if classes else None
     if not (level and others) or intent.level:
         return []
@@ -263,7 +264,7 @@ def _classed_calls(intent: Ask, services: list[str], limit: int | None) -> list[
 def _status_class_calls(intent: Ask, services: list[str], limit: int | None) -> list[Call]:
     """ "5xx" is written in no log: besides the verbatim search, each named service's lines at the level
     the class implies (5xx: ERROR), whose lines holding a status of the class answer it."""
-    levels = [_STATUS_LEVELS.get(term[0]) for term in intent.exact if re.fullmatch(r"[1-5]xx", term, re.IGNORECASE)]
+    levels = [_STATUS_LEVELS.get(term[0]) for term in intent.exact if is_status_class(term)]
     arguments: dict[str, Any] = _window(intent) | ({"limit": limit} if limit else {})
     return [
         Call("query_logs", {"service": service, "level": level} | arguments)

@@ -14,6 +14,7 @@ import re
 from datetime import timedelta, timezone
 
 from evcli.backends.logformats.base import LogFormat, ParseContext, ParsedLine, iso_time
+from evcli.timerange import abbreviated_zone
 
 _LINE = re.compile(
     r"(?P<stamp>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,6})?) (?P<zone>[A-Z]{2,5}|[+-]\d\d(?::?\d\d)?) "
@@ -24,12 +25,6 @@ _LINE = re.compile(
 _LEVELS = {
     "LOG": "INFO", "INFO": "INFO", "NOTICE": "INFO", "WARNING": "WARN", "ERROR": "ERROR", "FATAL": "FATAL",
     "PANIC": "FATAL",
-}  # fmt: skip
-# the abbreviations PostgreSQL prints for common zones (its `timezone` setting), hours east of UTC
-_ZONES = {
-    "UTC": 0, "GMT": 0, "EDT": -4, "EST": -5, "CDT": -5, "CST": -6, "MDT": -6, "MST": -7, "PDT": -7, "PST": -8,
-    "BST": 1, "CET": 1, "CEST": 2, "EET": 2, "EEST": 3, "MSK": 3, "IST": 5.5, "JST": 9, "KST": 9, "HKT": 8,
-    "SGT": 8, "AEST": 10, "AEDT": 11,
 }  # fmt: skip
 
 
@@ -49,8 +44,9 @@ class Postgres(LogFormat):
         if moment is None:
             return None
         zone = match["zone"]
-        if zone in _ZONES:
-            moment = moment.replace(tzinfo=timezone(timedelta(hours=_ZONES[zone])))
+        named = abbreviated_zone(zone)
+        if named is not None:
+            moment = moment.replace(tzinfo=named)
         elif zone[0] in "+-":
             sign, digits = (1 if zone[0] == "+" else -1), zone[1:].replace(":", "")
             offset = timedelta(hours=int(digits[:2]), minutes=int(digits[2:4] or 0))
