@@ -118,13 +118,24 @@ def _verified_evidence(claim: dict[str, Any], passed: dict[tuple[Any, ...], Chec
 
 
 def directly_supported(claims: list[VerifiedClaim], verifier_output: dict[str, Any]) -> list[VerifiedClaim]:
-    """The claims the Verifier judged `direct_support`, in their order."""
-    direct = {
-        check.get("claim_id")
+    """The claims the Verifier judged `direct_support`, in their order, and the root causes stated as
+    hypotheses (support_level indirect) it judged `indirect_support`: their facts are in the evidence,
+    the cause is inferred, and the Composer states them as such."""
+    verdicts = {
+        check.get("claim_id"): check.get("verification")
         for check in verifier_output.get("claim_checks") or []
-        if isinstance(check, dict) and check.get("verification") == "direct_support"
+        if isinstance(check, dict)
     }
-    return [claim for claim in claims if claim.claim_id in direct]
+    return [
+        claim
+        for claim in claims
+        if verdicts.get(claim.claim_id) == "direct_support"
+        or (is_hypothesis(claim) and verdicts.get(claim.claim_id) == "indirect_support")
+    ]
+
+
+def is_hypothesis(claim: VerifiedClaim) -> bool:
+    return claim.claim_type == "root_cause" and claim.support_level == "indirect"
 
 
 def allowed_claims(

@@ -45,6 +45,7 @@ class Capability(StrEnum):
     METRICS = "metrics"
     LOGS = "logs"
     KNOWLEDGE = "knowledge"
+    CHANGES = "changes"  # incident against baseline over every series and log (a snapshot: find_changes)
 
 
 @dataclass(frozen=True)

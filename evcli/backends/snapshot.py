@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import csv
 import difflib
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -72,6 +73,16 @@ METRICS_DIR = "metrics"
 RUNBOOKS_DIR = "runbooks"
 LOG_SUFFIXES = (".log", ".jsonl")
 METRIC_SUFFIX = ".csv"
+
+
+# A Deployment's pod: <deployment>-<pod-template hash>-<5 characters>; the hash holds a digit.
+_POD_NAME = re.compile(r"^(?P<service>[a-z0-9][a-z0-9-]*?)-(?=[a-z0-9]*\d)[a-z0-9]{6,10}-[a-z0-9]{5}$")
+
+
+def pod_service(name: str) -> str | None:
+    """The Deployment a Kubernetes pod name belongs to, None when `name` is not one."""
+    match = _POD_NAME.match(name)
+    return match["service"] if match else None
 
 
 def demo_env_dir() -> Path:
@@ -123,7 +134,13 @@ class SnapshotBackend:
         return sorted(path for path in root.iterdir() if path.suffix in suffixes and not path.name.startswith("."))
 
     def service_of_file(self, path: Path) -> str:
-        return self._alias_target(path.stem) or path.stem
+        """The service a file belongs to: the name or alias it is named by, else the Deployment of a
+        Kubernetes pod name (`checkout-7c9f6d8b5-x2k4q` → checkout), else its own name."""
+        return self._alias_target(path.stem) or pod_service(path.stem) or path.stem
+
+    def instance_of_file(self, path: Path) -> str | None:
+        """The pod a file is named after (None when it is named after its service)."""
+        return path.stem if self.service_of_file(path) != path.stem else None
 
     def log_files(self, service: str | None = None) -> list[Path]:
         """The `.log`/`.jsonl` files of a (resolved) service, or of every service."""
@@ -136,12 +153,15 @@ class SnapshotBackend:
 
     def capabilities(self) -> list[str]:
         """What the directory holds (Capability values): alerts (alerts.json), metrics (metrics/ files),
-        logs (logs/ files); knowledge is always listed (the runbooks backend says what it finds)."""
+        logs (logs/ files); knowledge is always listed (the runbooks backend says what it finds);
+        changes (find_changes: metrics or logs to compare with a baseline)."""
+        metrics, logs = bool(self.files(METRICS_DIR, (METRIC_SUFFIX,))), bool(self.files(LOGS_DIR, LOG_SUFFIXES))
         held = {
             "alerts": (self.directory / ALERTS_FILE).exists(),
-            "metrics": bool(self.files(METRICS_DIR, (METRIC_SUFFIX,))),
-            "logs": bool(self.files(LOGS_DIR, LOG_SUFFIXES)),
+            "metrics": metrics,
+            "logs": logs,
             "knowledge": True,
+            "changes": metrics or logs,
         }
         return [name for name, present in held.items() if present]
 

@@ -1,4 +1,8 @@
-"""env.toml of an environment snapshot: name, timezone, now and [services.NAME] aliases."""
+"""env.toml of an environment snapshot: name, timezone, now, [services.NAME] aliases and [topology].
+
+`[topology]` says who calls whom: `caller = ["callee", ...]` (names or aliases of services); the
+change finder (evcli.diagnosis) ranks a service whose callees look normal above callers that only
+show its effect."""
 
 from __future__ import annotations
 
@@ -14,7 +18,7 @@ from evcli.backends.files import read_text
 from evcli.backends.snapshot_time import Timebase, parse_timestamp
 
 ENV_FILE = "env.toml"
-ENV_KEYS = frozenset({"name", "timezone", "now", "services"})
+ENV_KEYS = frozenset({"name", "timezone", "now", "services", "topology"})
 SERVICE_KEYS = frozenset({"aliases"})
 
 
@@ -25,6 +29,7 @@ class EnvConfig:
     timezone: tzinfo = UTC
     now: datetime | None = None
     services: dict[str, tuple[str, ...]] = field(default_factory=dict)  # service -> aliases
+    topology: dict[str, tuple[str, ...]] = field(default_factory=dict)  # caller -> callees, as written
     warnings: tuple[str, ...] = ()  # unknown keys: readable, but probably a typo
 
 
@@ -50,7 +55,19 @@ def load_env_config(path: Path) -> EnvConfig:
         raise BackendError(f"{ENV_FILE}: unknown timezone {zone_name!r} (use an IANA name)") from error
     now = _config_now(data.get("now"), zone)
     services = _config_services(data.get("services", {}), warnings)
-    return EnvConfig(name, zone_name, zone, now, services, tuple(warnings))
+    topology = _config_topology(data.get("topology", {}))
+    return EnvConfig(name, zone_name, zone, now, services, topology, tuple(warnings))
+
+
+def _config_topology(raw: Any) -> dict[str, tuple[str, ...]]:
+    if not isinstance(raw, dict):
+        raise BackendError(f"{ENV_FILE}: topology must be a table of caller = [callees]")
+    topology: dict[str, tuple[str, ...]] = {}
+    for caller, callees in raw.items():
+        if not isinstance(callees, list) or not all(isinstance(name, str) and name.strip() for name in callees):
+            raise BackendError(f"{ENV_FILE}: topology.{caller} must be a list of service names")
+        topology[caller] = tuple(name.strip() for name in callees)
+    return topology
 
 
 def _config_now(raw: Any, zone: tzinfo) -> datetime | None:

@@ -62,7 +62,7 @@ def query_logs(backend: SnapshotBackend, query: LogQuery, service: str | None) -
         level_strict=query.level_strict,
         whole=named is None,
     )
-    indexes = [_index(backend, path) for path in backend.log_files(service)]
+    indexes = [open_index_of(backend, path) for path in backend.log_files(service)]
     found = [(indexed, search(indexed, wanted, query.limit, MAX_PATTERNS)) for indexed in indexes]
     searched = _searched_range(backend, named, indexes)
     items = [_item(backend, indexed, row, tz) for indexed, row in _newest(found, query.limit)]
@@ -94,7 +94,8 @@ def query_logs(backend: SnapshotBackend, query: LogQuery, service: str | None) -
     )
 
 
-def _index(backend: SnapshotBackend, path: Path) -> IndexedFile:
+def open_index_of(backend: SnapshotBackend, path: Path) -> IndexedFile:
+    """The index of one of the snapshot's log files (BackendError when it cannot be read)."""
     try:
         return open_index(path, backend.directory, backend.parse_context(path))
     except OSError as error:

@@ -307,3 +307,88 @@ def _render_retrieval(report) -> None:
         f"overall: recall@k {_percent(totals['recall_at_k'])} ({totals['hits']}/{totals['cases']}) · "
         f"MRR {totals['mrr']:.3f} · {totals['seconds']:.1f}s"
     )
+
+
+@app.command("incidents")
+@handles_errors
+def incidents_command(
+    count: Annotated[int, typer.Option("--count", min=1, help="Seeds to draw from (the split keeps its share).")] = 40,
+    first_seed: Annotated[int, typer.Option("--first-seed", min=0, help="The first seed.")] = 1,
+    split: Annotated[
+        str, typer.Option("--split", help="tune, holdout (never looked at while tuning) or all.")
+    ] = "holdout",
+    questions: Annotated[
+        int | None, typer.Option("--questions", min=1, help="Ask at most N questions of each incident (default: all).")
+    ] = None,
+    model: Annotated[
+        str | None, typer.Option("--model", help="`offline` (default) or a litellm model string for every role.")
+    ] = None,
+    fail_under: Annotated[float | None, _fail_under("AS@1 (root cause first)")] = None,
+    progress: Annotated[
+        bool, typer.Option("--progress", help="One stderr line per question even when stderr is not a terminal.")
+    ] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Generated incidents with known root causes: AS@1, AS@3 and fault kind per split and language.
+
+    Each incident is a seeded snapshot (random service graph, noise, daily shape, misleading
+    warnings, one injected fault spreading to callers) asked through the whole chain. Exit 0, or 1
+    when --fail-under RATE is given and AS@1 is below it, or when any answer states a cause as certain.
+    """
+    from evcli.agents.roles import Models
+    from evcli.errors import BadInput
+    from evcli.evals.incident_suite import run_incidents
+    from evcli.evals.incidents import suite
+    from evcli.gatekeeper.rules import load_rules
+
+    if split not in ("tune", "holdout", "all"):
+        raise BadInput(f"--split must be tune, holdout or all, not {split!r}")
+    seeds = suite(count, first_seed, None if split == "all" else split)
+    show_progress = progress or err.is_terminal
+    report = run_incidents(
+        seeds,
+        rules=load_rules(),
+        models=Models(default=model or "offline"),
+        progress=_print_incident_progress if show_progress else None,
+        questions=questions,
+    )
+    if json_output:
+        print_json(report)
+    else:
+        _render_incidents(report)
+    totals = report["totals"]
+    missed = totals["certain"] > 0 or (fail_under is not None and (totals["as1"] or 0.0) < fail_under)
+    raise typer.Exit(EXIT_RUNTIME if missed else EXIT_OK)
+
+
+def _print_incident_progress(result) -> None:
+    mark = "[green]✓[/]" if result["as1"] else "[yellow]~[/]" if result["as3"] else "[red]✗[/]"
+    ranked = ", ".join(result["ranked"]) or result.get("error") or "no suspect"
+    err.print(
+        f"{mark} {result['incident']} {result['fault']} at {safe(result['truth'])} · "
+        f"ranked {safe(ranked)} · {safe(result['question'][:60])}"
+    )
+
+
+def _render_incidents(report) -> None:
+    from rich.table import Table
+
+    table = Table(title=f"generated incidents · {len(report['seeds'])} incidents · {len(report['results'])} questions")
+    for column in ("group", "questions", "AS@1", "AS@3", "kind", "certain", "errors"):
+        table.add_column(column)
+    groups = [("all", report["totals"])]
+    groups += [(f"split {name}", row) for name, row in report["by_split"].items() if row["questions"]]
+    groups += [(f"lang {name}", row) for name, row in report["by_language"].items() if row["questions"]]
+    groups += [(f"fault {name}", row) for name, row in report["by_fault"].items()]
+    for name, row in groups:
+        table.add_row(
+            name,
+            str(row["questions"]),
+            _percent(row["as1"]),
+            _percent(row["as3"]),
+            _percent(row["kind"]),
+            str(row["certain"]),
+            str(row["errors"]),
+        )
+    out.print(table)
+    out.print(f"{report['seconds']:.1f}s")

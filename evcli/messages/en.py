@@ -69,6 +69,13 @@ MESSAGES: dict[str, str] = {
     "missing.no_runbook": "No runbook guidance was retrieved in this run.",
     "missing.hypotheses_unconfirmed": "The possible causes from runbooks are not confirmed by evidence "
     "from this environment.",
+    # executor: diagnosis (find_changes)
+    "diagnosis.suspect": "Likely root cause (a hypothesis to confirm): {excerpt}.",
+    "diagnosis.change": "{excerpt}.",
+    "diagnosis.ranked_by": "The causes were ranked by {used}; a ranked suspect is a hypothesis, not a confirmed cause.",
+    "diagnosis.no_suspect": "find_changes found no change against the baseline ({message}).",
+    "action.confirm_suspect": "Confirm {service} as the cause: check what changed on it at {onset} (deploys, config, "
+    "resource limits, its own dependencies) and whether {signals} recover when it is fixed.",
     "action.collect_more": "Collect more logs and metrics of {services} for the same time window.",
     "narrow.no_alert_item": "The query returned no {name} alert item, only metric series.",
     "narrow.nothing_queried": "The question names no service or alert precise enough to query, so nothing was queried.",

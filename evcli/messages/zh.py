@@ -67,6 +67,13 @@ MESSAGES: dict[str, str] = {
     "missing.empty_range": "所问的时间从环境时钟（{at}）或之后开始：其中不可能已有日志。",
     "missing.no_runbook": "本次未检索到可参考的 runbook 指引。",
     "missing.hypotheses_unconfirmed": "runbook 中的可能原因尚未被本环境的证据证实。",
+    # executor: diagnosis (find_changes)
+    "diagnosis.suspect": "可能的根因（待确认的假设）：{excerpt}。",
+    "diagnosis.change": "{excerpt}。",
+    "diagnosis.ranked_by": "根因排名依据：{used}；排名靠前的嫌疑服务是假设，不是已确认的根因。",
+    "diagnosis.no_suspect": "find_changes 未发现相对基线的变化（{message}）。",
+    "action.confirm_suspect": "确认 {service} 是否为根因：检查它在 {onset} 的变更（发布、配置、资源限制、它自身的依赖），"
+    "并在修复后确认 {signals} 是否恢复。",
     "action.collect_more": "补充收集 {services} 同一时间窗口内的日志与指标。",
     "narrow.no_alert_item": "该查询未返回 {name} 告警条目，只返回了指标序列。",
     "narrow.nothing_queried": "问题没有指明可精确查询的服务或告警，因此没有执行查询。",

@@ -16,6 +16,7 @@ from evcli.agents.engine import EngineReply, RoleRequest, ToolCall, Turn, Usage
 from evcli.agents.offline import claims as claim_kinds
 from evcli.agents.offline import runbooks, stats_claims
 from evcli.agents.offline.claims import NARROW_CLAIM_CAP, Claim, refs_of
+from evcli.agents.offline.diagnosis_claims import confirm_action, diagnosis_claims
 from evcli.agents.offline.payload import MODEL, Ask, Call, call_key, intent_of, reply
 from evcli.agents.offline.queries import (
     DISCOVERED_SERVICE_CAP,
@@ -39,6 +40,10 @@ from evcli.agents.offline.queries import (
 from evcli.contracts import ANSWER_VERSION, NO_EVIDENCE_PATH, ToolInvocation
 from evcli.messages import Catalogue, catalogue
 from evcli.scope.cues import BROAD_CUES, asks_common, asks_when, breakdown
+from evcli.scope.kinds import answer_kinds
+
+DIAGNOSIS_KINDS = frozenset({"diagnose", "changes"})
+SUSPECTS_SEARCHED = 2  # the first suspects' own alerts, series and logs are searched when no service is named
 
 
 def execute(request: RoleRequest) -> EngineReply:
@@ -81,6 +86,15 @@ def _wanted_calls(
         return narrow_calls(intent, question)  # a retry never widens a narrow query either
     results = _results(transcript)
     calls: list[Call] = []
+    suspects: list[str] = []
+    if diagnoses(intent, question):
+        # what changed comes first: the suspects it ranks are the services searched when none is named
+        change_call = changes_call(intent)
+        calls.append(change_call)
+        if change_call.key not in done:
+            return calls
+        found = results.get(change_call.key)
+        suspects = [str(item.get("service")) for item in (found.output.get("suspects") or []) if found] if found else []
     services = searched_services(intent, [])
     if not intent.services:
         discovery = discovery_calls(intent)
@@ -88,7 +102,12 @@ def _wanted_calls(
         if not all(call.key in done for call in discovery):
             return calls
         alerts = [a for call in discovery if call.key in results for a in results[call.key].output.get("alerts") or []]
-        services = searched_services(intent, firing_services(alerts, DISCOVERED_SERVICE_CAP))
+        firing = firing_services(alerts, DISCOVERED_SERVICE_CAP)
+        services = (
+            list(dict.fromkeys([*suspects[:SUSPECTS_SEARCHED], *firing]))[:DISCOVERED_SERVICE_CAP]
+            if suspects
+            else searched_services(intent, firing)
+        )
         if not services:
             services = [
                 query["input_params"]["service"]
@@ -122,6 +141,24 @@ def _wanted_calls(
     if retry:
         calls += follow_up_calls(intent, services)
     return calls
+
+
+def diagnoses(intent: Ask, question: str) -> bool:
+    """A broad why- or what-changed question on an environment whose series and logs can be compared."""
+    served = intent.capabilities is None or "changes" in intent.capabilities
+    return served and not intent.narrow and bool(set(answer_kinds(question)) & DIAGNOSIS_KINDS)
+
+
+def changes_call(intent: Ask) -> Call:
+    """find_changes over the asked range (none: from where the series change), the named service marked."""
+    arguments: dict[str, Any] = {
+        key: value for key, value in (("since", intent.since), ("until", intent.until)) if value
+    }
+    if intent.window and not arguments:
+        arguments["window"] = intent.window
+    if intent.services:
+        arguments["service"] = intent.services[0]
+    return Call("find_changes", arguments)
 
 
 def _first_line_calls(intent: Ask, calls: list[Call], results: dict[str, ToolInvocation]) -> list[Call]:
@@ -197,8 +234,12 @@ def _evidence_document(
         claims = answers + claim_kinds.narrow_claims(intent, refs, missing, words)
         missing += _narrow_scope_notes(intent, question, invocations, words)
     else:
+        diagnosis, notes = diagnosis_claims(refs, words, intent.services)
+        missing += notes
+        actions += confirm_action(refs, words) if diagnosis else []
         claims = (
-            answers
+            diagnosis
+            + answers
             + claim_kinds.alert_claims(refs, words, intent.alert_state)
             + claim_kinds.series_claims(intent, refs, words)
             + _asked_log_claims(intent, refs, words, question)
@@ -206,7 +247,7 @@ def _evidence_document(
         blocks = [ref for ref in refs if ref.array == "evidence_blocks"]
         doc_rank = runbooks.doc_ranks(intent, blocks, runbooks.firing_alert_names(refs))
         hypotheses = runbooks.hypotheses(intent, blocks, claims, doc_rank, words)
-        actions = runbooks.actions(blocks, doc_rank, words)
+        actions += runbooks.actions(blocks, doc_rank, words)
         if not blocks:
             missing.append(words("missing.no_runbook" if intent.serves_knowledge else "missing.no_runbooks_held"))
         if hypotheses:

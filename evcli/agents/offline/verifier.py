@@ -172,6 +172,12 @@ def _negation_scope_problem(claim_text: str, evidence: str) -> str:
     return ""
 
 
+def is_hypothesis(claim: dict[str, Any]) -> bool:
+    """A root cause stated as what it is, an inference (support_level indirect): judged on its facts,
+    never critical (the observations it rests on are)."""
+    return claim.get("claim_type") == "root_cause" and claim.get("support_level") == "indirect"
+
+
 def _check_claim(claim: dict[str, Any]) -> _Check:
     evidence_items = claim.get("verified_evidence") or []
     if not evidence_items:
@@ -223,6 +229,10 @@ def _check_claim(claim: dict[str, Any]) -> _Check:
             facts,
             "runbook guidance, not a fact of this environment",
         )
+    if is_hypothesis(claim):
+        if missing:
+            return _Check("no_evidence", facts, "a hypothesis whose facts are not in the evidence: " + ", ".join(missing))
+        return _Check("indirect_support", facts, "a ranked hypothesis: its facts are in the evidence, the cause is inferred")
     meaning = _meaning_problem(claim_type, claim_raw, claim_text, evidence_raw, evidence) if not missing else ""
     if claim_type == "negative_observation":
         if missing:
@@ -298,7 +308,7 @@ def verify(request: RoleRequest) -> EngineReply:
             {
                 "claim_id": claim.get("claim_id"),
                 "verification": check.verification,
-                "is_critical": claim.get("claim_type") in CRITICAL_TYPES,
+                "is_critical": claim.get("claim_type") in CRITICAL_TYPES and not is_hypothesis(claim),
                 "note": check.note,
             }
         )

@@ -1,0 +1,190 @@
+"""What the change finder reads from a snapshot: every metric series' points and every log file's
+counts per template and per level, over a baseline and an incident window.
+
+Invariants:
+  - a series is one column of one metric file; a file named after a pod (`checkout-7c9f6d8b5-x2k4q`)
+    belongs to its Deployment's service, with the pod as the series' instance;
+  - a cell that is empty, NaN or not a number is no point (counted in `skipped`), a row without a
+    readable timestamp likewise: a broken row is stated, never a crash;
+  - log counts come from each file's persistent index (evcli.backends.logindex) in SQL: lines per
+    template and highest level inside each range (record starts only: a stack trace is one line),
+    and lines at WARN and at ERROR or above per bucket of the window's step;
+  - nothing here judges: evcli.diagnosis compares.
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from evcli.backends.base import LEVELS, BackendError
+from evcli.backends.logindex import connect
+from evcli.backends.snapshot_metrics import metric_number, read_metric_file
+from evcli.timerange import TimeRange
+
+if TYPE_CHECKING:
+    from evcli.backends.snapshot import SnapshotBackend
+
+WARN, ERROR = LEVELS.index("WARN"), LEVELS.index("ERROR")
+
+
+@dataclass
+class SeriesPoints:
+    service: str
+    metric: str
+    unit: str
+    source: str  # the file, relative to the environment
+    instance: str | None = None  # the pod a per-pod file is named after
+    times: list[float] = field(default_factory=list)  # epoch seconds, in file order
+    values: list[float] = field(default_factory=list)
+    skipped: int = 0  # cells in range that were empty or not numbers
+
+
+@dataclass(frozen=True)
+class TemplateCounts:
+    service: str
+    source: str
+    template: str
+    level: str | None  # the highest level of its lines
+    baseline: int
+    incident: int
+    first: float | None  # its first line inside the incident window
+    example: str  # its newest line inside the incident window (else the baseline's)
+
+
+@dataclass(frozen=True)
+class LevelBuckets:
+    """Lines at one level (WARN, or ERROR and above) per bucket of `step` seconds."""
+
+    service: str
+    source: str
+    level: str
+    step: float
+    baseline: list[int]
+    incident: list[int]  # bucket i starts at window.start + i * step
+
+
+@dataclass
+class ChangeInputs:
+    series: list[SeriesPoints] = field(default_factory=list)
+    templates: list[TemplateCounts] = field(default_factory=list)
+    levels: list[LevelBuckets] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # files that could not be read, and why
+
+
+def series_points(backend: SnapshotBackend, span: TimeRange | None) -> tuple[list[SeriesPoints], list[str]]:
+    """The points of every metric column inside `span` (all of them when None)."""
+    found: list[SeriesPoints] = []
+    problems: list[str] = []
+    zone = backend.config.timezone
+    for path in backend.metric_files():
+        service, instance, source = (
+            backend.service_of_file(path),
+            backend.instance_of_file(path),
+            backend.relative(path),
+        )
+        try:
+            with backend._reading(path) as handle:
+                columns, rows = read_metric_file(handle, zone)
+                series = [SeriesPoints(service, column.name, column.unit, source, instance) for column in columns]
+                for row in rows:
+                    moment = row.timestamp
+                    if moment is None or (span is not None and not span.contains(moment)):
+                        continue
+                    stamp = moment.timestamp()
+                    for index, points in enumerate(series):
+                        try:
+                            value = metric_number(row.cells[index]) if index < len(row.cells) else None
+                        except ValueError:
+                            value = None
+                        if value is None:
+                            points.skipped += 1
+                            continue
+                        points.times.append(stamp)
+                        points.values.append(value)
+        except (BackendError, csv.Error) as error:
+            problems.append(f"{source}: {error}")
+            continue
+        found += series
+    return found, problems
+
+
+def log_counts(
+    backend: SnapshotBackend, baseline: TimeRange, window: TimeRange, step: float
+) -> tuple[list[TemplateCounts], list[LevelBuckets], list[str]]:
+    """Per log file: lines per template in the baseline and the window, and WARN / ERROR lines per bucket."""
+    from evcli.backends.snapshot_logs import open_index_of
+
+    templates: list[TemplateCounts] = []
+    levels: list[LevelBuckets] = []
+    problems: list[str] = []
+    for path in backend.log_files():
+        service = backend.service_of_file(path)
+        try:
+            indexed = open_index_of(backend, path)
+        except BackendError as error:
+            problems.append(str(error))
+            continue
+        with connect(indexed.db) as conn:
+            counted = {}
+            # the baseline ends where the window starts: [start, end) then [start, end]
+            for name, moments, upper in (("baseline", baseline, "<"), ("incident", window, "<=")):
+                counted[name] = {
+                    row[0]: row[1:]
+                    for row in conn.execute(
+                        "SELECT template, max(level), count(*), min(ts), max(lineno) FROM lines"
+                        f" WHERE ts >= ? AND ts {upper} ? AND record = lineno GROUP BY template",
+                        _bounds(moments),
+                    )
+                }
+            texts = dict(conn.execute("SELECT id, text FROM templates"))
+            for template_id in sorted(set(counted["baseline"]) | set(counted["incident"])):
+                before = counted["baseline"].get(template_id)
+                during = counted["incident"].get(template_id)
+                example_line = (during or before)[3]  # type: ignore[index]
+                level = max((row[0] for row in (before, during) if row and row[0] is not None), default=None)
+                example = conn.execute(
+                    "SELECT coalesce(unescaped, line) FROM lines WHERE lineno = ?", (example_line,)
+                ).fetchone()[0]
+                templates.append(
+                    TemplateCounts(
+                        service=service,
+                        source=indexed.relative,
+                        template=texts.get(template_id, ""),
+                        level=None if level is None else LEVELS[level],
+                        baseline=before[1] if before else 0,
+                        incident=during[1] if during else 0,
+                        first=during[2] if during else None,
+                        example=example,
+                    )
+                )
+            for level_index, name in ((ERROR, "ERROR"), (WARN, "WARN")):
+                upper = "" if level_index == ERROR else " AND level < 4"
+                buckets = []
+                for moments, before in ((baseline, "<"), (window, "<=")):
+                    start, end = _bounds(moments)
+                    count = max(1, int((end - start) // step) + (1 if (end - start) % step else 0))
+                    found = [0] * count
+                    for bucket, number in conn.execute(
+                        f"SELECT CAST((ts - ?) / ? AS INTEGER), count(*) FROM lines WHERE ts >= ? AND ts {before} ?"
+                        f" AND record = lineno AND level >= ?{upper} GROUP BY 1",
+                        (start, step, start, end, level_index),
+                    ):
+                        found[min(int(bucket), count - 1)] += number
+                    buckets.append(found)
+                levels.append(LevelBuckets(service, indexed.relative, name, step, buckets[0], buckets[1]))
+    return templates, levels, problems
+
+
+def _bounds(moments: TimeRange) -> tuple[float, float]:
+    assert moments.start is not None and moments.end is not None  # the change finder bounds both ends
+    return moments.start.timestamp(), moments.end.timestamp()
+
+
+def change_inputs(backend: SnapshotBackend, baseline: TimeRange, window: TimeRange, step: float) -> ChangeInputs:
+    """Everything the change finder compares, for the baseline and the window together."""
+    assert baseline.start is not None and window.end is not None
+    series, problems = series_points(backend, TimeRange(baseline.start, window.end))
+    templates, levels, log_problems = log_counts(backend, baseline, window, step)
+    return ChangeInputs(series, templates, levels, problems + log_problems)

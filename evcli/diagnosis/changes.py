@@ -1,0 +1,264 @@
+"""Changes of an incident window against its baseline, over every series and every log (pure).
+
+A change is one evidence item (`find_changes`' `$.changes[i]`): which service and signal, its
+class (signals.toml), the baseline's centre, spread and number of points, the incident value
+(median from the onset on) and peak, the direction, the onset and a score. Invariants:
+  - a series changes only when a sustained run of its window leaves its baseline band
+    (evcli.diagnosis.robust); a series with fewer than 3 baseline points or no window point is
+    not judged, and is counted in the notes, never turned into a change;
+  - a cumulative counter (`*_total`, `*_count`, a non-decreasing series) is judged as its rate
+    per second, a reset (a drop) starting again from 0;
+  - log lines at ERROR (and above) and at WARN are judged per bucket of the window's step, as a
+    series whose spread is at least the Poisson noise of its level (√centre, and 1 line);
+  - a template with no line in the baseline and at least NEW_TEMPLATE_MIN in the window is new;
+    one whose rate rose SURGE_FACTOR-fold (at least SURGE_MIN lines) surges; only templates at
+    WARN or above, or of a class that is a service's own (restarts, memory, disk, responses)
+    count: a busier INFO line is traffic, not a fault;
+  - the same inputs give the same changes in the same order (sorted by score, then onset,
+    service and signal): `gate --against` re-derives them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from evcli.backends.snapshot_changes import LevelBuckets, SeriesPoints, TemplateCounts
+from evcli.diagnosis import robust, signals
+
+NEW_TEMPLATE_MIN = 3
+SURGE_FACTOR = 4.0
+SURGE_MIN = 10
+_COUNTER_ENDINGS = ("_total_", "_count_", "_sum_", "_seconds_total_")
+
+
+@dataclass(frozen=True)
+class Change:
+    service: str
+    signal: str  # the metric, `ERROR lines`/`WARN lines`, or the template's text
+    kind: str  # "metric", "log_level", "new_template", "surging_template"
+    signal_class: str
+    direction: str  # "up" / "down"
+    unit: str
+    baseline: float
+    spread: float
+    baseline_points: int
+    value: float
+    peak: float
+    points: int
+    outside: int
+    onset: float  # epoch seconds
+    score: float
+    source: str
+    instance: str | None = None
+    example: str | None = None
+    rate: bool = False  # a counter judged as its rate per second
+
+    @property
+    def klass(self) -> signals.SignalClass:
+        return signals.by_name(self.signal_class)
+
+    @property
+    def weighted(self) -> float:
+        """The score as suspicion: by the class's weight, a third when the direction is not trouble."""
+        factor = self.klass.weight * (1.0 if self.klass.is_bad(self.direction) else 1 / 3)
+        return round(self.score * factor, 3)
+
+
+@dataclass
+class Judged:
+    changes: list[Change]
+    series: int = 0  # series judged
+    unjudged: int = 0  # series with too few baseline points or no window point
+    log_files: int = 0
+    notes: list[str] | None = None
+
+
+def series_changes(series: list[SeriesPoints], baseline: tuple[float, float], window: tuple[float, float]) -> Judged:
+    found: list[Change] = []
+    judged = unjudged = 0
+    for points in series:
+        pairs = sorted(zip(points.times, points.values, strict=True))
+        rate = is_counter(points.metric, [value for _, value in pairs])
+        if rate:
+            pairs = rates(pairs)
+        before = [value for moment, value in pairs if baseline[0] <= moment < baseline[1]]
+        during = [(moment, value) for moment, value in pairs if window[0] <= moment <= window[1]]
+        base = robust.baseline_of(before)
+        if base is None or not during:
+            unjudged += 1
+            continue
+        judged += 1
+        shift = robust.shift_of(base, [value for _, value in during])
+        if shift is None:
+            continue
+        klass = signals.of_metric(points.metric)
+        found.append(
+            Change(
+                service=points.service,
+                signal=points.metric,
+                kind="metric",
+                signal_class=klass.name,
+                direction=shift.direction,
+                unit=f"{points.unit}/s" if rate and points.unit else ("/s" if rate else points.unit),
+                baseline=base.centre,
+                spread=base.mad_spread,
+                baseline_points=base.points,
+                value=shift.value,
+                peak=shift.peak,
+                points=shift.points,
+                outside=shift.outside,
+                onset=during[shift.onset_index][0],
+                score=shift.score,
+                source=points.source,
+                instance=points.instance,
+                rate=rate,
+            )
+        )
+    return Judged(found, series=judged, unjudged=unjudged)
+
+
+def is_counter(metric: str, values: list[float]) -> bool:
+    """A cumulative counter: named so (`requests_total`), or of a traffic/error class and never
+    falling but for resets to near 0."""
+    if len(values) < 3:
+        return False
+    key = signals.metric_key(metric)
+    falls = sum(1 for left, right in zip(values, values[1:], strict=False) if right < left)
+    rises = sum(1 for left, right in zip(values, values[1:], strict=False) if right > left)
+    named = any(key.endswith(ending) for ending in _COUNTER_ENDINGS)
+    return (
+        (named or signals.of_metric(metric).name in ("traffic", "errors"))
+        and rises > 0
+        and falls <= max(1, len(values) // 50)
+    )
+
+
+def rates(pairs: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """Per-second rates of a counter's points; after a reset the counter counts from 0 again."""
+    found = []
+    for (before, old), (moment, new) in zip(pairs, pairs[1:], strict=False):
+        elapsed = moment - before
+        if elapsed <= 0:
+            continue
+        found.append((moment, (new - old if new >= old else new) / elapsed))
+    return found
+
+
+def level_changes(levels: list[LevelBuckets], window_start: float) -> list[Change]:
+    found = []
+    for buckets in levels:
+        base = robust.baseline_of([float(count) for count in buckets.baseline])
+        if base is None:
+            continue
+        floor = max(base.spread, math.sqrt(max(base.centre, 0.0)), 1.0)
+        base = robust.Baseline(base.centre, floor, base.points, base.mad_spread)
+        shift = robust.shift_of(base, [float(count) for count in buckets.incident])
+        if shift is None or shift.direction != "up":
+            continue
+        klass = signals.by_name("errors")
+        found.append(
+            Change(
+                service=buckets.service,
+                signal=f"{buckets.level} lines",
+                kind="log_level",
+                signal_class=klass.name,
+                direction="up",
+                unit=f"lines/{_step_text(buckets.step)}",
+                baseline=base.centre,
+                spread=base.mad_spread,
+                baseline_points=base.points,
+                value=shift.value,
+                peak=shift.peak,
+                points=shift.points,
+                outside=shift.outside,
+                onset=window_start + shift.onset_index * buckets.step,
+                score=round(shift.score * (1.0 if buckets.level == "ERROR" else 0.5), 3),
+                source=buckets.source,
+            )
+        )
+    return found
+
+
+def template_changes(templates: list[TemplateCounts], baseline_seconds: float, window_seconds: float) -> list[Change]:
+    found = []
+    for counts in templates:
+        klass = signals.of_text(counts.template)
+        leveled = counts.level in ("WARN", "ERROR", "FATAL")
+        if counts.first is None or not (leveled or (klass.cause and klass.name != "network")):
+            continue
+        expected = counts.baseline * window_seconds / baseline_seconds if baseline_seconds > 0 else 0.0
+        if counts.baseline == 0 and counts.incident >= NEW_TEMPLATE_MIN:
+            kind, z = "new_template", 2 * math.sqrt(counts.incident)
+        elif (
+            counts.baseline > 0
+            and counts.incident >= SURGE_MIN
+            and counts.incident >= SURGE_FACTOR * max(expected, 1.0)
+        ):
+            kind, z = "surging_template", (counts.incident - expected) / math.sqrt(max(expected, 1.0))
+        else:
+            continue
+        if not leveled:
+            klass = klass if klass.cause else signals.by_name("errors")
+        found.append(
+            Change(
+                service=counts.service,
+                signal=counts.template,
+                kind=kind,
+                signal_class=klass.name if klass is not signals.OTHER else "errors",
+                direction="up",
+                unit="lines",
+                baseline=float(counts.baseline),
+                spread=math.sqrt(max(expected, 1.0)),
+                baseline_points=counts.baseline,
+                value=float(counts.incident),
+                peak=float(counts.incident),
+                points=counts.incident,
+                outside=counts.incident,
+                onset=counts.first,
+                score=round(min(z, robust.Z_CAP) * (1.0 if counts.level in ("ERROR", "FATAL") else 0.6), 3),
+                source=counts.source,
+                example=counts.example,
+            )
+        )
+    return found
+
+
+def ordered(changes: list[Change]) -> list[Change]:
+    return sorted(changes, key=lambda c: (-c.weighted, c.onset, c.service, c.signal, c.instance or ""))
+
+
+def _step_text(step: float) -> str:
+    return f"{int(step // 60)}min" if step >= 60 and step % 60 == 0 else f"{int(step)}s"
+
+
+def as_item(change: Change, zone: Any, time_text: Any) -> dict[str, Any]:
+    """The stored evidence item of a change (numbers to four significant digits, times in the zone)."""
+    from evcli.backends.alerts import significant
+
+    item: dict[str, Any] = {
+        "service": change.service,
+        "signal": change.signal,
+        "kind": change.kind,
+        "class": change.signal_class,
+        "direction": change.direction,
+        "unit": change.unit,
+        "baseline": significant(change.baseline),
+        "spread": significant(change.spread),
+        "baseline_points": change.baseline_points,
+        "value": significant(change.value),
+        "peak": significant(change.peak),
+        "points": change.points,
+        "outside": change.outside,
+        "onset": time_text(change.onset, zone),
+        "score": round(change.weighted, 2),
+        "source": change.source,
+    }
+    if change.instance:
+        item["instance"] = change.instance
+    if change.example:
+        item["example"] = change.example
+    if change.rate:
+        item["rate"] = True
+    return item

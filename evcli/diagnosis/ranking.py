@@ -1,0 +1,121 @@
+"""Causes before symptoms: services ranked as suspects from their changes and who calls whom (pure).
+
+A service's suspicion is its strongest change (weighted by class, signals.toml) plus a share of
+its strongest change of another class. Then, in order:
+  - onset: a service whose trouble began later than the earliest suspect's loses a share per
+    step of lateness (effects travel up the call graph after their cause);
+  - topology (env.toml `[topology]`, peers named in log lines): a service with a changed callee
+    whose trouble began no later than its own is explained by it: its suspicion is cut, the more
+    so when its changes are only of a travelling class (latency, errors, traffic); a service
+    whose callers changed after it gains a share per such caller;
+  - the fault kind is the class of its strongest change of a class that stays with the service
+    (cpu, memory, disk, restarts, network, responses), else of its strongest change.
+Ties are broken by onset, then name, so the ranking is the same on every run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from evcli.diagnosis.changes import Change
+
+SECOND_CLASS_SHARE = 0.25
+LATE_STEPS = 6.0  # steps of lateness that halve a service's suspicion
+EXPLAINED_TRAVELLING = 0.25  # kept of a service whose only changes travel and whose callee changed first
+EXPLAINED_OWN = 0.6  # kept of a service with a change of its own whose callee changed first
+CALLER_SHARE = 0.1  # gained per caller that changed after the service
+CALLER_SHARE_MAX = 0.4
+TOLERANCE_STEPS = 2  # an onset this many steps after another's still counts as "no later"
+
+
+@dataclass
+class Suspect:
+    service: str
+    score: float
+    onset: float
+    fault: str
+    changes: list[Change]
+    explained_by: list[str] = field(default_factory=list)
+    affects: list[str] = field(default_factory=list)  # changed callers, transitively, in onset order
+    callees_checked: list[str] = field(default_factory=list)
+
+
+def rank(changes: list[Change], callees: Mapping[str, tuple[str, ...]], step: float) -> list[Suspect]:
+    by_service: dict[str, list[Change]] = {}
+    for change in changes:
+        by_service.setdefault(change.service, []).append(change)
+    suspects = {service: _suspect(service, own) for service, own in by_service.items()}
+    if not suspects:
+        return []
+    earliest = min(s.onset for s in suspects.values())
+    tolerance = TOLERANCE_STEPS * step
+    callers = _callers(callees)
+    for suspect in suspects.values():
+        lateness = max(0.0, suspect.onset - earliest - tolerance) / max(step, 1.0)
+        factor = 1.0 / (1.0 + lateness / LATE_STEPS)
+        suspect.callees_checked = [name for name in callees.get(suspect.service, ()) if name != suspect.service]
+        first = [
+            name
+            for name in suspect.callees_checked
+            if name in suspects and suspects[name].onset <= suspect.onset + tolerance
+        ]
+        if first:
+            suspect.explained_by = first
+            own = any(change.klass.cause for change in suspect.changes if change.weighted >= suspect.score / 2)
+            factor *= EXPLAINED_OWN if own else EXPLAINED_TRAVELLING
+        later_callers = [
+            name
+            for name in callers.get(suspect.service, ())
+            if name in suspects and suspects[name].onset + tolerance >= suspect.onset
+        ]
+        factor *= 1.0 + min(CALLER_SHARE_MAX, CALLER_SHARE * len(later_callers))
+        suspect.score = round(suspect.score * factor, 3)
+    for suspect in suspects.values():
+        suspect.affects = _affected(suspect.service, callers, suspects, tolerance)
+    return sorted(suspects.values(), key=lambda s: (-s.score, s.onset, s.service))
+
+
+def _suspect(service: str, own: list[Change]) -> Suspect:
+    own = sorted(own, key=lambda c: (-c.weighted, c.onset, c.signal))
+    top = own[0]
+    other = next((c for c in own if c.signal_class != top.signal_class), None)
+    score = top.weighted + (SECOND_CLASS_SHARE * other.weighted if other else 0.0)
+    strong = [c for c in own if c.weighted >= top.weighted / 2]
+    onset = min(c.onset for c in strong)
+    return Suspect(service, round(score, 3), onset, _fault(own), own)
+
+
+def _fault(own: list[Change]) -> str:
+    strongest = own[0].weighted
+    staying = [c for c in own if c.klass.cause and c.klass.fault and c.weighted >= strongest / 3]
+    if staying:
+        chosen = min(staying, key=lambda c: (-round(c.weighted / max(strongest, 1e-9), 1), c.onset))
+        return chosen.klass.fault or "errors"
+    return own[0].klass.fault or "errors"
+
+
+def _callers(callees: Mapping[str, tuple[str, ...]]) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for caller, names in callees.items():
+        for name in names:
+            if name != caller:
+                found.setdefault(name, []).append(caller)
+    return found
+
+
+def _affected(service: str, callers: dict[str, list[str]], suspects: dict[str, Suspect], tolerance: float) -> list[str]:
+    """The changed services that call `service`, directly or through other changed services, that
+    changed no earlier than it did, in onset order."""
+    seen: dict[str, float] = {}
+    frontier = [service]
+    while frontier:
+        current = frontier.pop()
+        for caller in callers.get(current, ()):
+            if caller in seen or caller == service or caller not in suspects:
+                continue
+            if suspects[caller].onset + tolerance < suspects[service].onset:
+                continue
+            seen[caller] = suspects[caller].onset
+            frontier.append(caller)
+    return sorted(seen, key=lambda name: (seen[name], name))

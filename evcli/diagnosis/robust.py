@@ -1,0 +1,125 @@
+"""Robust statistics of a series against its baseline: median, MAD, the band, the onset, the score.
+
+Invariants:
+  - a baseline's centre is its median and its spread 1.4826 × MAD (the standard deviation of
+    normal noise), floored so that a constant series is not infinitely surprising: at least
+    SPREAD_FLOOR of the median's size, and never 0;
+  - the incident value is the median of the window's points from the onset on (a level shift is
+    judged by where it sits, not by one point), the peak its extreme in the change's direction;
+  - the onset is the first window point outside the band (CENTRE ± BAND × spread) in the
+    change's direction that starts a run in which most points stay outside;
+  - no fixed thresholds on values: every judgement is relative to the baseline's own variation.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from statistics import median
+
+MAD_SCALE = 1.4826
+SPREAD_FLOOR = 0.05  # of |median|: a quiet series' spread is at least 5% of its level
+ABSOLUTE_FLOOR = 1e-9
+BAND = 3.0  # spreads from the centre: a point outside is unusual
+RUN = 4  # an onset starts a run of RUN points ...
+RUN_OUTSIDE = 3  # ... of which at least RUN_OUTSIDE are outside the band (a single blip is no onset)
+Z_CAP = 50.0  # a score saturates: a 50-spread change is as sure as a 5000-spread one
+RELATIVE_FULL = 0.5  # a change of half the baseline's level (or more) counts fully
+
+
+@dataclass(frozen=True)
+class Baseline:
+    centre: float
+    spread: float  # what changes are judged against (floored)
+    points: int
+    mad_spread: float = 0.0  # 1.4826 × MAD as measured (what the evidence states)
+
+
+@dataclass(frozen=True)
+class Shift:
+    """A change of a series in a window against its baseline."""
+
+    direction: str  # "up" or "down"
+    onset_index: int  # index into the window's points
+    value: float  # median from the onset on
+    peak: float  # the extreme from the onset on, in the direction
+    points: int  # window points from the onset on
+    outside: int  # of them, outside the band
+    z: float  # (value - centre) / spread, signed
+    score: float
+
+
+def baseline_of(values: Sequence[float]) -> Baseline | None:
+    """The baseline's centre and spread; None for fewer than 3 points (no variation can be judged)."""
+    if len(values) < 3:
+        return None
+    centre = median(values)
+    mad = median(abs(value - centre) for value in values)
+    spread = max(MAD_SCALE * mad, SPREAD_FLOOR * abs(centre), ABSOLUTE_FLOOR)
+    return Baseline(centre, spread, len(values), MAD_SCALE * mad)
+
+
+def score_of(z: float, change: float, centre: float, spread: float) -> float:
+    """How sure and how large a change is: |z| (capped) weighed by its size relative to the level."""
+    level = max(abs(centre), spread)
+    relative = min(1.0, abs(change) / level / RELATIVE_FULL)
+    return round(min(abs(z), Z_CAP) * relative, 3)
+
+
+def shift_of(base: Baseline, window: Sequence[float]) -> Shift | None:
+    """The change of `window` against `base`, None when no sustained run leaves the band."""
+    if not window:
+        return None
+    outside = [(value - base.centre) / base.spread for value in window]
+    best: Shift | None = None
+    for direction, sign in (("up", 1.0), ("down", -1.0)):
+        onset = _onset([sign * z > BAND for z in outside])
+        if onset is None:
+            continue
+        tail = window[onset:]
+        value = median(tail)
+        z = (value - base.centre) / base.spread
+        if sign * z <= BAND:
+            continue  # the run did not hold: the points after the onset sit inside the band
+        peak = max(tail) if sign > 0 else min(tail)
+        found = Shift(
+            direction=direction,
+            onset_index=onset,
+            value=value,
+            peak=peak,
+            points=len(tail),
+            outside=sum(sign * z > BAND for z in outside[onset:]),
+            z=z,
+            score=score_of(z, value - base.centre, base.centre, base.spread),
+        )
+        if best is None or found.score > best.score:
+            best = found
+    return best
+
+
+def _onset(flags: Sequence[bool]) -> int | None:
+    """The first index that is outside and starts a run of RUN points with RUN_OUTSIDE outside
+    (a window shorter than RUN: all of the rest outside)."""
+    for index, flag in enumerate(flags):
+        if not flag:
+            continue
+        run = flags[index : index + RUN]
+        if sum(run) >= min(RUN_OUTSIDE, len(run)) and (len(run) >= RUN or all(run)):
+            return index
+    return None
+
+
+def changepoint(values: Sequence[float]) -> int | None:
+    """The index where the mean of `values` shifts most (the CUSUM estimate of one change point),
+    None for fewer than 2 × RUN points or a constant series."""
+    count = len(values)
+    if count < 2 * RUN:
+        return None
+    mean = math.fsum(values) / count
+    best, best_index, running = 0.0, None, 0.0
+    for index, value in enumerate(values[:-RUN], start=1):
+        running += value - mean
+        if index >= RUN and abs(running) > best:
+            best, best_index = abs(running), index
+    return best_index
