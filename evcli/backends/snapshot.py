@@ -68,6 +68,9 @@ from evcli.backends.snapshot_metrics import (
 from evcli.backends.snapshot_time import Timebase
 from evcli.timerange import TimeRange
 
+# Metric files together this large are read through their cached arrays (evcli.backends.metric_arrays, which
+# loads NumPy, ~0.1 s) when only their times are needed; smaller ones are read as text, which costs less.
+CACHED_METRICS_BYTES = 1 << 20
 LOGS_DIR = "logs"
 METRICS_DIR = "metrics"
 RUNBOOKS_DIR = "runbooks"
@@ -287,11 +290,11 @@ class SnapshotBackend:
         else:
             if starts:
                 spans.append((min(starts), max(starts), ALERTS_FILE))
-        for path in self.files(METRICS_DIR, (METRIC_SUFFIX,)):
+        paths = self.files(METRICS_DIR, (METRIC_SUFFIX,))
+        cached = sum(path.stat().st_size for path in paths if path.is_file()) >= CACHED_METRICS_BYTES
+        for path in paths:
             try:
-                with self._reading(path) as handle:
-                    _, rows = read_metric_file(handle, self.config.timezone)
-                    stamps = [row.timestamp for row in rows if row.timestamp]
+                stamps = self._metric_stamps(path) if cached else self._read_metric_stamps(path)
             except BackendError as error:
                 errors.append(str(error))
                 continue
@@ -325,6 +328,23 @@ class SnapshotBackend:
             return self.config.now
         spans, _ = self._structured_times  # a year guess; broken files are reported elsewhere
         return max(last for _, last, _ in spans) if spans else None
+
+    def _read_metric_stamps(self, path: Path) -> list[datetime]:
+        with self._reading(path) as handle:
+            _, rows = read_metric_file(handle, self.config.timezone)
+            return [row.timestamp for row in rows if row.timestamp]
+
+    def _metric_stamps(self, path: Path) -> list[datetime]:
+        """The oldest and newest row time of a metric file, through its cached arrays (metric_arrays)."""
+        from evcli.backends.metric_arrays import metric_arrays
+
+        try:
+            times = metric_arrays(path, self.directory, self.config.timezone, self._reading).times
+        except OSError as error:
+            raise BackendError(f"{self.relative(path)}: cannot read: {error}") from error
+        if not times.size:
+            return []
+        return [datetime.fromtimestamp(float(times.min()), UTC), datetime.fromtimestamp(float(times.max()), UTC)]
 
     def timebase_for(self, path: Path) -> Timebase:
         """How timestamps of one file are completed. Metric files, which place the syslog anchor

@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import csv
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from evcli.backends.base import LEVELS, BackendError
 from evcli.backends.logindex import connect
-from evcli.backends.snapshot_metrics import metric_number, read_metric_file
 from evcli.timerange import TimeRange
 
 if TYPE_CHECKING:
@@ -35,9 +34,9 @@ class SeriesPoints:
     metric: str
     unit: str
     source: str  # the file, relative to the environment
-    instance: str | None = None  # the pod a per-pod file is named after
-    times: list[float] = field(default_factory=list)  # epoch seconds, in file order
-    values: list[float] = field(default_factory=list)
+    instance: str | None  # the pod a per-pod file is named after
+    times: Any  # numpy float64 epoch seconds, sorted
+    values: Any  # numpy float64, no NaN
     skipped: int = 0  # cells in range that were empty or not numbers
 
 
@@ -74,10 +73,16 @@ class ChangeInputs:
 
 
 def series_points(backend: SnapshotBackend, span: TimeRange | None) -> tuple[list[SeriesPoints], list[str]]:
-    """The points of every metric column inside `span` (all of them when None)."""
+    """The points of every metric column inside `span` (all of them when None), in time order."""
+    import numpy as np
+
+    from evcli.backends.metric_arrays import metric_arrays
+
     found: list[SeriesPoints] = []
     problems: list[str] = []
     zone = backend.config.timezone
+    low = span.start.timestamp() if span is not None and span.start is not None else -np.inf
+    high = span.end.timestamp() if span is not None and span.end is not None else np.inf
     for path in backend.metric_files():
         service, instance, source = (
             backend.service_of_file(path),
@@ -85,28 +90,30 @@ def series_points(backend: SnapshotBackend, span: TimeRange | None) -> tuple[lis
             backend.relative(path),
         )
         try:
-            with backend._reading(path) as handle:
-                columns, rows = read_metric_file(handle, zone)
-                series = [SeriesPoints(service, column.name, column.unit, source, instance) for column in columns]
-                for row in rows:
-                    moment = row.timestamp
-                    if moment is None or (span is not None and not span.contains(moment)):
-                        continue
-                    stamp = moment.timestamp()
-                    for index, points in enumerate(series):
-                        try:
-                            value = metric_number(row.cells[index]) if index < len(row.cells) else None
-                        except ValueError:
-                            value = None
-                        if value is None:
-                            points.skipped += 1
-                            continue
-                        points.times.append(stamp)
-                        points.values.append(value)
-        except (BackendError, csv.Error) as error:
+            arrays = metric_arrays(path, backend.directory, zone, backend._reading)
+        except (BackendError, OSError, csv.Error) as error:
             problems.append(f"{source}: {error}")
             continue
-        found += series
+        if arrays.unread:
+            problems.append(f"{source}: {arrays.unread} rows without a readable timestamp")
+        order = np.argsort(arrays.times, kind="stable")
+        times, values = arrays.times[order], arrays.values[order]
+        inside = (times >= low) & (times <= high)
+        for index, column in enumerate(arrays.columns):
+            cells = values[inside, index] if values.size else np.empty(0)
+            kept = ~np.isnan(cells)
+            found.append(
+                SeriesPoints(
+                    service,
+                    column.name,
+                    column.unit,
+                    source,
+                    instance,
+                    times[inside][kept],
+                    cells[kept],
+                    int((~kept).sum()),
+                )
+            )
     return found, problems
 
 
@@ -175,6 +182,20 @@ def log_counts(
                     buckets.append(found)
                 levels.append(LevelBuckets(service, indexed.relative, name, step, buckets[0], buckets[1]))
     return templates, levels, problems
+
+
+def log_edges(backend: SnapshotBackend) -> list[float]:
+    """The first and last timestamp of every log file (from its index, built if need be)."""
+    from evcli.backends.snapshot_logs import open_index_of
+
+    edges: list[float] = []
+    for path in backend.log_files():
+        try:
+            indexed = open_index_of(backend, path)
+        except BackendError:
+            continue  # log_counts reports it
+        edges += [moment for moment in (indexed.first, indexed.last) if moment is not None]
+    return edges
 
 
 def _bounds(moments: TimeRange) -> tuple[float, float]:

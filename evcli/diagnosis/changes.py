@@ -24,6 +24,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from evcli.backends.snapshot_changes import LevelBuckets, SeriesPoints, TemplateCounts
 from evcli.diagnosis import robust, signals
 
@@ -79,18 +81,19 @@ def series_changes(series: list[SeriesPoints], baseline: tuple[float, float], wi
     found: list[Change] = []
     judged = unjudged = 0
     for points in series:
-        pairs = sorted(zip(points.times, points.values, strict=True))
-        rate = is_counter(points.metric, [value for _, value in pairs])
+        times, values = points.times, points.values
+        rate = is_counter(points.metric, values)
         if rate:
-            pairs = rates(pairs)
-        before = [value for moment, value in pairs if baseline[0] <= moment < baseline[1]]
-        during = [(moment, value) for moment, value in pairs if window[0] <= moment <= window[1]]
+            times, values = rates(times, values)
+        before = values[(times >= baseline[0]) & (times < baseline[1])]
+        inside = (times >= window[0]) & (times <= window[1])
         base = robust.baseline_of(before)
-        if base is None or not during:
+        if base is None or not inside.any():
             unjudged += 1
             continue
         judged += 1
-        shift = robust.shift_of(base, [value for _, value in during])
+        during_times = times[inside]
+        shift = robust.shift_of(base, values[inside])
         if shift is None:
             continue
         klass = signals.of_metric(points.metric)
@@ -109,7 +112,7 @@ def series_changes(series: list[SeriesPoints], baseline: tuple[float, float], wi
                 peak=shift.peak,
                 points=shift.points,
                 outside=shift.outside,
-                onset=during[shift.onset_index][0],
+                onset=float(during_times[shift.onset_index]),
                 score=shift.score,
                 source=points.source,
                 instance=points.instance,
@@ -119,31 +122,26 @@ def series_changes(series: list[SeriesPoints], baseline: tuple[float, float], wi
     return Judged(found, series=judged, unjudged=unjudged)
 
 
-def is_counter(metric: str, values: list[float]) -> bool:
+def is_counter(metric: str, values: np.ndarray) -> bool:
     """A cumulative counter: named so (`requests_total`), or of a traffic/error class and never
     falling but for resets to near 0."""
-    if len(values) < 3:
+    if values.size < 3:
         return False
     key = signals.metric_key(metric)
-    falls = sum(1 for left, right in zip(values, values[1:], strict=False) if right < left)
-    rises = sum(1 for left, right in zip(values, values[1:], strict=False) if right > left)
+    steps = np.diff(values)
+    falls, rises = int((steps < 0).sum()), int((steps > 0).sum())
     named = any(key.endswith(ending) for ending in _COUNTER_ENDINGS)
-    return (
-        (named or signals.of_metric(metric).name in ("traffic", "errors"))
-        and rises > 0
-        and falls <= max(1, len(values) // 50)
-    )
+    counted = named or signals.of_metric(metric).name in ("traffic", "errors")
+    return counted and rises > 0 and falls <= max(1, values.size // 50)
 
 
-def rates(pairs: list[tuple[float, float]]) -> list[tuple[float, float]]:
+def rates(times: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per-second rates of a counter's points; after a reset the counter counts from 0 again."""
-    found = []
-    for (before, old), (moment, new) in zip(pairs, pairs[1:], strict=False):
-        elapsed = moment - before
-        if elapsed <= 0:
-            continue
-        found.append((moment, (new - old if new >= old else new) / elapsed))
-    return found
+    elapsed = np.diff(times)
+    steps = np.diff(values)
+    increase = np.where(steps >= 0, steps, values[1:])
+    kept = elapsed > 0
+    return times[1:][kept], increase[kept] / elapsed[kept]
 
 
 def level_changes(levels: list[LevelBuckets], window_start: float) -> list[Change]:

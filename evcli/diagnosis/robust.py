@@ -13,10 +13,10 @@ Invariants:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from statistics import median
+
+import numpy as np
 
 MAD_SCALE = 1.4826
 SPREAD_FLOOR = 0.05  # of |median|: a quiet series' spread is at least 5% of its level
@@ -50,14 +50,15 @@ class Shift:
     score: float
 
 
-def baseline_of(values: Sequence[float]) -> Baseline | None:
+def baseline_of(values: Sequence[float] | np.ndarray) -> Baseline | None:
     """The baseline's centre and spread; None for fewer than 3 points (no variation can be judged)."""
-    if len(values) < 3:
+    points = np.asarray(values, dtype=float)
+    if points.size < 3:
         return None
-    centre = median(values)
-    mad = median(abs(value - centre) for value in values)
+    centre = float(np.median(points))
+    mad = float(np.median(np.abs(points - centre)))
     spread = max(MAD_SCALE * mad, SPREAD_FLOOR * abs(centre), ABSOLUTE_FLOOR)
-    return Baseline(centre, spread, len(values), MAD_SCALE * mad)
+    return Baseline(centre, spread, int(points.size), MAD_SCALE * mad)
 
 
 def score_of(z: float, change: float, centre: float, spread: float) -> float:
@@ -67,29 +68,30 @@ def score_of(z: float, change: float, centre: float, spread: float) -> float:
     return round(min(abs(z), Z_CAP) * relative, 3)
 
 
-def shift_of(base: Baseline, window: Sequence[float]) -> Shift | None:
+def shift_of(base: Baseline, window: Sequence[float] | np.ndarray) -> Shift | None:
     """The change of `window` against `base`, None when no sustained run leaves the band."""
-    if not window:
+    points = np.asarray(window, dtype=float)
+    if not points.size:
         return None
-    outside = [(value - base.centre) / base.spread for value in window]
+    outside = (points - base.centre) / base.spread
     best: Shift | None = None
     for direction, sign in (("up", 1.0), ("down", -1.0)):
-        onset = _onset([sign * z > BAND for z in outside])
+        flags = sign * outside > BAND
+        onset = _onset(flags)
         if onset is None:
             continue
-        tail = window[onset:]
-        value = median(tail)
+        tail = points[onset:]
+        value = float(np.median(tail))
         z = (value - base.centre) / base.spread
         if sign * z <= BAND:
             continue  # the run did not hold: the points after the onset sit inside the band
-        peak = max(tail) if sign > 0 else min(tail)
         found = Shift(
             direction=direction,
             onset_index=onset,
             value=value,
-            peak=peak,
-            points=len(tail),
-            outside=sum(sign * z > BAND for z in outside[onset:]),
+            peak=float(tail.max() if sign > 0 else tail.min()),
+            points=int(tail.size),
+            outside=int(flags[onset:].sum()),
             z=z,
             score=score_of(z, value - base.centre, base.centre, base.spread),
         )
@@ -98,28 +100,26 @@ def shift_of(base: Baseline, window: Sequence[float]) -> Shift | None:
     return best
 
 
-def _onset(flags: Sequence[bool]) -> int | None:
+def _onset(flags: np.ndarray) -> int | None:
     """The first index that is outside and starts a run of RUN points with RUN_OUTSIDE outside
-    (a window shorter than RUN: all of the rest outside)."""
-    for index, flag in enumerate(flags):
-        if not flag:
-            continue
-        run = flags[index : index + RUN]
-        if sum(run) >= min(RUN_OUTSIDE, len(run)) and (len(run) >= RUN or all(run)):
-            return index
-    return None
+    (near the window's end, where fewer than RUN points are left: all of the rest outside)."""
+    count = flags.size
+    if not count or not flags.any():
+        return None
+    within = np.convolve(flags.astype(np.int64), np.ones(RUN, dtype=np.int64))[RUN - 1 :]  # flags[i:i+RUN] sums
+    left = np.minimum(RUN, count - np.arange(count))
+    starts = flags & (within >= np.minimum(RUN_OUTSIDE, left)) & ((left >= RUN) | (within == left))
+    return int(np.argmax(starts)) if starts.any() else None
 
 
-def changepoint(values: Sequence[float]) -> int | None:
+def changepoint(values: Sequence[float] | np.ndarray) -> int | None:
     """The index where the mean of `values` shifts most (the CUSUM estimate of one change point),
     None for fewer than 2 × RUN points or a constant series."""
-    count = len(values)
+    points = np.asarray(values, dtype=float)
+    count = points.size
     if count < 2 * RUN:
         return None
-    mean = math.fsum(values) / count
-    best, best_index, running = 0.0, None, 0.0
-    for index, value in enumerate(values[:-RUN], start=1):
-        running += value - mean
-        if index >= RUN and abs(running) > best:
-            best, best_index = abs(running), index
-    return best_index
+    running = np.abs(np.cumsum(points - points.mean())[RUN - 1 : count - RUN])  # split after index RUN-1 ..
+    if not running.size or float(running.max()) <= ABSOLUTE_FLOOR * count:
+        return None
+    return int(np.argmax(running)) + RUN

@@ -9,7 +9,7 @@ series has no incident start (None), and the caller says so.
 
 from __future__ import annotations
 
-from statistics import median
+import numpy as np
 
 from evcli.backends.snapshot_changes import SeriesPoints
 from evcli.diagnosis import robust, signals
@@ -20,27 +20,24 @@ MIN_SCORE = 5.0
 
 def step_of(series: list[SeriesPoints]) -> float:
     """The typical spacing of the points (seconds), 60 when no series has two points."""
-    gaps = []
-    for points in series:
-        times = sorted(points.times)
-        gaps += [right - left for left, right in zip(times, times[1:], strict=False) if right > left][:50]
-    return float(median(gaps)) if gaps else 60.0
+    gaps = [np.diff(points.times[:51]) for points in series if points.times.size > 1]
+    joined = np.concatenate(gaps) if gaps else np.empty(0)
+    joined = joined[joined > 0]
+    return float(np.median(joined)) if joined.size else 60.0
 
 
 def incident_start(series: list[SeriesPoints]) -> float | None:
     candidates: list[tuple[float, float]] = []  # (score, time of the change point)
     for points in series:
-        pairs = sorted(zip(points.times, points.values, strict=True))
-        values = [value for _, value in pairs]
-        index = robust.changepoint(values)
+        index = robust.changepoint(points.values)
         if index is None:
             continue
-        base = robust.baseline_of(values[:index])
-        shift = robust.shift_of(base, values[index:]) if base else None
+        base = robust.baseline_of(points.values[:index])
+        shift = robust.shift_of(base, points.values[index:]) if base else None
         if shift is None:
             continue
         klass = signals.of_metric(points.metric)
-        candidates.append((shift.score * klass.weight, pairs[index + shift.onset_index][0]))
+        candidates.append((shift.score * klass.weight, float(points.times[index + shift.onset_index])))
     if not candidates:
         return None
     strongest = max(score for score, _ in candidates)

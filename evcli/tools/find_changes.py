@@ -96,7 +96,7 @@ def scope(params: FindChangesParams) -> dict[str, Any]:
 
 
 def fetch(params: FindChangesParams, env: ToolEnvironment, session: SessionView) -> Outcome:
-    from evcli.backends.snapshot_changes import log_counts, series_points
+    from evcli.backends.snapshot_changes import log_counts, log_edges, series_points
     from evcli.diagnosis import changes as finder
     from evcli.diagnosis import ranking, topology, window
 
@@ -111,13 +111,13 @@ def fetch(params: FindChangesParams, env: ToolEnvironment, session: SessionView)
             return unknown_service_outcome(unknown, SPEC.array_names, found_scope)
     zone = environment_zone(backend)
     named = call_range(params, backend)
-    span = backend.span
     series, problems = series_points(backend, None)
     step = window.step_of(series)
     notes: list[str] = list(problems)
-    first, last = _data_edges(series, span)
+    first, last = _data_edges(series, log_edges(backend))
     if first is None or last is None:
         return _nothing(found_scope, "the snapshot holds no timestamped metric point or log line", zone)
+    found_scope.update(range=f"{_time(first, zone)}..{_time(last, zone)}", range_origin="whole snapshot")
     if named is not None and named.start is not None:
         start, origin = named.start.timestamp(), NAMED
     else:
@@ -130,6 +130,7 @@ def fetch(params: FindChangesParams, env: ToolEnvironment, session: SessionView)
         start, origin = detected, DETECTED
     end = named.end.timestamp() if named is not None and named.end is not None else last
     if start >= end:
+        found_scope.update(range=f"{_time(start, zone)}..{_time(max(start, end), zone)}", range_origin=origin)
         return _nothing(found_scope, f"the window starts at or after the data's end ({_time(end, zone)})", zone)
     base_start, base_end = _baseline(params, backend, start, end, first)
     if base_end <= base_start:
@@ -206,10 +207,10 @@ def _reachable(service: str, callees: dict[str, tuple[str, ...]]) -> set[str]:
     return seen
 
 
-def _data_edges(series: list[Any], span: TimeRange | None) -> tuple[float | None, float | None]:
-    times = [moment for points in series for moment in (points.times[:1] + points.times[-1:])]
-    if span is not None and span.start is not None and span.end is not None:
-        times += [span.start.timestamp(), span.end.timestamp()]
+def _data_edges(series: list[Any], logs: list[float]) -> tuple[float | None, float | None]:
+    """The first and last time of any metric point or log line."""
+    times = [float(moment) for points in series if points.times.size for moment in (points.times[0], points.times[-1])]
+    times += logs
     return (min(times), max(times)) if times else (None, None)
 
 

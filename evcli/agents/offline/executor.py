@@ -103,11 +103,11 @@ def _wanted_calls(
             return calls
         alerts = [a for call in discovery if call.key in results for a in results[call.key].output.get("alerts") or []]
         firing = firing_services(alerts, DISCOVERED_SERVICE_CAP)
-        services = (
-            list(dict.fromkeys([*suspects[:SUSPECTS_SEARCHED], *firing]))[:DISCOVERED_SERVICE_CAP]
-            if suspects
-            else searched_services(intent, firing)
-        )
+        # what changed first, then what fires; an alert the question names says itself what is asked about
+        if suspects and not intent.alertnames:
+            services = list(dict.fromkeys([*suspects[:SUSPECTS_SEARCHED], *firing]))[:DISCOVERED_SERVICE_CAP]
+        else:
+            services = searched_services(intent, firing)
         if not services:
             services = [
                 query["input_params"]["service"]
@@ -258,7 +258,7 @@ def _evidence_document(
         ref
         for ref in refs
         if ref.ref.raw_path == NO_EVIDENCE_PATH
-        and ref.invocation.tool_name != "lookup_knowledge"
+        and ref.invocation.tool_name not in ("lookup_knowledge", "find_changes")  # guidance; no change (in missing)
         and (intent.wants_count or not _found_by_fewer_words(ref.invocation, invocations))
     ]
     # a service or host the environment does not know is answered first: it is what the question named

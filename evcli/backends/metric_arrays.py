@@ -1,0 +1,116 @@
+"""A snapshot metric file as arrays, read once and kept while the file is unchanged (like the log index).
+
+Invariants:
+  - the arrays are the file's rows with a readable timestamp, in file order: `times` (epoch
+    seconds) and `values` (rows × columns, NaN where a cell is empty, NaN or not a number);
+    rows without a readable timestamp are counted in `unread`, never guessed;
+  - the cache file is named by the file's sha256 (the log index's stat record spares re-hashing),
+    the environment zone (times without one are read in it) and SCHEMA, and written to a private
+    temporary file renamed into place, so a reader never sees half of one;
+  - a damaged cache file is read again from the source.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from datetime import tzinfo
+from pathlib import Path
+
+import numpy as np
+
+from evcli.backends.logindex import file_sha256, index_home
+from evcli.backends.snapshot_metrics import MetricColumn, metric_column, metric_number, read_metric_file
+
+SCHEMA = 1
+
+
+@dataclass(frozen=True)
+class MetricArrays:
+    columns: list[MetricColumn]
+    times: np.ndarray  # float64, epoch seconds
+    values: np.ndarray  # float64, rows × columns
+    unread: int  # rows without a readable timestamp
+
+
+def metric_arrays(path: Path, root: Path, zone: tzinfo, reading) -> MetricArrays:
+    """The arrays of one metric file; `reading(path)` opens its bounded lines (the snapshot's reader)."""
+    digest = file_sha256(path, root).removeprefix("sha256:")
+    key = hashlib.sha256(f"{SCHEMA}|{zone}".encode()).hexdigest()[:16]
+    cache = index_home() / f"metrics-{digest}-{key}.npy"
+    if cache.exists():
+        try:
+            return _load(cache)
+        except (OSError, ValueError, KeyError):
+            cache.unlink(missing_ok=True)
+    with reading(path) as handle:
+        found = _read(handle, zone)
+    _save(cache, found)
+    return found
+
+
+def _read(handle, zone: tzinfo) -> MetricArrays:
+    columns, rows = read_metric_file(handle, zone)
+    times: list[float] = []
+    cells: list[list[float]] = []
+    unread = 0
+    width = len(columns)
+    for row in rows:
+        if row.timestamp is None:
+            unread += 1
+            continue
+        times.append(row.timestamp.timestamp())
+        cells.append([_number(row.cells[index]) if index < len(row.cells) else np.nan for index in range(width)])
+    values = np.array(cells, dtype=float).reshape(len(times), width)
+    return MetricArrays(columns, np.array(times, dtype=float), values, unread)
+
+
+def _number(cell: str) -> float:
+    try:
+        value = metric_number(cell)
+    except ValueError:
+        return np.nan
+    return np.nan if value is None else value
+
+
+def _save(cache: Path, found: MetricArrays) -> None:
+    """One .npy of the times and values side by side; the headers and unread count in its .json sidecar,
+    written first (a cache is whole when its .npy exists)."""
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    sidecar = {"headers": [column.header for column in found.columns], "unread": found.unread}
+    _write_atomically(cache.with_suffix(".json"), json.dumps(sidecar).encode())
+    matrix = np.column_stack([found.times, found.values]) if found.times.size else np.empty((0, 1 + len(found.columns)))
+    handle, temporary = tempfile.mkstemp(dir=cache.parent, prefix=".tmp-", suffix=".npy")
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            np.save(stream, matrix, allow_pickle=False)
+        os.replace(temporary, cache)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def _write_atomically(target: Path, data: bytes) -> None:
+    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def _load(cache: Path) -> MetricArrays:
+    sidecar = json.loads(cache.with_suffix(".json").read_text())
+    matrix = np.load(cache, allow_pickle=False)
+    columns = [metric_column(header) for header in sidecar["headers"]]
+    if matrix.ndim != 2 or matrix.shape[1] != 1 + len(columns):
+        raise ValueError("cache does not match its headers")
+    return MetricArrays(columns, matrix[:, 0], matrix[:, 1:], int(sidecar["unread"]))
+
+
+__all__ = ["MetricArrays", "index_home", "metric_arrays"]
