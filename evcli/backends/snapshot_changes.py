@@ -184,6 +184,38 @@ def log_counts(
     return templates, levels, problems
 
 
+def level_series(backend: SnapshotBackend, first: float, last: float, step: float) -> list[SeriesPoints]:
+    """Per log file, its lines at ERROR and above per bucket of `step` over [first, last], as a series
+    (times: bucket starts; values: counts) for finding where an incident starts."""
+    import numpy as np
+
+    from evcli.backends.snapshot_logs import open_index_of
+
+    count = max(1, int((last - first) // step) + 1)
+    found: list[SeriesPoints] = []
+    for path in backend.log_files():
+        try:
+            indexed = open_index_of(backend, path)
+        except BackendError:
+            continue  # log_counts reports it
+        counts = np.zeros(count)
+        with connect(indexed.db) as conn:
+            for bucket, number in conn.execute(
+                "SELECT CAST((ts - ?) / ? AS INTEGER), count(*) FROM lines WHERE ts >= ? AND ts <= ?"
+                " AND record = lineno AND level >= ? GROUP BY 1",
+                (first, step, first, last, ERROR),
+            ):
+                counts[min(int(bucket), count - 1)] += number
+        if counts.any():
+            times = first + step * np.arange(count)
+            found.append(
+                SeriesPoints(
+                    backend.service_of_file(path), "ERROR lines", "lines", indexed.relative, None, times, counts
+                )
+            )
+    return found
+
+
 def log_edges(backend: SnapshotBackend) -> list[float]:
     """The first and last timestamp of every log file (from its index, built if need be)."""
     from evcli.backends.snapshot_logs import open_index_of

@@ -6,8 +6,10 @@ class (signals.toml), the baseline's centre, spread and number of points, the in
   - a series changes only when a sustained run of its window leaves its baseline band
     (evcli.diagnosis.robust); a series with fewer than 3 baseline points or no window point is
     not judged, and is counted in the notes, never turned into a change;
-  - a cumulative counter (`*_total`, `*_count`, a non-decreasing series) is judged as its rate
-    per second, a reset (a drop) starting again from 0;
+  - a cumulative counter (`*_total`, `*_count`, a non-decreasing series) of a class judged as a
+    rate (signals.toml `rate`: traffic, errors) is judged as its rate per second, a reset (a drop)
+    starting again from 0; a counter of restarts stays a count (one restart is a step, not a rate);
+  - a counter's rate is never judged finer than its smallest step (one event per interval);
   - log lines at ERROR (and above) and at WARN are judged per bucket of the window's step, as a
     series whose spread is at least the Poisson noise of its level (√centre, and 1 line);
   - a template with no line in the baseline and at least NEW_TEMPLATE_MIN in the window is new;
@@ -30,6 +32,7 @@ from evcli.backends.snapshot_changes import LevelBuckets, SeriesPoints, Template
 from evcli.diagnosis import robust, signals
 
 NEW_TEMPLATE_MIN = 3
+EVENT_SCORE = 10.0  # per event of a count of events (one restart; a crash loop of five scores in full)
 SURGE_FACTOR = 4.0
 SURGE_MIN = 10
 _COUNTER_ENDINGS = ("_total_", "_count_", "_sum_", "_seconds_total_")
@@ -87,16 +90,22 @@ def series_changes(series: list[SeriesPoints], baseline: tuple[float, float], wi
             times, values = rates(times, values)
         before = values[(times >= baseline[0]) & (times < baseline[1])]
         inside = (times >= window[0]) & (times <= window[1])
-        base = robust.baseline_of(before)
+        # a rate of sparse events moves in steps of one event per interval: it is not judged finer than that
+        quantum = robust.quantum_of(values[(times >= baseline[0]) & (times <= window[1])]) if rate else 0.0
+        base = robust.baseline_of(before, quantum)
         if base is None or not inside.any():
             unjudged += 1
             continue
         judged += 1
         during_times = times[inside]
+        klass = signals.of_metric(points.metric)
+        if klass.events:
+            change = _event_change(points, klass, before, during_times, values[inside])
+            found += [change] if change else []
+            continue
         shift = robust.shift_of(base, values[inside])
         if shift is None:
             continue
-        klass = signals.of_metric(points.metric)
         found.append(
             Change(
                 service=points.service,
@@ -122,6 +131,39 @@ def series_changes(series: list[SeriesPoints], baseline: tuple[float, float], wi
     return Judged(found, series=judged, unjudged=unjudged)
 
 
+def _event_change(
+    points: SeriesPoints, klass: signals.SignalClass, before: np.ndarray, times: np.ndarray, during: np.ndarray
+) -> Change | None:
+    """A count of events (restarts) that rose in the window: how many happened (a drop is a reset, the
+    new value counted again), from the first rise on; EVENT_SCORE per event."""
+    series = np.concatenate([before[-1:], during])
+    steps = np.diff(series)
+    increase = np.where(steps >= 0, steps, series[1:])
+    events = float(increase.sum())
+    if events < 1:
+        return None
+    first = int(np.argmax(increase > 0))
+    return Change(
+        service=points.service,
+        signal=points.metric,
+        kind="events",
+        signal_class=klass.name,
+        direction="up",
+        unit=points.unit,
+        baseline=float(before[-1]),
+        spread=0.0,
+        baseline_points=int(before.size),
+        value=events,
+        peak=float(during.max()),
+        points=int(during.size - first),
+        outside=int((increase > 0).sum()),
+        onset=float(times[first]),
+        score=min(robust.Z_CAP, EVENT_SCORE * events),
+        source=points.source,
+        instance=points.instance,
+    )
+
+
 def is_counter(metric: str, values: np.ndarray) -> bool:
     """A cumulative counter: named so (`requests_total`), or of a traffic/error class and never
     falling but for resets to near 0."""
@@ -130,9 +172,9 @@ def is_counter(metric: str, values: np.ndarray) -> bool:
     key = signals.metric_key(metric)
     steps = np.diff(values)
     falls, rises = int((steps < 0).sum()), int((steps > 0).sum())
+    klass = signals.of_metric(metric)
     named = any(key.endswith(ending) for ending in _COUNTER_ENDINGS)
-    counted = named or signals.of_metric(metric).name in ("traffic", "errors")
-    return counted and rises > 0 and falls <= max(1, values.size // 50)
+    return klass.as_rate and (named or klass.name != "other") and rises > 0 and falls <= max(1, values.size // 50)
 
 
 def rates(times: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -184,7 +226,7 @@ def template_changes(templates: list[TemplateCounts], baseline_seconds: float, w
     for counts in templates:
         klass = signals.of_text(counts.template)
         leveled = counts.level in ("WARN", "ERROR", "FATAL")
-        if counts.first is None or not (leveled or (klass.cause and klass.name != "network")):
+        if counts.first is None or not (leveled or klass.cause):
             continue
         expected = counts.baseline * window_seconds / baseline_seconds if baseline_seconds > 0 else 0.0
         if counts.baseline == 0 and counts.incident >= NEW_TEMPLATE_MIN:

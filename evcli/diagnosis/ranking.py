@@ -5,7 +5,8 @@ its strongest change of another class. Then, in order:
   - onset: a service whose trouble began later than the earliest suspect's loses a share per
     step of lateness (effects travel up the call graph after their cause);
   - topology (env.toml `[topology]`, peers named in log lines): a service with a changed callee
-    whose trouble began no later than its own is explained by it: its suspicion is cut, the more
+    whose trouble began before its own, or no later and at least EXPLAIN_SHARE as strong, is
+    explained by it: its suspicion is cut, the more
     so when its changes are only of a travelling class (latency, errors, traffic); a service
     whose callers changed after it gains a share per such caller;
   - the fault kind is the class of its strongest change of a class that stays with the service
@@ -22,11 +23,12 @@ from evcli.diagnosis.changes import Change
 
 SECOND_CLASS_SHARE = 0.25
 LATE_STEPS = 6.0  # steps of lateness that halve a service's suspicion
-EXPLAINED_TRAVELLING = 0.25  # kept of a service whose only changes travel and whose callee changed first
-EXPLAINED_OWN = 0.6  # kept of a service with a change of its own whose callee changed first
+EXPLAINED_TRAVELLING = 0.1  # kept of a service whose only changes travel and whose callee changed first
+EXPLAINED_OWN = 0.5  # kept of a service with a change of its own whose callee changed first
 CALLER_SHARE = 0.1  # gained per caller that changed after the service
 CALLER_SHARE_MAX = 0.4
 TOLERANCE_STEPS = 2  # an onset this many steps after another's still counts as "no later"
+EXPLAIN_SHARE = 0.3  # a callee's change explains a caller's only if it is at least this share as strong
 
 
 @dataclass
@@ -49,6 +51,7 @@ def rank(changes: list[Change], callees: Mapping[str, tuple[str, ...]], step: fl
     if not suspects:
         return []
     earliest = min(s.onset for s in suspects.values())
+    raw = {service: suspect.score for service, suspect in suspects.items()}
     tolerance = TOLERANCE_STEPS * step
     callers = _callers(callees)
     for suspect in suspects.values():
@@ -58,7 +61,14 @@ def rank(changes: list[Change], callees: Mapping[str, tuple[str, ...]], step: fl
         first = [
             name
             for name in suspect.callees_checked
-            if name in suspects and suspects[name].onset <= suspect.onset + tolerance
+            if name in suspects
+            and (
+                suspects[name].onset < suspect.onset - step / 2  # strictly first: whatever its size
+                or (
+                    suspects[name].onset <= suspect.onset + tolerance
+                    and raw[name] >= EXPLAIN_SHARE * raw[suspect.service]
+                )
+            )
         ]
         if first:
             suspect.explained_by = first

@@ -50,15 +50,24 @@ class Shift:
     score: float
 
 
-def baseline_of(values: Sequence[float] | np.ndarray) -> Baseline | None:
-    """The baseline's centre and spread; None for fewer than 3 points (no variation can be judged)."""
+def baseline_of(values: Sequence[float] | np.ndarray, quantum: float = 0.0) -> Baseline | None:
+    """The baseline's centre and spread; None for fewer than 3 points (no variation can be judged).
+    `quantum`: the smallest step the series can take (a counter's one event per interval): a series
+    is never judged finer than that."""
     points = np.asarray(values, dtype=float)
     if points.size < 3:
         return None
     centre = float(np.median(points))
     mad = float(np.median(np.abs(points - centre)))
-    spread = max(MAD_SCALE * mad, SPREAD_FLOOR * abs(centre), ABSOLUTE_FLOOR)
+    spread = max(MAD_SCALE * mad, SPREAD_FLOOR * abs(centre), quantum, ABSOLUTE_FLOOR)
     return Baseline(centre, spread, int(points.size), MAD_SCALE * mad)
+
+
+def quantum_of(values: np.ndarray) -> float:
+    """The smallest positive difference between two of the values (0 for fewer than two distinct)."""
+    distinct = np.unique(values)
+    steps = np.diff(distinct)
+    return float(steps.min()) if steps.size else 0.0
 
 
 def score_of(z: float, change: float, centre: float, spread: float) -> float:

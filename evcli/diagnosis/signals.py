@@ -28,6 +28,9 @@ class SignalClass:
     bad: str
     weight: float
     words: tuple[str, ...]
+    as_rate: bool = False  # a cumulative counter of it is judged as its rate
+    text: bool = True  # its words are read in log templates too (else metric names only)
+    events: bool = False  # its series counts discrete events (judged by how many happened)
 
     def is_bad(self, direction: str) -> bool:
         return self.bad in ("both", direction)
@@ -41,7 +44,15 @@ def classes() -> tuple[SignalClass, ...]:
     rows = tomllib.loads(TABLE.read_text(encoding="utf-8"))["classes"]
     return tuple(
         SignalClass(
-            row["name"], row.get("fault"), bool(row["cause"]), row["bad"], float(row["weight"]), tuple(row["words"])
+            name=row["name"],
+            fault=row.get("fault"),
+            cause=bool(row["cause"]),
+            bad=row["bad"],
+            weight=float(row["weight"]),
+            words=tuple(row["words"]),
+            as_rate=bool(row.get("rate", False)),
+            text=bool(row.get("text", True)),
+            events=bool(row.get("events", False)),
         )
         for row in rows
     )
@@ -61,7 +72,7 @@ def of_metric(name: str) -> SignalClass:
 def of_text(text: str) -> SignalClass:
     """The class of a log template (its words as written, lower case)."""
     lowered = text.lower()
-    return next((row for row in classes() if any(word in lowered for word in row.words)), OTHER)
+    return next((row for row in classes() if row.text and any(word in lowered for word in row.words)), OTHER)
 
 
 def by_name(name: str) -> SignalClass:

@@ -1,10 +1,13 @@
 """Where an incident begins when the question names no time (pure).
 
-Each series' single change point (the CUSUM estimate, evcli.diagnosis.robust.changepoint) is
-judged as a baseline before it against the points after it; of the series whose change scores
-at least ONSET_SHARE of the strongest (and at least MIN_SCORE), the earliest change point is the
-incident's start: a cause changes first, its effects after it. A snapshot without a changed
-series has no incident start (None), and the caller says so.
+Each series' single change point (the CUSUM estimate, evcli.diagnosis.robust.changepoint; a
+counter's of its rate; a count of events where its first event happened; a log's ERROR lines per
+step, as counts) is judged as a baseline
+before it against the points after it. A fault changes many series within a short time (its own,
+then its callers' as the effect travels); an unrelated blip or drift changes one. So the start is
+the change point that opens the CLUSTER_STEPS-long stretch holding the most change score (changes
+scoring at least MIN_SCORE), the earliest such on a tie. A snapshot without a changed series has
+no incident start (None), and the caller says so.
 """
 
 from __future__ import annotations
@@ -13,9 +16,11 @@ import numpy as np
 
 from evcli.backends.snapshot_changes import SeriesPoints
 from evcli.diagnosis import robust, signals
+from evcli.diagnosis.changes import EVENT_SCORE, is_counter, rates
 
-ONSET_SHARE = 0.5
-MIN_SCORE = 5.0
+MIN_SCORE = 3.0
+CLUSTER_STEPS = 10
+MIN_TAIL = 2 * robust.RUN
 
 
 def step_of(series: list[SeriesPoints]) -> float:
@@ -26,21 +31,34 @@ def step_of(series: list[SeriesPoints]) -> float:
     return float(np.median(joined)) if joined.size else 60.0
 
 
-def incident_start(series: list[SeriesPoints]) -> float | None:
+def incident_start(series: list[SeriesPoints], step: float = 60.0) -> float | None:
+    """The start of the densest cluster of change points (see the module docstring)."""
     candidates: list[tuple[float, float]] = []  # (score, time of the change point)
     for points in series:
-        index = robust.changepoint(points.values)
-        if index is None:
+        klass = signals.of_metric(points.metric)
+        times, values = points.times, points.values
+        if klass.events:  # a count of events: where the first one happened, scored by how many
+            steps = np.diff(values)
+            rises = np.where(steps >= 0, steps, values[1:])
+            if rises.size and rises.max() > 0:
+                score = min(robust.Z_CAP, EVENT_SCORE * float(rises.sum()))
+                candidates.append((score * klass.weight, float(times[1 + int(np.argmax(rises > 0))])))
             continue
-        base = robust.baseline_of(points.values[:index])
-        shift = robust.shift_of(base, points.values[index:]) if base else None
+        if is_counter(points.metric, values):
+            times, values = rates(times, values)
+        index = robust.changepoint(values)
+        if index is None or values.size - index < MIN_TAIL:
+            continue  # a change point in the last few points cannot be told from a blip
+        quantum = max(robust.quantum_of(values), 1.0) if points.unit == "lines" else 0.0
+        quantum = robust.quantum_of(values) if klass.as_rate and not quantum else quantum
+        base = robust.baseline_of(values[:index], quantum)
+        shift = robust.shift_of(base, values[index:]) if base else None
         if shift is None:
             continue
-        klass = signals.of_metric(points.metric)
-        candidates.append((shift.score * klass.weight, float(points.times[index + shift.onset_index])))
-    if not candidates:
+        candidates.append((shift.score * klass.weight, float(times[index + shift.onset_index])))
+    strong = [(score, moment) for score, moment in candidates if score >= MIN_SCORE]
+    if not strong:
         return None
-    strongest = max(score for score, _ in candidates)
-    if strongest < MIN_SCORE:
-        return None
-    return min(moment for score, moment in candidates if score >= ONSET_SHARE * strongest)
+    span = CLUSTER_STEPS * step
+    masses = [(sum(s for s, m in strong if moment <= m <= moment + span), -moment) for _, moment in strong]
+    return -max(masses)[1]

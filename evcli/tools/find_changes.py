@@ -25,13 +25,14 @@ from evcli.timerange import TimeRange
 from evcli.tools import registry
 from evcli.tools.fetch import NAMED, Outcome, call_range, environment_zone, resolve_service, unknown_service_outcome
 from evcli.tools.params import NAME, TimeExpression, ToolParams
-from evcli.tools.refs import with_unit
+from evcli.tools.refs import number, with_unit
 
 if TYPE_CHECKING:
     from evcli.tools.runner import SessionView, ToolEnvironment
 
 MIN_BASELINE = timedelta(minutes=10)  # a window shorter than this still gets this much baseline
 DETECTED = "detected onset"
+LOG_BUCKET_SECONDS = 60.0  # log lines are counted per minute at least (finer, a few lines a minute are all noise)
 
 
 class FindChangesParams(ToolParams):
@@ -62,6 +63,11 @@ def change_text(item: dict[str, Any]) -> str:
         )
         example = f"; example: {item['example']}" if item.get("example") else ""
         return f"{head}; {tail}{example}"
+    if item.get("kind") == "events":
+        return (
+            f"{who} {item['signal']} rose: {number(item['value'])} events from {item['onset']}"
+            f" (from {number(item['baseline'])} to {number(item['peak'])}); {tail}"
+        )
     rate = " rate" if item.get("rate") else ""
     return (
         f"{who} {item['signal']}{rate} {verb}: {with_unit(item['value'], unit)} from {item['onset']}"
@@ -96,7 +102,7 @@ def scope(params: FindChangesParams) -> dict[str, Any]:
 
 
 def fetch(params: FindChangesParams, env: ToolEnvironment, session: SessionView) -> Outcome:
-    from evcli.backends.snapshot_changes import log_counts, log_edges, series_points
+    from evcli.backends.snapshot_changes import level_series, log_counts, log_edges, series_points
     from evcli.diagnosis import changes as finder
     from evcli.diagnosis import ranking, topology, window
 
@@ -122,7 +128,8 @@ def fetch(params: FindChangesParams, env: ToolEnvironment, session: SessionView)
         start, origin = named.start.timestamp(), NAMED
     else:
         focus = _focus(asked, backend) if asked else None
-        detected = window.incident_start([p for p in series if focus is None or p.service in focus])
+        logged = level_series(backend, first, last, max(step, LOG_BUCKET_SECONDS))
+        detected = window.incident_start([p for p in [*series, *logged] if focus is None or p.service in focus], step)
         if detected is None:
             return _nothing(
                 found_scope, "no series changes anywhere in the snapshot: no incident start to compare", zone
