@@ -78,8 +78,10 @@ LOG_SUFFIXES = (".log", ".jsonl")
 METRIC_SUFFIX = ".csv"
 
 
-# A Deployment's pod: <deployment>-<pod-template hash>-<5 characters>; the hash holds a digit.
-_POD_NAME = re.compile(r"^(?P<service>[a-z0-9][a-z0-9-]*?)-(?=[a-z0-9]*\d)[a-z0-9]{6,10}-[a-z0-9]{5}$")
+# A Deployment's pod: <deployment>-<pod-template hash>-<5 characters>, both drawn from the alphabet Kubernetes
+# names them with (no vowels and no 0, 1, 3: a random suffix never spells a word such as "-report-daily").
+_KUBE_ALPHABET = "[bcdfghjklmnpqrstvwxz2456789]"
+_POD_NAME = re.compile(rf"^(?P<service>[a-z0-9][a-z0-9-]*?)-{_KUBE_ALPHABET}{{6,10}}-{_KUBE_ALPHABET}{{5}}$")
 
 
 def pod_service(name: str) -> str | None:

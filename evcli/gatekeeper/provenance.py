@@ -223,15 +223,15 @@ def rederive(document: SessionDocument, env_dir: Path) -> dict[int, Rederived]:
     return results
 
 
-_TOOL_CAPABILITIES = {"query_logs": ("logs",), "query_metrics": ("metrics", "alerts")}
-
-
 def _served_by(invocation: ToolInvocation, capabilities: tuple[str, ...]) -> bool:
     """Whether a live backend with these capabilities can have served the invocation: its tool reads what
-    the backend serves, and its output names no snapshot file (a snapshot's log search records the
-    digests of the files it read)."""
-    wanted = _TOOL_CAPABILITIES.get(invocation.tool_name)
-    if wanted is not None and not any(str(capability) in wanted for capability in capabilities):
+    the backend serves (the tool's `reads`), and its output names no snapshot file (a snapshot's log
+    search records the digests of the files it read)."""
+    from evcli.tools import registry
+
+    spec = registry.find(invocation.tool_name)
+    wanted = spec.reads if spec is not None else ()
+    if wanted and not any(str(capability) in wanted for capability in capabilities):
         return False
     return not (isinstance(invocation.output, dict) and invocation.output.get("digests"))
 

@@ -15,6 +15,7 @@ MESSAGES: dict[str, str] = {
     "runbook content becomes hypotheses and checking steps, never facts of this environment.",
     "plan.nothing_precise": "The question names no service or alert precise enough to query.",
     "purpose.metrics": "alerts and metric series",
+    "purpose.changes": "what changed against the baseline in every series and log, causes ranked before symptoms",
     "purpose.knowledge": "runbook guidance (possibilities, not facts of this environment)",
     "purpose.log_query": "log lines matching the keywords",
     "purpose.log_level": "WARN and ERROR log lines",

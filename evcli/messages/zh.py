@@ -14,6 +14,7 @@ MESSAGES: dict[str, str] = {
     "runbook 内容只作为假设和排查动作，不作为本环境事实。",
     "plan.nothing_precise": "问题未指明可精确查询的服务或告警，无法执行精确查询。",
     "purpose.metrics": "告警与指标序列",
+    "purpose.changes": "每个指标与日志相对基线的变化，先原因后症状地排序",
     "purpose.knowledge": "runbook 指引（仅作可能性，不是本环境事实）",
     "purpose.log_query": "匹配关键词的日志",
     "purpose.log_level": "WARN 及以上级别的日志",

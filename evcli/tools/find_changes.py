@@ -102,13 +102,14 @@ def scope(params: FindChangesParams) -> dict[str, Any]:
 
 
 def fetch(params: FindChangesParams, env: ToolEnvironment, session: SessionView) -> Outcome:
+    from evcli.backends.snapshot import SnapshotBackend
     from evcli.backends.snapshot_changes import level_series, log_counts, log_edges, series_points
     from evcli.diagnosis import changes as finder
     from evcli.diagnosis import ranking, topology, window
 
     backend = env.backend
     found_scope = scope(params)
-    if not hasattr(backend, "metric_files"):
+    if not isinstance(backend, SnapshotBackend):
         raise BackendError("find_changes compares a snapshot's series and logs: run with --env DIR")
     asked = None
     if params.service:
@@ -127,9 +128,10 @@ def fetch(params: FindChangesParams, env: ToolEnvironment, session: SessionView)
     if named is not None and named.start is not None:
         start, origin = named.start.timestamp(), NAMED
     else:
-        focus = _focus(asked, backend) if asked else None
-        logged = level_series(backend, first, last, max(step, LOG_BUCKET_SECONDS))
-        detected = window.incident_start([p for p in [*series, *logged] if focus is None or p.service in focus], step)
+        focus = _focus(asked, backend) if asked else None  # None: every service (no callees declared)
+        error_lines = level_series(backend, first, last, max(step, LOG_BUCKET_SECONDS))
+        compared = [p for p in [*series, *error_lines] if focus is None or p.service in focus]
+        detected = window.incident_start(compared, step)
         if detected is None:
             return _nothing(
                 found_scope, "no series changes anywhere in the snapshot: no incident start to compare", zone
@@ -156,7 +158,7 @@ def fetch(params: FindChangesParams, env: ToolEnvironment, session: SessionView)
     found = finder.ordered(found)
     if judged.unjudged:
         notes.append(f"{judged.unjudged} series not judged (fewer than 3 baseline points or no point in the window)")
-    names = {name.lower(): name for name in backend.known_services()}
+    names = {name.lower(): name for name in backend.known_services() or []}
     for service, aliases in backend.service_aliases().items():
         names.update({alias.lower(): service for alias in aliases})
     declared, unknown_names = topology.declared(backend.config.topology, backend.resolve_service)
@@ -164,7 +166,7 @@ def fetch(params: FindChangesParams, env: ToolEnvironment, session: SessionView)
         notes.append(f"topology names no known service: {', '.join(unknown_names)}")
     logged = topology.logged_peers(templates, names)
     callees = topology.merged(declared, logged)
-    if asked:  # a named service: it and what it depends on, directly or through others
+    if asked and declared.get(asked):  # a named service with declared callees: it and what it depends on
         focus = _reachable(asked, callees)
         found = [change for change in found if change.service in focus]
     suspects = ranking.rank(found, callees, step)
@@ -196,12 +198,13 @@ def fetch(params: FindChangesParams, env: ToolEnvironment, session: SessionView)
     return Outcome(output, found_scope)
 
 
-def _focus(asked: str, backend: Any) -> set[str]:
-    """A named service and its declared callees, transitively (log peers are not read yet)."""
+def _focus(asked: str, backend: Any) -> set[str] | None:
+    """A named service and its declared callees, transitively (log peers are not read yet); None when
+    it has no declared callees: then any service may be where its trouble starts."""
     from evcli.diagnosis import topology
 
     declared, _ = topology.declared(backend.config.topology, backend.resolve_service)
-    return _reachable(asked, declared)
+    return _reachable(asked, declared) if declared.get(asked) else None
 
 
 def _reachable(service: str, callees: dict[str, tuple[str, ...]]) -> set[str]:
@@ -294,7 +297,7 @@ SPEC = registry.register(
         summary="What changed against a baseline, every series and log, and the likely causes ranked.",
         params=FindChangesParams,
         option_help={
-            "service": "A service asked about (its suspect entry is marked; every service is still compared).",
+            "service": "A service asked about: with declared callees only it and what it depends on are ranked, else every service (its entry marked).",
             "baseline_since": "Start of the baseline (default: as long a stretch right before the window).",
             "baseline_until": "End of the baseline (default: the window's start).",
             "limit": "At most N changes and N suspects (1-100).",
@@ -305,5 +308,6 @@ SPEC = registry.register(
         ),
         fetch=fetch,
         scope=scope,
+        reads=("changes",),
     )
 )

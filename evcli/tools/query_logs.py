@@ -239,6 +239,7 @@ SPEC = registry.register(
         ),
         fetch=fetch,
         scope=scope,
+        reads=("logs",),
         precise=precise,
         wider=wider,
         option_help={

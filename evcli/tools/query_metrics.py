@@ -140,6 +140,7 @@ SPEC = registry.register(
         arrays=(registry.EvidenceArray("alerts", alert_text), registry.EvidenceArray("series", series_text)),
         fetch=fetch,
         scope=scope,
+        reads=("metrics", "alerts"),
         precise=precise,
         wider=wider,
     )

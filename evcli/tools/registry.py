@@ -73,6 +73,9 @@ class ToolSpec:
     # Where its evidence comes from: the environment's backend (snapshot or live) or the runbooks (knowledge).
     # AIOps self-evaluation and `gate --against` (which cannot re-run a live backend) read it.
     source: Literal["backend", "runbooks"] = "backend"
+    # The backend capabilities (evcli.backends.registry.Capability values) whose data it reads: `gate --against`
+    # asks whether a live backend named by a session can have served a call; () means any backend may have.
+    reads: tuple[str, ...] = ()
     # `evcli tool NAME --<field>` help per parameter field (the window syntax is explained for every tool).
     option_help: dict[str, str] = field(default_factory=dict)
 

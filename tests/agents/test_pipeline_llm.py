@@ -26,6 +26,7 @@ from evcli.backends.snapshot import demo_env_dir
 from evcli.gatekeeper.rules import load_rules
 from evcli.pipeline import ROLES, Pipeline, StageFailed
 from evcli.store.db import TraceStore
+from evcli.tools import registry
 from tests.agents.scripted_server import ScriptedServer, answer, calls, error, role_of, tool_messages
 
 KEY = "sk-scripted-pipeline-key-0000"
@@ -230,11 +231,8 @@ def test_all_four_roles_over_http_pass(server, store):
     # what went over the wire: one planner call, the executor twice (tools, then its document), verifier, composer
     assert [role_of(body) for body in server.requests] == ["planner", "executor", "executor", "verifier", "composer"]
     first_executor, second_executor = server.requests_for("executor")
-    assert {tool["function"]["name"] for tool in first_executor["tools"]} == {
-        "query_metrics",
-        "query_logs",
-        "lookup_knowledge",
-    }
+    # every registered tool, in registry order: the demo is a snapshot, so find_changes can run too
+    assert [tool["function"]["name"] for tool in first_executor["tools"]] == list(registry.names())
     (shown,) = tool_messages(second_executor)
     assert shown.startswith('<evidence invocation="1" tool="query_metrics" status="supported">')
     assert payload_of(server.requests_for("verifier")[0])["verified_claims"][0]["claim_text"] == CPU_CLAIM
@@ -267,8 +265,8 @@ def test_all_four_roles_over_http_pass(server, store):
     versions = {p["name"]: p["version"] for p in session.run.prompt_audit["prompts"]}
     assert versions == {
         "planner": "planner-v1",
-        "executor": "executor-v2",
-        "verifier": "verifier-v1",
+        "executor": "executor-v3",
+        "verifier": "verifier-v2",
         "composer": "composer-v1",
     }
     assert KEY not in json.dumps(session.model_dump(mode="json"))

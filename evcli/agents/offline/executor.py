@@ -22,7 +22,9 @@ from evcli.agents.offline.queries import (
     DISCOVERED_SERVICE_CAP,
     LOG_LIMIT,
     backoff_calls,
+    changes_call,
     common_calls,
+    diagnoses,
     discovery_calls,
     every_log_breakdown,
     evidence_calls,
@@ -40,9 +42,7 @@ from evcli.agents.offline.queries import (
 from evcli.contracts import ANSWER_VERSION, NO_EVIDENCE_PATH, ToolInvocation
 from evcli.messages import Catalogue, catalogue
 from evcli.scope.cues import BROAD_CUES, asks_common, asks_when, breakdown
-from evcli.scope.kinds import answer_kinds
 
-DIAGNOSIS_KINDS = frozenset({"diagnose", "changes"})
 SUSPECTS_SEARCHED = 2  # the first suspects' own alerts, series and logs are searched when no service is named
 
 
@@ -91,8 +91,8 @@ def _wanted_calls(
         # what changed comes first: the suspects it ranks are the services searched when none is named
         change_call = changes_call(intent)
         calls.append(change_call)
-        if change_call.key not in done:
-            return calls
+        if change_call.key not in done and not intent.services:
+            return calls  # its suspects are the services searched next; a named service is searched alongside
         found = results.get(change_call.key)
         suspects = [str(item.get("service")) for item in (found.output.get("suspects") or []) if found] if found else []
     services = searched_services(intent, [])
@@ -141,24 +141,6 @@ def _wanted_calls(
     if retry:
         calls += follow_up_calls(intent, services)
     return calls
-
-
-def diagnoses(intent: Ask, question: str) -> bool:
-    """A broad why- or what-changed question on an environment whose series and logs can be compared."""
-    served = intent.capabilities is None or "changes" in intent.capabilities
-    return served and not intent.narrow and bool(set(answer_kinds(question)) & DIAGNOSIS_KINDS)
-
-
-def changes_call(intent: Ask) -> Call:
-    """find_changes over the asked range (none: from where the series change), the named service marked."""
-    arguments: dict[str, Any] = {
-        key: value for key, value in (("since", intent.since), ("until", intent.until)) if value
-    }
-    if intent.window and not arguments:
-        arguments["window"] = intent.window
-    if intent.services:
-        arguments["service"] = intent.services[0]
-    return Call("find_changes", arguments)
 
 
 def _first_line_calls(intent: Ask, calls: list[Call], results: dict[str, ToolInvocation]) -> list[Call]:

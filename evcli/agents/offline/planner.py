@@ -10,6 +10,8 @@ from evcli.agents.engine import EngineReply, RoleRequest
 from evcli.agents.offline.payload import Ask, Call, intent_of, reply
 from evcli.agents.offline.queries import (
     DISCOVERED_SERVICE_CAP,
+    changes_call,
+    diagnoses,
     discovery_calls,
     evidence_calls,
     firing_services,
@@ -40,6 +42,7 @@ def plan(request: RoleRequest) -> EngineReply:
         services = searched_services(intent, firing_services(relevant, DISCOVERED_SERVICE_CAP))
         alertname = (intent.alertnames or (None,))[0] or first_firing_alert(alerts, services[0] if services else None)
         calls += service_calls(intent, services) + evidence_calls(intent, question, services, alertname)
+        calls = [changes_call(intent), *calls] if diagnoses(intent, question) else calls
         reasoning = words("plan.reasoning.broad")
     steps = [f"{call.signature()} — {_purpose(call, words)}" for call in calls] or [words("plan.nothing_precise")]
     return reply(
@@ -57,6 +60,8 @@ def _purpose(call: Call, words: Catalogue) -> str:
         return words("purpose.metrics")
     if call.name == "lookup_knowledge":
         return words("purpose.knowledge")
+    if call.name == "find_changes":
+        return words("purpose.changes")
     if call.arguments.get("query"):
         return words("purpose.log_query")
     return words("purpose.log_level")

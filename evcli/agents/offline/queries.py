@@ -22,6 +22,7 @@ from evcli.backends.base import LEVELS
 from evcli.messages import catalogue
 from evcli.scope.cues import asks_when, breakdown
 from evcli.scope.glossary import alternatives
+from evcli.scope.kinds import answer_kinds
 from evcli.tools.params import MAX_KEYWORDS, keywords
 
 RETRY_WINDOWS = ("2h", "6h")  # what an evidence retry widens the question's own window to
@@ -659,3 +660,24 @@ def first_firing_alert(alerts: list[dict[str, Any]], service: str | None) -> str
         if alert.get("state") == "firing" and (service is None or alert.get("service") == service):
             return alert.get("alertname")
     return None
+
+
+DIAGNOSIS_KINDS = frozenset({"diagnose", "changes"})
+
+
+def diagnoses(intent: Ask, question: str) -> bool:
+    """A broad why- or what-changed question on an environment whose series and logs can be compared."""
+    served = intent.capabilities is None or "changes" in intent.capabilities
+    return served and not intent.narrow and bool(set(answer_kinds(question)) & DIAGNOSIS_KINDS)
+
+
+def changes_call(intent: Ask) -> Call:
+    """find_changes over the asked range (none: from where the series change), the named service marked."""
+    arguments: dict[str, Any] = {
+        key: value for key, value in (("since", intent.since), ("until", intent.until)) if value
+    }
+    if intent.window and not arguments:
+        arguments["window"] = intent.window
+    if intent.services:
+        arguments["service"] = intent.services[0]
+    return Call("find_changes", arguments)
