@@ -25,6 +25,7 @@ __all__ = [
     "critical_tokens",
     "fact_tokens",
     "is_negation",
+    "json_unescaped",
     "mixed_case_words",
     "negated",
     "negations",
@@ -104,6 +105,32 @@ def normalize(text: str) -> str:
     if " %" in text:
         text = _SPACE_BEFORE_PERCENT.sub("%", text)
     return _drop_separator_spaces(text)
+
+
+# --- JSON escapes -------------------------------------------------------------------
+
+# A JSON string escape (RFC 8259 §7): a UTF-16 surrogate pair first, so it decodes as one character
+_JSON_ESCAPE = re.compile(
+    r'\\(?:u(d[89ab][0-9a-f]{2})\\u(d[c-f][0-9a-f]{2})|u([0-9a-f]{4})|(["\\/bfnrt]))', re.IGNORECASE
+)
+_JSON_SHORT_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+
+
+def _json_character(match: re.Match[str]) -> str:
+    high, low, code, short = match.groups()
+    if short is not None:
+        return _JSON_SHORT_ESCAPES[short]
+    if high is not None:
+        return chr(0x10000 + ((int(high, 16) - 0xD800) << 10) + int(low, 16) - 0xDC00)
+    character = chr(int(code, 16))
+    return "\ufffd" if 0xD800 <= ord(character) <= 0xDFFF else character  # a lone surrogate is no character
+
+
+def json_unescaped(text: str) -> str:
+    """The text with its JSON string escapes decoded, as the line a JSON log line (a container
+    runtime's `{"log": "..."}`) holds reads: `\\n` a line break, `\\"` a quote, `\\u00e9` é. Text
+    without an escape comes back unchanged; a backslash that starts no escape stays."""
+    return _JSON_ESCAPE.sub(_json_character, text) if "\\" in text else text
 
 
 # --- negations ----------------------------------------------------------------------

@@ -79,3 +79,19 @@ def test_fact_tokens_and_mixed_case_words():
 
 def test_the_gatekeeper_reads_the_shared_set():
     assert missing_facts("请勿重启 order-service", ["order-service restarted"]) == ["negation"]
+
+
+@pytest.mark.parametrize(
+    ("text", "decoded"),
+    [
+        (r"payment failed for userId=42\n", "payment failed for userId=42\n"),
+        (r"order \"ORD-7\" by zo\u00EB\tcaf\u00e9 \/cart \\ done", 'order "ORD-7" by zoë\tcafé /cart \\ done'),
+        (r"mood \ud83d\ude00 and a lone \ud83d", "mood \U0001f600 and a lone \ufffd"),
+        (r"C:\path \x no escape", r"C:\path \x no escape"),
+        ("no backslash at all", "no backslash at all"),
+    ],
+)
+def test_json_escapes_are_decoded_and_other_text_kept(text, decoded):
+    from evcli.text import json_unescaped
+
+    assert json_unescaped(text) == decoded

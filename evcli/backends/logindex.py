@@ -19,7 +19,8 @@ Invariants:
     a line without its own timestamp takes the previous event's: continuation lines such as stack
     traces, and lines no format reads), `level` (index into LEVELS, NULL when the line has none),
     `derived` (the level came from an access log status), `template` (the message with variable
-    parts masked), `instance` and the original `line` (without its line ending), for a line
+    parts masked; a container runtime's line: its inner line's), `instance` and the original
+    `line` (without its line ending, a container runtime's line as the runtime wrote it), for a line
     holding JSON `\\uXXXX` escapes the line with them decoded (`unescaped`), and `record`: the
     line number of the record's first line. A line with a timestamp of its own starts a record;
     a line without one (stack trace, continuation, unrecognised) belongs to the record of the
@@ -56,7 +57,7 @@ from evcli.backends.files import DeadlineExceeded, check_deadline, contained, op
 from evcli.backends.logformats import LineKind, LineReader, ParseContext
 from evcli.tools.redaction import ENV_EXTRA_PATTERNS, Redactor
 
-SCHEMA = 10  # part of every index file's name: a new schema builds new files
+SCHEMA = 11  # part of every index file's name: a new schema builds new files
 INDEX_DIR = "logindex"
 _PROGRESS_OPS = 20_000  # SQLite VM steps between deadline checks
 _INSTANCE_KEYS = ("instance", "pod", "host", "node", "thread")
@@ -172,12 +173,13 @@ def line_rows(lines: Iterator[str], reader: LineReader, tz: tzinfo, cursor: Curs
         kind, _, parsed = read(line)
         if kind is blank:
             continue
-        if parsed is None:  # continuation or unrecognised: part of the previous event
+        if parsed is None or parsed.continues:  # continuation or unrecognised: part of the previous event
             if record is None:
                 record, orphan = lineno, (lineno if kind is continuation else None)
             elif ts is None and kind is not continuation:
                 record = lineno
-            yield lineno, ts, level, derived, mask(line.strip()), instance, line, record
+            text = line if parsed is None else parsed.message  # a wrapped continuation: its inner line
+            yield lineno, ts, level, derived, mask(text.strip()), instance, line, record
             continue
         if first_parsed is None:
             first_parsed = lineno

@@ -90,6 +90,13 @@ def pod_service(name: str) -> str | None:
     return match["service"] if match else None
 
 
+def _relative_range(series: dict[str, Any]) -> float:
+    """How far a series moved in the range, relative to its size: (max - min) / max(|max|, |min|)."""
+    low, high = float(series.get("min") or 0.0), float(series.get("max") or 0.0)
+    size = max(abs(low), abs(high))
+    return (high - low) / size if size else 0.0
+
+
 def demo_env_dir() -> Path:
     """The packaged demo environment (`evcli/demo/`), installed or checked out."""
     return Path(__file__).resolve().parent.parent / "demo"
@@ -422,8 +429,10 @@ class SnapshotBackend:
         range: TimeRange | None = None,
         state: str = "active",
     ) -> MetricsResult:
-        """Alerts in `state` (a STATE_FILTERS key) active in the range, and metric series summaries.
-        The range is `range`, else the window's, else the whole snapshot (None)."""
+        """Alerts in `state` (a STATE_FILTERS key) active in the range, and metric series summaries:
+        of the service or metric asked, or, when neither nor an alert is named, of every series
+        (those that moved most, relative to their size, first). The range is `range`, else the
+        window's, else the whole snapshot (None)."""
         searched = range if range is not None else (None if window is None else TimeRange(window.start, window.end))
         label = window.label if range is None and window is not None else None
         resolved = None
@@ -453,12 +462,15 @@ class SnapshotBackend:
             hidden = sorted({alert_state_at(alert, now) for alert in named} - STATE_FILTERS[state])
             notes.append(f"{len(named) - len(alerts)} {'/'.join(hidden)} alert(s) not shown (state={state})")
         series: list[dict[str, Any]] = []
-        if resolved is not None or metric is not None:
+        everything = resolved is None and metric is None and alertname is None
+        if resolved is not None or metric is not None or everything:
             paths = self.metric_files(resolved)
             if resolved is not None and not paths:
                 notes.append(f"no {METRICS_DIR}/ file for {resolved}")
             for path in paths:
                 series += self._series(path, metric, searched, label, notes)
+        if everything:  # every series of the range, the ones that moved most first
+            series.sort(key=lambda item: (-_relative_range(item), item["service"], item["metric"]))
         counts = f"{len(alerts)} alert{'s' * (len(alerts) != 1)}, {len(series)} series"
         return MetricsResult(
             alerts=alerts, series=series, message="; ".join([counts, *notes]), searched_range=self._stated(searched)

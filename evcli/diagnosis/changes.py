@@ -36,6 +36,7 @@ EVENT_SCORE = 10.0  # per event of a count of events (one restart; a crash loop 
 SURGE_FACTOR = 4.0
 SURGE_MIN = 10
 _COUNTER_ENDINGS = ("_total_", "_count_", "_sum_", "_seconds_total_")
+_FRACTION_WORDS = ("_ratio_", "ratio", "utilization", "utilisation", "fraction", "_usage_", "_used_")
 
 
 @dataclass(frozen=True)
@@ -91,7 +92,7 @@ def series_changes(series: list[SeriesPoints], baseline: tuple[float, float], wi
         before = values[(times >= baseline[0]) & (times < baseline[1])]
         inside = (times >= window[0]) & (times <= window[1])
         # a rate of sparse events moves in steps of one event per interval: it is not judged finer than that
-        quantum = robust.quantum_of(values[(times >= baseline[0]) & (times <= window[1])]) if rate else 0.0
+        quantum = event_quantum(times) if rate else 0.0
         base = robust.baseline_of(before, quantum)
         if base is None or not inside.any():
             unjudged += 1
@@ -103,7 +104,7 @@ def series_changes(series: list[SeriesPoints], baseline: tuple[float, float], wi
             change = _event_change(points, klass, before, during_times, values[inside])
             found += [change] if change else []
             continue
-        shift = robust.shift_of(base, values[inside])
+        shift = robust.shift_of(base, values[inside], ceiling_of(points.metric, points.unit, values))
         if shift is None:
             continue
         found.append(
@@ -162,6 +163,23 @@ def _event_change(
         source=points.source,
         instance=points.instance,
     )
+
+
+def event_quantum(times: np.ndarray) -> float:
+    """One event per typical interval of a rate's points (events per second), 0 without two points."""
+    gaps = np.diff(times)
+    gaps = gaps[gaps > 0]
+    return 1.0 / float(np.median(gaps)) if gaps.size else 0.0
+
+
+def ceiling_of(metric: str, unit: str, values: np.ndarray) -> float | None:
+    """The bound a quantity cannot pass: 100 for a percentage, 1 for a ratio or utilisation read as a
+    fraction (its values within [0, 1]); None for an unbounded one."""
+    if unit.strip() == "%":
+        return 100.0
+    key = signals.metric_key(metric)
+    fraction = bool(values.size) and float(values.min()) >= 0.0 and float(values.max()) <= 1.0
+    return 1.0 if fraction and any(word in key for word in _FRACTION_WORDS) else None
 
 
 def is_counter(metric: str, values: np.ndarray) -> bool:

@@ -63,22 +63,20 @@ def baseline_of(values: Sequence[float] | np.ndarray, quantum: float = 0.0) -> B
     return Baseline(centre, spread, int(points.size), MAD_SCALE * mad)
 
 
-def quantum_of(values: np.ndarray) -> float:
-    """The smallest positive difference between two of the values (0 for fewer than two distinct)."""
-    distinct = np.unique(values)
-    steps = np.diff(distinct)
-    return float(steps.min()) if steps.size else 0.0
-
-
-def score_of(z: float, change: float, centre: float, spread: float) -> float:
-    """How sure and how large a change is: |z| (capped) weighed by its size relative to the level."""
+def score_of(z: float, change: float, centre: float, spread: float, ceiling: float | None = None) -> float:
+    """How sure and how large a change is: |z| (capped) weighed by its size relative to the level, or,
+    for a bounded quantity rising towards its `ceiling` (100 %, a ratio's 1), to the room it had left."""
     level = max(abs(centre), spread)
-    relative = min(1.0, abs(change) / level / RELATIVE_FULL)
+    relative = abs(change) / level
+    if ceiling is not None and change > 0 and ceiling > centre:
+        relative = max(relative, change / (ceiling - centre))
+    relative = min(1.0, relative / RELATIVE_FULL)
     return round(min(abs(z), Z_CAP) * relative, 3)
 
 
-def shift_of(base: Baseline, window: Sequence[float] | np.ndarray) -> Shift | None:
-    """The change of `window` against `base`, None when no sustained run leaves the band."""
+def shift_of(base: Baseline, window: Sequence[float] | np.ndarray, ceiling: float | None = None) -> Shift | None:
+    """The change of `window` against `base`, None when no sustained run leaves the band (`ceiling`: see
+    score_of)."""
     points = np.asarray(window, dtype=float)
     if not points.size:
         return None
@@ -102,7 +100,7 @@ def shift_of(base: Baseline, window: Sequence[float] | np.ndarray) -> Shift | No
             points=int(tail.size),
             outside=int(flags[onset:].sum()),
             z=z,
-            score=score_of(z, value - base.centre, base.centre, base.spread),
+            score=score_of(z, value - base.centre, base.centre, base.spread, ceiling),
         )
         if best is None or found.score > best.score:
             best = found

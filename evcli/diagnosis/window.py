@@ -16,7 +16,7 @@ import numpy as np
 
 from evcli.backends.snapshot_changes import SeriesPoints
 from evcli.diagnosis import robust, signals
-from evcli.diagnosis.changes import EVENT_SCORE, is_counter, rates
+from evcli.diagnosis.changes import EVENT_SCORE, event_quantum, is_counter, rates
 
 MIN_SCORE = 3.0
 CLUSTER_STEPS = 10
@@ -49,8 +49,7 @@ def incident_start(series: list[SeriesPoints], step: float = 60.0) -> float | No
         index = robust.changepoint(values)
         if index is None or values.size - index < MIN_TAIL:
             continue  # a change point in the last few points cannot be told from a blip
-        quantum = max(robust.quantum_of(values), 1.0) if points.unit == "lines" else 0.0
-        quantum = robust.quantum_of(values) if klass.as_rate and not quantum else quantum
+        quantum = 1.0 if points.unit == "lines" else (event_quantum(times) if klass.as_rate else 0.0)
         base = robust.baseline_of(values[:index], quantum)
         shift = robust.shift_of(base, values[index:]) if base else None
         if shift is None:

@@ -74,6 +74,8 @@ MESSAGES: dict[str, str] = {
     "diagnosis.suspect": "Likely root cause (a hypothesis to confirm): {excerpt}.",
     "diagnosis.change": "{excerpt}.",
     "diagnosis.ranked_by": "The causes were ranked by {used}; a ranked suspect is a hypothesis, not a confirmed cause.",
+    "diagnosis.asked_unlinked": "Nothing known links {asked} to {first} (no declared topology or logged call between "
+    "them): {first} changed first, and is the cause of {asked}'s trouble only if {asked} depends on it.",
     "diagnosis.no_suspect": "find_changes found no change against the baseline ({message}).",
     "action.confirm_suspect": "Confirm {service} as the cause: check what changed on it at {onset} (deploys, config, "
     "resource limits, its own dependencies) and whether {signals} recover when it is fixed.",

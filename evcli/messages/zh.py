@@ -72,6 +72,8 @@ MESSAGES: dict[str, str] = {
     "diagnosis.suspect": "可能的根因（待确认的假设）：{excerpt}。",
     "diagnosis.change": "{excerpt}。",
     "diagnosis.ranked_by": "根因排名依据：{used}；排名靠前的嫌疑服务是假设，不是已确认的根因。",
+    "diagnosis.asked_unlinked": "没有已知的调用关系把 {asked} 与 {first} 联系起来（未声明拓扑，日志中也没有二者之间的调用）："
+    "{first} 更早发生变化，只有当 {asked} 依赖它时它才是 {asked} 问题的原因。",
     "diagnosis.no_suspect": "find_changes 未发现相对基线的变化（{message}）。",
     "action.confirm_suspect": "确认 {service} 是否为根因：检查它在 {onset} 的变更（发布、配置、资源限制、它自身的依赖），"
     "并在修复后确认 {signals} 是否恢复。",

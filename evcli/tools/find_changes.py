@@ -16,7 +16,7 @@ A snapshot is needed: a live backend has no change inputs (the call fails, sayin
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta, tzinfo
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
@@ -30,7 +30,8 @@ from evcli.tools.refs import number, with_unit
 if TYPE_CHECKING:
     from evcli.tools.runner import SessionView, ToolEnvironment
 
-MIN_BASELINE = timedelta(minutes=10)  # a window shorter than this still gets this much baseline
+MIN_BASELINE = timedelta(minutes=10)
+DAY_SECONDS = 86400.0  # a window shorter than this still gets this much baseline
 DETECTED = "detected onset"
 LOG_BUCKET_SECONDS = 60.0  # log lines are counted per minute at least (finer, a few lines a minute are all noise)
 
@@ -42,6 +43,8 @@ class FindChangesParams(ToolParams):
     window: str | None = None
     baseline_since: TimeExpression = None
     baseline_until: TimeExpression = None
+    # before: an equally long stretch right before the window; day: the same stretch a day earlier
+    baseline: Literal["before", "day"] = "before"
     limit: int = Field(20, ge=1, le=100)
 
 
@@ -236,6 +239,8 @@ def _baseline(params: FindChangesParams, backend: Any, start: float, end: float,
         low = named.start.timestamp() if named.start is not None else first
         high = named.end.timestamp() if named.end is not None else start
         return max(low, first), min(high, start)
+    if params.baseline == "day":  # the same time of day a day earlier, as far as the data reaches back
+        return max(first, start - DAY_SECONDS), max(first, end - DAY_SECONDS)
     length = max(end - start, MIN_BASELINE.total_seconds())
     return max(first, start - length), start
 
@@ -300,6 +305,7 @@ SPEC = registry.register(
             "service": "A service asked about: with declared callees only it and what it depends on are ranked, else every service (its entry marked).",
             "baseline_since": "Start of the baseline (default: as long a stretch right before the window).",
             "baseline_until": "End of the baseline (default: the window's start).",
+            "baseline": "before: as long a stretch right before the window (default); day: the same hours a day earlier.",
             "limit": "At most N changes and N suspects (1-100).",
         },
         arrays=(

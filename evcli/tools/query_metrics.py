@@ -128,8 +128,9 @@ SPEC = registry.register(
         description=(
             "Alerts and metric series (min/max/last with their times, number of points) of a service, or of "
             "everything, in a time range (since/until, or a relative window; none: the whole snapshot, or the "
-            "last hour of a live backend). Alerts are the active ones (firing or pending) unless state asks for "
-            "resolved, suppressed (silenced or inhibited) or any."
+            "last hour of a live backend). With no service, alert or metric named, a snapshot returns every "
+            "series of the range, those that moved most first. Alerts are the active ones (firing or pending) "
+            "unless state asks for resolved, suppressed (silenced or inhibited) or any."
         ),
         summary="Alerts and metric series of a service (or of everything).",
         params=QueryMetricsParams,

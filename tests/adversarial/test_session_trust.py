@@ -109,15 +109,19 @@ def test_hand_added_invocation_is_not_accounted_for(tmp_path, changes):
 
 def test_hand_added_invocation_beyond_the_listed_tool_calls_is_not_accounted_for(tmp_path, fresh):
     document = copy.deepcopy(fresh)
-    # The first executor step recorded its complete call list: one query_metrics call.
-    step = next(s for s in document["steps"] if s["agent"] == "executor" and s["has_tool_call"])
-    assert json.loads(step["model_output_summary"]) == [
-        {"tool": "query_metrics", "arguments": {"service": "order-service"}}
-    ]
+    metrics = next(i for i in document["invocations"] if i["tool_name"] == "query_metrics")
+    # The executor step that called query_metrics recorded its complete call list: one query_metrics call.
+    step = next(
+        s
+        for s in document["steps"]
+        if s["agent"] == "executor" and s["has_tool_call"] and '"query_metrics"' in s["model_output_summary"]
+    )
+    listed = json.loads(step["model_output_summary"])
+    assert listed.count({"tool": "query_metrics", "arguments": {"service": "order-service"}}) == 1
     for other in document["steps"]:
         if other is not step and other["has_tool_call"]:
             other["has_tool_call"] = False  # the attacker also hides the truncated call lists
-    added = copy.deepcopy(_invocation(document, 1))
+    added = copy.deepcopy(metrics)
     added.update(invocation_id=len(document["invocations"]) + 1)
     document["invocations"].append(added)
     _cite(document, added, "$.alerts[0]", "HighMemoryUsage, service=order-service")

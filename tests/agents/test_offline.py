@@ -311,9 +311,22 @@ def test_broad_order_service(tmp_path):
     assert run.gate_result.severity == "none", run.gate_result.errors
     names = [call.name for call in tool_calls(run)]
     assert names.count("query_metrics") == 1 and names.count("lookup_knowledge") == 1 and names.count("query_logs") == 2
-    types = [claim["claim_type"] for claim in output["claims"]]
-    assert set(types) <= {"observation", "symptom", "negative_observation"}
-    assert "symptom" in types and "root_cause" not in types
+    # the one root cause stated is the first suspect of find_changes, as a hypothesis bound to its ranking
+    hypothesis, *facts = output["claims"]
+    assert (hypothesis["claim_type"], hypothesis["support_level"]) == ("root_cause", "indirect")
+    assert hypothesis["claim_text"].startswith("Likely root cause (a hypothesis to confirm): rank 1: ")
+    suspect, *changes = [(b["tool_name"], b["raw_path"]) for b in hypothesis["evidence_bindings"]]
+    assert suspect == ("find_changes", "$.suspects[0]") and changes
+    assert all(tool == "find_changes" and re.fullmatch(r"\$\.changes\[\d+\]", path) for tool, path in changes)
+    # no topology is declared: every service is ranked; the asked service's own entry is stated as well
+    asked = [claim for claim in facts if claim["claim_type"] == "root_cause"]
+    assert all(claim["support_level"] == "indirect" for claim in asked)
+    stated = [hypothesis["claim_text"], *(claim["claim_text"] for claim in asked)]
+    assert any(": order-service, fault=" in text for text in stated)  # the asked service's own entry
+    if ": order-service, fault=" not in hypothesis["claim_text"]:  # ranked below a service nothing links it to
+        assert any(note.startswith("Nothing known links order-service to ") for note in output["missing_info"])
+    types = [claim["claim_type"] for claim in facts if claim not in asked]
+    assert set(types) <= {"observation", "symptom", "negative_observation"} and "symptom" in types
     texts = [claim["claim_text"] for claim in output["claims"]]
     assert "order-service has a firing HighMemoryUsage alert: current=91%, duration=17m." in texts
     assert any("OOMKilled" in text for text in texts) and any("HikariPool-1" in text for text in texts)
@@ -391,15 +404,35 @@ def test_a_derived_level_is_labelled_and_a_2xx_line_is_no_symptom(question, labe
 
 
 def test_broad_question_naming_no_service_follows_the_firing_alerts(tmp_path):
-    run = full_run("What's wrong right now?", tmp_path)
+    run = full_run("How is the system doing?", tmp_path)  # no why, no what-changed: nothing to rank
     assert run.gate_result.severity == "none", run.gate_result.errors
     first, *rest = tool_calls(run)
     assert (first.name, first.arguments) == ("query_metrics", {})
+    assert "find_changes" not in {call.name for call in rest}
     services = {call.arguments.get("service") for call in rest if call.name == "query_logs"}
     assert services == {
         "payment-service",
         "order-service",
     }  # the first two services with firing alerts
+
+
+def test_why_question_naming_no_service_searches_the_first_suspects(tmp_path):
+    run = full_run("What's wrong right now?", tmp_path)
+    assert run.gate_result.severity == "none", run.gate_result.errors
+    first, *rest = tool_calls(run)
+    assert (first.name, first.arguments) == ("find_changes", {})
+    changes = next(i for i in run.invocations if i.tool_name == "find_changes")
+    suspects = [item["service"] for item in changes.output["suspects"]]
+    # the demo's first two suspects are not its first two services with firing alerts: this tells which is followed
+    assert set(suspects[:2]) != {"payment-service", "order-service"}, suspects
+    assert {call.arguments.get("service") for call in rest if call.name == "query_logs"} == set(suspects[:2])
+    hypothesis = run.executor_output["claims"][0]
+    assert hypothesis["claim_type"] == "root_cause" and f"rank 1: {suspects[0]}," in hypothesis["claim_text"]
+    suspect = hypothesis["evidence_bindings"][0]
+    assert (suspect["source_invocation_id"], suspect["raw_path"]) == (changes.invocation_id, "$.suspects[0]")
+    # the firing alerts are still read and cited
+    alerts = [c["claim_text"] for c in run.executor_output["claims"] if "alert:" in c["claim_text"]]
+    assert "order-service has a firing HighMemoryUsage alert: current=91%, duration=17m." in alerts
 
 
 def test_last_step_gets_the_document_and_reports_what_was_not_run(tmp_path):
@@ -408,32 +441,43 @@ def test_last_step_gets_the_document_and_reports_what_was_not_run(tmp_path):
         tmp_path,
         max_steps=2,
     )
-    assert [call.name for call in tool_calls(run)] == ["query_metrics"]  # step 1; step 2 offers no tools
-    assert run.gate_result.severity == "none", run.gate_result.errors
+    (_, first_reply), (last_request, _) = run.recorder.of("executor")
+    assert tool_calls(run) == first_reply.tool_calls and last_request.tools is None  # step 2 offers no tools
     assert run.executor_output["claims"]
     [note] = [item for item in run.executor_output["missing_info"] if item.startswith("Not run within the step budget")]
-    assert "lookup_knowledge(" in note and "query_logs(" in note
+    # step 1 ran what changed and the named service's metrics together; what they asked for next was not run
+    assert {call.name for call in first_reply.tool_calls} == {"find_changes", "query_metrics"}
+    assert "query_logs(service='order-service'" in note
+    assert run.gate_result.severity == "none", run.gate_result.errors
+
+
+def turns_until(tool: str, payload: dict, tools: list[dict]) -> tuple[list[Turn], ToolCall]:
+    """Ask the executor, running its calls on the demo environment, until it calls `tool`: the turns
+    before, and that call."""
+    environment, turns = build_environment(), []
+    while True:
+        calls = ask("executor", payload, turns, tools=tools).tool_calls
+        assert calls, f"the executor answered without calling {tool}"
+        for call in calls:
+            if call.name == tool:
+                return turns, call
+            invocation = run_tool(call.name, call.arguments, environment)
+            invocation = invocation.model_copy(update={"invocation_id": len(turns) + 1})
+            turns.append(Turn(call=call, view=model_view(invocation), invocation=invocation))
 
 
 def test_refused_call_is_reported_not_retried(offered_tools):
     broad = Ask("en", False, ("order-service",), (), (), None)
     payload = executor_payload(broad, "Why is order-service slow?")
-    [call] = ask("executor", payload, tools=offered_tools).tool_calls
+    before, call = turns_until("query_metrics", payload, offered_tools)
     view = '<refused tool="query_metrics">query_metrics refused: this session already made 8 calls (cap 8)</refused>'
-    reply = ask(
-        "executor",
-        payload,
-        [Turn(call=call, view=view, invocation=None)],
-        tools=offered_tools,
-    )
+    transcript = [*before, Turn(call=call, view=view, invocation=None)]
+    reply = ask("executor", payload, transcript, tools=offered_tools)
     assert reply.tool_calls and all(c.name != "query_metrics" for c in reply.tool_calls)
     ids = [c.id for c in reply.tool_calls]
-    assert ids == [f"call-{n}" for n in range(2, 2 + len(ids))]
-    final = ask(
-        "executor",
-        payload | {"final_step": True},
-        [Turn(call=call, view=view, invocation=None)],
-    )
+    first = len(transcript) + 1
+    assert ids == [f"call-{n}" for n in range(first, first + len(ids))]
+    final = ask("executor", payload | {"final_step": True}, transcript)
     missing = json.loads(final.text)["missing_info"]
     assert "query_metrics(service='order-service') was not run: query_metrics refused: " in " ".join(missing)
 
@@ -442,11 +486,11 @@ def test_alert_driven_run_takes_service_and_alert_from_the_alert(offered_tools):
     blank = Ask("en", False, (), (), (), None)
     payload = executor_payload(blank, "Diagnose this alert")
     payload["aiops_alert"] = {"labels": {"alertname": "HighMemoryUsage", "service": "order-service"}}
-    [call] = ask("executor", payload, tools=offered_tools).tool_calls
-    assert (call.name, call.arguments) == (
-        "query_metrics",
-        {"service": "order-service"},
-    )
+    before, lookup = turns_until("lookup_knowledge", payload, offered_tools)
+    calls = [turn.call for turn in before]
+    assert ("query_metrics", {"service": "order-service"}) in [(call.name, call.arguments) for call in calls]
+    assert {call.arguments.get("service") for call in calls} == {"order-service"}
+    assert (lookup.arguments["service"], lookup.arguments["alertname"]) == ("order-service", "HighMemoryUsage")
 
 
 def test_only_offered_tools_are_called(offered_tools):
@@ -1052,7 +1096,7 @@ def test_next_steps_come_only_from_a_runbook_matching_the_question(tmp_path):
     output = run.executor_output
     assert not any("runbooks/" in text for text in [*output["recommended_actions"], *output["hypotheses"]])
     ssh = full_run("Why is auth logging so many failed passwords from 203.0.113.45?", tmp_path, HOST_ENV)
-    actions = ssh.executor_output["recommended_actions"]
+    actions = [action for action in ssh.executor_output["recommended_actions"] if "(runbook " in action]
     assert actions and all("runbooks/ssh-brute-force.md" in action for action in actions)
 
 
@@ -1107,7 +1151,8 @@ def test_a_logs_only_snapshot_is_not_asked_for_metrics_and_a_paraphrased_count_b
     run = full_run("how many times did it fail to contact the RM?", tmp_path, env)
 
     # no runbooks in the directory either: nothing to look up, and the answer says so instead of a failed lookup
-    assert run.pipeline.store.load(run.session_id).run.config.environment.capabilities == ["logs"]
+    # logs to compare with a baseline (changes), but a count question asks for no ranking of causes
+    assert run.pipeline.store.load(run.session_id).run.config.environment.capabilities == ["logs", "changes"]
     assert {invocation.tool_name for invocation in run.invocations} == {"query_logs"}
     assert "This environment holds no runbooks: none were looked up." in run.executor_output["missing_info"]
     searched = [
@@ -1128,7 +1173,8 @@ def test_a_logs_only_snapshot_with_a_runbook_looks_it_up(tmp_path):
     )
     run = full_run("why does mapreduce fail to contact the RM?", tmp_path, env)
 
-    assert run.pipeline.store.load(run.session_id).run.config.environment.capabilities == ["logs", "knowledge"]
+    capabilities = run.pipeline.store.load(run.session_id).run.config.environment.capabilities
+    assert capabilities == ["logs", "knowledge", "changes"]
     assert "lookup_knowledge" in {invocation.tool_name for invocation in run.invocations}
     assert not any("holds no runbooks" in note for note in run.executor_output["missing_info"])
 

@@ -2,6 +2,8 @@
 
 from dataclasses import replace
 
+import pytest
+
 from evcli.agents.offline.payload import intent_of
 from evcli.agents.offline.queries import evidence_calls, follow_up_calls, narrow_calls, overview_gap_calls
 from evcli.contracts import AskedRange, QuestionScope
@@ -157,6 +159,25 @@ def test_a_status_class_holds_a_status_of_its_class_but_not_a_version():
     assert holds('"POST /api/orders HTTP/1.1" 502 157', "5xx")
     assert not holds('"GET / HTTP/1.1" 200 12 "Mozilla AppleWebKit/537.36"', "5xx")
     assert holds("Invalid user oracle from 1.2.3.4", "invalid USER oracle")
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["INFO order ORD-7 placed by OrderServiceImpl#548", "\tat com.example.shop.Foo.bar(Foo.java:503)",
+     "INFO config read at Foo.java:500", "INFO unexpected token at line 502", "INFO listening on port 5003",
+     "INFO user id=5001 logged in", "INFO processed batch of 500 records"],
+)  # fmt: skip
+def test_a_status_class_holds_no_number_that_is_not_written_as_a_status(line):
+    from evcli.agents.offline.claims import holds
+
+    assert not holds(line, "5xx")
+
+
+def test_a_status_class_holds_a_status_of_its_class_written_with_its_context():
+    from evcli.agents.offline.claims import holds
+
+    assert holds("WARN checkout: shop-api returned 503", "5xx") and not holds("WARN shop-api returned 503", "4xx")
+    assert holds("GET /cart status=404 took 3ms", "4xx") and not holds("GET /cart status=404 took 3ms", "5xx")
 
 
 def test_an_alert_asked_firing_is_read_in_any_state_so_an_inhibited_one_answers():

@@ -109,7 +109,7 @@ def test_broken_snapshot_reports_every_problem_with_its_file(tmp_path):
     report = check_env(root)
     assert report.ok is False
     assert problems_of(report, "env.toml") == [
-        ("error", "unknown key 'timzone' (expected name, now, services, timezone)")
+        ("error", "unknown key 'timzone' (expected name, now, services, timezone, topology)")
     ]
     [(severity, message)] = problems_of(report, "alerts.json")
     assert severity == "error" and message.startswith("unknown alerts shape; expected one of: Prometheus")
@@ -363,3 +363,58 @@ def test_a_few_text_lines_in_a_jsonl_file_are_a_warning_and_read_as_text(tmp_pat
     assert problems_of(report, "logs/checkout.jsonl") == [
         ("warning", "2 lines are not JSON objects (lines 121, 122); they are read as text lines")
     ]
+
+
+# Inner lines of three services, as their programs write them (Spring Boot, logfmt, zap's JSON), and the
+# level of each (None: a stack trace line, which continues the event before it)
+CONTAINER_LOGS = {
+    "cart": [
+        ("2026-07-08 22:41:54.001  INFO 1 --- [nio-8080-exec-1] c.e.shop.CartController : cart 42 loaded", "INFO"),
+        ("2026-07-08 22:41:55.210 ERROR 1 --- [nio-8080-exec-3] c.e.shop.CartController : payment failed", "ERROR"),
+        ("java.lang.IllegalStateException: payment gateway closed", None),
+        ("\tat com.example.shop.OrderServiceImpl.place(OrderServiceImpl.java:548)", None),
+        ("\t... 12 more", None),
+        ("2026-07-08 22:41:56.300  WARN 1 --- [nio-8080-exec-4] c.e.shop.CartController : retrying payment", "WARN"),
+        ("2026-07-08 22:41:57.400 ERROR 1 --- [nio-8080-exec-5] c.e.shop.CartController : payment failed", "ERROR"),
+    ],
+    "gateway": [
+        ('time=2026-07-08T22:41:54Z level=info msg="request served" path=/cart', "INFO"),
+        ('time=2026-07-08T22:41:55Z level=error msg="upstream timeout" upstream=cart', "ERROR"),
+        ('time=2026-07-08T22:41:56Z level=warning msg="slow upstream" upstream=cart', "WARN"),
+    ],
+    "payment": [
+        ('{"level":"info","ts":1783550514.1,"caller":"pay/charge.go:40","msg":"charge started","orderId":"ORD-1"}',
+         "INFO"),
+        ('{"level":"error","ts":1783550515.2,"caller":"pay/charge.go:88","msg":"charge failed","orderId":"ORD-1"}',
+         "ERROR"),
+        ('{"level":"warn","msg":"x"}', "WARN"),
+        ('{"level":"error","ts":1783550517.4,"caller":"pay/charge.go:88","msg":"charge failed","orderId":"ORD-2"}',
+         "ERROR"),
+    ],
+}  # fmt: skip
+
+
+def container_snapshot(root: Path) -> Path:
+    """A snapshot of CONTAINER_LOGS as Docker's json-file driver writes them, one runtime line per
+    inner line (the runtime's time a few ms after the program's)."""
+    files: dict[str, str | bytes] = {"env.toml": 'now = "2026-07-08T23:00:00Z"\n'}
+    for service, lines in CONTAINER_LOGS.items():
+        files[f"logs/{service}.log"] = "".join(
+            json.dumps(
+                {"log": inner + "\n", "stream": "stderr" if level is None else "stdout",
+                 "time": f"2026-07-08T22:41:{54 + index // 2}.{index:03d}456789Z"},
+                separators=(",", ":"),
+            ) + "\n"
+            for index, (inner, level) in enumerate(lines)
+        )  # fmt: skip
+    return make_snapshot(root, files)
+
+
+def test_container_json_logs_report_their_inner_lines_levels(tmp_path):
+    report = check_env(container_snapshot(tmp_path / "containers"))
+    assert report.ok, report.problems
+    for info in report.log_files:
+        written = [level for _, level in CONTAINER_LOGS[info.service]]
+        assert (info.format, info.timestamp_share, info.level_share) == ("container_json", 1.0, 1.0), info
+        assert info.continuation_lines == written.count(None)
+        assert info.levels == {level: written.count(level) for level in sorted(set(written) - {None})}

@@ -5,6 +5,7 @@ and the issue 9 semantics of its results (range, unleveled lines, stats, pattern
 from __future__ import annotations
 
 import hashlib
+import json
 import sqlite3
 import subprocess
 import sys
@@ -420,6 +421,38 @@ def test_stats_count_the_records_of_the_matching_lines_and_say_so(tmp_path):
     assert stats_text(one.stats).startswith("stats: 1 matching line in 2026-")
     errors = query(snap, level="ERROR", strict=True)  # continuation lines carry their head's level
     assert (errors.total, errors.stats["records"]) == (9, 2)
+
+
+def _docker_json(text: str) -> str:
+    """Each line of `text` as Docker's json-file driver writes it, one runtime second apart."""
+    lines = [line for line in text.splitlines() if line]
+    return "".join(
+        json.dumps({"log": line + "\n", "stream": "stdout", "time": f"2026-07-08T23:00:{second:02d}.5Z"}) + "\n"
+        for second, line in enumerate(lines)
+    )
+
+
+def test_a_wrapped_file_has_the_levels_records_and_patterns_of_its_inner_lines(tmp_path):
+    """A container runtime's file of a Java service: its lines read as the service's own (ERROR heads,
+    their stack traces continuing them), not as one level-less record per runtime line."""
+    bare = snapshot(tmp_path / "bare", JAVA_TRACE.replace("\n\n", "\n"))
+    wrapped = snapshot(tmp_path / "wrapped", _docker_json(JAVA_TRACE))
+    for level, strict in ((None, False), ("ERROR", True), ("ERROR", False), ("INFO", True)):
+        got, expected = query(wrapped, level=level, strict=strict), query(bare, level=level, strict=strict)
+        assert (got.total, got.stats["records"], got.stats["by_level"]) == (
+            expected.total,
+            expected.stats["records"],
+            expected.stats["by_level"],
+        ), (level, strict)
+        shape = [(p["template"], p["count"], p["level"], p["starts_record"]) for p in got.patterns]
+        assert shape == [(p["template"], p["count"], p["level"], p["starts_record"]) for p in expected.patterns]
+    errors = query(wrapped, level="ERROR", strict=True)
+    assert (errors.total, errors.stats["records"]) == (9, 2)
+    bare_errors = query(bare, level="ERROR", strict=True)
+    assert [(entry["level"], entry["message"]) for entry in errors.logs] == [
+        (entry["level"], entry["message"]) for entry in bare_errors.logs
+    ]
+    assert errors.logs[2]["message"] == "at com.example.Pool.get(Pool.java:12)"
 
 
 def test_host_shop_api_session_expired_is_42_lines_in_14_records():

@@ -3,6 +3,7 @@ the detector on mixed samples, and the detected-format-first reader."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta, timezone
 from zoneinfo import ZoneInfo
 
@@ -804,3 +805,64 @@ def test_logcat_buffer_markers_are_no_events_and_do_not_count_against_logcat() -
 def test_no_other_format_reads_loghub_style_lines(line: str) -> None:
     readers = [each.name for each in FORMATS if each.sniff(line) and each.parse(line, context())]
     assert len(readers) == 1, readers
+
+
+# --- container runtime wrappers: the inner line read as if it stood alone -------------------------
+
+_RUNTIME_TIME = "2026-07-08T22:41:55.987654321Z"
+_RUNTIME_MOMENT = utc(2026, 7, 8, 22, 41, 55, 987654)
+# inner line, its level and message, and the fields it gives besides the runtime's stream
+_INNER_LINES = [
+    ("2026-07-08 22:41:55.210 ERROR 1 --- [nio-8080-exec-3] c.e.shop.CartController : payment failed",
+     "ERROR", "payment failed", {"thread": "nio-8080-exec-3", "logger": "c.e.shop.CartController", "pid": "1"}),
+    ('time=2026-07-08T22:41:55Z level=error msg="upstream timeout"', "ERROR", "upstream timeout", {}),
+    ('{"level":"warn","msg":"x"}', "WARN", "x", {}),
+    ('{"level":"error","ts":1783550515.21,"caller":"cart/handler.go:42","msg":"payment failed","orderId":42}',
+     "ERROR", "payment failed", {"caller": "cart/handler.go:42", "orderId": "42"}),
+    ('{"@timestamp":"2026-07-08T22:41:55.210Z","log.level":"WARN","message":"pool at 95%","logger_name":"c.e.Pool"}',
+     "WARN", "pool at 95%", {"logger_name": "c.e.Pool"}),
+    # no timestamp of its own (the runtime gives one): read as the text after an ISO 8601 stamp is
+    ("[ERROR] payment failed", "ERROR", "payment failed", {}),
+    ("22:41:55.210 [main] WARN  c.e.shop.Pool - pool at 95%", "WARN", "22:41:55.210 [main] WARN  c.e.shop.Pool - pool at 95%", {}),
+    ("plain words without a level", None, "plain words without a level", {}),
+]  # fmt: skip
+
+
+def docker_line(inner: str, stream: str = "stdout") -> str:
+    return json.dumps({"log": inner + "\n", "stream": stream, "time": _RUNTIME_TIME}, separators=(",", ":"))
+
+
+def cri_line(inner: str, stream: str = "stdout") -> str:
+    return f"{_RUNTIME_TIME} {stream} F {inner}"
+
+
+@pytest.mark.parametrize("wrap", [docker_line, cri_line])
+@pytest.mark.parametrize(("inner", "level", "message", "fields"), _INNER_LINES)
+def test_a_wrapped_line_has_its_inner_level_and_message_and_the_runtime_time(wrap, inner, level, message, fields):
+    read = LineReader(None, context()).read(wrap(inner))
+    assert read.kind is LineKind.PARSED and read.parsed is not None
+    assert (read.parsed.level, read.parsed.message) == (level, message)
+    assert read.parsed.fields == {"stream": "stdout"} | fields
+    assert read.parsed.timestamp == _RUNTIME_MOMENT  # the runtime's, always zoned, even where the inner line has one
+
+
+@pytest.mark.parametrize("wrap", [docker_line, cri_line])
+@pytest.mark.parametrize(
+    "inner", ["\tat com.example.shop.OrderServiceImpl.place(OrderServiceImpl.java:548)", "\t... 42 more",
+              "Caused by: java.net.SocketTimeoutException: Read timed out",
+              "java.lang.IllegalStateException: closed"]
+)  # fmt: skip
+def test_a_wrapped_stack_trace_line_continues_the_event_before_it(wrap, inner) -> None:
+    read = LineReader(None, context()).read(wrap(inner, "stderr"))
+    assert read.kind is LineKind.CONTINUATION
+    assert read.parsed is not None and read.parsed.message == inner.strip()  # as an unwrapped one's
+    assert (read.parsed.timestamp, read.parsed.level) == (None, None)  # the event's, not its own
+
+
+@pytest.mark.parametrize("wrap", [docker_line, cri_line])
+def test_wrapped_lines_are_detected_with_their_inner_levels(wrap) -> None:
+    sample = [wrap(inner) for inner, *_ in _INNER_LINES[:-1]]
+    sample += [wrap("\tat com.example.Foo.bar(Foo.java:503)", "stderr"), wrap("\t... 12 more", "stderr")]
+    detection = detect(sample, context())
+    assert detection.format == ("container_json" if wrap is docker_line else "cri")
+    assert (detection.continuation, detection.timestamp_share, detection.level_share) == (2, 1.0, 1.0)

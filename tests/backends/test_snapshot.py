@@ -464,7 +464,11 @@ def test_metric_selection_and_services(tmp_path):
     assert [(item["service"], item["metric"]) for item in only] == [("pay", "cpu_usage")]
     everywhere = metrics(snap, metric="cpu_usage").series
     assert sorted((item["service"], item["max"]) for item in everywhere) == [("db", 33.0), ("pay", 92.0)]
-    assert metrics(snap).series == []  # no service and no metric: alerts only
+    # no service, alert or metric named: every series of the range, those that moved most (relative to their size) first
+    every = metrics(snap).series
+    assert len(every) == len(metrics(snap, service="pay").series) + 1
+    moved = [(float(i["max"]) - float(i["min"])) / max(abs(float(i["max"])), abs(float(i["min"]))) for i in every]
+    assert moved == sorted(moved, reverse=True) and moved[-1] == 0.0  # db's one point moved least
     unknown = metrics(snap, service="pay", metric="disk_used")
     assert unknown.series == [] and "no metric 'disk_used' in metrics/pay.csv" in unknown.message
 
@@ -737,5 +741,10 @@ def test_capabilities_are_what_the_directory_holds(tmp_path):
     logs_only = tmp_path / "logs-only"
     (logs_only / "logs").mkdir(parents=True)
     (logs_only / "logs" / "app.log").write_text("2026-03-18 09:00:00 ERROR boom\n")
-    assert SnapshotBackend(logs_only).capabilities() == ["logs", "knowledge"]
-    assert SnapshotBackend(demo_env_dir()).capabilities() == ["alerts", "metrics", "logs", "knowledge"]
+    # changes (find_changes): series or logs to compare with a baseline
+    assert SnapshotBackend(logs_only).capabilities() == ["logs", "knowledge", "changes"]
+    assert SnapshotBackend(demo_env_dir()).capabilities() == ["alerts", "metrics", "logs", "knowledge", "changes"]
+    alerts_only = tmp_path / "alerts-only"
+    alerts_only.mkdir()
+    (alerts_only / "alerts.json").write_text('{"firing": []}')
+    assert SnapshotBackend(alerts_only).capabilities() == ["alerts", "knowledge"]

@@ -134,8 +134,9 @@ def test_human_output_table_failures_and_totals():
     assert payment[0][:3] == ["demo", "pass", "PASS"] and payment[0][4:6] == ["100%", "100%"]
     assert rows["order-memory-too-many-claims"][0][:3] == ["demo", "fail", "PASS"]
     # the last two columns: the scope the question asked, then one line per searched scope
-    asked, searched = (" ".join(cells[i] for cells in payment).split() for i in (-2, -1))
-    assert asked[0] == "payment-service" and searched[:2] == ["metrics", "payment-service"]
+    asked, searched = (" ".join(" ".join(cells[i] for cells in payment).split()) for i in (-2, -1))
+    assert asked.split()[0] == "payment-service"
+    assert "metrics payment-service 22:30–23:10" in searched and "logs payment-service >=WARN 22:30–23:10" in searched
     failures = [line for line in run.stdout.splitlines() if line.startswith("fail ")]
     assert len(failures) == 1 and re.fullmatch(
         r"fail order-memory-too-many-claims: \d+ claims, more than max_claims 3", failures[0]

@@ -15,6 +15,7 @@ import pytest
 from evcli.contracts import NO_EVIDENCE_PATH, ToolInvocation
 from evcli.store.db import TraceStore
 from evcli.tools.view import model_view
+from tests.backends.test_envcheck import CONTAINER_LOGS, container_snapshot
 from tests.cli._util import assert_clean_error, evcli
 
 # --- helpers -------------------------------------------------------------------------------
@@ -163,6 +164,22 @@ def test_json_output_has_the_contract_fields():
     # no time named: the whole snapshot, stated absolutely
     assert details["range_origin"] == "whole snapshot"
     assert details["range"].startswith("2026-07-08T") and details["range"].endswith("+00:00")
+
+
+@pytest.mark.parametrize("service", sorted(CONTAINER_LOGS))
+def test_level_error_over_container_json_logs_counts_their_inner_error_lines(tmp_path, service):
+    root = container_snapshot(tmp_path / "containers")
+    run = evcli("tool", "query_logs", "--env", root, "--service", service, "--level", "ERROR", "--json")
+    assert run.exit_code == 0, run
+    output = run.json()["output"]
+    errors = [index for index, (_, level) in enumerate(CONTAINER_LOGS[service]) if level == "ERROR"]
+    # each ERROR line, with the stack trace lines that continue it; no line at another level, none without one
+    assert output["stats"]["records"] == len(errors)
+    assert output["stats"]["by_level"] == {"ERROR": output["total"], "none": 0}
+    heads = [entry for entry in output["logs"] if entry["source"]["line"] - 1 in errors]
+    assert [entry["level"] for entry in heads] == ["ERROR"] * len(errors)
+    if service != "cart":  # no stack trace: the lines are exactly the ERROR lines
+        assert [entry["source"]["line"] - 1 for entry in output["logs"]] == errors
 
 
 def test_no_evidence_output_names_the_query():

@@ -60,7 +60,7 @@ def test_fixture_cases_load_with_defaults_and_environments():
         Citation("query_metrics", "HighCPUUsage"),
         Citation("query_logs", "RedisCommandTimeoutException"),
     )
-    assert payment.allowed_verdicts == ("PASS",) and payment.max_claims == 8 and payment.alert is None
+    assert payment.allowed_verdicts == ("PASS",) and payment.max_claims == 12 and payment.alert is None
     assert inventory.env == "demo" and inventory.env_dir == demo_env_dir()  # env defaults to the demo
     assert order.claim_types == ("observation",) and order.must_not_contain == ()
     assert {case.source for case in (payment, inventory, order)} == {DEMO_CASES}
@@ -271,7 +271,7 @@ def test_each_expectation_is_reported_when_missed(tmp_path):
     strict = dataclasses.replace(
         payment,
         allowed_verdicts=("LOW_CONFID", "REJECT"),
-        claim_types=("observation", "root_cause"),
+        claim_types=("observation", "negative_observation"),  # something was found: no negative claim
         max_claims=1,
         must_cite=(
             Citation("query_logs", "HikariCP"),
@@ -281,7 +281,7 @@ def test_each_expectation_is_reported_when_missed(tmp_path):
     )
     assert failed_expectations(strict, result) == [
         "verdict PASS is not one of LOW_CONFID, REJECT",
-        "no root_cause claim",
+        "no negative_observation claim",
         f"{len(result['claims'])} claims, more than max_claims 1",
         "no cited query_logs evidence contains 'HikariCP'",
         "no cited query_metrics evidence contains 'highcpuusage'",

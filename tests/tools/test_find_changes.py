@@ -190,3 +190,39 @@ def test_a_forged_change_is_rejected_against_the_snapshot(tmp_path):
     exported.write_text(json.dumps(document))
     regate = evcli("gate", exported, "--against", directory, "--json")
     assert regate.exit_code == 4, regate
+
+
+def test_a_baseline_outside_the_data_and_a_one_point_series_are_stated(tmp_path):
+    directory = build(tmp_path / "env")
+    (directory / "metrics" / "lonely.csv").write_text("timestamp,cpu_usage[%]\n2026-05-04T16:50:00Z,99\n")
+    output = _changes(directory, "--since", "2026-05-04 18:40", "--baseline-until", "2026-05-01 00:00")["output"]
+    assert output["changes"] == [] and output["suspects"] == []
+    assert "baseline holds 0 points" in output["message"]
+    normal = _changes(directory, "--since", "2026-05-04 18:40")["output"]
+    assert "lonely" not in [suspect["service"] for suspect in normal["suspects"]]
+    assert "series not judged" in normal["message"]  # the one-point series (no baseline point) is counted, not judged
+
+
+def test_a_counter_is_judged_as_its_rate_and_a_reset_is_no_change(tmp_path):
+    directory = tmp_path / "env"
+    (directory / "metrics").mkdir(parents=True)
+    rows = ["timestamp,http_requests_total,http_request_errors_total"]
+    total = errors = 0
+    for index in range(POINTS):
+        total = 0 if index == 150 else total + 100  # a restart resets the counter before the incident
+        errors += 1 if index < 200 else 40  # 1 error a step, then 40 from ONSET on
+        rows.append(f"{(START + index * STEP).isoformat()},{total},{errors}")
+    (directory / "metrics" / "api.csv").write_text("\n".join(rows) + "\n")
+    output = _changes(directory, "--since", "2026-05-04T16:40:00Z")["output"]
+    (change,) = output["changes"]
+    assert change["signal"] == "http_request_errors_total" and change.get("rate") is True
+    assert change["unit"] == "/s" and change["value"] == 1.333  # 40 errors per 30 s step, to 4 digits
+    assert change["baseline"] == 0.03333
+
+
+def test_a_day_earlier_baseline_is_the_same_hours_the_day_before_as_far_as_the_data_reaches(tmp_path):
+    directory = build(tmp_path / "env")
+    output = _changes(directory, "--since", "2026-05-04 18:40", "--baseline", "day")["output"]
+    # the data starts 17:00 the same day: nothing a day earlier, and that is stated, never a change
+    assert output["changes"] == [] and "baseline holds 0 points" in output["message"]
+    assert output["baseline_range"] == "2026-05-04T17:00:00+02:00..2026-05-04T17:00:00+02:00"

@@ -164,7 +164,7 @@ def test_bad_parameters_name_tool_and_parameter(tool, params, prefix, reason):
 
 def test_unknown_tool_is_named_with_the_tools_there_are():
     message = bad("query_traces", {"service": "s"})
-    assert message == "unknown tool 'query_traces'; tools: query_metrics, query_logs, lookup_knowledge"
+    assert message == "unknown tool 'query_traces'; tools: query_metrics, query_logs, lookup_knowledge, find_changes"
 
 
 # --- issue 9: since/until ---------------------------------------------------------------------

@@ -175,10 +175,11 @@ def test_registered_tool_is_offered_to_a_model_and_runs_its_calls(query_events):
     result = run_executor(engine, {"question": "q"}, StepCounter(lambda step: None), run_call, max_steps=3)
     assert result.status == "COMPLETED", result
     offered = [tool["function"]["name"] for tool in engine.requests[0].tools or []]
-    assert offered == ["query_metrics", "query_logs", "lookup_knowledge", "query_events"]
+    tools = [*registry.BUILTINS, "query_events"]  # the shipped tools in their order, then the registered one
+    assert offered == tools
     prompt = engine.requests[0].prompt.text  # the tool list and raw_path forms in the prompt come from the registry
-    assert "Tools: query_metrics, query_logs, lookup_knowledge, query_events." in prompt
-    assert "`$.evidence_blocks[i]`, `$.events[i]` or `$.no_evidence`" in prompt
+    assert f"Tools: {', '.join(tools)}." in prompt
+    assert "`$.logs[i]`, `$.stats`" in prompt and "`$.events[i]` or `$.no_evidence`" in prompt
     (turn,) = engine.requests[1].transcript
     assert f"$.events[0]: {WARNING_REF}" in turn.view
 

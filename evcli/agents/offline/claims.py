@@ -19,6 +19,7 @@ from typing import Any
 from evcli.agents.intent import humps
 from evcli.agents.offline.payload import Ask
 from evcli.contracts import EvidenceRef, ToolInvocation
+from evcli.httpstatus import statuses
 from evcli.messages import Catalogue
 from evcli.tools.query_logs import log_time
 from evcli.tools.refs import with_unit
@@ -249,18 +250,23 @@ def _series_text(series: dict[str, Any], words: Catalogue) -> str:
 
 # --- log lines ---------------------------------------------------------------------------
 
-# Words of trouble in a line's own text; a 5xx is a status, not a version that reads like one
-# (`AppleWebKit/537.36` in an access log's user agent).
+# Words of trouble in a line's own text (a 5xx status is one too: `says_trouble`)
 SIGNAL = re.compile(
     r"exception|error|fail|timed? ?out|timeout|refused|unavailable|\boom|out of memory|killed|full gc|saturat"
     r"|reject|exhaust|slow|latency|exceed|above threshold|no space|evict|panic|crash|restart|deadlock|denied"
-    r"|could not|cannot|unable|status=5\d\d|(?<![/.])\b5\d\d\b(?![.\d])",
+    r"|could not|cannot|unable",
     re.IGNORECASE,
 )
 _STACK_FRAME = re.compile(r"^\s*(?:at\s+[\w.$<>/]+\(|\.\.\.\s*\d+\s+more|caused by:)", re.IGNORECASE)
 # A line that carries its own clock time starts a record; one without it (a traceback's `File ...`
 # line, an exception class line) continues the record above it and says less than its head.
 _CLOCK = re.compile(r"\d{1,2}:\d{2}")
+
+
+def says_trouble(message: str) -> bool:
+    """Whether a line's own text says trouble: a word of SIGNAL, or a 5xx written as an HTTP status
+    (`returned 503`, `status=502`; not `Foo.java:503`, `port 5003` or a version `AppleWebKit/537.36`)."""
+    return SIGNAL.search(message) is not None or any(status[0] == "5" for status in statuses(message))
 
 
 def _log_parts(ref: Ref) -> tuple[str, str, str, str] | None:
@@ -297,10 +303,11 @@ _STATUS_CLASS = re.compile(r"([1-5])xx", re.IGNORECASE)
 
 def holds(message: str, term: str) -> bool:
     """Whether a line holds an asked phrase or token (case-folded); a status class ("5xx") is any
-    status of that class written as one ("502", not a version such as `537.36`)."""
+    status of that class the line writes as an HTTP status (evcli.httpstatus: `" 502 `, `status=502`,
+    `returned 502`; not `Foo.java:502`, `line 502` or a version such as `537.36`)."""
     status = _STATUS_CLASS.fullmatch(term)
     if status:
-        return re.search(rf"(?<![/.\d]){status.group(1)}\d\d(?![.\d])", message) is not None
+        return any(written[0] == status.group(1) for written in statuses(message))
     return term.lower() in message.lower()
 
 
@@ -357,7 +364,7 @@ def log_claims(
         if parts is None:
             continue
         service, timestamp, level, message = parts
-        worded = bool(SIGNAL.search(message)) or bool(level and ref.item.get("level_derived"))
+        worded = says_trouble(message) or bool(level and ref.item.get("level_derived"))
         # the program's own ERROR/FATAL is a signal too ("File does not exist"), after the lines saying one
         # (a traceback's frame has its record's level, not one of its own)
         signal = worded or (

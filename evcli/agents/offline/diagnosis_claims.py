@@ -66,7 +66,11 @@ def diagnosis_claims(refs: list[Ref], words: Catalogue, asked: tuple[str, ...]) 
     others += [ref for ref in suspects[1:] if ref.item.get("service") in asked and ref not in others][:1]
     claims += [_suspect_claim(ref, changes, words) for ref in others]
     used = words.join(list(output.get("ranked_by") or []))
-    return claims, [words("diagnosis.ranked_by", used=used)] if used else []
+    notes = [words("diagnosis.ranked_by", used=used)] if used else []
+    named = [service for service in asked if service != first.get("service")]
+    if named and named[0] not in first.get("affects", []):  # nothing known links the asked service to it
+        notes.append(words("diagnosis.asked_unlinked", asked=named[0], first=first.get("service")))
+    return claims, notes
 
 
 def _suspect_claim(ref: Ref, changes: dict[int, Ref], words: Catalogue) -> Claim:

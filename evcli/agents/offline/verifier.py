@@ -5,7 +5,10 @@ direct_support only when every number, identifier and negation of it occurs in
 its excerpts, its content words (the framing words of the offline templates
 aside) do too, and its polarity and the scope of its negation match; a
 negative observation may only restate that a query found nothing. Tokens and
-negations are the Gatekeeper's (evcli/text.py).
+negations are the Gatekeeper's (evcli/text.py). An excerpt holding JSON string
+escapes (a container runtime's `{"log": "...userId=42\\n"}`) is read as written
+and decoded: a claim quoting the line either way is judged on the same facts,
+and a number or identifier it changed is in neither reading.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from evcli.text import (
     TOKEN,
     comparable,
     is_negation,
+    json_unescaped,
     mixed_case_words,
     negated,
 )
@@ -184,7 +188,9 @@ def _check_claim(claim: dict[str, Any]) -> _Check:
         return _Check("no_evidence", [], "no verified evidence")
     # Only the quoted excerpts: the rest of a ref is text the claim did not cite.
     texts = [str(item.get("evidence_excerpt") or item.get("matched_text") or "") for item in evidence_items]
-    evidence_raw = " \n ".join(text for text in texts if text)
+    # a JSON-escaped line (a container runtime's) as written and decoded: a claim may quote either
+    readings = [reading for text in texts if text for reading in dict.fromkeys((text, json_unescaped(text)))]
+    evidence_raw = " \n ".join(readings)
     evidence = comparable(evidence_raw, keep_ports=True)
     claim_raw = str(claim.get("claim_text") or "")
     claim_text = comparable(claim_raw, keep_ports=True)
@@ -231,8 +237,12 @@ def _check_claim(claim: dict[str, Any]) -> _Check:
         )
     if is_hypothesis(claim):
         if missing:
-            return _Check("no_evidence", facts, "a hypothesis whose facts are not in the evidence: " + ", ".join(missing))
-        return _Check("indirect_support", facts, "a ranked hypothesis: its facts are in the evidence, the cause is inferred")
+            return _Check(
+                "no_evidence", facts, "a hypothesis whose facts are not in the evidence: " + ", ".join(missing)
+            )
+        return _Check(
+            "indirect_support", facts, "a ranked hypothesis: its facts are in the evidence, the cause is inferred"
+        )
     meaning = _meaning_problem(claim_type, claim_raw, claim_text, evidence_raw, evidence) if not missing else ""
     if claim_type == "negative_observation":
         if missing:

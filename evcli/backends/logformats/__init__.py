@@ -17,12 +17,12 @@ Invariants:
     blank lines count neither for nor against any format;
   - `LineReader.read` never raises on any text; a line is PARSED, CONTINUATION (indented, `at `,
     `Caused by:`, `Traceback`, `... N more`, an exception class line, a logcat buffer marker
-    `--------- beginning of main`), BLANK or UNRECOGNISED.
+    `--------- beginning of main`, or a container runtime's line wrapping one), BLANK or
+    UNRECOGNISED; a container runtime's line is read as the line it wraps would be alone.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from enum import StrEnum
 from typing import NamedTuple
@@ -53,6 +53,7 @@ from evcli.backends.logformats import (
     spark,
     windows_cbs,
 )
+from evcli.backends.logformats.base import CONTINUATION as _CONTINUATION
 from evcli.backends.logformats.base import LogFormat, ParseContext, ParsedLine
 from evcli.backends.logformats.container_json import ContainerJson
 from evcli.backends.logformats.cri import Cri
@@ -80,15 +81,10 @@ TEXT_FORMATS: tuple[LogFormat, ...] = (
     iso8601.FORMAT,
     epoch.FORMAT,
 )
-FORMATS: tuple[LogFormat, ...] = (ContainerJson(TEXT_FORMATS), Cri(TEXT_FORMATS), json_lines.FORMAT, *TEXT_FORMATS)
+_INNER_FORMATS = (json_lines.FORMAT, *TEXT_FORMATS)  # what a container runtime's line may wrap
+FORMATS: tuple[LogFormat, ...] = (ContainerJson(_INNER_FORMATS), Cri(_INNER_FORMATS), *_INNER_FORMATS)
 SAMPLE_LINES = 200  # lines `detect` needs; env check reads this many from the top of a file
 GENERIC_MARGIN = 0.1
-
-_CONTINUATION = re.compile(
-    r"\s|at |Caused by:|Traceback \(most recent call last\)|\.\.\. \d+ (?:more|common frames omitted)"
-    r"|[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*(?:Error|Exception|Throwable|Warning)\b(?::|$)"
-    r"|-{9} (?:beginning of|switch to) "  # logcat's buffer markers: no event, no time of their own
-)
 
 
 class LineKind(StrEnum):
@@ -100,11 +96,12 @@ class LineKind(StrEnum):
 
 class ReadLine(NamedTuple):
     kind: LineKind
-    format: str | None  # the format that read it (PARSED only)
-    parsed: ParsedLine | None
+    format: str | None  # the format that read it (PARSED, and a wrapped CONTINUATION line)
+    parsed: ParsedLine | None  # a wrapped CONTINUATION line's holds its inner text as the message
 
 
 _PARSED = LineKind.PARSED
+_CONTINUED = LineKind.CONTINUATION
 _BLANK_LINE = ReadLine(LineKind.BLANK, None, None)
 _CONTINUATION_LINE = ReadLine(LineKind.CONTINUATION, None, None)
 _UNRECOGNISED_LINE = ReadLine(LineKind.UNRECOGNISED, None, None)
@@ -143,7 +140,7 @@ class LineReader:
         if self._first is not None:
             parsed = self._first[0](line, context)
             if parsed is not None:
-                return ReadLine(_PARSED, self._first[1], parsed)
+                return ReadLine(_CONTINUED if parsed.continues else _PARSED, self._first[1], parsed)
         if not line.strip():
             return _BLANK_LINE
         if _CONTINUATION.match(line) is not None:
@@ -152,7 +149,7 @@ class LineReader:
             if sniff(line):
                 parsed = parse(line, context)
                 if parsed is not None:
-                    return ReadLine(_PARSED, name, parsed)
+                    return ReadLine(_CONTINUED if parsed.continues else _PARSED, name, parsed)
         return _UNRECOGNISED_LINE
 
 

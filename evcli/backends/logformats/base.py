@@ -51,6 +51,13 @@ _LEADING_LEVEL = re.compile(
 _FIRST_LEVEL = re.compile(rf"\s*(?:\[(?i:{_BARE_LEVELS})\]|{_BARE_LEVELS}(?=[\s:|]|$))[\s:\-|]*")
 _LEVEL_KEY = re.compile(r"\b(?:level|lvl|severity|loglevel)=\"?(?P<word>[A-Za-z]+)", re.IGNORECASE)
 _LEVEL_SEPARATORS = " \t:-|"
+# A line that continues the event before it (a stack trace): indented, `at `, `Caused by:`, a
+# traceback head, `... N more`, an exception class line, a logcat buffer marker
+CONTINUATION = re.compile(
+    r"\s|at |Caused by:|Traceback \(most recent call last\)|\.\.\. \d+ (?:more|common frames omitted)"
+    r"|[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*(?:Error|Exception|Throwable|Warning)\b(?::|$)"
+    r"|-{9} (?:beginning of|switch to) "  # logcat's buffer markers: no event, no time of their own
+)
 
 
 class ParsedLine(NamedTuple):
@@ -61,6 +68,9 @@ class ParsedLine(NamedTuple):
     message: str
     fields: dict[str, str]
     level_derived: bool = False  # level inferred (an access log's status), not written in the line
+    # a wrapped line whose inner line continues the event before it (a stack trace): no timestamp
+    # or level of its own, as the same line unwrapped (the reader reads it as a continuation line)
+    continues: bool = False
 
     @property
     def has_zone(self) -> bool:
@@ -121,19 +131,30 @@ class LogFormat:
 
 
 class WrapperFormat(LogFormat):
-    """A format whose lines wrap another program's line (a container runtime's): the inner line is read
-    by the text formats `inner`, in their order."""
+    """A format whose lines wrap another program's line (a container runtime's). The inner line is
+    read as if it stood alone, by the formats `inner` in their order (JSON lines and the text
+    formats, not another wrapper); a stack-trace line continues the event before it (`continues`);
+    an inner line no format reads, which has no timestamp of its own, is read as the text after a
+    timestamp is (`leading_level`: a level word in its first tokens or a `level=` key).
+
+    The timestamp is always the runtime's, also where the inner line writes one: the runtime's is
+    zoned and precise, an inner one is often a wall time in the container's zone, which the
+    environment's zone need not be; so every line of a file is placed on one clock."""
 
     def __init__(self, inner: Sequence[LogFormat] = ()) -> None:
         self.inner = tuple(inner)
 
-    def inner_line(self, text: str, context: ParseContext) -> ParsedLine | None:
-        """The inner line as the first of the inner formats that reads it, else None."""
+    def wrapped(self, moment: datetime | None, text: str, fields: dict[str, str], context: ParseContext) -> ParsedLine:
+        """The line wrapping `text`: the runtime's time `moment` and `fields`, the inner line's level,
+        message and fields."""
+        if CONTINUATION.match(text) is not None:
+            return ParsedLine(None, None, text.strip(), fields, continues=True)
         for candidate in self.inner:
-            parsed = candidate.parse(text, context) if candidate.sniff(text) else None
-            if parsed is not None:
-                return parsed
-        return None
+            inner = candidate.parse(text, context) if candidate.sniff(text) else None
+            if inner is not None:
+                return ParsedLine(moment, inner.level, inner.message, fields | inner.fields, inner.level_derived)
+        level, message = leading_level(text)
+        return ParsedLine(moment, level, message, fields)
 
 
 class IsoStampFormat(LogFormat):

@@ -1,9 +1,9 @@
 """Docker json-file / Kubernetes node log lines: `{"log":"<inner line>\\n","stream":"stderr",
 "time":"2023-01-29T02:03:11.123456789Z"}`.
 
-The timestamp is the runtime's `time` (always zoned). The inner line is parsed by the other
-text formats, in registry order, for its level, message and fields; an inner line no format
-reads keeps its text as the message, without a level.
+The timestamp is the runtime's `time` (always zoned), also where the inner line writes one; the
+inner line is read as if it stood alone for its level, message and fields (`WrapperFormat`): a
+text line (Spring Boot, logfmt, glog, ...), a JSON line (zap, logstash), a stack-trace line.
 """
 
 from __future__ import annotations
@@ -28,8 +28,4 @@ class ContainerJson(WrapperFormat):
         moment = time_value(obj["time"])
         text = obj["log"].rstrip("\r\n")
         fields = {"stream": str(obj["stream"])} if "stream" in obj else {}
-        inner = self.inner_line(text, context)
-        if inner is None:
-            return ParsedLine(moment, None, text, fields)
-        fields |= inner.fields
-        return ParsedLine(moment, inner.level, inner.message, fields, inner.level_derived)
+        return self.wrapped(moment, text, fields, context)

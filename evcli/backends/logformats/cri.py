@@ -3,8 +3,8 @@
 
 The timestamp is the runtime's (always zoned, nanoseconds), then the stream and a tag: `F` a full
 line, `P` a partial one (a line the runtime split; each part is read as a line of its own). The
-inner line is parsed by the other text formats, in registry order, for its level, message and
-fields; an inner line no format reads keeps its text as the message, without a level.
+runtime's timestamp is the line's, also where the inner line writes one; the inner line is read as
+if it stood alone for its level, message and fields (`WrapperFormat`).
 """
 
 from __future__ import annotations
@@ -37,7 +37,4 @@ class Cri(WrapperFormat):
             return None
         text = match["text"] or ""
         fields = {"stream": match["stream"]} | ({"partial": "true"} if match["tag"] == "P" else {})
-        inner = self.inner_line(text, context)
-        if inner is None:
-            return ParsedLine(moment, None, text, fields)
-        return ParsedLine(moment, inner.level, inner.message, fields | inner.fields, inner.level_derived)
+        return self.wrapped(moment, text, fields, context)
