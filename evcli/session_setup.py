@@ -26,7 +26,7 @@ def environment_overview(tools: Any) -> EnvironmentOverview:
     alerts: list[dict[str, Any]] = []
     try:
         window = parse_window("1h", backend.now())
-        result = backend.query_metrics(service=None, alertname=None, metric=None, window=window)
+        result = backend.query_metrics(service=None, alertname=None, metric=None, window=window, series=False)
         alerts = [
             {"alertname": a.get("alertname"), "service": a.get("service"), "state": a.get("state")}
             for a in result.alerts

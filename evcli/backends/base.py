@@ -137,10 +137,12 @@ class EvidenceBackend(Protocol):
         window: TimeWindow | None = None,
         range: TimeRange | None = None,
         state: str = "active",
+        series: bool = True,
     ) -> MetricsResult:
         """Alerts in `state` (`evcli.backends.alerts.STATE_FILTERS`: active = firing or pending) that
-        were active in the range, and series summaries over it. The range is `range`, else the
-        window's, else the backend default (whole snapshot; live: the last hour)."""
+        were active in the range, and series summaries over it (alerts only when `series` is False:
+        the session overview reads no series). The range is `range`, else the window's, else the
+        backend default (whole snapshot; live: the last hour)."""
 
     def query_logs(self, query: LogQuery) -> LogResult: ...
 

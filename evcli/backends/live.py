@@ -155,11 +155,13 @@ class LiveBackend:
         window: TimeWindow | None = None,
         range: TimeRange | None = None,
         state: str = "active",
+        series: bool = True,
     ) -> MetricsResult:
-        """Alerts in `state` (a STATE_FILTERS key) active in the range, and series over it. The range
+        """Alerts in `state` (a STATE_FILTERS key) active in the range, and series over it (none when
+        `series` is False). The range
         is `range`, else the window, else the last DEFAULT_RANGE; an open end is filled the same way."""
         alert_source, metric_source = self.serving(Capability.ALERTS), self.serving(Capability.METRICS)
-        if alert_source is None and metric_source is None:
+        if alert_source is None and (metric_source is None or not series):
             raise BackendError(f"no metrics backend configured: pass {_flags(Capability.METRICS, Capability.ALERTS)}")
         now = self.now()
         searched: TimeWindow | TimeRange = (
@@ -179,7 +181,7 @@ class LiveBackend:
                 searched=TimeRange(searched.start, searched.end),
             )
             alerts = [a for a in found if (service is None or a["service"] == service) and wanted_state(a, state)]
-        if metric_source is None:
+        if metric_source is None or not series:
             return MetricsResult(alerts=alerts, searched_range=stated)
         summary = metric_source.summarise(service, metric, searched)
         return MetricsResult(alerts=alerts, series=summary.series, message=summary.message, searched_range=stated)

@@ -17,15 +17,17 @@ import json
 import os
 import tempfile
 from dataclasses import dataclass
-from datetime import tzinfo
+from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 
 import numpy as np
 
 from evcli.backends.logindex import file_sha256, index_home
-from evcli.backends.snapshot_metrics import MetricColumn, metric_column, metric_number, read_metric_file
+from evcli.backends.series import MAX_SAMPLES, SeriesSummary
+from evcli.backends.snapshot_metrics import FileSummary, MetricColumn, metric_column, metric_number, read_metric_file
+from evcli.timerange import TimeRange
 
-SCHEMA = 1
+SCHEMA = 2
 
 
 @dataclass(frozen=True)
@@ -34,6 +36,7 @@ class MetricArrays:
     times: np.ndarray  # float64, epoch seconds
     values: np.ndarray  # float64, rows × columns
     unread: int  # rows without a readable timestamp
+    invalid: int = 0  # cells holding text that is not a number (empty and NaN cells are not counted)
 
 
 def metric_arrays(path: Path, root: Path, zone: tzinfo, reading) -> MetricArrays:
@@ -56,31 +59,78 @@ def _read(handle, zone: tzinfo) -> MetricArrays:
     columns, rows = read_metric_file(handle, zone)
     times: list[float] = []
     cells: list[list[float]] = []
-    unread = 0
+    unread = invalid = 0
     width = len(columns)
     for row in rows:
         if row.timestamp is None:
             unread += 1
             continue
         times.append(row.timestamp.timestamp())
-        cells.append([_number(row.cells[index]) if index < len(row.cells) else np.nan for index in range(width)])
+        numbers = [_number(row.cells[index]) if index < len(row.cells) else np.nan for index in range(width)]
+        invalid += sum(number is None for number in numbers)
+        cells.append([np.nan if number is None else number for number in numbers])
     values = np.array(cells, dtype=float).reshape(len(times), width)
-    return MetricArrays(columns, np.array(times, dtype=float), values, unread)
+    return MetricArrays(columns, np.array(times, dtype=float), values, unread, invalid)
 
 
-def _number(cell: str) -> float:
+def _number(cell: str) -> float | None:
+    """The cell's number, NaN for no point (empty, NaN, null), None for text that is no number."""
     try:
         value = metric_number(cell)
     except ValueError:
-        return np.nan
+        return None
     return np.nan if value is None else value
+
+
+def summaries(arrays: MetricArrays, wanted: list[int], searched: TimeRange | None) -> FileSummary:
+    """What `evcli.backends.snapshot_metrics.summarise` returns for the same file, from its arrays:
+    the `wanted` columns' points inside `searched` (ends included), the file's first and last time."""
+    times = arrays.times
+    if not times.size:
+        return FileSummary({}, None, None)
+    inside = np.ones(times.size, dtype=bool)
+    if searched is not None and searched.start is not None:
+        inside &= times >= searched.start.timestamp()
+    if searched is not None and searched.end is not None:
+        inside &= times <= searched.end.timestamp()
+    found: dict[int, SeriesSummary] = {}
+    for index in wanted:
+        column = arrays.values[:, index]
+        kept = np.flatnonzero(inside & ~np.isnan(column))
+        if kept.size:
+            found[index] = _summary(times[kept], column[kept])
+    return FileSummary(found, _moment(float(times.min())), _moment(float(times.max())))
+
+
+def _summary(times: np.ndarray, values: np.ndarray) -> SeriesSummary:
+    """Min and max at the earliest time reached, last at the newest time (the later row on a tie)."""
+    low, high = float(values.min()), float(values.max())
+    newest = np.flatnonzero(times == times.max())[-1]
+    samples = None
+    if values.size <= MAX_SAMPLES:
+        order = np.lexsort((values, times))
+        samples = [(_moment(float(times[i])), float(values[i])) for i in order]
+    return SeriesSummary(
+        points=int(values.size),
+        low=low,
+        low_at=_moment(float(times[values == low].min())),
+        high=high,
+        high_at=_moment(float(times[values == high].min())),
+        last=float(values[newest]),
+        last_at=_moment(float(times[newest])),
+        samples=samples,
+    )
+
+
+def _moment(epoch: float) -> datetime:
+    return datetime.fromtimestamp(epoch, UTC)
 
 
 def _save(cache: Path, found: MetricArrays) -> None:
     """One .npy of the times and values side by side; the headers and unread count in its .json sidecar,
     written first (a cache is whole when its .npy exists)."""
     cache.parent.mkdir(parents=True, exist_ok=True)
-    sidecar = {"headers": [column.header for column in found.columns], "unread": found.unread}
+    sidecar = {"headers": [column.header for column in found.columns], "unread": found.unread, "invalid": found.invalid}
     _write_atomically(cache.with_suffix(".json"), json.dumps(sidecar).encode())
     matrix = np.column_stack([found.times, found.values]) if found.times.size else np.empty((0, 1 + len(found.columns)))
     handle, temporary = tempfile.mkstemp(dir=cache.parent, prefix=".tmp-", suffix=".npy")
@@ -110,7 +160,7 @@ def _load(cache: Path) -> MetricArrays:
     columns = [metric_column(header) for header in sidecar["headers"]]
     if matrix.ndim != 2 or matrix.shape[1] != 1 + len(columns):
         raise ValueError("cache does not match its headers")
-    return MetricArrays(columns, matrix[:, 0], matrix[:, 1:], int(sidecar["unread"]))
+    return MetricArrays(columns, matrix[:, 0], matrix[:, 1:], int(sidecar["unread"]), int(sidecar["invalid"]))
 
 
-__all__ = ["MetricArrays", "index_home", "metric_arrays"]
+__all__ = ["MetricArrays", "index_home", "metric_arrays", "summaries"]

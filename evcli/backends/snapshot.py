@@ -58,6 +58,7 @@ from evcli.backends.snapshot_alerts import (
 )
 from evcli.backends.snapshot_config import ENV_FILE, EnvConfig, load_env_config
 from evcli.backends.snapshot_metrics import (
+    FileSummary,
     MetricColumn,
     MetricFileError,
     close_names,
@@ -428,10 +429,11 @@ class SnapshotBackend:
         window: TimeWindow | None = None,
         range: TimeRange | None = None,
         state: str = "active",
+        series: bool = True,
     ) -> MetricsResult:
-        """Alerts in `state` (a STATE_FILTERS key) active in the range, and metric series summaries:
-        of the service or metric asked, or, when neither nor an alert is named, of every series
-        (those that moved most, relative to their size, first). The range is `range`, else the
+        """Alerts in `state` (a STATE_FILTERS key) active in the range, and metric series summaries
+        (none when `series` is False): of the service or metric asked, or, when neither nor an alert
+        is named, of every series (those that moved most, relative to their size, first). The range is `range`, else the
         window's, else the whole snapshot (None)."""
         searched = range if range is not None else (None if window is None else TimeRange(window.start, window.end))
         label = window.label if range is None and window is not None else None
@@ -461,19 +463,19 @@ class SnapshotBackend:
         if len(alerts) < len(named):
             hidden = sorted({alert_state_at(alert, now) for alert in named} - STATE_FILTERS[state])
             notes.append(f"{len(named) - len(alerts)} {'/'.join(hidden)} alert(s) not shown (state={state})")
-        series: list[dict[str, Any]] = []
-        everything = resolved is None and metric is None and alertname is None
-        if resolved is not None or metric is not None or everything:
+        summaries: list[dict[str, Any]] = []
+        everything = series and resolved is None and metric is None and alertname is None
+        if series and (resolved is not None or metric is not None or everything):
             paths = self.metric_files(resolved)
             if resolved is not None and not paths:
                 notes.append(f"no {METRICS_DIR}/ file for {resolved}")
             for path in paths:
-                series += self._series(path, metric, searched, label, notes)
+                summaries += self._series(path, metric, searched, label, notes)
         if everything:  # every series of the range, the ones that moved most first
-            series.sort(key=lambda item: (-_relative_range(item), item["service"], item["metric"]))
-        counts = f"{len(alerts)} alert{'s' * (len(alerts) != 1)}, {len(series)} series"
+            summaries.sort(key=lambda item: (-_relative_range(item), item["service"], item["metric"]))
+        counts = f"{len(alerts)} alert{'s' * (len(alerts) != 1)}, {len(summaries)} series"
         return MetricsResult(
-            alerts=alerts, series=series, message="; ".join([counts, *notes]), searched_range=self._stated(searched)
+            alerts=alerts, series=summaries, message="; ".join([counts, *notes]), searched_range=self._stated(searched)
         )
 
     def _stated(self, searched: TimeRange | None) -> str:
@@ -521,19 +523,11 @@ class SnapshotBackend:
         """Points, min/max/last and their times of each wanted column of one metric file over the
         rows inside `searched` (the whole file when None)."""
         name, zone = self.relative(path), self.config.timezone
-        with self._reading(path) as handle:
-            columns, rows = read_metric_file(handle, zone)
-            wanted = find_columns(columns, metric)
-            if not wanted:
-                if metric is not None and columns:
-                    notes.append(_unknown_metric(metric, name, columns))
-                return []
-            try:
-                found = summarise(rows, columns, wanted, searched)
-            except MetricFileError as error:
-                raise BackendError(f"{name} {error}") from None
-            except csv.Error as error:
-                raise BackendError(f"{name}: invalid CSV: {error}") from error
+        columns, found = self._summaries(path, metric, searched)
+        if found is None:
+            if metric is not None and columns:
+                notes.append(_unknown_metric(metric, name, columns))
+            return []
         whole = TimeRange(found.first, found.last) if found.first and found.last else None
         stated = searched if searched is not None else whole
         if not found.summaries or stated is None:
@@ -548,6 +542,34 @@ class SnapshotBackend:
                 item["window"] = window_label
             items.append(item)
         return items
+
+    def _summaries(
+        self, path: Path, metric: str | None, searched: TimeRange | None
+    ) -> tuple[list[MetricColumn], FileSummary | None]:
+        """The file's columns and the summaries of the wanted ones (None when none is wanted): from its
+        cached arrays (evcli.backends.metric_arrays), or, for a file with a row or cell that cannot be
+        read, from the file itself, which names that line in the error."""
+        from evcli.backends.metric_arrays import metric_arrays, summaries
+
+        name, zone = self.relative(path), self.config.timezone
+        try:
+            arrays = metric_arrays(path, self.directory, zone, self._reading)
+        except (csv.Error, OSError):  # an unwritable cache or a broken file: read it the plain way
+            arrays = None
+        if arrays is not None and not arrays.unread and not arrays.invalid:
+            wanted = find_columns(arrays.columns, metric)
+            return arrays.columns, (summaries(arrays, wanted, searched) if wanted else None)
+        with self._reading(path) as handle:
+            columns, rows = read_metric_file(handle, zone)
+            wanted = find_columns(columns, metric)
+            if not wanted:
+                return columns, None
+            try:
+                return columns, summarise(rows, columns, wanted, searched)
+            except MetricFileError as error:
+                raise BackendError(f"{name} {error}") from None
+            except csv.Error as error:
+                raise BackendError(f"{name}: invalid CSV: {error}") from error
 
     # logs
 

@@ -38,6 +38,7 @@ MAX_PATTERNS = 20
 WHOLE = "whole snapshot"
 NAMED = "question/call"
 _TAIL_BYTES = 64 * 1024
+_EDGE_LINES = 64  # lines read at each end for the edge times; the whole 64 KiB only when these have none
 
 
 def stamp(epoch_seconds: float | None, tz: tzinfo) -> str | None:
@@ -229,9 +230,10 @@ def _message(total: int, shown: int, unleveled: int, cut: int) -> str:
 
 
 def edge_timestamps(path: Path, root: Path, context: ParseContext) -> tuple[datetime | None, datetime | None]:
-    """(oldest, newest) timestamp of a log file from its first and last 64 KiB (logs are appended
-    in time order; the format is detected once, on its first lines), so the clock and the
-    snapshot's span do not cost a full read; from its index when those parts have none."""
+    """(oldest, newest) timestamp of a log file from its first and last _EDGE_LINES lines, else from
+    its first and last 64 KiB (logs are appended in time order; the format is detected once, on its
+    first lines), so the clock and the snapshot's span do not cost a full read; from its index when
+    those parts have none."""
     with open_binary(path, root) as handle:
         head = handle.read(_TAIL_BYTES).decode("utf-8", errors="replace").splitlines()
         size = handle.seek(0, 2)
@@ -242,8 +244,9 @@ def edge_timestamps(path: Path, root: Path, context: ParseContext) -> tuple[date
             head = head[:-1]  # the head's last line is cut
     detection = detect(head[:SAMPLE_LINES], context)
     form = None if detection.format is None else format_named(detection.format)
-    oldest = _stamps(head, form, context)
-    newest = oldest if tail is None else _stamps(tail, form, context)
+    oldest = _stamps(head[:_EDGE_LINES], form, context) or _stamps(head, form, context)
+    ending = head if tail is None else tail
+    newest = _stamps(ending[-_EDGE_LINES:], form, context) or _stamps(ending, form, context)
     first, last = min(oldest, default=None), max(newest, default=None)
     if tail is not None and (first is None or last is None):
         indexed = open_index(path, root, context)
