@@ -35,6 +35,8 @@ NEW_TEMPLATE_MIN = 3
 EVENT_SCORE = 10.0  # per event of a count of events (one restart; a crash loop of five scores in full)
 SURGE_FACTOR = 4.0
 SURGE_MIN = 10
+RESET_SHARE = 0.1
+SHORTFALL_RESOLUTION = 0.01  # of its ceiling: a success share is not judged finer than 1 % (of 100 %)  # a counter that falls restarts from 0: to less than this share of where it was
 _COUNTER_ENDINGS = ("_total_", "_count_", "_sum_", "_seconds_total_")
 _FRACTION_WORDS = ("_ratio_", "ratio", "utilization", "utilisation", "fraction", "_usage_", "_used_")
 
@@ -89,37 +91,46 @@ def series_changes(series: list[SeriesPoints], baseline: tuple[float, float], wi
         rate = is_counter(points.metric, values)
         if rate:
             times, values = rates(times, values)
-        before = values[(times >= baseline[0]) & (times < baseline[1])]
+        klass = signals.of_metric(points.metric)
+        ceiling = None if rate else ceiling_of(points.metric, points.unit, values)
+        # a share that is trouble when it falls (a success rate) is judged as the share that fails: 99.9 % to
+        # 75 % is 0.1 % to 25 % failing, measured against the room below the ceiling, not against 99.9
+        shortfall = ceiling is not None and klass.bad == "down"
+        judged_values = ceiling - values if shortfall and ceiling is not None else values
+        before = judged_values[(times >= baseline[0]) & (times < baseline[1])]
         inside = (times >= window[0]) & (times <= window[1])
         # a rate of sparse events moves in steps of one event per interval: it is not judged finer than that
         quantum = event_quantum(times) if rate else 0.0
-        base = robust.baseline_of(before, quantum)
+        if shortfall and ceiling is not None:
+            quantum = SHORTFALL_RESOLUTION * ceiling
+        base = robust.baseline_of(before, quantum, ceiling)
         if base is None or not inside.any():
             unjudged += 1
             continue
         judged += 1
         during_times = times[inside]
-        klass = signals.of_metric(points.metric)
         if klass.events:
             change = _event_change(points, klass, before, during_times, values[inside])
             found += [change] if change else []
             continue
-        shift = robust.shift_of(base, values[inside], ceiling_of(points.metric, points.unit, values))
+        shift = robust.shift_of(base, judged_values[inside], ceiling)
         if shift is None:
             continue
+        back = (lambda value: ceiling - value) if shortfall and ceiling is not None else (lambda value: value)
+        flipped = {"up": "down", "down": "up"} if shortfall else {"up": "up", "down": "down"}
         found.append(
             Change(
                 service=points.service,
                 signal=points.metric,
                 kind="metric",
                 signal_class=klass.name,
-                direction=shift.direction,
+                direction=flipped[shift.direction],
                 unit=f"{points.unit}/s" if rate and points.unit else ("/s" if rate else points.unit),
-                baseline=base.centre,
+                baseline=back(base.centre),
                 spread=base.mad_spread,
                 baseline_points=base.points,
-                value=shift.value,
-                peak=shift.peak,
+                value=back(shift.value),
+                peak=back(shift.peak),
                 points=shift.points,
                 outside=shift.outside,
                 onset=float(during_times[shift.onset_index]),
@@ -189,10 +200,19 @@ def is_counter(metric: str, values: np.ndarray) -> bool:
         return False
     key = signals.metric_key(metric)
     steps = np.diff(values)
-    falls, rises = int((steps < 0).sum()), int((steps > 0).sum())
+    falling = steps < 0
+    falls, rises = int(falling.sum()), int((steps > 0).sum())
+    # a counter falls only when it restarts from 0: to less than RESET_SHARE of where it was
+    resets = bool((values[1:][falling] <= RESET_SHARE * np.abs(values[:-1][falling])).all())
     klass = signals.of_metric(metric)
     named = any(key.endswith(ending) for ending in _COUNTER_ENDINGS)
-    return klass.as_rate and (named or klass.name != "other") and rises > 0 and falls <= max(1, values.size // 50)
+    return (
+        klass.as_rate
+        and (named or klass.name != "other")
+        and rises > 0
+        and resets
+        and falls <= max(1, values.size // 50)
+    )
 
 
 def rates(times: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -61,16 +61,21 @@ def median(points: np.ndarray) -> float:
     return float((low + high) / 2)
 
 
-def baseline_of(values: Sequence[float] | np.ndarray, quantum: float = 0.0) -> Baseline | None:
+def baseline_of(
+    values: Sequence[float] | np.ndarray, quantum: float = 0.0, ceiling: float | None = None
+) -> Baseline | None:
     """The baseline's centre and spread; None for fewer than 3 points (no variation can be judged).
     `quantum`: the smallest step the series can take (a counter's one event per interval): a series
-    is never judged finer than that."""
+    is never judged finer than that. `ceiling`: the bound of a bounded quantity (100 %): its spread
+    floor is a share of the room left below it when that is smaller than its level (a disk at 80 %
+    has 20 points to fill, not 80)."""
     points = np.asarray(values, dtype=float)
     if points.size < 3:
         return None
     centre = median(points)
     mad = median(np.abs(points - centre))
-    spread = max(MAD_SCALE * mad, SPREAD_FLOOR * abs(centre), quantum, ABSOLUTE_FLOOR)
+    level = abs(centre) if ceiling is None or ceiling <= centre else min(abs(centre), ceiling - centre)
+    spread = max(MAD_SCALE * mad, SPREAD_FLOOR * level, quantum, ABSOLUTE_FLOOR)
     return Baseline(centre, spread, int(points.size), MAD_SCALE * mad)
 
 

@@ -52,8 +52,8 @@ def incident_start(series: list[SeriesPoints], step: float = 60.0) -> float | No
         quantum = 1.0 if points.unit == "lines" else (event_quantum(times) if klass.as_rate else 0.0)
         base = robust.baseline_of(values[:index], quantum)
         shift = robust.shift_of(base, values[index:]) if base else None
-        if shift is None:
-            continue
+        if shift is None or shift.points < robust.RUN:
+            continue  # an onset in the last few points: a blip as far as anyone can tell yet
         candidates.append((shift.score * klass.weight, float(times[index + shift.onset_index])))
     strong = [(score, moment) for score, moment in candidates if score >= MIN_SCORE]
     if not strong:
