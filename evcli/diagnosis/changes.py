@@ -116,21 +116,22 @@ def series_changes(series: list[SeriesPoints], baseline: tuple[float, float], wi
         shift = robust.shift_of(base, judged_values[inside], ceiling)
         if shift is None:
             continue
-        back = (lambda value: ceiling - value) if shortfall and ceiling is not None else (lambda value: value)
-        flipped = {"up": "down", "down": "up"} if shortfall else {"up": "up", "down": "down"}
+        # the judged share that fails, back to the series' own numbers and direction
+        offset, sign = (ceiling, -1.0) if shortfall and ceiling is not None else (0.0, 1.0)
+        direction = shift.direction if not shortfall else ("down" if shift.direction == "up" else "up")
         found.append(
             Change(
                 service=points.service,
                 signal=points.metric,
                 kind="metric",
                 signal_class=klass.name,
-                direction=flipped[shift.direction],
+                direction=direction,
                 unit=f"{points.unit}/s" if rate and points.unit else ("/s" if rate else points.unit),
-                baseline=back(base.centre),
+                baseline=offset + sign * base.centre,
                 spread=base.mad_spread,
                 baseline_points=base.points,
-                value=back(shift.value),
-                peak=back(shift.peak),
+                value=offset + sign * shift.value,
+                peak=offset + sign * shift.peak,
                 points=shift.points,
                 outside=shift.outside,
                 onset=float(during_times[shift.onset_index]),
