@@ -83,27 +83,51 @@ class Judged:
     notes: list[str] | None = None
 
 
+@dataclass(frozen=True)
+class JudgedView:
+    """A series as it is judged: a counter as its rate; a share that is trouble when it falls (a
+    success rate) as the share that fails (`judged` = ceiling - values): 99.9 % to 75 % is 0.1 % to
+    25 % failing, measured against the room below the ceiling, not against 99.9."""
+
+    times: np.ndarray
+    values: np.ndarray  # the series' own values (a counter's rates)
+    judged: np.ndarray  # what is compared with the baseline
+    ceiling: float | None
+    shortfall: bool
+    rate: bool
+    quantum: float  # the finest step judged: one event per interval for a rate, 1 % of a share's ceiling
+
+
+def judged_view(points: SeriesPoints) -> JudgedView:
+    times, values = points.times, points.values
+    rate = is_counter(points.metric, values)
+    if rate:
+        times, values = rates(times, values)
+    ceiling = None if rate else ceiling_of(points.metric, points.unit, values)
+    shortfall = ceiling is not None and signals.of_metric(points.metric).bad == "down"
+    if shortfall and ceiling is not None:
+        return JudgedView(times, values, ceiling - values, ceiling, True, rate, SHORTFALL_RESOLUTION * ceiling)
+    # a rate of sparse events moves in steps of one event per interval: it is not judged finer than that
+    return JudgedView(times, values, values, ceiling, False, rate, event_quantum(times) if rate else 0.0)
+
+
 def series_changes(series: list[SeriesPoints], baseline: tuple[float, float], window: tuple[float, float]) -> Judged:
     found: list[Change] = []
     judged = unjudged = 0
     for points in series:
-        times, values = points.times, points.values
-        rate = is_counter(points.metric, values)
-        if rate:
-            times, values = rates(times, values)
         klass = signals.of_metric(points.metric)
-        ceiling = None if rate else ceiling_of(points.metric, points.unit, values)
-        # a share that is trouble when it falls (a success rate) is judged as the share that fails: 99.9 % to
-        # 75 % is 0.1 % to 25 % failing, measured against the room below the ceiling, not against 99.9
-        shortfall = ceiling is not None and klass.bad == "down"
-        judged_values = ceiling - values if shortfall and ceiling is not None else values
+        view = judged_view(points)
+        times, values, judged_values, ceiling, shortfall, rate = (
+            view.times,
+            view.values,
+            view.judged,
+            view.ceiling,
+            view.shortfall,
+            view.rate,
+        )
         before = judged_values[(times >= baseline[0]) & (times < baseline[1])]
         inside = (times >= window[0]) & (times <= window[1])
-        # a rate of sparse events moves in steps of one event per interval: it is not judged finer than that
-        quantum = event_quantum(times) if rate else 0.0
-        if shortfall and ceiling is not None:
-            quantum = SHORTFALL_RESOLUTION * ceiling
-        base = robust.baseline_of(before, quantum, ceiling)
+        base = robust.baseline_of(before, view.quantum, ceiling)
         if base is None or not inside.any():
             unjudged += 1
             continue

@@ -10,7 +10,8 @@ its strongest change of another class. Then, in order:
     so when its changes are only of a travelling class (latency, errors, traffic); a service
     whose callers changed after it gains a share per such caller;
   - the fault kind is the class of its strongest change of a class that stays with the service
-    (cpu, memory, disk, restarts, network, responses), else of its strongest change.
+    (cpu, memory, disk, restarts, network, responses) that is a third as strong as its strongest
+    change or began no later than it (within the tolerance), else of its strongest change.
 Ties are broken by onset, then name, so the ranking is the same on every run.
 """
 
@@ -28,7 +29,8 @@ EXPLAINED_OWN = 0.5  # kept of a service with a change of its own whose callee c
 CALLER_SHARE = 0.1  # gained per caller that changed after the service
 CALLER_SHARE_MAX = 0.4
 TOLERANCE_STEPS = 2  # an onset this many steps after another's still counts as "no later"
-EXPLAIN_SHARE = 0.3  # a callee's change explains a caller's only if it is at least this share as strong
+EXPLAIN_SHARE = 0.3
+LEADING_MIN = 3.0  # a change of the service's own that leads its symptoms names the fault from this score on  # a callee's change explains a caller's only if it is at least this share as strong
 
 
 @dataclass
@@ -47,12 +49,12 @@ def rank(changes: list[Change], callees: Mapping[str, tuple[str, ...]], step: fl
     by_service: dict[str, list[Change]] = {}
     for change in changes:
         by_service.setdefault(change.service, []).append(change)
-    suspects = {service: _suspect(service, own) for service, own in by_service.items()}
+    tolerance = TOLERANCE_STEPS * step
+    suspects = {service: _suspect(service, own, tolerance) for service, own in by_service.items()}
     if not suspects:
         return []
     earliest = min(s.onset for s in suspects.values())
     raw = {service: suspect.score for service, suspect in suspects.items()}
-    tolerance = TOLERANCE_STEPS * step
     callers = _callers(callees)
     for suspect in suspects.values():
         lateness = max(0.0, suspect.onset - earliest - tolerance) / max(step, 1.0)
@@ -86,19 +88,27 @@ def rank(changes: list[Change], callees: Mapping[str, tuple[str, ...]], step: fl
     return sorted(suspects.values(), key=lambda s: (-s.score, s.onset, s.service))
 
 
-def _suspect(service: str, own: list[Change]) -> Suspect:
+def _suspect(service: str, own: list[Change], tolerance: float) -> Suspect:
     own = sorted(own, key=lambda c: (-c.weighted, c.onset, c.signal))
     top = own[0]
     other = next((c for c in own if c.signal_class != top.signal_class), None)
     score = top.weighted + (SECOND_CLASS_SHARE * other.weighted if other else 0.0)
     strong = [c for c in own if c.weighted >= top.weighted / 2]
     onset = min(c.onset for c in strong)
-    return Suspect(service, round(score, 3), onset, _fault(own), own)
+    return Suspect(service, round(score, 3), onset, _fault(own, tolerance), own)
 
 
-def _fault(own: list[Change]) -> str:
-    strongest = own[0].weighted
-    staying = [c for c in own if c.klass.cause and c.klass.fault and c.weighted >= strongest / 3]
+def _fault(own: list[Change], tolerance: float) -> str:
+    strongest, first = own[0].weighted, own[0].onset
+    # a change of the service's own (resources, crashes) that is a third as strong as its strongest, or
+    # that began no later than its strongest did: what its latency and errors follow from
+    staying = [
+        c
+        for c in own
+        if c.klass.cause
+        and c.klass.fault
+        and (c.weighted >= strongest / 3 or (c.onset <= first + tolerance and c.weighted >= LEADING_MIN))
+    ]
     if staying:
         chosen = min(staying, key=lambda c: (-round(c.weighted / max(strongest, 1e-9), 1), c.onset))
         return chosen.klass.fault or "errors"

@@ -16,7 +16,7 @@ import numpy as np
 
 from evcli.backends.snapshot_changes import SeriesPoints
 from evcli.diagnosis import robust, signals
-from evcli.diagnosis.changes import EVENT_SCORE, event_quantum, is_counter, rates
+from evcli.diagnosis.changes import EVENT_SCORE, event_quantum, judged_view
 
 MIN_SCORE = 3.0
 CLUSTER_STEPS = 10
@@ -44,14 +44,15 @@ def incident_start(series: list[SeriesPoints], step: float = 60.0) -> float | No
                 score = min(robust.Z_CAP, EVENT_SCORE * float(rises.sum()))
                 candidates.append((score * klass.weight, float(times[1 + int(np.argmax(rises > 0))])))
             continue
-        if is_counter(points.metric, values):
-            times, values = rates(times, values)
+        view = judged_view(points)  # judged as the change finder judges it (a counter's rate, a share's failing part)
+        times, values = view.times, view.judged
         index = robust.changepoint(values)
         if index is None or values.size - index < MIN_TAIL:
             continue  # a change point in the last few points cannot be told from a blip
-        quantum = 1.0 if points.unit == "lines" else (event_quantum(times) if klass.as_rate else 0.0)
-        base = robust.baseline_of(values[:index], quantum)
-        shift = robust.shift_of(base, values[index:]) if base else None
+        quantum = view.quantum if view.shortfall else (event_quantum(times) if klass.as_rate else 0.0)
+        quantum = 1.0 if points.unit == "lines" else quantum
+        base = robust.baseline_of(values[:index], quantum, view.ceiling)
+        shift = robust.shift_of(base, values[index:], view.ceiling) if base else None
         if shift is None or shift.points < robust.RUN:
             continue  # an onset in the last few points: a blip as far as anyone can tell yet
         candidates.append((shift.score * klass.weight, float(times[index + shift.onset_index])))

@@ -1,0 +1,40 @@
+"""evcli.diagnosis.ranking: causes before symptoms, and the fault kind a suspect's own changes name."""
+
+from evcli.diagnosis import ranking
+from evcli.diagnosis.changes import Change
+
+STEP = 60.0
+
+
+def change(service: str, signal: str, klass: str, score: float, onset: float, direction: str = "up") -> Change:
+    return Change(
+        service, signal, "metric", klass, direction, "", 1.0, 0.1, 30, 2.0, 2.0, 10, 10, onset, score, "m.csv"
+    )
+
+
+def test_a_resource_change_that_leads_the_errors_names_the_fault():
+    """CPU rose with the errors (same minute): the errors follow from it, though they score higher."""
+    found = [
+        change("tax", "http_request_errors_total", "errors", 45.0, 600.0),
+        change("tax", "process_cpu_usage", "cpu", 12.5, 600.0),
+    ]
+    assert ranking.rank(found, {}, STEP)[0].fault == "cpu"
+
+
+def test_a_resource_change_after_the_errors_and_weak_does_not():
+    """CPU that moved only a little, ten minutes after the errors: the errors are the fault."""
+    found = [
+        change("tax", "http_request_errors_total", "errors", 45.0, 600.0),
+        change("tax", "process_cpu_usage", "cpu", 12.5, 1200.0),
+    ]
+    assert ranking.rank(found, {}, STEP)[0].fault == "errors"
+
+
+def test_a_callee_that_changed_first_ranks_above_its_caller():
+    found = [
+        change("frontend", "latency_p99", "latency", 40.0, 720.0),
+        change("payment", "latency_p99", "latency", 30.0, 600.0),
+    ]
+    ranked = ranking.rank(found, {"frontend": ("payment",)}, STEP)
+    assert [suspect.service for suspect in ranked] == ["payment", "frontend"]
+    assert ranked[0].affects == ["frontend"] and ranked[1].explained_by == ["payment"]
