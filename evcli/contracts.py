@@ -294,6 +294,7 @@ class AskedRange(_Closed):
     text: str  # as the question wrote it: "between 14:20 and 14:35", "最近 20 分钟"
     range: str  # canonical evcli.timerange.TimeRange text, START..END with offsets (an open end is empty)
     relative: str | None = None  # "20m" when the question named a window ending at the clock
+    instant: str | None = None  # ISO 8601: the one moment "at/around 09:14" names (`range` is around it)
 
 
 class QuestionScope(_Closed):

@@ -140,6 +140,13 @@ def series_changes(series: list[SeriesPoints], baseline: tuple[float, float], wi
         shift = robust.shift_of(base, judged_values[inside], ceiling)
         if shift is None:
             continue
+        if shift.points < robust.RUN:
+            # an onset in the window's last points is confirmed by the points that follow the window, where the
+            # data goes on: a blip at a named window's end is no change
+            following = judged_values[times > window[1]][: robust.RUN - shift.points]
+            tail = np.concatenate([judged_values[inside][shift.onset_index :], following])
+            if following.size and not robust.sustained(base, tail, shift.direction):
+                continue
         # the judged share that fails, back to the series' own numbers and direction
         offset, sign = (ceiling, -1.0) if shortfall and ceiling is not None else (0.0, 1.0)
         direction = shift.direction if not shortfall else ("down" if shift.direction == "up" else "up")

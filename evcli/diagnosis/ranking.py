@@ -9,9 +9,10 @@ its strongest change of another class. Then, in order:
     explained by it: its suspicion is cut, the more
     so when its changes are only of a travelling class (latency, errors, traffic); a service
     whose callers changed after it gains a share per such caller;
-  - the fault kind is the class of its strongest change of a class that stays with the service
-    (cpu, memory, disk, restarts, network, responses) that is a third as strong as its strongest
-    change or began no later than it (within the tolerance), else of its strongest change.
+  - the fault kind is the class of its first change (the strongest of those in the same step) of a
+    class that stays with the service (cpu, memory, disk, restarts, network, responses) that is a
+    third as strong as its strongest change or began no later than it (within the tolerance), else
+    of its strongest change: a crash's restart comes before the CPU of its warm-up.
 Ties are broken by onset, then name, so the ranking is the same on every run.
 """
 
@@ -110,7 +111,8 @@ def _fault(own: list[Change], tolerance: float) -> str:
         and (c.weighted >= strongest / 3 or (c.onset <= first + tolerance and c.weighted >= LEADING_MIN))
     ]
     if staying:
-        chosen = min(staying, key=lambda c: (-round(c.weighted / max(strongest, 1e-9), 1), c.onset))
+        step = max(tolerance / TOLERANCE_STEPS, 1.0)
+        chosen = min(staying, key=lambda c: (c.onset // step, -c.weighted))  # the first to change, then the strongest
         return chosen.klass.fault or "errors"
     return own[0].klass.fault or "errors"
 

@@ -123,6 +123,12 @@ def shift_of(base: Baseline, window: Sequence[float] | np.ndarray, ceiling: floa
     return best
 
 
+def sustained(base: Baseline, points: np.ndarray, direction: str) -> bool:
+    """Whether a run outside the band in `direction` starts at the first of `points`."""
+    sign = 1.0 if direction == "up" else -1.0
+    return _onset(sign * (points - base.centre) / base.spread > BAND) == 0
+
+
 def _onset(flags: np.ndarray) -> int | None:
     """The first index that is outside and starts a run of RUN points with RUN_OUTSIDE outside
     (near the window's end, where fewer than RUN points are left: all of the rest outside)."""

@@ -299,9 +299,15 @@ def find_range(question: str, spans: Spans, *, clock: datetime, tz: tzinfo) -> A
                 found = next((f for m, f in reader(question, zoned) if m.start() == match.start()), found)
                 end = zone.end()
             if found is not None and found[0] is not None and spans.claim(match.start(), end):
-                asked_range, relative = found
+                asked_range, relative = found[0], found[1]
+                instant = found[2] if len(found) > 2 else None
                 text = question[match.start() : end].strip()
-                return AskedRange(text=text, range=asked_range.text(tz), relative=relative)
+                return AskedRange(
+                    text=text,
+                    range=asked_range.text(tz),
+                    relative=relative,
+                    instant=instant.astimezone(tz).isoformat() if instant is not None else None,
+                )
     return None
 
 
@@ -350,10 +356,12 @@ def _iso_ranges(question: str, resolver: _Resolver):
         elif cue in ("before", "until", "till"):
             yield match, (TimeRange(None, start), None)
         else:  # one instant: around it, as "at 09:14"
-            yield match, (TimeRange(start - AROUND, start + AROUND), None)
+            yield match, _around(start)
 
 
-_Found = tuple[TimeRange | None, str | None]
+_Found = (
+    tuple[TimeRange | None, str | None] | tuple[TimeRange | None, str | None, datetime]
+)  # (range, relative[, instant])
 
 
 def _ranges(question: str, resolver: _Resolver):
@@ -414,7 +422,12 @@ def _one_time(resolver: _Resolver, match: re.Match[str], cue: str) -> _Found | N
         return span(moment, max(moment, resolver.clock)), None
     if cue in ("before", "until", "till"):
         return TimeRange(None, moment), None
-    return TimeRange(moment - AROUND, moment + AROUND), None
+    return _around(moment)
+
+
+def _around(moment: datetime) -> _Found:
+    """One instant the question names ("at 09:14", "around 18:33"): the range around it, and the instant."""
+    return TimeRange(moment - AROUND, moment + AROUND), None, moment
 
 
 def _windows(question: str, resolver: _Resolver):

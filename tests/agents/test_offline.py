@@ -1719,3 +1719,14 @@ def test_a_word_only_another_log_writes_is_searched_there_with_the_service_asked
     ), first["claim_text"]
     assert "service=events" in first["claim_text"]
     assert run.gate_result.status == "pass", run.gate_result.errors
+
+
+def test_what_changed_at_a_moment_is_judged_on_what_follows_it(tmp_path):
+    """'at 22:50' is 22:45-22:55 for the scope, but a change asked to begin then is judged up to the data's
+    end (a leak, a restart's callers need longer than five minutes to show)."""
+    run = full_run("What changed at 22:50?", tmp_path)
+    assert run.gate_result.severity == "none", run.gate_result.errors
+    first = tool_calls(run)[0]
+    assert (first.name, first.arguments) == ("find_changes", {"since": "2026-07-08T22:45:00+00:00"})
+    changes = next(i for i in run.invocations if i.tool_name == "find_changes")
+    assert changes.output["searched_range"] == "2026-07-08T22:45:00+00:00..2026-07-08T23:10:00+00:00"

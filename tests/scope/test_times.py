@@ -255,3 +255,22 @@ def test_a_bare_number_before_a_word_is_no_time(question):
 def test_zone_abbreviations_noon_and_midnight(question, clock, zone, expected):
     found = asked(question, clock, zone)
     assert found is not None and found[:2] == expected, found
+
+
+@pytest.mark.parametrize(
+    ("question", "instant"),
+    [
+        ("what changed at 09:14?", "2026-03-18T09:14:00+01:00"),
+        ("Something changed around 09:05. Which service?", "2026-03-18T09:05:00+01:00"),
+        ("09:14左右发生了什么变化", "2026-03-18T09:14:00+01:00"),
+        ("at 16:05 +08:00", "2026-03-18T09:05:00+01:00"),
+        ("between 09:09 and 09:19", None),  # two times ten minutes apart name a range, not a moment
+        ("since 09:05", None),
+        ("in the last 20 minutes", None),
+    ],
+)
+def test_one_moment_asked_is_kept_beside_its_range(question, instant):
+    """'at/around 09:14' is the range around it (±5 minutes) and the moment itself: what changed then is
+    judged on what follows it (evcli.agents.offline.queries.changes_call)."""
+    found = find_range(question, Spans(), clock=datetime.fromisoformat(CLOCK), tz=zone_named("Europe/Berlin"))
+    assert found is not None and found.instant == instant

@@ -48,6 +48,7 @@ class Ask:
     alert_state: str | None = None
     since: str | None = None
     until: str | None = None
+    instant: bool = False  # the range is around one moment the question names ("at/around 09:14")
     levels: tuple[str, ...] = ()
     wants_count: bool = False
     vocabulary: dict[str, dict[str, int]] | None = None  # None: not known (a session stored before scopes)
@@ -152,6 +153,7 @@ def _from_scope(scope: QuestionScope, base: dict[str, Any], payload: dict[str, A
         alert_state=scope.alert_state,
         since=since,
         until=until,
+        instant=scope.range is not None and scope.range.instant is not None,
         levels=tuple(scope.levels),
         wants_count=scope.wants_count,
         vocabulary=vocabulary,

@@ -672,10 +672,12 @@ def diagnoses(intent: Ask, question: str) -> bool:
 
 
 def changes_call(intent: Ask) -> Call:
-    """find_changes over the asked range (none: from where the series change), the named service marked."""
-    arguments: dict[str, Any] = {
-        key: value for key, value in (("since", intent.since), ("until", intent.until)) if value
-    }
+    """find_changes over the asked range (none: from where the series change), the named service marked.
+    Around one moment ("what changed at 13:48?") the window runs from just before it to the data's end: a
+    change is asked to begin then, and is judged on everything that follows (a leak needs more than
+    minutes to show; a restart's callers fail after it)."""
+    until = None if intent.instant else intent.until
+    arguments: dict[str, Any] = {key: value for key, value in (("since", intent.since), ("until", until)) if value}
     if intent.window and not arguments:
         arguments["window"] = intent.window
     if intent.services:
