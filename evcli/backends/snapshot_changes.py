@@ -64,6 +64,18 @@ class LevelBuckets:
     incident: list[int]  # bucket i starts at window.start + i * step
 
 
+@dataclass(frozen=True)
+class AlertStart:
+    """An alert of alerts.json: when it became active (pending or firing) and what it measured."""
+
+    service: str
+    alertname: str
+    state: str  # its state at the snapshot's clock: firing, pending, resolved, suppressed
+    active_at: float  # epoch seconds
+    value: float | None
+    unit: str
+
+
 @dataclass
 class ChangeInputs:
     series: list[SeriesPoints] = field(default_factory=list)
@@ -214,6 +226,33 @@ def level_series(backend: SnapshotBackend, first: float, last: float, step: floa
                 )
             )
     return found
+
+
+def alert_starts(backend: SnapshotBackend) -> tuple[list[AlertStart], list[str]]:
+    """Every alert of alerts.json with the time it became active, and why the file could not be read."""
+    from evcli.backends.snapshot_alerts import alert_state_at, split_value
+
+    try:
+        alerts = backend._alerts.alerts
+    except BackendError as error:
+        return [], [str(error)]
+    now = backend.now()
+    found = []
+    for alert in alerts:
+        if alert.active_at is None or not alert.labels.get("alertname"):
+            continue
+        value, unit = split_value(alert.value)
+        found.append(
+            AlertStart(
+                backend.alert_service(alert.labels),
+                alert.labels["alertname"],
+                alert_state_at(alert, now),
+                alert.active_at.timestamp(),
+                value,
+                alert.annotations.get("unit") or alert.labels.get("unit") or unit,
+            )
+        )
+    return found, []
 
 
 def log_edges(backend: SnapshotBackend) -> list[float]:

@@ -28,13 +28,16 @@ from typing import Any
 
 import numpy as np
 
-from evcli.backends.snapshot_changes import LevelBuckets, SeriesPoints, TemplateCounts
+from evcli.backends.snapshot_changes import AlertStart, LevelBuckets, SeriesPoints, TemplateCounts
 from evcli.diagnosis import robust, signals
 
 NEW_TEMPLATE_MIN = 3
 EVENT_SCORE = 10.0  # per event of a count of events (one restart; a crash loop of five scores in full)
 SURGE_FACTOR = 4.0
 SURGE_MIN = 10
+ALERTS_SOURCE = "alerts.json"
+ALERT_SCORE = 10.0  # an alert that became active in the window: the team's own judgement that this is trouble
+PENDING_SHARE = 0.5  # of ALERT_SCORE for an alert still pending (its condition held, not yet for long enough)
 RESET_SHARE = 0.1
 SHORTFALL_RESOLUTION = 0.01  # of its ceiling: a success share is not judged finer than 1 % (of 100 %)  # a counter that falls restarts from 0: to less than this share of where it was
 _COUNTER_ENDINGS = ("_total_", "_count_", "_sum_", "_seconds_total_")
@@ -62,6 +65,7 @@ class Change:
     instance: str | None = None
     example: str | None = None
     rate: bool = False  # a counter judged as its rate per second
+    state: str | None = None  # an alert's state at the snapshot's clock (kind "alert")
 
     @property
     def klass(self) -> signals.SignalClass:
@@ -335,6 +339,39 @@ def template_changes(templates: list[TemplateCounts], baseline_seconds: float, w
     return found
 
 
+def alert_changes(alerts: list[AlertStart], window: tuple[float, float]) -> list[Change]:
+    """The alerts that became active inside the window (one active before it is no change in it), classed by
+    their names as metrics are (HighMemoryUsage: memory); a pending one counts PENDING_SHARE."""
+    found = []
+    for alert in alerts:
+        if not window[0] <= alert.active_at <= window[1]:
+            continue
+        klass = signals.of_metric(alert.alertname)
+        value = alert.value if alert.value is not None else 1.0
+        found.append(
+            Change(
+                service=alert.service,
+                signal=alert.alertname,
+                kind="alert",
+                signal_class=klass.name,
+                direction="up",
+                unit=alert.unit,
+                baseline=0.0,
+                spread=0.0,
+                baseline_points=0,
+                value=value,
+                peak=value,
+                points=1,
+                outside=1,
+                onset=alert.active_at,
+                score=ALERT_SCORE * (PENDING_SHARE if alert.state == "pending" else 1.0),
+                source=ALERTS_SOURCE,
+                state=alert.state,
+            )
+        )
+    return found
+
+
 def ordered(changes: list[Change]) -> list[Change]:
     return sorted(changes, key=lambda c: (-c.weighted, c.onset, c.service, c.signal, c.instance or ""))
 
@@ -371,4 +408,6 @@ def as_item(change: Change, zone: Any, time_text: Any) -> dict[str, Any]:
         item["example"] = change.example
     if change.rate:
         item["rate"] = True
+    if change.state:
+        item["state"] = change.state
     return item

@@ -141,3 +141,34 @@ def _affected(service: str, callers: dict[str, list[str]], suspects: dict[str, S
             seen[caller] = suspects[caller].onset
             frontier.append(caller)
     return sorted(seen, key=lambda name: (seen[name], name))
+
+
+def asked_first(suspects: list[Suspect], asked: str | None, callees: Mapping[str, tuple[str, ...]]) -> list[Suspect]:
+    """A named service whose trouble has a cause of its own (a change of a class that stays with it:
+    memory, CPU, disk, crashes) that no callee of its explains is where its trouble starts: it goes
+    before the suspects nothing known links it to (they may be trouble of their own, not of its
+    cause). A named service showing only what travels (latency, errors) keeps its rank: its cause may
+    be anywhere."""
+    mine = next((suspect for suspect in suspects if suspect.service == asked), None)
+    if mine is None or mine.explained_by or not _own_cause(mine):
+        return suspects
+    linked = reachable(mine.service, callees)
+    position = suspects.index(mine)
+    kept = [suspect for suspect in suspects[:position] if suspect.service in linked]
+    moved = [suspect for suspect in suspects[:position] if suspect.service not in linked]
+    return [*kept, mine, *moved, *suspects[position + 1 :]]
+
+
+def _own_cause(suspect: Suspect) -> bool:
+    return any(change.klass.cause and change.klass.fault == suspect.fault for change in suspect.changes)
+
+
+def reachable(service: str, callees: Mapping[str, tuple[str, ...]]) -> set[str]:
+    """The services `service` depends on, directly or through others."""
+    seen, frontier = {service}, [service]
+    while frontier:
+        for callee in callees.get(frontier.pop(), ()):
+            if callee not in seen:
+                seen.add(callee)
+                frontier.append(callee)
+    return seen

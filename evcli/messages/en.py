@@ -73,6 +73,8 @@ MESSAGES: dict[str, str] = {
     # executor: diagnosis (find_changes)
     "diagnosis.suspect": "Likely root cause (a hypothesis to confirm): {excerpt}.",
     "diagnosis.change": "{excerpt}.",
+    "diagnosis.others_unlinked": "{others} changed too, but nothing known links them to {asked} (no declared "
+    "topology or logged call): trouble of their own, or a dependency not known here.",
     "diagnosis.ranked_by": "The causes were ranked by {used}; a ranked suspect is a hypothesis, not a confirmed cause.",
     "diagnosis.asked_unlinked": "Nothing known links {asked} to {first} (no declared topology or logged call between "
     "them): {first} changed first, and is the cause of {asked}'s trouble only if {asked} depends on it.",

@@ -71,6 +71,8 @@ MESSAGES: dict[str, str] = {
     # executor: diagnosis (find_changes)
     "diagnosis.suspect": "可能的根因（待确认的假设）：{excerpt}。",
     "diagnosis.change": "{excerpt}。",
+    "diagnosis.others_unlinked": "{others} 也发生了变化，但没有已知的调用关系把它们与 {asked} 联系起来（未声明拓扑，"
+    "日志中也没有调用）：可能是它们自身的问题，或是这里未知的依赖。",
     "diagnosis.ranked_by": "根因排名依据：{used}；排名靠前的嫌疑服务是假设，不是已确认的根因。",
     "diagnosis.asked_unlinked": "没有已知的调用关系把 {asked} 与 {first} 联系起来（未声明拓扑，日志中也没有二者之间的调用）："
     "{first} 更早发生变化，只有当 {asked} 依赖它时它才是 {asked} 问题的原因。",

@@ -1,5 +1,6 @@
-"""`find_changes`: what changed in an incident window against a baseline, over every metric series
-and every service's logs, and the services ranked as suspects, causes before symptoms.
+"""`find_changes`: what changed in an incident window against a baseline, over every metric series,
+every service's logs and the alerts that became active in it, and the services ranked as suspects,
+causes before symptoms.
 
 Refs: `$.changes[i]` (one change: service, signal, class, direction, the incident value from its
 onset against the baseline's median and spread, its score) ranked by score, and `$.suspects[i]`
@@ -66,6 +67,11 @@ def change_text(item: dict[str, Any]) -> str:
         )
         example = f"; example: {item['example']}" if item.get("example") else ""
         return f"{head}; {tail}{example}"
+    if item.get("kind") == "alert":
+        return (
+            f"{who} alert {item['signal']} became active at {item['onset']} (now {item.get('state')},"
+            f" value {with_unit(item['value'], unit)}); {tail}"
+        )
     if item.get("kind") == "events":
         return (
             f"{who} {item['signal']} rose: {number(item['value'])} events from {item['onset']}"
@@ -106,7 +112,7 @@ def scope(params: FindChangesParams) -> dict[str, Any]:
 
 def fetch(params: FindChangesParams, env: ToolEnvironment, session: SessionView) -> Outcome:
     from evcli.backends.snapshot import SnapshotBackend
-    from evcli.backends.snapshot_changes import level_series, log_counts, log_edges, series_points
+    from evcli.backends.snapshot_changes import alert_starts, level_series, log_counts, log_edges, series_points
     from evcli.diagnosis import changes as finder
     from evcli.diagnosis import ranking, topology, window
 
@@ -158,7 +164,9 @@ def fetch(params: FindChangesParams, env: ToolEnvironment, session: SessionView)
     if base_end > base_start:  # no baseline, no log change: a line is only new against something
         found += finder.level_changes(levels, start)
         found += finder.template_changes(templates, base_end - base_start, end - start)
-    found = finder.ordered(found)
+    alerts, alert_problems = alert_starts(backend)
+    notes += alert_problems
+    found = finder.ordered(found + finder.alert_changes(alerts, (start, end)))
     if judged.unjudged:
         notes.append(f"{judged.unjudged} series not judged (fewer than 3 baseline points or no point in the window)")
     names = {name.lower(): name for name in backend.known_services() or []}
@@ -170,9 +178,9 @@ def fetch(params: FindChangesParams, env: ToolEnvironment, session: SessionView)
     logged = topology.logged_peers(templates, names)
     callees = topology.merged(declared, logged)
     if asked and declared.get(asked):  # a named service with declared callees: it and what it depends on
-        focus = _reachable(asked, callees)
+        focus = ranking.reachable(asked, callees)
         found = [change for change in found if change.service in focus]
-    suspects = ranking.rank(found, callees, step)
+    suspects = ranking.asked_first(ranking.rank(found, callees, step), asked, callees)
     ranked_by = ["the kind of change", "onset order"]
     ranked_by += ["topology from env.toml"] if declared else []
     ranked_by += ["peers named in log lines"] if logged else []
@@ -204,20 +212,10 @@ def fetch(params: FindChangesParams, env: ToolEnvironment, session: SessionView)
 def _focus(asked: str, backend: Any) -> set[str] | None:
     """A named service and its declared callees, transitively (log peers are not read yet); None when
     it has no declared callees: then any service may be where its trouble starts."""
-    from evcli.diagnosis import topology
+    from evcli.diagnosis import ranking, topology
 
     declared, _ = topology.declared(backend.config.topology, backend.resolve_service)
-    return _reachable(asked, declared) if declared.get(asked) else None
-
-
-def _reachable(service: str, callees: dict[str, tuple[str, ...]]) -> set[str]:
-    seen, frontier = {service}, [service]
-    while frontier:
-        for callee in callees.get(frontier.pop(), ()):
-            if callee not in seen:
-                seen.add(callee)
-                frontier.append(callee)
-    return seen
+    return ranking.reachable(asked, declared) if declared.get(asked) else None
 
 
 def _data_edges(series: list[Any], logs: list[float]) -> tuple[float | None, float | None]:
@@ -253,17 +251,15 @@ def _suspect_item(
     callees: dict[str, tuple[str, ...]],
     asked: str | None,
 ) -> dict[str, Any]:
-    own = suspect.changes[:4]
+    # the changes that name its fault first (a memory alert before the pool's queue it leads to), then by strength
+    own = sorted(suspect.changes, key=lambda change: not _names_fault(change, suspect.fault))[:4]
     item: dict[str, Any] = {
         "rank": rank,
         "service": suspect.service,
         "fault": suspect.fault,
         "onset": _time(suspect.onset, zone),
         "score": round(suspect.score, 2),
-        "changes": [
-            f"{change.signal if change.kind != 'new_template' else 'new log template'} {'rose' if change.direction == 'up' else 'fell'}"
-            for change in own
-        ],
+        "changes": [_change_words(change) for change in own],
         "change_refs": [index_of[id(change)] for change in own if id(change) in index_of],
         "explained_by": suspect.explained_by,
         "affects": suspect.affects,
@@ -272,6 +268,18 @@ def _suspect_item(
     if asked is not None and asked == suspect.service:
         item["asked"] = True
     return item
+
+
+def _names_fault(change: Any, fault: str) -> bool:
+    return bool(change.klass.cause and change.klass.fault == fault)
+
+
+def _change_words(change: Any) -> str:
+    """`p99_latency rose`, `new log template rose`, `alert HighMemoryUsage fired`: a suspect's change in brief."""
+    if change.kind == "alert":
+        return f"alert {change.signal} {'fired' if change.state != 'pending' else 'pending'}"
+    name = change.signal if change.kind != "new_template" else "new log template"
+    return f"{name} {'rose' if change.direction == 'up' else 'fell'}"
 
 
 def _message(found: list[Any], judged: Any, log_files: int, suspects: list[Any], notes: list[str]) -> str:
@@ -291,8 +299,8 @@ SPEC = registry.register(
     registry.ToolSpec(
         name="find_changes",
         description=(
-            "What changed in an incident window against a baseline, over every metric series and every service's "
-            "logs: `$.changes[i]` (service, signal, class, direction, value from its onset against the baseline's "
+            "What changed in an incident window against a baseline, over every metric series, every service's "
+            "logs and the alerts that became active: `$.changes[i]` (service, signal, class, direction, value from its onset against the baseline's "
             "median and spread, score), ranked by score, and `$.suspects[i]` (services ranked causes first: fault "
             "kind, onset, their changes, callees that changed first, callers affected). Window: since/until or a "
             "relative window; none: from where the series change to the snapshot's end. Baseline: "
@@ -302,7 +310,8 @@ SPEC = registry.register(
         summary="What changed against a baseline, every series and log, and the likely causes ranked.",
         params=FindChangesParams,
         option_help={
-            "service": "A service asked about: with declared callees only it and what it depends on are ranked, else every service (its entry marked).",
+            "service": "A service asked about: with declared callees only it and what it depends on are ranked, else every service "
+            "(its entry marked; first when its trouble has a cause of its own that no known callee explains).",
             "baseline_since": "Start of the baseline (default: as long a stretch right before the window).",
             "baseline_until": "End of the baseline (default: the window's start).",
             "baseline": "before: as long a stretch right before the window (default); day: the same hours a day earlier.",

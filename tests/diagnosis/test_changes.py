@@ -49,3 +49,25 @@ def test_a_bounded_quantity_is_judged_against_the_room_left_below_its_ceiling():
     base = robust.baseline_of(np.asarray(values[:60]), 0.0, 100.0)
     assert base is not None and base.spread < robust.SPREAD_FLOOR * 80  # floored by the room (20), not the level
     assert change.direction == "up" and change.score >= 10
+
+
+def test_an_alert_that_became_active_in_the_window_is_a_change_of_its_class():
+    from evcli.backends.snapshot_changes import AlertStart
+
+    alerts = [
+        AlertStart("order", "HighMemoryUsage", "firing", 900.0, 91.0, "%"),
+        AlertStart("order", "HighErrorRate", "pending", 950.0, 8.7, "%"),
+        AlertStart("node", "DiskSpaceLow", "firing", 100.0, 94.0, "%"),  # active before the window: no change in it
+    ]
+    found = {c.signal: c for c in changes.alert_changes(alerts, (600.0, 1200.0))}
+    assert set(found) == {"HighMemoryUsage", "HighErrorRate"}
+    memory = found["HighMemoryUsage"]
+    assert (memory.kind, memory.signal_class, memory.value, memory.onset, memory.state) == (
+        "alert",
+        "memory",
+        91.0,
+        900.0,
+        "firing",
+    )
+    assert found["HighErrorRate"].signal_class == "errors"
+    assert found["HighErrorRate"].score == changes.ALERT_SCORE * changes.PENDING_SHARE

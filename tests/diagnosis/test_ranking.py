@@ -38,3 +38,27 @@ def test_a_callee_that_changed_first_ranks_above_its_caller():
     ranked = ranking.rank(found, {"frontend": ("payment",)}, STEP)
     assert [suspect.service for suspect in ranked] == ["payment", "frontend"]
     assert ranked[0].affects == ["frontend"] and ranked[1].explained_by == ["payment"]
+
+
+def test_a_named_service_with_a_cause_of_its_own_goes_before_suspects_nothing_links_it_to():
+    found = [
+        change("user", "db_query_p99", "latency", 40.0, 600.0),
+        change("order", "HighMemoryUsage", "memory", 10.0, 840.0),
+        change("order", "db_pool_waiting", "other", 15.0, 1200.0),
+    ]
+    ranked = ranking.rank(found, {}, STEP)
+    assert [s.service for s in ranked] == ["user", "order"]
+    assert [s.service for s in ranking.asked_first(ranked, "order", {})] == ["order", "user"]
+    # ... but not before a callee of its own that changed first: that may be where its memory went
+    linked = {"order": ("user",)}
+    assert [s.service for s in ranking.asked_first(ranking.rank(found, linked, STEP), "order", linked)][0] == "user"
+
+
+def test_a_named_service_showing_only_what_travels_keeps_its_rank():
+    """A gateway's errors and latency may come from anywhere: the suspects that changed first stay first."""
+    found = [
+        change("payment", "cpu", "cpu", 40.0, 600.0),
+        change("gateway", "http_errors_total", "errors", 30.0, 720.0),
+    ]
+    ranked = ranking.rank(found, {}, STEP)
+    assert [s.service for s in ranking.asked_first(ranked, "gateway", {})] == ["payment", "gateway"]

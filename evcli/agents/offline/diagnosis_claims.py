@@ -26,8 +26,8 @@ def _head(text: str, end: str) -> str:
     return text.split(end, 1)[0] if end in text else text.split("; class=", 1)[0]
 
 
-def _change_claim(ref: Ref, words: Catalogue, claim_type: str) -> Claim:
-    excerpt = _head(ref.ref.text, _HEAD_END)
+def _change_claim(ref: Ref, words: Catalogue, claim_type: str, end: str = _HEAD_END) -> Claim:
+    excerpt = _head(ref.ref.text, end)
     return {
         "claim_id": "",
         "claim_type": claim_type,
@@ -60,16 +60,24 @@ def diagnosis_claims(refs: list[Ref], words: Catalogue, asked: tuple[str, ...]) 
         if ref is not None:
             claims.append(_change_claim(ref, words, "symptom"))
             stated.add(ref.index)
-    # other suspects whose trouble the first one does not explain, and a service the question names
+    # other suspects whose trouble the first one does not explain, and a service the question names; when the
+    # first is the service asked (its own cause, evcli.diagnosis.ranking.asked_first), the others nothing links
+    # to it are trouble of their own: stated as what else changed, not as causes of what was asked
     affected = set(first.get("affects", []))
     others = [ref for ref in suspects[1:SUSPECT_CAP] if ref.item.get("service") not in affected]
     others += [ref for ref in suspects[1:] if ref.item.get("service") in asked and ref not in others][:1]
-    claims += [_suspect_claim(ref, changes, words) for ref in others]
+    if first.get("asked"):
+        claims += [_change_claim(ref, words, "observation", _SUSPECT_END) for ref in others]
+    else:
+        claims += [_suspect_claim(ref, changes, words) for ref in others]
     used = words.join(list(output.get("ranked_by") or []))
     notes = [words("diagnosis.ranked_by", used=used)] if used else []
     named = [service for service in asked if service != first.get("service")]
     if named and named[0] not in first.get("affects", []):  # nothing known links the asked service to it
         notes.append(words("diagnosis.asked_unlinked", asked=named[0], first=first.get("service")))
+    if first.get("asked") and others:
+        unlinked = words.join([str(ref.item.get("service")) for ref in others])
+        notes.append(words("diagnosis.others_unlinked", asked=first.get("service"), others=unlinked))
     return claims, notes
 
 
