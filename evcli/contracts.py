@@ -297,6 +297,14 @@ class AskedRange(_Closed):
     instant: str | None = None  # ISO 8601: the one moment "at/around 09:14" names (`range` is around it)
 
 
+class AskedBaseline(_Closed):
+    """What a comparison question compares its window against (evcli.scope.baselines)."""
+
+    text: str  # as the question wrote it: "with the hour before", "from yesterday"
+    mode: Literal["before", "day"]  # a stretch right before the window, or the same hours a day earlier
+    length: str | None = None  # "1h": how long the stretch before is (mode before)
+
+
 class QuestionScope(_Closed):
     """What the question asks about, extracted by code (evcli.scope), never by a model (DESIGN §2).
 
@@ -312,6 +320,7 @@ class QuestionScope(_Closed):
     alertnames: list[str] = Field(default_factory=list)
     alert_state: AlertState | None = None  # the state the question asks about ("still firing?" → still_firing)
     range: AskedRange | None = None
+    baseline: AskedBaseline | None = None  # what a comparison question compares the range with
     levels: list[ScopeLevel] = Field(default_factory=list)  # levels asked explicitly ("warnings" → WARN)
     phrases: list[str] = Field(default_factory=list)  # quoted text, verbatim
     tokens: list[str] = Field(default_factory=list)  # IPs, status codes, exception/class names, error codes, paths

@@ -17,6 +17,7 @@ from datetime import datetime, tzinfo
 from typing import Any
 
 from evcli.contracts import QuestionScope
+from evcli.scope.baselines import find_baseline
 from evcli.scope.cues import (
     BROAD_CUES,
     alert_state,
@@ -63,6 +64,7 @@ def extract_scope(
     token searched in the logs, not an alert name."""
     spans = Spans()
     phrases = find_phrases(question, spans)
+    baseline = find_baseline(question, spans)  # before the range: "from yesterday" is no range asked
     asked_range = find_range(question, spans, clock=clock, tz=tz)
     count = wants_count(question, spans)
     when_cue(question, spans)
@@ -92,6 +94,7 @@ def extract_scope(
         alertnames=found_alerts,
         alert_state=state,
         range=asked_range,
+        baseline=baseline,
         levels=levels,
         phrases=phrases,
         tokens=in_order(tokens, names),

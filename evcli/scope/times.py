@@ -101,6 +101,8 @@ _CUED = re.compile(
     rf"(?:(?P<d1>{_DATE})[\s,]*(?:at\s+)?)?(?P<t1>{_CLOCK}|{_BARE_HOUR})(?:\s*(?:on\s+)?(?P<d3>{_DATE}))?",
     re.IGNORECASE,
 )
+# a clock time no cue claims ("13:48 发生了什么变化", "errors 09:14?") is one instant, as "at 09:14"
+_BARE_INSTANT = re.compile(rf"(?P<t1>{_CLOCK})")
 _ZH_CUED = re.compile(
     rf"(?:从\s*)?(?:(?P<d1>{_DATE})\s*)?(?P<t1>{_CLOCK})\s*(?P<cue>之后|以后|后|起|开始|之前|以前|前|左右|前后|附近)"
 )
@@ -288,7 +290,8 @@ def find_range(question: str, spans: Spans, *, clock: datetime, tz: tzinfo) -> A
     """The first range the question names (claiming its text), or None. A zone written after clock
     times ("08:05 to 08:10 UTC") reads them in that zone; the range is stated in the environment's."""
     resolver = _Resolver(clock, tz)
-    for reader in (_iso_ranges, _ranges, _bare_ranges, _cued, _zh_cued, _windows, _since_day, _day_parts, _dates):
+    readers = (_iso_ranges, _ranges, _bare_ranges, _cued, _zh_cued, _windows, _since_day, _day_parts, _dates, _instants)
+    for reader in readers:
         for match, found in reader(question, resolver):
             if found is None or found[0] is None:
                 continue
@@ -416,7 +419,7 @@ def _one_time(resolver: _Resolver, match: re.Match[str], cue: str) -> _Found | N
     clock = _read_clock(match["t1"])
     if clock is None:
         return None
-    day = _read_date(match["d1"] or match.groupdict().get("d3"), resolver.clock.date())
+    day = _read_date(match.groupdict().get("d1") or match.groupdict().get("d3"), resolver.clock.date())
     moment = resolver.moment(day, clock.at())
     if cue in ("since", "after"):
         return span(moment, max(moment, resolver.clock)), None
@@ -509,3 +512,11 @@ def _dates(question: str, resolver: _Resolver):
     for match in _DATE_ONLY.finditer(question):
         day = _read_date(match["d1"], resolver.clock.date())
         yield match, None if day is None or day > resolver.clock.date() else (resolver.whole_day(day), None)
+
+
+def _instants(question: str, resolver: _Resolver):
+    """The one clock time of a question that writes one and no date ("Feb 30 from 02:00 to 03:00" names a
+    range no reader could read: none of its times is a moment on its own)."""
+    matches = list(_BARE_INSTANT.finditer(question))
+    if len(matches) == 1 and not _DATE_ONLY.search(question):
+        yield matches[0], _one_time(resolver, matches[0], "around")

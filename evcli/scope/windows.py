@@ -28,7 +28,7 @@ def zh_number(text: str) -> int | None:
     return _ZH_DIGITS.get(text)
 
 
-_EN_NUMBERS = {
+EN_NUMBERS = {
     "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
     "eight": 8, "nine": 9, "ten": 10, "twelve": 12, "fifteen": 15, "twenty": 20, "thirty": 30,
     "forty": 40, "forty-five": 45, "sixty": 60, "ninety": 90,
@@ -47,7 +47,7 @@ _EN_WINDOW = re.compile(
     r"(?P<unit>seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|[smhd])\b",
     re.IGNORECASE,
 )
-_ZH_UNITS = {"秒": "s", "秒钟": "s", "分钟": "m", "分": "m", "小时": "h", "钟头": "h", "天": "d"}
+ZH_UNITS = {"秒": "s", "秒钟": "s", "分钟": "m", "分": "m", "小时": "h", "钟头": "h", "天": "d"}
 _ZH_WINDOW = re.compile(
     r"(?:(?:最近|过去|近)\s*(?P<count>\d{1,4}|[零一二两三四五六七八九十]+|半)?\s*个?\s*"
     r"(?P<unit>秒钟|秒|分钟|小时|钟头|天)"
@@ -59,9 +59,9 @@ def window_matches(question: str) -> Iterator[tuple[re.Match[str], str]]:
     """Every window the question names, with its label, English forms first."""
     for match in _EN_WINDOW.finditer(question):
         raw = (match["count"] or "").lower()
-        if raw and not raw.isdigit() and raw not in _EN_NUMBERS:
+        if raw and not raw.isdigit() and raw not in EN_NUMBERS:
             continue  # "the last deployment hour" is no window
-        count: float = int(raw) if raw.isdigit() else _EN_NUMBERS.get(raw, 1)
+        count: float = int(raw) if raw.isdigit() else EN_NUMBERS.get(raw, 1)
         if match["half"]:
             count = count * 0.5 if raw else 0.5
         label = _label(count, TIME_UNITS[match["unit"].lower()])
@@ -70,7 +70,7 @@ def window_matches(question: str) -> Iterator[tuple[re.Match[str], str]]:
     for match in _ZH_WINDOW.finditer(question):
         raw = match["count"] or match["count2"] or "一"
         zh_count = 0.5 if raw == "半" else zh_number(raw)
-        label = None if zh_count is None else _label(zh_count, _ZH_UNITS[match["unit"] or match["unit2"]])
+        label = None if zh_count is None else _label(zh_count, ZH_UNITS[match["unit"] or match["unit2"]])
         if label:
             yield match, label
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from evcli.backends.base import BackendError
+from evcli.backends.base import BackendError, parse_window
 from evcli.timerange import TimeRange
 from evcli.tools import registry
 from evcli.tools.fetch import NAMED, Outcome, call_range, environment_zone, resolve_service, unknown_service_outcome
@@ -46,6 +46,7 @@ class FindChangesParams(ToolParams):
     baseline_until: TimeExpression = None
     # before: an equally long stretch right before the window; day: the same stretch a day earlier
     baseline: Literal["before", "day"] = "before"
+    baseline_length: str | None = Field(None, pattern=r"^\d{1,5}[smhd]$")  # "1h": the stretch before is this long
     limit: int = Field(20, ge=1, le=100)
 
 
@@ -152,7 +153,7 @@ def fetch(params: FindChangesParams, env: ToolEnvironment, session: SessionView)
         return _nothing(found_scope, f"the window starts at or after the data's end ({_time(end, zone)})", zone)
     base_start, base_end = _baseline(params, backend, start, end, first)
     if base_end <= base_start:
-        notes.append("baseline holds 0 points: the window starts with the data")
+        notes.append(f"baseline holds 0 points: {_empty_baseline(params)}")
     incident = TimeRange(datetime.fromtimestamp(start, UTC), datetime.fromtimestamp(end, UTC))
     baseline = TimeRange(
         datetime.fromtimestamp(base_start, UTC), datetime.fromtimestamp(max(base_end, base_start), UTC)
@@ -239,8 +240,20 @@ def _baseline(params: FindChangesParams, backend: Any, start: float, end: float,
         return max(low, first), min(high, start)
     if params.baseline == "day":  # the same time of day a day earlier, as far as the data reaches back
         return max(first, start - DAY_SECONDS), max(first, end - DAY_SECONDS)
-    length = max(end - start, MIN_BASELINE.total_seconds())
+    if params.baseline_length:  # "the hour before": as long as asked, right before the window
+        length = start - parse_window(params.baseline_length, datetime.fromtimestamp(start, UTC)).start.timestamp()
+    else:
+        length = max(end - start, MIN_BASELINE.total_seconds())
     return max(first, start - length), start
+
+
+def _empty_baseline(params: FindChangesParams) -> str:
+    """Why the baseline holds no point."""
+    if params.baseline_since or params.baseline_until:
+        return "the baseline asked lies outside the data before the window"
+    if params.baseline == "day":
+        return "the data does not reach back a day before the window"
+    return "the window starts with the data"
 
 
 def _suspect_item(
@@ -315,6 +328,7 @@ SPEC = registry.register(
             "baseline_since": "Start of the baseline (default: as long a stretch right before the window).",
             "baseline_until": "End of the baseline (default: the window's start).",
             "baseline": "before: as long a stretch right before the window (default); day: the same hours a day earlier.",
+            "baseline_length": "How long the stretch right before the window is: 30m, 1h, 2d (default: as long as the window).",
             "limit": "At most N changes and N suspects (1-100).",
         },
         arrays=(

@@ -1734,3 +1734,26 @@ def test_what_changed_at_a_moment_is_judged_on_what_follows_it(tmp_path):
     assert (first.name, first.arguments) == ("find_changes", {"since": "2026-07-08T22:45:00+00:00"})
     changes = next(i for i in run.invocations if i.tool_name == "find_changes")
     assert changes.output["searched_range"] == "2026-07-08T22:45:00+00:00..2026-07-08T23:10:00+00:00"
+
+
+@pytest.mark.parametrize(
+    ("question", "arguments"),
+    [
+        (
+            "compare 22:50-23:00 with the hour before",
+            {"since": "2026-07-08T22:50:00+00:00", "until": "2026-07-08T23:00:00+00:00", "baseline_length": "1h"},
+        ),
+        ("what's different from yesterday?", {"baseline": "day"}),
+    ],
+)
+def test_a_comparison_asked_is_the_baseline_of_find_changes(question, arguments, tmp_path):
+    run = full_run(question, tmp_path)
+    first = tool_calls(run)[0]
+    assert (first.name, first.arguments) == ("find_changes", arguments)
+    changes = next(i for i in run.invocations if i.tool_name == "find_changes")
+    if "baseline_length" in arguments:  # the hour before, as far as the demo's data reaches back (22:30)
+        assert changes.output["baseline_range"] == "2026-07-08T22:30:00+00:00..2026-07-08T22:50:00+00:00"
+    else:  # the demo holds 40 minutes: a day earlier is stated as empty, never turned into changes
+        assert "baseline holds 0 points: the data does not reach back a day" in changes.output["message"]
+        # only the alerts that became active are changes (they need no baseline): no series or log line is
+        assert {item["kind"] for item in changes.output["changes"]} == {"alert"}

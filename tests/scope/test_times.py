@@ -263,6 +263,7 @@ def test_zone_abbreviations_noon_and_midnight(question, clock, zone, expected):
         ("what changed at 09:14?", "2026-03-18T09:14:00+01:00"),
         ("Something changed around 09:05. Which service?", "2026-03-18T09:05:00+01:00"),
         ("09:14左右发生了什么变化", "2026-03-18T09:14:00+01:00"),
+        ("09:14 发生了什么变化", "2026-03-18T09:14:00+01:00"),  # the one clock time a question writes, uncued
         ("at 16:05 +08:00", "2026-03-18T09:05:00+01:00"),
         ("between 09:09 and 09:19", None),  # two times ten minutes apart name a range, not a moment
         ("since 09:05", None),

@@ -49,6 +49,7 @@ class Ask:
     since: str | None = None
     until: str | None = None
     instant: bool = False  # the range is around one moment the question names ("at/around 09:14")
+    baseline: str | None = None  # what a comparison compares with: "day", or the length of the stretch before ("1h")
     levels: tuple[str, ...] = ()
     wants_count: bool = False
     vocabulary: dict[str, dict[str, int]] | None = None  # None: not known (a session stored before scopes)
@@ -154,6 +155,7 @@ def _from_scope(scope: QuestionScope, base: dict[str, Any], payload: dict[str, A
         since=since,
         until=until,
         instant=scope.range is not None and scope.range.instant is not None,
+        baseline=None if scope.baseline is None else (scope.baseline.length or scope.baseline.mode),
         levels=tuple(scope.levels),
         wants_count=scope.wants_count,
         vocabulary=vocabulary,

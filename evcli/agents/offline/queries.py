@@ -680,6 +680,10 @@ def changes_call(intent: Ask) -> Call:
     arguments: dict[str, Any] = {key: value for key, value in (("since", intent.since), ("until", until)) if value}
     if intent.window and not arguments:
         arguments["window"] = intent.window
+    if intent.baseline == "day":  # "different from yesterday": the same hours a day earlier
+        arguments["baseline"] = "day"
+    elif intent.baseline:  # "with the hour before"
+        arguments["baseline_length"] = intent.baseline
     if intent.services:
         arguments["service"] = intent.services[0]
     return Call("find_changes", arguments)
