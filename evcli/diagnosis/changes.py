@@ -121,14 +121,8 @@ def series_changes(series: list[SeriesPoints], baseline: tuple[float, float], wi
     for points in series:
         klass = signals.of_metric(points.metric)
         view = judged_view(points)
-        times, values, judged_values, ceiling, shortfall, rate = (
-            view.times,
-            view.values,
-            view.judged,
-            view.ceiling,
-            view.shortfall,
-            view.rate,
-        )
+        times, values, judged_values, ceiling = view.times, view.values, view.judged, view.ceiling
+        shortfall, rate = view.shortfall, view.rate
         before = judged_values[(times >= baseline[0]) & (times < baseline[1])]
         inside = (times >= window[0]) & (times <= window[1])
         base = robust.baseline_of(before, view.quantum, ceiling)
