@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from evcli.backends.addresses import count_addresses, count_paths, top_counts
 from evcli.backends.base import LEVELS, BackendError, LogQuery, LogResult, canonical_level
 from evcli.backends.files import LIMITS, open_binary
-from evcli.backends.logformats import SAMPLE_LINES, LineReader, LogFormat, ParseContext, detect, format_named
+from evcli.backends.logformats import LineReader, LogFormat, ParseContext, detect, format_named
 from evcli.backends.logindex import IndexedFile, epoch, open_index, split_instance
 from evcli.backends.logsearch import FileMatches, Filter, instance_counts, matching_lines, search
 from evcli.timerange import TimeRange
@@ -242,7 +242,7 @@ def edge_timestamps(path: Path, root: Path, context: ParseContext) -> tuple[date
             handle.seek(size - _TAIL_BYTES)
             tail = handle.read().decode("utf-8", errors="replace").splitlines()[1:]  # its first line is cut
             head = head[:-1]  # the head's last line is cut
-    detection = detect(head[:SAMPLE_LINES], context)
+    detection = detect(head[:_EDGE_LINES], context)  # what reads the lines whose times are taken
     form = None if detection.format is None else format_named(detection.format)
     oldest = _stamps(head[:_EDGE_LINES], form, context) or _stamps(head, form, context)
     ending = head if tail is None else tail
