@@ -8,7 +8,10 @@ its strongest change of another class. Then, in order:
     whose trouble began before its own, or no later and at least EXPLAIN_SHARE as strong, is
     explained by it: its suspicion is cut, the more
     so when its changes are only of a travelling class (latency, errors, traffic); a service
-    whose callers changed after it gains a share per such caller;
+    whose callers changed after it gains a share per such caller; a service nothing is known to call
+    from whose changes only travel is cut (UNLINKED_TRAVELLING) when another service changed on its
+    own (a class that stays with it) strictly before it: without topology, what came first and on its
+    own is the likelier cause;
   - the fault kind is the class of its first change (the strongest of those in the same step) of a
     class that stays with the service (cpu, memory, disk, restarts, network, responses) that is a
     third as strong as its strongest change or began no later than it (within the tolerance), else
@@ -31,6 +34,7 @@ CALLER_SHARE = 0.1  # gained per caller that changed after the service
 CALLER_SHARE_MAX = 0.4
 TOLERANCE_STEPS = 2  # an onset this many steps after another's still counts as "no later"
 EXPLAIN_SHARE = 0.3
+UNLINKED_TRAVELLING = 0.3  # kept of a service with unknown callees showing only what travels, after an own cause
 LEADING_MIN = 3.0  # a change of the service's own that leads its symptoms names the fault from this score on  # a callee's change explains a caller's only if it is at least this share as strong
 
 
@@ -73,10 +77,13 @@ def rank(changes: list[Change], callees: Mapping[str, tuple[str, ...]], step: fl
                 )
             )
         ]
+        own = any(change.klass.cause for change in suspect.changes if change.weighted >= suspect.score / 2)
         if first:
             suspect.explained_by = first
-            own = any(change.klass.cause for change in suspect.changes if change.weighted >= suspect.score / 2)
             factor *= EXPLAINED_OWN if own else EXPLAINED_TRAVELLING
+        elif not suspect.callees_checked and not own and _earlier_own_cause(suspect, suspects, step):
+            # nothing known of what it calls, it only shows what travels, and a service changed on its own before it
+            factor *= UNLINKED_TRAVELLING
         later_callers = [
             name
             for name in callers.get(suspect.service, ())
@@ -87,6 +94,14 @@ def rank(changes: list[Change], callees: Mapping[str, tuple[str, ...]], step: fl
     for suspect in suspects.values():
         suspect.affects = _affected(suspect.service, callers, suspects, tolerance)
     return sorted(suspects.values(), key=lambda s: (-s.score, s.onset, s.service))
+
+
+def _earlier_own_cause(suspect: Suspect, suspects: Mapping[str, Suspect], step: float) -> bool:
+    return any(
+        other.onset < suspect.onset - step / 2 and _own_cause(other)
+        for other in suspects.values()
+        if other.service != suspect.service
+    )
 
 
 def _suspect(service: str, own: list[Change], tolerance: float) -> Suspect:

@@ -62,3 +62,16 @@ def test_a_named_service_showing_only_what_travels_keeps_its_rank():
     ]
     ranked = ranking.rank(found, {}, STEP)
     assert [s.service for s in ranking.asked_first(ranked, "gateway", {})] == ["payment", "gateway"]
+
+
+def test_without_topology_a_change_of_its_own_that_came_first_outranks_louder_errors_after_it():
+    """A service's responses shrank first; three services' success rates fell a minute later, far louder.
+    Nothing says who calls whom: what changed first and on its own is the likelier cause."""
+    found = [
+        change("comment", "response_bytes", "responses", 12.0, 600.0, direction="down"),
+        change("kyc", "success_rate", "success", 40.0, 660.0, direction="down"),
+        change("inventory", "success_rate", "success", 38.0, 690.0, direction="down"),
+    ]
+    assert ranking.rank(found, {}, STEP)[0].service == "comment"
+    # a caller whose callees are known is judged by them instead (not cut for an unrelated earlier change)
+    assert ranking.rank(found, {"kyc": ("ledger",)}, STEP)[0].service == "kyc"
