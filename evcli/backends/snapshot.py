@@ -433,8 +433,8 @@ class SnapshotBackend:
     ) -> MetricsResult:
         """Alerts in `state` (a STATE_FILTERS key) active in the range, and metric series summaries
         (none when `series` is False): of the service or metric asked, or, when neither nor an alert
-        is named, of every series (those that moved most, relative to their size, first). The range is `range`, else the
-        window's, else the whole snapshot (None)."""
+        is named, of every series (those that moved most, relative to their size, first). The range
+        is `range`, else the window's, else the whole snapshot (None)."""
         searched = range if range is not None else (None if window is None else TimeRange(window.start, window.end))
         label = window.label if range is None and window is not None else None
         resolved = None

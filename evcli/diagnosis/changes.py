@@ -38,8 +38,8 @@ SURGE_MIN = 10
 ALERTS_SOURCE = "alerts.json"
 ALERT_SCORE = 10.0  # an alert that became active in the window: the team's own judgement that this is trouble
 PENDING_SHARE = 0.5  # of ALERT_SCORE for an alert still pending (its condition held, not yet for long enough)
-RESET_SHARE = 0.1
-SHORTFALL_RESOLUTION = 0.01  # of its ceiling: a success share is not judged finer than 1 % (of 100 %)  # a counter that falls restarts from 0: to less than this share of where it was
+RESET_SHARE = 0.1  # a counter that falls restarts from 0: to less than this share of where it was
+SHORTFALL_RESOLUTION = 0.01  # of its ceiling: a success share is not judged finer than 1 % (of 100 %)
 _COUNTER_ENDINGS = ("_total_", "_count_", "_sum_", "_seconds_total_")
 _FRACTION_WORDS = ("_ratio_", "ratio", "utilization", "utilisation", "fraction", "_usage_", "_used_")
 

@@ -8,10 +8,10 @@ its strongest change of another class. Then, in order:
     whose trouble began before its own, or no later and at least EXPLAIN_SHARE as strong, is
     explained by it: its suspicion is cut, the more
     so when its changes are only of a travelling class (latency, errors, traffic); a service
-    whose callers changed after it gains a share per such caller; a service nothing is known to call
-    from whose changes only travel is cut (UNLINKED_TRAVELLING) when another service changed on its
-    own (a class that stays with it) strictly before it: without topology, what came first and on its
-    own is the likelier cause;
+    whose callers changed after it gains a share per such caller; a service whose callees are
+    unknown and whose changes only travel is cut (UNLINKED_TRAVELLING) when another service changed
+    on its own (a class that stays with it) strictly before it: without topology, what came first
+    and on its own is the likelier cause;
   - the fault kind is the class of its first change (the strongest of those in the same step) of a
     class that stays with the service (cpu, memory, disk, restarts, network, responses) that is a
     third as strong as its strongest change or began no later than it (within the tolerance), else
@@ -33,9 +33,9 @@ EXPLAINED_OWN = 0.5  # kept of a service with a change of its own whose callee c
 CALLER_SHARE = 0.1  # gained per caller that changed after the service
 CALLER_SHARE_MAX = 0.4
 TOLERANCE_STEPS = 2  # an onset this many steps after another's still counts as "no later"
-EXPLAIN_SHARE = 0.3
+EXPLAIN_SHARE = 0.3  # a callee's change explains a caller's only if it is at least this share as strong
 UNLINKED_TRAVELLING = 0.3  # kept of a service with unknown callees showing only what travels, after an own cause
-LEADING_MIN = 3.0  # a change of the service's own that leads its symptoms names the fault from this score on  # a callee's change explains a caller's only if it is at least this share as strong
+LEADING_MIN = 3.0  # a change of the service's own that leads its symptoms names the fault from this score on
 
 
 @dataclass
@@ -175,7 +175,12 @@ def asked_first(suspects: list[Suspect], asked: str | None, callees: Mapping[str
 
 
 def _own_cause(suspect: Suspect) -> bool:
-    return any(change.klass.cause and change.klass.fault == suspect.fault for change in suspect.changes)
+    return any(names_fault(change, suspect.fault) for change in suspect.changes)
+
+
+def names_fault(change: Change, fault: str) -> bool:
+    """Whether the change is of a class that stays with its service and points at `fault`."""
+    return bool(change.klass.cause and change.klass.fault == fault)
 
 
 def reachable(service: str, callees: Mapping[str, tuple[str, ...]]) -> set[str]:

@@ -264,8 +264,10 @@ def _suspect_item(
     callees: dict[str, tuple[str, ...]],
     asked: str | None,
 ) -> dict[str, Any]:
+    from evcli.diagnosis.ranking import names_fault
+
     # the changes that name its fault first (a memory alert before the pool's queue it leads to), then by strength
-    own = sorted(suspect.changes, key=lambda change: not _names_fault(change, suspect.fault))[:4]
+    own = sorted(suspect.changes, key=lambda change: not names_fault(change, suspect.fault))[:4]
     item: dict[str, Any] = {
         "rank": rank,
         "service": suspect.service,
@@ -281,10 +283,6 @@ def _suspect_item(
     if asked is not None and asked == suspect.service:
         item["asked"] = True
     return item
-
-
-def _names_fault(change: Any, fault: str) -> bool:
-    return bool(change.klass.cause and change.klass.fault == fault)
 
 
 def _change_words(change: Any) -> str:
