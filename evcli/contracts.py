@@ -206,6 +206,16 @@ class RuleMeta(_Closed):
     default_severity: RuleSeverity
 
 
+class MatchedFact(_Closed):
+    """One fact a claim states, compared with the field of its cited item it was matched to
+    (`field` empty: no field of the item states it)."""
+
+    claim: str
+    field: str
+    evidence: str
+    ok: bool
+
+
 class CheckedBinding(_Closed):
     claim_id: str
     binding_index: int
@@ -219,6 +229,7 @@ class CheckedBinding(_Closed):
     backfilled: bool = False
     status: Literal["pass", "fail"]
     failed_rules: list[str] = Field(default_factory=list)
+    facts: list[MatchedFact] = Field(default_factory=list)
 
 
 class Finding(_Closed):

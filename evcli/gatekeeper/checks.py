@@ -22,6 +22,7 @@ from evcli.contracts import (
     ToolInvocation,
 )
 from evcli.gatekeeper.excerpt import ExcerptMatch, informative_problem, match_excerpt, normalize
+from evcli.gatekeeper import typed
 from evcli.gatekeeper.facts import missing_facts
 
 
@@ -154,14 +155,50 @@ def session_entity_finder(invocations: dict[int, ToolInvocation]):
     return occurs
 
 
+def cited_items(claim: Claim, invocations: dict[int, ToolInvocation]) -> list[typed.Cited]:
+    """The items a claim's bindings name, read as typed values (the recorded output's item, or the
+    ref text when the output does not hold it); `$.no_evidence` names no item."""
+    cited = []
+    for index, binding in enumerate(claim.evidence_bindings):
+        invocation = invocations.get(binding.source_invocation_id)  # type: ignore[arg-type]
+        raw_path = binding.raw_path or ""
+        if invocation is None or raw_path == NO_EVIDENCE_PATH:
+            continue
+        item = typed.item_at(invocation.output, raw_path)
+        if item is None:
+            ref = find_ref(invocation, raw_path)
+            item = ref.text if ref is not None else None
+        if item is None:
+            continue
+        array = invocation.output.get(raw_path[2:].split("[", 1)[0]) if "[" in raw_path else None
+        cited.append(typed.Cited(index, raw_path, typed.item_values(item, raw_path), array or []))
+    return cited
+
+
+def facts_match(
+    claim: Claim, cited: list[typed.Cited], services: tuple[str, ...] = ()
+) -> tuple[str | None, typed.ClaimCheck]:
+    """Each number, time, state, direction, rank and subject the claim states agrees with the field
+    of its cited items it is matched to."""
+    checked = typed.check_claim(claim.claim_text or "", cited, services)
+    if not checked.problems:
+        return None, checked
+    return f"claim's facts disagree with its evidence: {'; '.join(checked.problems[:3])}", checked
+
+
 def facts_in_excerpts(
-    claim: Claim, cited: list[ToolInvocation], is_session_entity, services: tuple[str, ...] = ()
+    claim: Claim,
+    cited: list[ToolInvocation],
+    is_session_entity,
+    services: tuple[str, ...] = (),
+    checked: typed.ClaimCheck | None = None,
 ) -> str | None:
-    """The claim's numbers, identifiers, the environment's services it names and its negation all occur
-    in its bound excerpts (a service one of the cited invocations searched counts as stated)."""
+    """The claim's identifiers, the environment's services it names, its negation, and the numbers the
+    typed check did not compare all occur in its bound excerpts (a service one of the cited invocations
+    searched counts as stated)."""
     excerpts = [binding.evidence_excerpt or "" for binding in claim.evidence_bindings]
     missing = missing_facts(
-        claim.claim_text or "",
+        typed.without(claim.claim_text or "", checked.consumed) if checked else claim.claim_text or "",
         excerpts,
         scope_services=_scope_services(cited),
         is_session_entity=is_session_entity,

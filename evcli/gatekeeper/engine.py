@@ -24,6 +24,7 @@ from evcli.contracts import (
     ExecutorEvidenceV2,
     Finding,
     GateResult,
+    MatchedFact,
     QuestionScope,
     Severity,
     ToolInvocation,
@@ -170,12 +171,10 @@ def _gate(
             _check_binding(claim, index, binding, by_id, seen_items, findings, trust)
             for index, binding in enumerate(claim.evidence_bindings)
         ]
-        checked += claim_bindings
         # Only a claim whose citations all hold is read for its facts; otherwise it has failed already.
         if claim_bindings and all(b.status == "pass" for b in claim_bindings):
-            cited = [by_id[b.source_invocation_id] for b in claim_bindings if b.source_invocation_id in by_id]
-            message = checks.facts_in_excerpts(claim, cited, is_session_entity, services)
-            findings.run("claim.facts_in_excerpts", message, claim_id=claim.claim_id)
+            claim_bindings = _check_facts(claim, claim_bindings, by_id, is_session_entity, services, findings)
+        checked += claim_bindings
     if scope is not None:
         _check_scope(scope, claims, invocations, findings)
 
@@ -192,6 +191,47 @@ def _gate(
         warnings=findings.warnings,
         errors=findings.errors,
     )
+
+
+def _check_facts(
+    claim: Claim,
+    claim_bindings: list[CheckedBinding],
+    by_id: dict[int, ToolInvocation],
+    is_session_entity,
+    services: tuple[str, ...],
+    findings: _Findings,
+) -> list[CheckedBinding]:
+    """The typed facts rule, then the excerpt facts rule on what it did not compare; the facts
+    compared are recorded on the binding whose item they were matched to."""
+    resolved = claim.model_copy(
+        update={
+            "evidence_bindings": [
+                binding.model_copy(update={"source_invocation_id": checked.source_invocation_id})
+                for binding, checked in zip(claim.evidence_bindings, claim_bindings, strict=True)
+            ]
+        }
+    )
+    typed_check = None
+    if findings.rules.enabled("claim.facts_match"):
+        message, typed_check = checks.facts_match(resolved, checks.cited_items(resolved, by_id), services)
+        findings.run("claim.facts_match", message, claim_id=claim.claim_id)
+    cited = [by_id[b.source_invocation_id] for b in claim_bindings if b.source_invocation_id in by_id]
+    message = checks.facts_in_excerpts(claim, cited, is_session_entity, services, typed_check)
+    findings.run("claim.facts_in_excerpts", message, claim_id=claim.claim_id)
+    if typed_check is None or not typed_check.facts:
+        return claim_bindings
+    return [
+        binding.model_copy(
+            update={
+                "facts": [
+                    MatchedFact.model_construct(claim=f.claim, field=f.field, evidence=f.evidence, ok=f.ok)
+                    for f in typed_check.facts
+                    if f.binding_index == binding.binding_index
+                ]
+            }
+        )
+        for binding in claim_bindings
+    ]
 
 
 def _check_scope(

@@ -1,0 +1,627 @@
+"""Typed facts: does each number, time, state, direction, rank and subject a claim states match a
+field of the evidence item it cites?
+
+A citation's existence proves little: "latency rose" bound to a series that fell, "0.739 ms" bound
+to 0.739 s, a resolved alert called firing or order-service's log line cited for payment-service all
+cite real items. So every evidence item is read as typed fields (`item_values`: the item's own
+structured output, flattened; numbers and times inside its text fields with the words before them),
+the claim as stated facts (`stated_facts`), and each stated fact must agree with one field of its
+cited items, compared with unit conversion (739 ms = 0.739 s; GB is not MB), the precision it is
+written at ("about 99%", 09:11:23 for 09:11:23.231, "1,200", "1.2k") and, where a role word ties it
+to a field ("peak", "threshold", "ERROR", "exit code"), with that field. The words live in
+facts.toml; this module is the one engine that reads them.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+import unicodedata
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+__all__ = ["Fact", "Stated", "Value", "check_claim", "item_at", "item_values", "stated_facts"]
+
+_RAW_PATH = re.compile(r"\$\.([A-Za-z_]+)(?:\[(\d+)\])?")
+
+
+# --- the tables -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Role:
+    name: str
+    kind: str  # "number" or "time"
+    fields: frozenset[str]
+    words: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class _Tables:
+    units: dict[str, tuple[str, float]]
+    multipliers: dict[str, float]
+    approximate: frozenset[str]
+    past: frozenset[str]
+    roles: tuple[_Role, ...]
+    states: dict[str, str]  # phrase -> state
+    directions: dict[str, str]  # phrase -> up/down
+    ranks: dict[str, str]  # phrase -> most/least
+    number: re.Pattern[str]
+    connectors: re.Pattern[str]
+    phrases: re.Pattern[str]  # every state, direction and rank phrase, longest first
+
+
+def _words(table: dict[str, Any]) -> list[str]:
+    return [word for language in ("en", "zh") for word in table.get(language, [])]
+
+
+def _phrase_pattern(phrases: Iterable[str]) -> re.Pattern[str]:
+    """Phrases longest first; Latin ones whole words, CJK ones anywhere (no spaces between words)."""
+    ordered = sorted({p.casefold() for p in phrases}, key=len, reverse=True)
+    latin = "|".join(re.escape(p) for p in ordered if p.isascii())
+    cjk = "|".join(re.escape(p) for p in ordered if not p.isascii())
+    return re.compile(rf"(?<![\w-])(?:{latin})(?![\w-])" + (f"|{cjk}" if cjk else ""))
+
+
+@cache
+def tables() -> _Tables:
+    data = tomllib.loads((Path(__file__).parent / "facts.toml").read_text(encoding="utf-8"))
+    units = {unit: (dim, float(factor)) for unit, (dim, factor) in data["units"].items()}
+    multipliers = {word: float(factor) for word, factor in data["multipliers"].items()}
+    roles = tuple(
+        _Role(name, spec.get("kind", "number"), frozenset(f.casefold() for f in spec["fields"]), tuple(_words(spec)))
+        for name, spec in data["roles"].items()
+    )
+    states = {p.casefold(): state for state, spec in data["states"].items() for p in _words(spec)}
+    directions = {p.casefold(): d for d, spec in data["directions"].items() for p in _words(spec)}
+    ranks = {p.casefold(): r for r, spec in data["rank"].items() for p in _words(spec)}
+    suffixes = sorted([*units, *multipliers], key=len, reverse=True)
+    number = re.compile(
+        r"(?<![\w.:-])([-−]?)(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?(?![\d.,]\d)"
+        r"(?:\s?(" + "|".join(re.escape(s) for s in suffixes) + r")(?![A-Za-z]))?(?![A-Za-z0-9_])"
+    )
+    return _Tables(
+        units,
+        multipliers,
+        frozenset(w.casefold() for w in _words(data["approximate"])),
+        frozenset(w.casefold() for w in _words(data["past"])),
+        roles,
+        states,
+        directions,
+        ranks,
+        number,
+        re.compile(
+            r"[\s:=]*(?:(?:" + "|".join(re.escape(w) for w in _words(data["connectors"])) + r")[\s:=]*){0,2}"
+        ),
+        _phrase_pattern([*states, *directions, *ranks]),
+    )
+
+
+# --- times ----------------------------------------------------------------------------------------
+
+_TIME = re.compile(
+    r"(?<![\d:])(?:(\d{4}-\d{2}-\d{2})(?:[T ](?=\d{1,2}:))?)?"
+    r"(?:(?<![\d:])(\d{1,2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?)?"
+    r"(Z|[+-]\d{2}:?\d{2})?(?!\d|:\d)"
+)
+_IP_OR_VERSION = re.compile(r"(?<![\w.])\d+(?:\.\d+){2,}(?![\w.])")
+
+
+@dataclass(frozen=True)
+class Clock:
+    """A time as written: date and clock parts, each None when not written."""
+
+    date: str | None
+    hour: int | None
+    minute: int | None
+    second: int | None
+    fraction: str | None
+
+    def matches(self, evidence: Clock) -> bool:
+        """Stated at its own precision: 09:11:23 for 09:11:23.231, 09:11 for 09:11:23."""
+        if self.date is not None and self.date != evidence.date:
+            return False
+        if self.hour is None:
+            return True
+        if (self.hour, self.minute) != (evidence.hour, evidence.minute):
+            return False
+        if self.second is not None and self.second != (evidence.second or 0):
+            return False
+        if self.fraction is not None:
+            written = evidence.fraction or ""
+            return written.ljust(len(self.fraction), "0")[: len(self.fraction)] == self.fraction
+        return True
+
+    def __str__(self) -> str:
+        clock = "" if self.hour is None else f"{self.hour:02d}:{self.minute:02d}"
+        if self.second is not None:
+            clock += f":{self.second:02d}" + (f".{self.fraction}" if self.fraction else "")
+        return " ".join(part for part in (self.date, clock) if part)
+
+
+def _clocks(text: str) -> Iterator[tuple[re.Match[str], Clock]]:
+    for match in _TIME.finditer(text):
+        date, hour, minute, second, fraction, _zone = match.groups()
+        if date is None and hour is None:
+            continue
+        if hour is not None and (int(hour) > 23 or int(minute) > 59):
+            continue
+        yield match, Clock(
+            date,
+            None if hour is None else int(hour),
+            None if minute is None else int(minute),
+            None if second is None else int(second),
+            fraction,
+        )
+
+
+# --- evidence values ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Value:
+    """One typed value of an evidence item: a field, or a number or time inside a text field."""
+
+    path: str
+    kind: str  # number | time | state | direction | subject
+    value: Any
+    shown: str
+    dim: str = ""
+    factor: float = 1.0
+    roles: frozenset[str] = frozenset()
+
+
+# Numeric keys a structured item's `unit` applies to (counts, scores and points carry none).
+_UNIT_KEYS = frozenset({"value", "current", "min", "max", "last", "first", "peak", "baseline", "spread", "threshold"})
+_SKIPPED = frozenset({"samples", "digests", "source", "labels", "example", "line", "template"})
+_TEXT_FIELDS = ("message", "summary", "text", "example", "description")
+
+
+def item_at(output: dict[str, Any], raw_path: str) -> Any:
+    """The item `$.name[i]` or `$.name` names in a tool's output, or None."""
+    match = _RAW_PATH.fullmatch(raw_path or "")
+    if match is None:
+        return None
+    node = output.get(match.group(1))
+    if match.group(2) is None:
+        return node
+    index = int(match.group(2))
+    return node[index] if isinstance(node, list) and index < len(node) else None
+
+
+def _roles_of(key: str, kind: str) -> frozenset[str]:
+    key = key.casefold()
+    return frozenset(role.name for role in tables().roles if role.kind == kind and key in role.fields)
+
+
+def item_values(item: Any, path: str) -> list[Value]:
+    """The item's typed values: its structured fields (any depth) and what its text fields state."""
+    values: list[Value] = []
+    if isinstance(item, dict):
+        _walk(item, path, "", "", values)
+        samples = item.get("samples")
+        if isinstance(samples, list):
+            for direction in series_directions([s[1] for s in samples if isinstance(s, list | tuple) and len(s) > 1]):
+                values.append(Value(f"{path}.samples", "direction", direction, direction))
+        for key in _TEXT_FIELDS:
+            if isinstance(item.get(key), str):
+                values += text_values(item[key], f"{path}.{key}")
+    elif isinstance(item, str):
+        values += text_values(item, path)
+    return values
+
+
+def _walk(node: Any, path: str, unit: str, key: str, out: list[Value]) -> None:
+    if isinstance(node, dict):
+        unit = node["unit"] if isinstance(node.get("unit"), str) else unit
+        for name, child in node.items():
+            if name not in _SKIPPED and name not in _TEXT_FIELDS:
+                _walk(child, f"{path}.{name}", unit, name, out)
+    elif isinstance(node, list):
+        for index, child in enumerate(node[:200]):
+            _walk(child, f"{path}[{index}]", unit, key, out)
+    elif isinstance(node, bool) or node is None:
+        return
+    elif isinstance(node, int | float):
+        dim, factor = tables().units.get(unit, ("", 1.0)) if key in _UNIT_KEYS else ("", 1.0)
+        out.append(Value(path, "number", float(node), f"{node}{unit if dim else ''}", dim, factor, _roles_of(key, "number")))
+    elif isinstance(node, str):
+        _string_value(node, path, key, out)
+
+
+def _string_value(text: str, path: str, key: str, out: list[Value]) -> None:
+    lowered = key.casefold()
+    if lowered == "state":
+        out.append(Value(path, "state", text.casefold(), text))
+    elif lowered == "direction":
+        out.append(Value(path, "direction", {"rose": "up", "fell": "down"}.get(text, text), text))
+    elif lowered in ("service", "job", "app"):
+        out.append(Value(path, "subject", text.casefold(), text))
+    else:
+        for value in text_values(text, path):
+            roles = value.roles | _roles_of(key, value.kind)
+            out.append(Value(value.path, value.kind, value.value, value.shown, value.dim, value.factor, roles))
+
+
+def text_values(text: str, path: str) -> list[Value]:
+    """Times and numbers (with their units) written inside a text, each with the roles the words just
+    before it give ("exit code 137", "restartCount=5", "current=91%")."""
+    values: list[Value] = []
+    masked = _plain(text)
+    for match, clock in _clocks(masked):
+        values.append(Value(path, "time", clock, match.group(0).strip(), roles=_context_roles(masked, match.start(), "time")))
+        masked = masked[: match.start()] + " " * (match.end() - match.start()) + masked[match.end() :]
+    masked = _IP_OR_VERSION.sub(lambda m: " " * len(m.group(0)), masked)
+    for number in _numbers(masked):
+        roles = _context_roles(masked, number.start, "number")
+        values.append(Value(path, "number", number.value, number.text, number.dim, number.factor, roles))
+    return values
+
+
+def _context_roles(text: str, start: int, kind: str) -> frozenset[str]:
+    """Roles named by the two words before a value ("exit code 137", "max=3.8GB", "ERROR 23")."""
+    before = re.findall(r"[A-Za-z_\u4e00-\u9fff]+", text[max(0, start - 24) : start])[-2:]
+    found: set[str] = set()
+    for role in tables().roles:
+        if role.kind == kind and any(word.casefold() in role.fields for word in before):
+            found.add(role.name)
+    joined = "_".join(word.casefold() for word in before)
+    found |= {role.name for role in tables().roles if role.kind == kind and joined in role.fields}
+    return frozenset(found)
+
+
+def series_directions(points: list[Any]) -> set[str]:
+    """"up" when the series rose by at least a quarter of its range at some point, "down" likewise."""
+    numbers = [float(p) for p in points if isinstance(p, int | float)]
+    if len(numbers) < 2:
+        return set()
+    span = max(numbers) - min(numbers)
+    if span <= 0:
+        return {"flat"}
+    rise = fall = 0.0
+    low = high = numbers[0]
+    for number in numbers[1:]:
+        rise, fall = max(rise, number - low), max(fall, high - number)
+        low, high = min(low, number), max(high, number)
+    return {d for d, size in (("up", rise), ("down", fall)) if size >= 0.25 * span}
+
+
+# --- stated facts ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Number:
+    start: int
+    end: int
+    text: str
+    value: float  # in the written unit, multiplier applied
+    decimals: int
+    scale: float  # the multiplier written ("k"): precision is judged before it
+    dim: str
+    factor: float
+    negative: bool
+
+
+def _numbers(text: str) -> Iterator[_Number]:
+    t = tables()
+    for match in t.number.finditer(text):
+        sign, whole, fraction, suffix = match.groups()
+        mantissa = float(whole.replace(",", "") + ("." + fraction if fraction else ""))
+        scale, dim, factor = 1.0, "", 1.0
+        if suffix in t.multipliers and not (suffix in t.units and suffix.isupper()):
+            scale = t.multipliers[suffix]
+        elif suffix:
+            dim, factor = t.units[suffix]
+        value = mantissa * scale * (-1 if sign else 1)
+        yield _Number(
+            match.start(), match.end(), match.group(0), value, len(fraction or ""), scale, dim, factor, bool(sign)
+        )
+
+
+@dataclass(frozen=True)
+class Stated:
+    """One fact a claim states: a number, time, state, direction or rank, with the role word tied to it."""
+
+    kind: str
+    text: str
+    start: int
+    end: int
+    value: Any
+    role: str | None = None
+    approximate: bool = False
+    sign_free: bool = False
+    number: _Number | None = None
+
+
+def _plain(text: str) -> str:
+    """NFKC with ASCII digits and one minus sign; case kept (17m is minutes, 17M megabytes)."""
+    text = unicodedata.normalize("NFKC", text) if not text.isascii() else text
+    return text.replace("−", "-").replace("\u2009", " ").replace("\u00a0", " ")
+
+
+def stated_facts(claim_text: str) -> list[Stated]:
+    """What the claim states, left to right."""
+    t = tables()
+    text = _plain(claim_text)
+    lowered = text.casefold()
+    facts: list[Stated] = []
+    for match in t.phrases.finditer(lowered):
+        phrase = match.group(0)
+        for kind, table in (("state", t.states), ("direction", t.directions), ("rank", t.ranks)):
+            if phrase in table:
+                facts.append(Stated(kind, phrase, match.start(), match.end(), table[phrase]))
+                break
+    masked = text
+    for match, clock in _clocks(text):
+        role = _role_before(lowered, match.start(), "time")
+        facts.append(Stated("time", match.group(0).strip(), match.start(), match.end(), clock, role))
+        masked = masked[: match.start()] + " " * (match.end() - match.start()) + masked[match.end() :]
+    masked = _IP_OR_VERSION.sub(lambda m: " " * len(m.group(0)), masked)
+    past = any(re.search(rf"(?<!\w){re.escape(word)}(?!\w)", lowered) for word in t.past)
+    for number in _numbers(masked):
+        before = lowered[max(0, number.start - 16) : number.start]
+        approximate = any(before.rstrip().endswith(word) for word in t.approximate)
+        role = _role_after(lowered, number.end) or _role_before(lowered, number.start, "number")
+        facts.append(
+            Stated("number", number.text, number.start, number.end, number.value, role, approximate, past, number)
+        )
+    return sorted(facts, key=lambda fact: fact.start)
+
+
+def _role_before(lowered: str, start: int, kind: str) -> str | None:
+    """The role word a value follows, with at most connector words between ("peak of 4.1s",
+    "threshold: 85%", "exit code 137", "峰值为 4.1 秒")."""
+    window = lowered[max(0, start - 40) : start]
+    best: tuple[int, str] | None = None
+    for role in tables().roles:
+        if role.kind != kind:
+            continue
+        for word in role.words:
+            position = window.rfind(word.casefold())
+            if position < 0 or (word.isascii() and position > 0 and (window[position - 1].isalnum())):
+                continue
+            if _connectors().fullmatch(window[position + len(word) :]) and (best is None or position > best[0]):
+                best = (position, role.name)
+    return best[1] if best else None
+
+
+def _connectors() -> re.Pattern[str]:
+    return tables().connectors
+
+
+def _role_after(lowered: str, end: int) -> str | None:
+    """A role word right after a number ("23 ERROR lines", "5 restarts")."""
+    following = lowered[end : end + 24].lstrip(" ")
+    for role in tables().roles:
+        if role.kind == "number" and any(
+            re.match(rf"{re.escape(word.casefold())}(?![\w])", following) for word in role.words
+        ):
+            return role.name
+    return None
+
+
+# --- comparing ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One stated fact compared with the field it was matched to (`field` empty: nothing to compare)."""
+
+    claim: str
+    field: str
+    evidence: str
+    ok: bool
+    binding_index: int | None = None
+
+
+@dataclass
+class ClaimCheck:
+    facts: list[Fact] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    consumed: list[tuple[int, int]] = field(default_factory=list)  # spans of the claim the check read
+
+
+def _close(stated: Stated, evidence: Value) -> bool:
+    number = stated.number
+    assert number is not None
+    if number.dim and evidence.dim and number.dim != evidence.dim:
+        return False
+    claimed = abs(number.value) if stated.sign_free else number.value
+    actual = abs(evidence.value) if stated.sign_free else evidence.value
+    conversions = [1.0]
+    if number.dim and evidence.dim:
+        conversions = [evidence.factor / number.factor]
+        if number.dim == "bytes":
+            conversions.append(_binary(evidence.factor) / _binary(number.factor))
+    tolerance = 0.5 * 10 ** -number.decimals * number.scale
+    for conversion in conversions:
+        converted = actual * conversion
+        if stated.approximate and abs(converted - claimed) <= 0.05 * max(abs(converted), abs(claimed)) + tolerance:
+            return True
+        if abs(converted - claimed) <= tolerance + 1e-9 * abs(claimed):
+            return True
+    return False
+
+
+def _binary(factor: float) -> float:
+    """The binary reading of a decimal byte factor (MB written for MiB)."""
+    steps = {1e3: 1024.0, 1e6: 1024.0**2, 1e9: 1024.0**3, 1e12: 1024.0**4}
+    return steps.get(factor, factor)
+
+
+@dataclass(frozen=True)
+class Cited:
+    """One cited item: its binding's index in the claim, its raw path and its typed values."""
+
+    binding_index: int
+    raw_path: str
+    values: list[Value]
+    siblings: list[Any] = field(default_factory=list)  # the array the item belongs to (for ranks)
+
+
+def check_claim(claim_text: str, cited: list[Cited], services: Iterable[str] = ()) -> ClaimCheck:
+    """Compare every fact the claim states with its cited items' fields."""
+    result = ClaimCheck()
+    values = [(c.binding_index, v) for c in cited for v in c.values]
+    stated = stated_facts(claim_text)
+    for fact in stated:
+        checker = _CHECKERS.get(fact.kind)
+        if checker is not None:
+            before = len(result.facts)
+            checker(fact, values, cited, result)
+            if len(result.facts) > before:  # compared here, matched or not: the excerpt check leaves it alone
+                result.consumed.append((fact.start, fact.end))
+    _check_subject(claim_text, values, services, result)
+    _check_from_to(_plain(claim_text).casefold(), stated, values, result)
+    return result
+
+
+def without(claim_text: str, spans: list[tuple[int, int]]) -> str:
+    """The claim with the spans the typed check compared blanked out (in `_plain` coordinates)."""
+    text = _plain(claim_text)
+    for start, end in spans:
+        text = text[:start] + " " * (end - start) + text[end:]
+    return text
+
+
+def _number(fact: Stated, values: list[tuple[int, Value]], cited: list[Cited], result: ClaimCheck) -> None:
+    numbers = [(i, v) for i, v in values if v.kind == "number"]
+    if not numbers:
+        return  # an item without numbers (a runbook's prose): the excerpt check covers it
+    candidates = [(i, v) for i, v in numbers if fact.role in v.roles] if fact.role else []
+    pool = candidates or numbers
+    for index, value in pool:
+        if _close(fact, value):
+            result.facts.append(Fact(fact.text, value.path, value.shown, True, index))
+            return
+    if candidates:
+        index, value = candidates[0]
+        result.facts.append(Fact(fact.text, value.path, value.shown, False, index))
+        result.problems.append(f"claim says {fact.role.replace('_', ' ')} {fact.text}; {value.path} is {value.shown}")
+        return
+    elsewhere = [(i, v) for i, v in numbers if _close(_without_unit(fact), v)]
+    if elsewhere and fact.number is not None and fact.number.dim:
+        index, value = elsewhere[0]
+        result.facts.append(Fact(fact.text, value.path, value.shown, False, index))
+        result.problems.append(f"claim says {fact.text}; {value.path} is {value.shown}")
+        return
+    result.facts.append(Fact(fact.text, "", "", False))
+    result.problems.append(f"claim says {fact.text}; no field of {_paths(cited)} is {fact.text}")
+
+
+def _without_unit(fact: Stated) -> Stated:
+    number = fact.number
+    assert number is not None
+    bare = _Number(number.start, number.end, number.text, number.value, number.decimals, number.scale, "", 1.0, number.negative)
+    return Stated(fact.kind, fact.text, fact.start, fact.end, fact.value, None, fact.approximate, fact.sign_free, bare)
+
+
+def _paths(cited: list[Cited]) -> str:
+    return ", ".join(dict.fromkeys(c.raw_path for c in cited))
+
+
+def _time(fact: Stated, values: list[tuple[int, Value]], cited: list[Cited], result: ClaimCheck) -> None:
+    times = [(i, v) for i, v in values if v.kind == "time"]
+    if not times:
+        return
+    candidates = [(i, v) for i, v in times if fact.role in v.roles] if fact.role else []
+    for index, value in candidates or times:
+        if fact.value.matches(value.value):
+            result.facts.append(Fact(fact.text, value.path, value.shown, True, index))
+            return
+    index, value = (candidates or times)[0]
+    result.facts.append(Fact(fact.text, value.path if candidates else "", value.shown if candidates else "", False, index))
+    role = f"{fact.role} " if candidates else ""
+    where = value.path if candidates else f"no time of {_paths(cited)}"
+    result.problems.append(f"claim says {role}{fact.text}; {where} is {value.shown if candidates else fact.text}")
+
+
+def _state(fact: Stated, values: list[tuple[int, Value]], cited: list[Cited], result: ClaimCheck) -> None:
+    states = [(i, v) for i, v in values if v.kind == "state"]
+    if not states:
+        return
+    for index, value in states:
+        if value.value == fact.value:
+            result.facts.append(Fact(fact.text, value.path, value.shown, True, index))
+            return
+    index, value = states[0]
+    result.facts.append(Fact(fact.text, value.path, value.shown, False, index))
+    result.problems.append(f"claim says {fact.text}; {value.path} is {value.shown}")
+
+
+def _direction(fact: Stated, values: list[tuple[int, Value]], cited: list[Cited], result: ClaimCheck) -> None:
+    directions = [(i, v) for i, v in values if v.kind == "direction"]
+    if not directions:
+        return
+    for index, value in directions:
+        if value.value == fact.value:
+            result.facts.append(Fact(fact.text, value.path, value.shown, True, index))
+            return
+    index, value = directions[0]
+    result.facts.append(Fact(fact.text, value.path, value.shown, False, index))
+    result.problems.append(f"claim says {fact.text}; {value.path} went {value.shown}")
+
+
+def _rank(fact: Stated, values: list[tuple[int, Value]], cited: list[Cited], result: ClaimCheck) -> None:
+    for item in cited:
+        counts = [s.get("count") for s in item.siblings if isinstance(s, dict)]
+        own = next((v for v in item.values if v.path.endswith(".count") and v.kind == "number"), None)
+        if own is None or len(counts) < 2 or not all(isinstance(c, int | float) for c in counts):
+            continue
+        best = max(counts) if fact.value == "most" else min(counts)
+        ok = own.value == best
+        result.facts.append(Fact(fact.text, own.path, own.shown, ok, item.binding_index))
+        if not ok:
+            result.problems.append(f"claim says {fact.text}; {own.path} is {own.shown}, another item's count is {best:g}")
+
+
+_CHECKERS = {"number": _number, "time": _time, "state": _state, "direction": _direction, "rank": _rank}
+
+
+def _check_subject(claim_text: str, values: list[tuple[int, Value]], services: Iterable[str], result: ClaimCheck) -> None:
+    """The first service the claim names is the service of one of its cited items."""
+    subjects = {v.value for _, v in values if v.kind == "subject"}
+    if not subjects:
+        return
+    lowered = _plain(claim_text).casefold()
+    named: list[tuple[int, str]] = []
+    for service in {s.casefold() for s in services if s}:
+        match = re.search(rf"(?<![\w.-]){re.escape(service)}(?![\w]|-\w)", lowered)
+        if match:
+            named.append((match.start(), service))
+    if not named:
+        return
+    first = min(named)[1]
+    if first in subjects:
+        index, value = next((i, v) for i, v in values if v.kind == "subject" and v.value == first)
+        result.facts.append(Fact(first, value.path, value.shown, True, index))
+        return
+    index, value = next((i, v) for i, v in values if v.kind == "subject")
+    result.facts.append(Fact(first, value.path, value.shown, False, index))
+    result.problems.append(f"claim speaks of {first}; {value.path} is {value.shown}")
+
+
+_FROM = re.compile(r"(?:from|从)\s*$")
+_TO = re.compile(r"^\s*(?:to|->|→|到|升至|降至)\s*$")
+
+
+def _check_from_to(lowered: str, stated: list[Stated], values: list[tuple[int, Value]], result: ClaimCheck) -> None:
+    """"from X to Y" says which way a quantity went: it must be a way its cited items went."""
+    directions = {v.value for _, v in values if v.kind == "direction"}
+    numbers = [fact for fact in stated if fact.kind == "number"]
+    if not directions or len(numbers) < 2:
+        return
+    for earlier, later in zip(numbers, numbers[1:], strict=False):
+        if earlier.role or later.role or earlier.number is None or later.number is None:
+            continue
+        if earlier.number.dim != later.number.dim or not _TO.match(lowered[earlier.end : later.start]):
+            continue
+        if not _FROM.search(lowered[max(0, earlier.start - 8) : earlier.start]):
+            continue
+        went = "up" if later.value * later.number.factor > earlier.value * earlier.number.factor else "down"
+        if went not in directions and later.value != earlier.value:
+            result.problems.append(f"claim says from {earlier.text} to {later.text} ({went}); its item went {', '.join(sorted(directions))}")
+            return
