@@ -8,7 +8,6 @@ that from the rule set.
 from __future__ import annotations
 
 import re
-import unicodedata
 from functools import lru_cache
 from typing import Any
 
@@ -22,7 +21,7 @@ from evcli.contracts import (
     ToolInvocation,
 )
 from evcli.gatekeeper.excerpt import ExcerptMatch, informative_problem, match_excerpt, normalize
-from evcli.gatekeeper import typed
+from evcli.gatekeeper import lookalike, typed
 from evcli.gatekeeper.facts import missing_facts
 
 
@@ -209,29 +208,26 @@ def facts_in_excerpts(
     return f"claim states what its excerpts do not carry: {', '.join(missing[:5])}"
 
 
-_SCRIPTS = ("LATIN", "CYRILLIC", "GREEK")
-
-
 def plain_text(claim: Claim) -> str | None:
-    """What a reader sees is what the checks read: no invisible or format character (zero-width, bidi
-    control), no control character and no word mixing Latin with Cyrillic or Greek letters ("nо" with a
-    Cyrillic о reads "no" and checks as no negation), unless the claim's excerpts quote it."""
+    """What a reader sees is what the checks read: no default-ignorable, invisible or control character
+    (zero-width, bidi controls, Hangul fillers) in the claim or its excerpts, and no word written with
+    look-alike letters ("ordеr" with a Cyrillic е, a dotless ı, an Armenian օ) unless its own excerpts
+    quote it so."""
     text = claim.claim_text or ""
-    if text.isascii() and text.isprintable():
+    excerpts = [binding.evidence_excerpt or "" for binding in claim.evidence_bindings]
+    for where, written in (("claim", text), *(("excerpt", excerpt) for excerpt in excerpts)):
+        hidden = lookalike.invisible(written)
+        if hidden:
+            return f"the {where} holds an invisible or control character U+{ord(hidden[0]):04X}"
+    if text.isascii():
         return None
-    quoted = "".join(binding.evidence_excerpt or "" for binding in claim.evidence_bindings)
-    for ch in dict.fromkeys(text):
-        if ch not in "\n\t" and unicodedata.category(ch) in ("Cf", "Cc", "Co", "Cs") and ch not in quoted:
-            return f"the claim holds an invisible or control character U+{ord(ch):04X}"
-    for word in re.findall(r"\w+", text):
-        scripts = {script for ch in word if ch.isalpha() for script in _SCRIPTS if _script(ch) == script}
-        if len(scripts) > 1 and word not in quoted:
-            return f"the claim's word {word!r} mixes {' and '.join(sorted(scripts)).lower()} letters"
+    quoted = "".join(excerpts)
+    for word in re.findall(r"\w+(?:[-.]\w+)*", text):
+        plain = lookalike.skeleton(word)
+        if plain != word and plain.isascii() and any(c.isalpha() for c in plain) and word not in quoted:
+            if word.isascii() or any(c.isascii() and c.isalpha() for c in word) or len(plain) > 1:
+                return f"the claim's word {word!r} is written with look-alike letters (reads {plain!r})"
     return None
-
-
-def _script(ch: str) -> str:
-    return unicodedata.name(ch, "").split(" ", 1)[0]
 
 
 def backfill_candidates(

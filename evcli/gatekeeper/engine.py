@@ -245,7 +245,9 @@ def _check_scope(
         "scope.level_not_narrower": scope_rules.level_not_narrower(scope, searched),
         "scope.count_claimed": scope_rules.count_claimed(scope, claims),
         "scope.alert_state_covered": scope_rules.alert_state_covered(scope, searched),
-        "scope.negative_within_searched": scope_rules.negative_within_searched(scope, claims, invocations),
+        "scope.negative_within_searched": scope_rules.negative_within_searched(
+            scope, claims, invocations, tuple(findings.rules.param("scope.negative_within_searched", "widening_words"))
+        ),
     }
     for rule_id, misses in outcomes.items():
         for miss in misses:

@@ -30,7 +30,8 @@ __all__ = ["missing_facts"]
 _DIGITS = re.compile(r"\d+(?:\.\d+)?")
 _HYPHENATED = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)+")
 _PIECE = re.compile(r"[a-z0-9]+")
-_PIECE_SEPARATORS = re.compile(r"[/.:@]+")
+_PIECE_SEPARATORS = re.compile(r"[/.:@_]+")
+_INFLECTIONS = ("s", "es", "ed", "d", "ing", "ned", "led")
 
 
 def _number(digits: str) -> str:
@@ -72,7 +73,7 @@ def missing_facts(
     identifiers = [token for token in critical_tokens(claim, mixed_case_words(claim_text)) if _identifier(token)]
     identifiers += [word for word in _HYPHENATED.findall(claim) if not any(c.isdigit() for c in word)]
     for token in dict.fromkeys(identifiers):
-        if token in evidence_tokens or token in accepted:
+        if token in evidence_tokens or token in accepted or _inflected(token, evidence_tokens):
             continue
         if "-" in token and not any(c in token for c in "_.:/") and not is_session_entity(token):
             continue  # a hyphenated word the session's evidence never uses is prose ("read-only")
@@ -88,6 +89,13 @@ def missing_facts(
     if dropped:
         missing.append(f"negation before '{dropped}'")
     return missing
+
+
+def _inflected(token: str, evidence_tokens: set[str]) -> bool:
+    """"OOMKill" for OOMKilled, "timeouts" for timeout: the same name with an English ending."""
+    return any(token + ending in evidence_tokens for ending in _INFLECTIONS) or any(
+        token.endswith(ending) and token[: -len(ending)] in evidence_tokens for ending in _INFLECTIONS
+    )
 
 
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")

@@ -55,7 +55,7 @@ KNOWN_RULES: dict[str, dict[str, type]] = {
     "scope.level_not_narrower": {},
     "scope.count_claimed": {},
     "scope.alert_state_covered": {},
-    "scope.negative_within_searched": {},
+    "scope.negative_within_searched": {"widening_words": list},
 }
 
 
@@ -190,6 +190,11 @@ def _check_params(rule_id: str, params: dict[str, Any], bad) -> dict[str, Any]:
         if name not in params:
             raise bad(f"rule {rule_id}: missing param {name}")
         value = params[name]
+        if kind is list:
+            if not isinstance(value, list) or not all(isinstance(w, str) and w.strip() for w in value):
+                raise bad(f"rule {rule_id}: {name} must be a list of non-empty strings")
+            checked[name] = tuple(w.strip() for w in value)
+            continue
         if kind is int:
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise bad(f"rule {rule_id}: {name} must be a whole number >= 1, got {value!r}")

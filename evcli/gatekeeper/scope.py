@@ -305,11 +305,17 @@ def alert_state_covered(scope: QuestionScope, all_searches: list[Search]) -> lis
 
 # --- negative observations ---------------------------------------------------------------------
 
-_UNIVERSAL = re.compile(
-    r"\b(?:ever|never|anywhere|everywhere|at all|any (?:service|host|log)s?|all (?:services|hosts|logs))\b"
-    r"|从未|从来|任何|完全|所有服务|全部服务",
-    re.IGNORECASE,
-)
+_LOG_SOURCE = re.compile(r"\b(?:logged|logs?|log lines?|lines?)\b|日志", re.IGNORECASE)
+_LEVEL_WORDS = (("DEBUG", r"debug"), ("INFO", r"info"), ("WARN", r"warn(?:ings?|s)?|警告"), ("ERROR", r"errors?|错误"))
+_LEVEL_ORDER = ("TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL")
+
+
+def _word_pattern(words: tuple[str, ...]) -> re.Pattern[str]:
+    """Whole Latin words or CJK phrases anywhere, case-insensitive, longest first."""
+    ordered = sorted(words, key=len, reverse=True)
+    latin = "|".join(re.escape(w) for w in ordered if w.isascii())
+    cjk = "|".join(re.escape(w) for w in ordered if not w.isascii())
+    return re.compile(rf"(?<![\w-])(?:{latin or '(?!)'})(?![\w-])" + (f"|{cjk}" if cjk else ""), re.IGNORECASE)
 _LAST = re.compile(
     r"\b(?:last|past|previous)\s+(\d+)\s*(minutes?|mins?|m|hours?|hrs?|h|days?|d)\b"
     r"|(?:最近|过去)\s*(\d+)\s*(分钟|小时|天)",
@@ -324,7 +330,7 @@ _CLOCK = re.compile(
 
 
 def negative_within_searched(
-    scope: QuestionScope, claims: list[Claim], invocations: list[ToolInvocation]
+    scope: QuestionScope, claims: list[Claim], invocations: list[ToolInvocation], widening_words: tuple[str, ...] = ()
 ) -> list[Miss]:
     """A negative_observation claims no wider scope than its `$.no_evidence` states: no universal
     words, no service or host other than the one searched (as a service or a keyword), no time outside the range searched."""
@@ -343,22 +349,43 @@ def negative_within_searched(
             if binding.raw_path == NO_EVIDENCE_PATH and binding.source_invocation_id in by_id
         ]
         cited = searches(bound)
-        problem = _widening(claim.claim_text or "", cited, names)
+        problem = _widening(claim.claim_text or "", cited, names, _word_pattern(widening_words))
         if problem:
             stated = "; ".join(f"{_service_of(s)} {s.range_text}".strip() for s in cited) or NOTHING
             misses.append(Miss(f"negative observation {claim.claim_id} claims {problem}", problem, stated))
     return misses
 
 
+def _level_below_searched(text: str, cited: list[Search]) -> str | None:
+    """A level the claim speaks of that is below every level filter its log searches applied
+    ("no warnings" on a search of ERROR lines)."""
+    floors = [search.level.upper() for search in cited if search.tool == "query_logs" and search.level]
+    if not floors or len(floors) < len([s for s in cited if s.tool == "query_logs"]):
+        return None
+    lowest = min(_LEVEL_ORDER.index(f) if f in _LEVEL_ORDER else 0 for f in floors)
+    for level, words in _LEVEL_WORDS:
+        match = re.search(rf"(?<![\w-])(?:{words})(?![\w-])", text, re.IGNORECASE)
+        if match and _LEVEL_ORDER.index(level) < lowest:
+            return f'"{match.group(0)}" (searched {_LEVEL_ORDER[lowest]} and above)'
+    return None
+
+
 def _service_of(search: Search) -> str:
     return ("service " + ",".join(sorted(search.services))) if search.services else ""
 
 
-def _widening(text: str, cited: list[Search], names: set[str]) -> str | None:
+def _widening(text: str, cited: list[Search], names: set[str], universal_words: re.Pattern[str]) -> str | None:
     """What in the claim text is wider than what its cited searches searched, or None."""
-    universal = _UNIVERSAL.search(text)
+    universal = universal_words.search(text)
     if universal:
         return f'"{universal.group(0)}"'
+    if cited and all(search.tool != "query_logs" for search in cited):
+        source = _LOG_SOURCE.search(text)
+        if source:
+            return f'"{source.group(0)}" (a {cited[0].tool} search read no logs)'
+    level = _level_below_searched(text, cited)
+    if level:
+        return level
     normalized = normalize(text)
     # a name is searched as a service, or as a word the lines had to hold (a host: "dn-07")
     searched = {name for search in cited for name in (*search.services, *search.keywords)}

@@ -1,3 +1,4 @@
+
 """The scope rules (evcli/gatekeeper/scope.py): each holds when the searches cover what was
 asked and reports asked/searched when they do not; a session without a scope runs none."""
 
@@ -6,9 +7,16 @@ from __future__ import annotations
 from evcli.contracts import AskedRange, Claim, QuestionScope, RetrievalDetails, ToolInvocation
 from evcli.gatekeeper import scope as scope_rules
 from evcli.gatekeeper.engine import gate
+from evcli.gatekeeper.rules import load_rules
 
 RANGE = "2026-03-18T09:00:00+01:00..2026-03-18T09:30:00+01:00"
 
+
+
+def _negative_within_searched(scope, claims, invocations):
+    """The rule as the gate runs it: with the widening words of the shipped rules.toml."""
+    words = load_rules().param("scope.negative_within_searched", "widening_words")
+    return scope_rules.negative_within_searched(scope, claims, invocations, words)
 
 def logs(invocation_id=1, service="auth", query='"Accepted publickey"', range=RANGE, status="supported", **params):
     keywords = [word.strip('"') for word in ([query] if query.startswith('"') else query.split())]
@@ -159,7 +167,7 @@ def test_negative_within_searched():
     searched = [logs(query="payments-v3", status="no_evidence"), logs(2, service="nginx")]
     scope = asked(services=["auth"])
     ok = negative("This query of auth for payments-v3 between 09:00 and 09:30 found no matching evidence.")
-    assert scope_rules.negative_within_searched(scope, [ok], searched) == []
+    assert _negative_within_searched(scope, [ok], searched) == []
     for text in (
         "payments-v3 was never logged.",
         "No payments-v3 anywhere.",
@@ -170,7 +178,7 @@ def test_negative_within_searched():
         "从未出现 payments-v3。",
         "没有任何 payments-v3。",
     ):
-        assert scope_rules.negative_within_searched(scope, [negative(text)], searched), text
+        assert _negative_within_searched(scope, [negative(text)], searched), text
 
 
 def test_gate_without_scope_runs_no_scope_rule(rules):
@@ -187,9 +195,9 @@ def test_gate_without_scope_runs_no_scope_rule(rules):
 
 def test_negative_stating_its_own_absolute_range_is_not_widened():
     text = "This query found no matching evidence (range=2026-03-18T08:00:00+00:00..2026-03-18T08:30:00+00:00)."
-    assert scope_rules.negative_within_searched(asked(), [negative(text)], [logs(status="no_evidence")]) == []
+    assert _negative_within_searched(asked(), [negative(text)], [logs(status="no_evidence")]) == []
     widened = "No matching evidence between 09:14-10:40."
-    assert scope_rules.negative_within_searched(asked(), [negative(widened)], [logs(status="no_evidence")])
+    assert _negative_within_searched(asked(), [negative(widened)], [logs(status="no_evidence")])
 
 
 def test_negative_about_a_host_holds_when_its_search_held_the_host_as_a_keyword():
@@ -198,9 +206,9 @@ def test_negative_about_a_host_holds_when_its_search_held_the_host_as_a_keyword(
     text = "This query found no matching evidence (query_logs, query=No space left on device dn-07)."
     with_host = [logs(service="", query='"No space left on device" dn-07', status="no_evidence")]
     with_host[0].retrieval_details.keywords = ["No space left on device", "dn-07"]
-    assert scope_rules.negative_within_searched(scope, [negative(text)], with_host) == []
+    assert _negative_within_searched(scope, [negative(text)], with_host) == []
     without = [logs(service="", query='"No space left on device"', status="no_evidence")]
-    assert scope_rules.negative_within_searched(scope, [negative(text)], without)
+    assert _negative_within_searched(scope, [negative(text)], without)
     other_host = [logs(service="", query='"No space left on device" dn-03', status="no_evidence")]
     other_host[0].retrieval_details.keywords = ["No space left on device", "dn-03"]
-    assert scope_rules.negative_within_searched(scope, [negative(text)], other_host)
+    assert _negative_within_searched(scope, [negative(text)], other_host)
