@@ -208,6 +208,29 @@ def facts_in_excerpts(
     return f"claim states what its excerpts do not carry: {', '.join(missing[:5])}"
 
 
+_QUOTED = re.compile(r'"[^"]*"|“[^”]*”|「[^」]*」|‘[^’]*’|(?<!\w)\'[^\']*\'(?!\w)')
+_ATTRIBUTED = re.compile(
+    r"(?<!\w)(?:logged|logs|wrote|writes|reported|reports|says|said|reads|printed|记录了?|写道)(?!\w)[^:：]{0,80}[:：].*",
+    re.IGNORECASE | re.DOTALL,
+)
+
+
+def observes_only(claim: Claim, asserting_phrases: tuple[str, ...]) -> str | None:
+    """An observation states what a source recorded: a cause, a verdict or an instruction can be in it
+    only as a quotation attributed to its source ('db-proxy logged "root cause confirmed: DNS"'),
+    never as the claim's own assertion; causes belong in hypotheses and actions in recommended_actions."""
+    if claim.claim_type not in ("observation", "negative_observation"):
+        return None
+    own = _ATTRIBUTED.sub(" ", _QUOTED.sub(" ", claim.claim_text or ""))
+    lowered = own.casefold()
+    for phrase in asserting_phrases:
+        word = phrase.casefold()
+        pattern = rf"(?<![\w-]){re.escape(word)}(?![\w-])" if word.isascii() else re.escape(word)
+        if re.search(pattern, lowered):
+            return f"the {claim.claim_type} asserts {phrase!r} in its own words: quote it with its source, or state it as a hypothesis or an action"
+    return None
+
+
 def plain_text(claim: Claim) -> str | None:
     """What a reader sees is what the checks read: no default-ignorable, invisible or control character
     (zero-width, bidi controls, Hangul fillers) in the claim or its excerpts, and no word written with

@@ -166,6 +166,9 @@ def _gate(
     for claim in claims:
         findings.run("claim.bindings_present", checks.bindings_present(claim), claim_id=claim.claim_id)
         findings.run("claim.plain_text", checks.plain_text(claim), claim_id=claim.claim_id)
+        if rules.enabled("claim.observes_only"):
+            phrases = rules.param("claim.observes_only", "asserting_phrases")
+            findings.run("claim.observes_only", checks.observes_only(claim, phrases), claim_id=claim.claim_id)
         seen_items: set[tuple[int, str]] = set()
         claim_bindings = [
             _check_binding(claim, index, binding, by_id, seen_items, findings, trust)

@@ -40,6 +40,7 @@ KNOWN_RULES: dict[str, dict[str, type]] = {
     "binding.excerpt_informative": {"min_chars": int},
     "claim.facts_in_excerpts": {},
     "claim.facts_match": {},
+    "claim.observes_only": {"asserting_phrases": list},
     "claim.plain_text": {},
     "binding.unique_item": {},
     "claim.negative_requires_no_evidence": {},

@@ -69,7 +69,7 @@ def _replaced(document, invocation: ToolInvocation) -> list[ToolInvocation]:
     return [invocation if i.invocation_id == invocation.invocation_id else i for i in document.invocations]
 
 
-_FORGED_FACT = "root cause confirmed: database migration 42 failed"
+_FORGED_FACT = "database migration 42 failed on order-db"
 
 
 def _citing_forged_fact(output: Output, ci: int, bi: int, **changes: Any) -> Output:
