@@ -27,6 +27,14 @@ def gatekeeper_command(
     rules: Annotated[
         Path | None, typer.Option("--rules", dir_okay=False, help="Rules file (default: the shipped rules.toml).")
     ] = None,
+    envs: Annotated[
+        bool,
+        typer.Option(
+            "--envs",
+            help="Also mutate the offline chain's sessions on every packaged environment (typed-fact classes "
+            "included); the held-out half of those questions is reported apart.",
+        ),
+    ] = False,
     json_output: JsonOption = False,
 ) -> None:
     """Fault injection: mutate valid sessions and check each false citation is caught.
@@ -35,12 +43,13 @@ def gatekeeper_command(
     benign variants failed.
     """
     from evcli.errors import BadInput
-    from evcli.evals.gatekeeper import load_base_sessions, run_suite
+    from evcli.evals.gatekeeper import load_base_sessions, run_suite, run_with_holdout
     from evcli.gatekeeper.rules import load_rules
 
     if sessions is not None and not sessions.is_dir():
         raise BadInput(f"no such directory: {sessions}")
-    report = run_suite(load_base_sessions(sessions), load_rules(rules))
+    bases, rule_set = load_base_sessions(sessions), load_rules(rules)
+    report = run_with_holdout(bases, rule_set) if envs else run_suite(bases, rule_set)
     if json_output:
         print_json(report)
     else:

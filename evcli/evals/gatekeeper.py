@@ -14,6 +14,7 @@ from typing import Any
 from evcli.contracts import SessionDocument
 from evcli.errors import BadInput
 from evcli.evals.mutations import MUTATIONS
+from evcli.evals.mutations.base import MutationClass
 from evcli.gatekeeper.engine import gate
 from evcli.gatekeeper.provenance import session_record
 from evcli.gatekeeper.rules import RuleSet
@@ -64,8 +65,35 @@ def load_base_sessions(directory: Path | None = None) -> list[SessionDocument]:
     return bases + host_bases()
 
 
-def run_suite(bases: list[SessionDocument], rules: RuleSet) -> dict[str, Any]:
-    reports = {m.name: ClassReport(m.name, m.benign, m.expected_severity, m.expected_rule) for m in MUTATIONS}
+# The issue's bar for the held-out bases: caught at least this share, honest rejected at most this one.
+HOLDOUT_CAUGHT = 0.97
+HOLDOUT_REJECTED = 0.02
+
+
+def run_with_holdout(bases: list[SessionDocument], rules: RuleSet) -> dict[str, Any]:
+    """The suite on `bases` plus the tune half of the environment bases, every class including the
+    environment ones; the held-out half is reported apart (`holdout`)."""
+    from evcli.evals.mutations import ENV_MUTATIONS, MUTATIONS
+    from evcli.evals.mutations.envbases import env_bases
+
+    classes = MUTATIONS + ENV_MUTATIONS
+    report = run_suite(bases + list(env_bases("tune")), rules, classes)
+    held = run_suite(list(env_bases("holdout")), rules, classes)
+    caught, rejected = held["mutations"]["rate"] or 0.0, held["benign"]["rate"] or 0.0
+    report["holdout"] = {
+        "base_sessions": held["base_sessions"],
+        "skipped_bases": held["skipped_bases"],
+        "mutations": held["mutations"],
+        "benign": held["benign"],
+        "targets_met": caught >= HOLDOUT_CAUGHT and rejected <= HOLDOUT_REJECTED,
+    }
+    return report
+
+
+def run_suite(
+    bases: list[SessionDocument], rules: RuleSet, classes: tuple[MutationClass, ...] = MUTATIONS
+) -> dict[str, Any]:
+    reports = {m.name: ClassReport(m.name, m.benign, m.expected_severity, m.expected_rule) for m in classes}
     skipped: list[str] = []
     used: list[str] = []
     for document in bases:
@@ -78,10 +106,10 @@ def run_suite(bases: list[SessionDocument], rules: RuleSet) -> dict[str, Any]:
             skipped.append(document.run.session_id)  # a base must pass before mutations mean anything
             continue
         used.append(document.run.session_id)
-        scope_only = document.run.annotations.get("sample", {}).get("kind") == "scope_base"
-        for mutation in MUTATIONS:
-            if scope_only and not mutation.scope:
-                continue
+        kind = document.run.annotations.get("sample", {}).get("kind")
+        for mutation in classes:
+            if (kind == "scope_base" and not mutation.scope) or (kind == "env_base" and mutation.scope):
+                continue  # scope classes edit what a scope base asked; an environment base asked its own
             report = reports[mutation.name]
             for case in mutation.mutate(document, base):
                 invocations = document.invocations if case.invocations is None else case.invocations

@@ -20,8 +20,8 @@ from evcli.contracts import (
     EvidenceRef,
     ToolInvocation,
 )
-from evcli.gatekeeper.excerpt import ExcerptMatch, informative_problem, match_excerpt, normalize
 from evcli.gatekeeper import lookalike, typed
+from evcli.gatekeeper.excerpt import ExcerptMatch, informative_problem, match_excerpt, normalize
 from evcli.gatekeeper.facts import missing_facts
 
 
@@ -210,7 +210,8 @@ def facts_in_excerpts(
 
 _QUOTED = re.compile(r'"[^"]*"|“[^”]*”|「[^」]*」|‘[^’]*’|(?<!\w)\'[^\']*\'(?!\w)')
 _ATTRIBUTED = re.compile(
-    r"(?<!\w)(?:logged|logs|wrote|writes|reported|reports|says|said|reads|printed|记录了?|写道)(?!\w)[^:：]{0,80}[:：].*",
+    r"(?<!\w)(?:logged|logs|wrote|writes|reported|reports|says|said|reads|printed|记录了?|写道)(?!\w)[^:：]{0,80}[:：]"
+    r".*?(?=;\s|\.\s|。|$)",  # the quotation runs to the end of its sentence
     re.IGNORECASE | re.DOTALL,
 )
 

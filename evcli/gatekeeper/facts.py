@@ -92,7 +92,7 @@ def missing_facts(
 
 
 def _inflected(token: str, evidence_tokens: set[str]) -> bool:
-    """"OOMKill" for OOMKilled, "timeouts" for timeout: the same name with an English ending."""
+    """ "OOMKill" for OOMKilled, "timeouts" for timeout: the same name with an English ending."""
     return any(token + ending in evidence_tokens for ending in _INFLECTIONS) or any(
         token.endswith(ending) and token[: -len(ending)] in evidence_tokens for ending in _INFLECTIONS
     )

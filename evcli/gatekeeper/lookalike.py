@@ -47,7 +47,7 @@ def skeleton(word: str) -> str:
 def _invisible() -> re.Pattern[str]:
     import regex
 
-    return regex.compile(r"[\p{Default_Ignorable_Code_Point}\p{Cf}\p{Cc}\p{Co}\p{Cs}]")  # type: ignore[no-any-return]
+    return regex.compile(r"[\p{Default_Ignorable_Code_Point}\p{Cf}\p{Cc}\p{Co}\p{Cs}]")
 
 
 def invisible(text: str) -> list[str]:

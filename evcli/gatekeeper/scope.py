@@ -316,6 +316,8 @@ def _word_pattern(words: tuple[str, ...]) -> re.Pattern[str]:
     latin = "|".join(re.escape(w) for w in ordered if w.isascii())
     cjk = "|".join(re.escape(w) for w in ordered if not w.isascii())
     return re.compile(rf"(?<![\w-])(?:{latin or '(?!)'})(?![\w-])" + (f"|{cjk}" if cjk else ""), re.IGNORECASE)
+
+
 _LAST = re.compile(
     r"\b(?:last|past|previous)\s+(\d+)\s*(minutes?|mins?|m|hours?|hrs?|h|days?|d)\b"
     r"|(?:最近|过去)\s*(\d+)\s*(分钟|小时|天)",
@@ -344,9 +346,11 @@ def negative_within_searched(
         if claim.claim_type != "negative_observation":
             continue
         bound = [
-            by_id[binding.source_invocation_id]
+            invocation
             for binding in claim.evidence_bindings
-            if binding.raw_path == NO_EVIDENCE_PATH and binding.source_invocation_id in by_id
+            if binding.raw_path == NO_EVIDENCE_PATH
+            for invocation in [by_id.get(binding.source_invocation_id) or _only_empty(binding, invocations)]  # type: ignore[arg-type]
+            if invocation is not None
         ]
         cited = searches(bound)
         problem = _widening(claim.claim_text or "", cited, names, _word_pattern(widening_words))
@@ -368,6 +372,19 @@ def _level_below_searched(text: str, cited: list[Search]) -> str | None:
         if match and _LEVEL_ORDER.index(level) < lowest:
             return f'"{match.group(0)}" (searched {_LEVEL_ORDER[lowest]} and above)'
     return None
+
+
+def _only_empty(binding, invocations: list[ToolInvocation]) -> ToolInvocation | None:
+    """The one invocation of the binding's tool that found nothing, for a binding without an id (the
+    Gatekeeper back-fills it from that invocation alone)."""
+    empty = [
+        invocation
+        for invocation in invocations
+        if invocation.tool_name == binding.tool_name
+        and invocation.retrieval_details is not None
+        and invocation.retrieval_details.evidence_status == "no_evidence"
+    ]
+    return empty[0] if len(empty) == 1 else None
 
 
 def _service_of(search: Search) -> str:

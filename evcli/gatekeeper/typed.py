@@ -23,7 +23,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Fact", "Stated", "Value", "check_claim", "item_at", "item_values", "stated_facts"]
+__all__ = ["Fact", "Stated", "Value", "check_claim", "close", "item_at", "item_values", "stated_facts", "without"]
 
 _RAW_PATH = re.compile(r"\$\.([A-Za-z_]+)(?:\[(\d+)\])?")
 
@@ -93,9 +93,7 @@ def tables() -> _Tables:
         directions,
         ranks,
         number,
-        re.compile(
-            r"[\s:=]*(?:(?:" + "|".join(re.escape(w) for w in _words(data["connectors"])) + r")[\s:=]*){0,2}"
-        ),
+        re.compile(r"[\s:=]*(?:(?:" + "|".join(re.escape(w) for w in _words(data["connectors"])) + r")[\s:=]*){0,2}"),
         _phrase_pattern([*states, *directions, *ranks]),
     )
 
@@ -149,12 +147,15 @@ def _clocks(text: str) -> Iterator[tuple[re.Match[str], Clock]]:
             continue
         if hour is not None and (int(hour) > 23 or int(minute) > 59):
             continue
-        yield match, Clock(
-            date,
-            None if hour is None else int(hour),
-            None if minute is None else int(minute),
-            None if second is None else int(second),
-            fraction,
+        yield (
+            match,
+            Clock(
+                date,
+                None if hour is None else int(hour),
+                None if minute is None else int(minute),
+                None if second is None else int(second),
+                fraction,
+            ),
         )
 
 
@@ -227,7 +228,9 @@ def _walk(node: Any, path: str, unit: str, key: str, out: list[Value]) -> None:
         return
     elif isinstance(node, int | float):
         dim, factor = tables().units.get(unit, ("", 1.0)) if key in _UNIT_KEYS else ("", 1.0)
-        out.append(Value(path, "number", float(node), f"{node}{unit if dim else ''}", dim, factor, _roles_of(key, "number")))
+        out.append(
+            Value(path, "number", float(node), f"{node}{unit if dim else ''}", dim, factor, _roles_of(key, "number"))
+        )
     elif isinstance(node, str):
         _string_value(node, path, key, out)
 
@@ -252,7 +255,9 @@ def text_values(text: str, path: str) -> list[Value]:
     values: list[Value] = []
     masked = _plain(text)
     for match, clock in _clocks(masked):
-        values.append(Value(path, "time", clock, match.group(0).strip(), roles=_context_roles(masked, match.start(), "time")))
+        values.append(
+            Value(path, "time", clock, match.group(0).strip(), roles=_context_roles(masked, match.start(), "time"))
+        )
         masked = masked[: match.start()] + " " * (match.end() - match.start()) + masked[match.end() :]
     masked = _IP_OR_VERSION.sub(lambda m: " " * len(m.group(0)), masked)
     for number in _numbers(masked):
@@ -274,7 +279,7 @@ def _context_roles(text: str, start: int, kind: str) -> frozenset[str]:
 
 
 def series_directions(points: list[Any]) -> set[str]:
-    """"up" when the series rose by at least a quarter of its range at some point, "down" likewise."""
+    """ "up" when the series rose by at least a quarter of its range at some point, "down" likewise."""
     numbers = [float(p) for p in points if isinstance(p, int | float)]
     if len(numbers) < 2:
         return set()
@@ -424,7 +429,7 @@ class ClaimCheck:
     consumed: list[tuple[int, int]] = field(default_factory=list)  # spans of the claim the check read
 
 
-def _close(stated: Stated, evidence: Value) -> bool:
+def close(stated: Stated, evidence: Value) -> bool:
     number = stated.number
     assert number is not None
     if number.dim and evidence.dim and number.dim != evidence.dim:
@@ -436,7 +441,7 @@ def _close(stated: Stated, evidence: Value) -> bool:
         conversions = [evidence.factor / number.factor]
         if number.dim == "bytes":
             conversions.append(_binary(evidence.factor) / _binary(number.factor))
-    tolerance = 0.5 * 10 ** -number.decimals * number.scale
+    tolerance = 0.5 * 10**-number.decimals * number.scale
     for conversion in conversions:
         converted = actual * conversion
         if stated.approximate and abs(converted - claimed) <= 0.05 * max(abs(converted), abs(claimed)) + tolerance:
@@ -494,15 +499,16 @@ def _number(fact: Stated, values: list[tuple[int, Value]], cited: list[Cited], r
     candidates = [(i, v) for i, v in numbers if fact.role in v.roles] if fact.role else []
     pool = candidates or numbers
     for index, value in pool:
-        if _close(fact, value):
+        if close(fact, value):
             result.facts.append(Fact(fact.text, value.path, value.shown, True, index))
             return
     if candidates:
         index, value = candidates[0]
         result.facts.append(Fact(fact.text, value.path, value.shown, False, index))
-        result.problems.append(f"claim says {fact.role.replace('_', ' ')} {fact.text}; {value.path} is {value.shown}")
+        role = (fact.role or "").replace("_", " ")
+        result.problems.append(f"claim says {role} {fact.text}; {value.path} is {value.shown}")
         return
-    elsewhere = [(i, v) for i, v in numbers if _close(_without_unit(fact), v)]
+    elsewhere = [(i, v) for i, v in numbers if close(_without_unit(fact), v)]
     if elsewhere and fact.number is not None and fact.number.dim:
         index, value = elsewhere[0]
         result.facts.append(Fact(fact.text, value.path, value.shown, False, index))
@@ -515,7 +521,9 @@ def _number(fact: Stated, values: list[tuple[int, Value]], cited: list[Cited], r
 def _without_unit(fact: Stated) -> Stated:
     number = fact.number
     assert number is not None
-    bare = _Number(number.start, number.end, number.text, number.value, number.decimals, number.scale, "", 1.0, number.negative)
+    bare = _Number(
+        number.start, number.end, number.text, number.value, number.decimals, number.scale, "", 1.0, number.negative
+    )
     return Stated(fact.kind, fact.text, fact.start, fact.end, fact.value, None, fact.approximate, fact.sign_free, bare)
 
 
@@ -533,7 +541,9 @@ def _time(fact: Stated, values: list[tuple[int, Value]], cited: list[Cited], res
             result.facts.append(Fact(fact.text, value.path, value.shown, True, index))
             return
     index, value = (candidates or times)[0]
-    result.facts.append(Fact(fact.text, value.path if candidates else "", value.shown if candidates else "", False, index))
+    result.facts.append(
+        Fact(fact.text, value.path if candidates else "", value.shown if candidates else "", False, index)
+    )
     role = f"{fact.role} " if candidates else ""
     where = value.path if candidates else f"no time of {_paths(cited)}"
     result.problems.append(f"claim says {role}{fact.text}; {where} is {value.shown if candidates else fact.text}")
@@ -567,21 +577,25 @@ def _direction(fact: Stated, values: list[tuple[int, Value]], cited: list[Cited]
 
 def _rank(fact: Stated, values: list[tuple[int, Value]], cited: list[Cited], result: ClaimCheck) -> None:
     for item in cited:
-        counts = [s.get("count") for s in item.siblings if isinstance(s, dict)]
+        counts = [s["count"] for s in item.siblings if isinstance(s, dict) and isinstance(s.get("count"), int | float)]
         own = next((v for v in item.values if v.path.endswith(".count") and v.kind == "number"), None)
-        if own is None or len(counts) < 2 or not all(isinstance(c, int | float) for c in counts):
+        if own is None or len(counts) < 2 or len(counts) < len(item.siblings):
             continue
         best = max(counts) if fact.value == "most" else min(counts)
         ok = own.value == best
         result.facts.append(Fact(fact.text, own.path, own.shown, ok, item.binding_index))
         if not ok:
-            result.problems.append(f"claim says {fact.text}; {own.path} is {own.shown}, another item's count is {best:g}")
+            result.problems.append(
+                f"claim says {fact.text}; {own.path} is {own.shown}, another item's count is {best:g}"
+            )
 
 
 _CHECKERS = {"number": _number, "time": _time, "state": _state, "direction": _direction, "rank": _rank}
 
 
-def _check_subject(claim_text: str, values: list[tuple[int, Value]], services: Iterable[str], result: ClaimCheck) -> None:
+def _check_subject(
+    claim_text: str, values: list[tuple[int, Value]], services: Iterable[str], result: ClaimCheck
+) -> None:
     """The first service the claim names is the service of one of its cited items."""
     subjects = {v.value for _, v in values if v.kind == "subject"}
     if not subjects:
@@ -609,7 +623,7 @@ _TO = re.compile(r"^\s*(?:to|->|→|到|升至|降至)\s*$")
 
 
 def _check_from_to(lowered: str, stated: list[Stated], values: list[tuple[int, Value]], result: ClaimCheck) -> None:
-    """"from X to Y" says which way a quantity went: it must be a way its cited items went."""
+    """ "from X to Y" says which way a quantity went: it must be a way its cited items went."""
     directions = {v.value for _, v in values if v.kind == "direction"}
     numbers = [fact for fact in stated if fact.kind == "number"]
     if not directions or len(numbers) < 2:
@@ -623,5 +637,7 @@ def _check_from_to(lowered: str, stated: list[Stated], values: list[tuple[int, V
             continue
         went = "up" if later.value * later.number.factor > earlier.value * earlier.number.factor else "down"
         if went not in directions and later.value != earlier.value:
-            result.problems.append(f"claim says from {earlier.text} to {later.text} ({went}); its item went {', '.join(sorted(directions))}")
+            result.problems.append(
+                f"claim says from {earlier.text} to {later.text} ({went}); its item went {', '.join(sorted(directions))}"
+            )
             return

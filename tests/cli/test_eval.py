@@ -82,9 +82,11 @@ def test_explicit_sessions_dir_and_rules_give_the_same_report(tmp_path, default_
 
 
 def test_disabling_the_excerpt_rule_misses_the_target(tmp_path):
-    # claim.facts_in_excerpts catches most of the same mutations (defence in depth): switch both off.
+    # claim.facts_in_excerpts and claim.facts_match (the subject) catch most of the same mutations
+    # (defence in depth): switch all three off.
     rules = rules_with(tmp_path, "binding.excerpt_supported", enabled=False)
     rules = rules_with(tmp_path, "claim.facts_in_excerpts", enabled=False, source=rules)
+    rules = rules_with(tmp_path, "claim.facts_match", enabled=False, source=rules)
 
     run = evcli("eval", "gatekeeper", "--json", "--rules", rules)
 

@@ -1,4 +1,3 @@
-
 """The scope rules (evcli/gatekeeper/scope.py): each holds when the searches cover what was
 asked and reports asked/searched when they do not; a session without a scope runs none."""
 
@@ -12,11 +11,11 @@ from evcli.gatekeeper.rules import load_rules
 RANGE = "2026-03-18T09:00:00+01:00..2026-03-18T09:30:00+01:00"
 
 
-
 def _negative_within_searched(scope, claims, invocations):
     """The rule as the gate runs it: with the widening words of the shipped rules.toml."""
     words = load_rules().param("scope.negative_within_searched", "widening_words")
     return scope_rules.negative_within_searched(scope, claims, invocations, words)
+
 
 def logs(invocation_id=1, service="auth", query='"Accepted publickey"', range=RANGE, status="supported", **params):
     keywords = [word.strip('"') for word in ([query] if query.startswith('"') else query.split())]

@@ -14,7 +14,7 @@ order of the report.
 
 from __future__ import annotations
 
-from evcli.evals.mutations import benign, citations, scope, session_trust
+from evcli.evals.mutations import benign, citations, facts, scope, session_trust
 from evcli.evals.mutations.base import Mutate, MutationClass
 
 
@@ -61,6 +61,12 @@ MUTATIONS: tuple[MutationClass, ...] = (
     _caught(citations.claim_hidden_character, "reject", "claim.plain_text"),
     _caught(citations.claim_lookalike_letter, "reject", "claim.plain_text"),
     _caught(citations.claim_service_swapped, "reject", "claim.facts_in_excerpts"),
+    _caught(facts.fact_unit_changed, "reject", "claim.facts_match"),
+    _caught(facts.fact_role_value_swapped, "reject", "claim.facts_match"),
+    _caught(facts.fact_state_swapped, "reject", "claim.facts_match"),
+    _caught(facts.claim_cause_asserted, "reject", "claim.observes_only"),
+    _caught(facts.claim_lookalike_skeleton, "reject", "claim.plain_text"),
+    _caught(facts.claim_hidden_filler, "reject", "claim.plain_text"),
     _benign(benign.benign_contraction),
     _benign(benign.benign_unicode_digits),
     _benign(benign.benign_case),
@@ -69,6 +75,8 @@ MUTATIONS: tuple[MutationClass, ...] = (
     _benign(benign.benign_split_ellipsis),
     _benign(benign.benign_unicode_punctuation),
     _benign(benign.benign_id_backfilled),
+    _benign(facts.benign_unit_converted),
+    _benign(facts.benign_rounded_about),
     _scope_caught(scope.scope_range_shifted, "scope.range_covered"),
     _scope_caught(scope.scope_phrase_dropped, "scope.terms_covered"),
     _scope_caught(scope.scope_level_narrowed, "scope.level_not_narrower"),
@@ -79,4 +87,15 @@ MUTATIONS: tuple[MutationClass, ...] = (
     _scope_benign(scope.benign_scope_wider_search),
     _scope_benign(scope.benign_scope_extra_search),
     _scope_benign(scope.benign_scope_warn_when_error_asked),
+)
+
+# Classes whose claims only the environment bases hold (directions, level counts, times with fractions,
+# long numbers, snake_case names): run by `evcli eval gatekeeper --envs` (evcli.evals.mutations.envbases).
+ENV_MUTATIONS: tuple[MutationClass, ...] = (
+    _caught(facts.fact_direction_flipped, "reject", "claim.facts_match"),
+    _caught(facts.fact_counts_swapped, "reject", "claim.facts_match"),
+    _caught(facts.fact_time_shifted, "reject", "claim.facts_match"),
+    _benign(facts.benign_thousands_separator),
+    _benign(facts.benign_time_truncated),
+    _benign(facts.benign_snake_case_spelled),
 )

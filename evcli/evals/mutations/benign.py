@@ -10,7 +10,7 @@ import re
 
 from evcli.evals.mutations.base import DELETE, Case, bindings, cited_invocation, invocations_by_id, where, with_binding
 from evcli.gatekeeper.checks import find_ref
-from evcli.gatekeeper.excerpt import normalize
+from evcli.gatekeeper.excerpt import informative_problem, normalize
 from evcli.gatekeeper.facts import missing_facts
 
 
@@ -66,6 +66,8 @@ def benign_split_ellipsis(document, output):
         if len(words) >= 6:
             third = len(words) // 3
             split = " ".join(words[:third]) + " ... " + " ".join(words[-third:])
+            if informative_problem(split, min_chars=4):
+                continue  # a faithful writer does not elide down to a part that carries nothing
             others = [b.get("evidence_excerpt") or "" for b in claim["evidence_bindings"] if b is not binding]
             if missing_facts(claim.get("claim_text") or "", [split, *others]) != missing_facts(
                 claim.get("claim_text") or "", [binding.get("evidence_excerpt") or "", *others]

@@ -52,6 +52,16 @@ def _forged(invocation: ToolInvocation, raw_path: str, text: str, **changes: Any
 _TEXT_FIELDS = ("message", "summary", "text", "metric")
 
 
+def _forgeable(invocation: ToolInvocation, raw_path: str) -> bool:
+    """Whether the item at raw_path has a text field a forged fact can be written into."""
+    if "[" not in raw_path:
+        return False
+    array, index = raw_path.removeprefix("$.").rstrip("]").split("[")
+    items = invocation.output.get(array)
+    item = items[int(index)] if isinstance(items, list) and int(index) < len(items) else None
+    return isinstance(item, dict) and any(isinstance(item.get(k), str) for k in _TEXT_FIELDS)
+
+
 def _consistent_forgery(invocation: ToolInvocation, raw_path: str, **changes: Any) -> ToolInvocation:
     """A copy whose recorded output item at raw_path states the forged fact, refs re-rendered to match."""
     array, index = raw_path.removeprefix("$.").rstrip("]").split("[")
@@ -88,6 +98,8 @@ def hand_added_invocation(document, output):
     """
     last = max((i.invocation_id for i in document.invocations), default=0)
     for ci, bi, claim, _binding, invocation, ref in _cited(document, output):
+        if not _forgeable(invocation, ref.raw_path):
+            continue
         variants = (
             ("with id beyond 1..n", {"invocation_id": last + 5}),
             (
@@ -98,6 +110,9 @@ def hand_added_invocation(document, output):
         )
         for label, changes in variants:
             added = _consistent_forgery(invocation, ref.raw_path, **changes)
+            forged_ref = find_ref(added, ref.raw_path)
+            if forged_ref is None or _FORGED_FACT not in forged_ref.text:
+                break  # the item's ref shows only the start of its text: the forged fact cannot be cited
             yield Case(
                 f"{where(claim, bi)} cites a hand-added invocation {label}",
                 _citing_forged_fact(output, ci, bi, source_invocation_id=added.invocation_id),

@@ -1,0 +1,292 @@
+"""Typed-fact mutations (issue 22): claims whose citations are real but whose words say something else.
+
+Each hostile class edits one claim the way a careless or adversarial writer would — a unit, an extreme,
+an alert state, a direction, a level's count, a time, a cause stated as seen, a look-alike letter, an
+invisible character — keeping every citation as it was; each benign class makes an honest paraphrase a
+faithful writer makes (739 ms for 0.739 s, 1,200, 09:11:23 for 09:11:23.231, "about 99%", "not yet
+p99 latency") that must still pass. What to edit is read from the claim's own stated facts and
+its cited items' typed fields (evcli.gatekeeper.typed), never from a list of known claims.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from evcli.contracts import Claim, SessionDocument
+from evcli.evals.mutations.base import Case, Output
+from evcli.gatekeeper import typed
+from evcli.gatekeeper.checks import cited_items
+
+
+def _claims(
+    document: SessionDocument, output: Output
+) -> Iterator[tuple[int, dict[str, Any], list[typed.Stated], list[typed.Value]]]:
+    """Each observation claim with its stated facts and its cited items' typed values."""
+    invocations = {invocation.invocation_id: invocation for invocation in document.invocations}
+    for index, raw in enumerate(output.get("claims") or []):
+        if raw.get("claim_type") != "observation":
+            continue
+        try:
+            claim = Claim.model_validate(raw)
+        except ValueError:
+            continue
+        values = [value for item in cited_items(claim, invocations) for value in item.values]
+        yield index, raw, typed.stated_facts(claim.claim_text), values
+
+
+def _with_text(output: Output, index: int, text: str) -> Output:
+    mutated = copy.deepcopy(output)
+    mutated["claims"][index]["claim_text"] = text
+    return mutated
+
+
+def _replace(text: str, fact: typed.Stated, new: str) -> str:
+    """The claim with one stated fact rewritten (offsets are those of the NFKC text, equal for ASCII claims)."""
+    plain = typed.without(text, [])
+    return plain[: fact.start] + new + plain[fact.end :]
+
+
+def _matched(fact: typed.Stated, values: list[typed.Value]) -> typed.Value | None:
+    """The number field of the cited items the stated number agrees with."""
+    for value in values:
+        if value.kind == "number" and fact.number is not None and typed.close(fact, value):
+            return value
+    return None
+
+
+def _format(number: float) -> str:
+    return f"{number:.6f}".rstrip("0").rstrip(".")
+
+
+_OTHER_UNIT = {"s": "ms", "ms": "s", "m": "h", "min": "h", "GB": "MB", "MB": "GB", "G": "M", "M": "G", "KB": "MB"}
+
+
+def _unit_of(fact: typed.Stated) -> tuple[str, str]:
+    """The number as written and its unit suffix ("0.739", "s")."""
+    match = re.fullmatch(r"([-−]?[\d,]+(?:\.\d+)?)\s?(\S*)", fact.text)
+    return (match.group(1), match.group(2)) if match else (fact.text, "")
+
+
+# --- hostile -----------------------------------------------------------------------------------------
+
+
+def fact_unit_changed(document, output):
+    """0.739 s written as 0.739 ms, 3.8GB as 3.8MB, 17m as 17h."""
+    for index, raw, stated, values in _claims(document, output):
+        for fact in stated:
+            digits, unit = _unit_of(fact)
+            if fact.kind == "number" and unit in _OTHER_UNIT and _matched(fact, values):
+                text = _replace(raw["claim_text"], fact, f"{digits}{_OTHER_UNIT[unit]}")
+                yield Case(
+                    f"{raw['claim_id']}: {fact.text} -> {digits}{_OTHER_UNIT[unit]}", _with_text(output, index, text)
+                )
+                break
+
+
+def fact_role_value_swapped(document, output):
+    """ "max=99.4%" written with the minimum's value: a real number of the item under the wrong field."""
+    for index, raw, stated, values in _claims(document, output):
+        for fact in stated:
+            if fact.kind != "number" or not fact.role:
+                continue
+            own = [v for v in values if v.kind == "number" and fact.role in v.roles]
+            others = [
+                v
+                for v in values
+                if v.kind == "number"
+                and v.roles
+                and fact.role not in v.roles
+                and v.dim == (own[0].dim if own else "")
+                and not any(o.value == v.value for o in own)
+            ]
+            if own and others:
+                digits, unit = _unit_of(fact)
+                new = _format(others[0].value) + unit
+                text = _replace(raw["claim_text"], fact, new)
+                yield Case(f"{raw['claim_id']}: {fact.role} {fact.text} -> {new}", _with_text(output, index, text))
+                break
+
+
+_OTHER_STATE = {"firing": "resolved", "pending": "firing", "resolved": "still firing"}
+
+
+def fact_state_swapped(document, output):
+    """A resolved alert called still firing, a pending one firing, a firing one resolved."""
+    for index, raw, stated, values in _claims(document, output):
+        if not any(v.kind == "state" for v in values):
+            continue
+        for fact in stated:
+            if fact.kind == "state":
+                new = _OTHER_STATE[fact.value]
+                yield Case(
+                    f"{raw['claim_id']}: {fact.text} -> {new}",
+                    _with_text(output, index, _replace(raw["claim_text"], fact, new)),
+                )
+                break
+
+
+_FLIPPED = {"up": "fell", "down": "rose"}
+
+
+def fact_direction_flipped(document, output):
+    """ "rose" citing a quantity that only fell, and the other way round."""
+    for index, raw, stated, values in _claims(document, output):
+        went = {v.value for v in values if v.kind == "direction"}
+        for fact in stated:
+            if fact.kind == "direction" and len(went) == 1 and fact.value in went:
+                new = _FLIPPED[fact.value]
+                yield Case(
+                    f"{raw['claim_id']}: {fact.text} -> {new}",
+                    _with_text(output, index, _replace(raw["claim_text"], fact, new)),
+                )
+                break
+
+
+def fact_counts_swapped(document, output):
+    """Two counts of different fields swapped ("ERROR 23, WARN 15" as "ERROR 15, WARN 23")."""
+    for index, raw, stated, _values in _claims(document, output):
+        numbers = [f for f in stated if f.kind == "number" and f.role and f.number and not f.number.dim]
+        for first, second in zip(numbers, numbers[1:], strict=False):
+            if first.role != second.role and first.value != second.value:
+                text = raw["claim_text"]
+                plain = typed.without(text, [])
+                swapped = (
+                    plain[: first.start]
+                    + second.text
+                    + plain[first.end : second.start]
+                    + first.text
+                    + plain[second.end :]
+                )
+                yield Case(f"{raw['claim_id']}: {first.text} <-> {second.text}", _with_text(output, index, swapped))
+                break
+
+
+def fact_time_shifted(document, output):
+    """A time a minute off what the item recorded."""
+    for index, raw, stated, values in _claims(document, output):
+        for fact in stated:
+            if fact.kind == "time" and fact.value.hour is not None and any(v.kind == "time" for v in values):
+                shifted = f"{fact.value.hour}:{(fact.value.minute + 7) % 60:02d}"
+                new = re.sub(r"\d{1,2}:\d{2}", shifted, fact.text, count=1)
+                yield Case(
+                    f"{raw['claim_id']}: {fact.text} -> {new}",
+                    _with_text(output, index, _replace(raw["claim_text"], fact, new)),
+                )
+                break
+
+
+def claim_cause_asserted(document, output):
+    """A cause or an instruction stated as if observed."""
+    for index, raw, _stated, _values in _claims(document, output):
+        for prefix in ("Root cause confirmed: ", "根因已确认："):
+            yield Case(f"{raw['claim_id']}: {prefix.strip()}", _with_text(output, index, prefix + raw["claim_text"]))
+        yield Case(
+            f"{raw['claim_id']}: an instruction appended",
+            _with_text(output, index, raw["claim_text"].rstrip(".") + "; you should restart the service."),
+        )
+        return
+
+
+_LOOKALIKES = {"i": "ı", "o": "օ", "a": "ɑ", "e": "е"}
+
+
+def claim_lookalike_skeleton(document, output):
+    """A name written with a dotless ı, an Armenian օ, a Latin ɑ or a Cyrillic е."""
+    for index, raw, _stated, _values in _claims(document, output):
+        text = raw["claim_text"]
+        for plain, lookalike in _LOOKALIKES.items():
+            match = re.search(rf"\b[a-z]*{plain}[a-z-]*\b", text)
+            if match:
+                word = match.group(0)
+                spoofed = text.replace(word, word.replace(plain, lookalike, 1), 1)
+                yield Case(f"{raw['claim_id']}: {word} with {lookalike!r}", _with_text(output, index, spoofed))
+        return
+
+
+def claim_hidden_filler(document, output):
+    """An invisible Hangul filler (U+115F) or a soft hyphen inside a word."""
+    for index, raw, _stated, _values in _claims(document, output):
+        text = raw["claim_text"]
+        for filler in ("\u115f", "\u00ad", "\u3164"):
+            middle = len(text) // 2
+            yield Case(
+                f"{raw['claim_id']}: U+{ord(filler):04X}",
+                _with_text(output, index, text[:middle] + filler + text[middle:]),
+            )
+        return
+
+
+# --- honest paraphrases -----------------------------------------------------------------------------------
+
+
+_CONVERTED = {"s": ("ms", 1000.0), "ms": ("s", 0.001), "GB": ("MB", 1000.0), "MB": ("GB", 0.001), "m": ("min", 1.0)}
+
+
+def benign_unit_converted(document, output):
+    """0.739 s written as 739 ms, 3.8GB as 3800 MB."""
+    for index, raw, stated, values in _claims(document, output):
+        for fact in stated:
+            digits, unit = _unit_of(fact)
+            if fact.kind == "number" and unit in _CONVERTED and _matched(fact, values):
+                new_unit, factor = _CONVERTED[unit]
+                converted = float(digits.replace(",", "")) * factor
+                new = f"{_format(round(converted, 6))} {new_unit}"
+                yield Case(
+                    f"{raw['claim_id']}: {fact.text} -> {new}",
+                    _with_text(output, index, _replace(raw["claim_text"], fact, new)),
+                )
+                break
+
+
+def benign_thousands_separator(document, output):
+    """1200 written 1,200."""
+    for index, raw, stated, values in _claims(document, output):
+        for fact in stated:
+            digits, unit = _unit_of(fact)
+            if fact.kind == "number" and re.fullmatch(r"\d{4,}", digits) and _matched(fact, values):
+                new = f"{int(digits):,}{unit}"
+                yield Case(
+                    f"{raw['claim_id']}: {fact.text} -> {new}",
+                    _with_text(output, index, _replace(raw["claim_text"], fact, new)),
+                )
+                break
+
+
+def benign_time_truncated(document, output):
+    """09:11:23.231 written 09:11:23."""
+    for index, raw, stated, _values in _claims(document, output):
+        for fact in stated:
+            if fact.kind == "time" and fact.value.fraction:
+                new = re.sub(r"[.,]\d+", "", fact.text, count=1)
+                new = re.sub(r"(Z|[+-]\d{2}:?\d{2})$", "", new)
+                yield Case(
+                    f"{raw['claim_id']}: {fact.text} -> {new}",
+                    _with_text(output, index, _replace(raw["claim_text"], fact, new)),
+                )
+                break
+
+
+def benign_rounded_about(document, output):
+    """99.4% written "about 99%"."""
+    for index, raw, stated, values in _claims(document, output):
+        for fact in stated:
+            digits, unit = _unit_of(fact)
+            if fact.kind == "number" and "." in digits and not fact.role and _matched(fact, values):
+                new = f"about {round(float(digits.replace(',', '')))}{unit}"
+                yield Case(
+                    f"{raw['claim_id']}: {fact.text} -> {new}",
+                    _with_text(output, index, _replace(raw["claim_text"], fact, new)),
+                )
+                break
+
+
+def benign_snake_case_spelled(document, output):
+    """`p99_latency` written "p99 latency"."""
+    for index, raw, _stated, _values in _claims(document, output):
+        match = re.search(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b", raw["claim_text"])
+        if match:
+            spelled = raw["claim_text"].replace(match.group(0), match.group(0).replace("_", " "), 1)
+            yield Case(f"{raw['claim_id']}: {match.group(0)} spelled out", _with_text(output, index, spelled))
