@@ -32,6 +32,7 @@ from evcli.contracts import (
 from evcli.evals.mutations import MUTATIONS
 from evcli.gatekeeper.engine import gate
 from evcli.gatekeeper.rules import load_rules
+from evcli.gatekeeper.service import session_services
 from evcli.tools.refs import evidence
 
 OUT_DIR = Path(__file__).resolve().parent.parent / "sample_sessions"
@@ -650,7 +651,18 @@ def build() -> dict[str, str]:
                                 "expected_gate": {
                                     "status": "fail",
                                     "severity": mutation.expected_severity,
-                                    "failed_rules": [mutation.expected_rule],
+                                    # the rule the class names, and any other rule that catches it too
+                                    "failed_rules": sorted(
+                                        {mutation.expected_rule}
+                                        | set(
+                                            gate(
+                                                case.output,
+                                                base.invocations if case.invocations is None else case.invocations,
+                                                RULES,
+                                                services=session_services(base),
+                                            ).failed_rules
+                                        )
+                                    ),
                                 },
                             },
                         }

@@ -44,14 +44,16 @@ def skeleton(word: str) -> str:
 
 
 @cache
-def _invisible() -> re.Pattern[str]:
+def _invisible(controls: bool) -> re.Pattern[str]:
     import regex
 
-    return regex.compile(r"[\p{Default_Ignorable_Code_Point}\p{Cf}\p{Cc}\p{Co}\p{Cs}]")
+    extra = r"\p{Cc}\p{Co}\p{Cs}" if controls else ""
+    return regex.compile(rf"[\p{{Default_Ignorable_Code_Point}}\p{{Cf}}{extra}]")
 
 
-def invisible(text: str) -> list[str]:
-    """The default-ignorable, format, control and private characters of a text (tab and newline aside)."""
-    if text.isascii() and text.isprintable():
+def invisible(text: str, *, controls: bool = True) -> list[str]:
+    """The default-ignorable and format characters of a text, and with `controls` its control and
+    private characters too (tab and newline aside)."""
+    if text.isascii() and (text.isprintable() or not controls):
         return []
-    return [char for char in dict.fromkeys(_invisible().findall(text)) if char not in "\n\t\r"]
+    return [char for char in dict.fromkeys(_invisible(controls).findall(text)) if char not in "\n\t\r"]
