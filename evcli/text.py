@@ -353,3 +353,13 @@ def comparable(text: str, *, keep_ports: bool = False) -> str:
     keep_ports=True leaves a colon before digits alone, so `host:8443` and `client.go:97` stay one
     identifier (the offline Verifier checks them whole; the Gatekeeper checks host and port apart)."""
     return (_COLON_ENDING_WORD if keep_ports else _COLON_BEFORE_WORD).sub(": ", normalize(text))
+
+
+@lru_cache(maxsize=16)
+def phrase_pattern(phrases: tuple[str, ...]) -> re.Pattern[str]:
+    """Any of the phrases, case-insensitive and longest first: Latin ones as whole words, CJK ones
+    anywhere (CJK writes no spaces between words)."""
+    ordered = sorted(phrases, key=len, reverse=True)
+    latin = "|".join(re.escape(p) for p in ordered if p.isascii()) or "(?!)"
+    cjk = "|".join(re.escape(p) for p in ordered if not p.isascii())
+    return re.compile(rf"(?<![\w-])(?:{latin})(?![\w-])" + (f"|{cjk}" if cjk else ""), re.IGNORECASE)

@@ -8,6 +8,7 @@ that from the rule set.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -15,6 +16,7 @@ from evcli.contracts import (
     ANSWER_VERSION,
     FORBIDDEN_EXECUTOR_FIELDS,
     NO_EVIDENCE_PATH,
+    CheckedBinding,
     Claim,
     EvidenceBinding,
     EvidenceRef,
@@ -23,6 +25,7 @@ from evcli.contracts import (
 from evcli.gatekeeper import lookalike, typed
 from evcli.gatekeeper.excerpt import ExcerptMatch, informative_problem, match_excerpt, normalize
 from evcli.gatekeeper.facts import missing_facts
+from evcli.text import phrase_pattern
 
 
 @lru_cache(maxsize=64)
@@ -154,11 +157,13 @@ def session_entity_finder(invocations: dict[int, ToolInvocation]):
     return occurs
 
 
-def cited_items(claim: Claim, invocations: dict[int, ToolInvocation]) -> list[typed.Cited]:
-    """The items a claim's bindings name, read as typed values (the recorded output's item, or the
-    ref text when the output does not hold it); `$.no_evidence` names no item."""
+def cited_items(
+    bindings: Sequence[EvidenceBinding | CheckedBinding], invocations: dict[int, ToolInvocation]
+) -> list[typed.Cited]:
+    """The items a claim's bindings name (in claim order, ids resolved), read as typed values (the
+    recorded output's item, or the ref text when the output does not hold it); `$.no_evidence` names no item."""
     cited = []
-    for index, binding in enumerate(claim.evidence_bindings):
+    for index, binding in enumerate(bindings):
         invocation = invocations.get(binding.source_invocation_id)  # type: ignore[arg-type]
         raw_path = binding.raw_path or ""
         if invocation is None or raw_path == NO_EVIDENCE_PATH:
@@ -223,13 +228,13 @@ def observes_only(claim: Claim, asserting_phrases: tuple[str, ...]) -> str | Non
     if claim.claim_type not in ("observation", "negative_observation"):
         return None
     own = _ATTRIBUTED.sub(" ", _QUOTED.sub(" ", claim.claim_text or ""))
-    lowered = own.casefold()
-    for phrase in asserting_phrases:
-        word = phrase.casefold()
-        pattern = rf"(?<![\w-]){re.escape(word)}(?![\w-])" if word.isascii() else re.escape(word)
-        if re.search(pattern, lowered):
-            return f"the {claim.claim_type} asserts {phrase!r} in its own words: quote it with its source, or state it as a hypothesis or an action"
-    return None
+    found = phrase_pattern(asserting_phrases).search(own)
+    if found is None:
+        return None
+    return (
+        f"the {claim.claim_type} asserts {found.group(0)!r} in its own words: quote it with its source, "
+        "or state it as a hypothesis or an action"
+    )
 
 
 def plain_text(claim: Claim) -> str | None:

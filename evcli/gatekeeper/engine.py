@@ -206,17 +206,9 @@ def _check_facts(
 ) -> list[CheckedBinding]:
     """The typed facts rule, then the excerpt facts rule on what it did not compare; the facts
     compared are recorded on the binding whose item they were matched to."""
-    resolved = claim.model_copy(
-        update={
-            "evidence_bindings": [
-                binding.model_copy(update={"source_invocation_id": checked.source_invocation_id})
-                for binding, checked in zip(claim.evidence_bindings, claim_bindings, strict=True)
-            ]
-        }
-    )
     typed_check = None
     if findings.rules.enabled("claim.facts_match"):
-        message, typed_check = checks.facts_match(resolved, checks.cited_items(resolved, by_id), services)
+        message, typed_check = checks.facts_match(claim, checks.cited_items(claim_bindings, by_id), services)
         findings.run("claim.facts_match", message, claim_id=claim.claim_id)
     cited = [by_id[b.source_invocation_id] for b in claim_bindings if b.source_invocation_id in by_id]
     message = checks.facts_in_excerpts(claim, cited, is_session_entity, services, typed_check)
@@ -320,6 +312,7 @@ def _check_binding(
         # rule failed; a binding that points at nothing is never verified.
         status="pass" if outcome.matched_text is not None and not new_errors else "fail",
         failed_rules=sorted({finding.rule for finding in new_errors}),
+        facts=[],  # given, not defaulted: model_construct would inspect the default factory each time
     )
 
 

@@ -25,6 +25,7 @@ from datetime import UTC, datetime, timedelta
 
 from evcli.contracts import NO_EVIDENCE_PATH, Claim, QuestionScope, ToolInvocation
 from evcli.gatekeeper.excerpt import normalize
+from evcli.text import phrase_pattern
 from evcli.timerange import TimeExpressionError, TimeRange, parse_range_text
 
 EVIDENCE_TOOLS = ("query_logs", "query_metrics")
@@ -310,14 +311,6 @@ _LEVEL_WORDS = (("DEBUG", r"debug"), ("INFO", r"info"), ("WARN", r"warn(?:ings?|
 _LEVEL_ORDER = ("TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL")
 
 
-def _word_pattern(words: tuple[str, ...]) -> re.Pattern[str]:
-    """Whole Latin words or CJK phrases anywhere, case-insensitive, longest first."""
-    ordered = sorted(words, key=len, reverse=True)
-    latin = "|".join(re.escape(w) for w in ordered if w.isascii())
-    cjk = "|".join(re.escape(w) for w in ordered if not w.isascii())
-    return re.compile(rf"(?<![\w-])(?:{latin or '(?!)'})(?![\w-])" + (f"|{cjk}" if cjk else ""), re.IGNORECASE)
-
-
 _LAST = re.compile(
     r"\b(?:last|past|previous)\s+(\d+)\s*(minutes?|mins?|m|hours?|hrs?|h|days?|d)\b"
     r"|(?:最近|过去)\s*(\d+)\s*(分钟|小时|天)",
@@ -353,7 +346,7 @@ def negative_within_searched(
             if invocation is not None
         ]
         cited = searches(bound)
-        problem = _widening(claim.claim_text or "", cited, names, _word_pattern(widening_words))
+        problem = _widening(claim.claim_text or "", cited, names, phrase_pattern(widening_words))
         if problem:
             stated = "; ".join(f"{_service_of(s)} {s.range_text}".strip() for s in cited) or NOTHING
             misses.append(Miss(f"negative observation {claim.claim_id} claims {problem}", problem, stated))

@@ -23,7 +23,22 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Fact", "Stated", "Value", "check_claim", "close", "item_at", "item_values", "stated_facts", "without"]
+from evcli.text import phrase_pattern
+
+__all__ = [
+    "Cited",
+    "ClaimCheck",
+    "Fact",
+    "Stated",
+    "Value",
+    "check_claim",
+    "close",
+    "item_at",
+    "item_values",
+    "plain",
+    "stated_facts",
+    "without",
+]
 
 _RAW_PATH = re.compile(r"\$\.([A-Za-z_]+)(?:\[(\d+)\])?")
 
@@ -44,13 +59,15 @@ class _Tables:
     units: dict[str, tuple[str, float]]
     multipliers: dict[str, float]
     approximate: frozenset[str]
-    past: frozenset[str]
+    past: re.Pattern[str]
     roles: tuple[_Role, ...]
     states: dict[str, str]  # phrase -> state
     directions: dict[str, str]  # phrase -> up/down
     ranks: dict[str, str]  # phrase -> most/least
     number: re.Pattern[str]
-    connectors: re.Pattern[str]
+    role_before: dict[str, re.Pattern[str]]  # kind -> a role word ending a text, connector words after it
+    role_after: re.Pattern[str]  # a number role word starting a text
+    role_of: dict[tuple[str, str], str]  # (kind, casefolded word) -> role
     phrases: re.Pattern[str]  # every state, direction and rank phrase, longest first
 
 
@@ -58,12 +75,10 @@ def _words(table: dict[str, Any]) -> list[str]:
     return [word for language in ("en", "zh") for word in table.get(language, [])]
 
 
-def _phrase_pattern(phrases: Iterable[str]) -> re.Pattern[str]:
-    """Phrases longest first; Latin ones whole words, CJK ones anywhere (no spaces between words)."""
-    ordered = sorted({p.casefold() for p in phrases}, key=len, reverse=True)
-    latin = "|".join(re.escape(p) for p in ordered if p.isascii())
-    cjk = "|".join(re.escape(p) for p in ordered if not p.isascii())
-    return re.compile(rf"(?<![\w-])(?:{latin})(?![\w-])" + (f"|{cjk}" if cjk else ""))
+def _alternation(words: list[str]) -> str:
+    """One group of the words, longest first; a Latin word does not start inside another word."""
+    ordered = sorted(set(words), key=len, reverse=True)
+    return "(" + "|".join(rf"(?<![a-z0-9]){re.escape(w)}" if w.isascii() else re.escape(w) for w in ordered) + ")"
 
 
 @cache
@@ -83,27 +98,39 @@ def tables() -> _Tables:
         r"(?<![\w.:-])([-−]?)(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?(?![\d.,]\d)"
         r"(?:\s?(" + "|".join(re.escape(s) for s in suffixes) + r")(?![A-Za-z]))?(?![A-Za-z0-9_])"
     )
+    role_of = {(role.kind, word.casefold()): role.name for role in roles for word in role.words}
+    connectors = "|".join(re.escape(w) for w in _words(data["connectors"]))
+    role_before = {
+        kind: re.compile(
+            _alternation([word for (k, word) in role_of if k == kind]) + rf"[\s:=]*(?:(?:{connectors})[\s:=]*){{0,2}}\Z"
+        )
+        for kind in {role.kind for role in roles}
+    }
+    role_after = re.compile(r" *" + _alternation([w for (k, w) in role_of if k == "number"]) + r"(?!\w)")
     return _Tables(
         units,
         multipliers,
         frozenset(w.casefold() for w in _words(data["approximate"])),
-        frozenset(w.casefold() for w in _words(data["past"])),
+        phrase_pattern(tuple(_words(data["past"]))),
         roles,
         states,
         directions,
         ranks,
         number,
-        re.compile(r"[\s:=]*(?:(?:" + "|".join(re.escape(w) for w in _words(data["connectors"])) + r")[\s:=]*){0,2}"),
-        _phrase_pattern([*states, *directions, *ranks]),
+        role_before,
+        role_after,
+        role_of,
+        phrase_pattern(tuple({*states, *directions, *ranks})),
     )
 
 
 # --- times ----------------------------------------------------------------------------------------
 
+_CLOCK = r"(\d{1,2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?"
+# A date with or without its clock, or a clock alone (never an empty match: finditer would try every position),
+# not inside a name or a path (/data/tmp/export-2026-07-08).
 _TIME = re.compile(
-    r"(?<![\d:])(?:(\d{4}-\d{2}-\d{2})(?:[T ](?=\d{1,2}:))?)?"
-    r"(?:(?<![\d:])(\d{1,2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?)?"
-    r"(Z|[+-]\d{2}:?\d{2})?(?!\d|:\d)"
+    rf"(?<![A-Za-z0-9_:/-])(?:(\d{{4}}-\d{{2}}-\d{{2}})(?:[T ]{_CLOCK})?|{_CLOCK})(Z|[+-]\d{{2}}:?\d{{2}})?(?!\d|:\d)"
 )
 _IP_OR_VERSION = re.compile(r"(?<![\w.])\d+(?:\.\d+){2,}(?![\w.])")
 
@@ -133,18 +160,11 @@ class Clock:
             return written.ljust(len(self.fraction), "0")[: len(self.fraction)] == self.fraction
         return True
 
-    def __str__(self) -> str:
-        clock = "" if self.hour is None else f"{self.hour:02d}:{self.minute:02d}"
-        if self.second is not None:
-            clock += f":{self.second:02d}" + (f".{self.fraction}" if self.fraction else "")
-        return " ".join(part for part in (self.date, clock) if part)
-
 
 def _clocks(text: str) -> Iterator[tuple[re.Match[str], Clock]]:
     for match in _TIME.finditer(text):
-        date, hour, minute, second, fraction, _zone = match.groups()
-        if date is None and hour is None:
-            continue
+        date, *clocks, _zone = match.groups()
+        hour, minute, second, fraction = clocks[:4] if clocks[0] is not None or date else clocks[4:]
         if hour is not None and (int(hour) > 23 or int(minute) > 59):
             continue
         yield (
@@ -253,7 +273,7 @@ def text_values(text: str, path: str) -> list[Value]:
     """Times and numbers (with their units) written inside a text, each with the roles the words just
     before it give ("exit code 137", "restartCount=5", "current=91%")."""
     values: list[Value] = []
-    masked = _plain(text)
+    masked = plain(text)
     for match, clock in _clocks(masked):
         values.append(
             Value(path, "time", clock, match.group(0).strip(), roles=_context_roles(masked, match.start(), "time"))
@@ -341,7 +361,7 @@ class Stated:
     number: _Number | None = None
 
 
-def _plain(text: str) -> str:
+def plain(text: str) -> str:
     """NFKC with ASCII digits and one minus sign; case kept (17m is minutes, 17M megabytes)."""
     text = unicodedata.normalize("NFKC", text) if not text.isascii() else text
     return text.replace("−", "-").replace("\u2009", " ").replace("\u00a0", " ")
@@ -350,7 +370,7 @@ def _plain(text: str) -> str:
 def stated_facts(claim_text: str) -> list[Stated]:
     """What the claim states, left to right."""
     t = tables()
-    text = _plain(claim_text)
+    text = plain(claim_text)
     lowered = text.casefold()
     facts: list[Stated] = []
     for match in t.phrases.finditer(lowered):
@@ -365,7 +385,7 @@ def stated_facts(claim_text: str) -> list[Stated]:
         facts.append(Stated("time", match.group(0).strip(), match.start(), match.end(), clock, role))
         masked = masked[: match.start()] + " " * (match.end() - match.start()) + masked[match.end() :]
     masked = _IP_OR_VERSION.sub(lambda m: " " * len(m.group(0)), masked)
-    past = any(re.search(rf"(?<!\w){re.escape(word)}(?!\w)", lowered) for word in t.past)
+    past = t.past.search(lowered) is not None
     for number in _numbers(masked):
         before = lowered[max(0, number.start - 16) : number.start]
         approximate = any(before.rstrip().endswith(word) for word in t.approximate)
@@ -379,33 +399,14 @@ def stated_facts(claim_text: str) -> list[Stated]:
 def _role_before(lowered: str, start: int, kind: str) -> str | None:
     """The role word a value follows, with at most connector words between ("peak of 4.1s",
     "threshold: 85%", "exit code 137", "峰值为 4.1 秒")."""
-    window = lowered[max(0, start - 40) : start]
-    best: tuple[int, str] | None = None
-    for role in tables().roles:
-        if role.kind != kind:
-            continue
-        for word in role.words:
-            position = window.rfind(word.casefold())
-            if position < 0 or (word.isascii() and position > 0 and (window[position - 1].isalnum())):
-                continue
-            if _connectors().fullmatch(window[position + len(word) :]) and (best is None or position > best[0]):
-                best = (position, role.name)
-    return best[1] if best else None
-
-
-def _connectors() -> re.Pattern[str]:
-    return tables().connectors
+    match = tables().role_before[kind].search(lowered, max(0, start - 40), start)
+    return tables().role_of[(kind, match.group(1))] if match else None
 
 
 def _role_after(lowered: str, end: int) -> str | None:
     """A role word right after a number ("23 ERROR lines", "5 restarts")."""
-    following = lowered[end : end + 24].lstrip(" ")
-    for role in tables().roles:
-        if role.kind == "number" and any(
-            re.match(rf"{re.escape(word.casefold())}(?![\w])", following) for word in role.words
-        ):
-            return role.name
-    return None
+    match = tables().role_after.match(lowered, end, end + 24)
+    return tables().role_of[("number", match.group(1))] if match else None
 
 
 # --- comparing ------------------------------------------------------------------------------------
@@ -480,13 +481,13 @@ def check_claim(claim_text: str, cited: list[Cited], services: Iterable[str] = (
             if len(result.facts) > before:  # compared here, matched or not: the excerpt check leaves it alone
                 result.consumed.append((fact.start, fact.end))
     _check_subject(claim_text, values, services, result)
-    _check_from_to(_plain(claim_text).casefold(), stated, values, result)
+    _check_from_to(plain(claim_text).casefold(), stated, values, result)
     return result
 
 
 def without(claim_text: str, spans: list[tuple[int, int]]) -> str:
-    """The claim with the spans the typed check compared blanked out (in `_plain` coordinates)."""
-    text = _plain(claim_text)
+    """The claim with the spans the typed check compared blanked out (in `plain` coordinates)."""
+    text = plain(claim_text)
     for start, end in spans:
         text = text[:start] + " " * (end - start) + text[end:]
     return text
@@ -540,39 +541,31 @@ def _time(fact: Stated, values: list[tuple[int, Value]], cited: list[Cited], res
         if fact.value.matches(value.value):
             result.facts.append(Fact(fact.text, value.path, value.shown, True, index))
             return
-    index, value = (candidates or times)[0]
-    result.facts.append(
-        Fact(fact.text, value.path if candidates else "", value.shown if candidates else "", False, index)
-    )
-    role = f"{fact.role} " if candidates else ""
-    where = value.path if candidates else f"no time of {_paths(cited)}"
-    result.problems.append(f"claim says {role}{fact.text}; {where} is {value.shown if candidates else fact.text}")
-
-
-def _state(fact: Stated, values: list[tuple[int, Value]], cited: list[Cited], result: ClaimCheck) -> None:
-    states = [(i, v) for i, v in values if v.kind == "state"]
-    if not states:
+    if candidates:  # the role's own field says another time
+        index, value = candidates[0]
+        result.facts.append(Fact(fact.text, value.path, value.shown, False, index))
+        result.problems.append(f"claim says {fact.role} {fact.text}; {value.path} is {value.shown}")
         return
-    for index, value in states:
-        if value.value == fact.value:
-            result.facts.append(Fact(fact.text, value.path, value.shown, True, index))
-            return
-    index, value = states[0]
-    result.facts.append(Fact(fact.text, value.path, value.shown, False, index))
-    result.problems.append(f"claim says {fact.text}; {value.path} is {value.shown}")
+    result.facts.append(Fact(fact.text, "", "", False))
+    result.problems.append(f"claim says {fact.text}; no time of {_paths(cited)} is {fact.text}")
 
 
-def _direction(fact: Stated, values: list[tuple[int, Value]], cited: list[Cited], result: ClaimCheck) -> None:
-    directions = [(i, v) for i, v in values if v.kind == "direction"]
-    if not directions:
-        return
-    for index, value in directions:
-        if value.value == fact.value:
-            result.facts.append(Fact(fact.text, value.path, value.shown, True, index))
-            return
-    index, value = directions[0]
-    result.facts.append(Fact(fact.text, value.path, value.shown, False, index))
-    result.problems.append(f"claim says {fact.text}; {value.path} went {value.shown}")
+def _recorded(kind: str, verb: str):
+    """A checker for a fact the item records as one word (an alert's state, the way a series went):
+    the claim's word must be one of its cited items' words of that kind."""
+
+    def check(fact: Stated, values: list[tuple[int, Value]], cited: list[Cited], result: ClaimCheck) -> None:
+        recorded = [(i, v) for i, v in values if v.kind == kind]
+        for index, value in recorded:
+            if value.value == fact.value:
+                result.facts.append(Fact(fact.text, value.path, value.shown, True, index))
+                return
+        if recorded:
+            index, value = recorded[0]
+            result.facts.append(Fact(fact.text, value.path, value.shown, False, index))
+            result.problems.append(f"claim says {fact.text}; {value.path} {verb} {value.shown}")
+
+    return check
 
 
 def _rank(fact: Stated, values: list[tuple[int, Value]], cited: list[Cited], result: ClaimCheck) -> None:
@@ -590,7 +583,23 @@ def _rank(fact: Stated, values: list[tuple[int, Value]], cited: list[Cited], res
             )
 
 
-_CHECKERS = {"number": _number, "time": _time, "state": _state, "direction": _direction, "rank": _rank}
+_CHECKERS = {
+    "number": _number,
+    "time": _time,
+    "state": _recorded("state", "is"),
+    "direction": _recorded("direction", "went"),
+    "rank": _rank,
+}
+
+
+@cache
+def _service_pattern(services: tuple[str, ...]) -> re.Pattern[str]:
+    """Any of the environment's services as a whole name (not inside an instance id such as
+    order-service-5c8d7f9b), longest first; group 1 is the name."""
+    names = sorted({s.casefold() for s in services if s}, key=len, reverse=True)
+    if not names:
+        return re.compile(r"(?!)")
+    return re.compile(r"(?<![\w.-])(" + "|".join(map(re.escape, names)) + r")(?![\w]|-\w)")
 
 
 def _check_subject(
@@ -600,15 +609,10 @@ def _check_subject(
     subjects = {v.value for _, v in values if v.kind == "subject"}
     if not subjects:
         return
-    lowered = _plain(claim_text).casefold()
-    named: list[tuple[int, str]] = []
-    for service in {s.casefold() for s in services if s}:
-        match = re.search(rf"(?<![\w.-]){re.escape(service)}(?![\w]|-\w)", lowered)
-        if match:
-            named.append((match.start(), service))
-    if not named:
+    named = _service_pattern(tuple(services)).search(plain(claim_text).casefold())
+    if named is None:
         return
-    first = min(named)[1]
+    first = named.group(1)
     if first in subjects:
         index, value = next((i, v) for i, v in values if v.kind == "subject" and v.value == first)
         result.facts.append(Fact(first, value.path, value.shown, True, index))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from evcli.contracts import Claim, SessionDocument
@@ -33,7 +33,7 @@ def _claims(
             claim = Claim.model_validate(raw)
         except ValueError:
             continue
-        values = [value for item in cited_items(claim, invocations) for value in item.values]
+        values = [value for item in cited_items(claim.evidence_bindings, invocations) for value in item.values]
         yield index, raw, typed.stated_facts(claim.claim_text), values
 
 
@@ -45,7 +45,7 @@ def _with_text(output: Output, index: int, text: str) -> Output:
 
 def _replace(text: str, fact: typed.Stated, new: str) -> str:
     """The claim with one stated fact rewritten (offsets are those of the NFKC text, equal for ASCII claims)."""
-    plain = typed.without(text, [])
+    plain = typed.plain(text)
     return plain[: fact.start] + new + plain[fact.end :]
 
 
@@ -72,42 +72,51 @@ def _unit_of(fact: typed.Stated) -> tuple[str, str]:
 
 # --- hostile -----------------------------------------------------------------------------------------
 
+Rewrite = Callable[[typed.Stated, list[typed.Value]], "str | None"]
+
+
+def _first_rewritten(document, output, rewrite: Rewrite) -> Iterator[Case]:
+    """Each observation claim with the first of its stated facts that `rewrite` gives new words for."""
+    for index, raw, stated, values in _claims(document, output):
+        for fact in stated:
+            new = rewrite(fact, values)
+            if new is not None:
+                text = _replace(raw["claim_text"], fact, new)
+                yield Case(f"{raw['claim_id']}: {fact.text} -> {new}", _with_text(output, index, text))
+                break
+
 
 def fact_unit_changed(document, output):
     """0.739 s written as 0.739 ms, 3.8GB as 3.8MB, 17m as 17h."""
-    for index, raw, stated, values in _claims(document, output):
-        for fact in stated:
-            digits, unit = _unit_of(fact)
-            if fact.kind == "number" and unit in _OTHER_UNIT and _matched(fact, values):
-                text = _replace(raw["claim_text"], fact, f"{digits}{_OTHER_UNIT[unit]}")
-                yield Case(
-                    f"{raw['claim_id']}: {fact.text} -> {digits}{_OTHER_UNIT[unit]}", _with_text(output, index, text)
-                )
-                break
+
+    def rewrite(fact, values):
+        digits, unit = _unit_of(fact)
+        if fact.kind == "number" and unit in _OTHER_UNIT and _matched(fact, values):
+            return f"{digits}{_OTHER_UNIT[unit]}"
+        return None
+
+    return _first_rewritten(document, output, rewrite)
 
 
 def fact_role_value_swapped(document, output):
     """ "max=99.4%" written with the minimum's value: a real number of the item under the wrong field."""
-    for index, raw, stated, values in _claims(document, output):
-        for fact in stated:
-            if fact.kind != "number" or not fact.role:
-                continue
-            own = [v for v in values if v.kind == "number" and fact.role in v.roles]
-            others = [
-                v
-                for v in values
-                if v.kind == "number"
-                and v.roles
-                and fact.role not in v.roles
-                and v.dim == (own[0].dim if own else "")
-                and not any(o.value == v.value for o in own)
-            ]
-            if own and others:
-                digits, unit = _unit_of(fact)
-                new = _format(others[0].value) + unit
-                text = _replace(raw["claim_text"], fact, new)
-                yield Case(f"{raw['claim_id']}: {fact.role} {fact.text} -> {new}", _with_text(output, index, text))
-                break
+
+    def rewrite(fact, values):
+        if fact.kind != "number" or not fact.role:
+            return None
+        own = [v for v in values if v.kind == "number" and fact.role in v.roles]
+        others = [
+            v
+            for v in values
+            if v.kind == "number"
+            and v.roles
+            and fact.role not in v.roles
+            and v.dim == (own[0].dim if own else "")
+            and not any(o.value == v.value for o in own)
+        ]
+        return _format(others[0].value) + _unit_of(fact)[1] if own and others else None
+
+    return _first_rewritten(document, output, rewrite)
 
 
 _OTHER_STATE = {"firing": "resolved", "pending": "firing", "resolved": "still firing"}
@@ -115,17 +124,12 @@ _OTHER_STATE = {"firing": "resolved", "pending": "firing", "resolved": "still fi
 
 def fact_state_swapped(document, output):
     """A resolved alert called still firing, a pending one firing, a firing one resolved."""
-    for index, raw, stated, values in _claims(document, output):
-        if not any(v.kind == "state" for v in values):
-            continue
-        for fact in stated:
-            if fact.kind == "state":
-                new = _OTHER_STATE[fact.value]
-                yield Case(
-                    f"{raw['claim_id']}: {fact.text} -> {new}",
-                    _with_text(output, index, _replace(raw["claim_text"], fact, new)),
-                )
-                break
+
+    def rewrite(fact, values):
+        recorded = any(v.kind == "state" for v in values)
+        return _OTHER_STATE[fact.value] if fact.kind == "state" and recorded else None
+
+    return _first_rewritten(document, output, rewrite)
 
 
 _FLIPPED = {"up": "fell", "down": "rose"}
@@ -133,16 +137,12 @@ _FLIPPED = {"up": "fell", "down": "rose"}
 
 def fact_direction_flipped(document, output):
     """ "rose" citing a quantity that only fell, and the other way round."""
-    for index, raw, stated, values in _claims(document, output):
+
+    def rewrite(fact, values):
         went = {v.value for v in values if v.kind == "direction"}
-        for fact in stated:
-            if fact.kind == "direction" and len(went) == 1 and fact.value in went:
-                new = _FLIPPED[fact.value]
-                yield Case(
-                    f"{raw['claim_id']}: {fact.text} -> {new}",
-                    _with_text(output, index, _replace(raw["claim_text"], fact, new)),
-                )
-                break
+        return _FLIPPED[fact.value] if fact.kind == "direction" and went == {fact.value} else None
+
+    return _first_rewritten(document, output, rewrite)
 
 
 def fact_counts_swapped(document, output):
@@ -152,7 +152,7 @@ def fact_counts_swapped(document, output):
         for first, second in zip(numbers, numbers[1:], strict=False):
             if first.role != second.role and first.value != second.value:
                 text = raw["claim_text"]
-                plain = typed.without(text, [])
+                plain = typed.plain(text)
                 swapped = (
                     plain[: first.start]
                     + second.text
@@ -165,17 +165,15 @@ def fact_counts_swapped(document, output):
 
 
 def fact_time_shifted(document, output):
-    """A time a minute off what the item recorded."""
-    for index, raw, stated, values in _claims(document, output):
-        for fact in stated:
-            if fact.kind == "time" and fact.value.hour is not None and any(v.kind == "time" for v in values):
-                shifted = f"{fact.value.hour}:{(fact.value.minute + 7) % 60:02d}"
-                new = re.sub(r"\d{1,2}:\d{2}", shifted, fact.text, count=1)
-                yield Case(
-                    f"{raw['claim_id']}: {fact.text} -> {new}",
-                    _with_text(output, index, _replace(raw["claim_text"], fact, new)),
-                )
-                break
+    """A time seven minutes off what the item recorded."""
+
+    def rewrite(fact, values):
+        if fact.kind != "time" or fact.value.hour is None or not any(v.kind == "time" for v in values):
+            return None
+        shifted = f"{fact.value.hour}:{(fact.value.minute + 7) % 60:02d}"
+        return re.sub(r"\d{1,2}:\d{2}", shifted, fact.text, count=1)
+
+    return _first_rewritten(document, output, rewrite)
 
 
 def claim_cause_asserted(document, output):
@@ -227,60 +225,50 @@ _CONVERTED = {"s": ("ms", 1000.0), "ms": ("s", 0.001), "GB": ("MB", 1000.0), "MB
 
 def benign_unit_converted(document, output):
     """0.739 s written as 739 ms, 3.8GB as 3800 MB."""
-    for index, raw, stated, values in _claims(document, output):
-        for fact in stated:
-            digits, unit = _unit_of(fact)
-            if fact.kind == "number" and unit in _CONVERTED and _matched(fact, values):
-                new_unit, factor = _CONVERTED[unit]
-                converted = float(digits.replace(",", "")) * factor
-                new = f"{_format(round(converted, 6))} {new_unit}"
-                yield Case(
-                    f"{raw['claim_id']}: {fact.text} -> {new}",
-                    _with_text(output, index, _replace(raw["claim_text"], fact, new)),
-                )
-                break
+
+    def rewrite(fact, values):
+        digits, unit = _unit_of(fact)
+        if fact.kind != "number" or unit not in _CONVERTED or not _matched(fact, values):
+            return None
+        new_unit, factor = _CONVERTED[unit]
+        return f"{_format(round(float(digits.replace(',', '')) * factor, 6))} {new_unit}"
+
+    return _first_rewritten(document, output, rewrite)
 
 
 def benign_thousands_separator(document, output):
     """1200 written 1,200."""
-    for index, raw, stated, values in _claims(document, output):
-        for fact in stated:
-            digits, unit = _unit_of(fact)
-            if fact.kind == "number" and re.fullmatch(r"\d{4,}", digits) and _matched(fact, values):
-                new = f"{int(digits):,}{unit}"
-                yield Case(
-                    f"{raw['claim_id']}: {fact.text} -> {new}",
-                    _with_text(output, index, _replace(raw["claim_text"], fact, new)),
-                )
-                break
+
+    def rewrite(fact, values):
+        digits, unit = _unit_of(fact)
+        if fact.kind == "number" and re.fullmatch(r"\d{4,}", digits) and _matched(fact, values):
+            return f"{int(digits):,}{unit}"
+        return None
+
+    return _first_rewritten(document, output, rewrite)
 
 
 def benign_time_truncated(document, output):
     """09:11:23.231 written 09:11:23."""
-    for index, raw, stated, _values in _claims(document, output):
-        for fact in stated:
-            if fact.kind == "time" and fact.value.fraction:
-                new = re.sub(r"[.,]\d+", "", fact.text, count=1)
-                new = re.sub(r"(Z|[+-]\d{2}:?\d{2})$", "", new)
-                yield Case(
-                    f"{raw['claim_id']}: {fact.text} -> {new}",
-                    _with_text(output, index, _replace(raw["claim_text"], fact, new)),
-                )
-                break
+
+    def rewrite(fact, values):
+        if fact.kind != "time" or not fact.value.fraction:
+            return None
+        return re.sub(r"(Z|[+-]\d{2}:?\d{2})$", "", re.sub(r"[.,]\d+", "", fact.text, count=1))
+
+    return _first_rewritten(document, output, rewrite)
 
 
 def benign_rounded_about(document, output):
     """99.4% written "about 99%"."""
-    for index, raw, stated, values in _claims(document, output):
-        for fact in stated:
-            digits, unit = _unit_of(fact)
-            if fact.kind == "number" and "." in digits and not fact.role and _matched(fact, values):
-                new = f"about {round(float(digits.replace(',', '')))}{unit}"
-                yield Case(
-                    f"{raw['claim_id']}: {fact.text} -> {new}",
-                    _with_text(output, index, _replace(raw["claim_text"], fact, new)),
-                )
-                break
+
+    def rewrite(fact, values):
+        digits, unit = _unit_of(fact)
+        if fact.kind == "number" and "." in digits and not fact.role and _matched(fact, values):
+            return f"about {round(float(digits.replace(',', '')))}{unit}"
+        return None
+
+    return _first_rewritten(document, output, rewrite)
 
 
 def benign_snake_case_spelled(document, output):

@@ -1,0 +1,133 @@
+"""evcli/gatekeeper/typed.py: a claim's stated facts against its cited item's typed fields.
+
+Items are shaped as the tools record them (query_metrics alerts and series, query_logs lines,
+stats and patterns, find_changes changes); each false claim names the field it disagrees with,
+each honest paraphrase from issue 22 passes."""
+
+from __future__ import annotations
+
+import pytest
+
+from evcli.gatekeeper import typed
+
+ALERT = {
+    "alertname": "HighMemoryUsage",
+    "service": "order-service",
+    "state": "firing",
+    "value": 91.0,
+    "unit": "%",
+    "duration": "17m",
+    "active_at": "2026-07-08T22:53:00Z",
+    "summary": "Memory usage of order-service is 91% (heap 3.8GB/4GB), threshold 85%",
+}
+PENDING = dict(ALERT, state="pending")
+SERIES = {
+    "metric": "p99_latency",
+    "service": "checkout",
+    "unit": "s",
+    "min": 0.052,
+    "max": 0.739,
+    "last": 0.061,
+    "max_at": "2026-03-18T09:11:23.231+01:00",
+    "samples": [[1, 0.739], [2, 0.5], [3, 0.2], [4, 0.061], [5, 0.052]],
+}
+LOG = {
+    "service": "order-service",
+    "timestamp": "2026-07-08T23:05:28.114+00:00",
+    "level": "ERROR",
+    "message": "call to payment-service timed out after 30000ms; pod exited with exit code 137, restartCount=5",
+}
+STATS = {
+    "total": 184000,
+    "records": 61,
+    "by_level": {"ERROR": 1200, "WARN": 350},
+    "first": "2026-07-08T22:38:11.402+00:00",
+    "filters": {"service": "order-service"},
+}
+PATTERNS = [{"count": 40, "template": "GC <*>"}, {"count": 12, "template": "timeout <*>"}]
+SERVICES = ("order-service", "payment-service", "checkout")
+
+
+def check(text: str, item: dict, raw_path: str = "$.alerts[0]", siblings: list | None = None) -> typed.ClaimCheck:
+    cited = typed.Cited(0, raw_path, typed.item_values(item, raw_path), siblings or [])
+    return typed.check_claim(text, [cited], SERVICES)
+
+
+@pytest.mark.parametrize(
+    ("text", "item", "raw_path"),
+    [
+        ("checkout p99 latency peaked at 739 ms", SERIES, "$.series[0]"),
+        ("checkout p99 peaked at 0.74 s at 09:11:23", SERIES, "$.series[0]"),
+        ("checkout latency fell to about 0.05 s", SERIES, "$.series[0]"),
+        ("order-service logged 184,000 lines, 1,200 of them ERROR", STATS, "$.stats"),
+        ("order-service logged ~184k lines in 61 records", STATS, "$.stats"),
+        ("HighMemoryUsage on order-service is firing at about 90% for 17 minutes", ALERT, "$.alerts[0]"),
+        ("HighMemoryUsage on order-service is not yet firing", PENDING, "$.alerts[0]"),
+        ("order-service heap 3.8GB of 4GB, threshold 85%", ALERT, "$.alerts[0]"),
+        ("order-service logged a call to payment-service timing out after 30 s", LOG, "$.logs[0]"),
+        ("order-service exited with exit code 137 after 5 restarts", LOG, "$.logs[0]"),
+        ("HighMemoryUsage has been firing since 2026-07-08 22:53", ALERT, "$.alerts[0]"),
+    ],
+)
+def test_an_honest_paraphrase_agrees_with_its_fields(text, item, raw_path):
+    checked = check(text, item, raw_path)
+    assert checked.problems == [], checked.facts
+    assert checked.facts and all(fact.ok and fact.field for fact in checked.facts)
+
+
+@pytest.mark.parametrize(
+    ("text", "item", "raw_path", "named"),
+    [
+        ("checkout p99 latency peaked at 0.739 ms", SERIES, "$.series[0]", "$.series[0]"),
+        ("checkout p99 latency rose to 0.739 s", SERIES, "$.series[0]", "$.series[0].samples"),
+        ("checkout p99 peaked at 0.052 s", SERIES, "$.series[0]", "$.series[0].max"),
+        ("order-service heap at 3.8MB", ALERT, "$.alerts[0]", "$.alerts[0].summary"),
+        ("HighMemoryUsage on order-service has fired for 17 hours", ALERT, "$.alerts[0]", "$.alerts[0].duration"),
+        ("HighMemoryUsage's current value is 85%", ALERT, "$.alerts[0]", "$.alerts[0].value"),
+        ("HighMemoryUsage on order-service is resolved", ALERT, "$.alerts[0]", "$.alerts[0].state"),
+        ("HighMemoryUsage on order-service is firing", PENDING, "$.alerts[0]", "$.alerts[0].state"),
+        ("order-service logged 350 ERROR lines", STATS, "$.stats", "$.stats.by_level.ERROR"),
+        ("order-service logged 61 ERROR lines", STATS, "$.stats", "$.stats.by_level.ERROR"),
+        ("order-service exited with exit code 5 after 137 restarts", LOG, "$.logs[0]", "$.logs[0].message"),
+        ("payment-service timed out after 30000ms", LOG, "$.logs[0]", "$.logs[0].service"),
+        ("order-service logged its first line at 22:39", STATS, "$.stats", "no time of $.stats"),
+        ("order-service matching lines were first seen at 22:39", STATS, "$.stats", "$.stats.first"),
+    ],
+)
+def test_a_false_fact_fails_naming_the_field(text, item, raw_path, named):
+    checked = check(text, item, raw_path)
+    assert checked.problems, checked.facts
+    assert any(named in problem for problem in checked.problems), checked.problems
+
+
+def test_most_frequent_must_be_the_top_item_of_its_array():
+    top = check("the most frequent pattern has 40 lines", PATTERNS[0], "$.patterns[0]", PATTERNS)
+    second = check("the most frequent pattern has 12 lines", PATTERNS[1], "$.patterns[1]", PATTERNS)
+    assert top.problems == []
+    assert second.problems and "$.patterns[1].count is 12" in second.problems[0]
+
+
+def test_a_sign_is_dropped_only_with_a_past_word():
+    expiry = {"service": "edge", "value": -1200.0, "unit": "s"}
+    assert check("the certificate expired 1200s ago", expiry).problems == []
+    assert check("the certificate expires in 1200s", expiry).problems
+
+
+def test_from_to_must_go_the_way_the_data_went():
+    assert check("checkout p99 went from 0.739 s to 0.061 s", SERIES, "$.series[0]").problems == []
+    assert check("checkout p99 went from 0.061 s to 0.739 s", SERIES, "$.series[0]").problems
+
+
+def test_what_was_compared_is_consumed_for_the_excerpt_check():
+    text = "checkout p99 peaked at 739 ms"
+    checked = check(text, SERIES, "$.series[0]")
+    assert "739" not in typed.without(text, checked.consumed)
+
+
+def test_a_date_inside_a_path_is_part_of_the_name_not_a_stated_time():
+    disk = {"service": "node-worker-01", "message": "largest writers: /data/tmp/export-2026-07-08 (21G)"}
+    text = "node-worker-01 logged /data/tmp/export-2026-07-08 (21G)"
+    checked = check(text, disk, "$.logs[0]")
+    assert checked.problems == []
+    assert "/data/tmp/export-2026-07-08" in typed.without(text, checked.consumed)
+    assert [fact.kind for fact in typed.stated_facts(text)] == ["number"]  # 21G, no time
