@@ -39,7 +39,7 @@ from evcli.backends.files import LIMITS, ReadLimits, Walk, read_bytes, walk
 from evcli.canonical import canonical_json
 from evcli.errors import BadInput, StoreError
 from evcli.kb.frontmatter import as_list, split_front_matter
-from evcli.store.db import BUSY_TIMEOUT_S, default_db_path, now_iso
+from evcli.store.db import connect_wal, default_db_path, now_iso
 from evcli.tools.redaction import Redactor
 
 if TYPE_CHECKING:
@@ -317,11 +317,7 @@ class KnowledgeIndex:
         self.path = Path(path) if path is not None else default_index_path()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.conn = sqlite3.connect(
-                self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
-            )
-            self.conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
-            self.conn.execute("PRAGMA journal_mode = WAL")
+            self.conn = connect_wal(self.path)
             self._db: Database | None = None
             if self._schema_version() != SCHEMA_VERSION:
                 # Re-checked under the write lock: another process may have rebuilt it meanwhile.

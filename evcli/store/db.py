@@ -23,6 +23,7 @@ import json
 import os
 import secrets
 import sqlite3
+import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -49,6 +50,7 @@ if TYPE_CHECKING:
     from sqlite_utils import Database
 
 BUSY_TIMEOUT_S = 30.0
+_WAL_RETRY_S = 0.05
 DB_FILENAME = "evcli.db"
 # Every migration in evcli/store/migrations.py, oldest first (a test keeps them in step).
 SCHEMA_MIGRATIONS = (
@@ -124,6 +126,29 @@ class _QueueFull(Exception):
     """Raised inside a write transaction to roll back a delivery that does not fit in the alert queue."""
 
 
+def connect_wal(path: Path) -> sqlite3.Connection:
+    """An autocommit connection to `path` in WAL mode that waits up to BUSY_TIMEOUT_S for locks.
+
+    Switching a new file to WAL takes an exclusive lock for which SQLite does not call the busy
+    handler: processes opening the same new file at once get "database is locked" at once (two eval
+    workers building the knowledge index did). The switch is retried until the timeout instead."""
+    conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+        ends = time.monotonic() + BUSY_TIMEOUT_S
+        while True:
+            try:
+                conn.execute("PRAGMA journal_mode = WAL")
+                return conn
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() >= ends:
+                    raise
+                time.sleep(_WAL_RETRY_S)
+    except BaseException:
+        conn.close()
+        raise
+
+
 class TraceStore:
     def __init__(self, path: Path, *, must_exist: bool = False) -> None:
         self.path = Path(path)
@@ -133,12 +158,8 @@ class TraceStore:
             )
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.conn = sqlite3.connect(
-                self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
-            )
+            self.conn = connect_wal(self.path)
             self.conn.row_factory = sqlite3.Row
-            self.conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
-            self.conn.execute("PRAGMA journal_mode = WAL")
             self.conn.execute("PRAGMA foreign_keys = ON")
             self._db: Database | None = None
             self._migrate()

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+from pathlib import Path
 
 import pytest
 from sqlite_utils import Database
@@ -9,6 +10,7 @@ from sqlite_utils import Database
 from evcli.canonical import canonical_json
 from evcli.contracts import EvidenceRef, RetrievalDetails, SessionDocument, ToolInvocation
 from evcli.errors import BadInput, NotFound, StoreError
+from evcli.kb.index import KnowledgeIndex
 from evcli.store.db import TraceStore, default_db_path
 from evcli.store.documents import read_document, to_canonical
 from evcli.store.migrations import migrations
@@ -270,3 +272,29 @@ def test_resolve_last_id_and_unique_prefix(db_path):
         store.resolve("xyz%")  # not a session id pattern → rejected before any query
     _stored_as(store, "abc", "2026-01-03T00:00:00Z")
     assert store.resolve("abc") == "abc"  # an exact id wins over being a prefix of others
+
+
+def _open_new_file(opener, path: str, start, results) -> None:
+    start.wait()  # every process opens the new file at the same moment
+    try:
+        opener(Path(path)).conn.close()
+        results.put("ok")
+    except StoreError as exc:
+        results.put(exc.message)
+
+
+@pytest.mark.parametrize("opener", [TraceStore, KnowledgeIndex])
+def test_processes_opening_one_new_file_at_once_all_open_it(tmp_path, opener):
+    # Switching a new file to WAL locks it without SQLite's busy handler: before connect_wal, one of
+    # four processes got "database is locked" in about a third of such rounds.
+    context = multiprocessing.get_context("fork")
+    results = context.Queue()
+    for round_ in range(10):
+        start = context.Barrier(4)
+        path = str(tmp_path / f"round{round_}.db")
+        workers = [context.Process(target=_open_new_file, args=(opener, path, start, results)) for _ in range(4)]
+        for process in workers:
+            process.start()
+        for process in workers:
+            process.join(60)
+        assert [results.get(timeout=5) for _ in workers] == ["ok"] * 4
