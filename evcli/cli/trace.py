@@ -27,6 +27,8 @@ def trace_command(
 def _tree(document):
     from rich.tree import Tree
 
+    from evcli.report.model import fact_text
+
     run = document.run
     root = Tree(
         f"[bold]session {safe(run.session_id)}[/] · {safe(run.mode)} · status {safe(run.status)}"
@@ -70,9 +72,7 @@ def _tree(document):
             node.add(f"{safe(ref.raw_path)}: {safe(ref.text)}")
 
     latest_gate = document.gate_results[-1].result if document.gate_results else None
-    binding_status = {
-        (b.claim_id, b.binding_index): b.status for b in (latest_gate.checked_bindings if latest_gate else [])
-    }
+    checked_bindings = {(b.claim_id, b.binding_index): b for b in (latest_gate.checked_bindings if latest_gate else [])}
     for execute in (s for s in document.stage_outputs if s.stage == "execute"):
         output = execute.output or {}
         claims = output.get("claims") or []
@@ -85,13 +85,16 @@ def _tree(document):
                 f"{safe(str(claim.get('claim_text')))}"
             )
             for index, binding in enumerate(claim.get("evidence_bindings") or []):
-                gate_status = binding_status.get((claim.get("claim_id"), index), "not gated")
+                checked = checked_bindings.get((claim.get("claim_id"), index))
+                gate_status = checked.status if checked else "not gated"
                 colour = {"pass": "green", "fail": "red"}.get(gate_status, "dim")
-                claim_node.add(
+                binding_node = claim_node.add(
                     f"{safe(str(binding.get('tool_name')))} #{safe(str(binding.get('source_invocation_id')))} "
                     f"{safe(str(binding.get('raw_path')))} "
                     f"“{safe(str(binding.get('evidence_excerpt')))}” [{colour}]{gate_status}[/]"
                 )
+                for fact in checked.facts if checked else []:
+                    binding_node.add(f"[{'green' if fact.ok else 'red'}]{safe(fact_text(fact))}[/]")
         for key in ("hypotheses", "missing_info", "recommended_actions"):
             if output.get(key):
                 extra = node.add(key)

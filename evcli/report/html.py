@@ -4,7 +4,8 @@ Invariants: inline CSS, JS and SVG only, and a Content-Security-Policy that forb
 (`default-src 'none'`) and runs only the one script it was written with (by its sha256), so even a
 text that escaped escaping could neither load nor run anything. Every value from the session goes
 through `html.escape` (text and attribute contexts alike); the only markup added to a session text
-is the `[n]` citation link and the `<mark>` around an excerpt, both built here. Light and dark follow
+is the `[n]` citation link, the `<mark>` around an excerpt and the `<mark class="fact">` (titled with
+its field's path) around a matched fact's value, all built here. Light and dark follow
 `prefers-color-scheme`; `@media print` drops the navigation; every link and citation is focusable.
 """
 
@@ -15,7 +16,7 @@ import hashlib
 import re
 from html import escape
 
-from evcli.report.model import Citation, CitedEvidence, ReportModel, SeriesChart
+from evcli.report.model import Citation, CitedEvidence, CitedFact, ReportModel, SeriesChart
 from evcli.report.svg import chart_svg
 
 _STYLE = """
@@ -40,6 +41,8 @@ outline-offset:2px}
 .citation{border:1px solid var(--line);border-radius:6px;padding:.6rem .8rem;margin:.6rem 0;scroll-margin-top:1rem}
 .citation:target,.citation.highlight{border-color:var(--hl);box-shadow:0 0 0 3px var(--hl)}
 mark{background:var(--mark);color:inherit}
+mark.fact{background:none;text-decoration:underline 2px var(--ok);text-underline-offset:3px}
+table.facts{width:auto;margin:.3rem 0}
 table{border-collapse:collapse;width:100%;font-size:.85rem}th,td{border:1px solid var(--line);
 padding:.25rem .4rem;text-align:left;vertical-align:top}
 .chart{max-width:100%;height:auto;background:var(--card);border:1px solid var(--line);border-radius:4px}
@@ -165,7 +168,23 @@ def _cited(evidence: CitedEvidence) -> str:
         chart += '<p class="meta">The samples were not recorded with this session; the cited values are shown.</p>'
     return (
         f'<div class="ref" id="{evidence.anchor}"><p class="meta">{" · ".join(where)}</p>'
-        f"<pre>{_marked(evidence)}</pre>{chart}</div>"
+        f"<pre>{_marked(evidence)}</pre>{_facts(evidence.facts)}{chart}</div>"
+    )
+
+
+def _facts(facts: list[CitedFact]) -> str:
+    """What the Gatekeeper matched: each fact the claim states against the field of the item that states it."""
+    if not facts:
+        return ""
+    rows = "".join(
+        f"<tr><td>{f'<code>{escape(fact.field)}</code>' if fact.field else 'no field states it'}</td>"
+        f"<td>{escape(fact.claim)}</td><td>{escape(fact.evidence) or '-'}</td>"
+        f"<td class={'pass' if fact.ok else 'fail'}>{'ok' if fact.ok else 'failed'}</td></tr>"
+        for fact in facts
+    )
+    return (
+        '<table class="facts"><thead><tr><th>field</th><th>claim says</th><th>recorded</th><th>check</th></tr>'
+        f"</thead><tbody>{rows}</tbody></table>"
     )
 
 
@@ -182,12 +201,21 @@ def _chart_caption(chart: SeriesChart) -> str:
 
 
 def _marked(evidence: CitedEvidence) -> str:
-    """The full ref text with the excerpt in <mark>, or the excerpt alone when there is no ref text."""
-    text = evidence.ref_text or evidence.excerpt
-    if evidence.excerpt_at is None or not evidence.ref_text:
-        return escape(text)
-    start, end = evidence.excerpt_at
-    return f"{escape(text[:start])}<mark>{escape(text[start:end])}</mark>{escape(text[end:])}"
+    """The full ref text with the excerpt in <mark> and each located fact's value in <mark class="fact">,
+    or the excerpt alone when there is no ref text. The model's spans nest, so the tags do too."""
+    if not evidence.ref_text:
+        return escape(evidence.excerpt)
+    marks = [(evidence.excerpt_at, "<mark>")] if evidence.excerpt_at else []
+    marks += [(fact.at, f'<mark class="fact" title="{escape(fact.field)}">') for fact in evidence.facts if fact.at]
+    # at one position a mark closes before the next opens, and the longer of two opens first
+    tags = sorted(
+        [(start, 1, -end, tag) for (start, end), tag in marks] + [(end, 0, 0, "</mark>") for (_, end), _ in marks]
+    )
+    text, shown, last = evidence.ref_text, [], 0
+    for position, _, _, tag in tags:
+        shown += [escape(text[last:position]), tag]
+        last = position
+    return "".join(shown) + escape(text[last:])
 
 
 def _timeline(report: ReportModel) -> str:

@@ -2,16 +2,17 @@
 
 The answer keeps its `[n]` markers as footnote references `[^n]`; each footnote names the cited
 tool call, ref and excerpt. The full report adds verdict and gate badges in one line and an
-evidence table; `brief` is the answer and its footnotes only. Session text is escaped for
-Markdown: `<`, `>` and `&` become entities (a log line never turns into HTML), link brackets and
-backticks are backslash-escaped, and in table cells `|` is too and newlines become spaces.
+evidence table, with the facts the gate matched in each ref; `brief` is the answer and its
+footnotes only. Session text is escaped for Markdown: `<`, `>` and `&` become entities (a log line
+never turns into HTML), link brackets and backticks are backslash-escaped, and in table cells `|`
+is too and newlines become spaces.
 """
 
 from __future__ import annotations
 
 import re
 
-from evcli.report.model import Citation, ReportModel
+from evcli.report.model import Citation, ReportModel, fact_text
 
 _CITE = re.compile(r"\\\[(\d+)\\\]")
 _SPECIAL = re.compile(r"([\\`*_\[\]#|~])")
@@ -69,11 +70,12 @@ def _footnote(citation: Citation) -> str:
 
 
 def _table(citations: list[Citation]) -> list[str]:
-    rows = ["| # | claim | tool | ref | source | excerpt |", "|---|---|---|---|---|---|"]
+    rows = ["| # | claim | tool | ref | source | excerpt | facts |", "|---|---|---|---|---|---|---|"]
     for citation in citations:
         for evidence in citation.evidence:
+            facts = "; ".join(fact_text(fact) for fact in evidence.facts) or "-"
             rows.append(
                 f"| {citation.number} | {cell(citation.claim_text)} | {cell(evidence.tool_name)} \\#{evidence.invocation_id} "
-                f"| {cell(evidence.raw_path)} | {cell(evidence.source or '-')} | {cell(evidence.excerpt)} |"
+                f"| {cell(evidence.raw_path)} | {cell(evidence.source or '-')} | {cell(evidence.excerpt)} | {cell(facts)} |"
             )
     return rows

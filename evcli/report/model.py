@@ -7,6 +7,9 @@ exported session reads the same on any machine. Invariants:
   - every cited ref is shown with the full text the tool recorded, the excerpt located inside it
     (`excerpt_at`, None when the gate matched it only nearly), and its source file:line when the
     tool output names one;
+  - every cited ref carries the facts the latest gate matched for its binding, each ok one located in
+    the ref text (`CitedFact.at`) when its value is written there; located spans never overlap one
+    another nor cross the excerpt's edges, so a renderer can nest their marks;
   - values are verbatim: renderers escape them for their medium;
   - plain dataclasses, not pydantic: the model is built from validated contracts and never parsed,
     and `evcli report` should not pay for building validators at start-up.
@@ -19,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
 from typing import Any
 
-from evcli.contracts import NO_EVIDENCE_PATH, GateResult, SessionDocument, ToolInvocation
+from evcli.contracts import NO_EVIDENCE_PATH, GateResult, MatchedFact, SessionDocument, ToolInvocation
 from evcli.timerange import parse_range_text
 
 _ITEM_PATH = re.compile(r"^\$\.(\w+)\[(\d+)\]$")
@@ -40,6 +43,17 @@ class SeriesChart:
 
 
 @dataclass
+class CitedFact:
+    """A fact the claim states, matched by the Gatekeeper to one field of the cited item."""
+
+    claim: str  # as the claim wrote it ("91%")
+    field: str  # the field's JSON path ("$.alerts[0].value"); "" when no field of the item states it
+    evidence: str  # the field's value as recorded ("91.0%")
+    ok: bool
+    at: tuple[int, int] | None = None  # [start, end) of its value in the ref text (ok facts only)
+
+
+@dataclass
 class CitedEvidence:
     anchor: str  # the HTML id of this evidence
     tool_name: str
@@ -53,6 +67,7 @@ class CitedEvidence:
     line: str | None = None  # a log ref's raw line, as the source wrote it
     kind: str = "other"  # logs, alerts, series, stats, patterns, evidence_blocks, no_evidence
     chart: SeriesChart | None = None
+    facts: list[CitedFact] = field(default_factory=list)
 
 
 @dataclass
@@ -222,6 +237,7 @@ def _citations(
     if gate_result is None or not verify:
         return []
     ref_texts = _ref_texts(invocations)
+    facts = _passed_facts(gate_result)
     return [
         Citation(
             number=claim.citation,
@@ -237,6 +253,7 @@ def _citations(
                     e.text,
                     invocations,
                     ref_texts,
+                    facts.get((claim.claim_id, e.source_invocation_id, e.tool_name, e.raw_path), []),
                 )
                 for index, e in enumerate(claim.evidence, start=1)
             ],
@@ -253,11 +270,13 @@ def _cited(
     excerpt: str | None,
     invocations: dict[int, ToolInvocation],
     ref_texts: dict[tuple[int, str], str],
+    facts: list[MatchedFact],
 ) -> CitedEvidence:
     invocation = invocations.get(invocation_id) if invocation_id is not None else None
     ref_text = ref_texts.get((invocation_id, raw_path or ""), "") if invocation_id is not None else ""
     excerpt = excerpt or ""
     found = ref_text.casefold().find(excerpt.casefold()) if excerpt else -1
+    excerpt_at = (found, found + len(excerpt)) if found >= 0 else None
     item, kind = _item(invocation, raw_path or "")
     return CitedEvidence(
         anchor=anchor,
@@ -266,13 +285,58 @@ def _cited(
         raw_path=raw_path or "",
         excerpt=excerpt,
         ref_text=ref_text,
-        excerpt_at=(found, found + len(excerpt)) if found >= 0 else None,
+        excerpt_at=excerpt_at,
         source=_source(item),
         time=_item_time(item, kind),
         line=str(item["line"]) if kind == "logs" and item and item.get("line") else None,
         kind=kind,
         chart=_chart(item, excerpt) if kind == "series" and item else None,
+        facts=_cited_facts(facts, ref_text, excerpt_at),
     )
+
+
+def _passed_facts(gate_result: GateResult) -> dict[tuple[Any, ...], list[MatchedFact]]:
+    """The facts of each passed binding, keyed as evcli.agents.projection keys it (the first of duplicates)."""
+    facts: dict[tuple[Any, ...], list[MatchedFact]] = {}
+    for b in gate_result.checked_bindings:
+        if b.status == "pass":
+            facts.setdefault((b.claim_id, b.source_invocation_id, b.tool_name, b.raw_path), b.facts)
+    return facts
+
+
+def _cited_facts(facts: list[MatchedFact], ref_text: str, excerpt_at: tuple[int, int] | None) -> list[CitedFact]:
+    taken: list[tuple[int, int]] = []
+    cited = []
+    for fact in facts:
+        at = _fact_at(fact, ref_text, excerpt_at, taken) if fact.ok else None
+        if at is not None:
+            taken.append(at)
+        cited.append(CitedFact(claim=fact.claim, field=fact.field, evidence=fact.evidence, ok=fact.ok, at=at))
+    return cited
+
+
+def _fact_at(
+    fact: MatchedFact, ref_text: str, excerpt_at: tuple[int, int] | None, taken: list[tuple[int, int]]
+) -> tuple[int, int] | None:
+    """Where the ref text writes the fact's value: as recorded, else as the claim wrote it ("91.0%" is
+    "current=91%"), a whole word, free, preferably inside the excerpt; None when it is not written there."""
+    placed = []
+    for form, value in enumerate((fact.evidence, fact.claim)):
+        for found in re.finditer(rf"(?<!\w){re.escape(value)}(?!\w)", ref_text, re.IGNORECASE) if value else []:
+            start, end = found.span()
+            outside = excerpt_at is None or end <= excerpt_at[0] or start >= excerpt_at[1]
+            inside = excerpt_at is not None and excerpt_at[0] <= start and end <= excerpt_at[1]
+            if (outside or inside) and not any(start < b and a < end for a, b in taken):
+                placed.append((not inside, form, start, end))
+    return min(placed)[2:] if placed else None
+
+
+def fact_text(fact: MatchedFact | CitedFact) -> str:
+    """One matched fact on one line: `91% = $.alerts[0].value 91.0%`, `38 ≠ $.stats.total 61` or
+    `38: no field states it`."""
+    if not fact.field:
+        return f"{fact.claim}: no field states it"
+    return f"{fact.claim} {'=' if fact.ok else '≠'} {fact.field} {fact.evidence}"
 
 
 def _ref_texts(invocations: dict[int, ToolInvocation]) -> dict[tuple[int, str], str]:

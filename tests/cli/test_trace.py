@@ -193,3 +193,84 @@ def test_trace_survives_markup_like_raw_path(tmp_path):
 
     assert run.exit_code == 0, run
     assert "query_metrics #1 $.alerts[/] “" in run.stdout
+
+
+# --- matched facts --------------------------------------------------------------------------------
+
+
+def _fact_lines(stdout: str) -> list[str]:
+    """The lines under a binding that state one matched fact (without the tree's guides)."""
+    shown = [line.split("── ", 1)[-1].rstrip() for line in stdout.splitlines()]
+    return [line for line in shown if " = $." in line or " ≠ $." in line or line.endswith(": no field states it")]
+
+
+def test_trace_shows_the_facts_the_gate_matched_under_each_binding():
+    document = load_json(sample("broad-order-service"))
+    facts = [
+        fact for binding in document["gate_results"][-1]["result"]["checked_bindings"] for fact in binding["facts"]
+    ]
+
+    run = evcli("trace", sample("broad-order-service"))
+
+    assert run.exit_code == 0, run
+    lines = run.stdout.splitlines()
+    assert _fact_lines(run.stdout) == [f"{f['claim']} = {f['field']} {f['evidence']}" for f in facts]
+    binding = next(i for i, line in enumerate(lines) if "query_metrics #1 $.alerts[0] “" in line)
+    assert [line.split("── ", 1)[-1] for line in lines[binding + 1 : binding + 4]] == [
+        "firing = $.alerts[0].state firing",
+        "91% = $.alerts[0].value 91.0%",
+        "18 minutes = $.alerts[0].duration 18m",
+    ]
+
+
+def test_trace_shows_a_fact_that_failed_and_one_no_field_states(tmp_path):
+    db = tmp_path / "x.db"
+    sid = import_sample(sample("fault-fact-unit-changed"), db)
+    assert evcli("gate", sid, "--db", db).exit_code == 4
+    stored = json.loads(gate_rows(db, sid)[-1]["result"])
+    failed = [f for b in stored["checked_bindings"] for f in b["facts"] if not f["ok"]]
+    assert failed and "claim.facts_match" in stored["failed_rules"]
+
+    run = evcli("trace", sid, "--db", db)
+
+    assert run.exit_code == 0, run
+    assert "3.8MB ≠ $.series[0].max 3.8GB" in _fact_lines(run.stdout)
+    assert [line for line in _fact_lines(run.stdout) if " ≠ " in line] == [
+        f"{f['claim']} ≠ {f['field']} {f['evidence']}" for f in failed
+    ]
+
+    document = load_json(sample("broad-order-service"))
+    document["gate_results"][-1]["result"]["checked_bindings"][0]["facts"].append(
+        {"claim": "38 [b]x[/b]", "field": "", "evidence": "", "ok": False}
+    )
+    path = tmp_path / "no-field.json"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    run = evcli("trace", path)
+    assert run.exit_code == 0, run
+    assert "38 [b]x[/b]: no field states it" in _fact_lines(run.stdout)  # markup-like text shown as written
+
+
+def test_trace_of_a_session_gated_before_facts_renders_as_before(tmp_path):
+    document = load_json(sample("broad-order-service"))
+    with_facts = evcli("trace", sample("broad-order-service"))
+    for binding in document["gate_results"][-1]["result"]["checked_bindings"]:
+        del binding["facts"]
+    path = tmp_path / "before-facts.json"
+    path.write_text(json.dumps(document), encoding="utf-8")
+
+    run = evcli("trace", path)
+
+    assert run.exit_code == 0, run
+    assert _fact_lines(run.stdout) == []
+    facts = set(_fact_lines(with_facts.stdout))
+    assert run.stdout.splitlines() == [
+        line for line in with_facts.stdout.splitlines() if line.split("── ", 1)[-1].rstrip() not in facts
+    ]
+
+
+def test_trace_json_carries_the_matched_facts():
+    run = evcli("trace", sample("broad-order-service"), "--json")
+
+    assert run.exit_code == 0, run
+    bindings = run.json()["gate_results"][-1]["result"]["checked_bindings"]
+    assert {"claim": "91%", "field": "$.alerts[0].value", "evidence": "91.0%", "ok": True} in bindings[0]["facts"]

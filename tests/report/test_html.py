@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 
 from evcli.report import render
+from evcli.report.model import report_model
+from tests.conftest import sample
 from tests.report.conftest import SAMPLES, load
 
 CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
@@ -117,3 +119,56 @@ def test_screenshot_of_the_demo_report(browser, demo_session, tmp_path):
     shot = artifacts / "demo-report.png"
     assert browser.save_screenshot(str(shot)) and shot.stat().st_size > 10_000
     shutil.copy(tmp_path / "demo.html", artifacts / "demo-report.html")
+
+
+def test_a_matched_facts_value_is_marked_in_the_ref_text_titled_with_its_field(browser, tmp_path):
+    _open(browser, sample("broad-order-service"), tmp_path)
+    found = browser.execute_script(
+        "var ref = document.getElementById('ev-1-1'); var fact = ref.querySelector('mark.fact');"
+        "return {marks: Array.from(ref.querySelectorAll('pre > mark > mark.fact'), m => [m.title, m.textContent]),"
+        " rows: Array.from(ref.querySelectorAll('table.facts tbody tr'), r => r.innerText.split('\\t')),"
+        " line: getComputedStyle(fact).textDecorationLine, excerpt: ref.querySelector('pre > mark').textContent}"
+    )
+    assert found["marks"] == [
+        ["$.alerts[0].state", "firing"],
+        ["$.alerts[0].value", "91%"],
+        ["$.alerts[0].duration", "18m"],
+    ]
+    assert found["rows"][1] == ["$.alerts[0].value", "91%", "91.0%", "ok"]
+    assert found["line"] == "underline" and found["excerpt"].startswith("HighMemoryUsage, service=order-service")
+
+
+def test_a_hostile_fact_stays_inert_text(browser, hostile_session, tmp_path):
+    document = json.loads(hostile_session.read_text(encoding="utf-8"))
+    cited = next(
+        (c.claim_id, e.invocation_id, e.raw_path)
+        for c in report_model(load(hostile_session)).citations
+        for e in c.evidence
+        if "<script>" in e.ref_text
+    )
+    hostile_field = '$.logs[1].message"><img src=x onerror="alert(4)">'
+    for stored in document["gate_results"]:
+        for binding in stored["result"]["checked_bindings"]:
+            if (binding["claim_id"], binding["source_invocation_id"], binding["raw_path"]) == cited:
+                binding["facts"] = [
+                    {
+                        "claim": "<script>alert(3)</script>",
+                        "field": hostile_field,
+                        "evidence": '<script>alert("xss")</script>',
+                        "ok": True,
+                    },
+                    {"claim": "<b>bold</b>", "field": "", "evidence": "", "ok": False},
+                ]
+    session = tmp_path / "hostile-facts.json"
+    session.write_text(json.dumps(document), encoding="utf-8")
+
+    _open(browser, session, tmp_path)
+    found = browser.execute_script(
+        "return {scripts: document.scripts.length, injected: document.querySelectorAll('img, b, body style').length,"
+        " marks: Array.from(document.querySelectorAll('mark.fact'), m => [m.title, m.textContent]),"
+        " text: document.body.innerText}"
+    )
+    assert (found["scripts"], found["injected"]) == (1, 0)
+    assert [hostile_field, '<script>alert("xss")</script>'] in found["marks"]
+    assert "<script>alert(3)</script>" in found["text"] and "no field states it\t<b>bold</b>" in found["text"]
+    assert browser.execute_script("return 1") == 1  # no alert() ran

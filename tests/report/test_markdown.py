@@ -8,9 +8,10 @@ from mdit_py_plugins.footnote import footnote_plugin
 
 from evcli.report import render
 from evcli.report.model import report_model
+from tests.conftest import sample
 from tests.report.conftest import RAW_CONTROLS, control_export, load
 
-COLUMNS = ["#", "claim", "tool", "ref", "source", "excerpt"]
+COLUMNS = ["#", "claim", "tool", "ref", "source", "excerpt", "facts"]
 
 
 def _parser() -> MarkdownIt:
@@ -55,6 +56,17 @@ def test_answer_markers_are_footnotes_and_the_evidence_table_has_the_right_colum
     assert hostile[4] == "logs/web.log:3"
     html = _parser().render(text)
     assert "<script>" not in html and "<img" not in html and "&lt;script&gt;" in html
+
+
+def test_each_evidence_row_lists_the_facts_the_gate_matched():
+    text = render(load(sample("broad-order-service")), "md")
+    rows = {row[3]: row[6] for row in _table(_tokens(text))[1:]}
+    assert rows["$.alerts\\[0\\]"] == (
+        "firing = $.alerts\\[0\\].state firing; 91% = $.alerts\\[0\\].value 91.0%; "
+        "18 minutes = $.alerts\\[0\\].duration 18m"
+    )
+    assert rows["$.no\\_evidence"] == "-"
+    assert " = $.alerts" not in render(load(sample("broad-order-service")), "md", brief=True)
 
 
 def test_brief_is_the_answer_and_its_citations_only(hostile_session):

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
+from evcli.contracts import MatchedFact
 from evcli.report.model import report_model
 from evcli.store.db import TraceStore
 from tests.cli._util import evcli, import_sample
@@ -67,3 +70,51 @@ def test_a_rejected_session_reports_its_failed_rules_and_no_citation(tmp_path):
     report = report_model(TraceStore(db).load(session_id))
     assert report.gates[-1].severity == "reject" and "binding.invocation_exists" in report.gates[-1].failed_rules
     assert report.gates[-1].findings and report.citations == [] and report.answer == ""
+
+
+def test_cited_evidence_carries_the_facts_the_gate_matched_located_in_the_ref_text():
+    document = load(sample("broad-order-service"))
+    checked = {(b.claim_id, b.raw_path): b.facts for b in document.gate_results[-1].result.checked_bindings}
+    report = report_model(document)
+
+    for citation in report.citations:
+        for evidence in citation.evidence:
+            matched = checked[(citation.claim_id, evidence.raw_path)]
+            assert [(f.claim, f.field, f.evidence, f.ok) for f in evidence.facts] == [
+                (f.claim, f.field, f.evidence, f.ok) for f in matched
+            ]
+            spans = sorted(f.at for f in evidence.facts if f.at)
+            assert all(a[1] <= b[0] for a, b in pairwise(spans))  # never overlapping
+            start, end = evidence.excerpt_at
+            assert all(start <= a and b <= end for a, b in spans)  # inside the excerpt, which spans the ref here
+    alert = report.citations[0].evidence[0]
+    shown = {f.field: alert.ref_text[f.at[0] : f.at[1]] for f in alert.facts}
+    assert shown == {"$.alerts[0].state": "firing", "$.alerts[0].value": "91%", "$.alerts[0].duration": "18m"}
+    series = report.citations[1].evidence[0]
+    assert [series.ref_text[f.at[1] - 9 : f.at[1]] for f in series.facts if f.evidence == "3.8GB"] == [
+        "max=3.8GB",
+        "ast=3.8GB",
+    ]  # one value twice in the ref: each fact marks its own occurrence
+
+
+def test_a_fact_not_written_in_the_ref_text_is_listed_without_a_place(tmp_path):
+    document = load(sample("broad-order-service"))
+    binding = document.gate_results[-1].result.checked_bindings[0]
+    binding.facts = [
+        MatchedFact(claim="91 percent", field="$.alerts[0].value", evidence="91.0%", ok=True),
+        MatchedFact(claim="resolved", field="$.alerts[0].state", evidence="firing", ok=False),
+    ]
+
+    facts = report_model(document).citations[0].evidence[0].facts
+
+    assert [(f.claim, f.ok, f.at) for f in facts] == [("91 percent", True, None), ("resolved", False, None)]
+
+
+def test_a_session_gated_before_facts_has_no_facts():
+    document = load(sample("broad-order-service"))
+    for binding in document.gate_results[-1].result.checked_bindings:
+        binding.facts = []
+
+    report = report_model(document)
+
+    assert report.citations and all(e.facts == [] for c in report.citations for e in c.evidence)
