@@ -158,24 +158,32 @@ def session_entity_finder(invocations: dict[int, ToolInvocation]):
 
 
 def cited_items(
-    bindings: Sequence[EvidenceBinding | CheckedBinding], invocations: dict[int, ToolInvocation]
+    bindings: Sequence[EvidenceBinding | CheckedBinding],
+    invocations: dict[int, ToolInvocation],
+    read: dict[tuple[int, str], list[typed.Value]] | None = None,
 ) -> list[typed.Cited]:
     """The items a claim's bindings name (in claim order, ids resolved), read as typed values (the
-    recorded output's item, or the ref text when the output does not hold it); `$.no_evidence` names no item."""
+    recorded output's item, or the ref text when the output does not hold it); `$.no_evidence` names no item.
+    `read`: the items already read in this gate run (an item cited by several claims is read once)."""
+    read = {} if read is None else read
     cited = []
     for index, binding in enumerate(bindings):
         invocation = invocations.get(binding.source_invocation_id)  # type: ignore[arg-type]
         raw_path = binding.raw_path or ""
         if invocation is None or raw_path == NO_EVIDENCE_PATH:
             continue
-        item = typed.item_at(invocation.output, raw_path)
-        if item is None:
-            ref = find_ref(invocation, raw_path)
-            item = ref.text if ref is not None else None
-        if item is None:
-            continue
+        key = (id(invocation), raw_path)
+        values = read.get(key)
+        if values is None:
+            item = typed.item_at(invocation.output, raw_path)
+            if item is None:
+                ref = find_ref(invocation, raw_path)
+                item = ref.text if ref is not None else None
+            if item is None:
+                continue
+            values = read[key] = typed.item_values(item, raw_path)
         array = invocation.output.get(raw_path[2:].split("[", 1)[0]) if "[" in raw_path else None
-        cited.append(typed.Cited(index, raw_path, typed.item_values(item, raw_path), array or []))
+        cited.append(typed.Cited(index, raw_path, values, array or []))
     return cited
 
 

@@ -29,7 +29,7 @@ from evcli.contracts import (
     Severity,
     ToolInvocation,
 )
-from evcli.gatekeeper import checks, provenance
+from evcli.gatekeeper import checks, provenance, typed
 from evcli.gatekeeper import scope as scope_rules
 from evcli.gatekeeper.provenance import SessionRecord
 from evcli.gatekeeper.rules import RuleSet
@@ -163,6 +163,7 @@ def _gate(
 
     checked: list[CheckedBinding] = []
     is_session_entity = checks.session_entity_finder(by_id)
+    items: dict[tuple[int, str], list[typed.Value]] = {}  # cited items read as typed values, once per run
     for claim in claims:
         findings.run("claim.bindings_present", checks.bindings_present(claim), claim_id=claim.claim_id)
         findings.run("claim.plain_text", checks.plain_text(claim), claim_id=claim.claim_id)
@@ -176,7 +177,7 @@ def _gate(
         ]
         # Only a claim whose citations all hold is read for its facts; otherwise it has failed already.
         if claim_bindings and all(b.status == "pass" for b in claim_bindings):
-            claim_bindings = _check_facts(claim, claim_bindings, by_id, is_session_entity, services, findings)
+            claim_bindings = _check_facts(claim, claim_bindings, by_id, is_session_entity, services, findings, items)
         checked += claim_bindings
     if scope is not None:
         _check_scope(scope, claims, invocations, findings)
@@ -203,16 +204,18 @@ def _check_facts(
     is_session_entity,
     services: tuple[str, ...],
     findings: _Findings,
+    items: dict[tuple[int, str], list[typed.Value]],
 ) -> list[CheckedBinding]:
     """The typed facts rule, then the excerpt facts rule on what it did not compare; the facts
     compared are recorded on the binding whose item they were matched to."""
     typed_check = None
     if findings.rules.enabled("claim.facts_match"):
-        message, typed_check = checks.facts_match(claim, checks.cited_items(claim_bindings, by_id), services)
+        message, typed_check = checks.facts_match(claim, checks.cited_items(claim_bindings, by_id, items), services)
         findings.run("claim.facts_match", message, claim_id=claim.claim_id)
-    cited = [by_id[b.source_invocation_id] for b in claim_bindings if b.source_invocation_id in by_id]
-    message = checks.facts_in_excerpts(claim, cited, is_session_entity, services, typed_check)
-    findings.run("claim.facts_in_excerpts", message, claim_id=claim.claim_id)
+    if findings.rules.enabled("claim.facts_in_excerpts"):
+        cited = [by_id[b.source_invocation_id] for b in claim_bindings if b.source_invocation_id in by_id]
+        message = checks.facts_in_excerpts(claim, cited, is_session_entity, services, typed_check)
+        findings.run("claim.facts_in_excerpts", message, claim_id=claim.claim_id)
     if typed_check is None or not typed_check.facts:
         return claim_bindings
     return [

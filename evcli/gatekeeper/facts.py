@@ -16,6 +16,7 @@ import re
 from collections.abc import Callable, Iterable
 
 from evcli.text import (
+    NEGATION,
     TOKEN,
     comparable,
     critical_tokens,
@@ -104,9 +105,9 @@ _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 def _negation_dropped(claim: str, evidence: str) -> str:
     """A word pair of the claim that the evidence writes only with a negation between them ("is available"
     for "is not available"): the claim quotes the evidence with its negation taken out."""
-    words = _WORD.findall(evidence)
-    if not any(is_negation(word) for word in words):
+    if NEGATION.search(evidence) is None:
         return ""
+    words = _WORD.findall(evidence)
     written = {f"{a} {b}" for a, b in zip(words, words[1:], strict=False)}
     closed: set[str] = set()
     for index, word in enumerate(words[1:-1], start=1):

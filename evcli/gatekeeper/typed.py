@@ -54,21 +54,61 @@ class _Role:
     words: tuple[str, ...]
 
 
+class _Words:
+    """A set of words and phrases found at either end of a text by dictionary lookups, longest first
+    (an alternation of a few hundred words in one regular expression is tried word by word at every
+    position). A Latin word does not start or end inside another word."""
+
+    def __init__(self, words: Iterable[str]) -> None:
+        self.words = frozenset(words)
+        self.lengths = sorted({len(word) for word in self.words}, reverse=True)
+
+    def ending(self, text: str, end: int) -> int | None:
+        """Where a word that ends `text` at `end` starts, else None."""
+        for length in self.lengths:
+            start = end - length
+            if start >= 0 and text[start:end] in self.words and not _inside_word(text, start, start - 1):
+                return start
+        return None
+
+    def starting(self, text: str, start: int) -> int | None:
+        """Where a word that starts `text` at `start` ends, else None."""
+        for length in self.lengths:
+            end = start + length
+            if end <= len(text) and text[start:end] in self.words and not _inside_word(text, end - 1, end):
+                return end
+        return None
+
+
+def _inside_word(text: str, edge: int, neighbour: int) -> bool:
+    """Whether a word whose first or last letter is text[edge] continues into text[neighbour]: both
+    are Latin letters or digits (a CJK word or a sign such as "~" has no such edge)."""
+    if not 0 <= neighbour < len(text):
+        return False
+    return _latin(text[edge]) and _latin(text[neighbour])
+
+
+def _latin(character: str) -> bool:
+    return character.isascii() and (character.isalnum() or character == "_")
+
+
 @dataclass(frozen=True)
 class _Tables:
     units: dict[str, tuple[str, float]]
     multipliers: dict[str, float]
-    approximate: frozenset[str]
+    approximate: _Words
     past: re.Pattern[str]
     roles: tuple[_Role, ...]
     states: dict[str, str]  # phrase -> state
     directions: dict[str, str]  # phrase -> up/down
     ranks: dict[str, str]  # phrase -> most/least
     number: re.Pattern[str]
-    role_before: dict[str, re.Pattern[str]]  # kind -> a role word ending a text, connector words after it
-    role_after: re.Pattern[str]  # a number role word starting a text
+    role_before: dict[str, _Words]  # kind -> the role words a value of that kind may follow
+    role_after: _Words  # the role words a number may precede
+    connectors: _Words  # words between a role word and its value ("of", "is", "为")
     role_of: dict[tuple[str, str], str]  # (kind, casefolded word) -> role
     phrases: re.Pattern[str]  # every state, direction and rank phrase, longest first
+    field_roles: dict[tuple[str, str], frozenset[str]]  # (kind, casefolded field name) -> roles
 
 
 def _words(table: dict[str, Any]) -> list[str]:
@@ -99,18 +139,16 @@ def tables() -> _Tables:
         r"(?:\s?(" + "|".join(re.escape(s) for s in suffixes) + r")(?![A-Za-z]))?(?![A-Za-z0-9_])"
     )
     role_of = {(role.kind, word.casefold()): role.name for role in roles for word in role.words}
-    connectors = "|".join(re.escape(w) for w in _words(data["connectors"]))
-    role_before = {
-        kind: re.compile(
-            _alternation([word for (k, word) in role_of if k == kind]) + rf"[\s:=]*(?:(?:{connectors})[\s:=]*){{0,2}}\Z"
-        )
-        for kind in {role.kind for role in roles}
-    }
-    role_after = re.compile(r" *" + _alternation([w for (k, w) in role_of if k == "number"]) + r"(?!\w)")
+    role_before = {kind: _Words(word for (k, word) in role_of if k == kind) for kind in {role.kind for role in roles}}
+    role_after = _Words(word for (k, word) in role_of if k == "number")
+    field_roles: dict[tuple[str, str], frozenset[str]] = {}
+    for role in roles:
+        for name in role.fields:
+            field_roles[(role.kind, name)] = field_roles.get((role.kind, name), frozenset()) | {role.name}
     return _Tables(
         units,
         multipliers,
-        frozenset(w.casefold() for w in _words(data["approximate"])),
+        _Words(w.casefold() for w in _words(data["approximate"])),
         phrase_pattern(tuple(_words(data["past"]))),
         roles,
         states,
@@ -119,8 +157,10 @@ def tables() -> _Tables:
         number,
         role_before,
         role_after,
+        _Words(word.casefold() for word in _words(data["connectors"])),
         role_of,
         phrase_pattern(tuple({*states, *directions, *ranks})),
+        field_roles,
     )
 
 
@@ -213,9 +253,12 @@ def item_at(output: dict[str, Any], raw_path: str) -> Any:
     return node[index] if isinstance(node, list) and index < len(node) else None
 
 
+_NO_ROLES: frozenset[str] = frozenset()
+_CONTEXT_WORD = re.compile(r"[A-Za-z_\u4e00-\u9fff]+")
+
+
 def _roles_of(key: str, kind: str) -> frozenset[str]:
-    key = key.casefold()
-    return frozenset(role.name for role in tables().roles if role.kind == kind and key in role.fields)
+    return tables().field_roles.get((kind, key.casefold()), _NO_ROLES)
 
 
 def item_values(item: Any, path: str) -> list[Value]:
@@ -288,14 +331,14 @@ def text_values(text: str, path: str) -> list[Value]:
 
 def _context_roles(text: str, start: int, kind: str) -> frozenset[str]:
     """Roles named by the two words before a value ("exit code 137", "max=3.8GB", "ERROR 23")."""
-    before = re.findall(r"[A-Za-z_\u4e00-\u9fff]+", text[max(0, start - 24) : start])[-2:]
-    found: set[str] = set()
-    for role in tables().roles:
-        if role.kind == kind and any(word.casefold() in role.fields for word in before):
-            found.add(role.name)
-    joined = "_".join(word.casefold() for word in before)
-    found |= {role.name for role in tables().roles if role.kind == kind and joined in role.fields}
-    return frozenset(found)
+    before = [word.casefold() for word in _CONTEXT_WORD.findall(text, max(0, start - 24), start)[-2:]]
+    if not before:
+        return _NO_ROLES
+    roles = tables().field_roles
+    found = roles.get((kind, "_".join(before)), _NO_ROLES)
+    for word in before:
+        found = found | roles.get((kind, word), _NO_ROLES)
+    return found
 
 
 def series_directions(points: list[Any]) -> set[str]:
@@ -387,8 +430,7 @@ def stated_facts(claim_text: str) -> list[Stated]:
     masked = _IP_OR_VERSION.sub(lambda m: " " * len(m.group(0)), masked)
     past = t.past.search(lowered) is not None
     for number in _numbers(masked):
-        before = lowered[max(0, number.start - 16) : number.start]
-        approximate = any(before.rstrip().endswith(word) for word in t.approximate)
+        approximate = t.approximate.ending(lowered, _skip_back(lowered, number.start, 0)) is not None
         role = _role_after(lowered, number.end) or _role_before(lowered, number.start, "number")
         facts.append(
             Stated("number", number.text, number.start, number.end, number.value, role, approximate, past, number)
@@ -397,16 +439,39 @@ def stated_facts(claim_text: str) -> list[Stated]:
 
 
 def _role_before(lowered: str, start: int, kind: str) -> str | None:
-    """The role word a value follows, with at most connector words between ("peak of 4.1s",
-    "threshold: 85%", "exit code 137", "峰值为 4.1 秒")."""
-    match = tables().role_before[kind].search(lowered, max(0, start - 40), start)
-    return tables().role_of[(kind, match.group(1))] if match else None
+    """The role word a value follows, with at most two connector words between ("peak of 4.1s",
+    "threshold: 85%", "exit code 137", "峰值为 4.1 秒"); the farthest such word within 40 characters."""
+    t = tables()
+    floor = max(0, start - 40)
+    end = _skip_back(lowered, start, floor)
+    found = None
+    for connectors in range(3):
+        role_start = t.role_before[kind].ending(lowered, end)
+        if role_start is not None and role_start >= floor:
+            found = t.role_of[(kind, lowered[role_start:end])]
+        if connectors == 2:
+            break
+        connector_start = t.connectors.ending(lowered, end)
+        if connector_start is None or connector_start < floor:
+            break
+        end = _skip_back(lowered, connector_start, floor)
+    return found
+
+
+def _skip_back(text: str, end: int, floor: int) -> int:
+    """`end` moved back over spaces, colons and equals signs."""
+    while end > floor and (text[end - 1].isspace() or text[end - 1] in ":="):
+        end -= 1
+    return end
 
 
 def _role_after(lowered: str, end: int) -> str | None:
     """A role word right after a number ("23 ERROR lines", "5 restarts")."""
-    match = tables().role_after.match(lowered, end, end + 24)
-    return tables().role_of[("number", match.group(1))] if match else None
+    start = end
+    while start < len(lowered) and start < end + 24 and lowered[start] == " ":
+        start += 1
+    word_end = tables().role_after.starting(lowered, start)
+    return tables().role_of[("number", lowered[start:word_end])] if word_end is not None else None
 
 
 # --- comparing ------------------------------------------------------------------------------------
