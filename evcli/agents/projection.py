@@ -1,8 +1,11 @@
 """The verified projection: the only material the Verifier and Composer may see.
 
 A claim binding is kept only when the Gatekeeper checked it and it passed,
-matched by claim id + invocation id + tool + raw_path. Hypotheses, raw executor
-text and tool output that no claim cites never reach the Verifier. The Composer
+matched by claim id + invocation id + tool + raw_path, and carries the facts the
+Gatekeeper matched to a field of its cited item. A claim any of whose facts
+disagrees with its field is never projected, whatever severity rules.toml gives
+`claim.facts_match`: a false fact never becomes allowed material. Hypotheses,
+raw executor text and tool output that no claim cites never reach the Verifier. The Composer
 sees less still: the allowed claims, those the Verifier found directly supported,
 numbered for citation in the order the Executor wrote them.
 """
@@ -11,9 +14,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from evcli.contracts import NO_EVIDENCE_PATH, CheckedBinding, GateResult
+
+
+class VerifiedFact(BaseModel):
+    """A fact the claim states and the field of the cited item the Gatekeeper found it equal to."""
+
+    field: str
+    claim: str
+    evidence: str
 
 
 class VerifiedEvidence(BaseModel):
@@ -22,6 +33,7 @@ class VerifiedEvidence(BaseModel):
     raw_path: str | None
     matched_text: str | None
     evidence_excerpt: str | None
+    facts: list[VerifiedFact] = Field(default_factory=list)
 
 
 class VerifiedClaim(BaseModel):
@@ -64,10 +76,11 @@ def verified_claims(executor_output: Any, gate_result: GateResult) -> list[Verif
         for b in gate_result.checked_bindings
         if b.status == "pass"
     }
+    false_facts = {b.claim_id for b in gate_result.checked_bindings if any(not fact.ok for fact in b.facts)}
     claims = executor_output.get("claims") if isinstance(executor_output, dict) else None
     projected = []
     for claim in claims if isinstance(claims, list) else []:
-        if not isinstance(claim, dict):
+        if not isinstance(claim, dict) or claim.get("claim_id") in false_facts:
             continue
         evidence = _verified_evidence(claim, passed)
         if evidence:
@@ -112,6 +125,11 @@ def _verified_evidence(claim: dict[str, Any], passed: dict[tuple[Any, ...], Chec
                 raw_path=checked.raw_path,
                 matched_text=checked.matched_text,
                 evidence_excerpt=checked.evidence_excerpt,
+                facts=[
+                    VerifiedFact(field=fact.field, claim=fact.claim, evidence=fact.evidence)
+                    for fact in checked.facts
+                    if fact.ok
+                ],
             )
         )
     return evidence

@@ -33,6 +33,8 @@ class ClassReport:
     observed_severity: Counter = field(default_factory=Counter)
     rules_fired: Counter = field(default_factory=Counter)
     misses: list[str] = field(default_factory=list)
+    passed_gate: int = 0  # mutations the gate let through (severity none)
+    answered: int = 0  # of those, a false claim in a PASS answer after replay --from gate
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -46,6 +48,8 @@ class ClassReport:
             "observed_severity": dict(sorted(self.observed_severity.items())),
             "rules_fired": dict(sorted(self.rules_fired.items())),
             "misses": self.misses[:10],
+            "passed_gate": self.passed_gate,
+            "false_in_pass_answer": self.answered,
         }
 
 
@@ -85,7 +89,10 @@ def run_with_holdout(bases: list[SessionDocument], rules: RuleSet) -> dict[str, 
         "skipped_bases": held["skipped_bases"],
         "mutations": held["mutations"],
         "benign": held["benign"],
-        "targets_met": caught >= HOLDOUT_CAUGHT and rejected <= HOLDOUT_REJECTED,
+        "false_in_pass_answers": held["false_in_pass_answers"],
+        "targets_met": caught >= HOLDOUT_CAUGHT
+        and rejected <= HOLDOUT_REJECTED
+        and held["false_in_pass_answers"]["in_pass_answer"] == 0,
     }
     return report
 
@@ -126,6 +133,11 @@ def run_suite(
                     report.misses.append(
                         f"{document.run.session_id}: {case.description} -> {result.severity} {result.failed_rules}"
                     )
+                if not mutation.benign and result.severity == "none":
+                    # Only a gate at none lets the Verifier run uncapped: replay the case and see whether
+                    # its false claim reaches a PASS answer (at low_confid or reject it cannot).
+                    report.passed_gate += 1
+                    report.answered += _reaches_pass_answer(document, case, base, rules)
 
     mutation_reports = [r for r in reports.values() if not r.benign]
     benign_reports = [r for r in reports.values() if r.benign]
@@ -150,6 +162,10 @@ def run_suite(
             "rejected": benign_rejected,
             "rate": round(benign_rejected / benign_total, 4) if benign_total else None,
         },
+        "false_in_pass_answers": {
+            "passed_gate": sum(r.passed_gate for r in mutation_reports),
+            "in_pass_answer": sum(r.answered for r in mutation_reports),
+        },
         "classes_without_cases": empty_classes,
         # Targets: every mutation caught with its severity, no benign variant failed,
         # and every class exercised at least once.
@@ -157,4 +173,38 @@ def run_suite(
         and mutations_caught == mutations_total
         and benign_rejected == 0
         and not empty_classes,
+    }
+
+
+def _reaches_pass_answer(document: SessionDocument, case: Any, base: dict[str, Any], rules: RuleSet) -> bool:
+    """Whether `evcli replay --from gate` of the mutated session (offline Verifier and Composer) gives a
+    PASS answer that keeps a claim the mutation changed."""
+    import tempfile
+
+    from evcli.agents.roles import Models
+    from evcli.pipeline import Pipeline
+    from evcli.store.db import TraceStore
+
+    changed = _changed_claims(base, case.output)
+    mutated = document.model_copy(deep=True)
+    execute = mutated.latest_stage("execute")
+    assert execute is not None
+    execute.output = case.output
+    if case.invocations is not None:
+        mutated.invocations = list(case.invocations)
+    with tempfile.TemporaryDirectory() as directory, TraceStore(Path(directory) / "replay.db") as store:
+        pipeline = Pipeline(
+            store=store, rules=rules, models=Models(default="offline"), env_spec=document.run.config.env or {}
+        )
+        result = pipeline.replay(mutated, "gate")
+    return result.verdict == "PASS" and bool(changed & {claim.claim_id for claim in result.claims})
+
+
+def _changed_claims(base: dict[str, Any], output: Any) -> set[Any]:
+    before = {claim.get("claim_id"): claim for claim in base.get("claims") or [] if isinstance(claim, dict)}
+    claims = output.get("claims") if isinstance(output, dict) else None
+    return {
+        claim.get("claim_id")
+        for claim in claims or []
+        if isinstance(claim, dict) and claim != before.get(claim.get("claim_id"))
     }

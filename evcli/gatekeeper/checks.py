@@ -22,7 +22,7 @@ from evcli.contracts import (
     EvidenceRef,
     ToolInvocation,
 )
-from evcli.gatekeeper import lookalike, typed
+from evcli.gatekeeper import lookalike, paths, typed
 from evcli.gatekeeper.excerpt import ExcerptMatch, informative_problem, match_excerpt, normalize
 from evcli.gatekeeper.facts import missing_facts
 from evcli.text import phrase_pattern
@@ -30,13 +30,14 @@ from evcli.text import phrase_pattern
 
 @lru_cache(maxsize=64)
 def _raw_path_pattern(arrays: tuple[str, ...], singles: tuple[str, ...] = ()) -> re.Pattern[str]:
-    """`$.<array>[<index>]` for one of `arrays`, or exactly `$.<single>` for one of `singles`:
-    no sub-path, no slice, no leading zero, no spaces."""
+    """`$.<array>[<index>]` for one of `arrays`, or `$.<single>` for one of `singles`, optionally followed
+    by the path of one field inside that item (evcli.gatekeeper.paths): no slice, no wildcard, no
+    leading zero, no spaces."""
     forms = []
     if arrays:
         forms.append(rf"(?:{'|'.join(re.escape(array) for array in arrays)})\[(?:0|[1-9][0-9]*)\]")
     forms += [re.escape(single) for single in singles]
-    return re.compile(rf"\$\.(?:{'|'.join(forms)})")
+    return re.compile(rf"\$\.(?:{'|'.join(forms)}){paths.FIELD}")
 
 
 def forbidden_fields(output: dict[str, Any]) -> str | None:
@@ -81,7 +82,7 @@ def raw_path_format(binding: EvidenceBinding) -> str | None:
         return f"raw_path {raw_path!r} cannot be checked: unknown tool {binding.tool_name!r}; tools: {known}"
     if raw_path == NO_EVIDENCE_PATH or _raw_path_pattern(spec.array_names, spec.single_names).fullmatch(raw_path):
         return None
-    return f"raw_path {raw_path!r} does not name one item of {binding.tool_name}'s evidence arrays"
+    return f"raw_path {raw_path!r} does not name one item (or one field of an item) of {binding.tool_name}'s evidence"
 
 
 def invocation_exists(binding: EvidenceBinding, invocations: dict[int, ToolInvocation]) -> str | None:
@@ -104,17 +105,24 @@ def invocation_has_refs(invocation: ToolInvocation) -> str | None:
 
 
 def find_ref(invocation: ToolInvocation, raw_path: str) -> EvidenceRef | None:
+    """The evidence ref of the item `raw_path` names or lies in."""
+    item = paths.item_path(raw_path)
     details = invocation.retrieval_details
     for ref in (details.evidence_refs or []) if details else []:
-        if ref.raw_path == raw_path:
+        if ref.raw_path == item:
             return ref
     return None
 
 
 def raw_path_exists(binding: EvidenceBinding, invocation: ToolInvocation) -> str | None:
-    if find_ref(invocation, binding.raw_path or "") is not None:
-        return None
-    return f"invocation {invocation.invocation_id} has no evidence ref at {binding.raw_path}"
+    """The item has an evidence ref, and a field the path names is in the item's recorded output."""
+    raw_path = binding.raw_path or ""
+    if find_ref(invocation, raw_path) is None:
+        return f"invocation {invocation.invocation_id} has no evidence ref at {paths.item_path(raw_path)}"
+    item, field = paths.split(raw_path)
+    if field and not paths.resolve(typed.item_at(invocation.output, item), field)[0]:
+        return f"invocation {invocation.invocation_id}'s {item} has no field {field.lstrip('.')}"
+    return None
 
 
 def excerpt_supported(
@@ -172,18 +180,22 @@ def cited_items(
         raw_path = binding.raw_path or ""
         if invocation is None or raw_path == NO_EVIDENCE_PATH:
             continue
-        key = (id(invocation), raw_path)
+        item_path, field = paths.split(raw_path)
+        item_path = item_path or raw_path
+        key = (id(invocation), item_path)
         values = read.get(key)
         if values is None:
-            item = typed.item_at(invocation.output, raw_path)
+            item = typed.item_at(invocation.output, item_path)
             if item is None:
-                ref = find_ref(invocation, raw_path)
+                ref = find_ref(invocation, item_path)
                 item = ref.text if ref is not None else None
             if item is None:
                 continue
-            values = read[key] = typed.item_values(item, raw_path)
-        array = invocation.output.get(raw_path[2:].split("[", 1)[0]) if "[" in raw_path else None
-        cited.append(typed.Cited(index, raw_path, values, array or []))
+            values = read[key] = typed.item_values(item, item_path)
+        array = invocation.output.get(item_path[2:].split("[", 1)[0]) if "[" in item_path else None
+        cited.append(
+            typed.Cited(index, item_path, values, array or [], item_path + paths.canonical(field) if field else "")
+        )
     return cited
 
 

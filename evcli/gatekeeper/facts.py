@@ -64,22 +64,23 @@ def missing_facts(
     `services`: the environment's service names, each a fact wherever a claim names it."""
     claim = comparable(claim_text)
     evidence = comparable("\n".join(excerpts))
-    evidence_numbers = {_number(match) for match in _DIGITS.findall(evidence)}
-    evidence_tokens = _tokens(evidence)
     accepted = {normalize(service) for service in scope_services if service}
     missing: list[str] = []
-    for digits in dict.fromkeys(_DIGITS.findall(claim)):
-        if _number(digits) not in evidence_numbers:
-            missing.append(f"number {digits}")
+    claim_numbers = dict.fromkeys(_DIGITS.findall(claim))
+    if claim_numbers:  # the typed check compared most numbers already: often none is left
+        evidence_numbers = {_number(match) for match in _DIGITS.findall(evidence)}
+        missing += [f"number {digits}" for digits in claim_numbers if _number(digits) not in evidence_numbers]
     identifiers = [token for token in critical_tokens(claim, mixed_case_words(claim_text)) if _identifier(token)]
     identifiers += [word for word in _HYPHENATED.findall(claim) if not any(c.isdigit() for c in word)]
+    names = [name for name in dict.fromkeys(normalize(s) for s in services if s) if name in claim]
+    evidence_tokens = _tokens(evidence) if identifiers or names else set()
     for token in dict.fromkeys(identifiers):
         if token in evidence_tokens or token in accepted or _inflected(token, evidence_tokens):
             continue
         if "-" in token and not any(c in token for c in "_.:/") and not is_session_entity(token):
             continue  # a hyphenated word the session's evidence never uses is prose ("read-only")
         missing.append(f"identifier {token}")
-    for name in dict.fromkeys(normalize(service) for service in services if service):
+    for name in names:
         if name in accepted or name in evidence_tokens or f"identifier {name}" in missing:
             continue
         if re.search(rf"(?<![a-z0-9_.-]){re.escape(name)}(?![a-z0-9_]|-[a-z0-9])", claim):

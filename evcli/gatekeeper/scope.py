@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from evcli.contracts import NO_EVIDENCE_PATH, Claim, QuestionScope, ToolInvocation
+from evcli.gatekeeper import paths
 from evcli.gatekeeper.excerpt import normalize
 from evcli.text import phrase_pattern
 from evcli.timerange import TimeExpressionError, TimeRange, parse_range_text
@@ -249,7 +250,7 @@ def count_claimed(scope: QuestionScope, claims: list[Claim]) -> list[Miss]:
         return []
     for claim in claims:
         for binding in claim.evidence_bindings:
-            path = binding.raw_path or ""
+            path = paths.item_path(binding.raw_path or "")
             if path == "$.stats" or path.startswith("$.patterns["):
                 return []
             if path == NO_EVIDENCE_PATH and "unknown service" in (binding.evidence_excerpt or ""):
@@ -368,8 +369,8 @@ def _level_below_searched(text: str, cited: list[Search]) -> str | None:
 
 
 def _only_empty(binding, invocations: list[ToolInvocation]) -> ToolInvocation | None:
-    """The one invocation of the binding's tool that found nothing, for a binding without an id (the
-    Gatekeeper back-fills it from that invocation alone)."""
+    """For a binding without an id, the invocation the Gatekeeper back-fills it from: the one of its
+    tool that found nothing, or of several such, the one whose `$.no_evidence` text holds its excerpt."""
     empty = [
         invocation
         for invocation in invocations
@@ -377,6 +378,14 @@ def _only_empty(binding, invocations: list[ToolInvocation]) -> ToolInvocation | 
         and invocation.retrieval_details is not None
         and invocation.retrieval_details.evidence_status == "no_evidence"
     ]
+    if len(empty) > 1:
+        excerpt = normalize(binding.evidence_excerpt or "")
+        empty = [
+            invocation
+            for invocation in empty
+            for ref in invocation.retrieval_details.evidence_refs or []  # type: ignore[union-attr]
+            if ref.raw_path == NO_EVIDENCE_PATH and excerpt and excerpt in normalize(ref.text)
+        ]
     return empty[0] if len(empty) == 1 else None
 
 

@@ -18,11 +18,13 @@ import re
 import tomllib
 import unicodedata
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
+from evcli.gatekeeper import paths
 from evcli.text import phrase_pattern
 
 __all__ = [
@@ -166,64 +168,155 @@ def tables() -> _Tables:
 
 # --- times ----------------------------------------------------------------------------------------
 
-_CLOCK = r"(\d{1,2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?"
+_MONTH_NAMES = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+_MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?"
+_CLOCK = r"(?P<hour>\d{1,2}):(?P<minute>\d{2})(?::(?P<second>\d{2})(?:[.,](?P<fraction>\d+))?)?"
+# A date as ISO writes it, as syslog and English prose write it ("Mar 18", "March 18, 2026", "18 Mar 2026"),
+# or as Chinese writes it (2026年3月18日).
+_DATE = (
+    r"(?P<year>\d{4})-(?P<month>\d{2})-(?P<day>\d{2})"
+    rf"|(?P<month_name>{_MONTH})\s+(?P<day_m>\d{{1,2}})(?!\d)(?:,?\s+(?P<year_m>\d{{4}})(?!\d|:))?"
+    rf"|(?P<day_d>\d{{1,2}})\s+(?P<month_name_d>{_MONTH})(?:\s+(?P<year_d>\d{{4}})(?!\d|:))?"
+    r"|(?:(?P<year_zh>\d{4})\s*年\s*)?(?P<month_zh>\d{1,2})\s*月\s*(?P<day_zh>\d{1,2})\s*[日号]"
+)
+# A zone after a clock: Z, +08:00, +0800, UTC, or a named offset such as "(UTC+8)" or "GMT-5".
+_ZONE = r"(?P<zone>Z|[+-]\d{2}:?\d{2}|\s?\(?(?:UTC|GMT)(?:\s?[+-]\d{1,2}(?::?\d{2})?)?\)?)"
 # A date with or without its clock, or a clock alone (never an empty match: finditer would try every position),
 # not inside a name or a path (/data/tmp/export-2026-07-08).
 _TIME = re.compile(
-    rf"(?<![A-Za-z0-9_:/-])(?:(\d{{4}}-\d{{2}}-\d{{2}})(?:[T ]{_CLOCK})?|{_CLOCK})(Z|[+-]\d{{2}}:?\d{{2}})?(?!\d|:\d)"
+    rf"(?<![A-Za-z0-9_:/-])(?:(?:{_DATE})(?:(?:[T ]|,?\s+|\s*)(?:{_CLOCK}))?|{_CLOCK.replace('?P<', '?P<c_')})"
+    rf"{_ZONE}?(?!\d|:\d)"
 )
 _IP_OR_VERSION = re.compile(r"(?<![\w.])\d+(?:\.\d+){2,}(?![\w.])")
 
 
 @dataclass(frozen=True)
 class Clock:
-    """A time as written: date and clock parts, each None when not written."""
+    """A time as written: date and clock parts, each None when not written, and the zone's offset
+    from UTC in minutes (None: no zone written)."""
 
-    date: str | None
+    year: int | None
+    month: int | None
+    day: int | None
     hour: int | None
     minute: int | None
     second: int | None
     fraction: str | None
+    offset: int | None = None
+
+    @property
+    def date(self) -> str | None:
+        """The date as ISO writes it, when year, month and day are all written."""
+        if None in (self.year, self.month, self.day):
+            return None
+        return f"{self.year:04d}-{self.month:02d}-{self.day:02d}"
 
     def matches(self, evidence: Clock) -> bool:
-        """Stated at its own precision: 09:11:23 for 09:11:23.231, 09:11 for 09:11:23."""
-        if self.date is not None and self.date != evidence.date:
+        """Stated at its own precision (09:11:23 for 09:11:23.231, 09:11 for 09:11:23, Mar 18 for
+        2026-03-18); when both say their zone, the same instant in another zone (07:00Z for 08:00+01:00)."""
+        stated = self.in_zone_of(evidence)
+        if stated.month is not None and (stated.month, stated.day) != (evidence.month, evidence.day):
             return False
-        if self.hour is None:
+        if stated.year is not None and stated.year != evidence.year:
+            return False
+        if stated.hour is None:
             return True
-        if (self.hour, self.minute) != (evidence.hour, evidence.minute):
+        if (stated.hour, stated.minute) != (evidence.hour, evidence.minute):
             return False
-        if self.second is not None and self.second != (evidence.second or 0):
+        if stated.second is not None and stated.second != (evidence.second or 0):
             return False
-        if self.fraction is not None:
+        if stated.fraction is not None:
             written = evidence.fraction or ""
-            return written.ljust(len(self.fraction), "0")[: len(self.fraction)] == self.fraction
+            return written.ljust(len(stated.fraction), "0")[: len(stated.fraction)] == stated.fraction
         return True
+
+    def in_zone_of(self, evidence: Clock) -> Clock:
+        """This time moved to the evidence's zone (itself when either zone or the clock is not written)."""
+        if self.offset is None or evidence.offset is None or self.offset == evidence.offset or self.hour is None:
+            return self
+        minute = self.minute or 0
+        year = self.year if self.year is not None else evidence.year
+        if self.month is not None and year is not None and self.day is not None:
+            try:
+                moved = datetime(year, self.month, self.day, self.hour, minute) + timedelta(
+                    minutes=evidence.offset - self.offset
+                )
+            except ValueError:
+                return self
+            return replace(
+                self,
+                year=moved.year if self.year is not None else None,
+                month=moved.month,
+                day=moved.day,
+                hour=moved.hour,
+                minute=moved.minute,
+                offset=evidence.offset,
+            )
+        total = (self.hour * 60 + minute + evidence.offset - self.offset) % (24 * 60)
+        return replace(self, hour=total // 60, minute=total % 60, offset=evidence.offset)
+
+
+def _offset(zone: str | None) -> int | None:
+    """Minutes east of UTC a written zone names."""
+    if not zone:
+        return None
+    found = re.search(r"([+-])(\d{1,2})(?::?(\d{2}))?", zone)
+    if found is None:
+        return 0  # Z, UTC, GMT
+    sign, hours, minutes = found.groups()
+    return (-1 if sign == "-" else 1) * (int(hours) * 60 + int(minutes or 0))
 
 
 def _clocks(text: str) -> Iterator[tuple[re.Match[str], Clock]]:
     for match in _TIME.finditer(text):
-        date, *clocks, _zone = match.groups()
-        hour, minute, second, fraction = clocks[:4] if clocks[0] is not None or date else clocks[4:]
+        part = match.groupdict()
+        hour, minute = part["hour"] or part["c_hour"], part["minute"] or part["c_minute"]
+        second, fraction = part["second"] or part["c_second"], part["fraction"] or part["c_fraction"]
+        year = part["year"] or part["year_m"] or part["year_d"] or part["year_zh"]
+        month_name = part["month_name"] or part["month_name_d"]
+        month = _MONTH_NAMES.index(month_name[:3]) + 1 if month_name else part["month"] or part["month_zh"]
+        day = part["day"] or part["day_m"] or part["day_d"] or part["day_zh"]
         if hour is not None and (int(hour) > 23 or int(minute) > 59):
+            continue
+        if month is not None and not (1 <= int(month) <= 12 and 1 <= int(day) <= 31):
             continue
         yield (
             match,
             Clock(
-                date,
-                None if hour is None else int(hour),
-                None if minute is None else int(minute),
-                None if second is None else int(second),
+                _int(year),
+                _int(month),
+                _int(day),
+                _int(hour),
+                _int(minute),
+                _int(second),
                 fraction,
+                _offset(part["zone"]) if hour is not None else None,
             ),
         )
+
+
+# What joins the two ends of a range of times ("09:05..09:12", "09:05 to 09:12", "9:05–9:12", "9点05至9点12").
+_RANGE_JOIN = re.compile(r"\s*(?:\.\.|–|—|-|~|to|until|till|至|到)\s*", re.IGNORECASE)
+
+
+def _range_ends(text: str, matches: list[re.Match[str]]) -> dict[int, str]:
+    """For times written as a range, their roles: the first end "first", the second "last"."""
+    ends: dict[int, str] = {}
+    for index in range(len(matches) - 1):
+        if _RANGE_JOIN.fullmatch(text, matches[index].end(), matches[index + 1].start()):
+            ends.setdefault(index, "first")
+            ends[index + 1] = "last"
+    return ends
+
+
+def _int(digits: str | int | None) -> int | None:
+    return None if digits is None else int(digits)
 
 
 # --- evidence values ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Value:
+class Value(NamedTuple):
     """One typed value of an evidence item: a field, or a number or time inside a text field."""
 
     path: str
@@ -238,7 +331,7 @@ class Value:
 # Numeric keys a structured item's `unit` applies to (counts, scores and points carry none).
 _UNIT_KEYS = frozenset({"value", "current", "min", "max", "last", "first", "peak", "baseline", "spread", "threshold"})
 _SKIPPED = frozenset({"samples", "digests", "source", "labels", "example", "line", "template"})
-_TEXT_FIELDS = ("message", "summary", "text", "example", "description")
+TEXT_FIELDS = ("message", "summary", "text", "example", "description")
 
 
 def item_at(output: dict[str, Any], raw_path: str) -> Any:
@@ -254,6 +347,9 @@ def item_at(output: dict[str, Any], raw_path: str) -> Any:
 
 
 _NO_ROLES: frozenset[str] = frozenset()
+_DIGIT = re.compile(r"\d")
+_NAME = re.compile(r"[A-Za-z0-9]+(?:[_.:/-][A-Za-z0-9]+)+")
+_PIECE = re.compile(r"[A-Za-z0-9]+")
 _CONTEXT_WORD = re.compile(r"[A-Za-z_\u4e00-\u9fff]+")
 
 
@@ -270,7 +366,7 @@ def item_values(item: Any, path: str) -> list[Value]:
         if isinstance(samples, list):
             for direction in series_directions([s[1] for s in samples if isinstance(s, list | tuple) and len(s) > 1]):
                 values.append(Value(f"{path}.samples", "direction", direction, direction))
-        for key in _TEXT_FIELDS:
+        for key in TEXT_FIELDS:
             if isinstance(item.get(key), str):
                 values += text_values(item[key], f"{path}.{key}")
     elif isinstance(item, str):
@@ -282,8 +378,8 @@ def _walk(node: Any, path: str, unit: str, key: str, out: list[Value]) -> None:
     if isinstance(node, dict):
         unit = node["unit"] if isinstance(node.get("unit"), str) else unit
         for name, child in node.items():
-            if name not in _SKIPPED and name not in _TEXT_FIELDS:
-                _walk(child, f"{path}.{name}", unit, name, out)
+            if name not in _SKIPPED and name not in TEXT_FIELDS:
+                _walk(child, paths.member(path, name), unit, name, out)
     elif isinstance(node, list):
         for index, child in enumerate(node[:200]):
             _walk(child, f"{path}[{index}]", unit, key, out)
@@ -306,6 +402,8 @@ def _string_value(text: str, path: str, key: str, out: list[Value]) -> None:
         out.append(Value(path, "direction", {"rose": "up", "fell": "down"}.get(text, text), text))
     elif lowered in ("service", "job", "app"):
         out.append(Value(path, "subject", text.casefold(), text))
+    elif _NAME.fullmatch(text) and _DIGIT.search(text) and not _TIME.search(text):
+        out.append(Value(path, "name", text, text))  # http_401_per_s: its digits are a name's, not a number
     else:
         for value in text_values(text, path):
             roles = value.roles | _roles_of(key, value.kind)
@@ -316,11 +414,15 @@ def text_values(text: str, path: str) -> list[Value]:
     """Times and numbers (with their units) written inside a text, each with the roles the words just
     before it give ("exit code 137", "restartCount=5", "current=91%")."""
     values: list[Value] = []
+    if _DIGIT.search(text) is None:
+        return values  # no number and no time (a state, a name, a path)
     masked = plain(text)
-    for match, clock in _clocks(masked):
-        values.append(
-            Value(path, "time", clock, match.group(0).strip(), roles=_context_roles(masked, match.start(), "time"))
-        )
+    clocks = list(_clocks(masked))
+    ends = _range_ends(masked, [match for match, _ in clocks])
+    for index, (match, clock) in enumerate(clocks):
+        roles = _context_roles(masked, match.start(), "time")
+        roles = roles | {ends[index]} if index in ends else roles
+        values.append(Value(path, "time", clock, match.group(0).strip(), roles=roles))
         masked = masked[: match.start()] + " " * (match.end() - match.start()) + masked[match.end() :]
     masked = _IP_OR_VERSION.sub(lambda m: " " * len(m.group(0)), masked)
     for number in _numbers(masked):
@@ -360,8 +462,7 @@ def series_directions(points: list[Any]) -> set[str]:
 # --- stated facts ---------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Number:
+class _Number(NamedTuple):
     start: int
     end: int
     text: str
@@ -389,8 +490,7 @@ def _numbers(text: str) -> Iterator[_Number]:
         )
 
 
-@dataclass(frozen=True)
-class Stated:
+class Stated(NamedTuple):
     """One fact a claim states: a number, time, state, direction or rank, with the role word tied to it."""
 
     kind: str
@@ -423,8 +523,10 @@ def stated_facts(claim_text: str) -> list[Stated]:
                 facts.append(Stated(kind, phrase, match.start(), match.end(), table[phrase]))
                 break
     masked = text
-    for match, clock in _clocks(text):
-        role = _role_before(lowered, match.start(), "time")
+    clocks = list(_clocks(text))
+    ends = _range_ends(text, [match for match, _ in clocks])
+    for index, (match, clock) in enumerate(clocks):
+        role = _role_before(lowered, match.start(), "time") or ends.get(index)
         facts.append(Stated("time", match.group(0).strip(), match.start(), match.end(), clock, role))
         masked = masked[: match.start()] + " " * (match.end() - match.start()) + masked[match.end() :]
     masked = _IP_OR_VERSION.sub(lambda m: " " * len(m.group(0)), masked)
@@ -528,16 +630,28 @@ class Cited:
     """One cited item: its binding's index in the claim, its raw path and its typed values."""
 
     binding_index: int
-    raw_path: str
+    raw_path: str  # the item's path
     values: list[Value]
     siblings: list[Any] = field(default_factory=list)  # the array the item belongs to (for ranks)
+    field: str = ""  # the one field the binding names ($.alerts[0].value), if it names one
+
+    def in_field(self, value: Value) -> bool:
+        """Whether `value` is (inside) the field the binding names."""
+        return bool(self.field) and _within(value.path, self.field)
+
+
+def _within(path: str, field: str) -> bool:
+    return path == field or path.startswith((field + ".", field + "["))
 
 
 def check_claim(claim_text: str, cited: list[Cited], services: Iterable[str] = ()) -> ClaimCheck:
-    """Compare every fact the claim states with its cited items' fields."""
+    """Compare every fact the claim states with its cited items' fields; a binding that names one
+    field is a claim that states that field's value."""
     result = ClaimCheck()
-    values = [(c.binding_index, v) for c in cited for v in c.values]
-    stated = stated_facts(claim_text)
+    # The fields bindings name come first: a fact is matched to the field cited for it before any other.
+    values = [(c.binding_index, v) for c in cited for v in c.values if c.in_field(v)]
+    values += [(c.binding_index, v) for c in cited for v in c.values if not c.in_field(v)]
+    stated = _outside_names(claim_text, stated_facts(claim_text), [v.value for _, v in values if v.kind == "name"])
     for fact in stated:
         checker = _CHECKERS.get(fact.kind)
         if checker is not None:
@@ -547,7 +661,49 @@ def check_claim(claim_text: str, cited: list[Cited], services: Iterable[str] = (
                 result.consumed.append((fact.start, fact.end))
     _check_subject(claim_text, values, services, result)
     _check_from_to(plain(claim_text).casefold(), stated, values, result)
+    for item in cited:
+        if item.field:
+            _check_field_stated(item, stated, result)
     return result
+
+
+def _outside_names(claim_text: str, stated: list[Stated], names: list[str]) -> list[Stated]:
+    """The stated facts, less the numbers that are part of a cited item's name the claim spells with
+    other separators ("http 401 per s" for http_401_per_s): a name's digits are no quantity."""
+    if not names:
+        return stated
+    lowered = plain(claim_text).casefold()
+    spans = [
+        (match.start(), match.end())
+        for name in dict.fromkeys(names)
+        for match in re.finditer(r"[\s_.:/-]+".join(map(re.escape, _PIECE.findall(name.casefold()))), lowered)
+    ]
+    return [f for f in stated if f.kind != "number" or not any(a <= f.start and f.end <= b for a, b in spans)]
+
+
+def _check_field_stated(item: Cited, stated: list[Stated], result: ClaimCheck) -> None:
+    """A binding naming one field says the claim states that field's value: a fact matched to it, or a
+    fact another field also holds ("peaked at 184000" citing `.value` when peak and value are both 184000)."""
+    if any(f.ok and f.binding_index == item.binding_index and _within(f.field, item.field) for f in result.facts):
+        return
+    inside = [v for v in item.values if item.in_field(v)]
+    for fact in stated:
+        for value in inside:
+            if _same(fact, value):
+                result.facts.append(Fact(fact.text, value.path, value.shown, True, item.binding_index))
+                return
+    shown = ", ".join(v.shown for v in inside)
+    result.problems.append(f"claim cites {item.field} but does not state it" + (f" ({shown})" if shown else ""))
+
+
+def _same(fact: Stated, value: Value) -> bool:
+    if fact.kind != value.kind:
+        return False
+    if fact.kind == "number":
+        return close(fact, value)
+    if fact.kind == "time":
+        return bool(fact.value.matches(value.value))
+    return bool(fact.value == value.value)
 
 
 def without(claim_text: str, spans: list[tuple[int, int]]) -> str:

@@ -24,15 +24,17 @@ from evcli.agents.engine import (
 from evcli.agents.offline import OfflineEngine
 from evcli.agents.offline.payload import Ask, intent_of
 from evcli.agents.offline.queries import follow_up_calls, narrow_calls
+from evcli.agents.projection import verified_claims
 from evcli.backends.snapshot import demo_env_dir
 from evcli.contracts import GateResult, ToolInvocation
-from evcli.gatekeeper.rules import load_rules
+from evcli.gatekeeper.rules import RuleSet, load_rules
 from evcli.messages import LANGUAGE_NAMES, catalogue
 from evcli.pipeline import ROLES, Pipeline
 from evcli.store.db import TraceStore
 from evcli.tools.context import build_environment
 from evcli.tools.runner import run_tool
 from evcli.tools.view import model_view
+from tests.cli._util import rules_with
 
 ENGINE = OfflineEngine()
 OVERSTATEMENTS = (
@@ -70,10 +72,12 @@ class Recorder:
         return [(request, reply) for request, reply in self.exchanges if request.role == role]
 
 
-def recording_pipeline(db: Path, env_dir: Path | None = None, *, max_steps: int = 8) -> tuple[Pipeline, Recorder]:
+def recording_pipeline(
+    db: Path, env_dir: Path | None = None, *, max_steps: int = 8, rules: RuleSet | None = None
+) -> tuple[Pipeline, Recorder]:
     recorder = Recorder()
     env_spec = {"env_dir": str(env_dir)} if env_dir else {}
-    pipeline = Pipeline(store=TraceStore(db), rules=load_rules(), env_spec=env_spec, max_steps=max_steps)
+    pipeline = Pipeline(store=TraceStore(db), rules=rules or load_rules(), env_spec=env_spec, max_steps=max_steps)
     pipeline._engines = dict.fromkeys(ROLES, recorder)  # type: ignore[arg-type]
     return pipeline, recorder
 
@@ -855,6 +859,17 @@ def test_verifier_runbook_reference_is_indirect_and_not_critical():
     assert result["verdict"] == "PASS" and result["critical_fact_count"] == 1
 
 
+def test_verifier_takes_a_fact_the_gate_matched_as_stated_by_the_evidence():
+    paraphrase = "payment-service has a firing HighCPUUsage alert: current=92%, duration=1500 seconds."
+    duration = {"field": "$.alerts[0].duration", "claim": "1500 seconds", "evidence": "25m"}
+    matched = verify(claim("claim-1", "observation", paraphrase, evidence(ALERT_TEXT) | {"facts": [duration]}))
+    assert matched["claim_checks"][0]["verification"] == "direct_support", matched
+    assert "claim-1: 1500 seconds = $.alerts[0].duration 25m" in matched["facts_checked"]
+    # without the gate's match, the excerpt's duration=25m contradicts the claim's words
+    unmatched = verify(claim("claim-1", "observation", paraphrase, evidence(ALERT_TEXT)))
+    assert unmatched["claim_checks"][0]["verification"] == "contradicted"
+
+
 @pytest.mark.parametrize(("severity", "verdict"), [("low_confid", "LOW_CONFID"), ("reject", "REJECT")])
 def test_verifier_never_passes_above_the_gate(severity, verdict):
     supported = claim(
@@ -929,6 +944,58 @@ def test_whole_chain_passes_and_composes_only_allowed_material(question, tmp_pat
         answer = composed["user_facing_answer"]
         assert answer.count(heading) == 1  # issue 10: the heading says it once, the items do not repeat it
         assert "Possible cause (unconfirmed)" not in answer and "- 可能原因（未证实）" not in answer
+
+
+def test_the_verifier_is_shown_the_facts_the_gate_matched_and_lists_them(tmp_path):
+    run = full_run("Why is payment-service CPU high?", tmp_path)
+    payload = run.verifier_payload()
+    facts_checked = json.loads(run.recorder.of("verifier")[-1][1].text)["facts_checked"]
+    matched = {
+        (binding.claim_id, binding.raw_path): [fact.model_dump(exclude={"ok"}) for fact in binding.facts]
+        for binding in run.gate_result.checked_bindings
+    }
+    for claim_ in payload["verified_claims"]:
+        for item in claim_["verified_evidence"]:
+            assert item["facts"] == matched[claim_["claim_id"], item["raw_path"]]
+            for fact in item["facts"]:
+                assert f"{claim_['claim_id']}: {fact['claim']} = {fact['field']} {fact['evidence']}" in facts_checked
+    [alert] = [e for c in payload["verified_claims"] for e in c["verified_evidence"] if e["raw_path"] == "$.alerts[0]"]
+    assert {"field": "$.alerts[0].value", "claim": "92%", "evidence": "92.0%"} in alert["facts"]
+
+
+@pytest.mark.parametrize(
+    ("said", "false", "fact"),
+    [("3.4s from", "3.4ms from", "3.4ms"), ("duration=25m", "duration=25h", "25h")],
+    ids=["seconds as milliseconds", "minutes as hours"],
+)
+def test_a_claim_whose_facts_do_not_match_never_reaches_the_answer_at_any_rule_severity(said, false, fact, tmp_path):
+    """rules.toml may lower claim.facts_match to a warning: the gate then passes the claim's bindings,
+    yet the claim never becomes allowed material (issue 22)."""
+    run = full_run("Why is payment-service CPU high?", tmp_path)
+    source = run.pipeline.store.load(run.session_id)
+    claims = source.latest_stage("execute").output["claims"]
+    [edited] = [c for c in claims if said in c["claim_text"]]
+    edited["claim_text"] = edited["claim_text"].replace(said, false)
+    others = [c for c in claims if c is not edited]
+    warned = load_rules(rules_with(tmp_path, "claim.facts_match", severity="warning"))
+    pipeline, recorder = recording_pipeline(tmp_path / "replay.db", rules=warned)
+
+    result = pipeline.replay(source, "gate")
+
+    replayed = pipeline.store.load(result.session_id)
+    gate_result = replayed.gate_results[-1].result
+    assert gate_result.severity == "none" and "claim.facts_match" in {w.rule for w in gate_result.warnings}
+    [binding] = [b for b in gate_result.checked_bindings if b.claim_id == edited["claim_id"]]
+    assert binding.status == "pass" and [f.claim for f in binding.facts if not f.ok] == [fact]
+    projected = verified_claims(replayed.latest_stage("execute").output, gate_result)
+    assert [c.claim_id for c in projected] == [c["claim_id"] for c in others]
+    [(request, _)] = recorder.of("verifier")
+    assert [c["claim_id"] for c in request.payload["verified_claims"]] == [c["claim_id"] for c in others]
+    assert result.verdict == "PASS"
+    assert [c.claim_id for c in result.claims] == [c["claim_id"] for c in others]
+    answer = result.answer.user_facing_answer
+    assert edited["claim_text"].rstrip(".") not in answer and false not in answer
+    assert all(c["claim_text"].rstrip(".") in answer for c in others)
 
 
 def test_composer_phrases_no_evidence_only_as_no_matching_evidence():

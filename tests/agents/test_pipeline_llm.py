@@ -265,8 +265,8 @@ def test_all_four_roles_over_http_pass(server, store):
     versions = {p["name"]: p["version"] for p in session.run.prompt_audit["prompts"]}
     assert versions == {
         "planner": "planner-v1",
-        "executor": "executor-v3",
-        "verifier": "verifier-v2",
+        "executor": "executor-v4",
+        "verifier": "verifier-v3",
         "composer": "composer-v1",
     }
     assert KEY not in json.dumps(session.model_dump(mode="json"))

@@ -3,8 +3,11 @@ from __future__ import annotations
 import copy
 
 from evcli.agents.projection import allowed_claims, verified_claims
+from evcli.contracts import GateResult
+from evcli.gatekeeper.rules import load_rules
 from evcli.gatekeeper.service import gate_document
 from evcli.store.documents import read_document
+from tests.cli._util import rules_with
 from tests.conftest import sample
 
 
@@ -28,8 +31,43 @@ def test_only_bindings_that_passed_reach_the_verifier(rules):
     assert [c.claim_id for c in claims] == ["claim-1", "claim-3", "claim-4", "claim-5", "claim-6"]
     assert "something the verifier must not see" not in str(claims)
     first = claims[0].verified_evidence[0].model_dump()
-    assert set(first) == {"source_invocation_id", "tool_name", "raw_path", "matched_text", "evidence_excerpt"}
+    assert set(first) == {"source_invocation_id", "tool_name", "raw_path", "matched_text", "evidence_excerpt", "facts"}
     assert first["matched_text"].startswith("HighMemoryUsage, service=order-service")
+
+
+def test_a_claim_with_a_fact_its_field_disagrees_with_is_not_projected_whatever_the_rule_severity(rules, tmp_path):
+    def duration_in_hours(output):
+        output["claims"][0]["claim_text"] = output["claims"][0]["claim_text"].replace("25 minutes", "25 hours")
+
+    warned = load_rules(rules_with(tmp_path, "claim.facts_match", severity="warning"))
+    claims, result = _project("narrow-payment-highcpu", warned, duration_in_hours)
+    assert result.severity == "none" and result.checked_bindings[0].status == "pass"
+    assert claims == []
+    rejected, result = _project("narrow-payment-highcpu", rules, duration_in_hours)
+    assert result.severity == "reject" and rejected == []
+
+
+def test_the_verified_evidence_carries_the_facts_that_matched(rules):
+    [claim], result = _project("narrow-payment-highcpu", rules)
+    facts = [fact.model_dump() for fact in claim.verified_evidence[0].facts]
+    assert facts == [fact.model_dump(exclude={"ok"}) for fact in result.checked_bindings[0].facts]
+    assert {"field": "$.alerts[0].value", "claim": "92%", "evidence": "92.0%"} in facts
+
+
+def test_a_gate_result_from_before_facts_projects_as_before(rules):
+    document = read_document(sample("broad-order-service"))
+    output = document.latest_stage("execute").output
+    result = gate_document(document, rules).result
+    stored = result.model_dump(mode="json")
+    for binding in stored["checked_bindings"]:
+        del binding["facts"]
+    before = [claim.model_dump() for claim in verified_claims(output, GateResult.model_validate(stored))]
+    now = [claim.model_dump() for claim in verified_claims(output, result)]
+    assert any(item["facts"] for claim in now for item in claim["verified_evidence"])
+    for claim in now:
+        for item in claim["verified_evidence"]:
+            item["facts"] = []
+    assert before == now
 
 
 def test_back_filled_bindings_are_matched_on_the_resolved_id(rules):

@@ -81,13 +81,13 @@ def test_trace_shows_failed_gate_history_of_a_fault(tmp_path):
 
 def test_trace_of_ungated_session_marks_bindings_not_gated(tmp_path):
     db = tmp_path / "x.db"
-    sid = import_sample(sample("fault-field-subpath"), db)
+    sid = import_sample(sample("fault-field-absent"), db)
 
     run = evcli("trace", sid, "--db", db)
 
     assert run.exit_code == 0, run
     assert "gate results (0)" in run.stdout
-    assert "$.alerts[0].state" in run.stdout
+    assert "$.alerts[0].detail" in run.stdout
     assert any(line.rstrip().endswith("not gated") for line in run.stdout.splitlines())
     assert gate_rows(db, sid) == []
 

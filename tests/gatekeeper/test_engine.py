@@ -201,7 +201,8 @@ def test_tool_name_of_another_invocation_is_rejected(rules):
 
 
 @pytest.mark.parametrize(
-    "raw_path", ["$.alerts[0].state", "$.alerts", "$.alerts[-1]", "$.logs[0]", "alerts[0]", "$.alerts[01]"]
+    "raw_path",
+    ["$.alerts", "$.alerts[-1]", "$.logs[0]", "alerts[0]", "$.alerts[01]", "$.alerts[*]", "$..state", "$.alerts[0].*"],
 )
 def test_raw_path_must_name_one_item_of_the_tools_arrays(rules, raw_path):
     _assert_fails(_gate(_mutated({"raw_path": raw_path}), rules), "binding.raw_path_format", "reject")
@@ -458,7 +459,53 @@ def test_a_count_its_item_does_not_hold_is_rejected_naming_the_field(rules):
     assert "claim says 38; no field of $.stats is 38" in result.errors[0].message
 
 
-@pytest.mark.parametrize("raw_path", ["$.stats[0]", "$.stats.total", "$.patterns", "$.patterns[0].count", "$.stat"])
+@pytest.mark.parametrize("raw_path", ["$.patterns", "$.stat", "$.stats[x]", "$.stats..total", "$.patterns[0:1]"])
 def test_stats_is_one_ref_and_patterns_an_array(rules, raw_path):
     result = _gate(_count_claim("37 failed SSH logins", raw_path, "37 matching lines"), rules, SSH)
     _assert_fails(result, "binding.raw_path_format", "reject")
+
+
+# --- a raw_path naming one field of an item ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "raw_path", ["$.stats.total", "$.stats.by_level.none", "$.stats.by_source['logs/auth.log']", "$.stats['total']"]
+)
+def test_a_binding_may_name_the_field_its_claim_states(rules, raw_path):
+    result = _gate(_count_claim("37 failed SSH logins", raw_path, "37 matching lines"), rules, SSH)
+    assert result.status == "pass", [e.message for e in result.errors]
+    (checked,) = result.checked_bindings
+    assert checked.matched_text.startswith("stats: 37 matching lines")  # the excerpt is matched in the item's ref
+    assert [(f.claim, f.ok) for f in checked.facts if f.field.startswith(raw_path.split("[")[0].split(".by_")[0])] == [
+        ("37", True)
+    ]
+
+
+def test_a_field_of_a_pattern_is_its_own_value(rules):
+    result = _gate(
+        _count_claim("14 failed logins share one pattern", "$.patterns[0].count", "pattern (count 14"), rules, SSH
+    )
+    assert result.status == "pass", [e.message for e in result.errors]
+    assert [(f.claim, f.field) for f in result.checked_bindings[0].facts] == [("14", "$.patterns[0].count")]
+
+
+def test_a_claim_that_does_not_state_the_field_it_cites_is_rejected(rules):
+    result = _gate(_count_claim("37 failed SSH logins", "$.stats.first", "37 matching lines"), rules, SSH)
+    _assert_fails(result, "claim.facts_match", "reject")
+    assert "claim cites $.stats.first but does not state it (2023-01-29T10:03:11.000+08:00)" in result.errors[0].message
+
+
+def test_a_field_value_another_field_holds_is_still_the_claims_fact(rules):
+    # 37 is the total and the per-source count: citing the source's count states the same 37
+    result = _gate(_count_claim("14 failed SSH logins", "$.stats.total", "37 matching lines"), rules, SSH)
+    _assert_fails(result, "claim.facts_match", "reject")
+
+
+@pytest.mark.parametrize(
+    ("raw_path", "missing"),
+    [("$.stats.totals", "totals"), ("$.stats.by_level.ERROR", "by_level.ERROR"), ("$.stats.total[0]", "total[0]")],
+)
+def test_a_field_the_item_does_not_hold_is_rejected_naming_it(rules, raw_path, missing):
+    result = _gate(_count_claim("37 failed SSH logins", raw_path, "37 matching lines"), rules, SSH)
+    _assert_fails(result, "binding.raw_path_exists", "reject")
+    assert f"invocation 1's $.stats has no field {missing}" in result.errors[0].message

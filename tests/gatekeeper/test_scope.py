@@ -3,7 +3,7 @@ asked and reports asked/searched when they do not; a session without a scope run
 
 from __future__ import annotations
 
-from evcli.contracts import AskedRange, Claim, QuestionScope, RetrievalDetails, ToolInvocation
+from evcli.contracts import AskedRange, Claim, EvidenceRef, QuestionScope, RetrievalDetails, ToolInvocation
 from evcli.gatekeeper import scope as scope_rules
 from evcli.gatekeeper.engine import gate
 from evcli.gatekeeper.rules import load_rules
@@ -211,3 +211,21 @@ def test_negative_about_a_host_holds_when_its_search_held_the_host_as_a_keyword(
     other_host = [logs(service="", query='"No space left on device" dn-03', status="no_evidence")]
     other_host[0].retrieval_details.keywords = ["No space left on device", "dn-03"]
     assert _negative_within_searched(scope, [negative(text)], other_host)
+
+
+def test_a_negative_without_id_is_read_against_the_search_its_excerpt_names():
+    # two log searches found nothing: the binding without an id is back-filled from the one whose
+    # $.no_evidence text holds its excerpt, and its claim is judged against that search's scope
+    def empty(invocation_id, service):
+        invocation = logs(invocation_id, service=service, query="", status="no_evidence")
+        text = f"query_logs returned no evidence; query={service}; level>=WARN; total=0"
+        invocation.retrieval_details.evidence_refs = [EvidenceRef(raw_path="$.no_evidence", text=text)]
+        return invocation
+
+    searched = [empty(1, "auth"), empty(2, "nginx")]
+    claim = negative("This query found no matching evidence: query_logs for nginx returned total=0.")
+    claim.evidence_bindings[0].source_invocation_id = None
+    claim.evidence_bindings[0].evidence_excerpt = "query_logs returned no evidence; query=nginx; level>=WARN"
+    assert _negative_within_searched(asked(), [claim], searched) == []
+    claim.evidence_bindings[0].evidence_excerpt = "query_logs returned no evidence; query=auth; level>=WARN"
+    assert _negative_within_searched(asked(), [claim], searched)  # the auth search did not search nginx

@@ -21,6 +21,7 @@ ALERT = {
     "summary": "Memory usage of order-service is 91% (heap 3.8GB/4GB), threshold 85%",
 }
 PENDING = dict(ALERT, state="pending")
+RESOLVED = dict(ALERT, state="resolved")
 SERIES = {
     "metric": "p99_latency",
     "service": "checkout",
@@ -67,6 +68,16 @@ def check(text: str, item: dict, raw_path: str = "$.alerts[0]", siblings: list |
         ("order-service logged a call to payment-service timing out after 30 s", LOG, "$.logs[0]"),
         ("order-service exited with exit code 137 after 5 restarts", LOG, "$.logs[0]"),
         ("HighMemoryUsage has been firing since 2026-07-08 22:53", ALERT, "$.alerts[0]"),
+        # facts.toml rows from the env-base benign classes (benign_state_worded, benign_approximate_worded)
+        ("HighMemoryUsage on order-service has stopped firing", RESOLVED, "$.alerts[0]"),
+        ("HighMemoryUsage on order-service is not firing yet", PENDING, "$.alerts[0]"),
+        ("order-service 的 HighMemoryUsage 告警还未触发", PENDING, "$.alerts[0]"),
+        ("order-service logged approx. 180,000 lines", STATS, "$.stats"),
+        ("order-service logged close to 180,000 lines", STATS, "$.stats"),
+        ("order-service 记录了差不多 180000 条日志", STATS, "$.stats"),
+        ("checkout p99 peaked at approx. 0.74 s", SERIES, "$.series[0]"),
+        ("checkout p99 峰值差不多 0.74 秒", SERIES, "$.series[0]"),
+        ("order-service heap 3,800 megabytes of 4 gigabytes", ALERT, "$.alerts[0]"),
     ],
 )
 def test_an_honest_paraphrase_agrees_with_its_fields(text, item, raw_path):
@@ -92,6 +103,17 @@ def test_an_honest_paraphrase_agrees_with_its_fields(text, item, raw_path):
         ("payment-service timed out after 30000ms", LOG, "$.logs[0]", "$.logs[0].service"),
         ("order-service logged its first line at 22:39", STATS, "$.stats", "no time of $.stats"),
         ("order-service matching lines were first seen at 22:39", STATS, "$.stats", "$.stats.first"),
+        ("HighMemoryUsage on order-service has stopped firing", ALERT, "$.alerts[0]", "$.alerts[0].state"),
+        ("HighMemoryUsage on order-service is not firing yet", ALERT, "$.alerts[0]", "$.alerts[0].state"),
+        ("order-service 的 HighMemoryUsage 告警还未触发", ALERT, "$.alerts[0]", "$.alerts[0].state"),
+        ("order-service logged approx. 150,000 lines", STATS, "$.stats", "no field of $.stats"),
+        ("order-service logged close to 150,000 lines", STATS, "$.stats", "no field of $.stats"),
+        ("order-service 记录了差不多 150000 条日志", STATS, "$.stats", "no field of $.stats"),
+        # an approximate word between a role word and its value keeps the role ("peak" is the max, not the min)
+        ("checkout p99 peaked at approx. 0.05 s", SERIES, "$.series[0]", "$.series[0].max"),
+        ("checkout p99 peaked at close to 0.05 s", SERIES, "$.series[0]", "$.series[0].max"),
+        ("checkout p99 峰值差不多 0.05 s", SERIES, "$.series[0]", "$.series[0].max"),
+        ("order-service heap at 3.8 megabytes", ALERT, "$.alerts[0]", "$.alerts[0].summary"),
     ],
 )
 def test_a_false_fact_fails_naming_the_field(text, item, raw_path, named):
@@ -124,6 +146,17 @@ def test_what_was_compared_is_consumed_for_the_excerpt_check():
     assert "739" not in typed.without(text, checked.consumed)
 
 
+@pytest.mark.parametrize(
+    ("text", "negation"),
+    [("HighMemoryUsage on order-service is not firing yet", "not"), ("HighMemoryUsage 告警还未触发", "未")],
+)
+def test_a_state_phrase_with_a_negation_is_consumed_whole(text, negation):
+    # its "not" / 未 is the state's word, not a negation the excerpts must carry
+    checked = check(text, PENDING)
+    assert checked.problems == []
+    assert negation not in typed.without(text, checked.consumed)
+
+
 def test_a_date_inside_a_path_is_part_of_the_name_not_a_stated_time():
     disk = {"service": "node-worker-01", "message": "largest writers: /data/tmp/export-2026-07-08 (21G)"}
     text = "node-worker-01 logged /data/tmp/export-2026-07-08 (21G)"
@@ -131,3 +164,81 @@ def test_a_date_inside_a_path_is_part_of_the_name_not_a_stated_time():
     assert checked.problems == []
     assert "/data/tmp/export-2026-07-08" in typed.without(text, checked.consumed)
     assert [fact.kind for fact in typed.stated_facts(text)] == ["number"]  # 21G, no time
+
+
+def field_check(text: str, item: dict, field: str, raw_path: str = "$.changes[0]") -> typed.ClaimCheck:
+    """A claim whose one binding names `field` of its item."""
+    cited = typed.Cited(0, raw_path, typed.item_values(item, raw_path), [], raw_path + field)
+    return typed.check_claim(text, [cited], SERVICES)
+
+
+CHANGE = {"service": "orders-consumer", "kind": "alert", "value": 184000.0, "peak": 184000.0, "score": 3.0}
+
+
+@pytest.mark.parametrize(
+    ("text", "field"),
+    [
+        ("orders-consumer's lag peaked at 184,000 messages", ".value"),  # the peak holds it too: still stated
+        ("orders-consumer's lag peaked at 184,000 messages", ".peak"),
+        ("orders-consumer scored 3.0", ".score"),
+    ],
+)
+def test_a_binding_naming_a_field_passes_when_the_claim_states_its_value(text, field):
+    checked = field_check(text, CHANGE, field)
+    assert checked.problems == []
+    assert any(f.ok and f.field == "$.changes[0]" + field for f in checked.facts)
+
+
+def test_a_binding_naming_a_field_its_claim_does_not_state_fails_naming_it():
+    checked = field_check("orders-consumer scored 3.0", CHANGE, ".peak")
+    assert checked.problems == ["claim cites $.changes[0].peak but does not state it (184000.0)"]
+
+
+def test_the_field_a_binding_names_is_matched_before_any_other():
+    # 3.0 is both this item's score and another cited item's value: the named field takes it
+    other = typed.Cited(0, "$.suspects[0]", typed.item_values({"score": 3.0}, "$.suspects[0]"))
+    named = typed.Cited(1, "$.changes[0]", typed.item_values(CHANGE, "$.changes[0]"), [], "$.changes[0].score")
+    checked = typed.check_claim("orders-consumer, score=3.0", [other, named], SERVICES)
+    assert checked.problems == [] and [(f.field, f.binding_index) for f in checked.facts if f.claim == "3.0"] == [
+        ("$.changes[0].score", 1)
+    ]
+
+
+def test_digits_of_a_name_spelled_with_spaces_are_no_quantity():
+    rate = {"metric": "http_401_per_s", "service": "checkout", "min": 0.45, "max": 0.5}
+    assert check("checkout http 401 per s peaked at 0.5", rate, "$.series[0]").problems == []
+    assert check("checkout http 401 per s peaked at 401", rate, "$.series[0]").problems  # a quantity still is one
+
+
+def test_an_iso_time_is_a_time_not_a_name():
+    pattern = {"count": 1, "first": "2026-06-04T14:40:05.000-04:00", "template": "ERROR <*>"}
+    values = typed.item_values(pattern, "$.patterns[0]")
+    assert [(v.path, v.kind, v.roles) for v in values if v.path.endswith(".first")] == [
+        ("$.patterns[0].first", "time", frozenset({"first"}))
+    ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "errors from 2026-03-18T08:05:00Z to 2026-03-18T08:12:00Z",  # the same instants in UTC
+        "errors on Mar 18 between 09:05 and 09:12",
+        "errors on 2026年3月18日 09:05 至 09:12",
+        "errors from 2026-03-18 09:05:00 (UTC+1) to 09:12",
+    ],
+)
+def test_a_range_of_times_honestly_rewritten_passes(text):
+    stats = {"range": "2026-03-18T09:05:00+01:00..2026-03-18T09:12:00+01:00", "total": 14}
+    assert check(text, stats, "$.stats").problems == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "errors from 2026-03-18T09:12:00+01:00 to 2026-03-18T09:12:00+01:00",  # the start moved to the end
+        "errors from 2026-03-18T09:05:00Z to 2026-03-18T09:12:00Z",  # the wall clock in another zone
+    ],
+)
+def test_a_range_of_times_falsely_rewritten_fails(text):
+    stats = {"range": "2026-03-18T09:05:00+01:00..2026-03-18T09:12:00+01:00", "total": 14}
+    assert check(text, stats, "$.stats").problems

@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from evcli.contracts import NO_EVIDENCE_PATH, SessionDocument, ToolInvocation
+from evcli.contracts import NO_EVIDENCE_PATH, ToolInvocation
 from evcli.evals.mutations.base import (
     DELETE,
     NUMBER,
@@ -26,6 +26,7 @@ from evcli.evals.mutations.base import (
     where,
     with_binding,
 )
+from evcli.gatekeeper import typed
 from evcli.gatekeeper.checks import find_ref
 from evcli.tools import registry
 
@@ -62,21 +63,65 @@ def raw_path_absent(document, output):
         yield Case(f"{where(claim, bi)} cites {absent}", with_binding(output, ci, bi, raw_path=absent))
 
 
-def _subpath_field(document: SessionDocument, binding: dict[str, Any]) -> str:
-    """A field of the cited item for a sub-path to name: its `message` when it has one and no `state`."""
-    invocation = cited_invocation(invocations_by_id(document), binding)
-    array, _, index = str(binding.get("raw_path", ""))[2:].rstrip("]").partition("[")
-    items = (invocation.output.get(array) or []) if invocation else []
-    item = items[int(index)] if index.isdigit() and int(index) < len(items) else {}
-    return "message" if "message" in item and "state" not in item else "state"
-
-
-def field_subpath(document, output):
+def field_absent(document, output):
+    """A binding naming a field its item does not hold."""
     for ci, bi, claim, binding in bindings(output):
         raw_path = binding.get("raw_path", "")
         if raw_path != NO_EVIDENCE_PATH:
-            sub = f"{raw_path}.{_subpath_field(document, binding)}"
-            yield Case(f"{where(claim, bi)} cites {sub}", with_binding(output, ci, bi, raw_path=sub))
+            absent = f"{raw_path}.detail"
+            yield Case(f"{where(claim, bi)} cites {absent}", with_binding(output, ci, bi, raw_path=absent))
+
+
+def field_not_stated(document, output):
+    """A binding naming one structured field of its item whose value the claim does not write: the
+    citation says "this claim states that field", and it does not."""
+    by_id = invocations_by_id(document)
+    for ci, bi, claim, binding in bindings(output):
+        raw_path = binding.get("raw_path", "")
+        invocation = cited_invocation(by_id, binding)
+        if raw_path == NO_EVIDENCE_PATH or invocation is None:
+            continue
+        item = typed.item_at(invocation.output, raw_path)
+        text = (claim.get("claim_text") or "").casefold()
+        for value in typed.item_values(item, raw_path) if isinstance(item, dict) else []:
+            field = value.path[len(raw_path) :]
+            if value.kind != "number" or not field.startswith(".") or field.strip(".") in typed.TEXT_FIELDS:
+                continue
+            if any(form in text for form in _written_forms(value)):
+                continue
+            yield Case(
+                f"{where(claim, bi)} cites {value.path} ({value.shown})",
+                with_binding(output, ci, bi, raw_path=value.path),
+            )
+            break
+
+
+def benign_field_cited(document, output):
+    """Honest: a binding narrowed to the structured field whose value its claim writes ("91%" citing
+    `$.alerts[0].value`, "37 lines" citing `$.stats.total`)."""
+    by_id = invocations_by_id(document)
+    for ci, bi, claim, binding in bindings(output):
+        raw_path = binding.get("raw_path", "")
+        invocation = cited_invocation(by_id, binding)
+        if raw_path == NO_EVIDENCE_PATH or invocation is None:
+            continue
+        item = typed.item_at(invocation.output, raw_path)
+        words = set(re.findall(r"[\w.%]+", (claim.get("claim_text") or "").casefold()))
+        for value in typed.item_values(item, raw_path) if isinstance(item, dict) else []:
+            field = value.path[len(raw_path) :]
+            if value.kind != "number" or not field.startswith(".") or field.strip(".") in typed.TEXT_FIELDS:
+                continue
+            if {value.shown.casefold(), f"{float(value.value):g}"} & words:
+                yield Case(
+                    f"{where(claim, bi)} cites {value.path} ({value.shown})",
+                    with_binding(output, ci, bi, raw_path=value.path),
+                )
+                break
+
+
+def _written_forms(value: typed.Value) -> set[str]:
+    number = float(value.value)
+    return {value.shown.casefold(), f"{number:g}", f"{round(number)}", f"{number:.1f}"}
 
 
 def excerpt_number_changed(document, output):
