@@ -109,6 +109,9 @@ class _Tables:
     role_after: _Words  # the role words a number may precede
     connectors: _Words  # words between a role word and its value ("of", "is", "为")
     role_of: dict[tuple[str, str], str]  # (kind, casefolded word) -> role
+    bounds_before: _Words  # "over", "不到": a bound written before a number
+    bounds_after: _Words  # "以上": a bound written after it
+    bound_of: dict[str, str]  # bound word -> above | below
     phrases: re.Pattern[str]  # every state, direction and rank phrase, longest first
     field_roles: dict[tuple[str, str], frozenset[str]]  # (kind, casefolded field name) -> roles
 
@@ -137,12 +140,14 @@ def tables() -> _Tables:
     ranks = {p.casefold(): r for r, spec in data["rank"].items() for p in _words(spec)}
     suffixes = sorted([*units, *multipliers], key=len, reverse=True)
     number = re.compile(
-        r"(?<![\w.:-])([-−]?)(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?(?![\d.,]\d)"
+        r"(?<![A-Za-z0-9_.-])(?<!\d:)([-−]?)(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?(?![\d.,]\d)"
         r"(?:\s?(" + "|".join(re.escape(s) for s in suffixes) + r")(?![A-Za-z]))?(?![A-Za-z0-9_])"
     )
     role_of = {(role.kind, word.casefold()): role.name for role in roles for word in role.words}
     role_before = {kind: _Words(word for (k, word) in role_of if k == kind) for kind in {role.kind for role in roles}}
     role_after = _Words(word for (k, word) in role_of if k == "number")
+    approximate = [w.casefold() for w in _words(data["approximate"])]
+    bound_of = {w.casefold(): side for side, spec in data["bounds"].items() for w in (*spec["before"], *spec["after"])}
     field_roles: dict[tuple[str, str], frozenset[str]] = {}
     for role in roles:
         for name in role.fields:
@@ -150,7 +155,7 @@ def tables() -> _Tables:
     return _Tables(
         units,
         multipliers,
-        _Words(w.casefold() for w in _words(data["approximate"])),
+        _Words(approximate),
         phrase_pattern(tuple(_words(data["past"]))),
         roles,
         states,
@@ -159,8 +164,12 @@ def tables() -> _Tables:
         number,
         role_before,
         role_after,
-        _Words(word.casefold() for word in _words(data["connectors"])),
+        # approximate and bound words stand between a role word and its value too ("peak of about 4s")
+        _Words([*(w.casefold() for w in _words(data["connectors"])), *approximate, *bound_of]),
         role_of,
+        _Words(w for spec in data["bounds"].values() for w in spec["before"]),
+        _Words(w for spec in data["bounds"].values() for w in spec["after"]),
+        bound_of,
         phrase_pattern(tuple({*states, *directions, *ranks})),
         field_roles,
     )
@@ -502,6 +511,7 @@ class Stated(NamedTuple):
     approximate: bool = False
     sign_free: bool = False
     number: _Number | None = None
+    bound: str | None = None  # "above" or "below": the claim states a bound, not the value
 
 
 def plain(text: str) -> str:
@@ -532,10 +542,26 @@ def stated_facts(claim_text: str) -> list[Stated]:
     masked = _IP_OR_VERSION.sub(lambda m: " " * len(m.group(0)), masked)
     past = t.past.search(lowered) is not None
     for number in _numbers(masked):
-        approximate = t.approximate.ending(lowered, _skip_back(lowered, number.start, 0)) is not None
+        before = _skip_back(lowered, number.start, 0)
+        approximate_at = t.approximate.ending(lowered, before)
+        bound_at = t.bounds_before.ending(lowered, before)
+        after = _skip_spaces(lowered, number.end)
+        bound_end = t.bounds_after.starting(lowered, after)
+        bound = (
+            t.bound_of[lowered[bound_at:before]]
+            if bound_at is not None
+            else t.bound_of[lowered[after:bound_end]]
+            if bound_end is not None
+            else None
+        )
         role = _role_after(lowered, number.end) or _role_before(lowered, number.start, "number")
+        # the span read runs over an approximate or bound word (差不多, 不到: their 不 negates nothing)
+        start = min([number.start, *(at for at in (approximate_at, bound_at) if at is not None)])
+        end = bound_end if bound_end is not None else number.end
         facts.append(
-            Stated("number", number.text, number.start, number.end, number.value, role, approximate, past, number)
+            Stated(
+                "number", number.text, start, end, number.value, role, approximate_at is not None, past, number, bound
+            )
         )
     return sorted(facts, key=lambda fact: fact.start)
 
@@ -558,6 +584,12 @@ def _role_before(lowered: str, start: int, kind: str) -> str | None:
             break
         end = _skip_back(lowered, connector_start, floor)
     return found
+
+
+def _skip_spaces(text: str, start: int) -> int:
+    while start < len(text) and text[start].isspace():
+        start += 1
+    return start
 
 
 def _skip_back(text: str, end: int, floor: int) -> int:
@@ -597,7 +629,10 @@ class ClaimCheck:
     consumed: list[tuple[int, int]] = field(default_factory=list)  # spans of the claim the check read
 
 
-def close(stated: Stated, evidence: Value) -> bool:
+def close(stated: Stated, evidence: Value, *, exact: bool = False) -> bool:
+    """Whether the stated number is the evidence's value: units converted (739 ms = 0.739 s), at the
+    precision it is written at (99% for 99.4; `exact`: not rounded), within 5% when stated as
+    approximate, a bare fraction for a percentage (0.94 for 94%)."""
     number = stated.number
     assert number is not None
     if number.dim and evidence.dim and number.dim != evidence.dim:
@@ -609,9 +644,15 @@ def close(stated: Stated, evidence: Value) -> bool:
         conversions = [evidence.factor / number.factor]
         if number.dim == "bytes":
             conversions.append(_binary(evidence.factor) / _binary(number.factor))
-    tolerance = 0.5 * 10**-number.decimals * number.scale
+    elif evidence.dim == "percent" and not number.dim and abs(claimed) <= 1:
+        conversions.append(0.01)  # "current=0.94" for 94%
+    tolerance = 0.0 if exact else 0.5 * 10**-number.decimals * number.scale
     for conversion in conversions:
         converted = actual * conversion
+        if stated.bound is not None:  # "over 90%": the value is on that side of the bound
+            if (converted >= claimed) if stated.bound == "above" else (converted <= claimed):
+                return True
+            continue
         if stated.approximate and abs(converted - claimed) <= 0.05 * max(abs(converted), abs(claimed)) + tolerance:
             return True
         if abs(converted - claimed) <= tolerance + 1e-9 * abs(claimed):
@@ -720,7 +761,15 @@ def _number(fact: Stated, values: list[tuple[int, Value]], cited: list[Cited], r
         return  # an item without numbers (a runbook's prose): the excerpt check covers it
     candidates = [(i, v) for i, v in numbers if fact.role in v.roles] if fact.role else []
     pool = candidates or numbers
-    for index, value in pool:
+    # Rounding does not make a role's value out of another role's exact one ("min=0.5" when the min is
+    # 0.45 and the max is 0.5): a value another role's field holds exactly is that field's.
+    exact = any(close(fact, value, exact=True) for _, value in candidates)
+    swapped = (
+        bool(candidates)
+        and not exact
+        and any(v.roles and (i, v) not in candidates and close(fact, v, exact=True) for i, v in numbers)
+    )
+    for index, value in pool if not swapped else []:
         if close(fact, value):
             result.facts.append(Fact(fact.text, value.path, value.shown, True, index))
             return

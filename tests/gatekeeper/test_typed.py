@@ -242,3 +242,30 @@ def test_a_range_of_times_honestly_rewritten_passes(text):
 def test_a_range_of_times_falsely_rewritten_fails(text):
     stats = {"range": "2026-03-18T09:05:00+01:00..2026-03-18T09:12:00+01:00", "total": 14}
     assert check(text, stats, "$.stats").problems
+
+
+@pytest.mark.parametrize(
+    ("text", "ok"),
+    [
+        ("HighMemoryUsage on order-service: current=0.91", True),  # a fraction for a percentage
+        ("HighMemoryUsage on order-service: current=0.85", False),
+        ("HighMemoryUsage on order-service is over 90%", True),
+        ("HighMemoryUsage on order-service is over 95%", False),
+        ("HighMemoryUsage on order-service 当前超过 90%", True),
+        ("HighMemoryUsage on order-service 当前不到 95%", True),  # 不到's 不 negates nothing
+        ("HighMemoryUsage on order-service 当前不到 90%", False),
+        ("HighMemoryUsage on order-service 当前为91%", True),  # a number right after CJK is read
+        ("HighMemoryUsage on order-service 当前为93%", False),
+        ("HighMemoryUsage on order-service: current 90%以上", True),
+        ("HighMemoryUsage on order-service 当前差不多 90%", True),
+    ],
+)
+def test_fractions_bounds_and_cjk_neighbours(text, ok):
+    assert (check(text, ALERT).problems == []) is ok
+
+
+def test_rounding_does_not_give_a_role_the_exact_value_of_another():
+    rate = {"metric": "http_401_per_s", "service": "checkout", "min": 0.45, "max": 0.5}
+    assert check("checkout min=0.45, max=0.5", rate, "$.series[0]").problems == []
+    assert check("checkout min=0.5, max=0.5", rate, "$.series[0]").problems  # the max's value as the min
+    assert check("checkout min=0.5", {"min": 0.45, "max": 0.9}, "$.series[0]").problems == []  # rounded

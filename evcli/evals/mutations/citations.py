@@ -106,12 +106,12 @@ def benign_field_cited(document, output):
         if raw_path == NO_EVIDENCE_PATH or invocation is None:
             continue
         item = typed.item_at(invocation.output, raw_path)
-        words = set(re.findall(r"[\w.%]+", (claim.get("claim_text") or "").casefold()))
+        numbers = [fact.number.value for fact in typed.stated_facts(claim.get("claim_text") or "") if fact.number]
         for value in typed.item_values(item, raw_path) if isinstance(item, dict) else []:
             field = value.path[len(raw_path) :]
             if value.kind != "number" or not field.startswith(".") or field.strip(".") in typed.TEXT_FIELDS:
                 continue
-            if {value.shown.casefold(), f"{float(value.value):g}"} & words:
+            if float(value.value) in numbers:  # the claim writes the field's value as it is recorded
                 yield Case(
                     f"{where(claim, bi)} cites {value.path} ({value.shown})",
                     with_binding(output, ci, bi, raw_path=value.path),
