@@ -105,10 +105,14 @@ class _Tables:
     directions: dict[str, str]  # phrase -> up/down
     ranks: dict[str, str]  # phrase -> most/least
     number: re.Pattern[str]
+    compound: re.Pattern[str]  # a duration written in several units
+    duration_part: re.Pattern[str]  # one number and its time unit inside it
     role_before: dict[str, _Words]  # kind -> the role words a value of that kind may follow
     role_after: _Words  # the role words a number may precede
     connectors: _Words  # words between a role word and its value ("of", "is", "为")
     role_of: dict[tuple[str, str], str]  # (kind, casefolded word) -> role
+    ranges: _Words  # "ranging from", "between", "介于": a spread of values follows
+    attribution: _Words  # "logged", "记录": the service named before it is the claim's subject
     bounds_before: _Words  # "over", "不到": a bound written before a number
     bounds_after: _Words  # "以上": a bound written after it
     bound_of: dict[str, str]  # bound word -> above | below
@@ -143,6 +147,11 @@ def tables() -> _Tables:
         r"(?<![A-Za-z0-9_.-])(?<!\d:)([-−]?)(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?(?![\d.,]\d)"
         r"(?:\s?(" + "|".join(re.escape(s) for s in suffixes) + r")(?![A-Za-z]))?(?![A-Za-z0-9_])"
     )
+    durations = sorted((unit for unit, (dim, _) in units.items() if dim == "time"), key=len, reverse=True)
+    part = r"\d+(?:\.\d+)?\s?(?:" + "|".join(map(re.escape, durations)) + r")(?![A-Za-z])"
+    # A duration in several units: 168h20m, "1 hour 30 minutes", "2 minutes and 5 seconds", "1小时30分钟".
+    compound = re.compile(rf"(?<![A-Za-z0-9_.-]){part}(?:(?:\s*,\s*|\s+and\s+|\s*)(?:{part}))+(?![A-Za-z0-9_])")
+    duration_part = re.compile(r"(\d+(?:\.\d+)?)\s?(" + "|".join(map(re.escape, durations)) + r")(?![A-Za-z])")
     role_of = {(role.kind, word.casefold()): role.name for role in roles for word in role.words}
     role_before = {kind: _Words(word for (k, word) in role_of if k == kind) for kind in {role.kind for role in roles}}
     role_after = _Words(word for (k, word) in role_of if k == "number")
@@ -162,11 +171,15 @@ def tables() -> _Tables:
         directions,
         ranks,
         number,
+        compound,
+        duration_part,
         role_before,
         role_after,
         # approximate and bound words stand between a role word and its value too ("peak of about 4s")
         _Words([*(w.casefold() for w in _words(data["connectors"])), *approximate, *bound_of]),
         role_of,
+        _Words(w.casefold() for w in _words(data["ranges"])),
+        _Words(w.casefold() for w in _words(data["attribution"])),
         _Words(w for spec in data["bounds"].values() for w in spec["before"]),
         _Words(w for spec in data["bounds"].values() for w in spec["after"]),
         bound_of,
@@ -484,7 +497,12 @@ class _Number(NamedTuple):
 
 
 def _numbers(text: str) -> Iterator[_Number]:
+    """The numbers of a text with their units, a duration in several units as one (168h20m)."""
     t = tables()
+    compounds = [number for number in map(_compound, t.compound.finditer(text)) if number is not None]
+    for compound in compounds:
+        text = text[: compound.start] + " " * (compound.end - compound.start) + text[compound.end :]
+    yield from compounds
     for match in t.number.finditer(text):
         sign, whole, fraction, suffix = match.groups()
         mantissa = float(whole.replace(",", "") + ("." + fraction if fraction else ""))
@@ -497,6 +515,18 @@ def _numbers(text: str) -> Iterator[_Number]:
         yield _Number(
             match.start(), match.end(), match.group(0), value, len(fraction or ""), scale, dim, factor, bool(sign)
         )
+
+
+def _compound(match: re.Match[str]) -> _Number | None:
+    """168h20m as 10100 minutes (the smallest unit written, at its precision); None unless each unit is
+    smaller than the one before (5 s, 10 s are two durations)."""
+    t = tables()
+    parts = [(float(number), t.units[unit][1]) for number, unit in t.duration_part.findall(match.group(0))]
+    if len(parts) < 2 or any(later >= earlier for (_, earlier), (_, later) in zip(parts, parts[1:], strict=False)):
+        return None
+    smallest = parts[-1][1]
+    value = sum(number * factor for number, factor in parts) / smallest
+    return _Number(match.start(), match.end(), match.group(0), value, 0, 1.0, "time", smallest, False)
 
 
 class Stated(NamedTuple):
@@ -563,7 +593,25 @@ def stated_facts(claim_text: str) -> list[Stated]:
                 "number", number.text, start, end, number.value, role, approximate_at is not None, past, number, bound
             )
         )
-    return sorted(facts, key=lambda fact: fact.start)
+    return _spread_roles(lowered, sorted(facts, key=lambda fact: fact.start))
+
+
+_SPREAD_JOIN = re.compile(r"\s*(?:to|and|-|–|~|至|到|和|与)\s*")
+
+
+def _spread_roles(lowered: str, facts: list[Stated]) -> list[Stated]:
+    """Two numbers after a spread word ("ranging from 0.06 to 6.05", "between 2 and 5") are the minimum
+    and the maximum, when no role word names them otherwise."""
+    t = tables()
+    numbers = [index for index, fact in enumerate(facts) if fact.kind == "number"]
+    for first, second in zip(numbers, numbers[1:], strict=False):
+        low, high = facts[first], facts[second]
+        if low.role or high.role or not _SPREAD_JOIN.fullmatch(lowered, low.end, high.start):
+            continue
+        if t.ranges.ending(lowered, _skip_back(lowered, low.start, 0)) is None:
+            continue
+        facts[first], facts[second] = low._replace(role="min"), high._replace(role="max")
+    return facts
 
 
 def _role_before(lowered: str, start: int, kind: str) -> str | None:
@@ -875,14 +923,19 @@ def _service_pattern(services: tuple[str, ...]) -> re.Pattern[str]:
 def _check_subject(
     claim_text: str, values: list[tuple[int, Value]], services: Iterable[str], result: ClaimCheck
 ) -> None:
-    """The first service the claim names is the service of one of its cited items."""
+    """The service the claim speaks of is the service of one of its cited items: the one it names before
+    an attribution word ("shop-api logged …", the line it quotes may name others first), else the first
+    one it names."""
     subjects = {v.value for _, v in values if v.kind == "subject"}
     if not subjects:
         return
-    named = _service_pattern(tuple(services)).search(plain(claim_text).casefold())
-    if named is None:
+    lowered = plain(claim_text).casefold()
+    named = list(_service_pattern(tuple(services)).finditer(lowered))
+    if not named:
         return
-    first = named.group(1)
+    attribution = tables().attribution
+    attributed = [m for m in named if attribution.starting(lowered, _skip_spaces(lowered, m.end())) is not None]
+    first = (attributed or named)[0].group(1)
     if first in subjects:
         index, value = next((i, v) for i, v in values if v.kind == "subject" and v.value == first)
         result.facts.append(Fact(first, value.path, value.shown, True, index))

@@ -269,3 +269,47 @@ def test_rounding_does_not_give_a_role_the_exact_value_of_another():
     assert check("checkout min=0.45, max=0.5", rate, "$.series[0]").problems == []
     assert check("checkout min=0.5, max=0.5", rate, "$.series[0]").problems  # the max's value as the min
     assert check("checkout min=0.5", {"min": 0.45, "max": 0.9}, "$.series[0]").problems == []  # rounded
+
+
+@pytest.mark.parametrize(
+    ("text", "ok"),
+    [
+        ("checkout p99 latency ranging from 0.052 s to 0.739 s", True),  # a spread, not a change
+        ("checkout p99 latency between 52 ms and 739 ms", True),
+        ("checkout p99 latency ranging from 0.739 s to 0.052 s", False),  # min and max swapped
+        ("checkout p99 latency went from 0.739 s to 0.061 s", True),  # a change: the way the data went
+    ],
+)
+def test_a_spread_of_values_is_min_and_max(text, ok):
+    assert (check(text, SERIES, "$.series[0]").problems == []) is ok
+
+
+@pytest.mark.parametrize(
+    ("text", "ok"),
+    [
+        ("the certificate expires in 168 hours 20 minutes", True),
+        ("the certificate expires in 10100 minutes", True),
+        ("the certificate expires in 168小时20分钟", True),
+        ("the certificate expires in 168 hours 30 minutes", False),
+        ("the certificate expires in 168 hours", True),  # at the precision written
+    ],
+)
+def test_a_duration_in_several_units_is_one_duration(text, ok):
+    certificate = {"service": "edge", "expires_in": "168h20m"}
+    assert (check(text, certificate).problems == []) is ok
+
+
+def test_the_service_before_an_attribution_word_is_the_subject_not_one_its_line_names():
+    line = {"service": "order-service", "level": "WARN", "message": "call to payment-service timed out after 30000ms"}
+    quoted = "call to payment-service timed out after 30000ms (order-service logged WARN)"
+    assert check(quoted, line, "$.logs[0]").problems == []
+    assert check("payment-service timed out after 30000ms", line, "$.logs[0]").problems  # the upstream as subject
+    assert check("payment-service logged: call to payment-service timed out", line, "$.logs[0]").problems
+
+
+def test_a_change_keeps_its_baseline_and_spread_apart_from_its_value():
+    change = {"service": "checkout", "baseline": 0.48, "spread": 0.02965, "value": 3.4, "peak": 3.4, "unit": "s"}
+    honest = "checkout p99 at 3.4s against a baseline median of 0.48s (spread 0.02965s)"
+    assert check(honest, change, "$.changes[0]").problems == []
+    assert check(honest.replace("median of 0.48s", "median of 3.4s"), change, "$.changes[0]").problems
+    assert check(honest.replace("spread 0.02965s", "spread 0.48s"), change, "$.changes[0]").problems
