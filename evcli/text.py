@@ -38,8 +38,9 @@ __all__ = [
 _UNIFY_PUNCTUATION = str.maketrans(
     "\u201c\u201d\u201e\u201f\u2033\u00ab\u00bb"  # “ ” „ ‟ ″ « »
     "\u2018\u2019\u201a\u201b\u2032"  # ‘ ’ ‚ ‛ ′
-    "\u2010\u2011\u2012\u2013\u2014\u2015\u2212",  # ‐ ‑ ‒ – — ― −
-    '"""""""\'\'\'\'\'-------',
+    "\u2010\u2011\u2012\u2013\u2014\u2015\u2212"  # ‐ ‑ ‒ – — ― −
+    "\u2039\u203a",  # ‹ › : how a model is shown < and > (evcli/tools/view.py), so a verbatim copy matches
+    '"""""""\'\'\'\'\'-------<>',
 )
 _SPACE_BEFORE_PERCENT = re.compile(r"(?<=\d) %")
 _SEPARATORS = "=,;:"

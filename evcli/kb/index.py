@@ -475,9 +475,14 @@ class KnowledgeIndex:
             if not scores:
                 return []
             hinted = self._hinted_chunks(query, terms, alertname, service)
-            # Ties go to the earlier chunk: documents are indexed in path order, sections in file order.
+            # Ties go to the earlier section by document path and place in the file, never by row id (a
+            # re-indexed document gets new ids), and scores are compared rounded (float noise reorders
+            # nothing): the same query on the same runbooks returns the same blocks in the same order.
+            place = self._chunk_places(list(scores))
             top = heapq.nsmallest(
-                limit, scores, key=lambda chunk_id: (chunk_id not in hinted, -scores[chunk_id], chunk_id)
+                limit,
+                scores,
+                key=lambda chunk_id: (chunk_id not in hinted, -round(scores[chunk_id], 6), place[chunk_id]),
             )
             rows = self._chunk_rows(top)
         best = max(scores.values())
@@ -545,6 +550,20 @@ class KnowledgeIndex:
         params = [part for pair in wanted for part in pair]
         sql = f"SELECT c.id FROM kb_chunk c WHERE c.doc_id IN (SELECT h.doc_id FROM kb_hint h WHERE {clause})"
         return {chunk_id for (chunk_id,) in self.conn.execute(sql, params)}
+
+    def _chunk_places(self, chunk_ids: list[int]) -> dict[int, tuple[str, str, int]]:
+        """(directory, document path, section number) of each chunk."""
+        places: dict[int, tuple[str, str, int]] = {}
+        for start in range(0, len(chunk_ids), 500):  # SQLite's bound-parameter limit
+            batch = chunk_ids[start : start + 500]
+            marks = ", ".join("?" for _ in batch)
+            for chunk_id, directory, path, seq in self.conn.execute(
+                "SELECT c.id, d.directory, d.path, c.seq"
+                f" FROM kb_chunk c JOIN kb_doc d ON d.id = c.doc_id WHERE c.id IN ({marks})",
+                batch,
+            ):
+                places[chunk_id] = (directory, path, seq)
+        return places
 
     def _chunk_rows(self, chunk_ids: list[int]) -> dict[int, dict[str, Any]]:
         marks = ", ".join("?" for _ in chunk_ids)

@@ -509,3 +509,15 @@ def test_a_field_the_item_does_not_hold_is_rejected_naming_it(rules, raw_path, m
     result = _gate(_count_claim("37 failed SSH logins", raw_path, "37 matching lines"), rules, SSH)
     _assert_fails(result, "binding.raw_path_exists", "reject")
     assert f"invocation 1's $.stats has no field {missing}" in result.errors[0].message
+
+
+def test_an_excerpt_copied_from_what_the_model_is_shown_passes(rules):
+    # the model view writes < and > as ‹ and › (so log text cannot close its block): a pattern's <*>
+    # copied verbatim from it is the ref's text
+    from evcli.tools.view import model_view
+
+    shown = next(line for line in model_view(SSH[0]).splitlines() if line.startswith("$.patterns[0]: "))
+    excerpt = shown.removeprefix("$.patterns[0]: ").split(" — ")[0]
+    assert "‹*›" in excerpt
+    result = _gate(_count_claim("14 failed logins share one pattern", "$.patterns[0]", excerpt), rules, SSH)
+    assert result.status == "pass", [e.message for e in result.errors]

@@ -554,3 +554,19 @@ def test_corrupt_index_file_is_a_store_error(tmp_path):
 
 def test_default_path_is_next_to_the_trace_store(evcli_home):
     assert default_index_path() == evcli_home / "kb.db"
+
+
+def test_tied_blocks_keep_their_order_when_a_document_is_indexed_again(tmp_path):
+    # b.md's section ties a.md's; editing a.md gives its sections new row ids: the order must not follow them
+    root = tmp_path / "env"
+    (root / "runbooks").mkdir(parents=True)
+    same = "## Checks\n\nRestart the payment gateway pod and watch its queue depth.\n"
+    (root / "runbooks" / "a.md").write_text("# A\n\n" + same, encoding="utf-8")
+    (root / "runbooks" / "b.md").write_text("# B\n\n" + same, encoding="utf-8")
+    index = KnowledgeIndex(tmp_path / "kb.db")
+    index.index_dir(root)
+    before = [block.doc for block in index.search("payment gateway queue depth", limit=5, directory=root)]
+    (root / "runbooks" / "a.md").write_text("# A\n\n" + same + "\n## Notes\n\nNothing else.\n", encoding="utf-8")
+    index.index_dir(root)
+    after = [block.doc for block in index.search("payment gateway queue depth", limit=5, directory=root)]
+    assert before[:2] == after[:2] == ["runbooks/a.md", "runbooks/b.md"]
