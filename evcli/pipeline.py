@@ -378,6 +378,7 @@ class Pipeline:
                 progress=self.progress,
                 record=lambda result, violations: record(result, {"postguard": violations}),
                 statement=scope_statement(language, gate_result),
+                is_entity=_session_entity(document),
             )
             if answer is None:
                 answer, fallback = composer_fallback_answer(language, verdict, claims, missing, actions), "composer"
@@ -641,3 +642,14 @@ def _prompt_audit() -> dict[str, Any]:
     from evcli.agents.prompts import load_prompt
 
     return {"version": "prompts-v1", "prompts": [load_prompt(role).audit() for role in ROLES]}
+
+
+def _session_entity(document: SessionDocument) -> Callable[[str], bool]:
+    """Whether a (normalized) hyphenated word names something of the session: one of its environment's
+    services, or a word its evidence writes."""
+    from evcli.gatekeeper.checks import session_entity_finder
+    from evcli.gatekeeper.excerpt import normalize
+
+    services = {normalize(service) for service in document.run.config.environment.services}
+    occurs = session_entity_finder({invocation.invocation_id: invocation for invocation in document.invocations})
+    return lambda word: word in services or occurs(word)

@@ -107,6 +107,7 @@ def compose_guarded(
     record: Record,
     progress: Callable[[str], None],
     statement: Sequence[str] = (),
+    is_entity: Callable[[str], bool] = lambda _: True,
 ) -> dict[str, Any] | None:
     """The first answer the post-guard lets through, with `statement` (the scope lines)
     appended after the guard, or None (the caller falls back)."""
@@ -116,7 +117,9 @@ def compose_guarded(
         result = run_composer(engine, payload, steps)
         violations: list[str] = []
         if result.ok and result.output is not None:
-            violations = check_answer(result.output, material=material, citations=citations, phrases=phrases)
+            violations = check_answer(
+                result.output, material=material, citations=citations, phrases=phrases, is_entity=is_entity
+            )
             if not violations:
                 answer = with_statement(result.output, statement)
                 record(replace(result, output=answer) if statement else result, [])

@@ -9,7 +9,7 @@ TABLE, rm -rf, …; evcli.agents.actions) only on a line flagged for human revie
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from evcli.agents.actions import REVIEW_LABEL, unflagged
@@ -19,6 +19,7 @@ from evcli.gatekeeper.excerpt import normalize
 _CITATION = re.compile(r"(?<!\w)\[(\d+)\]")
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,:]\d+)*")
 # identifiers: tokens with an inner - _ . : / between alphanumerics, or letters and digits mixed
+_HYPHENATED_WORD = re.compile(r"[A-Za-z]+(?:-[A-Za-z]+)+")  # letters only: prose unless the session names it
 _IDENTIFIER = re.compile(r"[A-Za-z0-9]+(?:[-_.:/][A-Za-z0-9]+)+|[A-Za-z]+\d[A-Za-z0-9]*")
 
 
@@ -61,9 +62,16 @@ def _quoted(text: str, start: int, end: int, corpus: str) -> bool:
 
 
 def check_answer(
-    output: dict[str, Any], *, material: Iterable[str], citations: set[int], phrases: Iterable[str]
+    output: dict[str, Any],
+    *,
+    material: Iterable[str],
+    citations: set[int],
+    phrases: Iterable[str],
+    is_entity: Callable[[str], bool] = lambda _: True,
 ) -> list[str]:
-    """Every violation, as a short reason; empty when the answer may be shown."""
+    """Every violation, as a short reason; empty when the answer may be shown. `is_entity`: whether a
+    hyphenated word (order-service, re-creating) names something of the session — a service, a word of
+    its evidence; one that does not is prose ("re-creating the pod") and need not be in the material."""
     text = _answer_text(output)
     normalized_text = normalize(text)
     corpus = normalize("\n".join(material))
@@ -75,8 +83,10 @@ def check_answer(
 
     without_citations = _CITATION.sub(" ", text)
     for identifier in sorted(set(_IDENTIFIER.findall(without_citations))):
-        if normalize(identifier) not in corpus:
-            violations.append(f"entity {identifier!r} is not in the allowed material")
+        name = normalize(identifier)
+        if name in corpus or (_HYPHENATED_WORD.fullmatch(identifier) and not is_entity(name)):
+            continue
+        violations.append(f"entity {identifier!r} is not in the allowed material")
     for number in sorted(set(_NUMBER.findall(_IDENTIFIER.sub(" ", without_citations)))):
         if number not in corpus:
             violations.append(f"number {number} is not in the allowed material")

@@ -58,3 +58,17 @@ def test_bracketed_numbers_quoted_from_evidence_are_not_citations():
     assert check_answer(_answer("see [7]"), material=material, citations={1}, phrases=PHRASES) == [
         "citation [7] is not an allowed claim"
     ]
+
+
+def test_a_hyphenated_word_the_session_does_not_name_is_prose():
+    session = {"payment-service", "inventory-service", "order-service"}
+    answer = _answer("Consider re-creating the payment-service pod; a follow-up check is read-only [1].")
+    assert (
+        check_answer(answer, material=MATERIAL, citations={1, 2}, phrases=PHRASES, is_entity=session.__contains__) == []
+    )
+    named = _answer("order-service is affected [1].")  # a service of the session, absent from the material
+    assert check_answer(
+        named, material=MATERIAL, citations={1, 2}, phrases=PHRASES, is_entity=session.__contains__
+    ) == ["entity 'order-service' is not in the allowed material"]
+    tagged = _answer("Restart redis-cluster-02 [1].")  # digits: an identifier whatever the session says
+    assert check_answer(tagged, material=MATERIAL, citations={1, 2}, phrases=PHRASES, is_entity=session.__contains__)
