@@ -178,9 +178,15 @@ def precise(params: dict[str, Any]) -> bool:
 
 
 def wider(old: dict[str, Any], new: dict[str, Any]) -> str | None:
+    """Why `new` finds lines `old` would not, or None. Keywords match as substrings (a number as a whole
+    number), so a keyword that contains an old one is narrower: "HikariPool-1" after "HikariPool"."""
     old_keywords = set(old.get("query", "").lower().split())
     new_keywords = set(new.get("query", "").lower().split())
-    if old_keywords and not new_keywords >= old_keywords:
+    kept = all(
+        keyword in new_keywords or (not keyword.isdigit() and any(keyword in word for word in new_keywords))
+        for keyword in old_keywords
+    )
+    if old_keywords and not kept:
         return f"it loosens the keywords ({old.get('query')!r} → {new.get('query') or '(none)'!r})"
     if old.get("level") and LEVELS.index(new.get("level") or "TRACE") < LEVELS.index(old["level"]):
         return f"it lowers or drops the level filter ({old['level']} → {new.get('level') or 'any'})"

@@ -202,6 +202,7 @@ WIDER = {
     "service changed": ({**PRECISE, "service": "order-service"}, "drops or changes the service"),
     "fewer keywords": ({**PRECISE, "query": "HikariCP"}, "loosens the keywords"),
     "no keywords": ({**PRECISE, "query": ""}, "loosens the keywords"),
+    "a keyword inside another": ({**PRECISE, "query": "Hikari timeout"}, "loosens the keywords"),
     "longer window": ({**PRECISE, "window": "2h"}, "widens the time range (window=30m → window=2h)"),
     "earlier since": ({**PRECISE, "window": None, "since": "-2h"}, "widens the time range (window=30m → since=-2h)"),
     "default range": ({**PRECISE, "window": None}, "widens the time range (window=30m → the default range)"),
@@ -211,6 +212,7 @@ WIDER = {
 
 NARROWER = {
     "more keywords": {**PRECISE, "query": "HikariCP timeout pool"},
+    "a more specific keyword": {**PRECISE, "query": "HikariCP-1 timeout"},  # lines with it hold HikariCP too
     "shorter window": {**PRECISE, "window": "10m"},
     "later since": {**PRECISE, "window": None, "since": "-10m"},
     "fewer lines": {**PRECISE, "limit": 5},
