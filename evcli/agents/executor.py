@@ -38,6 +38,11 @@ def tool_schemas() -> tuple[dict[str, Any], ...]:
 def _schema(spec: ToolSpec) -> dict[str, Any]:
     parameters = spec.params.model_json_schema()
     parameters.pop("title", None)
+    for name, schema in parameters.get("properties", {}).items():
+        schema.pop("title", None)  # the name says as much; the description says what it takes
+        described = spec.parameter_help(name)
+        if described:
+            schema["description"] = described
     return {
         "type": "function",
         "function": {"name": spec.name, "description": spec.description, "parameters": parameters},

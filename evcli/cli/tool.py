@@ -47,18 +47,6 @@ _SHARED: tuple[tuple[str, Any, Any], ...] = (
     ("json_output", JsonOption, False),
     ("db", DbOption, None),
 )
-# Help for a parameter field every tool explains the same way (a tool's `option_help` comes first).
-_FIELD_HELP = {
-    "service": "A service of the environment, or one of its aliases (default: every service).",
-    "alertname": "Only alerts of this name, e.g. HighCPUUsage.",
-    "window": "Relative window ending at the environment's clock: 30m, 2h, 1d (not with --since/--until).",
-    "since": (
-        "Start of the range: ISO 8601 (2023-01-29T10:03:00+08:00), a date and time (2023-01-29 10:03), a time of "
-        "day (10:03) or a relative time (-2h); without a zone in the environment's timezone. Default: the whole "
-        "snapshot (live: the last hour)."
-    ),
-    "until": "End of the range, in the same forms as --since (default: the end of the snapshot, or now).",
-}
 
 
 class _ToolCommands(TyperGroup):
@@ -104,7 +92,7 @@ def _command(spec: ToolSpec) -> click.Command:
 
 def _field_parameter(spec: ToolSpec, name: str, field: Any) -> inspect.Parameter:
     """`--name` for one field of the tool's parameter model; pydantic validates the value, the option only carries it."""
-    help_text = spec.option_help.get(name) or _FIELD_HELP.get(name)
+    help_text = spec.parameter_help(name)
     option = typer.Option(f"--{name.replace('_', '-')}", help=help_text)
     default = inspect.Parameter.empty if field.is_required() else field.default
     annotation = Annotated[_option_type(field.annotation), option]  # type: ignore[valid-type]

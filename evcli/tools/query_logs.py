@@ -250,7 +250,10 @@ SPEC = registry.register(
         wider=wider,
         option_help={
             "service": "Service whose logs to search (default: every service's logs).",
-            "query": 'Keywords that must all occur: "HikariPool timeout" (a number alone matches whole numbers).',
+            "query": (
+                'Keywords that must all occur in a line, each as a substring, case-insensitive: "HikariPool timeout" '
+                "(no phrase search: the words are ANDed; a number alone matches whole numbers, 500 not 1500)."
+            ),
             "level": "Minimum level: DEBUG, INFO, WARN, ERROR, FATAL (lines without a level are kept).",
             "level_strict": "With --level: drop lines that have no level.",
             "limit": "Newest N matching lines (1-500).",

@@ -76,8 +76,13 @@ class ToolSpec:
     # The backend capabilities (evcli.backends.registry.Capability values) whose data it reads: `gate --against`
     # asks whether a live backend named by a session can have served a call; () means any backend may have.
     reads: tuple[str, ...] = ()
-    # `evcli tool NAME --<field>` help per parameter field (the window syntax is explained for every tool).
+    # Help per parameter field, shown as `evcli tool NAME --<field>` help and in the model's tool schema
+    # (fields every tool explains the same way: FIELD_HELP).
     option_help: dict[str, str] = field(default_factory=dict)
+
+    def parameter_help(self, name: str) -> str | None:
+        """What parameter `name` takes, with an example: this tool's own text, else the shared one."""
+        return self.option_help.get(name) or FIELD_HELP.get(name)
 
     @property
     def array_names(self) -> tuple[str, ...]:
@@ -89,6 +94,19 @@ class ToolSpec:
         """The single items of the output (`$.<name>` refs)."""
         return tuple(array.name for array in self.arrays if array.single)
 
+
+# Help for a parameter field every tool explains the same way (a tool's `option_help` comes first).
+FIELD_HELP = {
+    "service": "A service of the environment, or one of its aliases (default: every service).",
+    "alertname": "Only alerts of this name, e.g. HighCPUUsage.",
+    "window": "Relative window ending at the environment's clock: 30m, 2h, 1d (not with since/until).",
+    "since": (
+        "Start of the range: ISO 8601 (2023-01-29T10:03:00+08:00), a date and time (2023-01-29 10:03), a time of "
+        "day (10:03) or a relative time (-2h); without a zone in the environment's timezone. Default: the whole "
+        "snapshot (live: the last hour)."
+    ),
+    "until": "End of the range, in the same forms as since (default: the end of the snapshot, or now).",
+}
 
 _SPECS: dict[str, ToolSpec] = {}
 _loaded: list[bool] = []

@@ -445,3 +445,19 @@ def test_a_200_body_that_is_not_json_is_a_server_error_asked_again(serve):
 
     assert json.loads(reply.text) == PLAN
     assert len(server.requests) == 2
+
+
+def test_every_tool_parameter_is_described_to_the_model():
+    # the model is told what each parameter takes (with an example), from the same text `evcli tool --help` shows
+    from evcli.agents.executor import tool_schemas
+    from evcli.tools import registry
+
+    for schema in tool_schemas():
+        function = schema["function"]
+        spec = registry.get(function["name"])
+        for name, parameter in function["parameters"]["properties"].items():
+            assert parameter.get("description") == spec.parameter_help(name), (function["name"], name)
+            assert parameter["description"], (function["name"], name)
+    query = next(s for s in tool_schemas() if s["function"]["name"] == "query_logs")["function"]["parameters"]
+    assert "ANDed" in query["properties"]["query"]["description"]
+    assert "30m, 2h" in query["properties"]["window"]["description"]
