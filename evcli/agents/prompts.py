@@ -1,7 +1,8 @@
 """Prompt files (`prompts/*.md`): a version in front matter, the text below it.
 
-Lists of tools and raw_path forms are not written in the files: `{{tool_names}}`
-and `{{raw_paths}}` are filled from the tool registry when a prompt is loaded.
+Lists of tools, raw_path forms and Gatekeeper rules are not written in the files:
+`{{tool_names}}` and `{{raw_paths}}` are filled from the tool registry, `{{gate_rules}}` from
+rules.toml, when a prompt is loaded.
 """
 
 from __future__ import annotations
@@ -32,7 +33,20 @@ def _tool_text() -> dict[str, str]:
     return {
         "{{tool_names}}": ", ".join(registry.names()),
         "{{raw_paths}}": f"{', '.join(paths)} or `{NO_EVIDENCE_PATH}`",
+        "{{gate_rules}}": _gate_rules(),
     }
+
+
+@cache
+def _gate_rules() -> str:
+    """`{{gate_rules}}`: every enabled rule of the shipped rules.toml with its severity, so the prompt says
+    what the Gatekeeper checks and cannot drift from it."""
+    from evcli.gatekeeper.rules import load_rules
+
+    rules = load_rules()
+    return "\n".join(
+        f"- {rule.id} ({rule.default_severity}): {rule.description}" for rule in rules.rules.values() if rule.enabled
+    )
 
 
 @cache

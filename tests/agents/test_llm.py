@@ -461,3 +461,13 @@ def test_every_tool_parameter_is_described_to_the_model():
     query = next(s for s in tool_schemas() if s["function"]["name"] == "query_logs")["function"]["parameters"]
     assert "ANDed" in query["properties"]["query"]["description"]
     assert "30m, 2h" in query["properties"]["window"]["description"]
+
+
+def test_the_executor_prompt_states_every_enabled_gate_rule():
+    from evcli.agents.prompts import load_prompt
+    from evcli.gatekeeper.rules import load_rules
+
+    text = load_prompt("executor").text
+    assert "{{" not in text
+    for rule in load_rules().rules.values():
+        assert (f"- {rule.id} ({rule.default_severity}): {rule.description}" in text) is rule.enabled

@@ -265,7 +265,7 @@ def test_all_four_roles_over_http_pass(server, store):
     versions = {p["name"]: p["version"] for p in session.run.prompt_audit["prompts"]}
     assert versions == {
         "planner": "planner-v1",
-        "executor": "executor-v4",
+        "executor": "executor-v5",
         "verifier": "verifier-v3",
         "composer": "composer-v1",
     }
