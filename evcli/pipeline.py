@@ -38,6 +38,7 @@ from evcli.contracts import (
     Severity,
     StageOutput,
     StoredStage,
+    ToolInvocation,
     Verdict,
 )
 from evcli.errors import BadInput, EvcliError
@@ -316,12 +317,21 @@ class Pipeline:
             return
         gate_result = latest_gate(document, 1)
         kept = directly_supported(verified_claims(execute.output, gate_result), output) if gate_result else []
+        flagged = {gap.get("claim_id") for gap in gaps}
         retry_context = {
             "verified_claims": [claim.model_dump(mode="json") for claim in kept],
             "gaps": gaps,
+            # the claims the Verifier could not confirm, with the bindings they had: repair or drop them
+            "flagged_claims": [
+                claim
+                for claim in (execute.output or {}).get("claims") or []
+                if isinstance(claim, dict) and claim.get("claim_id") in flagged
+            ],
             "completed_queries": [
                 {"tool_name": i.tool_name, "input_params": i.input_params} for i in document.invocations
             ],
+            # what those queries returned, as the model was shown it: citable again by invocation id
+            "evidence": [_shown(invocation) for invocation in document.invocations],
         }
         self.progress(f"evidence retry for {len(gaps)} critical gap(s)")
         self.execute(session_id, round=2, retry_context=retry_context)
@@ -653,3 +663,14 @@ def _session_entity(document: SessionDocument) -> Callable[[str], bool]:
     services = {normalize(service) for service in document.run.config.environment.services}
     occurs = session_entity_finder({invocation.invocation_id: invocation for invocation in document.invocations})
     return lambda word: word in services or occurs(word)
+
+
+RETRY_EVIDENCE_CHARS = 6000  # of one earlier invocation's evidence shown again on an evidence retry
+
+
+def _shown(invocation: ToolInvocation) -> str:
+    """An earlier invocation as the model was shown it, cut to RETRY_EVIDENCE_CHARS."""
+    from evcli.tools.view import model_view
+
+    text = model_view(invocation)
+    return text if len(text) <= RETRY_EVIDENCE_CHARS else text[:RETRY_EVIDENCE_CHARS] + "\n… (cut)\n</evidence>"

@@ -265,7 +265,7 @@ def test_all_four_roles_over_http_pass(server, store):
     versions = {p["name"]: p["version"] for p in session.run.prompt_audit["prompts"]}
     assert versions == {
         "planner": "planner-v1",
-        "executor": "executor-v5",
+        "executor": "executor-v6",
         "verifier": "verifier-v3",
         "composer": "composer-v1",
     }
@@ -634,6 +634,11 @@ def test_low_confid_with_a_critical_gap_gets_one_evidence_retry(server, store, m
             "input_params": {"service": "payment-service", "alertname": "HighCPUUsage"},  # no default window (issue 9)
         }
     ]
+    # the retry carries the flagged claim with its bindings and what the earlier call returned, citable again
+    assert [c["claim_id"] for c in retry["flagged_claims"]] == ["claim-2"]
+    assert retry["flagged_claims"][0]["evidence_bindings"]
+    (shown,) = retry["evidence"]
+    assert shown.startswith('<evidence invocation="1" tool="query_metrics"') and "HighCPUUsage" in shown
     assert len(server.requests_for("verifier")) == 2  # one per round, no third
 
     session = store.load(result.session_id)
