@@ -112,10 +112,13 @@ def compose_guarded(
     """The first answer the post-guard lets through, with `statement` (the scope lines)
     appended after the guard, or None (the caller falls back)."""
     citations = {claim.citation for claim in claims}
+    violations: list[str] = []
     for attempt in range(1, ATTEMPTS + 1):
         progress("composer …" if attempt == 1 else "composer retry …")
-        result = run_composer(engine, payload, steps)
-        violations: list[str] = []
+        # a retry says why the last answer was refused, so the model can write one the guard lets through
+        asked = {**payload, "retry_reason": violations} if violations else payload
+        result = run_composer(engine, asked, steps)
+        violations = []
         if result.ok and result.output is not None:
             violations = check_answer(
                 result.output, material=material, citations=citations, phrases=phrases, is_entity=is_entity

@@ -267,7 +267,7 @@ def test_all_four_roles_over_http_pass(server, store):
         "planner": "planner-v1",
         "executor": "executor-v6",
         "verifier": "verifier-v3",
-        "composer": "composer-v1",
+        "composer": "composer-v2",
     }
     assert KEY not in json.dumps(session.model_dump(mode="json"))
 
@@ -393,9 +393,10 @@ def test_an_overstating_composer_is_retried_once_then_falls_back(model, server, 
 
     result = pipeline_for(server, store).ask(HIKARI_QUESTION)
 
-    assert len(server.requests_for("composer")) == 2  # one retry, with the identical input
+    assert len(server.requests_for("composer")) == 2  # one retry, told why the first answer was refused
     composer_inputs = [payload_of(body) for body in server.requests_for("composer")]
-    assert composer_inputs[0] == composer_inputs[1]
+    assert composer_inputs[1].pop("retry_reason") == ["overstatement: 'does not exist'"]
+    assert "retry_reason" not in composer_inputs[0] and composer_inputs[0] == composer_inputs[1]
     assert composer_inputs[0]["allowed_claims"][0]["no_evidence"] is True
     assert result.fallback == "composer"
     text = result.answer.user_facing_answer
