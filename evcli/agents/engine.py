@@ -44,6 +44,8 @@ class Turn:
     call: ToolCall
     view: str  # evcli.tools.view.model_view(...) or the refusal / error message
     invocation: ToolInvocation | None = None  # None when the call was refused before running
+    reply: int = 0  # which model reply asked for it: calls of one reply go back as one assistant message
+    text: str = ""  # what the model wrote in that reply besides its calls (on the reply's first call)
 
 
 @dataclass(frozen=True)

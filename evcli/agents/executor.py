@@ -80,7 +80,10 @@ def run_executor(
                 return StageResult(
                     INVALID_OUTPUT, raw_text=reply.text, error=f"still calling tools after {max_steps} steps"
                 )
-            transcript.extend(run_call(call) for call in reply.tool_calls)
+            transcript.extend(
+                replace(run_call(call), reply=step, text=reply.text if index == 0 else "")
+                for index, call in enumerate(reply.tool_calls)
+            )
     raise AssertionError("unreachable: the last step always returns")
 
 

@@ -21,10 +21,11 @@ import os
 import re
 import socket
 import time
+from collections.abc import Sequence
 from functools import cache
 from typing import Any
 
-from evcli.agents.engine import EngineError, EngineReply, RoleRequest, ToolCall, Usage
+from evcli.agents.engine import EngineError, EngineReply, RoleRequest, ToolCall, Turn, Usage
 from evcli.agents.preflight import INSTALL_HINT
 
 # Placeholder key for an OpenAI-compatible server given by api_base when no key is set:
@@ -260,26 +261,39 @@ def build_messages(request: RoleRequest) -> list[dict[str, Any]]:
         {"role": "user", "content": f"{_INPUT_INTRO}\n{payload}"},
     ]
     seen_ids: set[str] = set()
-    for index, turn in enumerate(request.transcript, start=1):
-        call_id = turn.call.id or f"call_{index}"
-        if call_id in seen_ids:  # some servers reuse ids; the pairing below needs unique ones
-            call_id = f"{call_id}_{index}"
-        seen_ids.add(call_id)
-        arguments = json.dumps(turn.call.arguments, ensure_ascii=False, default=str)
-        messages.append(
-            {
-                "role": "assistant",
-                "content": None,
-                "tool_calls": [
-                    {"id": call_id, "type": "function", "function": {"name": turn.call.name, "arguments": arguments}}
-                ],
-            }
-        )
-        messages.append({"role": "tool", "tool_call_id": call_id, "content": turn.view})
+    index = 0
+    for batch in _replies(request.transcript):
+        # the calls one reply asked for go back as that reply: one assistant message with its text and
+        # every call, then one tool message per call
+        calls, results = [], []
+        for turn in batch:
+            index += 1
+            call_id = turn.call.id or f"call_{index}"
+            if call_id in seen_ids:  # some servers reuse ids; the pairing below needs unique ones
+                call_id = f"{call_id}_{index}"
+            seen_ids.add(call_id)
+            arguments = json.dumps(turn.call.arguments, ensure_ascii=False, default=str)
+            calls.append(
+                {"id": call_id, "type": "function", "function": {"name": turn.call.name, "arguments": arguments}}
+            )
+            results.append({"role": "tool", "tool_call_id": call_id, "content": turn.view})
+        messages.append({"role": "assistant", "content": batch[0].text or None, "tool_calls": calls})
+        messages += results
     if request.repair is not None:
         messages.append({"role": "assistant", "content": request.repair.reply})
         messages.append({"role": "user", "content": _REPAIR.format(problem=request.repair.problem)})
     return messages
+
+
+def _replies(transcript: Sequence[Turn]) -> list[list[Turn]]:
+    """The transcript's turns grouped by the reply that asked for them (reply 0: each turn on its own)."""
+    grouped: list[list[Turn]] = []
+    for turn in transcript:
+        if grouped and turn.reply and grouped[-1][-1].reply == turn.reply:
+            grouped[-1].append(turn)
+        else:
+            grouped.append([turn])
+    return grouped
 
 
 def parse_reply(response: Any) -> EngineReply:

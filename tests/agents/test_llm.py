@@ -471,3 +471,25 @@ def test_the_executor_prompt_states_every_enabled_gate_rule():
     assert "{{" not in text
     for rule in load_rules().rules.values():
         assert (f"- {rule.id} ({rule.default_severity}): {rule.description}" in text) is rule.enabled
+
+
+def test_calls_of_one_reply_go_back_as_one_assistant_message_with_its_text(serve):
+    # a model asking for two calls at once (and saying why) sees that reply as it wrote it, then both results
+    first = Turn(
+        call=ToolCall(id="call_a", name="query_metrics", arguments={"service": "payment-service"}),
+        view="<evidence a/>",
+        reply=1,
+        text="Checking metrics and logs together.",
+    )
+    second = Turn(call=ToolCall(id="call_b", name="query_logs", arguments={}), view="<evidence b/>", reply=1)
+    third = Turn(call=ToolCall(id="call_c", name="lookup_knowledge", arguments={"query": "cpu"}), view="<c/>", reply=2)
+    server = serve([answer("{}")])
+
+    engine_for(server).complete(executor_request([first, second, third]))
+
+    messages = server.requests[0]["messages"][2:]
+    assert [m["role"] for m in messages] == ["assistant", "tool", "tool", "assistant", "tool"]
+    assert messages[0]["content"] == "Checking metrics and logs together."
+    assert [c["id"] for c in messages[0]["tool_calls"]] == ["call_a", "call_b"]
+    assert [m["tool_call_id"] for m in messages[1:3]] == ["call_a", "call_b"]
+    assert not messages[3].get("content") and [c["id"] for c in messages[3]["tool_calls"]] == ["call_c"]
