@@ -22,10 +22,11 @@ from evcli.agents.calls import (
     StageResult,
     StepCounter,
 )
-from evcli.agents.engine import Engine, ToolCall, Turn
+from evcli.agents.engine import CHECK_CLAIMS, Engine, ToolCall, Turn
 from evcli.agents.projection import AllowedClaim
 from evcli.agents.roles import Models, build_engines
 from evcli.contracts import (
+    ANSWER_VERSION,
     ROLES,
     AgentStep,
     GateResult,
@@ -105,6 +106,7 @@ class Pipeline:
     progress: Progress = lambda message: None
     _engines: dict[str, Engine] | None = None
     _tools: Any = None
+    drafts_checked: list[str] = field(default_factory=list)  # check_claims results of the running executor stage
 
     # --- wiring ------------------------------------------------------------
 
@@ -221,10 +223,12 @@ class Pipeline:
         }
         self.progress(f"executor round {round} …")
         run_call = self._tool_runner(session_id, document, round, narrow=document.run.config.task_scope == "narrow")
+        self.drafts_checked = []
         result = run_executor(
             self.engine("executor"), payload, self._steps(session_id, round), run_call, max_steps=self.max_steps
         )
-        self._store_stage(session_id, "execute", round, result)
+        checked = {"drafts_checked": self.drafts_checked} if self.drafts_checked else None
+        self._store_stage(session_id, "execute", round, result, extra=checked)
         self._fail_unless(session_id, "executor", result, allow_invalid=True)
         if result.status == INVALID_OUTPUT:
             self.progress(f"executor output invalid ({result.error}); continuing as low confidence")
@@ -468,6 +472,11 @@ class Pipeline:
         tools = self.tools()
 
         def run_call(call: ToolCall) -> Turn:
+            if call.name == CHECK_CLAIMS:
+                view = self._check_drafts(document, invocations, call.arguments)
+                self.drafts_checked.append(view)
+                self.progress(f"  {CHECK_CLAIMS} → {view.splitlines()[0]}")
+                return Turn(call=call, view=view)
             try:
                 invocation = run_tool(
                     call.name, call.arguments, tools, SessionView(invocations=invocations, narrow=narrow)
@@ -486,6 +495,28 @@ class Pipeline:
             return Turn(call=call, view=model_view(stored), invocation=stored)
 
         return run_call
+
+    def _check_drafts(self, document: SessionDocument, invocations: list[ToolInvocation], arguments: Any) -> str:
+        """What the Gatekeeper says of draft claims, as the model is shown it (`check_claims`)."""
+        from evcli.gatekeeper.service import session_services
+        from evcli.tools.view import quote
+
+        claims = arguments.get("claims") if isinstance(arguments, dict) else None
+        if not isinstance(claims, list):
+            return f'<refused tool="{CHECK_CLAIMS}">{CHECK_CLAIMS}: claims must be a list of claim objects</refused>'
+        draft = {"answer_version": ANSWER_VERSION, "claims": claims}
+        result = gate(draft, invocations, self.rules, scope=None, services=session_services(document))
+        lines = [f'<gate status="{result.status}" severity="{result.severity}">']
+        for claim in claims:
+            claim_id = claim.get("claim_id") if isinstance(claim, dict) else None
+            found = [f for f in result.errors if f.claim_id == claim_id]
+            lines.append(
+                f"{quote(str(claim_id))}: "
+                + ("; ".join(f"fail {f.rule} ({f.severity}): {quote(f.message)}" for f in found) or "pass")
+            )
+        lines += [f"answer: fail {f.rule}: {quote(f.message)}" for f in result.errors if f.claim_id is None]
+        lines.append("</gate>")
+        return "\n".join(lines)
 
     def _store_stage(
         self,

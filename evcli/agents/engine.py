@@ -37,6 +37,9 @@ class ToolCall:
     arguments: dict[str, Any]
 
 
+CHECK_CLAIMS = "check_claims"  # the Gatekeeper as an Executor tool: draft claims in, findings out (no evidence)
+
+
 @dataclass(frozen=True)
 class Turn:
     """One executed tool call of the Executor loop, as the model will see it."""

@@ -16,7 +16,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from evcli.agents.calls import COMPLETED, INVALID_OUTPUT, StageResult, StepCounter, with_repair
-from evcli.agents.engine import Engine, EngineReply, RoleRequest, ToolCall, Turn
+from evcli.agents.engine import CHECK_CLAIMS, Engine, EngineReply, RoleRequest, ToolCall, Turn
 from evcli.agents.jsonparse import parse_json_object
 from evcli.agents.prompts import load_prompt
 from evcli.contracts import ExecutorEvidenceV2
@@ -27,11 +27,37 @@ if TYPE_CHECKING:
 NO_TOOL_CALL = "no_tool_call"
 
 
+# The Gatekeeper offered as a tool: draft claims in, its findings per claim out; no evidence, no side effect.
+CHECK_CLAIMS_SCHEMA: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": CHECK_CLAIMS,
+        "description": (
+            "Check draft claims with the Gatekeeper before answering: for each claim, whether its bindings and "
+            "facts pass and, if not, the rule and why. Changes nothing and is not evidence."
+        ),
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "claims": {
+                    "type": "array",
+                    "items": {"type": "object"},
+                    "description": "Draft claims as in the answer: claim_id, claim_type, claim_text, evidence_bindings.",
+                }
+            },
+            "required": ["claims"],
+            "additionalProperties": False,
+        },
+    },
+}
+
+
 def tool_schemas() -> tuple[dict[str, Any], ...]:
-    """The function-calling schema of every registered tool (name, description, parameters), in registry order."""
+    """The function-calling schema of every registered tool (name, description, parameters), in registry order,
+    then check_claims."""
     from evcli.tools import registry
 
-    return tuple(_schema(spec) for spec in registry.specs())
+    return (*(_schema(spec) for spec in registry.specs()), CHECK_CLAIMS_SCHEMA)
 
 
 @lru_cache(maxsize=32)

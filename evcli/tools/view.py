@@ -11,7 +11,8 @@ from __future__ import annotations
 from evcli.contracts import ToolInvocation
 
 
-def _quote(text: str) -> str:
+def quote(text: str) -> str:
+    """Text safe inside a delimited block: its < and > written as ‹ and ›."""
     return text.replace("<", "‹").replace(">", "›")
 
 
@@ -26,14 +27,14 @@ def model_view(invocation: ToolInvocation) -> str:
     # id 0: the call was run on its own (`evcli tool` without --session), not recorded in a session
     invocation_id = invocation.invocation_id or "unrecorded"
     header = f'<evidence invocation="{invocation_id}" tool="{invocation.tool_name}" status="{status}">'
-    lines = [header, f"call: {_quote(call_signature(invocation))}"]
+    lines = [header, f"call: {quote(call_signature(invocation))}"]
     if invocation.error_message:
-        lines.append(f"error: {_quote(invocation.error_message)}")
+        lines.append(f"error: {quote(invocation.error_message)}")
     if invocation.dedup_reason:
-        lines.append(f"deduped: {_quote(invocation.dedup_reason)}")
+        lines.append(f"deduped: {quote(invocation.dedup_reason)}")
     if details and details.truncated:
         lines.append("truncated: true (more matches exist than were returned)")
     for ref in (details.evidence_refs or []) if details else []:
-        lines.append(f"{ref.raw_path}: {_quote(ref.text)}")
+        lines.append(f"{ref.raw_path}: {quote(ref.text)}")
     lines.append("</evidence>")
     return "\n".join(lines)

@@ -232,7 +232,8 @@ def test_all_four_roles_over_http_pass(server, store):
     assert [role_of(body) for body in server.requests] == ["planner", "executor", "executor", "verifier", "composer"]
     first_executor, second_executor = server.requests_for("executor")
     # every registered tool, in registry order: the demo is a snapshot, so find_changes can run too
-    assert [tool["function"]["name"] for tool in first_executor["tools"]] == list(registry.names())
+    # (then check_claims, the Gatekeeper on draft claims)
+    assert [tool["function"]["name"] for tool in first_executor["tools"]] == [*registry.names(), "check_claims"]
     (shown,) = tool_messages(second_executor)
     assert shown.startswith('<evidence invocation="1" tool="query_metrics" status="supported">')
     assert payload_of(server.requests_for("verifier")[0])["verified_claims"][0]["claim_text"] == CPU_CLAIM
@@ -265,7 +266,7 @@ def test_all_four_roles_over_http_pass(server, store):
     versions = {p["name"]: p["version"] for p in session.run.prompt_audit["prompts"]}
     assert versions == {
         "planner": "planner-v1",
-        "executor": "executor-v6",
+        "executor": "executor-v7",
         "verifier": "verifier-v3",
         "composer": "composer-v2",
     }
@@ -827,3 +828,31 @@ def test_trace_shows_each_failed_call_with_its_error_and_masked_raw_reply(model,
     assert "reply: Sure! password=*** and then a plan" in shown.output
     assert "hunter2secret" not in shown.output
     assert "offline planner (the model's planner failed: the reply is prose" in shown.output
+
+
+def test_the_executor_can_check_draft_claims_with_the_gatekeeper_before_answering(model, server, store):
+    """check_claims: the model's draft goes through the Gatekeeper (nothing recorded as evidence), the findings
+    come back as the tool's result, and the checks are kept with the stage."""
+
+    def executor(body):
+        messages = tool_messages(body)
+        if not messages:
+            return calls(*model.executor_calls)
+        honest = honest_cpu_claim(body)
+        if len(messages) == 1:  # the evidence is in: check a draft with one honest and one false claim
+            false = {**honest, "claim_id": "claim-2", "claim_text": CPU_CLAIM.replace("92%", "97%")}
+            return calls(("check_claims", {"claims": [honest, false]}))
+        return answer(evidence_document(honest))  # the false claim dropped after the check
+
+    model.overrides["executor"] = executor
+    result = pipeline_for(server, store).ask(CPU_QUESTION)
+
+    assert result.verdict == "PASS" and [c.claim_id for c in result.claims] == ["claim-1"]
+    final = server.requests_for("executor")[-1]
+    checked = tool_messages(final)[-1]
+    assert checked.startswith('<gate status="fail" severity="reject">')
+    assert "claim-1: pass" in checked and "claim-2: fail claim.facts_match (reject)" in checked
+    session = store.load(result.session_id)
+    assert [i.tool_name for i in session.invocations] == ["query_metrics"]  # the check is no evidence
+    execute = session.latest_stage("execute")
+    assert execute.parse_status["drafts_checked"] == [checked]
