@@ -176,7 +176,7 @@ def test_registered_tool_is_offered_to_a_model_and_runs_its_calls(query_events):
     assert result.status == "COMPLETED", result
     offered = [tool["function"]["name"] for tool in engine.requests[0].tools or []]
     tools = [*registry.BUILTINS, "query_events"]  # the shipped tools in their order, then the registered one
-    assert offered == tools
+    assert offered == [*tools, "check_claims"]  # then the Gatekeeper on draft claims
     prompt = engine.requests[0].prompt.text  # the tool list and raw_path forms in the prompt come from the registry
     assert f"Tools: {', '.join(tools)}." in prompt
     assert "`$.logs[i]`, `$.stats`" in prompt and "`$.events[i]` or `$.no_evidence`" in prompt
