@@ -203,12 +203,19 @@ _DATE = (
 )
 # A zone after a clock: Z, +08:00, +0800, UTC, or a named offset such as "(UTC+8)" or "GMT-5".
 _ZONE = r"(?P<zone>Z|[+-]\d{2}:?\d{2}|\s?\(?(?:UTC|GMT)(?:\s?[+-]\d{1,2}(?::?\d{2})?)?\)?)"
+
+
 # A date with or without its clock, or a clock alone (never an empty match: finditer would try every position),
 # not inside a name or a path (/data/tmp/export-2026-07-08).
-_TIME = re.compile(
-    rf"(?<![A-Za-z0-9_:/-])(?:(?:{_DATE})(?:(?:[T ]|,?\s+|\s*)(?:{_CLOCK}))?|{_CLOCK.replace('?P<', '?P<c_')})"
-    rf"{_ZONE}?(?!\d|:\d)"
-)
+@cache
+def _time_pattern() -> re.Pattern[str]:
+    """The time pattern, compiled on first use (`evcli gate` on a session without times never pays for it)."""
+    return re.compile(
+        rf"(?<![A-Za-z0-9_:/-])(?:(?:{_DATE})(?:(?:[T ]|,?\s+|\s*)(?:{_CLOCK}))?|{_CLOCK.replace('?P<', '?P<c_')})"
+        rf"{_ZONE}?(?!\d|:\d)"
+    )
+
+
 _IP_OR_VERSION = re.compile(r"(?<![\w.])\d+(?:\.\d+){2,}(?![\w.])")
 
 
@@ -297,7 +304,7 @@ _TIME_HINT = re.compile(r":\d|\d{4}-\d\d-\d\d|月|(?:Jan|Feb|Mar|Apr|May|Jun|Jul
 def _clocks(text: str) -> Iterator[tuple[re.Match[str], Clock]]:
     if _TIME_HINT.search(text) is None:
         return
-    for match in _TIME.finditer(text):
+    for match in _time_pattern().finditer(text):
         part = match.groupdict()
         hour, minute = part["hour"] or part["c_hour"], part["minute"] or part["c_minute"]
         second, fraction = part["second"] or part["c_second"], part["fraction"] or part["c_fraction"]
@@ -431,7 +438,7 @@ def _string_value(text: str, path: str, key: str, out: list[Value]) -> None:
         out.append(Value(path, "direction", {"rose": "up", "fell": "down"}.get(text, text), text))
     elif lowered in ("service", "job", "app"):
         out.append(Value(path, "subject", text.casefold(), text))
-    elif _NAME.fullmatch(text) and _DIGIT.search(text) and not _TIME.search(text):
+    elif _NAME.fullmatch(text) and _DIGIT.search(text) and not _time_pattern().search(text):
         out.append(Value(path, "name", text, text))  # http_401_per_s: its digits are a name's, not a number
     else:
         for value in text_values(text, path):
