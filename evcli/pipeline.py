@@ -507,8 +507,9 @@ class Pipeline:
         draft = {"answer_version": ANSWER_VERSION, "claims": claims}
         result = gate(draft, invocations, self.rules, scope=None, services=session_services(document))
         lines = [f'<gate status="{result.status}" severity="{result.severity}">']
-        for claim in claims:
-            claim_id = claim.get("claim_id") if isinstance(claim, dict) else None
+        unreadable = [f for f in result.errors if f.rule == "contract.answer_version"]
+        for claim in [] if unreadable else claims:  # a draft that does not parse has no claim checked
+            claim_id = claim.get("claim_id")
             found = [f for f in result.errors if f.claim_id == claim_id]
             lines.append(
                 f"{quote(str(claim_id))}: "

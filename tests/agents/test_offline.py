@@ -1824,3 +1824,19 @@ def test_a_comparison_asked_is_the_baseline_of_find_changes(question, arguments,
         assert "baseline holds 0 points: the data does not reach back a day" in changes.output["message"]
         # only the alerts that became active are changes (they need no baseline): no series or log line is
         assert {item["kind"] for item in changes.output["changes"]} == {"alert"}
+
+
+@pytest.mark.parametrize(
+    ("arguments", "said"),
+    [
+        ({"claims": "x"}, '<refused tool="check_claims">check_claims: claims must be a list of claim objects'),
+        ({}, "claims must be a list of claim objects"),
+        ({"claims": [1, None]}, "answer: fail contract.answer_version"),  # nothing claimed to pass
+        ({"claims": [{"claim_id": "c", "evidence_bindings": "zzz"}]}, "answer: fail contract.answer_version"),
+    ],
+)
+def test_check_claims_on_a_malformed_draft_says_why_and_passes_nothing(arguments, said, tmp_path):
+    run = full_run("Why is payment-service CPU high?", tmp_path)
+    document = run.pipeline.store.load(run.session_id)
+    view = run.pipeline._check_drafts(document, list(document.invocations), arguments)
+    assert said in view and ": pass" not in view
