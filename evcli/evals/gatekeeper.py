@@ -81,7 +81,8 @@ def run_with_holdout(bases: list[SessionDocument], rules: RuleSet) -> dict[str, 
     from evcli.evals.mutations.envbases import env_bases
 
     classes = MUTATIONS + ENV_MUTATIONS
-    report = run_suite(bases + list(env_bases("tune")), rules, classes)
+    tune = list(env_bases("tune")) + _covering("tune", classes)
+    report = run_suite(bases + tune, rules, classes)
     held = run_suite(list(env_bases("holdout")), rules, classes)
     caught, rejected = held["mutations"]["rate"] or 0.0, held["benign"]["rate"] or 0.0
     report["holdout"] = {
@@ -95,6 +96,32 @@ def run_with_holdout(bases: list[SessionDocument], rules: RuleSet) -> dict[str, 
         and held["false_in_pass_answers"]["in_pass_answer"] == 0,
     }
     return report
+
+
+COVERING_QUESTIONS = 40  # at most this many more tune questions are run to give every class a case
+
+
+def _covering(split: str, classes: tuple[MutationClass, ...]) -> list[SessionDocument]:
+    """More sessions of the split's questions, until every class whose rewrite can apply to an environment
+    base has a case: a class the first bases give no case is still measured (at most COVERING_QUESTIONS)."""
+    from evcli.evals.mutations.envbases import env_bases, more_bases
+
+    def makes_case(mutation: MutationClass, document: SessionDocument) -> bool:
+        execute = document.latest_stage("execute")
+        if execute is None or execute.output is None:
+            return False
+        return next(iter(mutation.mutate(document, execute.output)), None) is not None
+
+    open_classes = [m for m in classes if not m.scope and not any(makes_case(m, d) for d in env_bases(split))]
+    extra: list[SessionDocument] = []
+    for index, document in enumerate(more_bases(split)):
+        if not open_classes or index >= COVERING_QUESTIONS:
+            break
+        covered = [m for m in open_classes if makes_case(m, document)]
+        if covered:
+            extra.append(document)
+            open_classes = [m for m in open_classes if m not in covered]
+    return extra
 
 
 def run_suite(

@@ -159,3 +159,27 @@ def test_malformed_rules_file(tmp_path):
     path.write_text("version = 1\n", encoding="utf-8")
 
     assert_clean_error(evcli("eval", "gatekeeper", "--rules", path), 2, "missing top-level `version` string")
+
+
+def test_envs_adds_every_packaged_environment_and_reports_the_held_out_half_apart():
+    """--envs: the offline chain's sessions on the packaged questions, every class with cases (more tune
+    questions are run for a class the first ones give none), the held-out half reported as aggregates only."""
+    from evcli.evals.mutations import ENV_MUTATIONS
+
+    run = evcli("eval", "gatekeeper", "--envs", "--json")
+    assert run.exit_code == 0, run
+    report = run.json()
+    assert report["targets_met"] is True and report["classes_without_cases"] == []
+    assert {row["class"] for row in report["classes"]} >= {m.name for m in ENV_MUTATIONS}
+    assert report["false_in_pass_answers"] == {"passed_gate": 0, "in_pass_answer": 0}
+    held = report["holdout"]
+    assert set(held) == {
+        "base_sessions",
+        "skipped_bases",
+        "mutations",
+        "benign",
+        "false_in_pass_answers",
+        "targets_met",
+    }
+    assert held["mutations"]["cases"] > 500 and held["benign"]["cases"] > 100  # numbers only: no case is shown
+    assert held["targets_met"] is True
