@@ -22,11 +22,11 @@ from evcli.agents.calls import (
     StageResult,
     StepCounter,
 )
+from evcli.agents.drafts import check_drafts, session_entity, shown_again
 from evcli.agents.engine import CHECK_CLAIMS, Engine, ToolCall, Turn
 from evcli.agents.projection import AllowedClaim
 from evcli.agents.roles import Models, build_engines
 from evcli.contracts import (
-    ANSWER_VERSION,
     ROLES,
     AgentStep,
     GateResult,
@@ -39,7 +39,6 @@ from evcli.contracts import (
     Severity,
     StageOutput,
     StoredStage,
-    ToolInvocation,
     Verdict,
 )
 from evcli.errors import BadInput, EvcliError
@@ -335,7 +334,7 @@ class Pipeline:
                 {"tool_name": i.tool_name, "input_params": i.input_params} for i in document.invocations
             ],
             # what those queries returned, as the model was shown it: citable again by invocation id
-            "evidence": [_shown(invocation) for invocation in document.invocations],
+            "evidence": [shown_again(invocation) for invocation in document.invocations],
         }
         self.progress(f"evidence retry for {len(gaps)} critical gap(s)")
         self.execute(session_id, round=2, retry_context=retry_context)
@@ -392,7 +391,7 @@ class Pipeline:
                 progress=self.progress,
                 record=lambda result, violations: record(result, {"postguard": violations}),
                 statement=scope_statement(language, gate_result),
-                is_entity=_session_entity(document),
+                is_entity=session_entity(document),
             )
             if answer is None:
                 answer, fallback = composer_fallback_answer(language, verdict, claims, missing, actions), "composer"
@@ -473,7 +472,7 @@ class Pipeline:
 
         def run_call(call: ToolCall) -> Turn:
             if call.name == CHECK_CLAIMS:
-                view = self._check_drafts(document, invocations, call.arguments)
+                view = check_drafts(document, invocations, call.arguments, self.rules)
                 self.drafts_checked.append(view)
                 self.progress(f"  {CHECK_CLAIMS} → {view.splitlines()[0]}")
                 return Turn(call=call, view=view)
@@ -495,29 +494,6 @@ class Pipeline:
             return Turn(call=call, view=model_view(stored), invocation=stored)
 
         return run_call
-
-    def _check_drafts(self, document: SessionDocument, invocations: list[ToolInvocation], arguments: Any) -> str:
-        """What the Gatekeeper says of draft claims, as the model is shown it (`check_claims`)."""
-        from evcli.gatekeeper.service import session_services
-        from evcli.tools.view import quote
-
-        claims = arguments.get("claims") if isinstance(arguments, dict) else None
-        if not isinstance(claims, list):
-            return f'<refused tool="{CHECK_CLAIMS}">{CHECK_CLAIMS}: claims must be a list of claim objects</refused>'
-        draft = {"answer_version": ANSWER_VERSION, "claims": claims}
-        result = gate(draft, invocations, self.rules, scope=None, services=session_services(document))
-        lines = [f'<gate status="{result.status}" severity="{result.severity}">']
-        unreadable = [f for f in result.errors if f.rule == "contract.answer_version"]
-        for claim in [] if unreadable else claims:  # a draft that does not parse has no claim checked
-            claim_id = claim.get("claim_id")
-            found = [f for f in result.errors if f.claim_id == claim_id]
-            lines.append(
-                f"{quote(str(claim_id))}: "
-                + ("; ".join(f"fail {f.rule} ({f.severity}): {quote(f.message)}" for f in found) or "pass")
-            )
-        lines += [f"answer: fail {f.rule}: {quote(f.message)}" for f in result.errors if f.claim_id is None]
-        lines.append("</gate>")
-        return "\n".join(lines)
 
     def _store_stage(
         self,
@@ -684,25 +660,3 @@ def _prompt_audit() -> dict[str, Any]:
     from evcli.agents.prompts import load_prompt
 
     return {"version": "prompts-v1", "prompts": [load_prompt(role).audit() for role in ROLES]}
-
-
-def _session_entity(document: SessionDocument) -> Callable[[str], bool]:
-    """Whether a (normalized) hyphenated word names something of the session: one of its environment's
-    services, or a word its evidence writes."""
-    from evcli.gatekeeper.checks import session_entity_finder
-    from evcli.gatekeeper.excerpt import normalize
-
-    services = {normalize(service) for service in document.run.config.environment.services}
-    occurs = session_entity_finder({invocation.invocation_id: invocation for invocation in document.invocations})
-    return lambda word: word in services or occurs(word)
-
-
-RETRY_EVIDENCE_CHARS = 6000  # of one earlier invocation's evidence shown again on an evidence retry
-
-
-def _shown(invocation: ToolInvocation) -> str:
-    """An earlier invocation as the model was shown it, cut to RETRY_EVIDENCE_CHARS."""
-    from evcli.tools.view import model_view
-
-    text = model_view(invocation)
-    return text if len(text) <= RETRY_EVIDENCE_CHARS else text[:RETRY_EVIDENCE_CHARS] + "\n… (cut)\n</evidence>"

@@ -179,6 +179,9 @@ def negations(normalized: str) -> list[str]:
 # --- fact tokens ----------------------------------------------------------------------
 # Numbers and identifiers as the Gatekeeper and the offline Verifier compare them.
 
+# Month names as dates write them (their first three letters), January first.
+MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+
 TOKEN = re.compile(r"[a-z0-9][a-z0-9._:/%+-]*")  # run on normalized (casefolded) text
 RAW_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/%+-]*")
 TOKEN_TRAILING_PUNCTUATION = "._:/+-"

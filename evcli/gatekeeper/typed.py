@@ -15,17 +15,15 @@ facts.toml; this module is the one engine that reads them.
 from __future__ import annotations
 
 import re
-import tomllib
 import unicodedata
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta
+from dataclasses import dataclass, field
 from functools import cache
-from pathlib import Path
 from typing import Any, NamedTuple
 
 from evcli.gatekeeper import paths
-from evcli.text import phrase_pattern
+from evcli.gatekeeper.clocks import clocks, range_ends, time_pattern
+from evcli.gatekeeper.wordtables import tables
 
 __all__ = [
     "Cited",
@@ -45,308 +43,7 @@ __all__ = [
 _RAW_PATH = re.compile(r"\$\.([A-Za-z_]+)(?:\[(\d+)\])?")
 
 
-# --- the tables -----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Role:
-    name: str
-    kind: str  # "number" or "time"
-    fields: frozenset[str]
-    words: tuple[str, ...]
-
-
-class _Words:
-    """A set of words and phrases found at either end of a text by dictionary lookups, longest first
-    (an alternation of a few hundred words in one regular expression is tried word by word at every
-    position). A Latin word does not start or end inside another word."""
-
-    def __init__(self, words: Iterable[str]) -> None:
-        self.words = frozenset(words)
-        self.lengths = sorted({len(word) for word in self.words}, reverse=True)
-
-    def ending(self, text: str, end: int) -> int | None:
-        """Where a word that ends `text` at `end` starts, else None."""
-        for length in self.lengths:
-            start = end - length
-            if start >= 0 and text[start:end] in self.words and not _inside_word(text, start, start - 1):
-                return start
-        return None
-
-    def starting(self, text: str, start: int) -> int | None:
-        """Where a word that starts `text` at `start` ends, else None."""
-        for length in self.lengths:
-            end = start + length
-            if end <= len(text) and text[start:end] in self.words and not _inside_word(text, end - 1, end):
-                return end
-        return None
-
-
-def _inside_word(text: str, edge: int, neighbour: int) -> bool:
-    """Whether a word whose first or last letter is text[edge] continues into text[neighbour]: both
-    are Latin letters or digits (a CJK word or a sign such as "~" has no such edge)."""
-    if not 0 <= neighbour < len(text):
-        return False
-    return _latin(text[edge]) and _latin(text[neighbour])
-
-
-def _latin(character: str) -> bool:
-    return character.isascii() and (character.isalnum() or character == "_")
-
-
-@dataclass(frozen=True)
-class _Tables:
-    units: dict[str, tuple[str, float]]
-    multipliers: dict[str, float]
-    approximate: _Words
-    past: re.Pattern[str]
-    roles: tuple[_Role, ...]
-    states: dict[str, str]  # phrase -> state
-    directions: dict[str, str]  # phrase -> up/down
-    ranks: dict[str, str]  # phrase -> most/least
-    number: re.Pattern[str]
-    compound: re.Pattern[str]  # a duration written in several units
-    duration_part: re.Pattern[str]  # one number and its time unit inside it
-    role_before: dict[str, _Words]  # kind -> the role words a value of that kind may follow
-    role_after: _Words  # the role words a number may precede
-    connectors: _Words  # words between a role word and its value ("of", "is", "为")
-    role_of: dict[tuple[str, str], str]  # (kind, casefolded word) -> role
-    ranges: _Words  # "ranging from", "between", "介于": a spread of values follows
-    attribution: _Words  # "logged", "记录": the service named before it is the claim's subject
-    bounds_before: _Words  # "over", "不到": a bound written before a number
-    bounds_after: _Words  # "以上": a bound written after it
-    bound_of: dict[str, str]  # bound word -> above | below
-    phrases: re.Pattern[str]  # every state, direction and rank phrase, longest first
-    field_roles: dict[tuple[str, str], frozenset[str]]  # (kind, casefolded field name) -> roles
-
-
-def _words(table: dict[str, Any]) -> list[str]:
-    return [word for language in ("en", "zh") for word in table.get(language, [])]
-
-
-def _alternation(words: list[str]) -> str:
-    """One group of the words, longest first; a Latin word does not start inside another word."""
-    ordered = sorted(set(words), key=len, reverse=True)
-    return "(" + "|".join(rf"(?<![a-z0-9]){re.escape(w)}" if w.isascii() else re.escape(w) for w in ordered) + ")"
-
-
-@cache
-def tables() -> _Tables:
-    data = tomllib.loads((Path(__file__).parent / "facts.toml").read_text(encoding="utf-8"))
-    units = {unit: (dim, float(factor)) for unit, (dim, factor) in data["units"].items()}
-    multipliers = {word: float(factor) for word, factor in data["multipliers"].items()}
-    roles = tuple(
-        _Role(name, spec.get("kind", "number"), frozenset(f.casefold() for f in spec["fields"]), tuple(_words(spec)))
-        for name, spec in data["roles"].items()
-    )
-    states = {p.casefold(): state for state, spec in data["states"].items() for p in _words(spec)}
-    directions = {p.casefold(): d for d, spec in data["directions"].items() for p in _words(spec)}
-    ranks = {p.casefold(): r for r, spec in data["rank"].items() for p in _words(spec)}
-    suffixes = sorted([*units, *multipliers], key=len, reverse=True)
-    number = re.compile(
-        r"(?<![A-Za-z0-9_.-])(?<!\d:)([-−]?)(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?(?![\d.,]\d)"
-        r"(?:\s?(" + "|".join(re.escape(s) for s in suffixes) + r")(?![A-Za-z]))?(?![A-Za-z0-9_])"
-    )
-    durations = sorted((unit for unit, (dim, _) in units.items() if dim == "time"), key=len, reverse=True)
-    part = r"\d+(?:\.\d+)?\s?(?:" + "|".join(map(re.escape, durations)) + r")(?![A-Za-z])"
-    # A duration in several units: 168h20m, "1 hour 30 minutes", "2 minutes and 5 seconds", "1小时30分钟".
-    compound = re.compile(rf"(?<![A-Za-z0-9_.-]){part}(?:(?:\s*,\s*|\s+and\s+|\s*)(?:{part}))+(?![A-Za-z0-9_])")
-    duration_part = re.compile(r"(\d+(?:\.\d+)?)\s?(" + "|".join(map(re.escape, durations)) + r")(?![A-Za-z])")
-    role_of = {(role.kind, word.casefold()): role.name for role in roles for word in role.words}
-    role_before = {kind: _Words(word for (k, word) in role_of if k == kind) for kind in {role.kind for role in roles}}
-    role_after = _Words(word for (k, word) in role_of if k == "number")
-    approximate = [w.casefold() for w in _words(data["approximate"])]
-    bound_of = {w.casefold(): side for side, spec in data["bounds"].items() for w in (*spec["before"], *spec["after"])}
-    field_roles: dict[tuple[str, str], frozenset[str]] = {}
-    for role in roles:
-        for name in role.fields:
-            field_roles[(role.kind, name)] = field_roles.get((role.kind, name), frozenset()) | {role.name}
-    return _Tables(
-        units,
-        multipliers,
-        _Words(approximate),
-        phrase_pattern(tuple(_words(data["past"]))),
-        roles,
-        states,
-        directions,
-        ranks,
-        number,
-        compound,
-        duration_part,
-        role_before,
-        role_after,
-        # approximate and bound words stand between a role word and its value too ("peak of about 4s")
-        _Words([*(w.casefold() for w in _words(data["connectors"])), *approximate, *bound_of]),
-        role_of,
-        _Words(w.casefold() for w in _words(data["ranges"])),
-        _Words(w.casefold() for w in _words(data["attribution"])),
-        _Words(w for spec in data["bounds"].values() for w in spec["before"]),
-        _Words(w for spec in data["bounds"].values() for w in spec["after"]),
-        bound_of,
-        phrase_pattern(tuple({*states, *directions, *ranks})),
-        field_roles,
-    )
-
-
-# --- times ----------------------------------------------------------------------------------------
-
-_MONTH_NAMES = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
-_MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?"
-_CLOCK = r"(?P<hour>\d{1,2}):(?P<minute>\d{2})(?::(?P<second>\d{2})(?:[.,](?P<fraction>\d+))?)?"
-# A date as ISO writes it, as syslog and English prose write it ("Mar 18", "March 18, 2026", "18 Mar 2026"),
-# or as Chinese writes it (2026年3月18日).
-_DATE = (
-    r"(?P<year>\d{4})-(?P<month>\d{2})-(?P<day>\d{2})"
-    rf"|(?P<month_name>{_MONTH})\s+(?P<day_m>\d{{1,2}})(?!\d)(?:,?\s+(?P<year_m>\d{{4}})(?!\d|:))?"
-    rf"|(?P<day_d>\d{{1,2}})\s+(?P<month_name_d>{_MONTH})(?:\s+(?P<year_d>\d{{4}})(?!\d|:))?"
-    r"|(?:(?P<year_zh>\d{4})\s*年\s*)?(?P<month_zh>\d{1,2})\s*月\s*(?P<day_zh>\d{1,2})\s*[日号]"
-)
-# A zone after a clock: Z, +08:00, +0800, UTC, or a named offset such as "(UTC+8)" or "GMT-5".
-_ZONE = r"(?P<zone>Z|[+-]\d{2}:?\d{2}|\s?\(?(?:UTC|GMT)(?:\s?[+-]\d{1,2}(?::?\d{2})?)?\)?)"
-
-
-# A date with or without its clock, or a clock alone (never an empty match: finditer would try every position),
-# not inside a name or a path (/data/tmp/export-2026-07-08).
-@cache
-def _time_pattern() -> re.Pattern[str]:
-    """The time pattern, compiled on first use (`evcli gate` on a session without times never pays for it)."""
-    return re.compile(
-        rf"(?<![A-Za-z0-9_:/-])(?:(?:{_DATE})(?:(?:[T ]|,?\s+|\s*)(?:{_CLOCK}))?|{_CLOCK.replace('?P<', '?P<c_')})"
-        rf"{_ZONE}?(?!\d|:\d)"
-    )
-
-
 _IP_OR_VERSION = re.compile(r"(?<![\w.])\d+(?:\.\d+){2,}(?![\w.])")
-
-
-@dataclass(frozen=True)
-class Clock:
-    """A time as written: date and clock parts, each None when not written, and the zone's offset
-    from UTC in minutes (None: no zone written)."""
-
-    year: int | None
-    month: int | None
-    day: int | None
-    hour: int | None
-    minute: int | None
-    second: int | None
-    fraction: str | None
-    offset: int | None = None
-
-    @property
-    def date(self) -> str | None:
-        """The date as ISO writes it, when year, month and day are all written."""
-        if None in (self.year, self.month, self.day):
-            return None
-        return f"{self.year:04d}-{self.month:02d}-{self.day:02d}"
-
-    def matches(self, evidence: Clock) -> bool:
-        """Stated at its own precision (09:11:23 for 09:11:23.231, 09:11 for 09:11:23, Mar 18 for
-        2026-03-18); when both say their zone, the same instant in another zone (07:00Z for 08:00+01:00)."""
-        stated = self.in_zone_of(evidence)
-        if stated.month is not None and (stated.month, stated.day) != (evidence.month, evidence.day):
-            return False
-        if stated.year is not None and stated.year != evidence.year:
-            return False
-        if stated.hour is None:
-            return True
-        if (stated.hour, stated.minute) != (evidence.hour, evidence.minute):
-            return False
-        if stated.second is not None and stated.second != (evidence.second or 0):
-            return False
-        if stated.fraction is not None:
-            written = evidence.fraction or ""
-            return written.ljust(len(stated.fraction), "0")[: len(stated.fraction)] == stated.fraction
-        return True
-
-    def in_zone_of(self, evidence: Clock) -> Clock:
-        """This time moved to the evidence's zone (itself when either zone or the clock is not written)."""
-        if self.offset is None or evidence.offset is None or self.offset == evidence.offset or self.hour is None:
-            return self
-        minute = self.minute or 0
-        year = self.year if self.year is not None else evidence.year
-        if self.month is not None and year is not None and self.day is not None:
-            try:
-                moved = datetime(year, self.month, self.day, self.hour, minute) + timedelta(
-                    minutes=evidence.offset - self.offset
-                )
-            except ValueError:
-                return self
-            return replace(
-                self,
-                year=moved.year if self.year is not None else None,
-                month=moved.month,
-                day=moved.day,
-                hour=moved.hour,
-                minute=moved.minute,
-                offset=evidence.offset,
-            )
-        total = (self.hour * 60 + minute + evidence.offset - self.offset) % (24 * 60)
-        return replace(self, hour=total // 60, minute=total % 60, offset=evidence.offset)
-
-
-def _offset(zone: str | None) -> int | None:
-    """Minutes east of UTC a written zone names."""
-    if not zone:
-        return None
-    found = re.search(r"([+-])(\d{1,2})(?::?(\d{2}))?", zone)
-    if found is None:
-        return 0  # Z, UTC, GMT
-    sign, hours, minutes = found.groups()
-    return (-1 if sign == "-" else 1) * (int(hours) * 60 + int(minutes or 0))
-
-
-# What every time _TIME reads contains (a clock's colon, an ISO or Chinese date, a month's name): most texts
-# hold none, and this is tried in a fraction of _TIME's time.
-_TIME_HINT = re.compile(r":\d|\d{4}-\d\d-\d\d|月|(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)")
-
-
-def _clocks(text: str) -> Iterator[tuple[re.Match[str], Clock]]:
-    if _TIME_HINT.search(text) is None:
-        return
-    for match in _time_pattern().finditer(text):
-        part = match.groupdict()
-        hour, minute = part["hour"] or part["c_hour"], part["minute"] or part["c_minute"]
-        second, fraction = part["second"] or part["c_second"], part["fraction"] or part["c_fraction"]
-        year = part["year"] or part["year_m"] or part["year_d"] or part["year_zh"]
-        month_name = part["month_name"] or part["month_name_d"]
-        month = _MONTH_NAMES.index(month_name[:3]) + 1 if month_name else part["month"] or part["month_zh"]
-        day = part["day"] or part["day_m"] or part["day_d"] or part["day_zh"]
-        if hour is not None and (int(hour) > 23 or int(minute) > 59):
-            continue
-        if month is not None and not (1 <= int(month) <= 12 and 1 <= int(day) <= 31):
-            continue
-        yield (
-            match,
-            Clock(
-                _int(year),
-                _int(month),
-                _int(day),
-                _int(hour),
-                _int(minute),
-                _int(second),
-                fraction,
-                _offset(part["zone"]) if hour is not None else None,
-            ),
-        )
-
-
-# What joins the two ends of a range of times ("09:05..09:12", "09:05 to 09:12", "9:05–9:12", "9点05至9点12").
-_RANGE_JOIN = re.compile(r"\s*(?:\.\.|–|—|-|~|to|until|till|至|到)\s*", re.IGNORECASE)
-
-
-def _range_ends(text: str, matches: list[re.Match[str]]) -> dict[int, str]:
-    """For times written as a range, their roles: the first end "first", the second "last"."""
-    ends: dict[int, str] = {}
-    for index in range(len(matches) - 1):
-        if _RANGE_JOIN.fullmatch(text, matches[index].end(), matches[index + 1].start()):
-            ends.setdefault(index, "first")
-            ends[index + 1] = "last"
-    return ends
-
-
-def _int(digits: str | int | None) -> int | None:
-    return None if digits is None else int(digits)
 
 
 # --- evidence values ------------------------------------------------------------------------------
@@ -438,7 +135,7 @@ def _string_value(text: str, path: str, key: str, out: list[Value]) -> None:
         out.append(Value(path, "direction", {"rose": "up", "fell": "down"}.get(text, text), text))
     elif lowered in ("service", "job", "app"):
         out.append(Value(path, "subject", text.casefold(), text))
-    elif _NAME.fullmatch(text) and _DIGIT.search(text) and not _time_pattern().search(text):
+    elif _NAME.fullmatch(text) and _DIGIT.search(text) and not time_pattern().search(text):
         out.append(Value(path, "name", text, text))  # http_401_per_s: its digits are a name's, not a number
     else:
         for value in text_values(text, path):
@@ -453,9 +150,9 @@ def text_values(text: str, path: str) -> list[Value]:
     if _DIGIT.search(text) is None:
         return values  # no number and no time (a state, a name, a path)
     masked = plain(text)
-    clocks = list(_clocks(masked))
-    ends = _range_ends(masked, [match for match, _ in clocks])
-    for index, (match, clock) in enumerate(clocks):
+    times = list(clocks(masked))
+    ends = range_ends(masked, [match for match, _ in times])
+    for index, (match, clock) in enumerate(times):
         roles = _context_roles(masked, match.start(), "time")
         roles = roles | {ends[index]} if index in ends else roles
         values.append(Value(path, "time", clock, match.group(0).strip(), roles=roles))
@@ -584,9 +281,9 @@ def stated_facts(claim_text: str) -> list[Stated]:
                 facts.append(Stated(kind, phrase, match.start(), match.end(), table[phrase]))
                 break
     masked = text
-    clocks = list(_clocks(text))
-    ends = _range_ends(text, [match for match, _ in clocks])
-    for index, (match, clock) in enumerate(clocks):
+    times = list(clocks(text))
+    ends = range_ends(text, [match for match, _ in times])
+    for index, (match, clock) in enumerate(times):
         role = _role_before(lowered, match.start(), "time") or ends.get(index)
         facts.append(Stated("time", match.group(0).strip(), match.start(), match.end(), clock, role))
         masked = masked[: match.start()] + " " * (match.end() - match.start()) + masked[match.end() :]
@@ -696,6 +393,12 @@ class ClaimCheck:
     facts: list[Fact] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     consumed: list[tuple[int, int]] = field(default_factory=list)  # spans of the claim the check read
+
+    def disagree(self, said: str, value: Value | None, index: int | None, problem: str) -> None:
+        """A stated fact that does not match: the field it was matched to (None: no field states it)."""
+        field_path, shown = (value.path, value.shown) if value is not None else ("", "")
+        self.facts.append(Fact(said, field_path, shown, False, index))
+        self.problems.append(problem)
 
 
 def close(stated: Stated, evidence: Value, *, exact: bool = False) -> bool:
@@ -844,27 +547,20 @@ def _number(fact: Stated, values: list[tuple[int, Value]], cited: list[Cited], r
             return
     if candidates:
         index, value = candidates[0]
-        result.facts.append(Fact(fact.text, value.path, value.shown, False, index))
         role = (fact.role or "").replace("_", " ")
-        result.problems.append(f"claim says {role} {fact.text}; {value.path} is {value.shown}")
+        result.disagree(fact.text, value, index, f"claim says {role} {fact.text}; {value.path} is {value.shown}")
         return
     elsewhere = [(i, v) for i, v in numbers if close(_without_unit(fact), v)]
     if elsewhere and fact.number is not None and fact.number.dim:
         index, value = elsewhere[0]
-        result.facts.append(Fact(fact.text, value.path, value.shown, False, index))
-        result.problems.append(f"claim says {fact.text}; {value.path} is {value.shown}")
+        result.disagree(fact.text, value, index, f"claim says {fact.text}; {value.path} is {value.shown}")
         return
-    result.facts.append(Fact(fact.text, "", "", False))
-    result.problems.append(f"claim says {fact.text}; no field of {_paths(cited)} is {fact.text}")
+    result.disagree(fact.text, None, None, f"claim says {fact.text}; no field of {_paths(cited)} is {fact.text}")
 
 
 def _without_unit(fact: Stated) -> Stated:
-    number = fact.number
-    assert number is not None
-    bare = _Number(
-        number.start, number.end, number.text, number.value, number.decimals, number.scale, "", 1.0, number.negative
-    )
-    return Stated(fact.kind, fact.text, fact.start, fact.end, fact.value, None, fact.approximate, fact.sign_free, bare)
+    assert fact.number is not None
+    return fact._replace(role=None, number=fact.number._replace(dim="", factor=1.0))
 
 
 def _paths(cited: list[Cited]) -> str:
@@ -882,11 +578,9 @@ def _time(fact: Stated, values: list[tuple[int, Value]], cited: list[Cited], res
             return
     if candidates:  # the role's own field says another time
         index, value = candidates[0]
-        result.facts.append(Fact(fact.text, value.path, value.shown, False, index))
-        result.problems.append(f"claim says {fact.role} {fact.text}; {value.path} is {value.shown}")
+        result.disagree(fact.text, value, index, f"claim says {fact.role} {fact.text}; {value.path} is {value.shown}")
         return
-    result.facts.append(Fact(fact.text, "", "", False))
-    result.problems.append(f"claim says {fact.text}; no time of {_paths(cited)} is {fact.text}")
+    result.disagree(fact.text, None, None, f"claim says {fact.text}; no time of {_paths(cited)} is {fact.text}")
 
 
 def _recorded(kind: str, verb: str):
@@ -901,8 +595,7 @@ def _recorded(kind: str, verb: str):
                 return
         if recorded:
             index, value = recorded[0]
-            result.facts.append(Fact(fact.text, value.path, value.shown, False, index))
-            result.problems.append(f"claim says {fact.text}; {value.path} {verb} {value.shown}")
+            result.disagree(fact.text, value, index, f"claim says {fact.text}; {value.path} {verb} {value.shown}")
 
     return check
 
@@ -962,8 +655,7 @@ def _check_subject(
         result.facts.append(Fact(first, value.path, value.shown, True, index))
         return
     index, value = next((i, v) for i, v in values if v.kind == "subject")
-    result.facts.append(Fact(first, value.path, value.shown, False, index))
-    result.problems.append(f"claim speaks of {first}; {value.path} is {value.shown}")
+    result.disagree(first, value, index, f"claim speaks of {first}; {value.path} is {value.shown}")
 
 
 _FROM = re.compile(r"(?:from|从)\s*$")

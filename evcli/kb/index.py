@@ -39,7 +39,8 @@ from evcli.backends.files import LIMITS, ReadLimits, Walk, read_bytes, walk
 from evcli.canonical import canonical_json
 from evcli.errors import BadInput, StoreError
 from evcli.kb.frontmatter import as_list, split_front_matter
-from evcli.store.db import connect_wal, default_db_path, now_iso
+from evcli.store.db import default_db_path, now_iso
+from evcli.store.sqlite import connect_wal
 from evcli.tools.redaction import Redactor
 
 if TYPE_CHECKING:

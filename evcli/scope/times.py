@@ -46,6 +46,7 @@ from evcli.backends.base import parse_window
 from evcli.contracts import AskedRange
 from evcli.scope.match import Spans
 from evcli.scope.windows import window_matches, zh_number
+from evcli.text import MONTHS
 from evcli.timerange import ZONE_ABBREVIATIONS, TimeRange, abbreviated_zone, localize
 
 AROUND = timedelta(minutes=5)  # "at 09:14" means 09:09–09:19
@@ -64,7 +65,7 @@ _CLOCK = (
     rf"|(?:\d{{1,2}}|{_ZH_NUM})\s*[点點时](?:\s*(?:(?:\d{{1,2}}|{_ZH_NUM})\s*分?|半|一刻|整))?"
     r"|\b(?:noon|midday|midnight)\b)"
 )
-_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+_MONTHS = tuple(month.casefold() for month in MONTHS)
 _MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
 _DAY_WORD = r"(?:yesterday|today|昨天|昨日|今天|今日|前天)"
 _DATE = (

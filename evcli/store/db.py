@@ -23,7 +23,6 @@ import json
 import os
 import secrets
 import sqlite3
-import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -45,12 +44,11 @@ from evcli.errors import BadInput, NotFound, StoreError, store_failure
 from evcli.store.documents import check_session_id
 from evcli.store.ownership import ACTIVE_STATUSES, INTERRUPTED, owner_alive, process_identity, shown_status
 from evcli.store.query import ENV_DIR_SQL, ENV_LIVE_SQL, SessionQuery, environment_label, iso_utc
+from evcli.store.sqlite import connect_wal
 
 if TYPE_CHECKING:
     from sqlite_utils import Database
 
-BUSY_TIMEOUT_S = 30.0
-_WAL_RETRY_S = 0.05
 DB_FILENAME = "evcli.db"
 # Every migration in evcli/store/migrations.py, oldest first (a test keeps them in step).
 SCHEMA_MIGRATIONS = (
@@ -124,29 +122,6 @@ _FAILED_VERDICTS = ("LOW_CONFID", "REJECT")
 
 class _QueueFull(Exception):
     """Raised inside a write transaction to roll back a delivery that does not fit in the alert queue."""
-
-
-def connect_wal(path: Path) -> sqlite3.Connection:
-    """An autocommit connection to `path` in WAL mode that waits up to BUSY_TIMEOUT_S for locks.
-
-    Switching a new file to WAL takes an exclusive lock for which SQLite does not call the busy
-    handler: processes opening the same new file at once get "database is locked" at once (two eval
-    workers building the knowledge index did). The switch is retried until the timeout instead."""
-    conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
-    try:
-        conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
-        ends = time.monotonic() + BUSY_TIMEOUT_S
-        while True:
-            try:
-                conn.execute("PRAGMA journal_mode = WAL")
-                return conn
-            except sqlite3.OperationalError as exc:
-                if "locked" not in str(exc) or time.monotonic() >= ends:
-                    raise
-                time.sleep(_WAL_RETRY_S)
-    except BaseException:
-        conn.close()
-        raise
 
 
 class TraceStore:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from evcli.agents.drafts import check_drafts
 from evcli.agents.engine import (
     EngineError,
     EngineReply,
@@ -1838,5 +1839,5 @@ def test_a_comparison_asked_is_the_baseline_of_find_changes(question, arguments,
 def test_check_claims_on_a_malformed_draft_says_why_and_passes_nothing(arguments, said, tmp_path):
     run = full_run("Why is payment-service CPU high?", tmp_path)
     document = run.pipeline.store.load(run.session_id)
-    view = run.pipeline._check_drafts(document, list(document.invocations), arguments)
+    view = check_drafts(document, list(document.invocations), arguments, run.pipeline.rules)
     assert said in view and ": pass" not in view

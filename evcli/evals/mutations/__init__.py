@@ -14,7 +14,7 @@ order of the report.
 
 from __future__ import annotations
 
-from evcli.evals.mutations import benign, citations, facts, scope, session_trust
+from evcli.evals.mutations import benign, citations, facts, paraphrases, scope, session_trust
 from evcli.evals.mutations.base import Mutate, MutationClass
 
 
@@ -100,23 +100,23 @@ ENV_MUTATIONS: tuple[MutationClass, ...] = (
     _benign(facts.benign_thousands_separator),
     _benign(facts.benign_time_truncated),
     _benign(facts.benign_snake_case_spelled),
-    _benign(facts.benign_unit_spelled),
-    _benign(facts.benign_duration_rescaled),
-    _benign(facts.benign_compound_duration),
-    _benign(facts.benign_count_abbreviated),
-    _benign(facts.benign_count_reordered),
-    _benign(facts.benign_field_worded),
-    _benign(facts.benign_approximate_worded),
-    _benign(facts.benign_state_worded),
-    _benign(facts.benign_time_reformatted),
-    _benign(facts.benign_bytes_rescaled),
-    _benign(facts.benign_percent_as_fraction),
-    _benign(facts.benign_negative_as_ago),
-    _benign(facts.benign_clauses_swapped),
-    _benign(facts.benign_time_in_utc),
-    _benign(facts.benign_zone_named),
-    _benign(facts.benign_date_in_words),
-    _benign(facts.benign_range_worded),
-    _benign(facts.benign_bound_stated),
-    _benign(facts.benign_field_after_value),
+    _benign(paraphrases.benign_unit_spelled),
+    _benign(paraphrases.benign_duration_rescaled),
+    _benign(paraphrases.benign_compound_duration),
+    _benign(paraphrases.benign_count_abbreviated),
+    _benign(paraphrases.benign_count_reordered),
+    _benign(paraphrases.benign_field_worded),
+    _benign(paraphrases.benign_approximate_worded),
+    _benign(paraphrases.benign_state_worded),
+    _benign(paraphrases.benign_time_reformatted),
+    _benign(paraphrases.benign_bytes_rescaled),
+    _benign(paraphrases.benign_percent_as_fraction),
+    _benign(paraphrases.benign_negative_as_ago),
+    _benign(paraphrases.benign_clauses_swapped),
+    _benign(paraphrases.benign_time_in_utc),
+    _benign(paraphrases.benign_zone_named),
+    _benign(paraphrases.benign_date_in_words),
+    _benign(paraphrases.benign_range_worded),
+    _benign(paraphrases.benign_bound_stated),
+    _benign(paraphrases.benign_field_after_value),
 )

@@ -8,7 +8,7 @@ from __future__ import annotations
 import copy
 import difflib
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from evcli.contracts import NO_EVIDENCE_PATH, ToolInvocation
@@ -75,30 +75,27 @@ def field_absent(document, output):
 def field_not_stated(document, output):
     """A binding naming one structured field of its item whose value the claim does not write: the
     citation says "this claim states that field", and it does not."""
-    by_id = invocations_by_id(document)
-    for ci, bi, claim, binding in bindings(output):
-        raw_path = binding.get("raw_path", "")
-        invocation = cited_invocation(by_id, binding)
-        if raw_path == NO_EVIDENCE_PATH or invocation is None:
-            continue
-        item = typed.item_at(invocation.output, raw_path)
+
+    def unwritten(claim: dict[str, Any], value: typed.Value) -> bool:
         text = (claim.get("claim_text") or "").casefold()
-        for value in typed.item_values(item, raw_path) if isinstance(item, dict) else []:
-            field = value.path[len(raw_path) :]
-            if value.kind != "number" or not field.startswith(".") or field.strip(".") in typed.TEXT_FIELDS:
-                continue
-            if any(form in text for form in _written_forms(value)):
-                continue
-            yield Case(
-                f"{where(claim, bi)} cites {value.path} ({value.shown})",
-                with_binding(output, ci, bi, raw_path=value.path),
-            )
-            break
+        return not any(form in text for form in _written_forms(value))
+
+    return _field_cited(document, output, unwritten)
 
 
 def benign_field_cited(document, output):
     """Honest: a binding narrowed to the structured field whose value its claim writes ("91%" citing
     `$.alerts[0].value`, "37 lines" citing `$.stats.total`)."""
+
+    def written(claim: dict[str, Any], value: typed.Value) -> bool:  # as it is recorded
+        stated = typed.stated_facts(claim.get("claim_text") or "")
+        return float(value.value) in [fact.number.value for fact in stated if fact.number]
+
+    return _field_cited(document, output, written)
+
+
+def _field_cited(document, output, fits: Callable[[dict[str, Any], typed.Value], bool]) -> Iterator[Case]:
+    """Each binding narrowed to the first structured number field of its item that `fits` its claim."""
     by_id = invocations_by_id(document)
     for ci, bi, claim, binding in bindings(output):
         raw_path = binding.get("raw_path", "")
@@ -106,12 +103,11 @@ def benign_field_cited(document, output):
         if raw_path == NO_EVIDENCE_PATH or invocation is None:
             continue
         item = typed.item_at(invocation.output, raw_path)
-        numbers = [fact.number.value for fact in typed.stated_facts(claim.get("claim_text") or "") if fact.number]
         for value in typed.item_values(item, raw_path) if isinstance(item, dict) else []:
             field = value.path[len(raw_path) :]
             if value.kind != "number" or not field.startswith(".") or field.strip(".") in typed.TEXT_FIELDS:
                 continue
-            if float(value.value) in numbers:  # the claim writes the field's value as it is recorded
+            if fits(claim, value):
                 yield Case(
                     f"{where(claim, bi)} cites {value.path} ({value.shown})",
                     with_binding(output, ci, bi, raw_path=value.path),

@@ -11,7 +11,7 @@ import copy
 import pytest
 
 from evcli.evals.gatekeeper import load_base_sessions, run_suite
-from evcli.evals.mutations import ENV_MUTATIONS, facts
+from evcli.evals.mutations import ENV_MUTATIONS, paraphrases
 
 
 def sample_bases():
@@ -34,16 +34,20 @@ def rewritten(mutate, bases=None) -> dict[str, str]:
 @pytest.mark.parametrize(
     ("mutate", "description", "text"),
     [
-        (facts.benign_unit_spelled, "claim-2: 3.8GB -> 3.8 gigabytes", "heap reached max=3.8 gigabytes and"),
-        (facts.benign_bytes_rescaled, "claim-2: 3.8GB -> 3,800 MB", "heap reached max=3,800 MB and"),
-        (facts.benign_bytes_rescaled, "claim-2: 3.8GB -> 3,800 megabytes", "heap reached max=3,800 megabytes and"),
-        (facts.benign_bytes_rescaled, "claim-2: 3.8GB -> 3.54 GiB", "heap reached max=3.54 GiB and"),
-        (facts.benign_field_worded, "claim-2: key=value in words", "heap reached a peak of 3.8GB and"),
-        (facts.benign_field_after_value, "claim-2: values before their keys", "heap reached 3.8GB max and"),
-        (facts.benign_state_worded, "claim-1: firing -> triggered", "HighMemoryUsage alert triggered at 91%"),
-        (facts.benign_bound_stated, "claim-1: 91% -> over 90%", "alert firing at over 90% for 18 minutes"),
-        (facts.benign_bound_stated, "claim-2: 3.8GB -> under 4GB", "heap reached max=under 4GB and"),
-        (facts.benign_percent_as_fraction, "claim-1: 91% -> 0.91", "alert firing at 0.91 for 18 minutes"),
+        (paraphrases.benign_unit_spelled, "claim-2: 3.8GB -> 3.8 gigabytes", "heap reached max=3.8 gigabytes and"),
+        (paraphrases.benign_bytes_rescaled, "claim-2: 3.8GB -> 3,800 MB", "heap reached max=3,800 MB and"),
+        (
+            paraphrases.benign_bytes_rescaled,
+            "claim-2: 3.8GB -> 3,800 megabytes",
+            "heap reached max=3,800 megabytes and",
+        ),
+        (paraphrases.benign_bytes_rescaled, "claim-2: 3.8GB -> 3.54 GiB", "heap reached max=3.54 GiB and"),
+        (paraphrases.benign_field_worded, "claim-2: key=value in words", "heap reached a peak of 3.8GB and"),
+        (paraphrases.benign_field_after_value, "claim-2: values before their keys", "heap reached 3.8GB max and"),
+        (paraphrases.benign_state_worded, "claim-1: firing -> triggered", "HighMemoryUsage alert triggered at 91%"),
+        (paraphrases.benign_bound_stated, "claim-1: 91% -> over 90%", "alert firing at over 90% for 18 minutes"),
+        (paraphrases.benign_bound_stated, "claim-2: 3.8GB -> under 4GB", "heap reached max=under 4GB and"),
+        (paraphrases.benign_percent_as_fraction, "claim-1: 91% -> 0.91", "alert firing at 0.91 for 18 minutes"),
     ],
 )
 def test_a_class_rewrites_a_sample_claim(mutate, description, text):
@@ -54,7 +58,7 @@ def test_a_class_rewrites_a_sample_claim(mutate, description, text):
 
 def test_a_count_is_reordered_but_a_duration_is_not():
     # "for 18 minutes" is a duration: "for minutes: 18" is not what anyone writes
-    assert rewritten(facts.benign_count_reordered) == {}
+    assert rewritten(paraphrases.benign_count_reordered) == {}
 
 
 def test_a_number_of_a_quoted_log_line_is_not_rounded():
@@ -62,9 +66,11 @@ def test_a_number_of_a_quoted_log_line_is_not_rounded():
     quoted = copy.deepcopy(base)
     claims = quoted.latest_stage("execute").output["claims"]
     claims[1]["claim_text"] = "order-service logged at 22:42: heap at 3.8GB"
-    assert not any("claim-2" in case for case in rewritten(facts.benign_bound_stated, [quoted]))
+    assert not any("claim-2" in case for case in rewritten(paraphrases.benign_bound_stated, [quoted]))
     claims[1]["claim_text"] = "order-service heap reached 3.8GB"
-    assert "sample-broad-order-service claim-2: 3.8GB -> under 4GB" in rewritten(facts.benign_bound_stated, [quoted])
+    assert "sample-broad-order-service claim-2: 3.8GB -> under 4GB" in rewritten(
+        paraphrases.benign_bound_stated, [quoted]
+    )
 
 
 # The classes whose words the typed check reads today; the others (a bound, a fraction for a percent, a time in

@@ -1,0 +1,156 @@
+"""The words the typed-fact check reads (facts.toml), compiled once: units and multipliers, role,
+connector, approximate, bound, spread and attribution words, states, directions and ranks, the
+number patterns; and `Words`, a set of words found at either end of a text by dictionary lookups.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from evcli.text import phrase_pattern
+
+
+@dataclass(frozen=True)
+class _Role:
+    name: str
+    kind: str  # "number" or "time"
+    fields: frozenset[str]
+    words: tuple[str, ...]
+
+
+class _Words:
+    """A set of words and phrases found at either end of a text by dictionary lookups, longest first
+    (an alternation of a few hundred words in one regular expression is tried word by word at every
+    position). A Latin word does not start or end inside another word."""
+
+    def __init__(self, words: Iterable[str]) -> None:
+        self.words = frozenset(words)
+        self.lengths = sorted({len(word) for word in self.words}, reverse=True)
+
+    def ending(self, text: str, end: int) -> int | None:
+        """Where a word that ends `text` at `end` starts, else None."""
+        for length in self.lengths:
+            start = end - length
+            if start >= 0 and text[start:end] in self.words and not _inside_word(text, start, start - 1):
+                return start
+        return None
+
+    def starting(self, text: str, start: int) -> int | None:
+        """Where a word that starts `text` at `start` ends, else None."""
+        for length in self.lengths:
+            end = start + length
+            if end <= len(text) and text[start:end] in self.words and not _inside_word(text, end - 1, end):
+                return end
+        return None
+
+
+def _inside_word(text: str, edge: int, neighbour: int) -> bool:
+    """Whether a word whose first or last letter is text[edge] continues into text[neighbour]: both
+    are Latin letters or digits (a CJK word or a sign such as "~" has no such edge)."""
+    if not 0 <= neighbour < len(text):
+        return False
+    return _latin(text[edge]) and _latin(text[neighbour])
+
+
+def _latin(character: str) -> bool:
+    return character.isascii() and (character.isalnum() or character == "_")
+
+
+@dataclass(frozen=True)
+class _Tables:
+    units: dict[str, tuple[str, float]]
+    multipliers: dict[str, float]
+    approximate: _Words
+    past: re.Pattern[str]
+    roles: tuple[_Role, ...]
+    states: dict[str, str]  # phrase -> state
+    directions: dict[str, str]  # phrase -> up/down
+    ranks: dict[str, str]  # phrase -> most/least
+    number: re.Pattern[str]
+    compound: re.Pattern[str]  # a duration written in several units
+    duration_part: re.Pattern[str]  # one number and its time unit inside it
+    role_before: dict[str, _Words]  # kind -> the role words a value of that kind may follow
+    role_after: _Words  # the role words a number may precede
+    connectors: _Words  # words between a role word and its value ("of", "is", "为")
+    role_of: dict[tuple[str, str], str]  # (kind, casefolded word) -> role
+    ranges: _Words  # "ranging from", "between", "介于": a spread of values follows
+    attribution: _Words  # "logged", "记录": the service named before it is the claim's subject
+    bounds_before: _Words  # "over", "不到": a bound written before a number
+    bounds_after: _Words  # "以上": a bound written after it
+    bound_of: dict[str, str]  # bound word -> above | below
+    phrases: re.Pattern[str]  # every state, direction and rank phrase, longest first
+    field_roles: dict[tuple[str, str], frozenset[str]]  # (kind, casefolded field name) -> roles
+
+
+def _words(table: dict[str, Any]) -> list[str]:
+    return [word for language in ("en", "zh") for word in table.get(language, [])]
+
+
+def _alternation(words: list[str]) -> str:
+    """One group of the words, longest first; a Latin word does not start inside another word."""
+    ordered = sorted(set(words), key=len, reverse=True)
+    return "(" + "|".join(rf"(?<![a-z0-9]){re.escape(w)}" if w.isascii() else re.escape(w) for w in ordered) + ")"
+
+
+@cache
+def tables() -> _Tables:
+    data = tomllib.loads((Path(__file__).parent / "facts.toml").read_text(encoding="utf-8"))
+    units = {unit: (dim, float(factor)) for unit, (dim, factor) in data["units"].items()}
+    multipliers = {word: float(factor) for word, factor in data["multipliers"].items()}
+    roles = tuple(
+        _Role(name, spec.get("kind", "number"), frozenset(f.casefold() for f in spec["fields"]), tuple(_words(spec)))
+        for name, spec in data["roles"].items()
+    )
+    states = {p.casefold(): state for state, spec in data["states"].items() for p in _words(spec)}
+    directions = {p.casefold(): d for d, spec in data["directions"].items() for p in _words(spec)}
+    ranks = {p.casefold(): r for r, spec in data["rank"].items() for p in _words(spec)}
+    suffixes = sorted([*units, *multipliers], key=len, reverse=True)
+    number = re.compile(
+        r"(?<![A-Za-z0-9_.-])(?<!\d:)([-−]?)(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?(?![\d.,]\d)"
+        r"(?:\s?(" + "|".join(re.escape(s) for s in suffixes) + r")(?![A-Za-z]))?(?![A-Za-z0-9_])"
+    )
+    durations = sorted((unit for unit, (dim, _) in units.items() if dim == "time"), key=len, reverse=True)
+    part = r"\d+(?:\.\d+)?\s?(?:" + "|".join(map(re.escape, durations)) + r")(?![A-Za-z])"
+    # A duration in several units: 168h20m, "1 hour 30 minutes", "2 minutes and 5 seconds", "1小时30分钟".
+    compound = re.compile(rf"(?<![A-Za-z0-9_.-]){part}(?:(?:\s*,\s*|\s+and\s+|\s*)(?:{part}))+(?![A-Za-z0-9_])")
+    duration_part = re.compile(r"(\d+(?:\.\d+)?)\s?(" + "|".join(map(re.escape, durations)) + r")(?![A-Za-z])")
+    role_of = {(role.kind, word.casefold()): role.name for role in roles for word in role.words}
+    role_before = {kind: _Words(word for (k, word) in role_of if k == kind) for kind in {role.kind for role in roles}}
+    role_after = _Words(word for (k, word) in role_of if k == "number")
+    approximate = [w.casefold() for w in _words(data["approximate"])]
+    bound_of = {w.casefold(): side for side, spec in data["bounds"].items() for w in (*spec["before"], *spec["after"])}
+    field_roles: dict[tuple[str, str], frozenset[str]] = {}
+    for role in roles:
+        for name in role.fields:
+            field_roles[(role.kind, name)] = field_roles.get((role.kind, name), frozenset()) | {role.name}
+    return _Tables(
+        units,
+        multipliers,
+        _Words(approximate),
+        phrase_pattern(tuple(_words(data["past"]))),
+        roles,
+        states,
+        directions,
+        ranks,
+        number,
+        compound,
+        duration_part,
+        role_before,
+        role_after,
+        # approximate and bound words stand between a role word and its value too ("peak of about 4s")
+        _Words([*(w.casefold() for w in _words(data["connectors"])), *approximate, *bound_of]),
+        role_of,
+        _Words(w.casefold() for w in _words(data["ranges"])),
+        _Words(w.casefold() for w in _words(data["attribution"])),
+        _Words(w for spec in data["bounds"].values() for w in spec["before"]),
+        _Words(w for spec in data["bounds"].values() for w in spec["after"]),
+        bound_of,
+        phrase_pattern(tuple({*states, *directions, *ranks})),
+        field_roles,
+    )
