@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterator
 from functools import lru_cache
 
 __all__ = [
     "CJK_NEGATIONS",
     "ENGLISH_WORD",
     "NEGATION_WORDS",
+    "PhraseFinder",
     "RAW_TOKEN",
     "STOP_WORDS",
     "TOKEN",
@@ -30,6 +32,7 @@ __all__ = [
     "negated",
     "negations",
     "normalize",
+    "phrase_finder",
 ]
 
 
@@ -364,6 +367,66 @@ def comparable(text: str, *, keep_ports: bool = False) -> str:
     keep_ports=True leaves a colon before digits alone, so `host:8443` and `client.go:97` stay one
     identifier (the offline Verifier checks them whole; the Gatekeeper checks host and port apart)."""
     return (_COLON_ENDING_WORD if keep_ports else _COLON_BEFORE_WORD).sub(": ", normalize(text))
+
+
+class PhraseFinder:
+    """phrase_pattern's matches, found by one Aho-Corasick pass instead of trying every phrase at every
+    position: leftmost first, then Latin before CJK and longest first, Latin phrases as whole words,
+    case-insensitive. Yields (start, end, lowered phrase)."""
+
+    def __init__(self, phrases: tuple[str, ...]) -> None:
+        import ahocorasick
+
+        self.phrases = phrases
+        self._automaton = ahocorasick.Automaton()
+        for phrase in {phrase.lower() for phrase in phrases if phrase}:
+            self._automaton.add_word(phrase, phrase)
+        self._empty = not len(self._automaton)
+        if not self._empty:
+            self._automaton.make_automaton()
+
+    def finditer(self, text: str) -> Iterator[tuple[int, int, str]]:
+        if self._empty:
+            return
+        lowered = text.lower()
+        if len(lowered) != len(text):  # a letter whose lower case is longer ("İ"): offsets would shift
+            for match in phrase_pattern(self.phrases).finditer(text):
+                yield match.start(), match.end(), match.group(0).lower()
+            return
+        starts: dict[int, list[str]] = {}
+        for last, phrase in self._automaton.iter(lowered):
+            starts.setdefault(last - len(phrase) + 1, []).append(phrase)
+        position = 0
+        for start in sorted(starts):
+            if start < position:
+                continue
+            for phrase in sorted(starts[start], key=_latin_longest_first):
+                end = start + len(phrase)
+                if phrase.isascii() and (_word_or_hyphen(lowered, start - 1) or _word_or_hyphen(lowered, end)):
+                    continue
+                yield start, end, phrase
+                position = end
+                break
+
+    def search(self, text: str) -> tuple[int, int, str] | None:
+        return next(self.finditer(text), None)
+
+
+def _latin_longest_first(phrase: str) -> tuple[bool, int]:
+    return not phrase.isascii(), -len(phrase)
+
+
+def _word_or_hyphen(text: str, index: int) -> bool:
+    """Whether text[index] is what `[\\w-]` matches (a word character or a hyphen); False off either end."""
+    if not 0 <= index < len(text):
+        return False
+    character = text[index]
+    return character.isalnum() or character in "_-"
+
+
+@lru_cache(maxsize=16)
+def phrase_finder(phrases: tuple[str, ...]) -> PhraseFinder:
+    return PhraseFinder(phrases)
 
 
 @lru_cache(maxsize=16)

@@ -95,3 +95,54 @@ def test_json_escapes_are_decoded_and_other_text_kept(text, decoded):
     from evcli.text import json_unescaped
 
     assert json_unescaped(text) == decoded
+
+
+# --- PhraseFinder: phrase_pattern's matches by one Aho-Corasick pass ------------------------------------
+
+
+def _phrase_texts(seed: int, phrases: list[str], count: int) -> list[str]:
+    """Random texts that put the phrases (in any case) next to word characters, hyphens, spaces, CJK and
+    punctuation, overlapping and nested, so every boundary case of phrase_pattern comes up."""
+    import random
+
+    rng = random.Random(seed)
+    glue = [" ", "", "-", "_", "a", "9", ".", "，", "的", "\n", "x-", " the ", "Ö", "İ"]
+    texts = []
+    for _ in range(count):
+        parts = []
+        for _ in range(rng.randint(1, 8)):
+            phrase = rng.choice(phrases)
+            if rng.random() < 0.3:
+                phrase = phrase.upper()
+            elif rng.random() < 0.3:
+                phrase = phrase[: rng.randint(1, len(phrase))]
+            parts += [rng.choice(glue), phrase]
+        texts.append("".join(parts) + rng.choice(glue))
+    return texts
+
+
+def test_phrase_finder_finds_what_phrase_pattern_finds():
+    from evcli.gatekeeper.wordtables import tables
+    from evcli.text import PhraseFinder, phrase_pattern
+
+    t = tables()
+    vocabularies = [
+        tuple(sorted({*t.states, *t.directions, *t.ranks})),
+        ("not", "not yet", "yet", "firing", "still firing", "fir", "峰值", "峰", "k8s节点", "k8s"),
+        ("a-b", "b", "a", "ab", "a b"),
+    ]
+    compared = 0
+    for seed, phrases in enumerate(vocabularies):
+        finder, pattern = PhraseFinder(phrases), phrase_pattern(phrases)
+        for text in _phrase_texts(seed, list(phrases), 400):
+            expected = [(m.start(), m.end(), m.group(0).lower()) for m in pattern.finditer(text)]
+            assert list(finder.finditer(text)) == expected, text
+            compared += len(expected)
+    assert compared > 500  # the texts do hold phrases to find
+
+
+def test_phrase_finder_without_phrases_finds_nothing():
+    from evcli.text import PhraseFinder
+
+    assert list(PhraseFinder(()).finditer("anything at all")) == []
+    assert PhraseFinder(("", "")).search("text") is None

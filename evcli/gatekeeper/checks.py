@@ -25,7 +25,7 @@ from evcli.contracts import (
 from evcli.gatekeeper import lookalike, paths, typed
 from evcli.gatekeeper.excerpt import ExcerptMatch, informative_problem, match_excerpt, normalize
 from evcli.gatekeeper.facts import missing_facts
-from evcli.text import phrase_pattern
+from evcli.text import phrase_finder
 
 
 @lru_cache(maxsize=64)
@@ -248,11 +248,12 @@ def observes_only(claim: Claim, asserting_phrases: tuple[str, ...]) -> str | Non
     if claim.claim_type not in ("observation", "negative_observation"):
         return None
     own = _ATTRIBUTED.sub(" ", _QUOTED.sub(" ", claim.claim_text or ""))
-    found = phrase_pattern(asserting_phrases).search(own)
+    found = phrase_finder(asserting_phrases).search(own)
     if found is None:
         return None
+    start, end, _ = found
     return (
-        f"the {claim.claim_type} asserts {found.group(0)!r} in its own words: quote it with its source, "
+        f"the {claim.claim_type} asserts {own[start:end]!r} in its own words: quote it with its source, "
         "or state it as a hypothesis or an action"
     )
 

@@ -274,11 +274,10 @@ def stated_facts(claim_text: str) -> list[Stated]:
     text = plain(claim_text)
     lowered = text.casefold()
     facts: list[Stated] = []
-    for match in t.phrases.finditer(lowered):
-        phrase = match.group(0)
+    for start, end, phrase in t.phrases.finditer(lowered):
         for kind, table in (("state", t.states), ("direction", t.directions), ("rank", t.ranks)):
             if phrase in table:
-                facts.append(Stated(kind, phrase, match.start(), match.end(), table[phrase]))
+                facts.append(Stated(kind, phrase, start, end, table[phrase]))
                 break
     masked = text
     times = list(clocks(text))

@@ -13,7 +13,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from evcli.text import phrase_pattern
+from evcli.text import PhraseFinder, phrase_finder
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,7 @@ class _Tables:
     units: dict[str, tuple[str, float]]
     multipliers: dict[str, float]
     approximate: _Words
-    past: re.Pattern[str]
+    past: PhraseFinder
     roles: tuple[_Role, ...]
     states: dict[str, str]  # phrase -> state
     directions: dict[str, str]  # phrase -> up/down
@@ -84,7 +84,7 @@ class _Tables:
     bounds_before: _Words  # "over", "不到": a bound written before a number
     bounds_after: _Words  # "以上": a bound written after it
     bound_of: dict[str, str]  # bound word -> above | below
-    phrases: re.Pattern[str]  # every state, direction and rank phrase, longest first
+    phrases: PhraseFinder  # every state, direction and rank phrase, longest first
     field_roles: dict[tuple[str, str], frozenset[str]]  # (kind, casefolded field name) -> roles
 
 
@@ -133,7 +133,7 @@ def tables() -> _Tables:
         units,
         multipliers,
         _Words(approximate),
-        phrase_pattern(tuple(_words(data["past"]))),
+        phrase_finder(tuple(_words(data["past"]))),
         roles,
         states,
         directions,
@@ -151,6 +151,6 @@ def tables() -> _Tables:
         _Words(w for spec in data["bounds"].values() for w in spec["before"]),
         _Words(w for spec in data["bounds"].values() for w in spec["after"]),
         bound_of,
-        phrase_pattern(tuple({*states, *directions, *ranks})),
+        phrase_finder(tuple(sorted({*states, *directions, *ranks}))),
         field_roles,
     )
