@@ -168,7 +168,7 @@ def session_entity_finder(invocations: dict[int, ToolInvocation]):
 def cited_items(
     bindings: Sequence[EvidenceBinding | CheckedBinding],
     invocations: dict[int, ToolInvocation],
-    read: dict[tuple[int, str], list[typed.Value]] | None = None,
+    read: dict[tuple[int, str], tuple[Any, list[typed.Value]]] | None = None,
 ) -> list[typed.Cited]:
     """The items a claim's bindings name (in claim order, ids resolved), read as typed values (the
     recorded output's item, or the ref text when the output does not hold it); `$.no_evidence` names no item.
@@ -183,19 +183,19 @@ def cited_items(
         item_path, field = paths.split(raw_path)
         item_path = item_path or raw_path
         key = (id(invocation), item_path)
-        values = read.get(key)
-        if values is None:
+        known = read.get(key)
+        if known is None:
             item = typed.item_at(invocation.output, item_path)
             if item is None:
                 ref = find_ref(invocation, item_path)
                 item = ref.text if ref is not None else None
             if item is None:
                 continue
-            values = read[key] = typed.item_values(item, item_path)
+            known = read[key] = (item, typed.item_values(item, item_path))
+        item, values = known
         array = invocation.output.get(item_path[2:].split("[", 1)[0]) if "[" in item_path else None
-        cited.append(
-            typed.Cited(index, item_path, values, array or [], item_path + paths.canonical(field) if field else "")
-        )
+        field_path = item_path + paths.canonical(field) if field else ""
+        cited.append(typed.Cited(index, item_path, values, array or [], field_path, item))
     return cited
 
 

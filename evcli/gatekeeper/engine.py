@@ -163,7 +163,7 @@ def _gate(
 
     checked: list[CheckedBinding] = []
     is_session_entity = checks.session_entity_finder(by_id)
-    items: dict[tuple[int, str], list[typed.Value]] = {}  # cited items read as typed values, once per run
+    items: dict[tuple[int, str], tuple[Any, list[typed.Value]]] = {}  # cited items read as typed values, once per run
     for claim in claims:
         findings.run("claim.bindings_present", checks.bindings_present(claim), claim_id=claim.claim_id)
         findings.run("claim.plain_text", checks.plain_text(claim), claim_id=claim.claim_id)
@@ -204,7 +204,7 @@ def _check_facts(
     is_session_entity,
     services: tuple[str, ...],
     findings: _Findings,
-    items: dict[tuple[int, str], list[typed.Value]],
+    items: dict[tuple[int, str], tuple[Any, list[typed.Value]]],
 ) -> list[CheckedBinding]:
     """The typed facts rule, then the excerpt facts rule on what it did not compare; the facts
     compared are recorded on the binding whose item they were matched to."""

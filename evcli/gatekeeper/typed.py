@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, NamedTuple
 
-from evcli.gatekeeper import paths
+from evcli.gatekeeper import addresses, owners, paths
 from evcli.gatekeeper.clocks import clocks, range_ends, time_pattern
 from evcli.gatekeeper.wordtables import tables
 
@@ -446,6 +446,7 @@ class Cited:
     values: list[Value]
     siblings: list[Any] = field(default_factory=list)  # the array the item belongs to (for ranks)
     field: str = ""  # the one field the binding names ($.alerts[0].value), if it names one
+    item: Any = None  # the item itself (a dict of the recorded output, or the ref's text)
 
     def in_field(self, value: Value) -> bool:
         """Whether `value` is (inside) the field the binding names."""
@@ -472,6 +473,10 @@ def check_claim(claim_text: str, cited: list[Cited], services: Iterable[str] = (
             if len(result.facts) > before:  # compared here, matched or not: the excerpt check leaves it alone
                 result.consumed.append((fact.start, fact.end))
     _check_subject(claim_text, values, services, result)
+    items = [c.item for c in cited]
+    result.problems += addresses.problems(plain(claim_text), items, services) + owners.problems(
+        plain(claim_text), items, services
+    )
     _check_from_to(plain(claim_text).casefold(), stated, values, result)
     for item in cited:
         if item.field:

@@ -14,7 +14,7 @@ order of the report.
 
 from __future__ import annotations
 
-from evcli.evals.mutations import benign, citations, facts, paraphrases, scope, session_trust
+from evcli.evals.mutations import benign, citations, facts, paraphrases, scope, session_trust, subjects
 from evcli.evals.mutations.base import Mutate, MutationClass
 
 
@@ -97,6 +97,8 @@ ENV_MUTATIONS: tuple[MutationClass, ...] = (
     _caught(facts.fact_direction_flipped, "reject", "claim.facts_match"),
     _caught(facts.fact_counts_swapped, "reject", "claim.facts_match"),
     _caught(facts.fact_time_shifted, "reject", "claim.facts_match"),
+    _caught(subjects.subject_address_reassigned, "reject", "claim.facts_match"),
+    _caught(subjects.subject_certificate_owner, "reject", "claim.facts_match"),
     _benign(facts.benign_thousands_separator),
     _benign(facts.benign_time_truncated),
     _benign(facts.benign_snake_case_spelled),
@@ -119,4 +121,5 @@ ENV_MUTATIONS: tuple[MutationClass, ...] = (
     _benign(paraphrases.benign_range_worded),
     _benign(paraphrases.benign_bound_stated),
     _benign(paraphrases.benign_field_after_value),
+    _benign(subjects.benign_certificate_owner),
 )
