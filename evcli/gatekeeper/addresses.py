@@ -22,6 +22,7 @@ _ADDRESSES = rf"{_ADDRESS}(?:\s*,\s*{_ADDRESS})*"
 _NAME = r"[A-Za-z][A-Za-z0-9_.-]*[A-Za-z0-9]"
 _EDGE_BEFORE = r"(?<![A-Za-z0-9_./:-])"
 _EDGE_AFTER = r"(?![A-Za-z0-9_]|\.\d)"
+_HINT = re.compile(r"\d\.\d{1,3}\.\d")  # what every address holds, found in a fraction of the patterns' time
 
 
 class Pair(NamedTuple):
@@ -66,6 +67,8 @@ def _named(name: str, services: frozenset[str]) -> bool:
 def stated_pairs(text: str, services: Iterable[str] = (), *, any_name: bool = False) -> list[Pair]:
     """The (name, address) pairs a text writes as one entity; unless `any_name`, only those whose name is
     a host or service name (an evidence text's "CoreDNS (10.96.0.10)" pairs them whatever the word)."""
+    if _HINT.search(text) is None:
+        return []  # no address written: most texts
     known = frozenset(s.casefold() for s in services)
     pairs = []
     for pattern in _table().together:

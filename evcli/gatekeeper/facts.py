@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable
 
 from evcli.text import (
     NEGATION,
+    STOP_WORDS,
     TOKEN,
     comparable,
     critical_tokens,
@@ -90,7 +91,42 @@ def missing_facts(
     dropped = _negation_dropped(claim, evidence)
     if dropped:
         missing.append(f"negation before '{dropped}'")
+    stitched = _stitched(claim, [comparable(excerpt) for excerpt in excerpts], accepted | set(names))
+    if stitched:
+        missing.append(stitched)
     return missing
+
+
+_ADDRESS = re.compile(r"(?<![\d.])\d{1,3}(?:\.\d{1,3}){3}(?![\d])")
+_CLAUSE_END = re.compile(r"[;；。]|\.\s|\n")
+_WORD_TOKEN = re.compile(r"[a-z0-9][a-z0-9_-]*")
+
+
+def _stitched(claim: str, excerpts: list[str], subjects: set[str] | frozenset[str] = frozenset()) -> str:
+    """A clause that tells of one address what a line about another address says ("Accepted publickey for
+    deploy from 203.0.113.45" cited to a login from 10.0.0.12 and a failure from 203.0.113.45): a word of a
+    clause with an address must not come only from excerpts about other addresses. Words of excerpts that
+    name no address (an alert, a count) may join it; `subjects` (services) are the claim's own words."""
+    if len(excerpts) < 2 or _ADDRESS.search(claim) is None:
+        return ""
+    for clause in _CLAUSE_END.split(claim):
+        addresses = set(_ADDRESS.findall(clause))
+        if not addresses:
+            continue
+        near: set[str] = set()
+        far: set[str] = set()
+        for excerpt in excerpts:
+            found = set(_ADDRESS.findall(excerpt))
+            held = set(_WORD_TOKEN.findall(excerpt))
+            if found & addresses or not found:
+                near |= held
+            else:
+                far |= held  # a line about other addresses only
+        words = [w for w in _WORD_TOKEN.findall(_ADDRESS.sub(" ", clause)) if w not in STOP_WORDS and len(w) > 2]
+        moved = [w for w in dict.fromkeys(words) if w in far and w not in near and w not in subjects]
+        if moved:
+            return f"'{' '.join(moved[:3])}' from a line about another address than {', '.join(sorted(addresses))}"
+    return ""
 
 
 def _inflected(token: str, evidence_tokens: set[str]) -> bool:

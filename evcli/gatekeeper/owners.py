@@ -88,7 +88,10 @@ def problems(claim_text: str, items: list[Any], services: Iterable[str] = ()) ->
     """One line per thing whose owner the claim names and no cited item gives it."""
     known = frozenset(s.casefold() for s in services)
     found = []
+    lowered = claim_text.casefold()
     for thing in things():
+        if not any(word in lowered for word in thing.words):
+            continue  # the claim names no such thing: most claims
         stated = written_owners(claim_text, thing, known)
         if not stated:
             continue

@@ -99,6 +99,7 @@ ENV_MUTATIONS: tuple[MutationClass, ...] = (
     _caught(facts.fact_time_shifted, "reject", "claim.facts_match"),
     _caught(subjects.subject_address_reassigned, "reject", "claim.facts_match"),
     _caught(subjects.subject_certificate_owner, "reject", "claim.facts_match"),
+    _caught(subjects.claim_stitched, "reject", "claim.facts_in_excerpts"),
     _benign(facts.benign_thousands_separator),
     _benign(facts.benign_time_truncated),
     _benign(facts.benign_snake_case_spelled),
@@ -122,4 +123,5 @@ ENV_MUTATIONS: tuple[MutationClass, ...] = (
     _benign(paraphrases.benign_bound_stated),
     _benign(paraphrases.benign_field_after_value),
     _benign(subjects.benign_certificate_owner),
+    _benign(subjects.benign_two_items_joined),
 )

@@ -116,3 +116,67 @@ def benign_certificate_owner(document, output):
             honest = f"{text.rstrip('. ')} (the {word} of {owner})."
             yield Case(f"claim {index + 1}: {thing.name} of {owner}", _with_text(output, index, honest))
             return
+
+
+def _addressed(document: SessionDocument, output: Output) -> Iterator[tuple[int, str, str, dict[str, Any]]]:
+    """Observation claims with one binding whose excerpt holds an address the claim writes:
+    (index, text, address, binding)."""
+    for index, raw in enumerate(output.get("claims") or []):
+        bindings = raw.get("evidence_bindings") or []
+        if raw.get("claim_type") != "observation" or len(bindings) != 1:
+            continue
+        text, excerpt = raw.get("claim_text") or "", bindings[0].get("evidence_excerpt") or ""
+        found = [address for address in _ADDRESS.findall(text) if address in _ADDRESS.findall(excerpt)]
+        if found:
+            yield index, text, found[0], bindings[0]
+
+
+def _two_addressed(document, output):
+    """A claim on one address and another item of the session on another address: (index, text, address,
+    binding) and (binding, ref text, address) of the other item, or None."""
+    for index, text, address, binding in _addressed(document, output):
+        for invocation in document.invocations:
+            details = invocation.retrieval_details
+            for ref in (details.evidence_refs or []) if details else []:
+                found = _ADDRESS.findall(ref.text or "")
+                if not found or address in found or ref.raw_path == binding.get("raw_path"):
+                    continue
+                other = {
+                    "tool_name": invocation.tool_name,
+                    "source_invocation_id": invocation.invocation_id,
+                    "source_type": binding.get("source_type", "tool_trace"),
+                    "raw_path": ref.raw_path,
+                    "evidence_excerpt": ref.text,
+                }
+                return (index, text, address, binding), (other, ref.text, found[0])
+    return None
+
+
+def _joined(output: Output, index: int, text: str, bindings: list[dict[str, Any]]) -> Output:
+    mutated = _with_text(output, index, text)
+    mutated["claims"][index]["evidence_bindings"] = copy.deepcopy(bindings)
+    return mutated
+
+
+def claim_stitched(document, output):
+    """What one line says of one address moved onto another line's address, both lines cited ("Accepted
+    publickey for deploy from 203.0.113.45" from a login of 10.0.0.12 and a failure of 203.0.113.45)."""
+    pair = _two_addressed(document, output)
+    if pair is None:
+        return
+    (index, _text, address, binding), (other, other_text, other_address) = pair
+    stitched = other_text.replace(other_address, address)
+    yield Case(
+        f"claim {index + 1}: {other_address}'s line told of {address}",
+        _joined(output, index, stitched, [binding, other]),
+    )
+
+
+def benign_two_items_joined(document, output):
+    """A claim and another line on another address written as one, each clause with its own line."""
+    pair = _two_addressed(document, output)
+    if pair is None:
+        return
+    (index, text, _address, binding), (other, other_text, _other_address) = pair
+    joined = f"{text.rstrip('. ')}; {other_text}"
+    yield Case(f"claim {index + 1} joined with {other['raw_path']}", _joined(output, index, joined, [binding, other]))
