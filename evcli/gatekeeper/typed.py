@@ -631,11 +631,12 @@ _CHECKERS = {
 @cache
 def _service_pattern(services: tuple[str, ...]) -> re.Pattern[str]:
     """Any of the environment's services as a whole name (not inside an instance id such as
-    order-service-5c8d7f9b), longest first; group 1 is the name."""
+    order-service-5c8d7f9b, nor a path or an image such as shop/checkout:1.4.2), longest first; group 1
+    is the name."""
     names = sorted({s.casefold() for s in services if s}, key=len, reverse=True)
     if not names:
         return re.compile(r"(?!)")
-    return re.compile(r"(?<![\w.-])(" + "|".join(map(re.escape, names)) + r")(?![\w]|-\w)")
+    return re.compile(r"(?<![\w./-])(" + "|".join(map(re.escape, names)) + r")(?![\w]|-\w)")
 
 
 def _check_subject(

@@ -313,3 +313,15 @@ def test_a_change_keeps_its_baseline_and_spread_apart_from_its_value():
     assert check(honest, change, "$.changes[0]").problems == []
     assert check(honest.replace("median of 0.48s", "median of 3.4s"), change, "$.changes[0]").problems
     assert check(honest.replace("spread 0.02965s", "spread 0.48s"), change, "$.changes[0]").problems
+
+
+def test_a_service_inside_an_image_or_a_path_is_not_the_subject():
+    """ "shop/checkout:1.4.2" and "logs/checkout.log" name no service the claim speaks of."""
+    item = dict(LOG, service="checkout-service", message="pulled image shop/checkout:1.4.2")
+    cited = typed.Cited(0, "$.logs[0]", typed.item_values(item, "$.logs[0]"))
+    result = typed.check_claim(
+        "image shop/checkout:1.4.2 was pulled by checkout-service", [cited], ("checkout", "checkout-service")
+    )
+    assert not any("speaks of" in problem for problem in result.problems), result.problems
+    moved = typed.check_claim("checkout pulled image shop/checkout:1.4.2", [cited], ("checkout", "checkout-service"))
+    assert any("claim speaks of checkout" in problem for problem in moved.problems), moved.problems
