@@ -3,8 +3,10 @@
 Checks: each configured backend answers (its version and the latency: Prometheus
 /api/v1/status/buildinfo, Alertmanager /api/v2/status, Loki /loki/api/v1/status/buildinfo), the
 label naming a service has values in its data (Prometheus, Loki), the runbooks are indexed (how
-many), and each role's model has its key and answers a one-token call (skipped with
-`model_call=False`). A snapshot environment is checked to exist instead of backends.
+many), each role's model has its key and answers a one-token call (skipped with
+`model_call=False`), and the trace store's schema is one this evcli reads and SQLite's quick_check finds
+every page sound (read only: the check never creates, migrates or writes the store). A snapshot
+environment is checked to exist instead of backends.
 
 Invariants: a check never raises; what fails is a `fail` row with the remedy in plain words. No
 secret is ever in a row: keys and tokens are named by their variable, never shown. The backend
@@ -61,8 +63,8 @@ PROBES: dict[str, _Probe] = {
 }
 
 
-def run_checks(settings: Settings, *, model_call: bool = True) -> list[CheckRow]:
-    """Every check of `settings`, in a fixed order (environment, backends, runbooks, models)."""
+def run_checks(settings: Settings, *, model_call: bool = True, store: Path | None = None) -> list[CheckRow]:
+    """Every check of `settings`, in a fixed order (environment, backends, runbooks, models, the store at `store`)."""
     jobs: list[Callable[[], list[CheckRow]]] = []
     backends = {name: backend for name, backend in settings.backends.items() if backend.url}
     if not backends:
@@ -72,6 +74,8 @@ def run_checks(settings: Settings, *, model_call: bool = True) -> list[CheckRow]
     jobs.append(partial(_runbooks, settings, live=bool(backends)))
     for roles, model in _models_by_settings(settings).items():
         jobs.append(partial(_model, roles, model, model_call))
+    if store is not None:
+        jobs.append(partial(_store, store))
     with ThreadPoolExecutor(max_workers=max(1, len(jobs))) as pool:
         results = list(pool.map(lambda job: job(), jobs))
     return [row for rows in results for row in rows]
@@ -99,6 +103,8 @@ def _snapshot(settings: Settings) -> CheckRow:
 def _backend(name: str, spec: BackendSpec, service_label: str | None) -> list[CheckRow]:
     import httpx
 
+    if name == "kubernetes":  # a kubeconfig, not a URL: the client's own version call
+        return [_kubernetes(spec)]
     probe = PROBES.get(name, _Probe("/", lambda body: "?"))
     from evcli.backends.http import MissingSecret, auth_headers
 
@@ -118,6 +124,22 @@ def _backend(name: str, spec: BackendSpec, service_label: str | None) -> list[Ch
             return rows
     except (OSError, ValueError) as exc:  # a CA bundle that cannot be read, a malformed URL
         return [CheckRow(name, spec.url, "fail", _one_line(exc), "check ca_bundle and the URL")]
+
+
+def _kubernetes(spec: BackendSpec) -> CheckRow:
+    from evcli.backends.base import BackendError
+    from evcli.backends.kubernetes import build
+
+    started = time.perf_counter()
+    try:
+        build(spec).probe()
+    except BackendError as exc:
+        return CheckRow("kubernetes", spec.url, "fail", _one_line(exc), "check --kubeconfig and the cluster's address")
+    except ImportError:
+        return CheckRow(
+            "kubernetes", spec.url, "fail", "the kubernetes client is not installed", "pip install 'evcli[k8s]'"
+        )
+    return CheckRow("kubernetes", spec.url, "ok", f"version answered, {(time.perf_counter() - started) * 1000:.0f} ms")
 
 
 def _reach(name: str, url: str, client: Any, probe: _Probe) -> CheckRow:
@@ -218,6 +240,40 @@ def _runbook_dir(directory: Path) -> CheckRow:
     except Exception as exc:  # noqa: BLE001 - a check never raises
         return CheckRow("runbooks", str(directory), "fail", _one_line(exc), "add Markdown runbooks to the directory")
     return CheckRow("runbooks", str(directory), "ok" if count else "warn", f"{count} runbooks indexed")
+
+
+# --- the trace store -------------------------------------------------------------------------------
+
+
+def _store(path: Path) -> list[CheckRow]:
+    return [_store_row(path)]
+
+
+def _store_row(path: Path) -> CheckRow:
+    from evcli.store.health import SCHEMA_VERSION, inspect
+
+    if not path.exists():
+        return CheckRow("store", str(path), "skip", "no store yet: the first `evcli ask` creates it")
+    try:
+        health = inspect(path)
+    except Exception as exc:  # noqa: BLE001 - a check never raises
+        return CheckRow("store", str(path), "fail", f"cannot read it: {_one_line(exc)}", "check the file and --db")
+    schema = f"schema {health.schema_version}"
+    if health.newer:
+        detail = f"written by a newer evcli ({schema}); this evcli reads schema {SCHEMA_VERSION} and older"
+        return CheckRow("store", str(path), "fail", detail, "upgrade evcli")
+    if health.schema_version < SCHEMA_VERSION:
+        schema += f" (migrated to {SCHEMA_VERSION} when next opened)"
+    if health.problems:
+        found = "; ".join(" ".join(problem.split()) for problem in health.problems)
+        return CheckRow(
+            "store",
+            str(path),
+            "fail",
+            f"{schema}; quick_check failed: {found}"[:600],
+            "restore it from a backup; sessions in the damaged pages may be incomplete or unreadable",
+        )
+    return CheckRow("store", str(path), "ok", f"{schema}, quick_check ok, {path.stat().st_size / 2**20:.1f} MiB")
 
 
 # --- models ----------------------------------------------------------------------------------------

@@ -76,14 +76,18 @@ def os_failure(exc: OSError) -> EvcliError:
     return EvcliError(f"{exc.strerror or exc}{where}")
 
 
-def store_failure(path: object, exc: Exception) -> StoreError:
-    """A sqlite3 error as what it means for the trace store at `path`."""
+def store_failure(path: object, exc: Exception, *, opening: bool = False) -> StoreError:
+    """A sqlite3 error as what it means for the trace store at `path` (`opening`: raised while it was opened)."""
     text = str(exc)
     name = f"trace store {path}" if path else "the store"
-    if "full" in text:
+    if _disk_full(path, exc):
         return StoreError(f"disk full: cannot write {name}")
+    if opening:
+        return StoreError(f"cannot open {name}: {text}")
     if "disk I/O error" in text:
-        return StoreError(f"cannot write {name}: disk I/O error (disk full or file size limit?)")
+        return StoreError(
+            f"cannot write {name}: disk I/O error", hint="check the disk and the file size limit (ulimit -f)"
+        )
     if "readonly" in text or "read-only" in text:
         return StoreError(f"{name} is read-only", hint="use a writable --db or EVCLI_HOME")
     if "not a database" in text or "malformed" in text:
@@ -91,3 +95,34 @@ def store_failure(path: object, exc: Exception) -> StoreError:
     if "locked" in text or "busy" in text:
         return StoreError(f"{name} is locked by another process: {text}", hint="try again")
     return StoreError(f"{name}: {text}")
+
+
+# An I/O error while the store's file system has less room than this is a full disk: SQLite reports ENOSPC as
+# "disk I/O error" when it grows the -shm file or pre-sizes the file, and only a plain write as SQLITE_FULL.
+_LOW_SPACE_BYTES = 1 << 20
+
+
+def _disk_full(path: object, exc: Exception) -> bool:
+    import sqlite3
+
+    code = (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF  # the primary code of an extended one
+    if code == sqlite3.SQLITE_FULL or "database or disk is full" in str(exc):
+        return True
+    if code != sqlite3.SQLITE_IOERR and "disk I/O error" not in str(exc):
+        return False
+    free = _free_bytes(path)
+    return free is not None and free < _LOW_SPACE_BYTES
+
+
+def _free_bytes(path: object) -> int | None:
+    """The bytes an unprivileged process may still write on the file system holding the file `path`."""
+    import os
+    from pathlib import Path
+
+    if not path:
+        return None
+    try:
+        stats = os.statvfs(Path(str(path)).parent)
+    except OSError:
+        return None
+    return stats.f_bavail * stats.f_frsize

@@ -13,6 +13,10 @@ every command that writes a file the user names (`report -o`, `export -o`, `ask 
   symlink there is replaced, never written through, and no reader ever sees half a file. A
   directory at the target is refused (`IsADirectoryError`); an existing regular file keeps its
   permission bits; a new one gets the umask's.
+- A file holding a secret (a token or password file) that other users can read or change, and a
+  configuration file anyone can write, are read all the same, with one `warning:` line on stderr
+  naming the file and the fix (`chmod 600`, `chmod go-w`), once per file and process
+  (`warn_if_exposed`).
 """
 
 from __future__ import annotations
@@ -73,6 +77,34 @@ def read_json(path: Path, kind: DocumentKind) -> Any:
         raise BadInput(f"{path} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from exc
     except RecursionError as exc:
         raise BadInput(f"{path} is nested too deeply to be {kind.name}") from exc
+
+
+_SECRET_READ, _SECRET_WRITE = 0o044, 0o022  # group and others: a secret file is for its owner alone
+_WORLD_WRITE = 0o002  # a configuration: only writable by anyone is warned (umask 002 leaves group write)
+_warned: set[tuple[str, str]] = set()
+
+
+def warn_if_exposed(path: Path, what: str, *, secret: bool) -> None:
+    """One stderr warning when `path` (`what`: "token file", "config file") is open to other users:
+    a secret readable or writable by its group or others, a configuration writable by anyone."""
+    try:
+        mode = stat.S_IMODE(path.stat().st_mode)
+    except OSError:
+        return  # its reader reports a file that is not there or cannot be read
+    if secret and mode & (_SECRET_READ | _SECRET_WRITE):
+        verb = "read" if mode & _SECRET_READ else "changed"
+        problem, fix = f"can be {verb} by other users", "chmod 600"
+    elif not secret and mode & _WORLD_WRITE:
+        problem, fix = "can be written by other users", "chmod go-w"
+    else:
+        return
+    if (str(path), what) in _warned:
+        return
+    _warned.add((str(path), what))
+    from evcli.console import err, visible
+
+    line = f"warning: {what} {path} {problem} (mode {mode:04o}); run `{fix} {path}`"
+    err.print(visible(line), markup=False, highlight=False, soft_wrap=True)
 
 
 def _size(count: int) -> str:

@@ -10,7 +10,8 @@ Invariants:
     and the secret sent (token or password) masked, so the message can be shown and stored as it is;
   - a secret is read from its environment variable or file when a request is sent, travels only in
     the request's Authorization header and is never kept (a missing one is a `BackendError` naming
-    the variable or the file, never a value);
+    the variable or the file, never a value); a secret file other users can read or change is
+    warned about (`evcli.userfiles.warn_if_exposed`);
   - connection errors and HTTP 429/502/503/504 are retried `retries` times with exponential backoff;
     a `Retry-After` answer is honoured up to MAX_RETRY_AFTER seconds. Timeouts are not retried
     (the user already waited `timeout`), nor is any other status.
@@ -33,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from evcli.backends.base import BackendError
+from evcli.userfiles import warn_if_exposed
 
 if TYPE_CHECKING:
     from evcli.contracts import BackendAuth, BackendSpec
@@ -87,8 +89,9 @@ def read_secret(variable: str | None, file: str | None, what: str) -> str:
     """The secret in the environment variable, else the file (stripped); read now, never kept."""
     if variable and os.environ.get(variable):
         return os.environ[variable]
-    if file and Path(file).expanduser().is_file():
-        return Path(file).expanduser().read_text(encoding="utf-8").strip()
+    if file and (path := Path(file).expanduser()).is_file():
+        warn_if_exposed(path, f"{what} file", secret=True)
+        return path.read_text(encoding="utf-8").strip()
     named = " or ".join(filter(None, [variable and f"${variable}", file]))
     if not named:
         raise MissingSecret(f"auth names no {what}", f'add {what}_env = "NAME" to the auth table')

@@ -16,6 +16,10 @@ from typing import Any
 
 from evcli.backends.logindex import IndexedFile, connect
 
+# SQLite's longest LIKE pattern is 50,000 bytes (SQLITE_MAX_LIKE_PATTERN_LENGTH); a longer keyword (a
+# 100 KB question read as one phrase) is found with instr() on the line's ASCII-lowered copy instead.
+_LIKE_LONGEST = 40_000
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 _LIKE_SPECIAL = re.compile(r"[\\%_]")  # escaped in a LIKE pattern: a keyword matches literally
 # a keyword of digits alone matches a whole number: no digit after it, no digit or '.' before it (GLOB is
 # case-sensitive, which digits do not mind; its [^…] classes give the boundaries LIKE cannot)
@@ -56,6 +60,10 @@ class Filter:
             if keyword.isdigit() and keyword.isascii():  # a number is a whole number: 500 is not in 1500 or 0.500
                 clauses.append(f"({_NUMBER_MATCH})")
                 args += [keyword] * 4
+                continue
+            if len(keyword.encode("utf-8")) > _LIKE_LONGEST:  # SQLite refuses longer LIKE patterns
+                clauses.append("instr(lower(coalesce(unescaped, line)), ?) > 0")  # lower(): ASCII, as LIKE folds
+                args.append(keyword.translate(_ASCII_LOWER))
                 continue
             clauses.append("coalesce(unescaped, line) LIKE ? ESCAPE '\\'")
             args.append("%" + _LIKE_SPECIAL.sub(r"\\\g<0>", keyword) + "%")

@@ -27,7 +27,7 @@ from evcli.backends.series import MAX_SAMPLES, SeriesSummary
 from evcli.backends.snapshot_metrics import FileSummary, MetricColumn, metric_column, metric_number, read_metric_file
 from evcli.timerange import TimeRange
 
-SCHEMA = 2
+SCHEMA = 3  # 3: a file over MAX_METRIC_COLUMNS is refused, so no cache of one is read again
 
 
 @dataclass(frozen=True)

@@ -57,6 +57,8 @@ def read_alerts(path: Path, zone: tzinfo = UTC) -> AlertsFile:
         raise BackendError(f"{ALERTS_FILE}: cannot read: {error}") from error
     except ValueError as error:
         raise BackendError(f"{ALERTS_FILE}: invalid JSON: {error}") from error
+    except RecursionError:
+        raise BackendError(f"{ALERTS_FILE}: nested too deeply to read (no alert list is that deep)") from None
     shape, items = _alerts_shape(data)
     alerts, problems = [], []
     for index, item in enumerate(items):

@@ -8,7 +8,9 @@ A file is a timestamp column, then one column per metric. Invariants:
   - empty, `NaN`, `null` and `None` cells are no point (skipped); other text is a `ValueError`;
   - a timestamp is epoch seconds/milliseconds (or finer, told apart by magnitude) or ISO 8601
     with `T` or space and `-` or `/` date separators; without a zone it is in the environment's zone;
-  - rows may be irregular and unsorted (summaries: `evcli.backends.series`).
+  - rows may be irregular and unsorted (summaries: `evcli.backends.series`);
+  - a file has at most MAX_METRIC_COLUMNS metric columns: a wider one is refused from its header
+    (`MetricFileError`, which its reader reports naming the file), before any row is read.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import math
 import re
 from collections.abc import Iterable, Iterator
 from datetime import datetime, tzinfo
+from itertools import chain
 from typing import NamedTuple
 
 from evcli.backends.logformats.base import epoch_stamp, iso_time
@@ -30,6 +33,9 @@ _EPOCH = re.compile(r"^\d{9,19}(?:\.\d+)?$")
 _SLASH_DATE = re.compile(r"^(\d{4})/(\d\d)/(\d\d)")
 _SPACES = re.compile(r"\s+")
 EMPTY_CELLS = frozenset({"", "nan", "null", "none"})
+# Metric columns of one file. Real exports have tens to hundreds; past this a file is refused, so the
+# work per file (and a tool answer listing its series) stays bounded.
+MAX_METRIC_COLUMNS = 10_000
 
 
 class MetricColumn(NamedTuple):
@@ -66,6 +72,11 @@ def metric_time(text: str, zone: tzinfo) -> datetime | None:
     return localize(moment, zone) if moment.tzinfo is None else moment
 
 
+class MetricFileError(ValueError):
+    """A metric file too wide to read, or a row of one that cannot be read (named by its line); the
+    message leaves the file to its reader to name."""
+
+
 class MetricRow(NamedTuple):
     line: int  # 1-based line of the file (the header is line 1)
     timestamp: datetime | None
@@ -74,10 +85,20 @@ class MetricRow(NamedTuple):
 
 
 def read_metric_file(handle: Iterable[str], zone: tzinfo) -> tuple[list[MetricColumn], Iterator[MetricRow]]:
-    """The metric columns of an open CSV and an iterator over its non-blank rows."""
-    reader = csv.reader(handle)
-    header = next(reader, None)
-    columns = [metric_column(name) for name in (header or [])[1:]]
+    """The metric columns of an open CSV and an iterator over its non-blank rows.
+    Raises MetricFileError for a header of more than MAX_METRIC_COLUMNS metric columns."""
+    lines = iter(handle)
+    first = next(lines, "")
+    reader = csv.reader(chain([first], lines))
+    header = next(reader, None) or []
+    if len(header) - 1 > MAX_METRIC_COLUMNS:
+        # a header line without its end was cut by the line limit (or is all the file): it holds more
+        at_least = "" if first.endswith(("\n", "\r")) else "at least "
+        raise MetricFileError(
+            f"{at_least}{len(header) - 1:,} metric columns, more than the {MAX_METRIC_COLUMNS:,} evcli reads "
+            "from one file; split it into files of fewer columns"
+        )
+    columns = [metric_column(name) for name in header[1:]]
 
     def rows() -> Iterator[MetricRow]:
         for cells in reader:
@@ -110,10 +131,6 @@ class FileSummary(NamedTuple):
     summaries: dict[int, SeriesSummary]  # column index -> summary of its points in the range
     first: datetime | None  # the file's first and last row time (whole file, any range)
     last: datetime | None
-
-
-class MetricFileError(ValueError):
-    """A row of a metric file that cannot be read (the message names the line)."""
 
 
 def summarise(

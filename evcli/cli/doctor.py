@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from evcli.cli._common import JsonOption, environment_options, handles_errors, out, print_json, safe
+from evcli.cli._common import DbOption, JsonOption, environment_options, handles_errors, out, print_json, safe
 from evcli.errors import EXIT_OK, EXIT_RUNTIME
 
 if TYPE_CHECKING:
@@ -26,13 +26,16 @@ def doctor_command(
         bool, typer.Option("--no-model-call", help="Check model keys only; make no one-token call.")
     ] = False,
     json_output: JsonOption = False,
+    db: DbOption = None,
     settings: Loaded = None,  # type: ignore[assignment]  # filled by the environment options
 ) -> None:
-    """Check backends (version, latency, service label), runbooks and each role's model. Exit 1 if anything fails."""
+    """Check backends (version, latency, service label), runbooks, each role's model and the trace store (schema,
+    SQLite's quick_check). Exit 1 if anything fails."""
     from evcli.doctor import broken, run_checks
+    from evcli.store.db import default_db_path
 
     flags = {"models": {key: value for key, value in (("default", model), ("api_base", api_base)) if value}}
-    rows = run_checks(settings.with_flags(flags).settings, model_call=not no_model_call)
+    rows = run_checks(settings.with_flags(flags).settings, model_call=not no_model_call, store=db or default_db_path())
     if json_output:
         print_json({"ok": not broken(rows), "checks": [row.as_dict() for row in rows]})
     else:

@@ -4,6 +4,9 @@ Starlette on uvicorn, not the stdlib's http.server: diagnoses run in worker proc
 only parses, enqueues and renders, and an event loop keeps POST /alerts fast while the queue is busy;
 uvicorn gives graceful shutdown on SIGTERM, HTTP/1.1 keep-alive (Alertmanager reuses connections) and
 request parsing that is maintained and fuzzed upstream, which a hand-written BaseHTTPRequestHandler is not.
+A bind beyond loopback without a token is refused (exit 2): anyone who can reach the port could queue
+diagnoses and read every stored session. There is no opt-out: Alertmanager sends a bearer token with
+`http_config.authorization`, and a proxy that does its own auth can reach evcli on 127.0.0.1.
 """
 
 from __future__ import annotations
@@ -30,9 +33,9 @@ def serve_command(
         Path | None,
         typer.Option("--once", dir_okay=False, help="Process this webhook payload file through the queue, then exit."),
     ] = None,
-    listen: Annotated[str, typer.Option("--listen", help="HOST:PORT to bind (loopback unless told).")] = (
-        "127.0.0.1:9099"
-    ),
+    listen: Annotated[
+        str, typer.Option("--listen", help="HOST:PORT to bind; beyond loopback it needs --token-env.")
+    ] = ("127.0.0.1:9099"),
     workers: Annotated[int, typer.Option("--workers", min=1, help="Diagnoses run at the same time.")] = 1,
     max_queue: Annotated[
         int, typer.Option("--max-queue", min=1, help="Alerts waiting at most; beyond, POST /alerts answers 503.")
@@ -46,6 +49,13 @@ def serve_command(
     notify_url: Annotated[
         str | None, typer.Option("--notify-url", help="POST each finished report (Markdown brief) to this webhook.")
     ] = None,
+    notify_timeout: Annotated[
+        str, typer.Option("--notify-timeout", help="Deadline of each notification, connect to last byte.")
+    ] = "30s",
+    max_queue_age: Annotated[
+        str,
+        typer.Option("--max-queue-age", help="GET /healthz answers 503 once the oldest queued alert waited longer."),
+    ] = "10m",
     *,
     environment: EnvironmentSpec,
     model: ModelOption = None,
@@ -58,8 +68,14 @@ def serve_command(
     """Diagnose every firing alert Alertmanager sends (webhook_configs url: http://HOST:PORT/alerts)."""
     from evcli.serve import ServeConfig, WorkerSpec, log_to_stderr
     from evcli.store.db import default_db_path
-    from evcli.timerange import parse_duration
 
+    host, port = _listen(listen)
+    token = _token(token_env) if token_env else None
+    if once is None and token is None and not _loopback(host):
+        raise BadInput(
+            f"--listen {listen} accepts connections from other hosts, so it needs a token: add --token-env NAME",
+            hint="or listen on 127.0.0.1 behind a proxy that authenticates",
+        )
     models = _models(settings, model, None, None, None, None, api_base)
     models.check()
     store = open_store(db)
@@ -70,9 +86,14 @@ def serve_command(
         rules=str(rules) if rules else None,
         max_steps=max_steps,
         notify_url=notify_url,
+        notify_timeout_s=_seconds("--notify-timeout", notify_timeout),
     )
     config = ServeConfig(
-        spec, max_queue, parse_duration(repeat_interval).total_seconds(), _token(token_env) if token_env else None
+        spec,
+        max_queue=max_queue,
+        repeat_interval_s=_seconds("--repeat-interval", repeat_interval),
+        token=token,
+        max_queue_age_s=_seconds("--max-queue-age", max_queue_age),
     )
     log_to_stderr()
     from evcli.serve.worker import requeue_orphans
@@ -81,8 +102,17 @@ def serve_command(
     if once is not None:
         _once(once, store, config)
         return
-    host, port = _listen(listen)
-    _run(config, store, host, port, workers)
+    store.close()  # the server's threads and processes open their own connections
+    _run(config, host, port, workers)
+
+
+def _seconds(option: str, text: str) -> float:
+    from evcli.timerange import parse_duration
+
+    try:
+        return parse_duration(text).total_seconds()
+    except BadInput as exc:
+        raise BadInput(f"{option}: {exc.message}") from exc
 
 
 def _token(name: str) -> str:
@@ -97,6 +127,18 @@ def _listen(text: str) -> tuple[str, int]:
     if not sep or not port.isdigit() or not 0 < int(port) < 65536:
         raise BadInput(f"--listen must look like HOST:PORT, got {text!r}")
     return host.strip("[]") or "127.0.0.1", int(port)
+
+
+def _loopback(host: str) -> bool:
+    """Whether only this machine can reach `host`; a name other than localhost may resolve anywhere."""
+    import ipaddress
+
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def _once(payload: Path, store, config) -> None:
@@ -117,22 +159,15 @@ def _summary(item: dict) -> dict:
     return {key: item.get(key) for key in keys}
 
 
-def _run(config, store, host: str, port: int, workers: int) -> None:
-    import multiprocessing
+def _run(config, host: str, port: int, workers: int) -> None:
+    from evcli.serve.app import run
+    from evcli.serve.supervisor import Supervisor
 
-    import uvicorn
-
-    from evcli.serve.app import create_app
-    from evcli.serve.worker import worker_main
-
-    context = multiprocessing.get_context("spawn")
-    stop = context.Event()
-    processes = [context.Process(target=worker_main, args=(config.worker, stop), daemon=True) for _ in range(workers)]
-    for process in processes:
-        process.start()
+    supervisor = Supervisor(config.worker, workers, config.max_queue_age_s)
+    supervisor.start()
     where = (
-        "loopback only; --listen 0.0.0.0:PORT to accept other hosts"
-        if host in ("127.0.0.1", "::1", "localhost")
+        "loopback only; --listen 0.0.0.0:PORT --token-env NAME to accept other hosts"
+        if _loopback(host)
         else "reachable from other hosts"
     )
     err.print(
@@ -141,8 +176,6 @@ def _run(config, store, host: str, port: int, workers: int) -> None:
         highlight=False,
     )
     try:
-        uvicorn.run(create_app(config, store), host=host, port=port, log_level="warning", access_log=False)
+        run(config, supervisor, host, port)
     finally:
-        stop.set()
-        for process in processes:
-            process.join(timeout=30)
+        supervisor.stop()  # when uvicorn returns instead (it could not bind, say); a no-op after its shutdown

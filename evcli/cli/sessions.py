@@ -2,13 +2,15 @@
 
 The store does the querying (`TraceStore.list_sessions` with a `SessionQuery`); this module only
 parses options and renders. Session ids are never wrapped: a listed id is always copyable whole.
+Commands that read sessions start SQLite's quick_check of the store when they open it and end with
+one warning line on stderr if it failed (`warn_if_damaged`).
 """
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -23,6 +25,10 @@ from evcli.cli._common import (
     print_json,
 )
 from evcli.console import json_safe, paged, safe, visible
+
+if TYPE_CHECKING:
+    from evcli.store.db import Deletion
+    from evcli.store.health import IntegrityCheck
 
 app = typer.Typer(
     help="List, find, delete and prune stored sessions.", no_args_is_help=False, invoke_without_command=True
@@ -59,19 +65,27 @@ def sessions_command(
     if ctx.invoked_subcommand is not None:
         return
     store = open_store(db, must_exist=True)
+    integrity = store.check_integrity()  # runs while the sessions are read and shown
     if stats:
         _show_stats(store.stats(), json_output)
-        return
-    from evcli.store.query import SessionQuery, since_moment
-
-    query = SessionQuery(env=env, verdict=verdict, status=status, mode=mode, since=since_moment(since), text=text)
-    rows = store.list_sessions(limit, query)
-    if json_output:
-        print_json(rows)
-    elif not rows:
-        err.print("no sessions stored yet" if query == SessionQuery() else "no session matches")
     else:
-        paged(_sessions_table(rows), no_pager)
+        from evcli.store.query import SessionQuery, since_moment
+
+        query = SessionQuery(env=env, verdict=verdict, status=status, mode=mode, since=since_moment(since), text=text)
+        rows = store.list_sessions(limit, query)
+        if json_output:
+            print_json(rows)
+        elif not rows:
+            err.print("no sessions stored yet" if query == SessionQuery() else "no session matches")
+        else:
+            paged(_sessions_table(rows), no_pager)
+    warn_if_damaged(integrity)
+
+
+def warn_if_damaged(integrity: IntegrityCheck) -> None:
+    """One warning line on stderr when the store's quick_check failed (waits for the check to finish)."""
+    if warning := integrity.warning():
+        err.print(f"[yellow]warning:[/] {safe(warning)}", highlight=False, soft_wrap=True)
 
 
 # Below this width the list keeps the columns that find a session (id, date, environment, outcome, question).
@@ -149,13 +163,22 @@ def delete_command(
 ) -> None:
     """Delete sessions and everything recorded with them, then compact the store (VACUUM)."""
     store = open_store(db, must_exist=True)
-    deleted = store.delete_sessions(list(dict.fromkeys(store.resolve(reference) for reference in sessions)))
+    deletion = store.delete_sessions(list(dict.fromkeys(store.resolve(reference) for reference in sessions)))
     if json_output:
-        print_json({"deleted": deleted})
+        print_json(deletion.model_dump())
         return
-    for session_id in deleted:
+    for session_id in deletion.deleted:
         out.print(safe(session_id))
-    err.print(f"deleted {len(deleted)} session{'s' * (len(deleted) != 1)}")
+    err.print(_deleted_line("deleted", deletion))
+
+
+def _deleted_line(verb: str, deletion: Deletion) -> str:
+    """ "deleted 3 sessions", and how many another command deleted first."""
+    count = len(deletion.deleted)
+    gone = len(deletion.already_gone)
+    return f"{verb} {count} session{'s' * (count != 1)}" + (
+        f" ({gone} already deleted by another command)" if gone else ""
+    )
 
 
 @app.command("prune")
@@ -177,21 +200,30 @@ def prune_command(
     """Delete sessions older than a duration (never a run still in progress), then VACUUM."""
     from datetime import UTC, datetime
 
+    from evcli.store.db import Deletion
     from evcli.timerange import parse_duration
 
     store = open_store(db, must_exist=True)
     before = store.stats()["size_bytes"]
     chosen = store.prunable(datetime.now(UTC) - parse_duration(older_than), keep_failed=keep_failed)
-    if not dry_run:
-        store.delete_sessions(chosen)
+    # Another prune or delete may remove some of them first: those are skipped and counted, never an error.
+    deletion = Deletion(deleted=chosen, already_gone=[]) if dry_run else store.delete_sessions(chosen)
     after = store.stats()["size_bytes"]
     if json_output:
-        print_json({"dry_run": dry_run, "sessions": chosen, "size_bytes_before": before, "size_bytes_after": after})
+        print_json(
+            {
+                "dry_run": dry_run,
+                "sessions": deletion.deleted,
+                "already_gone": deletion.already_gone,
+                "size_bytes_before": before,
+                "size_bytes_after": after,
+            }
+        )
         return
-    for session_id in chosen:
+    for session_id in deletion.deleted:
         out.print(safe(session_id))
     verb = "would delete" if dry_run else "deleted"
-    err.print(f"{verb} {len(chosen)} session{'s' * (len(chosen) != 1)}; store {_size(before)} → {_size(after)}")
+    err.print(f"{_deleted_line(verb, deletion)}; store {_size(before)} → {_size(after)}")
 
 
 @handles_errors
@@ -210,21 +242,23 @@ def export_command(
     from evcli.store.documents import export_all, to_canonical
     from evcli.userfiles import write_output
 
+    if all_sessions and (session_id is not None or output is None):
+        raise BadInput("--all takes no session id and needs -o DIR")
+    if not all_sessions and session_id is None:
+        raise BadInput("give a session id, or --all -o DIR")
     store = open_store(db, must_exist=True)
-    if all_sessions:
-        if session_id is not None or output is None:
-            raise BadInput("--all takes no session id and needs -o DIR")
+    integrity = store.check_integrity()  # runs while the sessions are read and written out
+    if all_sessions and output is not None:
         ids = export_all(store, output)
         err.print(f"exported {len(ids)} sessions to {safe(output)}")
-        return
-    if session_id is None:
-        raise BadInput("give a session id, or --all -o DIR")
-    text = to_canonical(store.load(store.resolve(session_id))) + "\n"
-    if output is None:
-        sys.stdout.write(json_safe(text))  # the same JSON, C1 and bidi characters \u-escaped for the terminal
-        return
-    write_output(output, text)
-    err.print(f"exported {safe(session_id)} to {safe(output)}")
+    elif session_id is not None:
+        text = to_canonical(store.load(store.resolve(session_id))) + "\n"
+        if output is None:
+            sys.stdout.write(json_safe(text))  # the same JSON, C1 and bidi characters \u-escaped for the terminal
+        else:
+            write_output(output, text)
+            err.print(f"exported {safe(session_id)} to {safe(output)}")
+    warn_if_damaged(integrity)
 
 
 @handles_errors

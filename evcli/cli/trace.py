@@ -17,11 +17,16 @@ def trace_command(
     db: DbOption = None,
 ) -> None:
     """Show question, plan, tool invocations, claims and bindings, gate history, verdict and answer."""
-    document, _ = load_source(source, db)
+    document, store = load_source(source, db)
+    integrity = store.check_integrity() if store is not None else None  # runs while the trace is rendered
     if json_output:
         print_json(document.model_dump(mode="json"))
-        return
-    out.print(_tree(document))
+    else:
+        out.print(_tree(document))
+    if integrity is not None:
+        from evcli.cli.sessions import warn_if_damaged
+
+        warn_if_damaged(integrity)
 
 
 def _tree(document):

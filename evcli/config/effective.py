@@ -3,7 +3,7 @@
 Invariants: no secret is ever shown. The settings hold none (auth names an environment variable or
 a file), a URL's `user:pass@` and anything the secret masks recognise are masked, and for a key
 naming where a secret is read (`token_env`, `password_file`) only whether it is there is added,
-never what it holds.
+never what it holds; a secret file other users can read is warned about on stderr.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from evcli.config.sources import DEFAULT, Loaded, _leaves
+from evcli.userfiles import warn_if_exposed
 
 
 @dataclass(frozen=True)
@@ -54,5 +55,9 @@ def _secret_state(key: str, value: Any) -> str:
     if key.endswith("_env"):
         return " (set)" if os.environ.get(str(value)) else " (not set)"
     if key.endswith("_file"):
-        return " (readable)" if os.access(Path(str(value)).expanduser(), os.R_OK) else " (missing)"
+        path = Path(str(value)).expanduser()
+        if not os.access(path, os.R_OK):
+            return " (missing)"
+        warn_if_exposed(path, f"{key.removesuffix('_file')} file", secret=True)
+        return " (readable)"
     return ""

@@ -14,7 +14,8 @@ Invariants: one environment per layer wins whole. A layer naming `env` drops the
 weaker layers, and one naming a backend URL drops their `env` (a snapshot and live backends are never
 mixed by accident); a layer naming `models.default` drops weaker per-role model names (`--model`
 means every role). A literal secret in the file is an error naming the key and what to write
-instead; relative paths in the file are relative to the file.
+instead; relative paths in the file are relative to the file. A file anyone can write is read with a
+warning (`evcli.userfiles.warn_if_exposed`).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from pydantic_settings import PydanticBaseSettingsSource, TomlConfigSettingsSour
 from evcli.config.model import Settings
 from evcli.contracts import ROLES
 from evcli.errors import BadInput
+from evcli.userfiles import warn_if_exposed
 
 CONFIG_FILENAME = "evcli.toml"
 KeyPath = tuple[str, ...]
@@ -120,6 +122,7 @@ def _read_file(path: Path, explicit: bool) -> dict[str, Any]:
         if explicit:
             raise BadInput(f"no such config file: {path}", hint="write one with `evcli config init`")
         return {}
+    warn_if_exposed(path, "config file", secret=False)
     try:
         # The source only reads the file; the layers are validated together in _settle.
         data = TomlConfigSettingsSource(cast(Any, Settings), toml_file=path)()

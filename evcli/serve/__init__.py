@@ -4,7 +4,10 @@ Invariants: the queue is the `alert_queue` table of the trace store, so what was
 restart; a delivery is stored whole or not at all (a full queue answers 503 and stores nothing); an alert is
 `running` only while a live worker process owns it, so one whose worker died is queued again, never lost;
 a finished alert is never claimed again, so nothing is diagnosed twice. The web process only reads and
-enqueues; worker processes (one per `--workers`) claim, diagnose and finish.
+enqueues, off its event loop (serve/offload.py); worker processes (one per `--workers`) claim, diagnose and
+finish, supervised by the web process (serve/supervisor.py): a dead one is replaced and its alert queued again.
+Faults of the world (a full disk, a locked store, a slow peer) are answered with their reason and never end
+a worker or the server.
 """
 
 from __future__ import annotations
@@ -28,16 +31,36 @@ class WorkerSpec:
     rules: str | None = None
     max_steps: int = 8
     notify_url: str | None = None
+    notify_timeout_s: float = 30.0  # the whole notification, connect to last byte (serve/notify.py)
 
 
 @dataclass(frozen=True)
 class ServeConfig:
-    """The server's settings: queue bound, the duplicate window, the optional bearer token."""
+    """The server's settings: queue bound, the duplicate window, the optional bearer token, and how long the
+    oldest queued alert may wait before /healthz says unhealthy."""
 
     worker: WorkerSpec
     max_queue: int = 1000
     repeat_interval_s: float = 4 * 3600.0  # Alertmanager's default repeat_interval
     token: str | None = None
+    max_queue_age_s: float = 600.0
+
+
+def ignore_interrupts() -> None:
+    """In a worker or render process: Ctrl-C reaches the whole process group, but only the web process acts on
+    it, telling its workers to stop after the alert in hand (a worker interrupted mid-diagnosis would leave
+    it to be diagnosed again)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def failure_reason(exc: BaseException) -> str:
+    """One line for a log or an answer: what an expected failure (disk full, locked store) means, else its type."""
+    from evcli.errors import expected_failure
+
+    expected = expected_failure(exc)
+    return expected.message if expected is not None else f"unexpected {type(exc).__name__}: {exc}"
 
 
 class _StderrLines(logging.Handler):

@@ -3,7 +3,7 @@
 Counters of what this web process received (alerts, duplicates, rejected deliveries, queue-full answers)
 live in memory and restart at zero with the process, as Prometheus counters may; everything the workers
 did (diagnoses by verdict, durations, tool and model errors) is read from the alert queue in the store,
-so it counts the work of every worker process.
+so it counts the work of every worker process. Worker restarts are the supervisor's count (this process).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ class Received(Counter[str]):
     """Per-process counts: alerts (by status), duplicates, rejected deliveries, deliveries refused as full."""
 
 
-def render(store: TraceStore, received: Received) -> str:
+def render(store: TraceStore, received: Received, restarts: int) -> str:
     stats = store.alert_queue_stats(DURATION_BUCKETS_S)
     states = stats["states"]
     families = [
@@ -62,6 +62,7 @@ def render(store: TraceStore, received: Received) -> str:
             [(f'{{verdict="{verdict}"}}', count) for verdict, count in sorted(stats["verdicts"].items())],
         ),
         ("tool_errors_total", "counter", "Failed tool invocations in diagnoses.", [("", stats["tool_errors"])]),
+        ("worker_restarts_total", "counter", "Worker processes replaced after they died.", [("", restarts)]),
         ("model_errors_total", "counter", "Failed model calls in diagnoses.", [("", stats["model_errors"])]),
     ]
     lines = [line for family in families for line in _family(*family)]

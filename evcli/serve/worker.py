@@ -1,23 +1,31 @@
 """Worker processes: claim the oldest queued alert, diagnose it like `evcli aiops`, record the outcome.
 
 A worker owns the alert it claimed (`alert_queue.owner` = this process) until it records the outcome, so
-the alert of a worker killed mid-diagnosis is queued again at the next start (`requeue_orphaned_alerts`);
-the diagnosis session's id is recorded with the alert as soon as the session exists, so an alert whose
-worker died after its session completed is marked done with that session's verdict, not diagnosed again.
-An exception of the diagnosis marks the alert `failed` with the error, logged; it is not retried.
-A finished report is posted to `notify_url` (Markdown brief report) when one is set; a failed post is logged.
+the alert of a worker killed mid-diagnosis is queued again (`requeue_orphans`, run at start and by the
+supervisor's watcher once the owner is gone); the diagnosis session's id is recorded with the alert as
+soon as the session exists, so an alert whose worker died after its session completed is marked done with
+that session's verdict, not diagnosed again.
+An exception of the diagnosis marks the alert `failed` with its reason in one line (`disk full: …`), logged,
+and the session it started `interrupted`; it is not retried. A store that cannot be written (disk full,
+locked past the busy timeout) never ends a worker: claiming, or recording an outcome the worker holds, is
+retried after RETRY_S, doubling up to RETRY_MAX_S, until the store takes it again.
+A finished report is posted to `notify_url` (serve/notify.py) when one is set; a failed post is logged.
+A worker stops after the alert in hand on SIGTERM or once the server process is gone (`StopRequest`);
+Ctrl-C is left to the server process.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import sqlite3
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evcli.serve import WorkerSpec, log_to_stderr
+from evcli.errors import StoreError
+from evcli.serve import WorkerSpec, failure_reason, ignore_interrupts, log_to_stderr
 
 if TYPE_CHECKING:
     from evcli.pipeline import Pipeline
@@ -25,6 +33,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("evcli.serve")
 IDLE_POLL_S = 0.2
+RETRY_S = 0.5
+RETRY_MAX_S = 10.0
+STORE_FAILURES = (StoreError, sqlite3.Error, OSError)
+Pause = Callable[[float], bool]  # wait this long; True when the worker should stop instead
 
 
 def build_pipeline(spec: WorkerSpec, store: TraceStore) -> Pipeline:
@@ -35,22 +47,30 @@ def build_pipeline(spec: WorkerSpec, store: TraceStore) -> Pipeline:
     return Pipeline(store=store, rules=rules, models=spec.models, env_spec=spec.env_config, max_steps=spec.max_steps)
 
 
-def diagnose_next(pipeline: Pipeline, spec: WorkerSpec) -> dict[str, Any] | None:
-    """Claim, diagnose and finish one queued alert; None when nothing is queued."""
+def diagnose_next(pipeline: Pipeline, spec: WorkerSpec, pause: Pause | None = None) -> dict[str, Any] | None:
+    """Claim, diagnose and finish one queued alert; None when nothing is queued.
+
+    With `pause`, an outcome the store refuses is retried until it is recorded (or `pause` says stop);
+    without it (`--once`), the store's failure is raised."""
     store = pipeline.store
     claimed = store.claim_alert()
     if claimed is None:
         return None
     started = time.monotonic()
+    sessions: list[str] = []
+
+    def on_session(session_id: str) -> None:
+        sessions.append(session_id)
+        store.attach_session(claimed["id"], session_id)
+
     try:
-        outcome = _diagnose(
-            pipeline, claimed["alert"], lambda session_id: store.attach_session(claimed["id"], session_id)
-        )
+        outcome = _diagnose(pipeline, claimed["alert"], on_session)
     except Exception as exc:  # one alert's failure must not stop the worker
-        log.error("diagnosis of alert %s (#%s) failed: %s", claimed["alertname"], claimed["id"], exc)
-        outcome = {"error": str(exc) or type(exc).__name__}
+        outcome = {"error": failure_reason(exc)}
+        log.error("diagnosis of alert %s (#%s) failed: %s", claimed["alertname"], claimed["id"], outcome["error"])
     outcome["duration_s"] = round(time.monotonic() - started, 4)
-    store.finish_alert(claimed["id"], **outcome)
+    if not _record(store, claimed, outcome, sessions, pause):
+        return {**claimed, **outcome}
     if "session_id" in outcome:
         log.info(
             "alert %s (#%s): %s, session %s",
@@ -60,7 +80,9 @@ def diagnose_next(pipeline: Pipeline, spec: WorkerSpec) -> dict[str, Any] | None
             outcome["session_id"],
         )
         if spec.notify_url:
-            notify(spec.notify_url, store, outcome["session_id"], claimed["alertname"])
+            from evcli.serve.notify import notify
+
+            notify(spec.notify_url, store, outcome["session_id"], claimed["alertname"], spec.notify_timeout_s)
     return {**claimed, **outcome}
 
 
@@ -77,23 +99,31 @@ def _diagnose(pipeline: Pipeline, alert: dict[str, Any], on_session: Callable[[s
     }
 
 
-def notify(url: str, store: TraceStore, session_id: str, alertname: str) -> None:
-    """Post the Markdown brief report (`text`, as chat incoming webhooks expect) and the session's outcome."""
-    import httpx
-
-    from evcli.report import render
-
-    document = store.load(session_id)
-    body = {
-        "text": render(document, "md", brief=True),
-        "session_id": session_id,
-        "alertname": alertname,
-        "verdict": document.run.verdict,
-    }
-    try:
-        httpx.post(url, json=body, timeout=10).raise_for_status()
-    except httpx.HTTPError as exc:
-        log.warning("notification of session %s to %s failed: %s", session_id, url, exc)
+def _record(
+    store: TraceStore, claimed: dict[str, Any], outcome: dict[str, Any], sessions: list[str], pause: Pause | None
+) -> bool:
+    """Store the outcome (and mark a failed diagnosis's session interrupted); False if told to stop first."""
+    delay = RETRY_S
+    while True:
+        try:
+            if "error" in outcome:
+                for session_id in sessions:  # a no-op for a session that had completed
+                    store.mark_interrupted(session_id)
+            store.finish_alert(claimed["id"], **outcome)
+            return True
+        except STORE_FAILURES as exc:
+            if pause is None:
+                raise
+            log.warning(
+                "cannot record the outcome of alert %s (#%s): %s; retrying in %g s",
+                claimed["alertname"],
+                claimed["id"],
+                failure_reason(exc),
+                delay,
+            )
+            if pause(delay):
+                return False
+            delay = min(2 * delay, RETRY_MAX_S)
 
 
 def drain(pipeline: Pipeline, spec: WorkerSpec) -> list[dict[str, Any]]:
@@ -104,22 +134,62 @@ def drain(pipeline: Pipeline, spec: WorkerSpec) -> list[dict[str, Any]]:
     return finished
 
 
-def worker_main(spec: WorkerSpec, stop: Any) -> None:
-    """A worker process: diagnose queued alerts until `stop` is set or the server process is gone."""
+class StopRequest:
+    """When a worker should stop after the alert in hand: on SIGTERM (the supervisor stopping it, or a whole
+    process group being stopped) or once the server process is gone. A flag set by a signal handler, not a
+    shared semaphore: a process killed while holding one would block every other process on it for good."""
+
+    def __init__(self) -> None:
+        import signal
+
+        self.parent, self.requested = os.getppid(), False
+        signal.signal(signal.SIGTERM, self._on_signal)
+
+    def _on_signal(self, signum: int, frame: object) -> None:
+        self.requested = True
+
+    def __call__(self) -> bool:
+        return self.requested or os.getppid() != self.parent
+
+    def pause(self, seconds: float) -> bool:
+        """Wait `seconds`, or less if a stop is requested meanwhile; True when it was."""
+        ends = time.monotonic() + seconds
+        while not self():
+            left = ends - time.monotonic()
+            if left <= 0:
+                return False
+            time.sleep(min(left, IDLE_POLL_S))
+        return True
+
+
+def worker_main(spec: WorkerSpec) -> None:
+    """A worker process: diagnose queued alerts until told to stop (SIGTERM) or the server process is gone."""
     from evcli.store.db import TraceStore
 
+    ignore_interrupts()
+    stop = StopRequest()
     log_to_stderr()
-    parent = os.getppid()
     with TraceStore(Path(spec.db)) as store:
         pipeline = build_pipeline(spec, store)
-        while not stop.is_set() and os.getppid() == parent:
-            if diagnose_next(pipeline, spec) is None:
-                requeue_orphans(store)
-                stop.wait(IDLE_POLL_S)
+        delay = RETRY_S
+        while not stop():
+            try:
+                item = diagnose_next(pipeline, spec, stop.pause)
+            except STORE_FAILURES as exc:  # the claim: the store is full, locked or unreadable for now
+                log.warning(
+                    "worker %d cannot claim an alert: %s; retrying in %g s", os.getpid(), failure_reason(exc), delay
+                )
+                stop.pause(delay)
+                delay = min(2 * delay, RETRY_MAX_S)
+                continue
+            delay = RETRY_S
+            if item is None:
+                stop.pause(IDLE_POLL_S)
 
 
 def requeue_orphans(store: TraceStore) -> None:
-    """Checked at start and whenever a worker is idle: a killed worker's process may take a while to vanish."""
+    """Alerts whose worker died: queued again, or done when their session had completed (at start and by the
+    supervisor after a worker died)."""
     requeued, finished = store.requeue_orphaned_alerts()
     if requeued:
         log.warning("%d alert(s) whose diagnosis was interrupted are queued again", requeued)

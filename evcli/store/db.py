@@ -14,12 +14,17 @@ exists, and such a run reads back as `interrupted`.
 Reads use the sqlite3 connection directly; sqlite-utils (which takes ~0.1 s to
 import) is loaded only to migrate or write, so `evcli trace` and
 `evcli sessions` start fast.
+
+Opening a store written by a newer evcli (a migration this one does not know)
+is refused before anything is written; the schema and SQLite's quick_check
+live in evcli/store/health.py, how each model becomes a row in
+evcli/store/codec.py. Deleting a session another process deleted first is
+skipped and counted, never an error, so concurrent prunes and deletes all end.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import secrets
 import sqlite3
@@ -27,6 +32,8 @@ from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict
 
 from evcli.canonical import canonical_json
 from evcli.contracts import (
@@ -41,7 +48,9 @@ from evcli.contracts import (
     ToolInvocation,
 )
 from evcli.errors import BadInput, NotFound, StoreError, store_failure
+from evcli.store import codec
 from evcli.store.documents import check_session_id
+from evcli.store.health import SCHEMA_MIGRATIONS, IntegrityCheck, applied_migrations, check_integrity, newer_schema
 from evcli.store.ownership import ACTIVE_STATUSES, INTERRUPTED, owner_alive, process_identity, shown_status
 from evcli.store.query import ENV_DIR_SQL, ENV_LIVE_SQL, SessionQuery, environment_label, iso_utc
 from evcli.store.sqlite import connect_wal
@@ -50,15 +59,7 @@ if TYPE_CHECKING:
     from sqlite_utils import Database
 
 DB_FILENAME = "evcli.db"
-# Every migration in evcli/store/migrations.py, oldest first (a test keeps them in step).
-SCHEMA_MIGRATIONS = (
-    "m001_trace_tables",
-    "m002_lookup_indexes",
-    "m003_run_owner",
-    "m004_newest_first_index",
-    "m005_alert_queue",
-)
-_JSON_RUN_FIELDS = ("config", "prompt_audit", "self_evaluation", "annotations")
+__all__ = ["SCHEMA_MIGRATIONS", "Deletion", "TraceStore", "default_db_path"]
 # Runs this process is writing and has not yet finished or released, by session id.
 _owned: dict[str, TraceStore] = {}
 
@@ -107,14 +108,6 @@ def release_owned_runs() -> None:
     _owned.clear()
 
 
-def _dump(value: Any) -> str | None:
-    return None if value is None else canonical_json(value)
-
-
-def _load(text: str | None) -> Any:
-    return None if text is None else json.loads(text)
-
-
 _TABLES = ("diagnosis_run", "agent_step", "tool_invocation", "stage_output", "gate_result")
 _FAILED = ("failed", INTERRUPTED)
 _FAILED_VERDICTS = ("LOW_CONFID", "REJECT")
@@ -122,6 +115,15 @@ _FAILED_VERDICTS = ("LOW_CONFID", "REJECT")
 
 class _QueueFull(Exception):
     """Raised inside a write transaction to roll back a delivery that does not fit in the alert queue."""
+
+
+class Deletion(BaseModel):
+    """What a delete did: the sessions it deleted, and those another process had deleted first (skipped)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    deleted: list[str]
+    already_gone: list[str]
 
 
 class TraceStore:
@@ -139,7 +141,11 @@ class TraceStore:
             self._db: Database | None = None
             self._migrate()
         except sqlite3.DatabaseError as exc:
-            raise StoreError(f"cannot open trace store {self.path}: {exc}") from exc
+            self._close_quietly()
+            raise store_failure(self.path, exc, opening=True) from exc
+        except StoreError:
+            self._close_quietly()
+            raise
         except OSError as exc:
             raise StoreError(f"cannot open trace store {self.path}: {exc.strerror or exc}") from exc
 
@@ -152,26 +158,31 @@ class TraceStore:
             self._db = Database(self.conn)
         return self._db
 
-    def _applied_migrations(self) -> set[str]:
-        try:
-            rows = self.conn.execute("SELECT name FROM _sqlite_migrations WHERE migration_set = 'evcli'").fetchall()
-        except sqlite3.OperationalError as exc:
-            if "no such table" not in str(exc):
-                raise
-            return set()
-        return {row[0] for row in rows}
-
     def _migrate(self) -> None:
-        if self._applied_migrations() >= set(SCHEMA_MIGRATIONS):
+        applied = applied_migrations(self.conn)
+        if refusal := newer_schema(self.path, applied):
+            raise refusal
+        if applied >= set(SCHEMA_MIGRATIONS):
             return
         from evcli.store.migrations import migrations
 
-        # pending() is re-read under the write lock: another process may have migrated meanwhile.
+        # Both are re-read under the write lock: another process may have migrated meanwhile, even a newer evcli.
         with self._write():
+            if refusal := newer_schema(self.path, applied_migrations(self.conn)):
+                raise refusal
             migrations.apply(self.db)
+
+    def check_integrity(self) -> IntegrityCheck:
+        """SQLite's quick_check of this store's file, started in the background (once per process)."""
+        return check_integrity(self.path)
 
     def close(self) -> None:
         self.conn.close()
+
+    def _close_quietly(self) -> None:
+        if hasattr(self, "conn"):
+            with contextlib.suppress(sqlite3.Error):
+                self.conn.close()
 
     def __enter__(self) -> TraceStore:
         return self
@@ -215,7 +226,7 @@ class TraceStore:
 
     def update_run(self, session_id: str, **fields: Any) -> None:
         self._require(session_id)
-        row = {key: _dump(value) if key in _JSON_RUN_FIELDS else value for key, value in fields.items()}
+        row = {key: codec.dump(value) if key in codec.JSON_RUN_FIELDS else value for key, value in fields.items()}
         row["updated_at"] = now_iso()
         if "status" in fields:
             row["owner"] = self._own(session_id, fields["status"])
@@ -284,20 +295,20 @@ class TraceStore:
                 listed.append(row)
         return listed[:limit]
 
-    def delete_sessions(self, session_ids: list[str]) -> list[str]:
+    def delete_sessions(self, session_ids: list[str]) -> Deletion:
         """Delete these sessions and every row they own in one transaction, then VACUUM.
 
-        A run another live process is still writing is refused (nothing is deleted)."""
+        A session another process deleted first (a concurrent delete or prune) is skipped and counted as
+        already gone; a run another live process is still writing is refused (nothing is deleted)."""
         with self._write():
-            for session_id in session_ids:
-                self._require_deletable(session_id)
+            present = [session_id for session_id in session_ids if self._deletable(session_id)]
             for table in reversed(_TABLES):  # children before the run they reference
                 self.conn.executemany(
-                    f"DELETE FROM {table} WHERE session_id = ?", [[session_id] for session_id in session_ids]
+                    f"DELETE FROM {table} WHERE session_id = ?", [[session_id] for session_id in present]
                 )
-        if session_ids:
+        if present:
             self.vacuum()
-        return session_ids
+        return Deletion(deleted=present, already_gone=[sid for sid in session_ids if sid not in set(present)])
 
     def prunable(self, older_than: datetime, *, keep_failed: bool = False) -> list[str]:
         """Ids of the sessions created before `older_than`, oldest first, that a prune deletes: never an
@@ -344,14 +355,16 @@ class TraceStore:
         counted["newest"] = sessions[0]["created_at"] if sessions else None
         return counted
 
-    def _require_deletable(self, session_id: str) -> None:
+    def _deletable(self, session_id: str) -> bool:
+        """Whether the session is still stored; refused (BadInput) while another live process writes it."""
         found = self.conn.execute(
             "SELECT status, owner FROM diagnosis_run WHERE session_id = ?", [session_id]
         ).fetchone()
         if found is None:
-            raise NotFound(f"unknown session {session_id!r}", hint="list sessions with `evcli sessions`")
+            return False
         if found[0] in ACTIVE_STATUSES and found[1] and owner_alive(found[1]) and session_id not in _owned:
             raise BadInput(f"session {session_id} is still being written by another process", hint="wait for it")
+        return True
 
     # --- recording ---------------------------------------------------------
 
@@ -371,7 +384,7 @@ class TraceStore:
             if check is not None:
                 check(
                     [
-                        self._invocation_from_row(row)
+                        codec.invocation_from_row(row)
                         for row in self._rows("tool_invocation", session_id, "invocation_id")
                     ]
                 )
@@ -381,18 +394,18 @@ class TraceStore:
             stored = invocation.model_copy(
                 update={"invocation_id": last + 1, "created_at": invocation.created_at or now_iso()}
             )
-            self._insert_invocation(session_id, stored)
+            self._insert("tool_invocation", codec.invocation_row(session_id, stored))
         return stored
 
     def record_step(self, session_id: str, step: AgentStep) -> None:
         self._require(session_id)
         with self._write():
-            self._insert_step(session_id, step)
+            self._insert("agent_step", codec.step_row(session_id, step))
 
     def record_stage_output(self, session_id: str, output: StageOutput) -> None:
         self._require(session_id)
         with self._write():
-            self._insert_stage_output(session_id, output)
+            self._insert("stage_output", codec.stage_output_row(session_id, output, now_iso()))
 
     def append_gate_result(self, session_id: str, result: GateResult, *, round: int = 1) -> StoredGateResult:
         """Add a gate result to the session's history; earlier results are never touched."""
@@ -402,7 +415,7 @@ class TraceStore:
                 "SELECT coalesce(max(seq), 0) FROM gate_result WHERE session_id = ?", [session_id]
             ).fetchone()
             stored = StoredGateResult(seq=last + 1, round=round, created_at=now_iso(), result=result)
-            self._insert_gate_result(session_id, stored)
+            self._insert("gate_result", codec.gate_result_row(session_id, stored))
         return stored
 
     # --- documents -----------------------------------------------------------
@@ -436,26 +449,14 @@ class TraceStore:
         found = self.conn.execute("SELECT * FROM diagnosis_run WHERE session_id = ?", [session_id]).fetchone()
         if found is None:
             raise NotFound(f"unknown session {session_id!r}", hint="list sessions with `evcli sessions`")
-        run = dict(found)
-        run["status"] = shown_status(run["status"], run.pop("owner"))
-        for key in _JSON_RUN_FIELDS:
-            run[key] = _load(run[key]) or {}
         return SessionDocument(
-            run=RunRecord.model_validate(run),
-            steps=[self._step_from_row(r) for r in self._rows("agent_step", session_id, "round, step_index, id")],
+            run=codec.run_from_row(dict(found), shown_status(found["status"], found["owner"])),
+            steps=[codec.step_from_row(r) for r in self._rows("agent_step", session_id, "round, step_index, id")],
             invocations=[
-                self._invocation_from_row(r) for r in self._rows("tool_invocation", session_id, "invocation_id")
+                codec.invocation_from_row(r) for r in self._rows("tool_invocation", session_id, "invocation_id")
             ],
-            stage_outputs=[self._stage_from_row(r) for r in self._rows("stage_output", session_id, "id")],
-            gate_results=[
-                StoredGateResult(
-                    seq=r["seq"],
-                    round=r["round"],
-                    created_at=r["created_at"],
-                    result=GateResult.model_validate_json(r["result"]),
-                )
-                for r in self._rows("gate_result", session_id, "seq")
-            ],
+            stage_outputs=[codec.stage_from_row(r) for r in self._rows("stage_output", session_id, "id")],
+            gate_results=[codec.gate_result_from_row(r) for r in self._rows("gate_result", session_id, "seq")],
         )
 
     def import_document(self, document: SessionDocument, *, new_id: str | None = None) -> tuple[str, bool]:
@@ -481,13 +482,13 @@ class TraceStore:
             try:
                 self._insert_run(document.run)
                 for step in document.steps:
-                    self._insert_step(session_id, step)
+                    self._insert("agent_step", codec.step_row(session_id, step))
                 for invocation in document.invocations:
-                    self._insert_invocation(session_id, invocation)
+                    self._insert("tool_invocation", codec.invocation_row(session_id, invocation))
                 for output in document.stage_outputs:
-                    self._insert_stage_output(session_id, output)
+                    self._insert("stage_output", codec.stage_output_row(session_id, output, now_iso()))
                 for gate_result in document.gate_results:
-                    self._insert_gate_result(session_id, gate_result)
+                    self._insert("gate_result", codec.gate_result_row(session_id, gate_result))
             except (sqlite3.IntegrityError, OverflowError) as exc:  # duplicate ids, ids beyond 64 bits
                 raise BadInput(f"session {session_id} cannot be stored: {exc}") from exc
         return session_id, True
@@ -527,7 +528,7 @@ class TraceStore:
             and (not firing or last["received_at"] >= repeat_since)
         ):
             return "duplicates"
-        row = {**alert, "alert": _dump(alert["alert"]), "attempts": 0, "received_at": now_iso()}
+        row = {**alert, "alert": codec.dump(alert["alert"]), "attempts": 0, "received_at": now_iso()}
         row["state"] = "queued" if firing else "resolved"
         if not firing and last is not None:
             row["resolves"] = last["id"]
@@ -542,7 +543,7 @@ class TraceStore:
                 return None
             claimed = {"state": "running", "owner": process_identity(), "attempts": row["attempts"] + 1}
             self.db.table("alert_queue").update(row["id"], claimed)
-        return {**dict(row), **claimed, "alert": _load(row["alert"])}
+        return {**dict(row), **claimed, "alert": codec.load(row["alert"])}
 
     def finish_alert(self, alert_id: int, **outcome: Any) -> None:
         """A claimed alert is done (`session_id`, `verdict`, `duration_s`, error counts) or failed (`error`)."""
@@ -607,7 +608,7 @@ class TraceStore:
     def alert_queue_rows(self, where: str = "", params: list[Any] | None = None) -> list[dict[str, Any]]:
         """Rows of the alert queue, oldest first; `where` is a constant SQL condition of the caller."""
         query = f"SELECT * FROM alert_queue {('WHERE ' + where) if where else ''} ORDER BY id"
-        return [{**dict(row), "alert": _load(row["alert"])} for row in self.conn.execute(query, params or [])]
+        return [{**dict(row), "alert": codec.load(row["alert"])} for row in self.conn.execute(query, params or [])]
 
     # --- rows --------------------------------------------------------------
 
@@ -630,64 +631,7 @@ class TraceStore:
         return [dict(row) for row in self.conn.execute(query, [session_id])]
 
     def _insert_run(self, run: RunRecord) -> None:
-        row = {**run.model_dump(), "owner": self._own(run.session_id, run.status)}
-        for key in _JSON_RUN_FIELDS:
-            row[key] = _dump(row[key])
-        self.db.table("diagnosis_run").insert(row)
+        self._insert("diagnosis_run", codec.run_row(run, self._own(run.session_id, run.status)))
 
-    def _insert_step(self, session_id: str, step: AgentStep) -> None:
-        self.db.table("agent_step").insert(
-            {"session_id": session_id, **step.model_dump(), "has_tool_call": int(step.has_tool_call)}
-        )
-
-    def _insert_invocation(self, session_id: str, invocation: ToolInvocation) -> None:
-        row = invocation.model_dump(mode="json")
-        for key in ("input_params", "output", "retrieval_details"):
-            row[key] = _dump(row[key])
-        row["success"] = int(invocation.success)
-        self.db.table("tool_invocation").insert({"session_id": session_id, **row})
-
-    def _insert_stage_output(self, session_id: str, output: StageOutput) -> None:
-        row = output.model_dump(mode="json")
-        row["output"] = _dump(row["output"])
-        row["parse_status"] = _dump(row["parse_status"])
-        self.db.table("stage_output").insert(
-            {"session_id": session_id, **row, "created_at": output.created_at or now_iso()}
-        )
-
-    def _insert_gate_result(self, session_id: str, stored: StoredGateResult) -> None:
-        result = stored.result
-        self.db.table("gate_result").insert(
-            {
-                "session_id": session_id,
-                "seq": stored.seq,
-                "round": stored.round,
-                "rule_set_version": result.rule_set_version,
-                "rules_hash": result.rules_hash,
-                "status": result.status,
-                "severity": result.severity,
-                "result": canonical_json(result.model_dump(mode="json")),
-                "created_at": stored.created_at,
-            }
-        )
-
-    @staticmethod
-    def _step_from_row(row: dict[str, Any]) -> AgentStep:
-        row = {k: v for k, v in row.items() if k not in ("id", "session_id")}
-        row["has_tool_call"] = bool(row["has_tool_call"])
-        return AgentStep.model_validate(row)
-
-    @staticmethod
-    def _invocation_from_row(row: dict[str, Any]) -> ToolInvocation:
-        row = {k: v for k, v in row.items() if k != "session_id"}
-        for key in ("input_params", "output", "retrieval_details"):
-            row[key] = _load(row[key])
-        row["success"] = bool(row["success"])
-        return ToolInvocation.model_validate(row)
-
-    @staticmethod
-    def _stage_from_row(row: dict[str, Any]) -> StageOutput:
-        row = {k: v for k, v in row.items() if k not in ("id", "session_id")}
-        row["output"] = _load(row["output"])
-        row["parse_status"] = _load(row["parse_status"]) or {}
-        return StageOutput.model_validate(row)
+    def _insert(self, table: str, row: dict[str, Any]) -> None:
+        self.db.table(table).insert(row)

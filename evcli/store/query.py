@@ -3,7 +3,6 @@ over `diagnosis_run r`; a run's environment is read from its stored config."""
 
 from __future__ import annotations
 
-import re
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -61,9 +60,9 @@ class SessionQuery(BaseModel):
         if self.since:
             clauses.append("r.created_at >= ?")
             params.append(iso_utc(self.since))
-        if self.text:
-            clauses.append("r.question LIKE ? ESCAPE '\\'")
-            params.append("%" + re.sub(r"([\\%_])", r"\\\1", self.text) + "%")
+        if self.text:  # instr, not LIKE: a LIKE pattern is limited to 50,000 bytes, a question is not
+            clauses.append("instr(lower(r.question), lower(?)) > 0")
+            params.append(self.text)
         if self.env:
             clauses.append(self._env_clause())
             params += self._env_params()

@@ -251,8 +251,9 @@ SPEC = registry.register(
         option_help={
             "service": "Service whose logs to search (default: every service's logs).",
             "query": (
-                'Keywords that must all occur in a line, each as a substring, case-insensitive: "HikariPool timeout" '
-                "(no phrase search: the words are ANDed; a number alone matches whole numbers, 500 not 1500)."
+                "Keywords that must all occur in a line, each as a substring, case-insensitive: HikariPool timeout "
+                '(the words are ANDed); "a quoted phrase" is one keyword, a quote inside a word is text (Can\'t); '
+                "a number alone matches whole numbers, 500 not 1500."
             ),
             "level": "Minimum level: DEBUG, INFO, WARN, ERROR, FATAL (lines without a level are kept).",
             "level_strict": "With --level: drop lines that have no level.",

@@ -35,7 +35,7 @@ def _write(tmp_path, name, data) -> str:
 @pytest.mark.parametrize(
     "args, fragment",
     [
-        (("ask", "--foo", "x"), "No such option: --foo (try '"),
+        (("ask", "--zzyzx", "x"), "No such option: --zzyzx (try '"),  # no option is like it: no suggestion
         (("trace",), "Missing argument"),
         (("sessions", "-n", "abc"), "Invalid value for '--limit'"),
         (("tool", "query_logs", "--bogus"), "No such option: --bogus"),

@@ -8,6 +8,7 @@ request body to a reply spec. A spec is a dict:
     {"status": 500, "error": "..."}                      an HTTP error in OpenAI's error format
     {"sleep": 3.0, ...}                                  wait first (past the client's timeout)
     {"raw": "not json", "status": 200}                   a body that is not a chat completion
+    {"raw": b"...", "status": 200}                       a body sent as these bytes (e.g. not UTF-8)
     {"usage": {"prompt_tokens": 7, "completion_tokens": 3}}   overrides the computed usage
 
 The helpers `answer`, `calls` and `error` build them. Every request body is
@@ -165,8 +166,8 @@ class ScriptedServer:
                 with server._lock:
                     server.handling_seconds.append(time.perf_counter() - started - slept)
 
-            def _send(self, status: int, text: str) -> None:
-                data = text.encode("utf-8")
+            def _send(self, status: int, text: str | bytes) -> None:
+                data = text if isinstance(text, bytes) else text.encode("utf-8")
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
@@ -222,7 +223,7 @@ class ScriptedServer:
             return error(500, f"script exhausted after {len(self.script)} replies")
         return self.script[position]
 
-    def _render(self, spec: Spec, body: dict[str, Any]) -> tuple[int, str]:
+    def _render(self, spec: Spec, body: dict[str, Any]) -> tuple[int, str | bytes]:
         if "raw" in spec:
             return spec.get("status", 200), spec["raw"]
         status = spec.get("status", 200)

@@ -125,6 +125,7 @@ def test_the_password_from_a_file_is_accepted(secured, tmp_path, monkeypatch):
     monkeypatch.delenv(PASSWORD_ENV, raising=False)
     secret = tmp_path / "password"
     secret.write_text(PASSWORD + "\n")  # the trailing newline an editor leaves is not part of it
+    secret.chmod(0o600)  # as a password file should be: no permission warning
 
     backend = build(_spec(secured, auth=BackendAuth(kind="basic", username=USER, password_file=str(secret))))
 
@@ -196,6 +197,7 @@ password_file = "{password_file}"
 def test_ask_through_the_configuration_reads_the_password_file(secured, tmp_path, evcli_home):
     secret = tmp_path / "password"
     secret.write_text(PASSWORD)
+    secret.chmod(0o600)  # as a password file should be: no permission warning
 
     run = evcli("ask", "Is payment-service CPU high?", "--config", _config(secured, tmp_path, secret), "--json")
 
@@ -210,6 +212,7 @@ def test_ask_through_the_configuration_reads_the_password_file(secured, tmp_path
 def test_ask_with_a_wrong_password_is_one_line_naming_the_url_and_401(secured, tmp_path):
     secret = tmp_path / "password"
     secret.write_text("not-it")
+    secret.chmod(0o600)  # as a password file should be: no permission warning
 
     run = evcli("ask", "Is payment-service CPU high?", "--config", _config(secured, tmp_path, secret))
 

@@ -187,3 +187,19 @@ def test_doctor_sends_the_configured_headers_and_the_token_read_from_its_variabl
     assert checks["loki service label"]["detail"] == "1 services: shop"
     assert all(request["authorization"] == "Bearer t0k" for request in seen) and len(seen) == 2
     assert "t0k" not in run.stdout
+
+
+def test_a_kubeconfig_is_checked_with_the_clients_version_call(tmp_path):
+    """--kubeconfig is a file, not a URL: doctor asks the cluster its version through the official client
+    (a loopback API server here); an address nothing answers at fails with a remedy."""
+    from tests.backends.k8s_api import KubeApi
+
+    with KubeApi() as api:
+        kubeconfig = api.kubeconfig(tmp_path / "kubeconfig")
+        run = evcli("doctor", "--kubeconfig", kubeconfig, "--no-model-call", "--json")
+        checks = _checks(run)
+        assert checks["kubernetes"]["status"] == "ok", checks["kubernetes"]
+        assert any(request["path"].rstrip("/") == "/version" for request in api.requests), api.requests
+    run = evcli("doctor", "--kubeconfig", kubeconfig, "--no-model-call", "--json")  # the server is gone
+    failed = _checks(run)["kubernetes"]
+    assert run.exit_code == 1 and failed["status"] == "fail" and "--kubeconfig" in failed["remedy"], failed

@@ -62,7 +62,8 @@ def test_each_finished_report_is_posted_to_the_notify_url(tmp_path):
     [note] = posted
     assert note["session_id"] == run.json()["diagnosed"][0]["session_id"] and note["alertname"] == "SSHBruteForce"
     assert note["verdict"] == run.json()["diagnosed"][0]["verdict"]
-    assert "SSHBruteForce" in note["text"] and "[^1]" in note["text"]  # the Markdown brief report, cited
+    assert "SSHBruteForce" in note["text"] and "\n- [1] " in note["text"]  # the Markdown brief report, cited
+    assert "[^" not in note["text"]  # no footnotes: chat tools do not render them
 
 
 def test_usage_errors(tmp_path, monkeypatch):

@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from tests.report.test_html import CHROMEDRIVER, CHROMIUM, _requests, browser  # noqa: F401  (the fixture)
+from tests.report.conftest import CHROMEDRIVER, CHROMIUM, browser  # noqa: F401  (the fixture)
+from tests.report.test_html import _requests
 from tests.serve.conftest import delivery
 
 pytestmark = pytest.mark.skipif(

@@ -167,15 +167,15 @@ def test_interrupted_import_leaves_nothing_partial(db_path, monkeypatch):
     store = TraceStore(db_path)
     kept, _ = store.import_document(read_document(sample("narrow-payment-highcpu")))
     calls = {"n": 0}
-    original = TraceStore._insert_invocation
+    original = TraceStore._insert
 
-    def interrupt_on_third(self, session_id, invocation):
-        calls["n"] += 1
+    def interrupt_on_third_invocation(self, table, row):
+        calls["n"] += table == "tool_invocation"
         if calls["n"] == 3:
             raise KeyboardInterrupt
-        original(self, session_id, invocation)
+        original(self, table, row)
 
-    monkeypatch.setattr(TraceStore, "_insert_invocation", interrupt_on_third)
+    monkeypatch.setattr(TraceStore, "_insert", interrupt_on_third_invocation)
     with pytest.raises(KeyboardInterrupt):
         store.import_document(read_document(sample("broad-order-service")))
     assert not store.has_session("sample-broad-order-service")

@@ -84,7 +84,7 @@ class Session:
         ("query_logs", {"service": "order-service", "limit": 0}, "query_logs: limit: "),
         ("query_logs", {"service": "order-service", "limit": 501}, "query_logs: limit: "),
         ("query_logs", {"service": "order-service", "window": "yesterday"}, "query_logs: window: "),
-        ("query_logs", {"service": "order-service", "query": "'HikariPool"}, "query_logs: query: "),
+        ("query_logs", {"service": "order-service", "query": '"HikariPool'}, "query_logs: query: "),
         ("query_logs", {"service": "order-service", "grep": "x"}, "query_logs: grep: "),
         ("query_metrics", {"service": "payment-service", "window": "45x"}, "query_metrics: window: "),
         ("lookup_knowledge", {"query": "heap", "limit": 0}, "lookup_knowledge: limit: "),

@@ -39,7 +39,7 @@ def json_object(line: str) -> dict[str, Any] | None:
         return None
     try:
         obj = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):  # a line nested too deeply to decode is text, as broken JSON is
         return None
     return obj if isinstance(obj, dict) else None
 
