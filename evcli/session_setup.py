@@ -1,6 +1,7 @@
 """What a session starts from, read by code before any model runs: the environment overview (services,
 aliases, active alerts, skills), the question scope on the environment's clock and zone, where the
-question's words occur in the environment's logs, and the payload the Planner and the Executor get.
+question's words occur in the environment's logs, and the payload the Planner and the Executor get;
+and the environment a later tool call into a stored session runs on (always the session's own).
 
 I/O is limited to the backend and knowledge calls named here and, for a follow-up, reading the continued
 session from the store; nothing is written.
@@ -8,10 +9,14 @@ session from the store; nothing is written.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from evcli.contracts import EnvironmentOverview, GateResult, QuestionScope, SessionDocument
-from evcli.errors import EvcliError
+from evcli.errors import BadInput, EvcliError
+
+if TYPE_CHECKING:
+    from evcli.backends.spec import EnvironmentSpec
 
 
 def environment_overview(tools: Any) -> EnvironmentOverview:
@@ -21,7 +26,7 @@ def environment_overview(tools: Any) -> EnvironmentOverview:
     backend = tools.backend
     if hasattr(backend, "check_reachable"):
         backend.check_reachable()  # live: no backend answering is an error (exit 1), never a verdict
-    services = backend.known_services() or []
+    known = backend.known_services()
     aliases = backend.service_aliases() if hasattr(backend, "service_aliases") else {}
     alerts: list[dict[str, Any]] = []
     try:
@@ -39,10 +44,24 @@ def environment_overview(tools: Any) -> EnvironmentOverview:
         skills = tools.knowledge().skills()
     except (EvcliError, BackendError):
         no_runbooks = True  # nothing to look up: a lookup would only fail
+    # no part can tell the services (Alertmanager alone takes every name as given): those its alerts name
+    services = known if known is not None else {a["service"] for a in alerts if a.get("service")}
     overview = EnvironmentOverview(services=sorted(services), aliases=dict(aliases), alerts=alerts, skills=skills)
     if hasattr(backend, "capabilities"):  # what is configured, or what a snapshot directory holds
-        overview.capabilities = [c for c in backend.capabilities() if not (no_runbooks and c == "knowledge")]
+        overview.capabilities = _served(backend.capabilities(), knowledge=not no_runbooks)
     return overview
+
+
+def _served(capabilities: list[str], *, knowledge: bool) -> list[str]:
+    """What the evidence backend serves, with knowledge as the runbooks answer it: the knowledge backend
+    is built from the runbooks directories whatever serves the evidence, so live backends given
+    `--runbooks DIR` look runbooks up as a snapshot does, and a snapshot without any does not."""
+    from evcli.backends.registry import Capability
+
+    order = [capability.value for capability in Capability]
+    kept = {name for name in capabilities if name != Capability.KNOWLEDGE.value}
+    kept |= {Capability.KNOWLEDGE.value} if knowledge else set()
+    return sorted(kept, key=lambda name: order.index(name) if name in order else len(order))
 
 
 def _alert_names(backend: Any) -> set[str]:
@@ -166,3 +185,51 @@ def latest_gate(document: SessionDocument, round: int | None) -> GateResult | No
     """The newest gate result of `round` (any round when None)."""
     results = [g for g in document.gate_results if round is None or g.round == round]
     return results[-1].result if results else None
+
+
+def session_environment(session_id: str, stored: Mapping[str, Any], named: EnvironmentSpec) -> EnvironmentSpec:
+    """The environment a tool call recorded into session `session_id` runs on: the session's own
+    (`stored`, its config's env) when the call names none, `named` when it names the same one (with its
+    credentials, which the stored form masks). Another one is refused (BadInput, exit 2): its evidence
+    would be cited beside evidence of another system."""
+    from evcli.backends.spec import EnvironmentSpec
+    from evcli.tools.redaction import Redactor
+
+    session = EnvironmentSpec.from_config(stored)
+    if named == EnvironmentSpec():
+        return session
+    masked = EnvironmentSpec.from_config(Redactor.from_env().mask(named.as_config()))
+    hint = "drop --env and the backend options: the call then runs on the session's environment"
+    if _evidence_place(masked) != _evidence_place(session):
+        raise BadInput(f"session {session_id} ran on {_described(session)}, not on {_described(named)}", hint=hint)
+    if _runbooks(masked) != _runbooks(session):
+        raise BadInput(
+            f"session {session_id} looks runbooks up in {', '.join(_runbooks(session)) or 'none'},"
+            f" not in {', '.join(_runbooks(named))}",
+            hint=hint,
+        )
+    return named
+
+
+def _evidence_place(spec: EnvironmentSpec) -> tuple[tuple[str, str], ...] | str:
+    """Which system the evidence comes from: each live backend's name and URL, else the snapshot
+    directory (the demo's when none is named)."""
+    from evcli.backends.snapshot import demo_env_dir
+
+    if spec.live:
+        return tuple(sorted((name, backend.url) for name, backend in spec.backends.items()))
+    return str((spec.env_dir or demo_env_dir()).resolve())
+
+
+def _runbooks(spec: EnvironmentSpec) -> list[str]:
+    return [str(directory.resolve()) for directory in spec.knowledge_dirs()]
+
+
+def _described(spec: EnvironmentSpec) -> str:
+    """`alertmanager http://…`, `the demo environment` or `the snapshot DIR`."""
+    from evcli.backends.snapshot import demo_env_dir
+
+    place = _evidence_place(spec)
+    if isinstance(place, tuple):
+        return ", ".join(f"{name} {url}" for name, url in place)
+    return "the demo environment" if place == str(demo_env_dir().resolve()) else f"the snapshot {place}"

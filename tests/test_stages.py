@@ -19,6 +19,8 @@ def test_every_stage_reads_only_earlier_stages_and_runs_a_pipeline_method():
     for index, stage in enumerate(STAGES):
         assert set(stage.reads) <= set(STAGE_NAMES[:index]), stage
         assert callable(getattr(Pipeline, stage.run)), stage
+        assert callable(getattr(Pipeline, stage.name)), stage  # the stage run once (a replay that reuses its reruns)
+        assert set(stage.reruns) <= {s.name for s in upstream(stage.name)}, stage
 
 
 def test_upstream_is_everything_a_stage_depends_on():

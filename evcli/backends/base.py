@@ -11,8 +11,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
+from evcli.errors import BadInput
 from evcli.timerange import TimeRange
 
 _WINDOW = re.compile(r"^(\d{1,4})([smhd])$")
@@ -102,12 +103,73 @@ class LogResult:
     digests: dict[str, str] = field(default_factory=dict)  # path or url -> "sha256:<hex>"
 
 
+QUANTILES = (0.5, 0.9, 0.99)  # a histogram's quantiles when the call states none
+MATCH_OPERATORS = ("=~", "!~", "!=", "=")  # PromQL's label matchers, longest first
+_LABEL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.:/-]{0,99}$")
+
+
+class LabelMatcher(NamedTuple):
+    """One label matcher as PromQL reads it: `quantile="0.5"`, `code!="200"`, `handler=~"/api/.*"`."""
+
+    name: str
+    operator: str  # one of MATCH_OPERATORS
+    value: str
+
+
+def parse_matcher(text: str) -> LabelMatcher:
+    """`name=value`, `name!=value`, `name=~regex` or `name!~regex`; ValueError saying which form is expected."""
+    # the first operator in the text, the longest one where two start together (`=~` before `=`)
+    found = [(text.find(operator), -len(operator), operator) for operator in MATCH_OPERATORS if operator in text]
+    if not found:
+        raise ValueError(f"label matcher {text!r} must look like name=value (or name!=value, name=~regex, name!~regex)")
+    operator = min(found)[2]
+    name, _, value = text.partition(operator)
+    if not _LABEL_NAME.match(name.strip()):
+        raise ValueError(f"label matcher {text!r}: {name.strip()!r} is not a label name")
+    return LabelMatcher(name.strip(), operator, value.strip())
+
+
+class UnsupportedQuery(BadInput):
+    """A series query the backend cannot run (PromQL or label matchers on a snapshot): refused before
+    anything runs or is recorded, as a usage error."""
+
+
+@dataclass(frozen=True)
+class SeriesQuery:
+    """What a metrics call asks of its series beyond a service and a metric name. A live Prometheus
+    answers all of it; a snapshot (CSV columns without labels) none, and refuses it (`refuse_on`).
+
+    `promql` is the whole query (no service, metric or matchers beside it); `instant` evaluates it once,
+    at the searched range's end (the tool passes a range whose start is its end)."""
+
+    labels: tuple[LabelMatcher, ...] = ()
+    promql: str | None = None
+    instant: bool = False
+    quantiles: tuple[float, ...] = QUANTILES
+
+    def asked(self) -> list[str]:
+        """The parameters that ask for more than a plain series summary."""
+        named = {"labels": bool(self.labels), "promql": self.promql is not None, "at": self.instant}
+        named["quantile"] = self.quantiles != QUANTILES
+        return [name for name, given in named.items() if given]
+
+    def refuse_on(self, source: str) -> None:
+        """Raise UnsupportedQuery when anything beyond a plain summary is asked of `source`, which cannot."""
+        asked = self.asked()
+        if asked:
+            raise UnsupportedQuery(
+                f"cannot ask {' and '.join(asked)} of {source}: that needs a live Prometheus (--prometheus URL)"
+            )
+
+
 @dataclass
 class MetricsResult:
     """`alerts` items: {alertname, service, instance, severity, state (firing, pending, resolved,
     suppressed), value, unit, active_at, duration, summary, labels, and when set: ends_at (resolved),
     silenced_by, inhibited_by}; `series` items (`evcli.backends.series`): {service, metric, unit,
-    range, points, min, min_at, max, max_at, last, last_at, and window when the call named one};
+    range, points, min, min_at, max, max_at, last, last_at, and window when the call named one; a live
+    Prometheus series also: labels, selector (of exactly that series), query (the PromQL that gives it),
+    type, step, and when they apply quantile and instant};
     `searched_range` the absolute range searched (TimeRange.text(), open ends filled: a snapshot's
     whole span, a live backend's clock), also when nothing was found."""
 
@@ -138,11 +200,13 @@ class EvidenceBackend(Protocol):
         range: TimeRange | None = None,
         state: str = "active",
         series: bool = True,
+        query: SeriesQuery | None = None,
     ) -> MetricsResult:
         """Alerts in `state` (`evcli.backends.alerts.STATE_FILTERS`: active = firing or pending) that
         were active in the range, and series summaries over it (alerts only when `series` is False:
         the session overview reads no series). The range is `range`, else the window's, else the
-        backend default (whole snapshot; live: the last hour)."""
+        backend default (whole snapshot; live: the last hour). `query` asks for label matchers or a
+        PromQL expression (series only); a backend that cannot run it raises UnsupportedQuery."""
 
     def query_logs(self, query: LogQuery) -> LogResult: ...
 

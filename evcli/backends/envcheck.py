@@ -56,7 +56,8 @@ from evcli.backends.snapshot import (
 )
 from evcli.backends.snapshot_alerts import ALERT_SHAPES, ALERTS_FILE, alert_state_at, read_alerts
 from evcli.backends.snapshot_config import ENV_FILE, EnvConfig, load_env_config
-from evcli.backends.snapshot_metrics import metric_number, read_metric_file
+from evcli.backends.snapshot_k8s import K8S_DIR, KubernetesInfo
+from evcli.backends.snapshot_metrics import MetricFileError, metric_number, read_metric_file
 from evcli.errors import BadInput
 from evcli.kb.frontmatter import split_front_matter
 from evcli.timerange import localize
@@ -71,7 +72,7 @@ SAMPLE_BLOCK_LINES = 1_000  # ... of this many lines each
 _EXAMPLE_CHARS = 300  # of an unrecognised line shown
 _CHUNK_BYTES = 1 << 20
 _TAIL_BYTES = 128 << 10  # the last sample block: the end of the file
-_LAYOUT = f"{ENV_FILE}, {ALERTS_FILE}, {LOGS_DIR}/, {METRICS_DIR}/, {RUNBOOKS_DIR}/"
+_LAYOUT = f"{ENV_FILE}, {ALERTS_FILE}, {LOGS_DIR}/, {METRICS_DIR}/, {RUNBOOKS_DIR}/, {K8S_DIR}/"
 
 
 class Problem(BaseModel):
@@ -159,6 +160,7 @@ class EnvReport(BaseModel):
     log_files: list[LogFileInfo] = Field(default_factory=list)
     metric_files: list[MetricFileInfo] = Field(default_factory=list)
     runbooks: list[RunbookInfo] = Field(default_factory=list)
+    kubernetes: KubernetesInfo | None = None  # k8s/ (evcli.backends.snapshot_k8s)
     ignored: list[IgnoredFile] = Field(default_factory=list)
     problems: list[Problem] = Field(default_factory=list)
 
@@ -224,9 +226,9 @@ class _Check:
         alerts = self._alerts(now)
         log_files = self._log_files(now)
         metric_files = self._metric_files()
-        runbooks = self._runbooks()
-        if alerts is None and not log_files and not metric_files:
-            self.problem("error", ".", f"no evidence: the snapshot has no {ALERTS_FILE}, logs or metrics")
+        runbooks, kubernetes = self._runbooks(), self.backend.kubernetes.check(self.problem, self.ignore)
+        if alerts is None and not log_files and not metric_files and kubernetes is None:
+            self.problem("error", ".", f"no evidence: the snapshot has no {ALERTS_FILE}, logs, metrics or {K8S_DIR}/")
         return EnvReport(
             directory=str(self.directory),
             name=self.config.name or self.directory.name,
@@ -236,6 +238,7 @@ class _Check:
             log_files=log_files,
             metric_files=metric_files,
             runbooks=runbooks,
+            kubernetes=kubernetes,
             ignored=self.ignored,
             problems=self.problems,
         )
@@ -244,13 +247,13 @@ class _Check:
 
     def _scan_top_level(self) -> None:
         for path in sorted(self.directory.iterdir()):
-            if path.name in (ENV_FILE, ALERTS_FILE, LOGS_DIR, METRICS_DIR, RUNBOOKS_DIR) and path.is_symlink():
+            if path.name in (ENV_FILE, ALERTS_FILE, LOGS_DIR, METRICS_DIR, RUNBOOKS_DIR, K8S_DIR) and path.is_symlink():
                 try:
                     contained(path, self.directory)
                 except RefusedFile as error:
                     self.problem("error", path.name, str(error))
                     continue
-            if path.name in (LOGS_DIR, METRICS_DIR, RUNBOOKS_DIR):
+            if path.name in (LOGS_DIR, METRICS_DIR, RUNBOOKS_DIR, K8S_DIR):
                 if not path.is_dir():
                     self.problem("error", path.name, "must be a directory")
             elif path.name in (ENV_FILE, ALERTS_FILE):
@@ -294,9 +297,7 @@ class _Check:
             source = f"newest timestamp ({source})"
         if now is None:
             self.problem(
-                "warning",
-                ".",
-                f"no timestamps anywhere and no now in {ENV_FILE}: the clock is the wall clock",
+                "warning", ".", f"no timestamps anywhere and no now in {ENV_FILE}: the clock is the wall clock"
             )
             source = "wall clock"
         info = ClockInfo(now=iso_utc(now) if now else None, source=source, timezone=self.config.timezone_name)
@@ -427,6 +428,8 @@ class _Check:
                 self.problem("error", relative, f"cannot read: {error.strerror or error}")
             except csv.Error as error:
                 self.problem("error", relative, f"invalid CSV: {error}")
+            except MetricFileError as error:
+                self.problem("error", relative, str(error))
             else:
                 if info is not None:
                     infos.append(info)
@@ -444,11 +447,11 @@ class _Check:
             if not columns:
                 self.problem("error", relative, "no metric columns: expected a timestamp column, then one per metric")
                 return None
-            names = [column.name.lower() for column in columns]
+            uses = Counter(column.name.lower() for column in columns)
             for column in columns:
                 if not column.name:
                     self.problem("error", relative, f"column {column.header!r} has no metric name")
-                elif names.count(column.name.lower()) > 1:
+                elif uses[column.name.lower()] > 1:
                     self.problem("error", relative, f"metric {column.name} appears in more than one column")
             for row in rows:
                 count += 1
@@ -688,7 +691,7 @@ def _non_blank_lines(handle: BinaryIO) -> int:
 def _json_object(line: str) -> bool:
     try:
         return isinstance(json.loads(line), dict)
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
 
 

@@ -26,6 +26,7 @@ from evcli.backends.base import (
     LogQuery,
     LogResult,
     MetricsResult,
+    SeriesQuery,
     TimeWindow,
 )
 from evcli.backends.registry import Capability, backend_kind, providers
@@ -156,11 +157,18 @@ class LiveBackend:
         range: TimeRange | None = None,
         state: str = "active",
         series: bool = True,
+        query: SeriesQuery | None = None,
     ) -> MetricsResult:
         """Alerts in `state` (a STATE_FILTERS key) active in the range, and series over it (none when
         `series` is False). The range
-        is `range`, else the window, else the last DEFAULT_RANGE; an open end is filled the same way."""
+        is `range`, else the window, else the last DEFAULT_RANGE; an open end is filled the same way.
+        A PromQL expression (`query.promql`) is the whole question: its series, and no alerts."""
         alert_source, metric_source = self.serving(Capability.ALERTS), self.serving(Capability.METRICS)
+        query = query or SeriesQuery()
+        if metric_source is None:
+            query.refuse_on("these backends, none of which serves metrics")
+        if query.promql is not None:
+            alert_source = None
         if alert_source is None and (metric_source is None or not series):
             raise BackendError(f"no metrics backend configured: pass {_flags(Capability.METRICS, Capability.ALERTS)}")
         now = self.now()
@@ -183,7 +191,7 @@ class LiveBackend:
             alerts = [a for a in found if (service is None or a["service"] == service) and wanted_state(a, state)]
         if metric_source is None or not series:
             return MetricsResult(alerts=alerts, searched_range=stated)
-        summary = metric_source.summarise(service, metric, searched)
+        summary = metric_source.summarise(service, metric, searched, query)
         return MetricsResult(alerts=alerts, series=summary.series, message=summary.message, searched_range=stated)
 
     def query_logs(self, query: LogQuery) -> LogResult:

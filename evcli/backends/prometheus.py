@@ -1,12 +1,36 @@
-"""Prometheus over its HTTP API: alerts (`/api/v1/alerts`) and range summaries (`/api/v1/query_range`).
+"""Prometheus over its HTTP API: alerts (`/api/v1/alerts`), series summaries (`/api/v1/query_range`)
+and PromQL expressions (`query_range`, `query`).
 
-A range summary asks `query_range` with the searched range's start/end and a step that keeps a
-series within MAX_POINTS samples: those points are the summary's `points`, `samples` (the report's
-chart) and `last`. Its min and max come from `min_over_time`/`max_over_time` over windows of one
-step that tile the range, so an extreme between two sampled points is still the extreme (a spike
-of one scrape in a 30-day range); `min_at`/`max_at` are the end of the step it fell in. Times are
-in UTC. `/api/v1/alerts` knows only the pending and firing alerts of now: an alert is in a searched
-range when it was active at some instant of it (activeAt to now).
+One summary per label set: every series a query answers is its own item, with its labels and the
+PromQL (`query`) that gives exactly that series over the searched range at its `step`, so a reader
+can run it again. A range query asks `query_range` with the range's start/end and a step that keeps
+a series within MAX_POINTS samples: those points are the summary's `points`, `samples` (the
+report's chart) and `last`. Times are in UTC.
+
+What a metric is decides how it is summarised. Its type is what Prometheus' `/api/v1/metadata`
+says of the name or of its family (`x_bucket`, `x_count`, `x_sum` of histogram `x`; `x_total` of
+counter `x`), else read from the name: `_total` a counter, `_bucket` a histogram, anything else a
+gauge.
+  - a gauge (or a summary's quantiles, or an untyped metric) as it is: min and max come from
+    `min_over_time`/`max_over_time` over windows of one step that tile the range, so an extreme
+    between two sampled points is still the extreme (a spike of one scrape in a 30-day range);
+    `min_at`/`max_at` are the end of the step it fell in;
+  - a counter as its per-second rate, `rate(x[w])`, unit `/s`, where `w` is the step but at least
+    four scrape intervals (a window must hold two scrapes for a rate to exist): Prometheus' global
+    `scrape_interval` (`/api/v1/status/config`), DEFAULT_SCRAPE_INTERVAL when it does not say;
+  - a histogram as quantiles of its `_bucket` series, `histogram_quantile(q, rate(x_bucket[w]))`
+    for q in p50/p90/p99 (or the one asked), one item per label set without `le`, in the unit its
+    name ends with (`_seconds`: s, `_bytes`: B) unless a `unit` label says otherwise.
+Label matchers (`SeriesQuery.labels`) are added to the metric's selector. With no metric named, the
+first MAX_METRICS names of the service (or of the matchers) are summarised.
+
+A PromQL expression (`SeriesQuery.promql`) is evaluated as it is written, over the range at the
+step (`query_range`), or once at an instant (`query`); each series it answers is an item whose
+`query` is the expression and whose labels tell it from the others. An expression Prometheus
+refuses is a one-line `BackendError` with Prometheus' own reason.
+
+`/api/v1/alerts` knows only the pending and firing alerts of now: an alert is in a searched range
+when it was active at some instant of it (activeAt to now).
 
 A service is the value of the configured service label (`service_label` option, default
 `service`); a label that is no plain PromQL name (`app.kubernetes.io/name`) is quoted the way
@@ -18,12 +42,15 @@ from __future__ import annotations
 import math
 import re
 import urllib.parse
+from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from evcli.backends.alerts import active_in, alert_record, matches, number, parse_time, service_of
-from evcli.backends.base import BackendError, MetricsResult, TimeWindow, as_utc
-from evcli.backends.http import Connection, HttpAuth, quote_string
+from evcli.backends.base import BackendError, LabelMatcher, MetricsResult, SeriesQuery, TimeWindow, as_utc
+from evcli.backends.http import Connection, HttpAuth, HttpStatusError, quote_string
 from evcli.backends.series import SeriesSummary
 from evcli.timerange import TimeRange
 
@@ -32,12 +59,41 @@ if TYPE_CHECKING:
 
 MAX_POINTS = 300  # per series in one range query
 MAX_METRICS = 10  # names summarised when no metric is named
+DEFAULT_SCRAPE_INTERVAL = 15  # seconds, Prometheus' own default
+RATE_SCRAPES = 4  # scrape intervals a rate window spans at least
 # Prometheus' own record of its alerts, which carry the alert's labels: alerts are reported as alerts.
 _ALERT_SERIES = frozenset({"ALERTS", "ALERTS_FOR_STATE"})
 _METRIC_NAME = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
-
-
 _PLAIN_LABEL = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
+# A family's series names: the suffix, and the types of family whose series it names with that suffix.
+_FAMILY_SUFFIXES = {
+    "_bucket": ("histogram",),
+    "_count": ("histogram", "summary"),
+    "_sum": ("histogram", "summary"),
+    "_total": ("counter",),
+}
+_UNIT_SUFFIXES = {"_seconds": "s", "_bytes": "B"}  # a histogram's quantiles are in the unit its name ends with
+# The global scrape interval in the configuration Prometheus reports (it writes `global:` first, as YAML).
+_GLOBAL_SCRAPE = re.compile(r"^global:\n(?:[ ]{2}.*\n)*?[ ]{2}scrape_interval: ([0-9a-z]+)$", re.MULTILINE)
+_DURATION_PART = re.compile(r"(\d+)(ms|s|m|h|d|w|y)")
+_DURATION_SECONDS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800, "y": 31536000}
+# Prometheus' answer to a query it refuses: {"status":"error","errorType":"bad_data","error":"…"}
+_REFUSAL = re.compile(r'"error"\s*:\s*"((?:[^"\\]|\\.)*)')
+
+
+_BARE = "{selector}"  # a view of the samples as they are
+
+
+@dataclass(frozen=True)
+class Kind:
+    """How a metric is summarised: its type and the PromQL of one view of its series (`{selector}` is
+    filled with the series' selector), with the view's unit and quantile."""
+
+    type: str  # counter, gauge, histogram, summary, unknown
+    series_name: str  # the name the selector selects (a histogram's `_bucket` series)
+    template: str  # e.g. `rate({selector}[60s])`
+    unit: str = ""  # unless the series has a `unit` label
+    quantile: float | None = None
 
 
 def build(spec: BackendSpec) -> PrometheusBackend:
@@ -80,25 +136,40 @@ class PrometheusBackend:
         """Values of the service label."""
         return self.label_values(self.service_label)
 
-    def summarise(self, service: str | None, metric: str | None, window: TimeWindow | TimeRange) -> MetricsResult:
-        """`series` as a result, noting when only the first `MAX_METRICS` names were summarised."""
-        series = self.series(service, metric, window)
-        message = ""
-        if metric is None and len(series) >= MAX_METRICS:
-            message = f"summarised the first {MAX_METRICS} metric names only; name a metric to see another"
+    def summarise(
+        self,
+        service: str | None,
+        metric: str | None,
+        window: TimeWindow | TimeRange,
+        query: SeriesQuery | None = None,
+    ) -> MetricsResult:
+        """The series `query` asks for (a PromQL expression, else `series` of the metric with its
+        matchers) as a result, noting when only the first `MAX_METRICS` names were summarised."""
+        query = query or SeriesQuery()
         start, end = _bounds(window)
-        return MetricsResult(series=series, message=message, searched_range=TimeRange(start, end).text(UTC))
+        searched = TimeRange(start, end).text(UTC)
+        if query.promql is not None:
+            series = self.evaluate(query.promql, window, instant=query.instant)
+            return MetricsResult(series=series, message=f"{len(series)} series", searched_range=searched)
+        series = self.series(service, metric, window, query)
+        message = ""
+        if metric is None and len({item["metric"] for item in series}) >= MAX_METRICS:
+            message = f"summarised the first {MAX_METRICS} metric names only; name a metric to see another"
+        return MetricsResult(series=series, message=message, searched_range=searched)
 
     def label_values(self, label: str) -> list[str]:
         return sorted(self._get(f"/api/v1/label/{urllib.parse.quote(label)}/values", expect=list))
 
-    def metric_names(self, service: str, window: TimeWindow | TimeRange) -> list[str]:
-        """Names of the metrics with `service="<service>"` seen in the window, sorted, without ALERTS*."""
+    def metric_names(
+        self, service: str | None, window: TimeWindow | TimeRange, labels: tuple[LabelMatcher, ...] = ()
+    ) -> list[str]:
+        """Names of the metrics with `service="<service>"` (and the matchers) seen in the window, sorted,
+        without ALERTS*."""
         start, end = _bounds(window)
         found = self._get(
             "/api/v1/series",
             {
-                "match[]": selector(None, service, self.service_label),
+                "match[]": selector(None, service, self.service_label, labels),
                 "start": _seconds(start),
                 "end": _seconds(end),
             },
@@ -107,66 +178,201 @@ class PrometheusBackend:
         names = {labels.get("__name__") for labels in found}
         return sorted(name for name in names if name and name not in _ALERT_SERIES)
 
-    def series(self, service: str | None, metric: str | None, window: TimeWindow | TimeRange) -> list[dict[str, Any]]:
-        """min/max/last (with their times) and points of `metric` over a relative window or a
-        bounded range, one record per service.
+    def series(
+        self,
+        service: str | None,
+        metric: str | None,
+        window: TimeWindow | TimeRange,
+        query: SeriesQuery | None = None,
+    ) -> list[dict[str, Any]]:
+        """min/max/last (with their times) and points of `metric` over a relative window or a bounded
+        range: one item per label set, summarised as its type says (module docstring), in name order
+        and then label order.
 
-        With no metric, the service's first `MAX_METRICS` metric names (sorted) are summarised.
-        Samples of all series of one (service, metric) are pooled: `last` is the newest sample,
-        the highest one when several series share that timestamp.
-        """
+        With no metric, the first `MAX_METRICS` metric names (sorted) of the service or the matchers."""
+        query = query or SeriesQuery()
         if metric is None:
-            if service is None:
+            if service is None and not query.labels:
                 return []
-            names = self.metric_names(service, window)[:MAX_METRICS]
-            return [item for name in names for item in self.series(service, name, window)]
+            names = self.metric_names(service, window, query.labels)[:MAX_METRICS]
+            return [item for name in names for item in self.series(service, name, window, query)]
         start, end = _bounds(window)
-        step = max(1, math.ceil((end - start).total_seconds() / MAX_POINTS))
-        matched = selector(metric, service, self.service_label)
-        pooled, units = self._pooled(matched, service, start, end, step)
-        lows, _ = self._pooled(f"min_over_time({matched}[{step}s])", service, start, end, step)
-        highs, _ = self._pooled(f"max_over_time({matched}[{step}s])", service, start, end, step)
-        summaries = []
-        for owner, samples in sorted(pooled.items()):
-            if not samples:
-                continue
-            # sorted by time, then value: of samples sharing the newest time, the highest is last
-            ordered = sorted(samples)
-            summary = SeriesSummary.start(ordered[0][1], ordered[0][0])
-            for moment, value in ordered[1:]:
-                summary.add(value, moment)
-            _true_extremes(summary, lows.get(owner), highs.get(owner))
-            item = summary.item(owner, metric, units[owner], TimeRange(start, end), UTC)
-            if isinstance(window, TimeWindow):
-                item["window"] = window.label
-            summaries.append(item)
-        return summaries
+        searched, step = TimeRange(start, end), _step(start, end)
+        items = []
+        for kind in self.kinds(metric, step, query.quantiles):
+            matched = selector(kind.series_name, service, self.service_label, query.labels)
+            found = self._range(kind.template.format(selector=matched), start, end, step)
+            raw = kind.template == _BARE  # samples as they are: a spike between two points is found too
+            lows = self._range(f"min_over_time({matched}[{step}s])", start, end, step) if raw else {}
+            highs = self._range(f"max_over_time({matched}[{step}s])", start, end, step) if raw else {}
+            for key, samples in sorted(found.items()):
+                summary = _summary(samples)
+                if summary is None:
+                    continue
+                _true_extremes(summary, lows.get(key), highs.get(key))
+                items.append(self._item(summary, service, metric, kind, key, searched, step, window))
+        # by series, and a histogram's p50, p90, p99 together
+        return sorted(items, key=lambda item: (item["selector"], item.get("quantile") or 0.0))
 
-    def _pooled(
-        self, query: str, service: str | None, start: datetime, end: datetime, step: int
-    ) -> tuple[dict[str, list[tuple[datetime, float]]], dict[str, str]]:
-        """The samples of every series `query` answers over the range, pooled per service, and each
-        service's unit."""
-        data = self._get(
-            "/api/v1/query_range",
-            {"query": query, "start": _seconds(start), "end": _seconds(end), "step": step},
-            expect=dict,
-        )
+    def kinds(self, metric: str, step: int, quantiles: Iterable[float]) -> list[Kind]:
+        """The views `metric` is summarised in: itself, its rate, or its quantiles."""
+        found, unit = self.metric_type(metric)
+        window = max(step, RATE_SCRAPES * self.scrape_interval)
+        if found == "counter":
+            return [Kind("counter", metric, f"rate({{selector}}[{window}s])", unit="/s")]
+        if found == "histogram":
+            family = metric.removesuffix("_bucket")
+            shown = unit or next((to for suffix, to in _UNIT_SUFFIXES.items() if family.endswith(suffix)), "")
+            return [
+                Kind(
+                    "histogram",
+                    family + "_bucket",
+                    f"histogram_quantile({_number(q)}, rate({{selector}}[{window}s]))",
+                    unit=shown,
+                    quantile=q,
+                )
+                for q in quantiles
+            ]
+        return [Kind(found, metric, _BARE, unit=unit)]
+
+    @cached_property
+    def scrape_interval(self) -> int:
+        """Prometheus' global scrape interval in whole seconds (at least 1), read once;
+        DEFAULT_SCRAPE_INTERVAL when its configuration is not shown or does not say."""
+        try:
+            text = str(self._get("/api/v1/status/config", expect=dict).get("yaml") or "")
+        except HttpStatusError:
+            return DEFAULT_SCRAPE_INTERVAL
+        found = _GLOBAL_SCRAPE.search(text)
+        parts = _DURATION_PART.findall(found.group(1)) if found else []
+        seconds = sum(int(amount) * _DURATION_SECONDS[unit] for amount, unit in parts)
+        return max(1, math.ceil(seconds)) if seconds else DEFAULT_SCRAPE_INTERVAL
+
+    def metric_type(self, metric: str) -> tuple[str, str]:
+        """(type, unit) of a metric name: Prometheus' metadata of the name or of its family, else the
+        name's suffix (`_total` a counter, `_bucket` a histogram, anything else a gauge)."""
+        own = self._metadata(metric)
+        if own is not None and own[0] not in ("unknown", ""):
+            return own
+        for suffix, families in _FAMILY_SUFFIXES.items():
+            if metric.endswith(suffix) and metric != suffix:
+                family = self._metadata(metric.removesuffix(suffix))
+                if family is not None and family[0] in families:
+                    return ("histogram" if suffix == "_bucket" else "counter"), family[1]
+        if metric.endswith("_total"):
+            return "counter", ""
+        if metric.endswith("_bucket"):
+            return "histogram", ""
+        return ("gauge" if own is None else own[0]), ""
+
+    def evaluate(
+        self, expression: str, window: TimeWindow | TimeRange, *, instant: bool = False
+    ) -> list[dict[str, Any]]:
+        """Each series `expression` answers over the range at its step, or at the range's end (`instant`),
+        as an item whose `query` is the expression and whose labels tell it from the others."""
+        start, end = _bounds(window)
+        step = None if instant else _step(start, end)
+        if step is None:
+            answered = self._instant(expression, end)
+        else:
+            answered = self._range(expression, start, end, step, keep_name=True)
+        kind = Kind("promql", "", expression)
+        items = []
+        for key, samples in sorted(answered.items()):
+            summary = _summary(samples)
+            if summary is None:
+                continue
+            item = self._item(
+                summary, None, dict(key).get("__name__", ""), kind, key, TimeRange(start, end), step, window
+            )
+            if instant:
+                item["instant"] = True
+            items.append(item)
+        return items
+
+    def _item(
+        self,
+        summary: SeriesSummary,
+        service: str | None,
+        metric: str,
+        kind: Kind,
+        key: tuple[tuple[str, str], ...],
+        searched: TimeRange,
+        step: int | None,
+        window: TimeWindow | TimeRange,
+    ) -> dict[str, Any]:
+        """The `series` item of one series: the summary, then its labels, type, the selector of exactly this
+        series, the PromQL that gives it (the expression asked, or the view's template on that selector) and step."""
+        labels = {name: value for name, value in key if name != "__name__"}
+        owner = service or labels.get(self.service_label) or service_of(labels)
+        unit = labels.get("unit") or kind.unit or ""
+        if kind.type == "histogram":  # its quantiles are of the family, not of the `_bucket` series
+            metric = kind.series_name.removesuffix("_bucket")
+        item = summary.item(owner, metric, unit, searched, UTC)
+        exact = selector(kind.series_name or metric or None, None, exact=labels)  # this one series
+        item.update(labels=labels, type=kind.type, selector=exact)
+        item["query"] = kind.template if kind.type == "promql" else kind.template.format(selector=exact)
+        if step is not None:
+            item["step"] = step
+        if kind.quantile is not None:
+            item["quantile"] = kind.quantile
+        if isinstance(window, TimeWindow):
+            item["window"] = window.label
+        return item
+
+    def _range(
+        self, query: str, start: datetime, end: datetime, step: int, *, keep_name: bool = False
+    ) -> dict[tuple[tuple[str, str], ...], list[tuple[datetime, float]]]:
+        """The samples of every series `query` answers over the range, by label set (sorted pairs;
+        without `__name__` unless `keep_name`, so a raw series and its min/max_over_time share a key)."""
+        data = self._query("/api/v1/query_range", query, {"start": _seconds(start), "end": _seconds(end), "step": step})
         if data.get("resultType") != "matrix":
             raise BackendError(f"Prometheus answered resultType {data.get('resultType')!r}, expected matrix")
-        pooled: dict[str, list[tuple[datetime, float]]] = {}
-        units: dict[str, str] = {}
+        found: dict[tuple[tuple[str, str], ...], list[tuple[datetime, float]]] = {}
         for result in data.get("result") or []:
-            labels = result.get("metric") or {}
-            owner = service or labels.get(self.service_label) or service_of(labels)
-            samples = pooled.setdefault(owner, [])
-            samples.extend(
-                (datetime.fromtimestamp(float(moment), UTC), value)
-                for moment, text in result.get("values") or []
-                if (value := number(text)) is not None
+            key = _key(result.get("metric") or {}, keep_name)
+            found.setdefault(key, []).extend(_samples(result.get("values") or []))
+        return found
+
+    def _instant(self, query: str, moment: datetime) -> dict[tuple[tuple[str, str], ...], list[tuple[datetime, float]]]:
+        """The value of every series `query` answers at `moment`, by label set (a scalar: one, without labels)."""
+        data = self._query("/api/v1/query", query, {"time": _seconds(moment)})
+        kind, result = data.get("resultType"), data.get("result")
+        if kind == "scalar" and isinstance(result, list):
+            return {(): _samples([result])}
+        if kind != "vector":
+            raise BackendError(
+                f"the expression gives a {kind} at an instant; evcli reads numbers per series "
+                "(drop a [range] selector, or query a range with since/until)"
             )
-            units[owner] = units.get(owner) or labels.get("unit", "")
-        return pooled, units
+        found: dict[tuple[tuple[str, str], ...], list[tuple[datetime, float]]] = {}
+        for entry in result or []:
+            key = _key(entry.get("metric") or {}, keep_name=True)
+            found.setdefault(key, []).extend(_samples([entry.get("value")]))
+        return found
+
+    def _query(self, path: str, query: str, params: dict[str, Any]) -> dict[str, Any]:
+        """The `data` of a query; an expression Prometheus refuses (HTTP 400/422) is one line with its reason."""
+        try:
+            data: dict[str, Any] = self._get(path, {"query": query, **params}, expect=dict)
+        except HttpStatusError as error:
+            if error.status not in (400, 422):
+                raise
+            reason = _REFUSAL.search(str(error))
+            detail = reason.group(1).replace('\\"', '"') if reason else str(error)
+            raise BackendError(f"Prometheus at {self.url} refused the query: {detail}") from None
+        return data
+
+    def _metadata(self, metric: str) -> tuple[str, str] | None:
+        """(type, unit) Prometheus' metadata gives a name, None when it has none (or cannot say:
+        a server without the endpoint answers 404, and the name's suffix decides)."""
+        try:
+            data = self._get("/api/v1/metadata", {"metric": metric}, expect=dict)
+        except HttpStatusError:
+            return None
+        entries = data.get(metric) or []
+        first = entries[0] if entries and isinstance(entries[0], dict) else None
+        return None if first is None else (str(first.get("type") or ""), str(first.get("unit") or ""))
 
     def _get(self, path: str, params: dict[str, Any] | None = None, *, expect: type) -> Any:
         """The `data` of a successful API answer, which must be an `expect` (dict or list)."""
@@ -179,17 +385,65 @@ class PrometheusBackend:
         return answer["data"]
 
 
-def selector(metric: str | None, service: str | None, label: str = "service") -> str:
-    """`metric{service="X"}` with X escaped; a metric that is not a plain name goes into `__name__`,
-    a label that is not a plain name is quoted (`{"app.kubernetes.io/name"="X"}`)."""
-    matchers = []
+def selector(
+    metric: str | None,
+    service: str | None,
+    label: str = "service",
+    matchers: Iterable[LabelMatcher] = (),
+    *,
+    exact: dict[str, str] | None = None,
+) -> str:
+    """`metric{service="X",…}` with X escaped: the service, then the matchers, then `exact` labels
+    (sorted); a metric that is not a plain name goes into `__name__`, a label that is not a plain name
+    is quoted (`{"app.kubernetes.io/name"="X"}`)."""
+    parts = []
     if metric is not None and not _METRIC_NAME.match(metric):
-        matchers.append(f"__name__={quote_string(metric)}")
+        parts.append(f"__name__={quote_string(metric)}")
         metric = None
     if service is not None:
-        name = label if _PLAIN_LABEL.match(label) else quote_string(label)
-        matchers.append(f"{name}={quote_string(service)}")
-    return f"{metric or ''}{{{','.join(matchers)}}}"
+        parts.append(f"{_label(label)}={quote_string(service)}")
+    parts += [f"{_label(m.name)}{m.operator}{quote_string(m.value)}" for m in matchers]
+    parts += [f"{_label(name)}={quote_string(value)}" for name, value in sorted((exact or {}).items())]
+    return f"{metric or ''}{{{','.join(parts)}}}"
+
+
+def _label(name: str) -> str:
+    return name if _PLAIN_LABEL.match(name) else quote_string(name)
+
+
+def _key(labels: dict[str, Any], keep_name: bool) -> tuple[tuple[str, str], ...]:
+    return tuple(sorted((str(k), str(v)) for k, v in labels.items() if keep_name or k != "__name__"))
+
+
+def _samples(values: Iterable[Any]) -> list[tuple[datetime, float]]:
+    """[unix seconds, "text"] pairs as (time, value), leaving out NaN, infinities and anything unreadable."""
+    return [
+        (datetime.fromtimestamp(float(pair[0]), UTC), value)
+        for pair in values
+        if isinstance(pair, list | tuple) and len(pair) == 2 and (value := number(pair[1])) is not None
+    ]
+
+
+def _number(value: float) -> str:
+    """0.5 -> "0.5", 0.99 -> "0.99": as PromQL is written."""
+    return f"{value:g}"
+
+
+def _step(start: datetime, end: datetime) -> int:
+    """Seconds between points: a range within MAX_POINTS samples a series, at least 1 s."""
+    return max(1, math.ceil((end - start).total_seconds() / MAX_POINTS))
+
+
+def _summary(samples: list[tuple[datetime, float]]) -> SeriesSummary | None:
+    """The summary of one series' samples, None without any. Sorted by time, then value: of samples
+    sharing the newest time, the highest is last."""
+    if not samples:
+        return None
+    ordered = sorted(samples)
+    summary = SeriesSummary.start(ordered[0][1], ordered[0][0])
+    for moment, value in ordered[1:]:
+        summary.add(value, moment)
+    return summary
 
 
 def _true_extremes(

@@ -14,6 +14,8 @@ An object built for a capability provides that capability's methods:
   logs     query_logs(LogQuery) -> LogResult
   knowledge  search(query, *, limit, alertname, service) -> list[block dict: doc, title, heading, text,
              relevance_level, score, layer]; skills() -> list[skill dict: name, doc, title, alerts, services]
+  kubernetes  objects(namespace) -> (k8s_objects.Cluster, digests); pod_logs(namespace, pod, containers,
+             previous, tail) -> list[PodLog] (evcli.backends.kubernetes; a snapshot's k8s/ reads the same way)
 
 A backend is live (the default) when it is given a URL with its own `--NAME URL` option; a
 non-live one (`url_option=False`, e.g. `runbooks`) is built from the environment's runbooks
@@ -46,6 +48,7 @@ class Capability(StrEnum):
     LOGS = "logs"
     KNOWLEDGE = "knowledge"
     CHANGES = "changes"  # incident against baseline over every series and log (a snapshot: find_changes)
+    KUBERNETES = "kubernetes"  # pods, events, rollouts, nodes, Services, pod logs (query_kubernetes)
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,7 @@ class BackendKind:
     builder: str | Callable[[BackendSpec], Any]  # "module:function", or the function itself
     help: str  # the option's help text
     url_option: bool = True  # False: built from the runbooks directory; no option, never a live backend
+    option: str | None = None  # the option's name when it is not `--<name>` (kubernetes: --kubeconfig)
 
     def build(self, spec: BackendSpec) -> Any:
         builder = self.builder
@@ -65,7 +69,7 @@ class BackendKind:
 
     @property
     def flag(self) -> str:
-        return "--" + self.name.replace("_", "-")
+        return self.option or "--" + self.name.replace("_", "-")
 
 
 BACKENDS: dict[str, BackendKind] = {}
@@ -111,6 +115,15 @@ register(
     BackendKind("alertmanager", (Capability.ALERTS,), "evcli.backends.alertmanager:build", "Alertmanager base URL.")
 )
 register(BackendKind("loki", (Capability.LOGS,), "evcli.backends.loki:build", "Loki base URL."))
+register(
+    BackendKind(
+        "kubernetes",
+        (Capability.KUBERNETES,),
+        "evcli.backends.kubernetes:build",
+        "Kubernetes (read-only): a kubeconfig file, `default` ($KUBECONFIG, else ~/.kube/config) or `in-cluster`.",
+        option="--kubeconfig",
+    )
+)
 register(
     BackendKind(
         "runbooks",

@@ -23,6 +23,14 @@ from evcli.timerange import TimeRange
 MAX_SAMPLES = 1000  # points kept per series for charting; beyond this only the summary is kept
 
 
+def relative_range(series: dict[str, Any]) -> float:
+    """How far a series moved in the range, relative to its size: (max - min) / max(|max|, |min|).
+    Series are ranked by it: the ones that moved most first."""
+    low, high = float(series.get("min") or 0.0), float(series.get("max") or 0.0)
+    size = max(abs(low), abs(high))
+    return (high - low) / size if size else 0.0
+
+
 def zoned(moment: datetime, zone: tzinfo) -> str:
     """`2026-09-14T11:40:00+08:00`: seconds, milliseconds only when there are some."""
     return moment.astimezone(zone).isoformat(timespec="milliseconds" if moment.microsecond else "seconds")

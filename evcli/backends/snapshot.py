@@ -6,6 +6,7 @@ DIR/alerts.json       Prometheus /api/v1/alerts, Alertmanager /api/v2/alerts or 
 DIR/logs/NAME.log     raw lines; NAME.jsonl one JSON object a line
 DIR/metrics/NAME.csv  timestamp column, then one column per metric (`cpu_usage[%]`)
 DIR/runbooks/**/*.md  knowledge documents (indexed by evcli.kb, not read here)
+DIR/k8s/              kubectl get -o json, describe and logs output (evcli.backends.snapshot_k8s)
 ```
 
 The snapshot has its own clock (`now`): env.toml's `now`, else the newest
@@ -30,7 +31,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evcli.backends.alerts import (
     STATE_FILTERS,
@@ -44,10 +45,12 @@ from evcli.backends.base import (
     LogQuery,
     LogResult,
     MetricsResult,
+    SeriesQuery,
     TimeWindow,
 )
 from evcli.backends.files import Lines, open_text
 from evcli.backends.logformats import ParseContext
+from evcli.backends.series import relative_range
 from evcli.backends.snapshot_alerts import (
     ALERTS_FILE,
     AlertsFile,
@@ -68,6 +71,9 @@ from evcli.backends.snapshot_metrics import (
 )
 from evcli.backends.snapshot_time import Timebase
 from evcli.timerange import TimeRange
+
+if TYPE_CHECKING:
+    from evcli.backends.snapshot_k8s import SnapshotKubernetes
 
 # Metric files together this large are read through their cached arrays (evcli.backends.metric_arrays, which
 # loads NumPy, ~0.1 s) when only their times are needed; smaller ones are read as text, which costs less.
@@ -91,24 +97,21 @@ def pod_service(name: str) -> str | None:
     return match["service"] if match else None
 
 
-def _relative_range(series: dict[str, Any]) -> float:
-    """How far a series moved in the range, relative to its size: (max - min) / max(|max|, |min|)."""
-    low, high = float(series.get("min") or 0.0), float(series.get("max") or 0.0)
-    size = max(abs(low), abs(high))
-    return (high - low) / size if size else 0.0
-
-
 def demo_env_dir() -> Path:
     """The packaged demo environment (`evcli/demo/`), installed or checked out."""
     return Path(__file__).resolve().parent.parent / "demo"
+
+
+_LISTED_COLUMNS = 50  # series named when an asked one is not there; a wide file says how many more it has
 
 
 def _unknown_metric(metric: str, name: str, columns: list[MetricColumn]) -> str:
     """`no metric 'cpu' in metrics/x.csv; close: cpu_usage (has cpu_usage, heap_used)`."""
     close = close_names(columns, metric)
     hint = f"; close: {', '.join(close)}" if close else ""
-    available = ", ".join(column.header for column in columns)
-    return f"no metric {metric!r} in {name}{hint} (has {available})"
+    available = ", ".join(column.header for column in columns[:_LISTED_COLUMNS])
+    more = f" and {len(columns) - _LISTED_COLUMNS:,} more" if len(columns) > _LISTED_COLUMNS else ""
+    return f"no metric {metric!r} in {name}{hint} (has {available}{more})"
 
 
 # --- the backend ---------------------------------------------------------------------------------
@@ -130,6 +133,13 @@ class SnapshotBackend:
     @cached_property
     def config(self) -> EnvConfig:
         return load_env_config(self.directory / ENV_FILE)
+
+    @cached_property
+    def kubernetes(self) -> SnapshotKubernetes:
+        """The k8s/ directory: what kubectl wrote about the cluster (evcli.backends.snapshot_k8s)."""
+        from evcli.backends.snapshot_k8s import SnapshotKubernetes
+
+        return SnapshotKubernetes(self.directory)
 
     @cached_property
     def name(self) -> str:
@@ -167,7 +177,7 @@ class SnapshotBackend:
     def capabilities(self) -> list[str]:
         """What the directory holds (Capability values): alerts (alerts.json), metrics (metrics/ files),
         logs (logs/ files); knowledge is always listed (the runbooks backend says what it finds);
-        changes (find_changes: metrics or logs to compare with a baseline)."""
+        changes (find_changes: metrics or logs to compare with a baseline), kubernetes (a k8s/ directory)."""
         metrics, logs = bool(self.files(METRICS_DIR, (METRIC_SUFFIX,))), bool(self.files(LOGS_DIR, LOG_SUFFIXES))
         held = {
             "alerts": (self.directory / ALERTS_FILE).exists(),
@@ -175,6 +185,7 @@ class SnapshotBackend:
             "logs": logs,
             "knowledge": True,
             "changes": metrics or logs,
+            "kubernetes": self.kubernetes.present,
         }
         return [name for name, present in held.items() if present]
 
@@ -202,10 +213,12 @@ class SnapshotBackend:
 
     @cached_property
     def _file_services(self) -> list[str]:
-        """Services named by env.toml and by log and metric file names."""
+        """Services named by env.toml, by log and metric file names and by k8s/ workloads (Deployments)."""
         names = dict.fromkeys(self.config.services)
         for path in self.files(LOGS_DIR, LOG_SUFFIXES) + self.files(METRICS_DIR, (METRIC_SUFFIX,)):
             names.setdefault(self.service_of_file(path))
+        for workload in self.kubernetes.workloads():
+            names.setdefault(self._alias_target(workload) or workload)
         return list(names)
 
     @cached_property
@@ -300,6 +313,11 @@ class SnapshotBackend:
         else:
             if starts:
                 spans.append((min(starts), max(starts), ALERTS_FILE))
+        try:  # k8s/: event and container start/termination times
+            if (kube := self.kubernetes.span()) is not None:
+                spans.append(kube)
+        except BackendError as error:
+            errors.append(str(error))
         paths = self.files(METRICS_DIR, (METRIC_SUFFIX,))
         cached = sum(path.stat().st_size for path in paths if path.is_file()) >= CACHED_METRICS_BYTES
         for path in paths:
@@ -396,13 +414,15 @@ class SnapshotBackend:
 
     @contextmanager
     def _reading(self, path: Path) -> Iterator[Lines]:
-        """The bounded lines of a snapshot file; any read error (a refused file too) becomes a
-        BackendError naming the file."""
+        """The bounded lines of a snapshot file; any read error (a refused file too) and a metric file
+        that cannot be read become a BackendError naming the file."""
         try:
             with open_text(path, self.directory) as handle:
                 yield Lines(handle)
         except OSError as error:
             raise BackendError(f"{self.relative(path)}: cannot read: {error}") from error
+        except MetricFileError as error:
+            raise BackendError(f"{self.relative(path)}: {error}") from None
 
     # alerts and metrics
 
@@ -430,11 +450,15 @@ class SnapshotBackend:
         range: TimeRange | None = None,
         state: str = "active",
         series: bool = True,
+        query: SeriesQuery | None = None,
     ) -> MetricsResult:
         """Alerts in `state` (a STATE_FILTERS key) active in the range, and metric series summaries
         (none when `series` is False): of the service or metric asked, or, when neither nor an alert
         is named, of every series (those that moved most, relative to their size, first). The range
-        is `range`, else the window's, else the whole snapshot (None)."""
+        is `range`, else the window's, else the whole snapshot (None). Label matchers and PromQL
+        (`query`) are refused: a snapshot's series are CSV columns."""
+        if query is not None:
+            query.refuse_on("a snapshot, whose series are CSV columns without labels")
         searched = range if range is not None else (None if window is None else TimeRange(window.start, window.end))
         label = window.label if range is None and window is not None else None
         resolved = None
@@ -472,7 +496,7 @@ class SnapshotBackend:
             for path in paths:
                 summaries += self._series(path, metric, searched, label, notes)
         if everything:  # every series of the range, the ones that moved most first
-            summaries.sort(key=lambda item: (-_relative_range(item), item["service"], item["metric"]))
+            summaries.sort(key=lambda item: (-relative_range(item), item["service"], item["metric"]))
         counts = f"{len(alerts)} alert{'s' * (len(alerts) != 1)}, {len(summaries)} series"
         return MetricsResult(
             alerts=alerts, series=summaries, message="; ".join([counts, *notes]), searched_range=self._stated(searched)

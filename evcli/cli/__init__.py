@@ -85,6 +85,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "replay": ("ask", "replay_command"),
     "aiops": ("aiops", "aiops_command"),
     "serve": ("serve", "serve_command"),
+    "mcp": ("mcp", "mcp_command"),
     "trace": ("trace", "trace_command"),
     "report": ("report", "report_command"),
     "export": ("sessions", "export_command"),

@@ -1,4 +1,4 @@
-"""What every command shares: error handling, the store, session sources."""
+"""What every command shares: error handling, the store, session sources, the examples in its help."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
+from typer.core import TyperCommand, TyperGroup
 
 from evcli.console import err, json_safe, out, safe
 from evcli.errors import EXIT_INTERRUPTED, EXIT_RUNTIME, expected_failure
@@ -51,7 +52,9 @@ ConfigFileOption = Annotated[
 ]
 ProfileOption = Annotated[
     str | None,
-    typer.Option("--profile", help="Profile of the configuration file, [profiles.NAME] (default: $EVCLI_PROFILE)."),
+    typer.Option(
+        "--profile", help="Profile of the configuration file, its profiles.NAME table (default: $EVCLI_PROFILE)."
+    ),
 ]
 
 
@@ -234,6 +237,56 @@ def load_source(source: str, db: Path | None):
     return store.load(store.resolve(source)), store
 
 
+EXAMPLES_FILE = Path(__file__).with_name("examples.toml")
+EXAMPLE_COMMENT = "  # "  # what follows it in an example is shown as a comment
+
+
+@functools.cache
+def examples() -> dict[str, list[str]]:
+    """Each command's examples (examples.toml), keyed by its path: `evcli`, `evcli kb search`."""
+    import tomllib
+
+    return tomllib.loads(EXAMPLES_FILE.read_text(encoding="utf-8"))
+
+
+def command_path(ctx: Any) -> str:
+    """`evcli kb search`: the words that ran the command of `ctx` (the root as `evcli` whatever it was called)."""
+    names = []
+    while ctx is not None:
+        names.append(ctx.info_name)
+        ctx = ctx.parent
+    return " ".join(["evcli", *reversed(names[:-1])])
+
+
+def examples_epilog(path: str) -> str:
+    """The end of a command's help: its examples, each with its comment dimmed (Rich markup)."""
+    from rich.markup import escape
+
+    shown = []
+    for example in examples().get(path, []):
+        command, _, comment = example.partition(EXAMPLE_COMMENT)
+        shown.append(escape(command) + (f"  [dim]# {escape(comment)}[/]" if comment else ""))
+    return "[bold]Examples[/]\n" + "\n".join(shown) if shown else ""
+
+
+def _with_examples(format_help: Callable[..., None]) -> Callable[..., None]:
+    """Help that ends with the command's examples. Set here, from one table, rather than in each command
+    module: the tool subcommands are built from the tool registry at run time, and a command without
+    an entry shows none (tests/cli/test_help.py asks every command for one)."""
+
+    @functools.wraps(format_help)
+    def format_with_examples(self: Any, ctx: Any, formatter: Any) -> None:
+        if not self.epilog:
+            self.epilog = examples_epilog(command_path(ctx))
+        format_help(self, ctx, formatter)
+
+    return format_with_examples
+
+
+TyperCommand.format_help = _with_examples(TyperCommand.format_help)  # type: ignore[method-assign]
+TyperGroup.format_help = _with_examples(TyperGroup.format_help)  # type: ignore[method-assign]
+
+
 def print_json(data: Any) -> None:
     sys.stdout.write(json_safe(json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True)) + "\n")
 
@@ -249,6 +302,7 @@ __all__ = [
     "environment_options",
     "environment_settings",
     "err",
+    "examples",
     "fail",
     "handles_errors",
     "load_source",

@@ -58,6 +58,8 @@ def _render(data: dict) -> None:
         _say(f"{safe(metric['path'])}: {_metric_line(metric)}")
     for runbook in data["runbooks"]:
         _say(f"{safe(runbook['path'])}: runbook {safe(runbook['title'] or '(no title)')}")
+    if kubernetes := data.get("kubernetes"):
+        _say(f"{safe(kubernetes['path'])}: {_kubernetes_line(kubernetes)}")
     problems = data["problems"]
     for problem in problems:
         colour = "red" if problem["severity"] == "error" else "yellow"
@@ -94,3 +96,13 @@ def _metric_line(metric: dict) -> str:
         f"{metric['rows']} rows, time column {metric['timestamp_column']!r}, series {series}, "
         f"parseable {metric['parseable_share']:.0%}{span}"
     )
+
+
+def _kubernetes_line(kubernetes: dict) -> str:
+    from evcli.console import safe
+
+    objects = ", ".join(f"{count} {kind}" for kind, count in kubernetes["objects"].items() if count) or "no objects"
+    others = ", ".join(f"{count} {kind}" for kind, count in kubernetes["other_kinds"].items())
+    files = f"{kubernetes['json_files']} JSON, {kubernetes['described_files']} describe, {kubernetes['log_files']} log files"
+    span = f", {kubernetes['first']} .. {kubernetes['last']}" if kubernetes["first"] else ""
+    return safe(f"{objects} ({files}){f'; not read: {others}' if others else ''}{span}")

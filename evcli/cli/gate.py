@@ -1,4 +1,4 @@
-"""`evcli gate SESSION|FILE [--against DIR]`: re-check every citation with the current rules.
+"""`evcli gate SESSION|FILE [--against DIR|URL]`: re-check every citation with the current rules.
 
 Without --against the citations are compared with the outputs the session
 recorded, not with their sources; the output says so plainly.
@@ -24,11 +24,14 @@ def gate_command(
         Path | None, typer.Option("--rules", help="Rules file (default: the shipped rules.toml).", dir_okay=False)
     ] = None,
     against: Annotated[
-        Path | None,
+        str | None,
         typer.Option(
             "--against",
-            help="Snapshot environment to re-run each invocation on; cited refs must still match it.",
-            file_okay=False,
+            metavar="DIR|URL",
+            help=(
+                "Snapshot environment directory, or Prometheus URL, to re-run each invocation on (live calls over "
+                "the range they recorded); cited refs must still match it."
+            ),
         ),
     ] = None,
     json_output: JsonOption = False,
@@ -38,17 +41,19 @@ def gate_command(
 
     A stored session's result is appended to its gate history and compared
     with the previous one; a file is only checked. With --against DIR every
-    invocation is re-run on that environment (provenance.source_matches).
+    invocation is re-run on that environment, with --against URL every one a
+    Prometheus serves on that Prometheus (provenance.source_matches).
     """
     from evcli.gatekeeper.rules import load_rules
-    from evcli.gatekeeper.service import gate_document, regate_stored
+    from evcli.gatekeeper.service import against_target, gate_document, regate_stored
 
     rule_set = load_rules(rules)
     document, store = load_source(source, db)
+    target = against_target(against) if against is not None else None
     if store:
-        run = regate_stored(store, document.run.session_id, rule_set, against)
+        run = regate_stored(store, document.run.session_id, rule_set, target)
     else:
-        run = gate_document(document, rule_set, against)
+        run = gate_document(document, rule_set, target)
 
     if json_output:
         print_json(

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from evcli.cli._common import JsonOption, err, handles_errors, out, print_json, required_text, safe
+
+if TYPE_CHECKING:
+    from evcli.kb.index import KnowledgeIndex
 
 app = typer.Typer(help="Index runbooks and search them (SQLite FTS5).", no_args_is_help=True)
 
@@ -26,17 +29,43 @@ def _as_dict(item) -> dict:
     return item.model_dump(mode="json") if hasattr(item, "model_dump") else item.as_dict()
 
 
+def _named(directory: Path) -> Path:
+    """A directory, or the packaged environment a bare name stands for (`edge`), as `--env` takes it."""
+    from evcli.backends.spec import resolve_env_dir
+
+    return resolve_env_dir(directory)
+
+
+def _default_directory(index: KnowledgeIndex) -> Path:
+    """The directory `kb index` indexed last, else the packaged demo runbooks; said on stderr."""
+    from evcli.backends.snapshot import demo_env_dir
+
+    directory = index.default_directory()
+    if directory is not None:
+        err.print(f"searching {safe(directory)} (the directory `evcli kb index` indexed last)", highlight=False)
+        return directory
+    directory = demo_env_dir()
+    why = "the packaged demo runbooks; `evcli kb index DIR` to search yours by default"
+    err.print(f"searching {safe(directory)} ({why})", highlight=False)
+    return directory
+
+
 @app.command("index")
 @handles_errors
 def index_command(
     directory: Annotated[
-        Path, typer.Argument(file_okay=False, help="Runbook directory, or an environment snapshot with runbooks/.")
+        Path,
+        typer.Argument(
+            file_okay=False,
+            help="Runbook directory, or an environment snapshot with runbooks/ (a packaged one by name: demo, edge,"
+            " host, cluster); `kb search` searches it from now on when it names no directory.",
+        ),
     ],
     kb: KbOption = None,
     json_output: JsonOption = False,
 ) -> None:
     """Index runbooks; unchanged files are skipped, changed ones re-indexed, deleted ones dropped."""
-    report = _as_dict(_open(kb).index_dir(directory))
+    report = _as_dict(_open(kb).index_dir(_named(directory), as_default=True))
     if json_output:
         print_json(report)
         return
@@ -56,7 +85,8 @@ def search_command(
             "--dir",
             "--env",
             file_okay=False,
-            help="Restrict to (and first index) this directory; default: the packaged demo runbooks.",
+            help="Restrict to (and first index) this directory, or a packaged environment: demo, edge, host, cluster"
+            " (default: the directory `kb index` indexed last, else the packaged demo runbooks; said on stderr).",
         ),
     ] = None,
     alertname: Annotated[str | None, typer.Option("--alertname", help="Alert name hint for L0.")] = None,
@@ -67,11 +97,8 @@ def search_command(
 ) -> None:
     """Ranked runbook blocks with relevance level (PRECISE / HIGHLY_RELEVANT / REFERENCE) and layer (L0 / L1)."""
     required_text(query, "the query")
-    if directory is None:
-        from evcli.backends.snapshot import demo_env_dir
-
-        directory = demo_env_dir()
     index = _open(kb)
+    directory = _named(directory) if directory is not None else _default_directory(index)
     index.index_dir(directory)
     blocks = [
         _as_dict(block)

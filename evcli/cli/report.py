@@ -1,8 +1,10 @@
-"""`evcli report SESSION|FILE --format html|md`: a report to open in a browser or paste into a ticket."""
+"""`evcli report SESSION|FILE --format html|md|slack`: a report to open in a browser, paste into a
+ticket or a chat, or post to Slack; and `ask --format`, the answer printed in one of those forms."""
 
 from __future__ import annotations
 
 import sys
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -12,7 +14,29 @@ from evcli.cli._common import DbOption, err, handles_errors, load_source, safe
 from evcli.errors import BadInput
 
 FormatOption = Annotated[
-    str, typer.Option("--format", "-f", help="html (one self-contained file) or md (GitHub Markdown).")
+    str,
+    typer.Option(
+        "--format",
+        "-f",
+        help="html (one self-contained file), md (Markdown: with --brief, the form for chat) or slack"
+        " (a Slack Block Kit message, JSON).",
+    ),
+]
+
+
+class AnswerFormat(StrEnum):
+    text = "text"
+    md = "md"
+    slack = "slack"
+
+
+AnswerFormatOption = Annotated[
+    AnswerFormat,
+    typer.Option(
+        "--format",
+        help="text (the answer, its evidence and the verdict), md (the answer and its sources in Markdown for chat)"
+        " or slack (a Slack Block Kit message, JSON).",
+    ),
 ]
 
 
@@ -29,7 +53,13 @@ def report_command(
     open_browser: Annotated[
         bool, typer.Option("--open", help="Open the HTML report in the browser (a temporary file unless -o names one).")
     ] = False,
-    brief: Annotated[bool, typer.Option("--brief", help="md: the answer and its citations only.")] = False,
+    brief: Annotated[
+        bool,
+        typer.Option(
+            "--brief",
+            help="md: the answer and its sources only, in Markdown that Slack, Teams and GitHub render (for chat).",
+        ),
+    ] = False,
     db: DbOption = None,
 ) -> None:
     """Write a session's report: answer, cited evidence, timeline, charts, plan, tool calls, gate and verifier."""
@@ -53,6 +83,17 @@ def report_command(
         import webbrowser
 
         webbrowser.open(written.resolve().as_uri())
+
+
+def check_answer_format(answer_format: AnswerFormat, json_output: bool) -> None:
+    """`ask --format md|slack` prints a report form of the answer: it cannot be combined with --json."""
+    if json_output and answer_format is not AnswerFormat.text:
+        raise BadInput(f"--format {answer_format.value} and --json both choose the output", hint="use one of them")
+
+
+def print_answer(document, answer_format: AnswerFormat) -> None:
+    """The answer of a finished run as `ask --format md|slack` prints it (md: the brief form for chat)."""
+    sys.stdout.write(_rendered(document, answer_format.value, True))
 
 
 def _rendered(document, format: str, brief: bool) -> str:

@@ -37,7 +37,11 @@ if TYPE_CHECKING:
 
 SessionOption = Annotated[
     str | None,
-    typer.Option("--session", help="Record the call into this stored session (an id, a unique prefix or `last`)."),
+    typer.Option(
+        "--session",
+        help="Record the call into this stored session (an id, a unique prefix or `last`); the call runs on the"
+        " session's environment, and naming another one is refused (exit 2).",
+    ),
 ]
 
 # The options after a tool's own, in this order: (parameter name, annotation, default).
@@ -93,19 +97,31 @@ def _command(spec: ToolSpec) -> click.Command:
 def _field_parameter(spec: ToolSpec, name: str, field: Any) -> inspect.Parameter:
     """`--name` for one field of the tool's parameter model; pydantic validates the value, the option only carries it."""
     help_text = spec.parameter_help(name)
-    option = typer.Option(f"--{name.replace('_', '-')}", help=help_text)
+    flag = f"--{name.replace('_', '-')}"
+    # a list field is a repeatable option, also spelled in the singular: --label a=1 --label b=2
+    flags = (flag.removesuffix("s"), flag) if _is_list(field.annotation) and flag.endswith("s") else (flag,)
+    option = typer.Option(*flags, help=help_text)
     default = inspect.Parameter.empty if field.is_required() else field.default
     annotation = Annotated[_option_type(field.annotation), option]  # type: ignore[valid-type]
     return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=default)
 
 
 def _option_type(annotation: Any) -> Any:
-    """int, float or bool fields keep their type (optional when they may be None); anything else is text."""
-    union = isinstance(annotation, types.UnionType) or typing.get_origin(annotation) is typing.Union
-    members = typing.get_args(annotation) if union else (annotation,)
+    """int, float or bool fields keep their type (optional when they may be None), a list is a list of text
+    (a repeatable option); anything else is text."""
+    members = _members(annotation)
     optional = type(None) in members
-    scalar = next((member for member in members if member in (bool, int, float)), str)
+    scalar = list[str] if _is_list(annotation) else next((m for m in members if m in (bool, int, float)), str)
     return scalar | None if optional else scalar
+
+
+def _members(annotation: Any) -> tuple[Any, ...]:
+    union = isinstance(annotation, types.UnionType) or typing.get_origin(annotation) is typing.Union
+    return typing.get_args(annotation) if union else (annotation,)
+
+
+def _is_list(annotation: Any) -> bool:
+    return any(typing.get_origin(member) is list for member in _members(annotation))
 
 
 def _run(tool_name: str, params: dict, *, environment: EnvironmentSpec, session, json_output, db) -> None:
@@ -113,14 +129,17 @@ def _run(tool_name: str, params: dict, *, environment: EnvironmentSpec, session,
     from evcli.tools.runner import SessionView, run_tool, stored_guards
     from evcli.tools.view import model_view
 
-    tools = build_environment(spec=environment)
     params = {key: value for key, value in params.items() if value is not None}
     store = view = None
     if session:
+        from evcli.session_setup import session_environment
+
         store = open_store(db, must_exist=True)
         session = store.resolve(session)  # an id, a unique prefix or `last`
         document = store.load(session)
+        environment = session_environment(session, document.run.config.env, environment)
         view = SessionView(invocations=document.invocations, narrow=document.run.config.task_scope == "narrow")
+    tools = build_environment(spec=environment)
     invocation = run_tool(tool_name, params, tools, view)
     if store is not None:
         invocation = store.record_invocation(session, invocation, check=stored_guards(invocation, tools.settings))

@@ -4,7 +4,8 @@ A service's suspicion is its strongest change (weighted by class, signals.toml) 
 its strongest change of another class. Then, in order:
   - onset: a service whose trouble began later than the earliest suspect's loses a share per
     step of lateness (effects travel up the call graph after their cause);
-  - topology (env.toml `[topology]`, peers named in log lines): a service with a changed callee
+  - topology (env.toml `[topology]`, peers named in log lines, Kubernetes Services and the pod
+    templates naming them: evcli.diagnosis.topology): a service with a changed callee
     whose trouble began before its own, or no later and at least EXPLAIN_SHARE as strong, is
     explained by it: its suspicion is cut, the more
     so when its changes are only of a travelling class (latency, errors, traffic); a service

@@ -1,9 +1,12 @@
-"""Who calls whom, as far as the snapshot tells (pure): env.toml `[topology]` and the peers that
-log lines name.
+"""Who calls whom, as far as the snapshot tells (pure): env.toml `[topology]`, the peers that
+log lines name, and Kubernetes Services.
 
 A caller's line at WARN or above that names another known service (its name or an alias, as a
 whole word: `http://payment:8080/pay`, `upstream=payment-svc`) is a call from it to that service.
 Names resolve through the environment's aliases; a name no service has is left out and reported.
+A Kubernetes Service routes to the workloads its selector selects: a service whose pod template
+names the Service's address (an env value or argument: `http://payment:8080`,
+`payment.shop.svc.cluster.local`) calls them, and a log line naming that address names them.
 """
 
 from __future__ import annotations
@@ -43,10 +46,7 @@ def logged_peers(templates: Iterable[TemplateCounts], names: Mapping[str, str]) 
     `names` maps each lower-cased name or alias to its service."""
     if not names:
         return {}
-    pattern = re.compile(
-        r"(?<![\w.-])(" + "|".join(re.escape(name) for name in sorted(names, key=len, reverse=True)) + r")(?![\w-])",
-        re.IGNORECASE,
-    )
+    pattern = _whole(names, r"(?![\w-])")
     found: dict[str, dict[str, None]] = {}
     for counts in templates:
         if counts.level not in _LEVELED or not counts.incident:
@@ -64,3 +64,32 @@ def merged(*tables: Mapping[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]
         for caller, callees in table.items():
             found.setdefault(caller, {}).update(dict.fromkeys(callees))
     return {caller: tuple(callees) for caller, callees in found.items()}
+
+
+def single_routes(addresses: Mapping[str, tuple[str, ...]]) -> dict[str, str]:
+    """The addresses of the Services that route to one service, as `logged_peers` reads names."""
+    return {address: targets[0] for address, targets in addresses.items() if len(targets) == 1}
+
+
+def service_calls(
+    texts: Mapping[str, Iterable[str]], addresses: Mapping[str, tuple[str, ...]]
+) -> dict[str, tuple[str, ...]]:
+    """Calls a cluster's objects show: service → the services routed to by the Kubernetes Services whose
+    address its pod templates name. `texts`: service → its env values, commands and arguments;
+    `addresses`: each lower-cased address of a Service → the services its selector routes to."""
+    if not addresses:
+        return {}
+    pattern = _whole(addresses, r"(?![\w-]|\.\w)")  # `payment.example.com` is not the Service `payment`
+    found: dict[str, dict[str, None]] = {}
+    for caller, lines in texts.items():
+        for line in lines:
+            for match in pattern.finditer(line):
+                targets = [target for target in addresses[match.group(1).lower()] if target != caller]
+                found.setdefault(caller, {}).update(dict.fromkeys(targets))
+    return {caller: tuple(targets) for caller, targets in found.items() if targets}
+
+
+def _whole(names: Iterable[str], after: str) -> re.Pattern[str]:
+    """Any of `names` as a whole word (the longest first), case-insensitively; `after` says what may not follow."""
+    alternatives = "|".join(re.escape(name) for name in sorted(names, key=len, reverse=True))
+    return re.compile(r"(?<![\w.-])(" + alternatives + r")" + after, re.IGNORECASE)

@@ -17,6 +17,13 @@ check narrow what an edit can get through the Gatekeeper:
   its own, so relative windows mean what they meant) and the cited refs are
   compared with the re-derived ones. Invocations of live backends cannot be
   re-run from DIR and are reported as not re-checked.
+  With `gate --against URL` (a Prometheus) each invocation a Prometheus serves
+  (its tool reads metrics or alerts) is re-run there with its time pinned to the
+  absolute range it recorded (a live clock has moved on: "the last hour" then
+  is not the last hour now), so its series are the same expressions over the
+  same range at the same step. Alerts are Prometheus' state when the call ran
+  and cannot be asked of the past: a cited alert is reported as not re-checked,
+  as is every invocation Prometheus does not serve (logs, runbooks).
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from evcli.contracts import AgentStep, EvidenceRef, SessionDocument, StageOutput, ToolInvocation
 
@@ -38,6 +46,7 @@ class Rederived:
     refs: tuple[EvidenceRef, ...] = ()
     error: str | None = None  # the recorded call cannot be made again: it does not match its source
     not_rechecked: str | None = None  # the source is not in DIR (a live backend)
+    now_only: tuple[str, ...] = ()  # arrays whose items are the source's state when the call ran (live alerts)
 
 
 @dataclass(frozen=True)
@@ -55,14 +64,14 @@ def session_record(
     document: SessionDocument,
     execute: StageOutput,
     sources: dict[int, Rederived] | None = None,
-    against: Path | None = None,
+    against: Path | str | None = None,
 ) -> SessionRecord:
     return SessionRecord(
         output_created_at=execute.created_at or None,
         output_round=execute.round,
         steps=tuple(document.steps),
         sources=sources,
-        against=str(against) if against is not None else None,
+        against=shown(against),
     )
 
 
@@ -182,8 +191,26 @@ def _time(value: str | None) -> datetime | None:
 # --- sources (I/O) ----------------------------------------------------------------------------
 
 
-def rederive(document: SessionDocument, env_dir: Path) -> dict[int, Rederived]:
-    """Re-run every invocation of the session on the snapshot environment at env_dir."""
+def is_url(against: Path | str) -> bool:
+    """Whether `--against` names a live server (http:// or https://) rather than a snapshot directory."""
+    return isinstance(against, str) and against.lower().startswith(("http://", "https://"))
+
+
+def shown(against: Path | str | None) -> str | None:
+    """`--against` as messages and stored results name it: a URL without any `user:pass@`."""
+    if against is None or not is_url(against):
+        return None if against is None else str(against)
+    from evcli.backends.http import split_credentials
+
+    return split_credentials(str(against))[0]
+
+
+def rederive(document: SessionDocument, env_dir: Path | str) -> dict[int, Rederived]:
+    """Re-run every invocation of the session on the snapshot environment at env_dir, or on the
+    Prometheus at a URL (`rederive_on_prometheus`)."""
+    if is_url(env_dir):
+        return rederive_on_prometheus(document, str(env_dir))
+    env_dir = Path(env_dir)
     from evcli.backends.registry import live_backends
     from evcli.errors import EvcliError
     from evcli.tools import registry
@@ -223,6 +250,70 @@ def rederive(document: SessionDocument, env_dir: Path) -> dict[int, Rederived]:
     return results
 
 
+# Arrays of a live invocation that hold the source's state when the call ran, not a past one a source can
+# be asked again: Prometheus' /api/v1/alerts lists the alerts active now.
+LIVE_STATE_ARRAYS = ("alerts",)
+
+
+def rederive_on_prometheus(document: SessionDocument, url: str) -> dict[int, Rederived]:
+    """Re-run each invocation a Prometheus serves on the one at `url`, its time pinned to the range it searched.
+    The Prometheus the session names lends its settings (service label, auth, TLS, timeout); only the URL changes."""
+    from evcli.backends.registry import backend_kind
+    from evcli.backends.spec import EnvironmentSpec
+    from evcli.contracts import BackendSpec
+    from evcli.errors import EvcliError
+    from evcli.tools import registry
+    from evcli.tools.context import build_environment
+    from evcli.tools.refs import no_evidence_ref
+    from evcli.tools.runner import SessionView, ToolSettings, run_tool
+
+    named = EnvironmentSpec.from_config(document.run.config.env).backends.get("prometheus")
+    backend = named.model_copy(update={"url": url}) if named is not None else BackendSpec(url=url)
+    settings = ToolSettings(max_calls_per_tool=len(document.invocations) + 1)
+    environment = build_environment(spec=EnvironmentSpec(backends={"prometheus": backend}), settings=settings)
+    capabilities = backend_kind("prometheus").capabilities
+    results: dict[int, Rederived] = {}
+    for invocation in document.invocations:
+        if invocation.tool_name not in registry.names("backend") or not _served_by(invocation, capabilities):
+            results[invocation.invocation_id] = Rederived(not_rechecked=f"Prometheus at {shown(url)} does not serve it")
+            continue
+        try:
+            again = run_tool(invocation.tool_name, pinned_params(invocation), environment, SessionView())
+        except EvcliError as exc:  # parameters this evcli would not have accepted
+            results[invocation.invocation_id] = Rederived(error=f"cannot be re-run: {_clip(exc.message)}")
+            continue
+        details = again.retrieval_details
+        status = details.evidence_status if details else None
+        refs = tuple(details.evidence_refs or []) if details else ()
+        recorded = invocation.retrieval_details
+        if status == "no_evidence" and recorded is not None:  # stated with the scope the call recorded
+            scope = recorded.model_dump(exclude={"evidence_status", "evidence_refs"})
+            refs = (no_evidence_ref(invocation.tool_name, scope, str(again.output.get("message") or "")),)
+        results[invocation.invocation_id] = Rederived(status=status, refs=refs, now_only=LIVE_STATE_ARRAYS)
+    return results
+
+
+def pinned_params(invocation: ToolInvocation) -> dict[str, Any]:
+    """The invocation's parameters with the time they named (a window, relative or no times) replaced by the
+    absolute range it recorded: `since`/`until`, or `at` for an instant (a range that starts where it ends)."""
+    from evcli.timerange import parse_range_text
+
+    params = dict(invocation.input_params)
+    searched = invocation.retrieval_details.range if invocation.retrieval_details else None
+    if not searched:
+        return params
+    found = parse_range_text(searched)
+    if found.start is None or found.end is None:
+        return params
+    for key in ("window", "since", "until", "at"):
+        params.pop(key, None)
+    if "at" in invocation.input_params:
+        params["at"] = found.end.isoformat()
+    else:
+        params.update(since=found.start.isoformat(), until=found.end.isoformat())
+    return params
+
+
 def _served_by(invocation: ToolInvocation, capabilities: tuple[str, ...]) -> bool:
     """Whether a live backend with these capabilities can have served the invocation: its tool reads what
     the backend serves (the tool's `reads`), and its output names no snapshot file (a snapshot's log
@@ -240,6 +331,11 @@ def source_matches(invocation: ToolInvocation, ref: EvidenceRef, source: Rederiv
     where = f"invocation {invocation.invocation_id} ({invocation.tool_name} {_params(invocation)})"
     if source.error:
         return f"{where} {source.error}"
+    if ref.raw_path.partition("[")[0].removeprefix("$.") in source.now_only:
+        return (
+            f"{where}: {ref.raw_path} cannot be re-checked against {against}: a live source lists its alerts of now, "
+            "not those of the call's time"
+        )
     expected = next((r.text for r in source.refs if r.raw_path == ref.raw_path), None)
     if expected == ref.text:
         return None

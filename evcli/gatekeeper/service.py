@@ -2,7 +2,8 @@
 
 Without `against`, citations are checked against what the document recorded
 only (`GateRun.sources_rechecked` is False and every renderer says so); with
-it, each invocation is re-run on that snapshot environment first.
+it, each invocation is re-run on that snapshot environment (a directory) or
+Prometheus (a URL) first.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from evcli.contracts import GateResult, SessionDocument
 from evcli.errors import BadInput
 from evcli.gatekeeper.diff import compare
 from evcli.gatekeeper.engine import gate
-from evcli.gatekeeper.provenance import rederive, session_record
+from evcli.gatekeeper.provenance import is_url, rederive, session_record, shown
 from evcli.gatekeeper.rules import RuleSet
 
 
@@ -26,14 +27,14 @@ class GateRun:
     result: GateResult
     seq: int | None = None  # position in the stored history; None for a file
     changes: dict[str, Any] | None = None  # against the previous stored result
-    against: Path | None = None  # the environment the sources were re-derived from; None: not re-checked
+    against: str | None = None  # the environment (a directory, or a URL without credentials) re-derived from
 
     @property
     def sources_rechecked(self) -> bool:
         return self.against is not None
 
 
-def gate_document(document: SessionDocument, rules: RuleSet, against: Path | None = None) -> GateRun:
+def gate_document(document: SessionDocument, rules: RuleSet, against: Path | str | None = None) -> GateRun:
     """Gate the newest executor output of a session against all its invocations
     (and, with `against`, against the invocations re-run on that environment); the scope
     rules run when the session recorded a question scope."""
@@ -48,7 +49,13 @@ def gate_document(document: SessionDocument, rules: RuleSet, against: Path | Non
     result = gate(
         execute.output, document.invocations, rules, record, document.run.config.scope, session_services(document)
     )
-    return GateRun(session_id=document.run.session_id, round=execute.round, result=result, against=against)
+    return GateRun(session_id=document.run.session_id, round=execute.round, result=result, against=shown(against))
+
+
+def against_target(text: str) -> Path | str:
+    """What `gate --against` names: a Prometheus URL (http:// or https://, kept as text: a Path would
+    fold its `//`), else a snapshot directory."""
+    return text if is_url(text) else Path(text)
 
 
 def session_services(document: SessionDocument) -> tuple[str, ...]:
@@ -62,7 +69,7 @@ def session_services(document: SessionDocument) -> tuple[str, ...]:
     return tuple(dict.fromkeys(service for service in known if service))
 
 
-def regate_stored(store, session_id: str, rules: RuleSet, against: Path | None = None) -> GateRun:
+def regate_stored(store, session_id: str, rules: RuleSet, against: Path | str | None = None) -> GateRun:
     """Re-gate a stored session and append the result to its history."""
     document = store.load(session_id)
     run = gate_document(document, rules, against)
@@ -70,5 +77,5 @@ def regate_stored(store, session_id: str, rules: RuleSet, against: Path | None =
     stored = store.append_gate_result(session_id, run.result, round=run.round)
     changes = compare(previous, run.result) if previous is not None else None
     return GateRun(
-        session_id=session_id, round=run.round, result=run.result, seq=stored.seq, changes=changes, against=against
+        session_id=session_id, round=run.round, result=run.result, seq=stored.seq, changes=changes, against=run.against
     )

@@ -67,6 +67,7 @@ HIGHLY_RELEVANT_MIN_SCORE_RATIO = 0.6
 HIGHLY_RELEVANT_MIN_TERMS = 2
 # The FTS5 trigram tokenizer cannot match a phrase shorter than this.
 TRIGRAM = 3
+DEFAULT_DIRECTORY_KEY = "default_directory"  # kb_meta: what `evcli kb search` searches when it names none
 _POINT_AT_RUNBOOKS = "point --runbooks or `evcli kb index` at a runbook directory"
 
 STOPWORDS = frozenset(
@@ -352,8 +353,9 @@ class KnowledgeIndex:
 
     # --- indexing ------------------------------------------------------------
 
-    def index_dir(self, directory: Path) -> IndexReport:
-        """Bring the index in line with the directory's markdown files, in one transaction."""
+    def index_dir(self, directory: Path, *, as_default: bool = False) -> IndexReport:
+        """Bring the index in line with the directory's markdown files, in one transaction; `as_default`
+        also makes it the directory searched when none is named (`evcli kb index DIR`, not a lookup)."""
         started = time.perf_counter()
         directory = Path(directory).expanduser().resolve()
         if not directory.is_dir():
@@ -399,6 +401,10 @@ class KnowledgeIndex:
                 "SELECT count(*) FROM kb_chunk c JOIN kb_doc d ON d.id = c.doc_id WHERE d.directory = ?",
                 [str(directory)],
             ).fetchone()
+            if as_default:
+                self.conn.execute(
+                    "INSERT OR REPLACE INTO kb_meta (key, value) VALUES (?, ?)", [DEFAULT_DIRECTORY_KEY, str(directory)]
+                )
         return IndexReport(
             directory=str(directory),
             added=added,
@@ -451,6 +457,12 @@ class KnowledgeIndex:
         rows = [(doc_id,) for doc_id in doc_ids]
         for table, key in (("kb_chunk", "doc_id"), ("kb_hint", "doc_id"), ("kb_skill", "doc_id"), ("kb_doc", "id")):
             self.conn.executemany(f"DELETE FROM {table} WHERE {key} = ?", rows)
+
+    def default_directory(self) -> Path | None:
+        """The directory last indexed `as_default`, None when there is none (or the index was rebuilt since)."""
+        with self._guard():
+            row = self.conn.execute("SELECT value FROM kb_meta WHERE key = ?", [DEFAULT_DIRECTORY_KEY]).fetchone()
+        return Path(row[0]) if row else None
 
     # --- search --------------------------------------------------------------
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import re
 from html import escape
 
+from evcli.report.answer import Block, CodeBlock, Heading, ListBlock, Span, answer_blocks
 from evcli.report.model import Citation, CitedEvidence, CitedFact, ReportModel, SeriesChart
 from evcli.report.svg import chart_svg
 
@@ -35,7 +35,10 @@ pre{white-space:pre-wrap;word-break:break-word;margin:.3rem 0}
 font-size:.8rem;font-weight:600;margin-right:.3rem}
 .PASS,.pass,.none{color:var(--ok)}.LOW_CONFID,.low_confid{color:var(--warn)}.REJECT,.reject,.fail{color:var(--bad)}
 .meta{color:var(--muted);font-size:.85rem}
-.answer{white-space:pre-wrap;background:var(--card);border:1px solid var(--line);border-radius:6px;padding:.8rem}
+.answer{background:var(--card);border:1px solid var(--line);border-radius:6px;padding:.1rem .8rem}
+.answer h3,.answer h4,.answer h5,.answer h6{margin:.7rem 0 .2rem}.answer p,.answer ul,.answer ol{margin:.4rem 0}
+.answer pre{background:var(--bg);border:1px solid var(--line);border-radius:4px;padding:.4rem .6rem}
+.answer :not(pre)>code{background:var(--bg);border-radius:3px;padding:0 .2rem}
 a{color:var(--hl)}a:focus-visible,.citation:focus-visible,[tabindex]:focus-visible{outline:3px solid var(--hl);
 outline-offset:2px}
 .citation{border:1px solid var(--line);border-radius:6px;padding:.6rem .8rem;margin:.6rem 0;scroll-margin-top:1rem}
@@ -46,7 +49,8 @@ table.facts{width:auto;margin:.3rem 0}
 table{border-collapse:collapse;width:100%;font-size:.85rem}th,td{border:1px solid var(--line);
 padding:.25rem .4rem;text-align:left;vertical-align:top}
 .chart{max-width:100%;height:auto;background:var(--card);border:1px solid var(--line);border-radius:4px}
-.chart .axis{stroke:var(--line)}.chart .line{fill:none;stroke:var(--hl);stroke-width:1.2}
+.chart .axis{stroke:var(--muted)}.chart .grid{stroke:var(--line);stroke-dasharray:2 3}
+.chart text{fill:var(--muted);font-size:10px;font-family:inherit}.chart .line{fill:none;stroke:var(--hl);stroke-width:1.2}
 .chart .samples circle{fill:var(--hl);r:1.6px}.chart .cited{fill:var(--bad);stroke:var(--bg);stroke-width:1.5}
 nav a{margin-right:.8rem}
 @media print{nav{display:none}body{max-width:none;padding:0;font-size:11pt}
@@ -61,8 +65,6 @@ document.querySelectorAll('.highlight').forEach(function(e){e.classList.remove('
 var t=id&&document.getElementById(id);if(!t)return;t.classList.add('highlight');t.focus({preventScroll:true});
 t.scrollIntoView({block:'start'})}window.addEventListener('hashchange',show);show();})();
 """
-
-_CITE = re.compile(r"\[(\d+)\]")
 
 
 def render_html(report: ReportModel) -> str:
@@ -122,17 +124,45 @@ def _badge(label: str, value: str, css: str) -> str:
 
 
 def _answer(report: ReportModel) -> str:
-    known = {citation.number for citation in report.citations}
-
-    def link(found: re.Match[str]) -> str:
-        number = int(found.group(1))
-        if number not in known:
-            return found.group(0)
-        return f'<a class="cite" href="#cite-{number}" aria-label="evidence {number}">[{number}]</a>'
-
-    text = _CITE.sub(link, escape(report.answer)) if report.answer else "(no answer was composed)"
+    """The answer as the Composer structured it: headings, paragraphs, lists and code, each `[n]` a link
+    to its evidence; every span's text escaped (the only tags are the ones written here)."""
+    known = {str(citation.number) for citation in report.citations}
+    blocks = "".join(_answer_block(block, known) for block in answer_blocks(report.answer))
     extra = _list("Possible causes (unconfirmed)", report.hypotheses) + _list("Missing evidence", report.missing_info)
-    return f'<section id="answer"><h2>Answer</h2><div class="answer">{text}</div>{extra}</section>'
+    return (
+        f'<section id="answer"><h2>Answer</h2><div class="answer">{blocks or "<p>(no answer was composed)</p>"}'
+        f"</div>{extra}</section>"
+    )
+
+
+def _answer_block(block: Block, known: set[str]) -> str:
+    if isinstance(block, Heading):
+        level = min(6, block.level + 2)  # under the section's <h2>
+        return f"<h{level}>{_inline(block.spans, known)}</h{level}>"
+    if isinstance(block, CodeBlock):
+        language = f' class="language-{escape(block.language)}"' if block.language else ""
+        return f"<pre><code{language}>{escape(block.text)}</code></pre>"
+    if isinstance(block, ListBlock):
+        items = "".join(f"<li>{_inline(item, known)}</li>" for item in block.items)
+        if not block.ordered:
+            return f"<ul>{items}</ul>"
+        return f"<ol{f' start={block.start}' if block.start != 1 else ''}>{items}</ol>"
+    return f"<p>{'<br>'.join(_inline(line, known) for line in block.lines)}</p>"
+
+
+def _inline(spans: list[Span], known: set[str]) -> str:
+    shown = []
+    for span in spans:
+        if span.kind == "cite" and span.text in known:
+            shown.append(
+                f'<a class="cite" href="#cite-{span.text}" aria-label="evidence {span.text}">[{span.text}]</a>'
+            )
+        elif span.kind == "cite":
+            shown.append(f"[{span.text}]")
+        else:
+            tag = {"code": "code", "strong": "strong", "emphasis": "em"}.get(span.kind)
+            shown.append(f"<{tag}>{escape(span.text)}</{tag}>" if tag else escape(span.text))
+    return "".join(shown)
 
 
 def _list(title: str, items: list[str]) -> str:

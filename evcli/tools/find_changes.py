@@ -173,11 +173,14 @@ def fetch(params: FindChangesParams, env: ToolEnvironment, session: SessionView)
     names = {name.lower(): name for name in backend.known_services() or []}
     for service, aliases in backend.service_aliases().items():
         names.update({alias.lower(): service for alias in aliases})
+    texts, addresses = backend.kubernetes.topology(backend.resolve_service)  # k8s/ Services and pod templates
+    names = {**topology.single_routes(addresses), **names}
     declared, unknown_names = topology.declared(backend.config.topology, backend.resolve_service)
     if unknown_names:
         notes.append(f"topology names no known service: {', '.join(unknown_names)}")
     logged = topology.logged_peers(templates, names)
-    callees = topology.merged(declared, logged)
+    routed = topology.service_calls(texts, addresses)
+    callees = topology.merged(declared, logged, routed)
     if asked and declared.get(asked):  # a named service with declared callees: it and what it depends on
         focus = ranking.reachable(asked, callees)
         found = [change for change in found if change.service in focus]
@@ -185,6 +188,7 @@ def fetch(params: FindChangesParams, env: ToolEnvironment, session: SessionView)
     ranked_by = ["the kind of change", "onset order"]
     ranked_by += ["topology from env.toml"] if declared else []
     ranked_by += ["peers named in log lines"] if logged else []
+    ranked_by += ["Kubernetes Services and their selectors"] if routed else []
     items = [finder.as_item(change, zone, _time) for change in found[: params.limit]]
     index_of = {id(change): position for position, change in enumerate(found[: params.limit])}
     suspect_items = [

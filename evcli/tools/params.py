@@ -7,13 +7,13 @@ bad value or an unknown tool is a one-line error naming the tool and the paramet
 
 from __future__ import annotations
 
-import shlex
+import unicodedata
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from evcli.backends.base import parse_window
+from evcli.backends.base import parse_matcher, parse_window
 from evcli.errors import BadInput
 from evcli.timerange import parse_time
 
@@ -59,15 +59,86 @@ def _time_syntax(value: str | None) -> str | None:
 TimeExpression = Annotated[str | None, Field(max_length=64), AfterValidator(_time_syntax)]
 
 
+MAX_PROMQL = 2000  # characters of a PromQL expression
+MAX_MATCHERS = 8  # label matchers of one call
+MAX_MATCHER = 200  # characters of one label matcher
+
+
+def _printable(value: str | None) -> str | None:
+    """One line of text: no control characters (newline, tab, escape, NUL)."""
+    if value is not None and any(unicodedata.category(character) == "Cc" for character in value):
+        raise ValueError("must be one line without control characters (newlines, tabs, escapes)")
+    return value
+
+
+def _matchers(values: list[str] | None) -> list[str] | None:
+    """Each `name=value` (or !=, =~, !~) readable as a label matcher; an empty list is none."""
+    for value in values or []:
+        _printable(value)
+        if len(value) > MAX_MATCHER:
+            raise ValueError(f"a label matcher has at most {MAX_MATCHER} characters")
+        parse_matcher(value)  # raises ValueError with the form expected
+    return values or None
+
+
+# A PromQL expression: one line, at most MAX_PROMQL characters; Prometheus itself checks the syntax.
+PromQL = Annotated[str | None, Field(min_length=1, max_length=MAX_PROMQL), AfterValidator(_printable)]
+# Label matchers added to a series selector: `quantile=0.5`, `code!=200`, `handler=~/api/.*`.
+LabelMatchers = Annotated[list[str] | None, Field(max_length=MAX_MATCHERS), AfterValidator(_matchers)]
+
+
 def keywords(query: str) -> tuple[str, ...]:
-    """Whitespace-separated keywords; "quoted phrases" stay one keyword."""
-    try:
-        words = tuple(word for word in shlex.split(query) if word.strip())
-    except ValueError as exc:
-        raise ValueError(f"query has unbalanced quotes: {exc}") from exc
+    """Whitespace-separated keywords; a "quoted phrase" (or 'quoted phrase') is one keyword, as written.
+
+    A quote opens a phrase only at the start of a word, and the same quote closes it only at the end of
+    a word; every other quote is text (`Can't`, `users'`, `say"hi"`), as is a backslash. A `'` that
+    nothing closes is an apostrophe too (`'twas`); a `"` that nothing closes is an error, since the
+    phrase it starts would otherwise be searched with the quote in it.
+    """
+    words: list[str] = []
+    position = 0
+    while (start := _word_start(query, position)) < len(query):
+        close = _phrase_end(query, start) if query[start] in _PHRASE_QUOTES else None
+        if close is not None:
+            word, position = query[start + 1 : close], close + 1
+        else:
+            end = _word_end(query, start)
+            word, position = query[start:end], end
+        if word.strip():
+            words.append(word)
     if len(words) > MAX_KEYWORDS:
         raise ValueError(f"at most {MAX_KEYWORDS} keywords, got {len(words)}")
-    return words
+    return tuple(words)
+
+
+_PHRASE_QUOTES = "\"'"
+
+
+def _word_start(text: str, position: int) -> int:
+    while position < len(text) and text[position].isspace():
+        position += 1
+    return position
+
+
+def _word_end(text: str, position: int) -> int:
+    while position < len(text) and not text[position].isspace():
+        position += 1
+    return position
+
+
+def _phrase_end(text: str, start: int) -> int | None:
+    """The index of the quote closing the phrase opened at `start` (the first same quote ending a word);
+    None for an apostrophe that closes nothing."""
+    quote = text[start]
+    close = text.find(quote, start + 1)
+    while close != -1:
+        if close + 1 == len(text) or text[close + 1].isspace():
+            return close
+        close = text.find(quote, close + 1)
+    if quote == "'":
+        return None
+    opened = text[start : _word_end(text, start)]
+    raise ValueError(f"query has unbalanced quotes: the {quote} of {opened} opens a phrase that nothing closes")
 
 
 def validate_params(tool_name: str, raw: dict[str, Any]) -> ToolParams:

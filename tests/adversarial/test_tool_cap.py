@@ -30,9 +30,9 @@ def slow_env(root: Path, lines: int = 3_000) -> Path:
 
 def test_concurrent_calls_store_exactly_cap_invocations_with_contiguous_ids(tmp_path):
     db = tmp_path / "evcli.db"
-    with TraceStore(db) as store:
-        session = store.create_session("race the cap").session_id
     env = slow_env(tmp_path / "env")
+    with TraceStore(db) as store:  # a session on that snapshot: calls into it must name it or nothing
+        session = store.create_session("race the cap", config={"env": {"env_dir": str(env)}}).session_id
     processes = [
         subprocess.Popen(
             [

@@ -421,3 +421,104 @@ def loki(_loki_server) -> Iterator[ScriptedLoki]:
 def closed_url() -> str:
     """A loopback URL nothing listens on: connections are refused at once."""
     return f"http://127.0.0.1:{free_port()}"
+
+
+# --- a Prometheus scraping itself and a shop target (issue 26: Prometheus as it is queried) ----------------
+
+# Counters grow by a fixed amount a scrape (one a second), so their rate follows Prometheus' own scrape times and
+# not when the exporter happened to answer: shop_orders_total grows this much a scrape per status.
+SHOP_ORDERS_PER_S = {"ok": 5.0, "failed": 1.0}
+SHOP_QUEUES = ("email", "payments", "search")  # shop_queue_depth label sets
+# shop_request_seconds: per second, how many requests of each path ended within each bucket (cumulative)
+SHOP_BUCKETS = (0.1, 0.5, 1.0)
+SHOP_REQUESTS_PER_S = {"/checkout": (6.0, 9.0, 10.0), "/search": (10.0, 10.0, 10.0)}
+
+
+def queue_depth_at(queue: str, scrape: int) -> float:
+    """email stays at 3; payments climbs 7, 8, … 11 and starts again; search goes 12, 13, 12, …"""
+    return {"email": 3.0, "payments": 7.0 + scrape % 5, "search": 12.0 + scrape % 2}[queue]
+
+
+def shop_exposition(scrape: int) -> str:
+    """The shop's /metrics page at its `scrape`th scrape, in the Prometheus text format: counters that grow
+    with each scrape, a gauge with several label sets, a counter without the `_total` suffix, a gauge with
+    it, and a histogram."""
+    elapsed = float(scrape)  # seconds at one scrape a second
+    lines = ["# HELP shop_orders_total Orders placed.", "# TYPE shop_orders_total counter"]
+    lines += [f'shop_orders_total{{status="{status}"}} {rate * elapsed}' for status, rate in SHOP_ORDERS_PER_S.items()]
+    lines += ["# HELP shop_queue_depth Messages waiting.", "# TYPE shop_queue_depth gauge"]
+    lines += [f'shop_queue_depth{{queue="{queue}"}} {queue_depth_at(queue, scrape)}' for queue in SHOP_QUEUES]
+    lines += ["# TYPE shop_bytes_sent counter", f"shop_bytes_sent {1000.0 * elapsed}"]
+    lines += ["# TYPE shop_workers_total gauge", "shop_workers_total 4"]
+    lines += ["# HELP shop_request_seconds Request latency.", "# TYPE shop_request_seconds histogram"]
+    for path, per_bucket in SHOP_REQUESTS_PER_S.items():
+        for bound, rate in zip(SHOP_BUCKETS, per_bucket, strict=True):
+            lines.append(f'shop_request_seconds_bucket{{path="{path}",le="{bound}"}} {rate * elapsed}')
+        lines.append(f'shop_request_seconds_bucket{{path="{path}",le="+Inf"}} {per_bucket[-1] * elapsed}')
+        lines.append(f'shop_request_seconds_sum{{path="{path}"}} {0.2 * per_bucket[-1] * elapsed}')
+        lines.append(f'shop_request_seconds_count{{path="{path}"}} {per_bucket[-1] * elapsed}')
+    return "\n".join([*lines, ""])
+
+
+@pytest.fixture(scope="session")
+def shop_exporter() -> Iterator[str]:
+    """A loopback target serving `shop_exposition`, scraped every second."""
+    scrapes = [0]
+
+    class Exporter(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            scrapes[0] += 1
+            body = shop_exposition(scrapes[0]).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain; version=0.0.4")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Exporter)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="session")
+def prometheus_scraping(start_process, tmp_path_factory, shop_exporter) -> Service:
+    """A second real Prometheus, without history: it scrapes itself (job prometheus, no service label) and
+    the shop (job shop, `service="shop"`) every second, and is returned once both have been scraped a few
+    times and its metadata knows the shop's metric types."""
+    binary = _require("prometheus")
+    home = tmp_path_factory.mktemp("prometheus-scraping")
+    port = free_port()
+    config = {
+        "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
+        "scrape_configs": [
+            {"job_name": "prometheus", "static_configs": [{"targets": [f"127.0.0.1:{port}"]}]},
+            {"job_name": "shop", "static_configs": [{"targets": [shop_exporter], "labels": {"service": "shop"}}]},
+        ],
+    }
+    (home / "prometheus.yml").write_text(json.dumps(config))  # JSON is YAML
+    process, log = start_process(
+        [
+            binary,
+            f"--config.file={home / 'prometheus.yml'}",
+            f"--storage.tsdb.path={home / 'data'}",
+            f"--web.listen-address=127.0.0.1:{port}",
+        ],
+        "prometheus-scraping-log",
+    )
+    url = f"http://127.0.0.1:{port}"
+    wait_until(lambda: _ready(url), "Prometheus to be ready", process, log)
+
+    def scraped_enough() -> bool:
+        counts = fetch_json(url + "/api/v1/query?query=" + urllib.parse.quote("count_over_time(up[1m])"))
+        by_job = {result["metric"]["job"]: float(result["value"][1]) for result in counts["data"]["result"]}
+        metadata = fetch_json(url + "/api/v1/metadata?metric=shop_request_seconds")["data"]
+        return min(by_job.get("prometheus", 0), by_job.get("shop", 0)) >= 5 and bool(metadata)
+
+    wait_until(scraped_enough, "Prometheus to scrape itself and the shop five times", process, log)
+    return Service(url, process, log)

@@ -74,7 +74,8 @@ def test_a_snapshot_and_live_backends_together_are_refused(tmp_path):
     spec = EnvironmentSpec.from_options(tmp_path, None, {"loki": "http://l:3100"})
 
     with pytest.raises(
-        BadInput, match=r"use either --env DIR or backend URLs \(--prometheus/--alertmanager/--loki\), not both"
+        BadInput,
+        match=r"use either --env DIR or backend URLs \(--prometheus/--alertmanager/--loki/--kubeconfig\), not both",
     ):
         spec.evidence_backend()
 

@@ -191,11 +191,66 @@ def test_search_restricted_to_another_directory(tmp_path):
 
 
 def test_search_without_hits_says_so_on_stderr():
-    run = evcli("kb", "search", "zzqqxxyy")
+    run = evcli("kb", "search", "zzqqxxyy", "--dir", DEMO)
     assert run.exit_code == 0, run
     assert run.stdout == ""
     assert run.stderr.strip() == "no matching runbook blocks"
     assert search("zzqqxxyy") == []
+
+
+# --- which runbooks a search searches (issue 26) ------------------------------------------------------
+
+
+def kafka_runbooks(root: Path) -> Path:
+    (root / "runbooks").mkdir(parents=True)
+    (root / "runbooks" / "kafka.md").write_text(
+        "# Kafka consumer lag\n\nCheck the consumer group lag before adding consumers.\n", encoding="utf-8"
+    )
+    return root
+
+
+def test_search_without_a_directory_searches_what_kb_index_last_indexed_and_says_so(tmp_path):
+    first, last = kafka_runbooks(tmp_path / "first"), kafka_runbooks(tmp_path / "last")
+    index(first)
+    index(last)
+
+    run = evcli("kb", "search", "consumer lag", "--json")
+
+    assert run.exit_code == 0, run
+    assert {Path(block["directory"]) for block in run.json()} == {last.resolve()}
+    assert run.stderr.strip() == f"searching {last.resolve()} (the directory `evcli kb index` indexed last)"
+    # a search of a named directory indexes it, and changes nothing of that
+    assert search("consumer lag", "--dir", first)
+    assert {Path(block["directory"]) for block in search("consumer lag")} == {last.resolve()}
+
+
+def test_search_before_any_kb_index_says_it_searches_the_demo_runbooks():
+    run = evcli("kb", "search", "heap dump OOMKilled", "--json")
+
+    assert run.exit_code == 0, run
+    assert {Path(block["directory"]) for block in run.json()} == {DEMO}
+    assert run.stderr.strip() == (
+        f"searching {DEMO} (the packaged demo runbooks; `evcli kb index DIR` to search yours by default)"
+    )
+
+
+@pytest.mark.parametrize("option", ["--env", "--dir"])
+def test_search_takes_packaged_environment_names_like_the_other_commands(option):
+    from evcli.backends.spec import packaged_env_dir
+
+    blocks = search("consumer lag", option, "edge")
+
+    assert blocks and {Path(block["directory"]) for block in blocks} == {packaged_env_dir("edge")}
+    assert blocks[0]["doc"] == "runbooks/kafka-consumer-lag.md"
+
+
+def test_index_takes_a_packaged_environment_name():
+    from evcli.backends.spec import packaged_env_dir
+
+    report = index(Path("host"))
+
+    assert report["directory"] == str(packaged_env_dir("host")) and report["added"] == 2
+    assert {Path(block["directory"]) for block in search("ssh brute force")} == {packaged_env_dir("host")}
 
 
 def test_search_limit_is_validated():

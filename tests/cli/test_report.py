@@ -27,7 +27,8 @@ def test_report_of_an_exported_file_on_stdout_and_to_a_file(hostile_session, tmp
     assert run.exit_code == 0 and run.stdout == "" and str(written) in run.stderr, run
     assert written.read_text().startswith("## why is web failing?")
     brief = evcli("report", hostile_session, "-f", "md", "--brief")
-    assert brief.exit_code == 0 and "### Evidence" not in brief.stdout and "[^1]:" in brief.stdout
+    assert brief.exit_code == 0 and "### Evidence" not in brief.stdout
+    assert "\nSources:\n\n- [1] " in brief.stdout and "[^" not in brief.stdout  # inline citations, no footnotes
 
 
 def test_report_of_a_stored_session_by_prefix_and_last(tmp_path):
@@ -96,7 +97,7 @@ def control_session(tmp_path_factory):
     return control_export(tmp_path_factory)
 
 
-@pytest.mark.parametrize("format, title", [("html", "\\x1b]0;PWNED\\x07"), ("md", "\\x1b\\]0;PWNED\\x07")])
+@pytest.mark.parametrize("format, title", [("html", "\\x1b]0;PWNED\\x07"), ("md", "\\x1b]0;PWNED\\x07")])
 def test_a_report_shows_control_characters_visibly_on_stdout_and_in_its_file(control_session, tmp_path, format, title):
     written = tmp_path / f"report.{format}"
     shown = evcli("report", control_session, "-f", format)
@@ -105,7 +106,7 @@ def test_a_report_shows_control_characters_visibly_on_stdout_and_in_its_file(con
     assert shown.exit_code == 0 and saved.exit_code == 0, (shown, saved)
     for text in (shown.result.stdout, written.read_text(encoding="utf-8")):
         assert not [c for c in RAW_CONTROLS if c in text], text
-        assert title in text and "\\x9b2J \\u202eevil\\u202c" in text  # Markdown escapes the ]
+        assert title in text and "\\x9b2J \\u202eevil\\u202c" in text
 
 
 def _victim(tmp_path, link):

@@ -390,6 +390,77 @@ def test_replay_from_verify_with_another_model_reuses_the_recorded_evidence(db_p
     assert all(KEY not in json.dumps(raw_session(db_path, sid), default=str) for sid in (original, new))
 
 
+def _verifier_with_a_critical_gap(body: dict[str, Any]) -> dict[str, Any]:
+    """A verifier that cannot confirm the claim (LOW_CONFID, a critical gap: what an evidence retry is for)."""
+    role = role_of(body)
+    user = next(m["content"] for m in body["messages"] if m["role"] == "user")
+    payload = json.loads(user.split("\n", 1)[1])
+    if role == "verifier":
+        checks = [
+            {"claim_id": c["claim_id"], "verification": "no_evidence", "is_critical": True, "note": "scripted gap"}
+            for c in payload["verified_claims"]
+        ]
+        return answer(
+            {
+                "verdict": "LOW_CONFID",
+                "groundedness_score": 0.2,
+                "critical_fact_count": len(checks),
+                "claim_checks": checks,
+                "facts_checked": [],
+                "rationale": "scripted: not confirmed",
+            }
+        )
+    return _verifier_and_composer_only(body)
+
+
+def test_replay_from_verify_runs_no_tool_after_a_low_confid_verdict(db_path, monkeypatch):
+    """A replay rests on the evidence it was given: a LOW_CONFID verdict with a critical gap, which in a
+    whole chain gets one evidence retry, gets none in a replay from verify (no executor, no tool call)."""
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    original = ask(db_path)
+    original_invocations = rows(db_path, "tool_invocation", original)
+
+    with ScriptedServer(_verifier_with_a_critical_gap) as server:
+        api_base = server.url + "/v1"
+        run = evcli(
+            "replay", original, "--from", "verify", "--model", "openai/scripted", "--api-base", api_base, "--json"
+        )
+        roles = [role_of(body) for body in server.requests]
+
+    assert run.exit_code == 0, run
+    result = run.json()
+    new = result["session_id"]
+    assert (result["verdict"], result["rounds"]) == ("LOW_CONFID", 1)
+    assert roles == ["verifier", "composer"]
+    # not one tool ran: the replayed session holds the original's invocations and nothing else
+    assert [strip(i) for i in rows(db_path, "tool_invocation", new)] == [strip(i) for i in original_invocations]
+    assert [s["agent"] for s in rows(db_path, "agent_step", new)] == ["verifier", "composer"]
+    assert stages(db_path, new) == ["plan", "execute", "verify", "compose"]
+    assert len(rows(db_path, "gate_result", new)) == 1
+
+
+def test_replay_copies_only_the_gate_result_it_reuses_not_the_sessions_gate_history(db_path):
+    original = ask(db_path)
+    for _ in range(2):  # re-gating appends to the original's history
+        assert evcli("gate", original).exit_code == 0
+    original_gates = rows(db_path, "gate_result", original)
+    assert [g["seq"] for g in original_gates] == [1, 2, 3]
+
+    run = evcli("replay", original, "--from", "verify", "--json")
+
+    assert run.exit_code == 0, run
+    new = run.json()["session_id"]
+    (copied,) = rows(db_path, "gate_result", new)
+    latest = original_gates[-1]
+    assert copied["seq"] == 1  # the replayed session's history starts with it
+    assert {k: copied[k] for k in ("round", "status", "severity", "result")} == {
+        k: latest[k] for k in ("round", "status", "severity", "result")
+    }
+    assert evcli("gate", new).exit_code == 0  # and goes on from there
+    assert [g["seq"] for g in rows(db_path, "gate_result", new)] == [1, 2]
+    assert [g["seq"] for g in rows(db_path, "gate_result", original)] == [1, 2, 3]
+
+
 def test_replay_accepts_an_exported_session_file(db_path):
     path = sample("narrow-payment-highcpu")
 

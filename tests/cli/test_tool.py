@@ -500,11 +500,10 @@ def test_failed_backend_json_also_reports_the_error_on_stderr():
 
 
 def test_failed_backend_is_recorded_as_failed(db_path):
-    session = new_session(db_path)
-    port = closed_port()
-    run = evcli(
-        "tool", "query_logs", "--loki", f"http://127.0.0.1:{port}", "--service", "payment-service", "--session", session
-    )
+    loki = f"http://127.0.0.1:{closed_port()}"
+    with TraceStore(db_path) as store:  # a session on that Loki: a call into it runs there
+        session = store.create_session("cli tool test", config={"env": {"loki": loki}}).session_id
+    run = evcli("tool", "query_logs", "--loki", loki, "--service", "payment-service", "--session", session)
     assert run.exit_code == 1, run
     [row] = invocation_rows(db_path, session)
     assert row["invocation_id"] == 1 and row["success"] == 0

@@ -6,6 +6,10 @@
 `control_export`: the demo environment with an order-service error line holding terminal controls
 (CONTROL_LINE: CSI, OSC title and OSC 8 link, a C1 CSI, a bidi override), cited by the answer.
 Each is an exported session file (module-scoped fixtures: the chain runs once per test module).
+`browser`: a real headless Chromium (Debian `chromium` + `chromium-driver`); selenium drives
+/usr/bin/chromedriver directly (Service(executable_path=...)), so selenium-manager never downloads a
+browser or a driver. Tests that use it are marked `needs_chromium`: skipped only when Chromium is
+not installed.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from evcli.contracts import SessionDocument
+from evcli.report import render
 from tests.cli._util import evcli
 
 HOSTILE_LINES = [
@@ -84,3 +89,49 @@ def demo_session(tmp_path_factory) -> Path:
 
 def load(path: Path) -> SessionDocument:
     return SessionDocument.model_validate_json(path.read_text(encoding="utf-8"))
+
+
+def with_answer(document: SessionDocument, answer: str) -> SessionDocument:
+    """A copy of `document` whose composed answer is `answer` (its citations stay those of the session)."""
+    changed = document.model_copy(deep=True)
+    compose = changed.latest_stage("compose")
+    assert compose is not None and compose.output is not None, "the session has no composed answer"
+    compose.output["user_facing_answer"] = answer
+    return changed
+
+
+CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
+needs_chromium = pytest.mark.skipif(
+    not (CHROMIUM.exists() and CHROMEDRIVER.exists()),
+    reason="needs the Debian packages chromium and chromium-driver (/usr/bin/chromium, /usr/bin/chromedriver)",
+)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for argument in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--window-size=1000,700",
+    ):
+        options.add_argument(argument)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
+    driver = webdriver.Chrome(service=Service(executable_path=str(CHROMEDRIVER)), options=options)
+    yield driver
+    driver.quit()
+
+
+def open_report(browser, session: Path | SessionDocument, tmp_path: Path, name: str = "report.html") -> str:
+    """Open the HTML report of `session` (a session file or document) in `browser`; its file URI."""
+    page = tmp_path / name
+    page.write_text(render(load(session) if isinstance(session, Path) else session, "html"), encoding="utf-8")
+    browser.get_log("browser"), browser.get_log("performance")  # drop what earlier pages logged
+    browser.get(page.as_uri())
+    return page.as_uri()

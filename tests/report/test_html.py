@@ -1,8 +1,4 @@
-"""The HTML report, opened in a real headless Chromium (Debian `chromium` + `chromium-driver`).
-
-selenium drives /usr/bin/chromedriver directly (Service(executable_path=...)), so selenium-manager
-never downloads a browser or a driver. The tests are skipped only when Chromium is not installed.
-"""
+"""The HTML report, opened in a real headless Chromium (the `browser` fixture of tests/report/conftest.py)."""
 
 from __future__ import annotations
 
@@ -11,47 +7,12 @@ import os
 import shutil
 from pathlib import Path
 
-import pytest
-
-from evcli.report import render
 from evcli.report.model import report_model
 from tests.conftest import sample
-from tests.report.conftest import SAMPLES, load
+from tests.report.conftest import SAMPLES, load, needs_chromium
+from tests.report.conftest import open_report as _open
 
-CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
-pytestmark = pytest.mark.skipif(
-    not (CHROMIUM.exists() and CHROMEDRIVER.exists()),
-    reason="needs the Debian packages chromium and chromium-driver (/usr/bin/chromium, /usr/bin/chromedriver)",
-)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = str(CHROMIUM)
-    for argument in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-dev-shm-usage",
-        "--window-size=1000,700",
-    ):
-        options.add_argument(argument)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
-    driver = webdriver.Chrome(service=Service(executable_path=str(CHROMEDRIVER)), options=options)
-    yield driver
-    driver.quit()
-
-
-def _open(browser, session: Path, tmp_path: Path, name: str = "report.html") -> str:
-    page = tmp_path / name
-    page.write_text(render(load(session), "html"), encoding="utf-8")
-    browser.get_log("browser"), browser.get_log("performance")  # drop what earlier pages logged
-    browser.get(page.as_uri())
-    return page.as_uri()
+pytestmark = needs_chromium
 
 
 def _requests(browser) -> list[str]:

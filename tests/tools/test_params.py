@@ -47,6 +47,10 @@ def test_each_tool_has_its_model_and_defaults():
         "until": None,
         "window": None,
         "state": None,  # issue 9: alerts in this state; None = active (firing or pending)
+        "labels": None,  # issue 26: label matchers, a quantile, a PromQL expression, an instant (live Prometheus)
+        "quantile": None,
+        "promql": None,
+        "at": None,
     }
     knowledge = validate_params("lookup_knowledge", {"query": "heap dump"})
     assert isinstance(knowledge, LookupKnowledgeParams)
@@ -164,7 +168,10 @@ def test_bad_parameters_name_tool_and_parameter(tool, params, prefix, reason):
 
 def test_unknown_tool_is_named_with_the_tools_there_are():
     message = bad("query_traces", {"service": "s"})
-    assert message == "unknown tool 'query_traces'; tools: query_metrics, query_logs, lookup_knowledge, find_changes"
+    assert (
+        message
+        == "unknown tool 'query_traces'; tools: query_metrics, query_logs, lookup_knowledge, find_changes, query_kubernetes"
+    )
 
 
 # --- issue 9: since/until ---------------------------------------------------------------------
