@@ -22,7 +22,7 @@ from evcli.agents.calls import (
     StageResult,
     StepCounter,
 )
-from evcli.agents.drafts import check_drafts, session_entity, shown_again
+from evcli.agents.drafts import check_drafts, repair_context, session_entity, shown_again
 from evcli.agents.engine import CHECK_CLAIMS, Engine, ToolCall, Turn
 from evcli.agents.projection import AllowedClaim
 from evcli.agents.roles import Models, build_engines
@@ -32,7 +32,6 @@ from evcli.contracts import (
     GateResult,
     IntentConfig,
     Mode,
-    ReplayOf,
     RunRecord,
     SessionConfig,
     SessionDocument,
@@ -45,8 +44,8 @@ from evcli.errors import BadInput, EvcliError
 from evcli.gatekeeper.engine import gate
 from evcli.gatekeeper.rules import RuleSet
 from evcli.session_setup import environment_overview, latest_gate, question_payload, question_scope, vocabulary
-from evcli.stages import REPLAYABLE, Stage, stages_from, upstream
-from evcli.store.db import TraceStore, new_session_id, now_iso
+from evcli.stages import stages_from
+from evcli.store.db import TraceStore, now_iso
 
 __all__ = ["ROLES", "AskResult", "Pipeline", "StageFailed"]
 Progress = Callable[[str], None]
@@ -254,6 +253,22 @@ class Pipeline:
         )
         return result
 
+    def gate_with_repair(self, session_id: str) -> GateResult:
+        """Gate; a model Executor whose first draft the gate REJECTs gets one repair round with each failed
+        claim's rules (the trace keeps both drafts), and its new draft is gated; what still fails is REJECT."""
+        result = self.gate(session_id)
+        document = self.store.load(session_id)
+        execute = document.latest_stage("execute")
+        if result.severity != Severity.REJECT or execute is None or execute.round != 1 or self._offline("executor"):
+            return result
+        context = repair_context(execute.output, result, document.invocations)
+        self.progress(f"repair round for {len(context['repair']) or 'the'} claim(s) the gate rejected")
+        self.execute(session_id, round=2, retry_context=context)
+        return self.gate(session_id)
+
+    def _offline(self, role: str) -> bool:
+        return self.models.for_role(role) == "offline"  # the offline engine writes the same draft again
+
     def verify(self, session_id: str) -> tuple[StageResult, Verdict]:
         """(verifier stage result, effective verdict capped by the gate)."""
         from evcli.agents.projection import verified_claims
@@ -316,9 +331,9 @@ class Pipeline:
         gaps = critical_gaps(output) if verdict == Verdict.LOW_CONFID else []
         document = self.store.load(session_id)
         execute = document.latest_stage("execute")
-        if not gaps or execute is None or execute.round != 1:
-            return
-        gate_result = latest_gate(document, 1)
+        if not gaps or execute is None or sum(s.stage == "verify" for s in document.stage_outputs) != 1:
+            return  # one evidence retry a run (after a repair round too)
+        gate_result = latest_gate(document, execute.round)
         kept = directly_supported(verified_claims(execute.output, gate_result), output) if gate_result else []
         flagged = {gap.get("claim_id") for gap in gaps}
         retry_context = {
@@ -337,7 +352,7 @@ class Pipeline:
             "evidence": [shown_again(invocation) for invocation in document.invocations],
         }
         self.progress(f"evidence retry for {len(gaps)} critical gap(s)")
-        self.execute(session_id, round=2, retry_context=retry_context)
+        self.execute(session_id, round=execute.round + 1, retry_context=retry_context)
         self.gate(session_id)
         self.verify(session_id)
 
@@ -394,7 +409,8 @@ class Pipeline:
                 is_entity=session_entity(document),
             )
             if answer is None:
-                answer, fallback = composer_fallback_answer(language, verdict, claims, missing, actions), "composer"
+                answer = composer_fallback_answer(language, verdict, claims, missing, actions, hypotheses)
+                fallback = "composer"
         if fallback:
             answer = with_statement(answer, scope_statement(language, gate_result))
             record(StageResult(COMPLETED, output=answer), {"fallback": fallback})
@@ -436,11 +452,15 @@ class Pipeline:
             on_session(run.session_id)
         return self.run_from(run.session_id, "plan")
 
-    def run_from(self, session_id: str, stage: str) -> AskResult:
-        """Run `stage` and every later one (one evidence retry after verify); returns the AskResult."""
+    def run_from(self, session_id: str, stage: str, *, reused: frozenset[str] = frozenset()) -> AskResult:
+        """Run `stage` and every later one (one evidence retry after verify); returns the AskResult.
+
+        `reused` names the stages whose stored outputs a replay took over: a stage whose chain run would
+        run one of them again (the evidence retry executes) runs once, so a replay rests on that evidence.
+        """
         result = None
         for step in stages_from(stage):
-            result = getattr(self, step.run)(session_id)
+            result = getattr(self, step.name if reused & set(step.reruns) else step.run)(session_id)
         assert isinstance(result, AskResult)  # compose, the table's last stage, returns it
         return result
 
@@ -601,59 +621,12 @@ class Pipeline:
 
         `source` is a stored session or an exported one; it is never changed.
         """
-        if from_stage not in REPLAYABLE:
-            raise BadInput(f"--from must be one of {', '.join(REPLAYABLE)}, not {from_stage!r}")
-        session_id = source.run.session_id
-        kept = upstream(from_stage)
-        for stage in kept:
-            if not _stored(source, stage):
-                raise BadInput(
-                    f"session {session_id} has no {stage.name} output to replay from",
-                    hint="replay from an earlier stage",
-                )
-        reruns = {step.role for step in stages_from(from_stage)}
-        original = Models.from_config(source.run.config)
-        models = {role: (self.models if role in reruns else original).for_role(role) for role in ROLES}
-        if self.models.api_base:
-            models["api_base"] = self.models.api_base
-        config = source.run.config.model_copy(
-            update={
-                "models": models,
-                "replay_of": ReplayOf.model_validate({"session_id": session_id, "from": from_stage}),
-            }
-        )
-        stamp = now_iso()
-        new_id = new_session_id()
-        kept_fields = {field for stage in kept for field in stage.writes}
-        seeded = SessionDocument(
-            run=source.run.model_copy(
-                update={
-                    "session_id": new_id,
-                    "status": "running",
-                    "verdict": None,
-                    "config": config,
-                    "self_evaluation": {},
-                    "annotations": {},
-                    "created_at": stamp,
-                    "updated_at": stamp,
-                    "prompt_audit": _prompt_audit(),
-                }
-            ),
-            invocations=source.invocations if "invocations" in kept_fields else [],
-            stage_outputs=[s for s in source.stage_outputs if s.stage in {stage.name for stage in kept}],
-            gate_results=source.gate_results if "gate_results" in kept_fields else [],
-        )
-        self.store.import_document(seeded)
-        self.progress(f"replay of {session_id} from {from_stage} as {new_id}")
-        return self.run_from(new_id, from_stage)
+        from evcli.replay import seeded
 
-
-def _stored(document: SessionDocument, stage: Stage) -> bool:
-    """Whether `document` holds what `stage` writes."""
-    if "stage_outputs" not in stage.writes:
-        return all(getattr(document, field) for field in stage.writes)
-    output = document.latest_stage(stage.name)
-    return output is not None and output.output is not None
+        document, reused = seeded(source, from_stage, self.models, _prompt_audit())
+        self.store.import_document(document)
+        self.progress(f"replay of {source.run.session_id} from {from_stage} as {document.run.session_id}")
+        return self.run_from(document.run.session_id, from_stage, reused=reused)
 
 
 def _prompt_audit() -> dict[str, Any]:

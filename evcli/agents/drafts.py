@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from evcli.agents.engine import CHECK_CLAIMS
-from evcli.contracts import ANSWER_VERSION, SessionDocument, ToolInvocation
+from evcli.contracts import ANSWER_VERSION, GateResult, SessionDocument, ToolInvocation
 from evcli.gatekeeper.engine import gate
 from evcli.gatekeeper.rules import RuleSet
 
@@ -57,3 +57,29 @@ def shown_again(invocation: ToolInvocation) -> str:
 
     text = model_view(invocation)
     return text if len(text) <= RETRY_EVIDENCE_CHARS else text[:RETRY_EVIDENCE_CHARS] + "\n… (cut)\n</evidence>"
+
+
+def repair_context(output: Any, result: GateResult, invocations: list[ToolInvocation]) -> dict[str, Any]:
+    """What the Executor's repair round is given after a gate REJECT: each claim the Gatekeeper failed with
+    the rules and messages it failed (`repair`), the claims that passed (keep them as they are), and the
+    queries run with what they returned, citable again by invocation id."""
+    claims = [claim for claim in (output or {}).get("claims") or [] if isinstance(claim, dict)]
+    failures: dict[str, list[str]] = {}
+    general: list[str] = []
+    for finding in result.errors:
+        line = f"{finding.rule} ({finding.severity}): {finding.message}"
+        if finding.claim_id is None:
+            general.append(line)
+        else:
+            failures.setdefault(finding.claim_id, []).append(line)
+    return {
+        "repair": [
+            {"claim": claim, "failed_rules": failures[str(claim.get("claim_id"))]}
+            for claim in claims
+            if str(claim.get("claim_id")) in failures
+        ],
+        "failed_rules": general,  # findings about the document, not one claim
+        "passed_claims": [claim for claim in claims if str(claim.get("claim_id")) not in failures],
+        "completed_queries": [{"tool_name": i.tool_name, "input_params": i.input_params} for i in invocations],
+        "evidence": [shown_again(invocation) for invocation in invocations],
+    }

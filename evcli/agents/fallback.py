@@ -2,7 +2,10 @@
 
 A gate-reject fallback uses only reason codes and an overview of the tool calls —
 never executor claims, which were just shown to cite something false. A composer
-fallback uses only the allowed claims, gaps and actions, in fixed wording; an
+fallback uses only the allowed material (claims, hypotheses, gaps and actions), in fixed
+wording, and keeps the explanation: it opens with the diagnosis the allowed claims hold
+(the likely cause as a hypothesis, the chain from it; evcli.agents.composer.diagnosis_section)
+and lists the allowed hypotheses as unconfirmed possible causes; an
 action naming a destructive command is shown only behind a review flag. A
 verifier-failed answer lists the claims that passed the gate, each marked as not
 verified, and the gaps: nothing is stated as confirmed.
@@ -12,9 +15,11 @@ language; a language without a catalogue gets English and a note saying so.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from evcli.agents.actions import flag
+from evcli.agents.composer import diagnosis_section, possible_causes
 from evcli.agents.projection import AllowedClaim, VerifiedClaim
 from evcli.contracts import GateResult, ToolInvocation
 from evcli.messages import catalogue, unsupported_note
@@ -49,10 +54,19 @@ def gate_reject_answer(language: str, gate_result: GateResult, invocations: list
 
 
 def composer_fallback_answer(
-    language: str, verdict: str, allowed_claims: list[AllowedClaim], missing_info: list[Any], actions: list[Any]
+    language: str,
+    verdict: str,
+    allowed_claims: list[AllowedClaim],
+    missing_info: list[Any],
+    actions: list[Any],
+    hypotheses: Sequence[Any] = (),
 ) -> dict[str, Any]:
+    """The answer when the Composer's were refused: the diagnosis and findings of the allowed claims, the
+    allowed hypotheses (`hypotheses`, the executor's, shown as unconfirmed), the gaps and the actions."""
     words = catalogue(language)
     lines = _language_note(language) + ([words("fallback.incomplete")] if verdict != "PASS" else [])
+    diagnosis = diagnosis_section(language, allowed_claims)
+    lines += [*diagnosis, ""] if diagnosis else []
     if allowed_claims:
         lines.append(words("fallback.claims") + ":")
         for claim in allowed_claims:
@@ -60,6 +74,9 @@ def composer_fallback_answer(
             lines.append(f"- {text} [{claim.citation}]")
     else:
         lines.append(words("fallback.none"))
+    possible = possible_causes(hypotheses)
+    if possible:
+        lines += ["", words("fallback.hypotheses") + ":"] + [f"- {text}" for text in possible]
     if missing_info:
         lines += ["", words("fallback.gaps") + ":"] + [f"- {item}" for item in missing_info]
     flagged = [flag(str(item), language) for item in actions]  # destructive commands only behind a review flag

@@ -11,6 +11,12 @@ are not. A call is bounded by `timeout` (the HTTP connection is closed when it
 expires, so a server can stop generating) and by `max_tokens`. Structured output
 asks for the role's JSON Schema where the provider supports it, JSON mode
 otherwise. An error message never contains the API key.
+
+A reply is bounded before anything of it is kept: one over MAX_REPLY_CHARS (its
+text and its tool calls' arguments together) is a retryable EngineError stating
+its size and the cap, so the step records that line, never the reply. A reply
+whose bytes are not UTF-8 is named as such (the server answered; it is no HTTP
+error) and is not asked again here.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ import os
 import re
 import socket
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from functools import cache
 from typing import Any
 
@@ -42,6 +48,17 @@ _REPAIR = (
 
 
 _MAX_BACKOFF = 10.0  # seconds: a longer Retry-After is not waited for
+# Characters of one reply, text and tool-call arguments together. A role's document is a few KiB
+# (max_tokens bounds it too); a reply over the cap is refused, not cut, so nothing of it is stored.
+MAX_REPLY_CHARS = 1 << 20
+
+# What one request may hold before the oldest evidence is cut: a share of the model's input window (from
+# litellm's model map; DEFAULT_CONTEXT_TOKENS when the map does not know the model, EVCLI_CONTEXT_TOKENS to
+# set it), counted as characters at CHARS_PER_TOKEN (log lines tokenise worse than prose: a low count).
+DEFAULT_CONTEXT_TOKENS = 128_000
+CONTEXT_SHARE = 0.6
+CHARS_PER_TOKEN = 3
+TRIMMED_REF_CHARS = 120
 
 
 @cache
@@ -90,7 +107,7 @@ class LiteLLMEngine:
         kwargs = self._kwargs(request)
         for attempt in range(self.retries + 1):
             try:
-                return parse_reply(self._completion(litellm, kwargs))
+                return parse_reply(self._completion(litellm, kwargs), where=self._where())
             except EngineError as exc:
                 if attempt == self.retries or exc.wait is None:
                     raise
@@ -100,7 +117,7 @@ class LiteLLMEngine:
     def _kwargs(self, request: RoleRequest) -> dict[str, Any]:
         kwargs: dict[str, Any] = {
             "model": self.model,
-            "messages": build_messages(request),
+            "messages": build_messages(request, budget=self.context_chars()),
             "timeout": self.timeout,
             "num_retries": 0,  # the pipeline owns the retry policy (DESIGN §7)
             "max_retries": 0,  # nor may the provider's HTTP client retry on its own
@@ -120,6 +137,12 @@ class LiteLLMEngine:
             if response_format:
                 kwargs["response_format"] = response_format
         return kwargs
+
+    def context_chars(self) -> int:
+        """The characters a request may hold (see DEFAULT_CONTEXT_TOKENS)."""
+        configured = os.environ.get("EVCLI_CONTEXT_TOKENS", "").strip()
+        tokens = int(configured) if configured.isdigit() and int(configured) > 0 else _window_tokens(self.model)
+        return int(tokens * CONTEXT_SHARE * CHARS_PER_TOKEN)
 
     def _completion(self, litellm: Any, kwargs: dict[str, Any]) -> Any:
         kwargs = dict(kwargs)
@@ -214,8 +237,11 @@ class LiteLLMEngine:
             return exc
         errors = litellm.exceptions
         detail = self._scrub(_first_line(exc))
-        where = f"model {self.model}" + (f" at {self.api_base}" if self.api_base else "")
+        where = self._where()
         status = _status(exc)
+        if (undecodable := _undecodable(exc)) is not None:
+            # litellm reports it as an HTTP 500 of its own although the server answered
+            return EngineError(f"{where}: the model's reply is not valid UTF-8 ({undecodable})", retryable=True)
         if isinstance(exc, errors.Timeout):
             return EngineError(f"{where} did not answer within {self.timeout:g}s", retryable=True)
         auth_failed = isinstance(exc, errors.AuthenticationError | errors.PermissionDeniedError) or status in (401, 403)
@@ -240,6 +266,9 @@ class LiteLLMEngine:
             return EngineError(f"{where} failed: {detail}", retryable=True)
         return EngineError(f"{where} failed: {type(exc).__name__}: {detail}", retryable=False)
 
+    def _where(self) -> str:
+        return f"model {self.model}" + (f" at {self.api_base}" if self.api_base else "")
+
     def _scrub(self, text: str) -> str:
         names = [self.api_key_env] if self.api_key_env else []
         names += [f"{self._provider().upper()}_API_KEY"]
@@ -253,8 +282,18 @@ class LiteLLMEngine:
 # --- messages in, reply out -----------------------------------------------------------------
 
 
-def build_messages(request: RoleRequest) -> list[dict[str, Any]]:
-    """System prompt, the payload as the input document, then the Executor's tool calls and their evidence."""
+@cache
+def _window_tokens(model: str) -> int:
+    try:
+        tokens = _litellm().get_model_info(model).get("max_input_tokens")
+    except Exception:  # litellm raises its own errors for a model its map does not hold
+        return DEFAULT_CONTEXT_TOKENS
+    return int(tokens) if isinstance(tokens, int) and tokens > 0 else DEFAULT_CONTEXT_TOKENS
+
+
+def build_messages(request: RoleRequest, *, budget: int | None = None) -> list[dict[str, Any]]:
+    """System prompt, the payload as the input document, then the Executor's tool calls and their evidence;
+    over `budget` characters, the oldest evidence is cut to short refs (see `_trimmed`)."""
     payload = json.dumps(request.payload, ensure_ascii=False, default=str)
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": request.prompt.text},
@@ -282,7 +321,49 @@ def build_messages(request: RoleRequest) -> list[dict[str, Any]]:
     if request.repair is not None:
         messages.append({"role": "assistant", "content": request.repair.reply})
         messages.append({"role": "user", "content": _REPAIR.format(problem=request.repair.problem)})
-    return messages
+    return _within(messages, budget) if budget is not None else messages
+
+
+def _size(message: dict[str, Any]) -> int:
+    calls = message.get("tool_calls") or []
+    return len(message.get("content") or "") + sum(len(call["function"]["arguments"]) for call in calls)
+
+
+def _within(messages: list[dict[str, Any]], budget: int) -> list[dict[str, Any]]:
+    """The messages with the oldest tool results cut to short refs until they fit `budget` characters; the
+    evidence of the newest reply is kept whole (the model is reading it now)."""
+    total = sum(map(_size, messages))
+    if total <= budget:
+        return messages
+    newest = max((i for i, m in enumerate(messages) if m["role"] == "assistant" and m.get("tool_calls")), default=0)
+    trimmed = list(messages)
+    for index, message in enumerate(messages[:newest]):
+        if message["role"] != "tool":
+            continue
+        shorter = _trimmed(message["content"])
+        total -= len(message["content"]) - len(shorter)
+        trimmed[index] = {**message, "content": shorter}
+        if total <= budget:
+            break
+    return trimmed
+
+
+def _trimmed(view: str) -> str:
+    """An evidence block with each ref cut to its first TRIMMED_REF_CHARS characters (still verbatim: an
+    excerpt may quote what is left) and a line saying so."""
+    lines = view.splitlines()
+    if not lines or not lines[0].startswith("<evidence ") or any(line.startswith("trimmed:") for line in lines):
+        return view
+    kept = []
+    for line in lines[:-1]:
+        path, separator, text = line.partition(": ")
+        cut = path.startswith("$.") and separator and len(text) > TRIMMED_REF_CHARS
+        kept.append(f"{path}: {text[:TRIMMED_REF_CHARS]}…" if cut else line)
+    kept.append(
+        f"trimmed: refs cut to {TRIMMED_REF_CHARS} characters to keep this request within the model's context; "
+        "quote only what is shown, or call the tool again for the whole text"
+    )
+    return "\n".join([*kept, lines[-1]])
 
 
 def _replies(transcript: Sequence[Turn]) -> list[list[Turn]]:
@@ -296,11 +377,20 @@ def _replies(transcript: Sequence[Turn]) -> list[list[Turn]]:
     return grouped
 
 
-def parse_reply(response: Any) -> EngineReply:
+def parse_reply(response: Any, *, where: str | None = None) -> EngineReply:
+    """The reply as an EngineReply; no choices, or a reply over MAX_REPLY_CHARS, is a retryable EngineError."""
+    where = where or f"model {getattr(response, 'model', '') or '?'}"
     choices = getattr(response, "choices", None) or []
     if not choices:
-        raise EngineError(f"model {getattr(response, 'model', '') or '?'} returned no choices", retryable=True)
+        raise EngineError(f"{where} returned no choices", retryable=True)
     message = choices[0].message
+    size = _reply_size(message)
+    if size > MAX_REPLY_CHARS:
+        raise EngineError(
+            f"{where} replied with {size:,} characters, over the {MAX_REPLY_CHARS:,}-character cap "
+            "(the reply is not kept)",
+            retryable=True,
+        )
     tool_calls = [
         ToolCall(
             id=call.id or f"call_{index}", name=call.function.name or "", arguments=_arguments(call.function.arguments)
@@ -317,6 +407,13 @@ def parse_reply(response: Any) -> EngineReply:
         ),
         model=getattr(response, "model", "") or "",
     )
+
+
+def _reply_size(message: Any) -> int:
+    """Characters of a reply message: its text and the raw arguments of its tool calls."""
+    calls = getattr(message, "tool_calls", None) or []
+    arguments = [getattr(getattr(call, "function", None), "arguments", None) or "" for call in calls]
+    return len(message.content or "") + sum(len(raw if isinstance(raw, str) else str(raw)) for raw in arguments)
 
 
 def _arguments(raw: Any) -> dict[str, Any]:
@@ -344,6 +441,8 @@ def _retry_wait(exc: Exception, litellm: Any) -> float | None:
     errors = litellm.exceptions
     if isinstance(exc, errors.Timeout | errors.APIConnectionError) or _connection_failed(exc):
         return None  # a timeout would wait the whole timeout again; the pipeline decides
+    if _undecodable(exc) is not None:
+        return None  # the server answered: its reply, not an outage; the pipeline decides
     status = _status(exc)
     transient = isinstance(exc, errors.RateLimitError | errors.InternalServerError | errors.ServiceUnavailableError)
     if not transient and (status is None or (status != 429 and status < 500)):
@@ -373,16 +472,32 @@ def _says_missing_key(detail: str) -> bool:
     return "missing credentials" in lowered or ("api_key" in lowered and "must be set" in lowered)
 
 
+def _causes(exc: BaseException, depth: int = 10) -> Iterator[BaseException]:
+    """`exc` and the exceptions it was raised from or while handling, nearest first."""
+    current: BaseException | None = exc
+    for _ in range(depth):
+        if current is None:
+            return
+        yield current
+        current = current.__cause__ or current.__context__
+
+
+def _undecodable(exc: BaseException) -> str | None:
+    """What was wrong when the chain of causes holds a reply that is not UTF-8 (`invalid start byte 0xff`)."""
+    for cause in _causes(exc):
+        if isinstance(cause, UnicodeDecodeError) and cause.encoding.lower().replace("-", "") == "utf8":
+            bad = cause.object[cause.start : cause.start + 1]
+            return f"{cause.reason} 0x{bad.hex()}" if bad else cause.reason
+    return None
+
+
 def _connection_failed(exc: BaseException) -> bool:
     """Whether the chain of causes holds a failed connection (refused, DNS), not an answer from a server."""
-    current: BaseException | None = exc
-    for _ in range(10):
-        if current is None:
-            return False
-        module = type(current).__module__.split(".")[0]
-        if isinstance(current, ConnectionError | socket.gaierror) or (
-            module in ("httpx", "httpcore", "openai", "aiohttp") and type(current).__name__ in _CONNECTION_ERRORS
-        ):
-            return True
-        current = current.__cause__ or current.__context__
-    return False
+    return any(
+        isinstance(cause, ConnectionError | socket.gaierror)
+        or (
+            type(cause).__module__.split(".")[0] in ("httpx", "httpcore", "openai", "aiohttp")
+            and type(cause).__name__ in _CONNECTION_ERRORS
+        )
+        for cause in _causes(exc)
+    )

@@ -7,11 +7,17 @@ disagrees with its field is never projected, whatever severity rules.toml gives
 `claim.facts_match`: a false fact never becomes allowed material. Hypotheses,
 raw executor text and tool output that no claim cites never reach the Verifier. The Composer
 sees less still: the allowed claims, those the Verifier found directly supported,
-numbered for citation in the order the Executor wrote them.
+numbered for citation in the order the Executor wrote them, each with the services its
+cited items are about (their service field, as the Gatekeeper matched it).
+
+The diagnosis that opens an answer (`diagnosis_outline`) is chosen from the allowed claims
+alone: a root_cause claim is only ever the likely cause stated as a hypothesis, and a step of
+the chain from it is a claim its own cited evidence ties to it.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -68,6 +74,7 @@ class AllowedClaim(BaseModel):
     claim_text: Any
     no_evidence: bool
     evidence: list[AllowedEvidence]
+    services: list[str] = Field(default_factory=list)  # the service fields of its cited items, in order
 
 
 def verified_claims(executor_output: Any, gate_result: GateResult) -> list[VerifiedClaim]:
@@ -177,6 +184,96 @@ def allowed_claims(
                 )
                 for e in claim.verified_evidence
             ],
+            services=_services(claim),
         )
         for number, claim in enumerate(supported, start=1)
     ]
+
+
+def _services(claim: VerifiedClaim) -> list[str]:
+    """The services the claim's cited items are about: each item's service field the Gatekeeper matched."""
+    found = [fact.evidence for e in claim.verified_evidence for fact in e.facts if fact.field.endswith(".service")]
+    return list(dict.fromkeys(found))
+
+
+ROOT_CAUSE = "root_cause"  # claim types the diagnosis reads (contracts.ClaimType)
+SYMPTOM = "symptom"
+SYMPTOM_CAP = 2  # symptoms said under "what is wrong": the answer's opening stays short
+
+
+class ChainStep(BaseModel):
+    """One service on the way from the likely cause to the symptoms: the claims that show it changed
+    (`citations`) and what is wrong on it (`symptoms`, citations of the outline's `wrong`)."""
+
+    service: str
+    citations: list[int]
+    symptoms: list[int] = Field(default_factory=list)
+
+
+class DiagnosisOutline(BaseModel):
+    """What an answer opens with, every part an allowed claim: what is wrong (symptom claims, those on
+    the cause's chain first), the likely cause (the first root_cause claim, only ever a hypothesis), the
+    chain from its service through the callers its own cited evidence names, each with what is wrong on
+    it, and the other root_cause claims (hypotheses too)."""
+
+    wrong: list[AllowedClaim]
+    cause: AllowedClaim | None
+    chain: list[ChainStep]
+    others: list[AllowedClaim]
+
+
+def diagnosis_outline(claims: list[AllowedClaim]) -> DiagnosisOutline | None:
+    """The diagnosis the allowed claims hold; None when they hold no symptom and no root cause (a narrow
+    confirmation, a count: nothing to diagnose). A no-evidence claim is never part of it."""
+    stated = [claim for claim in claims if not claim.no_evidence]
+    causes = [claim for claim in stated if claim.claim_type == ROOT_CAUSE]
+    symptoms = [claim for claim in stated if claim.claim_type == SYMPTOM]
+    if not causes and not symptoms:
+        return None
+    cause = causes[0] if causes else None
+    chain = _chain(cause, stated) if cause else []
+    on_chain = {step.service for step in chain}
+    in_chain = {citation for step in chain for citation in step.citations}
+
+    def first_seen(claim: AllowedClaim) -> tuple[bool, bool]:
+        # symptoms on the chain's services before the rest, and those the chain does not cite already first
+        return not on_chain & set(claim.services[:1]), claim.citation in in_chain
+
+    wrong = sorted(symptoms, key=first_seen)[:SYMPTOM_CAP]
+    chain = [
+        step.model_copy(
+            update={
+                "symptoms": [
+                    c.citation for c in wrong if c.services[:1] == [step.service] and c.citation not in in_chain
+                ]
+            }
+        )
+        for step in chain
+    ]
+    return DiagnosisOutline(wrong=wrong, cause=cause, chain=chain, others=causes[1:])
+
+
+def _chain(cause: AllowedClaim, claims: list[AllowedClaim]) -> list[ChainStep]:
+    """The cause's service, then each caller its ranking ties to it: a symptom claim cited from the same
+    tool call as the cause, about a service the cause's own cited evidence names ("callers affected after
+    it: …"). A claim about the cause's own service from that call (its own changes) joins its step."""
+    if not cause.services:
+        return []
+    service = cause.services[0]
+    calls = {e.source_invocation_id for e in cause.evidence} - {None}
+    told = "\n".join(e.text or "" for e in cause.evidence)
+    steps: dict[str, list[int]] = {service: [cause.citation]}
+    for claim in claims:
+        if claim.claim_type == ROOT_CAUSE or not claim.services:
+            continue
+        if not calls & {e.source_invocation_id for e in claim.evidence}:
+            continue
+        subject = claim.services[0]
+        if subject == service or (claim.claim_type == SYMPTOM and _names(told, subject)):
+            steps.setdefault(subject, []).append(claim.citation)
+    return [ChainStep(service=name, citations=citations) for name, citations in steps.items()]
+
+
+def _names(text: str, service: str) -> bool:
+    """Whether the text names the service as a whole name (`order-service`, not `order-service-db`)."""
+    return re.search(rf"(?<![\w.-]){re.escape(service)}(?![\w-])", text) is not None

@@ -20,6 +20,7 @@ from evcli.cli._common import (
     required_text,
     safe,
 )
+from evcli.cli.report import AnswerFormat, AnswerFormatOption, check_answer_format, print_answer
 from evcli.errors import EXIT_LOW_CONFID, EXIT_OK, EXIT_REJECT, BadInput
 from evcli.stages import REPLAYABLE
 
@@ -128,8 +129,21 @@ def _exit_code(verdict: str, fail_on: str | None) -> int:
 @handles_errors
 @environment_options(runbooks=True)
 def ask_command(
-    question: Annotated[str, typer.Argument(metavar="QUESTION", help="The question, in English or Chinese.")],
-    follow_up: Annotated[str | None, typer.Argument(hidden=True)] = None,  # `--continue SESSION QUESTION`
+    question: Annotated[
+        str,
+        typer.Argument(
+            metavar="QUESTION",
+            help="The question, in English or Chinese; with --continue and FOLLOW_UP: the session to follow up.",
+        ),
+    ],
+    follow_up: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="FOLLOW_UP",
+            help="Only with --continue: the follow-up question, after the session it continues"
+            " (`ask --continue SESSION FOLLOW_UP`); `ask --continue QUESTION` follows up the last session.",
+        ),
+    ] = None,
     environment: EnvironmentSpec = None,  # type: ignore[assignment]  # replaced by the environment options
     model: ModelOption = None,
     planner_model: RoleModel = None,
@@ -144,6 +158,7 @@ def ask_command(
     fail_on: FailOnOption = None,
     continue_session: ContinueOption = False,
     report: ReportOption = None,
+    answer_format: AnswerFormatOption = AnswerFormat.text,
     verbose: VerboseOption = False,
     quiet: QuietOption = False,
     json_output: JsonOption = False,
@@ -152,11 +167,12 @@ def ask_command(
 ) -> None:
     """Run the whole chain and print an answer whose every fact is cited."""
     _exit_code("PASS", fail_on)  # validate the option before doing any work
+    check_answer_format(answer_format, json_output)
     session_reference = None
     if follow_up is not None:
         if not continue_session:
             raise BadInput(
-                "ask takes one question", hint="quote it; to follow up a session: ask --continue SESSION QUESTION"
+                "ask takes one question", hint="quote it; to follow up a session: ask --continue SESSION FOLLOW_UP"
             )
         session_reference, question = question, follow_up
     elif continue_session:
@@ -178,7 +194,10 @@ def ask_command(
     with stage_progress(verbose=verbose, quiet=quiet) as progress:
         pipeline = _pipeline(db, rules, models, env_config, max_steps, store=store, progress=progress)
         result = pipeline.ask(question, continues=continues)
-    render_result(result, json_output, quiet=quiet)
+    if answer_format is AnswerFormat.text:
+        render_result(result, json_output, quiet=quiet)
+    else:
+        print_answer(store.load(result.session_id), answer_format)
     if report is not None:
         from evcli.cli.report import format_of, write_report
 

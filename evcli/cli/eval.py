@@ -8,9 +8,11 @@ from typing import Annotated
 import typer
 
 from evcli.cli._common import DbOption, JsonOption, err, handles_errors, out, print_json, safe
+from evcli.cli._eval_model import model_command
 from evcli.errors import EXIT_OK, EXIT_RUNTIME
 
 app = typer.Typer(help="Evaluation suites with targets; exit 1 when a target is missed.", no_args_is_help=True)
+app.command("model")(model_command)
 
 
 @app.command("gatekeeper")

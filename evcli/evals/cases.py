@@ -379,6 +379,15 @@ def _answer_text(result: dict[str, Any]) -> str:
     return f"{answer.get('answer_summary') or ''}\n{answer.get('user_facing_answer') or ''}"
 
 
+def cites(result: dict[str, Any], citation: Citation) -> bool:
+    """Whether a result's claims cite evidence of the citation's tool whose text contains its text."""
+    return any(
+        evidence["tool_name"] == citation.tool and citation.text in (evidence["text"] or "")
+        for claim in result["claims"]
+        for evidence in claim["evidence"]
+    )
+
+
 def failed_expectations(case: DiagnosisCase, result: dict[str, Any]) -> list[str]:
     """What a result (of `ask`, or one alert report) misses of the case's expectations; empty when it passes."""
     failures = []
@@ -390,12 +399,7 @@ def failed_expectations(case: DiagnosisCase, result: dict[str, Any]) -> list[str
     if case.max_claims is not None and len(claims) > case.max_claims:
         failures.append(f"{len(claims)} claims, more than max_claims {case.max_claims}")
     for citation in case.must_cite:
-        cited = any(
-            evidence["tool_name"] == citation.tool and citation.text in (evidence["text"] or "")
-            for claim in claims
-            for evidence in claim["evidence"]
-        )
-        if not cited:
+        if not cites(result, citation):
             failures.append(f"no cited {citation.tool} evidence contains {citation.text!r}")
     answer = _answer_text(result).casefold()
     failures += [f"answer contains {phrase!r}" for phrase in case.must_not_contain if phrase.casefold() in answer]

@@ -104,6 +104,18 @@ MESSAGES: dict[str, str] = {
     "compose.action_reason": "Collects evidence that is still missing.",
     "compose.summary_incomplete": "Evidence is incomplete. ",
     "compose.summary_none": "No statement is backed by verified evidence.",
+    # the diagnosis an answer opens with (evcli/agents/composer.py diagnosis_section)
+    "compose.diagnosis": "Diagnosis:",
+    "compose.diagnosis.wrong": "What is wrong: {items}.",
+    "compose.diagnosis.cause": "Likely cause, a hypothesis to confirm (not an established fact): {text} {marker}.",
+    "compose.diagnosis.no_cause": "Likely cause: the verified evidence does not point to one yet; the next steps "
+    "say what to check.",
+    "compose.diagnosis.chain": "From cause to symptom, if the hypothesis holds: {steps}.",
+    "compose.diagnosis.symptoms": "what is wrong {markers}",
+    "compose.diagnosis.step_seen": "{step} (what is wrong {markers})",
+    "compose.diagnosis.others": "Other possible causes, hypotheses too: {items}.",
+    "compose.diagnosis.arrow": " → ",
+    "compose.diagnosis.separator": "; ",
     # review flag on a destructive command (evcli/agents/actions.py)
     "review_label": "needs human review",
     # answers built without the Composer (evcli/agents/fallback.py)
@@ -115,6 +127,7 @@ MESSAGES: dict[str, str] = {
     "fallback.claims": "Findings (each cites recorded evidence)",
     "fallback.no_evidence": "This query found no matching evidence",
     "fallback.gaps": "Missing information",
+    "fallback.hypotheses": "Possible causes (unconfirmed)",
     "fallback.actions": "Next actions",
     "fallback.incomplete": "The evidence is incomplete; treat these findings with care.",
     "fallback.none": "No finding passed verification.",

@@ -102,6 +102,17 @@ MESSAGES: dict[str, str] = {
     "compose.action_reason": "补充尚缺的证据。",
     "compose.summary_incomplete": "证据不完整。",
     "compose.summary_none": "没有经过验证的证据可支撑结论。",
+    # 答案开头的诊断（evcli/agents/composer.py diagnosis_section）
+    "compose.diagnosis": "诊断：",
+    "compose.diagnosis.wrong": "问题现象：{items}。",
+    "compose.diagnosis.cause": "可能的根因（待确认的假设，并非已确认的事实）：{text} {marker}。",
+    "compose.diagnosis.no_cause": "可能的原因：已核验的证据尚未指向某个原因，下一步列出了要检查的内容。",
+    "compose.diagnosis.chain": "从根因到现象（若该假设成立）：{steps}。",
+    "compose.diagnosis.symptoms": "问题现象 {markers}",
+    "compose.diagnosis.step_seen": "{step}（问题现象 {markers}）",
+    "compose.diagnosis.others": "其他可能的根因（同样是假设）：{items}。",
+    "compose.diagnosis.arrow": " → ",
+    "compose.diagnosis.separator": "；",
     # review flag on a destructive command (evcli/agents/actions.py)
     "review_label": "需人工审核",
     # answers built without the Composer (evcli/agents/fallback.py)
@@ -113,6 +124,7 @@ MESSAGES: dict[str, str] = {
     "fallback.claims": "发现（每条都引用了已记录的证据）",
     "fallback.no_evidence": "本次查询未检索到匹配证据",
     "fallback.gaps": "缺失的信息",
+    "fallback.hypotheses": "可能原因（未证实）",
     "fallback.actions": "下一步",
     "fallback.incomplete": "证据不完整，请谨慎看待以下发现。",
     "fallback.none": "没有发现通过核验。",

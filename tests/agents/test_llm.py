@@ -493,3 +493,63 @@ def test_calls_of_one_reply_go_back_as_one_assistant_message_with_its_text(serve
     assert [c["id"] for c in messages[0]["tool_calls"]] == ["call_a", "call_b"]
     assert [m["tool_call_id"] for m in messages[1:3]] == ["call_a", "call_b"]
     assert not messages[3].get("content") and [c["id"] for c in messages[3]["tool_calls"]] == ["call_c"]
+
+
+# --- the context budget --------------------------------------------------------------------------
+
+
+def _big_turn(number: int, reply: int) -> Turn:
+    refs = "\n".join(f"$.logs[{i}]: logs/app.log:{i} ERROR request {number}-{i} failed " + "x" * 400 for i in range(6))
+    view = f'<evidence invocation="{number}" tool="query_logs" status="supported">\ncall: query_logs()\n{refs}\n</evidence>'
+    return Turn(
+        call=ToolCall(id=f"call_{number}", name="query_logs", arguments={"query": str(number)}), view=view, reply=reply
+    )
+
+
+def test_over_the_budget_the_oldest_evidence_is_cut_to_short_refs(serve, monkeypatch):
+    """EVCLI_CONTEXT_TOKENS sets the budget: what goes over HTTP fits it by cutting the oldest evidence
+    first, each of its refs keeping its first characters verbatim, with a line that says it was cut."""
+    import math
+
+    from evcli.agents.llm import CHARS_PER_TOKEN, CONTEXT_SHARE, build_messages
+
+    transcript = [_big_turn(1, 1), _big_turn(2, 2), _big_turn(3, 3)]
+    whole = sum(len(m.get("content") or "") for m in build_messages(executor_request(transcript)))
+    tokens = math.ceil((whole - 1000) / (CONTEXT_SHARE * CHARS_PER_TOKEN))  # one block cut is enough
+    monkeypatch.setenv("EVCLI_CONTEXT_TOKENS", str(tokens))
+    server = serve([answer("{}")])
+    engine = engine_for(server)
+
+    engine.complete(executor_request(transcript))
+
+    messages = server.requests[0]["messages"]
+    tools = [m["content"] for m in messages if m["role"] == "tool"]
+    assert sum(len(m.get("content") or "") for m in messages) <= engine.context_chars() < whole
+    assert tools[1:] == [turn.view for turn in transcript[1:]]  # only the oldest was cut
+    assert "trimmed: refs cut to 120 characters" in tools[0]
+    first_ref = next(line for line in tools[0].splitlines() if line.startswith("$.logs[0]: "))
+    original = next(line for line in transcript[0].view.splitlines() if line.startswith("$.logs[0]: "))
+    assert first_ref.endswith("…") and original.startswith(first_ref[:-1])  # still a verbatim prefix
+
+
+def test_far_over_the_budget_every_older_block_is_cut_and_the_newest_kept(serve, monkeypatch):
+    monkeypatch.setenv("EVCLI_CONTEXT_TOKENS", "100")
+    transcript = [_big_turn(1, 1), _big_turn(2, 2), _big_turn(3, 3)]
+    server = serve([answer("{}")])
+
+    engine_for(server).complete(executor_request(transcript))
+
+    tools = [m["content"] for m in server.requests[0]["messages"] if m["role"] == "tool"]
+    assert all("trimmed: refs cut" in view for view in tools[:2])
+    assert tools[2] == transcript[2].view  # the evidence the model is reading now is whole
+
+
+def test_within_the_budget_nothing_is_cut(serve, monkeypatch):
+    monkeypatch.delenv("EVCLI_CONTEXT_TOKENS", raising=False)
+    transcript = [_big_turn(1, 1), _big_turn(2, 2)]
+    server = serve([answer("{}")])
+
+    engine_for(server).complete(executor_request(transcript))
+
+    tools = [m["content"] for m in server.requests[0]["messages"] if m["role"] == "tool"]
+    assert tools == [turn.view for turn in transcript]  # an unmapped model gets DEFAULT_CONTEXT_TOKENS

@@ -49,7 +49,9 @@ def payload_of(body: dict[str, Any]) -> dict[str, Any]:
 def evidence_blocks(body: dict[str, Any]) -> list[dict[str, Any]]:
     """Every evidence block the Executor was shown: invocation id, tool, status and its ref lines."""
     blocks = []
-    for content in tool_messages(body):
+    repair = payload_of(body).get("retry_context") or {}
+    shown_again = [text for text in repair.get("evidence") or [] if "repair" in repair and isinstance(text, str)]
+    for content in [*tool_messages(body), *shown_again]:  # a repair round is shown its evidence again
         for invocation_id, tool, status, text in _BLOCK.findall(content):
             refs = dict(line.split(": ", 1) for line in text.splitlines() if line.startswith("$."))
             blocks.append({"id": int(invocation_id), "tool": tool, "status": status, "refs": refs})
@@ -125,6 +127,8 @@ class Model:
         )
 
     def executor(self, body: dict[str, Any]) -> dict[str, Any]:
+        if "repair" in (payload_of(body).get("retry_context") or {}):  # the gate rejected the draft: answer again
+            return answer(evidence_document(*self.executor_claims(body)))
         if not tool_messages(body) and body.get("tools"):
             return calls(*self.executor_calls, usage={"prompt_tokens": 900, "completion_tokens": 40})
         return answer(
@@ -266,9 +270,9 @@ def test_all_four_roles_over_http_pass(server, store):
     versions = {p["name"]: p["version"] for p in session.run.prompt_audit["prompts"]}
     assert versions == {
         "planner": "planner-v1",
-        "executor": "executor-v7",
+        "executor": "executor-v8",
         "verifier": "verifier-v3",
-        "composer": "composer-v2",
+        "composer": "composer-v3",
     }
     assert KEY not in json.dumps(session.model_dump(mode="json"))
 
@@ -340,7 +344,15 @@ def test_fabricated_invocation_id_ends_in_the_gate_reject_fallback(model, server
     assert server.requests_for("verifier") == server.requests_for("composer") == []
     session = store.load(result.session_id)
     assert session.run.status == "completed"
-    assert [s.stage for s in session.stage_outputs] == ["plan", "execute", "verify", "compose"]
+    # the model was given one repair round, wrote the same lie again, and the second gate rejected it too
+    assert [(s.stage, s.round) for s in session.stage_outputs] == [
+        ("plan", 1),
+        ("execute", 1),
+        ("execute", 2),
+        ("verify", 2),
+        ("compose", 2),
+    ]
+    assert [g.round for g in session.gate_results] == [1, 2]
 
 
 def test_a_changed_number_is_rejected_and_never_shown(model, server, store):
@@ -856,3 +868,53 @@ def test_the_executor_can_check_draft_claims_with_the_gatekeeper_before_answerin
     assert [i.tool_name for i in session.invocations] == ["query_metrics"]  # the check is no evidence
     execute = session.latest_stage("execute")
     assert execute.parse_status["drafts_checked"] == [checked]
+
+
+# --- the repair round ----------------------------------------------------------------------------
+
+
+def test_a_rejected_draft_gets_one_repair_round_with_its_failed_rules(model, server, store):
+    """The gate rejects the first draft (a number its excerpt does not hold); the model is told which
+    rule each claim failed, shown its evidence again, fixes the claim, and the answer passes."""
+
+    def first_wrong_then_fixed(body):
+        honest = honest_cpu_claim(body)
+        if "repair" in (payload_of(body).get("retry_context") or {}):
+            return [honest]
+        wrong = dict(honest, claim_text=CPU_CLAIM.replace("92%", "97%"))
+        return [wrong]
+
+    model.executor_claims = first_wrong_then_fixed
+    result = pipeline_for(server, store).ask(CPU_QUESTION)
+
+    assert result.verdict == "PASS" and result.fallback is None
+    assert [c.claim_text for c in result.claims] == [CPU_CLAIM]
+    repair_requests = [
+        b for b in server.requests_for("executor") if "repair" in (payload_of(b).get("retry_context") or {})
+    ]
+    assert len(repair_requests) == 1
+    context = payload_of(repair_requests[0])["retry_context"]
+    (entry,) = context["repair"]
+    assert entry["claim"]["claim_text"] == CPU_CLAIM.replace("92%", "97%")
+    assert any(line.startswith("claim.facts_match (reject)") and "97%" in line for line in entry["failed_rules"])
+    assert context["passed_claims"] == []
+    assert context["evidence"][0].startswith('<evidence invocation="1" tool="query_metrics"')
+    session = store.load(result.session_id)
+    drafts = [s for s in session.stage_outputs if s.stage == "execute"]
+    assert [d.round for d in drafts] == [1, 2]  # the trace keeps both drafts
+    assert (
+        "97%" in drafts[0].output["claims"][0]["claim_text"]
+        and drafts[1].output["claims"][0]["claim_text"] == CPU_CLAIM
+    )
+    assert [(g.round, g.result.severity) for g in session.gate_results] == [(1, "reject"), (2, "none")]
+    assert len(server.requests_for("verifier")) == 1  # verified once, on the repaired draft
+
+
+def test_the_offline_executor_gets_no_repair_round(tmp_path):
+    """The offline engine writes the same draft again: a repair round would only repeat it."""
+    from evcli.stages import stage
+
+    assert stage("gate").run == "gate_with_repair" and stage("gate").reruns == ("execute",)
+    with TraceStore(tmp_path / "t.db") as opened:
+        pipeline = Pipeline(store=opened, rules=load_rules(), models=Models())
+        assert pipeline._offline("executor")

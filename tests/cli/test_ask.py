@@ -356,15 +356,16 @@ def test_a_fabricated_invocation_id_is_a_reject(scripted, db_path, fail_on, code
     assert json.loads(record["config"])["models"] == {role: "openai/scripted" for role in ROLES} | {
         "api_base": scripted.url + "/v1"
     }
-    (gate_row,) = rows(db_path, "gate_result", session_id)
-    assert (gate_row["status"], gate_row["severity"]) == ("fail", "reject")
-    assert json.loads(gate_row["result"])["failed_rules"] == ["binding.invocation_exists"]
+    # the draft and the repair round's draft (the same fabrication again) are both gated and both rejected
+    gate_rows = rows(db_path, "gate_result", session_id)
+    assert [(g["status"], g["severity"]) for g in gate_rows] == [("fail", "reject")] * 2
+    assert all(json.loads(g["result"])["failed_rules"] == ["binding.invocation_exists"] for g in gate_rows)
     compose = [s for s in rows(db_path, "stage_output", session_id) if s["stage"] == "compose"]
     assert json.loads(compose[-1]["parse_status"])["fallback"] == "gate_reject"
     # a gate reject never reaches the Verifier model
     assert scripted.requests_for("verifier") == [] and scripted.requests_for("composer") == []
     steps = rows(db_path, "agent_step", session_id)
-    assert [s["agent"] for s in steps] == ["planner", "executor", "executor"]
+    assert [s["agent"] for s in steps] == ["planner"] + ["executor"] * 4  # two steps a round, two rounds
     assert all(s["model"] == "openai/scripted" for s in steps)
     assert KEY not in db_text(db_path)
 
@@ -445,3 +446,46 @@ def test_ask_json_prints_the_ask_result_with_sorted_keys(db_path):
     assert list(result["answer"]) == ["answer_summary", "recommended_actions", "user_facing_answer"]
     assert list(result["usage"]) == ["completion_tokens", "model_calls", "prompt_tokens"]
     assert (result["verdict"], result["rounds"], result["usage"]["prompt_tokens"]) == ("PASS", 1, 0)
+
+
+# --- live backends with runbooks (issue 26) -------------------------------------------------------------
+
+SSHD_RUNBOOK = """---
+title: SSH brute force
+alerts: [SSHBruteForce]
+services: [sshd]
+---
+# SSH brute force
+
+## Diagnose
+Count the "Failed password" lines per source address in the sshd auth log.
+
+## Mitigate
+Block the source address with fail2ban.
+"""
+
+
+def test_live_backends_look_up_the_runbooks_directory_given(sshd_alertmanager, tmp_path, db_path):
+    runbooks = tmp_path / "runbooks"
+    runbooks.mkdir()
+    (runbooks / "sshd.md").write_text(SSHD_RUNBOOK, encoding="utf-8")
+
+    run = evcli("ask", "Why is sshd alerting?", "--alertmanager", sshd_alertmanager, "--runbooks", runbooks, "--json")
+
+    assert run.exit_code == 0, run
+    result = run.json()
+    answer_text = result["answer"]["user_facing_answer"]
+    assert "holds no runbooks" not in answer_text and "none were looked up" not in answer_text, answer_text
+    session_id = result["session_id"]
+    lookups = [i for i in rows(db_path, "tool_invocation", session_id) if i["tool_name"] == "lookup_knowledge"]
+    assert lookups, rows(db_path, "tool_invocation", session_id)
+    details = json.loads(lookups[0]["retrieval_details"])
+    assert details["evidence_status"] == "supported"
+    assert "fail2ban" in " ".join(ref["text"] for ref in details["evidence_refs"]) or "Failed password" in " ".join(
+        ref["text"] for ref in details["evidence_refs"]
+    )
+    config = json.loads(run_row(db_path, session_id)["config"])
+    assert "knowledge" in config["environment"]["capabilities"]
+    # Alertmanager serves no logs and the question asks for none: no log search that could only fail
+    tools = [i["tool_name"] for i in rows(db_path, "tool_invocation", session_id)]
+    assert "query_logs" not in tools and "pass --loki" not in answer_text, tools

@@ -408,7 +408,8 @@ def test_a_lying_model_is_measured_from_its_session(tmp_path, monkeypatch):
     assert (case["executor_claims"], case["grounded_claims"]) == (2, 1) and case["coverage"] == 0.5
     assert (case["checked_bindings"], case["passed_bindings"]) == (2, 1) and case["precision"] == 0.5
     assert case["claims"] == 0  # a gate reject answers with a fallback, never with executor claims
-    assert case["model_calls"] == len(server.requests) == 3  # planner, executor twice; reject skips the rest
+    # planner, executor twice, one repair round (the same lie again); a reject skips the rest
+    assert case["model_calls"] == len(server.requests) == 4
     with TraceStore(tmp_path / "eval.db") as store:
         steps = store.load(case["session_ids"][0]).steps
     assert case["prompt_tokens"] == sum(s.prompt_tokens for s in steps) > 2400  # the executor alone reports 2400

@@ -1,30 +1,25 @@
 """The offline Composer: catalogue templates over the allowed material only.
 
-A no-evidence claim is only ever "this query found no matching evidence";
-hypotheses are marked unconfirmed; a runbook step naming a destructive command
-is quoted behind a review flag, never advised (evcli/agents/actions.py). A
-question in a language without a catalogue is answered in English, and the
-answer says so first.
+The answer opens with the diagnosis the allowed claims hold (what is wrong, the likely
+cause as a hypothesis, the chain from it: evcli.agents.composer.diagnosis_section), then
+the findings, possible causes, missing information and next steps. A no-evidence claim is
+only ever "this query found no matching evidence"; hypotheses are marked unconfirmed; a
+runbook step naming a destructive command is quoted behind a review flag, never advised
+(evcli/agents/actions.py). A question in a language without a catalogue is answered in
+English, and the answer says so first.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from evcli.agents.actions import flag as flag_destructive
+from evcli.agents.composer import diagnosis_section, item_text, possible_causes
 from evcli.agents.engine import EngineReply, RoleRequest
 from evcli.agents.offline.claims import no_evidence_range, no_evidence_scope
 from evcli.agents.offline.payload import reply
+from evcli.agents.projection import AllowedClaim
 from evcli.messages import Catalogue, catalogue, unsupported_note
-
-_HYPOTHESIS_PREFIX = re.compile(r"^\s*(?:possible cause|可能原因)\s*", re.IGNORECASE)
-
-
-def _item_text(item: Any, *keys: str) -> str:
-    if isinstance(item, dict):
-        return str(next((item[key] for key in keys if item.get(key)), "") or "")
-    return str(item or "")
 
 
 def _no_evidence_sentence(claim: dict[str, Any], words: Catalogue) -> str:
@@ -39,12 +34,6 @@ def _no_evidence_sentence(claim: dict[str, Any], words: Catalogue) -> str:
     shown = [detail for detail in details if detail]
     scope = words("compose.scope", details=words.join(shown)) if shown else ""
     return words("compose.no_evidence", scope=scope)
-
-
-def _unconfirmed(hypothesis: str) -> str:
-    """The hypothesis under the heading that already says "possible causes (unconfirmed)": its own
-    "Possible cause" lead-in is not repeated, only its source."""
-    return _HYPOTHESIS_PREFIX.sub("", hypothesis, count=1).strip()
 
 
 def _findings(claims: list[dict[str, Any]], words: Catalogue) -> list[str]:
@@ -62,9 +51,9 @@ def _findings(claims: list[dict[str, Any]], words: Catalogue) -> list[str]:
 def _actions(payload: dict[str, Any], words: Catalogue) -> list[dict[str, str]]:
     actions = []
     for action in payload.get("recommended_actions") or []:
-        text = _item_text(action, "action_text", "action", "text")
+        text = item_text(action, "action_text", "action", "text")
         if text.strip():
-            reason = _item_text(action, "reason") if isinstance(action, dict) else ""
+            reason = item_text(action, "reason") if isinstance(action, dict) else ""
             actions.append(
                 {
                     # runbook text is data: a destructive command is quoted behind a review flag, never advised
@@ -88,24 +77,20 @@ def compose(request: RoleRequest) -> EngineReply:
     verdict = payload.get("verdict") or "LOW_CONFID"
     note = unsupported_note(language)
     lines: list[str] = [note] if note else []
-    findings = _findings(payload.get("allowed_claims") or [], words)
+    claims = payload.get("allowed_claims") or []
+    findings = _findings(claims, words)
     if verdict == "LOW_CONFID":
         lines.append(words("compose.low_confid"))
     elif verdict == "REJECT":
         lines.append(words("compose.reject"))
+    lines += diagnosis_section(language, [AllowedClaim.model_validate(claim) for claim in claims])
     if findings:
         _section(lines, "compose.findings", findings, words)
     else:
         lines.append(words("compose.no_findings"))
 
-    hypotheses = [_item_text(h, "hypothesis", "text", "statement") for h in payload.get("allowed_hypotheses") or []]
-    _section(
-        lines,
-        "compose.hypotheses",
-        [_unconfirmed(h) for h in hypotheses if h.strip()],
-        words,
-    )
-    missing = [_item_text(m, "text", "missing", "description") for m in payload.get("missing_info") or []]
+    _section(lines, "compose.hypotheses", possible_causes(payload.get("allowed_hypotheses") or []), words)
+    missing = [item_text(m, "text", "missing", "description") for m in payload.get("missing_info") or []]
     _section(lines, "compose.missing", [m for m in missing if m.strip()], words)
     actions = _actions(payload, words)
     _section(

@@ -448,6 +448,8 @@ def _evidence_calls(intent: Ask, question: str, services: list[str], alertname: 
         if services:
             arguments["service"] = services[0]
         calls.append(Call("lookup_knowledge", arguments | {"limit": KNOWLEDGE_LIMIT}))
+    if not intent.serves_logs and not (intent.levels or _LOG_WORDS.search(question)):
+        return calls  # no log backend (Alertmanager alone): a log search could only fail; asked for, it says so
     calls += [overview_call(intent, service) for service in services]
     calls += unknown_calls(intent, question)
     calls += exact_calls(intent, question, list(intent.services[:NAMED_SERVICE_CAP]), LOG_LIMIT)
