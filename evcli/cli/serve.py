@@ -31,7 +31,11 @@ if TYPE_CHECKING:
 def serve_command(
     once: Annotated[
         Path | None,
-        typer.Option("--once", dir_okay=False, help="Process this webhook payload file through the queue, then exit."),
+        typer.Option(
+            "--once",
+            dir_okay=False,
+            help="Process this alert file through the queue, then exit: a webhook payload, or any alerts.json evcli reads.",
+        ),
     ] = None,
     listen: Annotated[
         str, typer.Option("--listen", help="HOST:PORT to bind; beyond loopback it needs --token-env.")
@@ -52,6 +56,13 @@ def serve_command(
     notify_timeout: Annotated[
         str, typer.Option("--notify-timeout", help="Deadline of each notification, connect to last byte.")
     ] = "30s",
+    notify_format: Annotated[
+        str,
+        typer.Option(
+            "--notify-format",
+            help="md: JSON with the Markdown brief as text (most chat webhooks); slack: Block Kit text and blocks.",
+        ),
+    ] = "md",
     max_queue_age: Annotated[
         str,
         typer.Option("--max-queue-age", help="GET /healthz answers 503 once the oldest queued alert waited longer."),
@@ -69,6 +80,8 @@ def serve_command(
     from evcli.serve import ServeConfig, WorkerSpec, log_to_stderr
     from evcli.store.db import default_db_path
 
+    if notify_format not in ("md", "slack"):
+        raise BadInput(f"--notify-format must be md or slack, not {notify_format!r}")
     host, port = _listen(listen)
     token = _token(token_env) if token_env else None
     if once is None and token is None and not _loopback(host):
@@ -87,6 +100,7 @@ def serve_command(
         max_steps=max_steps,
         notify_url=notify_url,
         notify_timeout_s=_seconds("--notify-timeout", notify_timeout),
+        notify_format=notify_format,
     )
     config = ServeConfig(
         spec,
@@ -142,11 +156,11 @@ def _loopback(host: str) -> bool:
 
 
 def _once(payload: Path, store, config) -> None:
-    from evcli.serve.queue import accept, read_delivery
+    from evcli.serve.queue import accept, as_delivery, read_delivery
     from evcli.serve.worker import build_pipeline, drain
     from evcli.userfiles import ALERT_PAYLOAD, read_input
 
-    delivery = read_delivery(read_input(payload, ALERT_PAYLOAD))
+    delivery = as_delivery(read_delivery(read_input(payload, ALERT_PAYLOAD)), payload.name)
     counts = accept(store, delivery, max_queue=config.max_queue, repeat_interval_s=config.repeat_interval_s)
     if counts is None:
         raise BadInput(f"the queue is full ({config.max_queue} alerts); raise --max-queue")

@@ -32,6 +32,7 @@ class WorkerSpec:
     max_steps: int = 8
     notify_url: str | None = None
     notify_timeout_s: float = 30.0  # the whole notification, connect to last byte (serve/notify.py)
+    notify_format: str = "md"  # md: {"text": brief Markdown, ...}; slack: Block Kit {"text", "blocks"}
 
 
 @dataclass(frozen=True)

@@ -29,23 +29,28 @@ _PLAIN_SEGMENT = re.compile(r"[a-z][a-z_-]{0,23}|")  # `services`, `api`, `hooks
 _URL = re.compile(r"https?://[^\s'\"<>]+")
 
 
-def notify(url: str, store: TraceStore, session_id: str, alertname: str, deadline_s: float) -> None:
-    """Post the Markdown brief report (`text`, as chat incoming webhooks expect) and the session's outcome."""
+def notify(url: str, store: TraceStore, session_id: str, alertname: str, deadline_s: float, form: str = "md") -> None:
+    """Post the Markdown brief report (`text`, as chat incoming webhooks expect) and the session's outcome;
+    `form` slack: a Slack message (`text` and Block Kit `blocks` only, as Slack's incoming webhooks take)."""
     import httpx
 
-    from evcli.report import render
+    from evcli.report import render, slack_message
 
     try:
         document = store.load(session_id)
     except Exception as exc:  # the store is locked or gone: the report cannot be sent, the worker goes on
         log.warning("notification of session %s skipped: %s", session_id, failure_reason(exc))
         return
-    body = {
-        "text": render(document, "md", brief=True),
-        "session_id": session_id,
-        "alertname": alertname,
-        "verdict": document.run.verdict,
-    }
+    if form == "slack":
+        message = slack_message(document)
+        body = {"text": message["text"], "blocks": message["blocks"]}
+    else:
+        body = {
+            "text": render(document, "md", brief=True),
+            "session_id": session_id,
+            "alertname": alertname,
+            "verdict": document.run.verdict,
+        }
     try:
         asyncio.run(_post(url, body, deadline_s))
     except (httpx.HTTPError, TimeoutError) as exc:

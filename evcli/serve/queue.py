@@ -56,6 +56,31 @@ def webhook_alerts(data: Any) -> list[dict[str, Any]]:
     ]
 
 
+def as_delivery(data: Any, source: str) -> Any:
+    """A webhook v4 delivery as it is; any other payload `evcli aiops` reads (a snapshot's alerts.json,
+    Prometheus' or Alertmanager's API answer) as the delivery Alertmanager would send of its firing and
+    resolved alerts, grouped under `source` (pending and suppressed alerts are not sent by Alertmanager)."""
+    if isinstance(data, dict) and "version" in data:
+        return data
+    alerts = [alert for alert in parse_alert_payload(data, source) if alert.state in STATUSES]
+    if not alerts:
+        raise BadInput(f"{source}: no firing or resolved alert to diagnose")
+    return {
+        "version": "4",
+        "groupKey": f"{{}}:{{file={source!r}}}",
+        "status": "firing" if any(alert.state == "firing" for alert in alerts) else "resolved",
+        "alerts": [
+            {
+                "status": alert.state,
+                "labels": alert.labels,
+                "annotations": alert.annotations,
+                **({"startsAt": alert.starts_at} if alert.starts_at else {}),
+            }
+            for alert in alerts
+        ],
+    }
+
+
 def label_fingerprint(labels: dict[str, str]) -> str:
     """A stable identity of a label set, for senders that leave `fingerprint` out."""
     return hashlib.sha256(json.dumps(labels, sort_keys=True).encode()).hexdigest()[:16]

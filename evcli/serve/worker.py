@@ -82,7 +82,14 @@ def diagnose_next(pipeline: Pipeline, spec: WorkerSpec, pause: Pause | None = No
         if spec.notify_url:
             from evcli.serve.notify import notify
 
-            notify(spec.notify_url, store, outcome["session_id"], claimed["alertname"], spec.notify_timeout_s)
+            notify(
+                spec.notify_url,
+                store,
+                outcome["session_id"],
+                claimed["alertname"],
+                spec.notify_timeout_s,
+                spec.notify_format,
+            )
     return {**claimed, **outcome}
 
 
