@@ -167,7 +167,8 @@ def check_integrity(path: Path) -> IntegrityCheck:
 
 
 def _signature(path: Path) -> list[list[int]]:
-    """Identity, size and modification time of the store file and of its WAL (absent: zeros)."""
+    """Identity, size and modification time of the store file and of its WAL (absent or empty: zeros; every
+    process that opens the store creates an empty WAL anew, which changes nothing stored)."""
     found = []
     for part in (path, path.with_name(path.name + "-wal")):
         try:
@@ -175,7 +176,7 @@ def _signature(path: Path) -> list[list[int]]:
         except FileNotFoundError:
             found.append([0, 0, 0])
             continue
-        found.append([status.st_ino, status.st_size, status.st_mtime_ns])
+        found.append([status.st_ino, status.st_size, status.st_mtime_ns] if status.st_size else [0, 0, 0])
     return found
 
 

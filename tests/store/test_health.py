@@ -87,3 +87,19 @@ def test_a_remembered_damage_is_still_reported(db_path, monkeypatch):
     assert health.IntegrityCheck(db_path).warning() is not None
     monkeypatch.setattr(health, "quick_check", lambda path: [])  # not asked: the file has not changed
     assert "failed SQLite's integrity check" in (health.IntegrityCheck(db_path).warning() or "")
+
+
+def test_a_read_only_command_leaves_the_check_remembered(tmp_path):
+    """Each process opening the store creates an empty WAL anew: that is no change to the stored data, so
+    `sessions` after `sessions` does not read the whole file again."""
+    import subprocess
+    import sys
+
+    db = tmp_path / "evcli.db"
+    TraceStore(db).close()
+
+    def sessions() -> str:  # a fresh process each time: the check is remembered once per process anyway
+        subprocess.run([sys.executable, "-m", "evcli", "sessions", "--db", str(db)], check=True, capture_output=True)
+        return (tmp_path / "evcli.db.checked").read_text(encoding="utf-8")
+
+    assert sessions() == sessions()  # the second process did not check again
