@@ -69,12 +69,18 @@ def missing_facts(
     missing: list[str] = []
     claim_numbers = dict.fromkeys(_DIGITS.findall(claim))
     if claim_numbers:  # the typed check compared most numbers already: often none is left
-        evidence_numbers = {_number(match) for match in _DIGITS.findall(evidence)}
-        missing += [f"number {digits}" for digits in claim_numbers if _number(digits) not in evidence_numbers]
+        written = set(_DIGITS.findall(evidence))
+        unwritten = [digits for digits in claim_numbers if digits not in written]  # as written: the same value
+        if unwritten:
+            evidence_numbers = {_number(match) for match in written}
+            missing += [f"number {digits}" for digits in unwritten if _number(digits) not in evidence_numbers]
     identifiers = [token for token in critical_tokens(claim, mixed_case_words(claim_text)) if _identifier(token)]
     identifiers += [word for word in _HYPHENATED.findall(claim) if not any(c.isdigit() for c in word)]
     names = [name for name in dict.fromkeys(normalize(s) for s in services if s) if name in claim]
-    evidence_tokens = _tokens(evidence) if identifiers or names else set()
+    # Most names are in the evidence as whole tokens: its pieces (`_tokens`) are read only for one that is not.
+    whole = set(TOKEN.findall(evidence)) if identifiers or names else set()
+    looked_up = [name for name in (*identifiers, *names) if name not in whole or name != name.rstrip("._:/+-")]
+    evidence_tokens = _tokens(evidence) if looked_up else whole
     for token in dict.fromkeys(identifiers):
         if token in evidence_tokens or token in accepted or _inflected(token, evidence_tokens):
             continue
