@@ -1113,7 +1113,7 @@ def bench_logs(quick: bool, tmp: Path, results: dict[str, Any], hotspots: dict[s
     if not results["query_logs_200k"]["ok"]:
         log("logs: run_tool missed its target, profiling one call (worker thread inlined)")
         original = runner._with_timeout
-        runner._with_timeout = lambda call, timeout_s: call()  # cProfile only sees the thread it runs in
+        runner._with_timeout = lambda call, timeout_s, stop=None: call()  # cProfile only sees the thread it runs in
         try:
             hotspots["query_logs_200k"] = profiled(lambda: runner.run_tool("query_logs", params, env))
         finally:

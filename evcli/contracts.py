@@ -491,6 +491,17 @@ class AgentStep(_Closed):
     status: str = "completed"
     error: str | None = None
     created_at: str = ""
+    # of prompt_tokens, those the provider read from its prompt cache; None: not reported (the offline
+    # engine, a provider that reports no cache, a step recorded before cache figures)
+    cached_tokens: int | None = None
+
+    @model_serializer(mode="wrap")
+    def _cached_tokens_when_reported(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """A step without a cache figure is stored as before (a step recorded earlier round-trips byte for byte)."""
+        dumped: dict[str, Any] = handler(self)
+        if self.cached_tokens is None:
+            dumped.pop("cached_tokens", None)
+        return dumped
 
 
 class StageOutput(_Closed):

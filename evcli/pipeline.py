@@ -38,6 +38,7 @@ from evcli.contracts import (
     Severity,
     StageOutput,
     StoredStage,
+    ToolInvocation,
     Verdict,
 )
 from evcli.errors import BadInput, EvcliError
@@ -220,10 +221,10 @@ class Pipeline:
             "retry_context": retry_context,
         }
         self.progress(f"executor round {round} …")
-        run_call = self._tool_runner(session_id, document, round, narrow=document.run.config.task_scope == "narrow")
+        run_calls = self._tool_runner(session_id, document, round, narrow=document.run.config.task_scope == "narrow")
         self.drafts_checked = []
         result = run_executor(
-            self.engine("executor"), payload, self._steps(session_id, round), run_call, max_steps=self.max_steps
+            self.engine("executor"), payload, self._steps(session_id, round), run_calls, max_steps=self.max_steps
         )
         checked = {"drafts_checked": self.drafts_checked} if self.drafts_checked else None
         self._store_stage(session_id, "execute", round, result, extra=checked)
@@ -482,38 +483,53 @@ class Pipeline:
             }
         )
 
-    def _tool_runner(self, session_id: str, document: SessionDocument, round: int, *, narrow: bool):
-        from evcli.tools.guards import ToolRefused
-        from evcli.tools.runner import SessionView, run_tool, stored_guards
+    def _tool_runner(
+        self, session_id: str, document: SessionDocument, round: int, *, narrow: bool
+    ) -> Callable[[list[ToolCall]], list[Turn]]:
+        """The calls of one Executor reply → their turns, in the order asked: evidence calls run side by side
+        (evcli.tools.batch), each recorded in ask order; a check_claims call sees every call asked before it."""
+        from evcli.tools.batch import CallBatch, Settled
+        from evcli.tools.runner import stored_guards
         from evcli.tools.view import model_view
 
-        invocations = list(document.invocations)
+        invocations = list(document.invocations)  # the session's, then every call recorded: what the guards read
         tools = self.tools()
 
-        def run_call(call: ToolCall) -> Turn:
-            if call.name == CHECK_CLAIMS:
-                view = check_drafts(document, invocations, call.arguments, self.rules)
-                self.drafts_checked.append(view)
-                self.progress(f"  {CHECK_CLAIMS} → {view.splitlines()[0]}")
-                return Turn(call=call, view=view)
-            try:
-                invocation = run_tool(
-                    call.name, call.arguments, tools, SessionView(invocations=invocations, narrow=narrow)
-                )
-                stored = self.store.record_invocation(
-                    session_id,
-                    invocation.model_copy(update={"round": round}),
-                    check=stored_guards(invocation, tools.settings),
-                )
-            except (ToolRefused, BadInput) as exc:
-                self.progress(f"  tool {call.name} refused: {exc.message}")
-                return Turn(call=call, view=f'<refused tool="{call.name}">{exc.message}</refused>')
-            invocations.append(stored)
+        def record(invocation: ToolInvocation) -> ToolInvocation:
+            in_round = invocation.model_copy(update={"round": round})
+            return self.store.record_invocation(session_id, in_round, check=stored_guards(invocation, tools.settings))
+
+        def check_claims(call: ToolCall) -> Turn:
+            view = check_drafts(document, invocations, call.arguments, self.rules)
+            self.drafts_checked.append(view)
+            self.progress(f"  {CHECK_CLAIMS} → {view.splitlines()[0]}")
+            return Turn(call=call, view=view)
+
+        def turn(call: ToolCall, settled: Settled) -> Turn:
+            stored = settled.invocation
+            if stored is None:
+                self.progress(f"  tool {call.name} refused: {settled.refusal}")
+                return Turn(call=call, view=f'<refused tool="{call.name}">{settled.refusal}</refused>')
             status = stored.retrieval_details.evidence_status if stored.retrieval_details else "?"
             self.progress(f"  #{stored.invocation_id} {call.name} → {status} ({stored.duration_ms:.0f} ms)")
             return Turn(call=call, view=model_view(stored), invocation=stored)
 
-        return run_call
+        def run_calls(calls: list[ToolCall]) -> list[Turn]:
+            turns: list[Turn] = []
+            asked: list[ToolCall] = []
+            with CallBatch(tools, invocations, record, narrow=narrow) as batch:
+                for call in calls:
+                    if call.name == CHECK_CLAIMS:  # the Gatekeeper on the drafts sees every call asked before it
+                        turns += map(turn, asked, batch.settle())
+                        asked.clear()
+                        turns.append(check_claims(call))
+                    else:
+                        batch.ask(call.name, call.arguments)
+                        asked.append(call)
+                turns += map(turn, asked, batch.settle())
+            return turns
+
+        return run_calls
 
     def _store_stage(
         self,

@@ -96,6 +96,7 @@ def call_engine(
         duration_ms=_ms(started),
         prompt_tokens=reply.usage.prompt_tokens,
         completion_tokens=reply.usage.completion_tokens,
+        cached_tokens=reply.usage.cached_tokens,
     )
     if reply.tool_calls or read is None:
         calls = [{"tool": c.name, "arguments": c.arguments} for c in reply.tool_calls]

@@ -72,8 +72,9 @@ class RoleRequest:
 
 @dataclass(frozen=True)
 class Usage:
-    prompt_tokens: int = 0
+    prompt_tokens: int = 0  # every input token, those read from the provider's prompt cache included
     completion_tokens: int = 0
+    cached_tokens: int | None = None  # of prompt_tokens, read from the prompt cache; None: not reported
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,9 @@ Tool results reach the model only as the invocation id plus its evidence refs
 failure is returned as such, an unparseable final document gets the one repair
 request every role gets, and the run goes on as low confidence. A model that
 answers without ever calling a tool gathered no evidence: the stage result notes
-`NO_TOOL_CALL` and the document's missing_info says so.
+`NO_TOOL_CALL` and the document's missing_info says so. The calls of one reply
+run side by side (`evcli.tools.batch`) and go back, in the order asked, as one
+assistant message with the reply's text.
 """
 
 from __future__ import annotations
@@ -79,10 +81,12 @@ def run_executor(
     engine: Engine,
     payload: dict[str, Any],
     steps: StepCounter,
-    run_call: Callable[[ToolCall], Turn],
+    run_calls: Callable[[list[ToolCall]], list[Turn]],
     *,
     max_steps: int,
 ) -> StageResult:
+    """`run_calls` runs the tool calls of one reply (side by side, `evcli.tools.batch`) and returns one turn
+    per call, in the order asked; they go back to the model as one assistant message with the reply's text."""
     prompt = load_prompt("executor")
     transcript: list[Turn] = []
     for step in range(1, max_steps + 1):
@@ -107,8 +111,8 @@ def run_executor(
                     INVALID_OUTPUT, raw_text=reply.text, error=f"still calling tools after {max_steps} steps"
                 )
             transcript.extend(
-                replace(run_call(call), reply=step, text=reply.text if index == 0 else "")
-                for index, call in enumerate(reply.tool_calls)
+                replace(turn, reply=step, text=reply.text if index == 0 else "")
+                for index, turn in enumerate(run_calls(reply.tool_calls))
             )
     raise AssertionError("unreachable: the last step always returns")
 

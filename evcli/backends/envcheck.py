@@ -25,12 +25,14 @@ from pydantic import BaseModel, Field, computed_field
 
 from evcli.backends.alerts import iso_utc
 from evcli.backends.base import BackendError
+from evcli.backends.envcheck_traces import TraceFileInfo, check_traces
 from evcli.backends.files import (
     LIMITS,
     Lines,
     RefusedFile,
     contained,
     file_kind,
+    non_blank_lines,
     open_binary,
     open_text,
     read_text,
@@ -58,6 +60,7 @@ from evcli.backends.snapshot_alerts import ALERT_SHAPES, ALERTS_FILE, alert_stat
 from evcli.backends.snapshot_config import ENV_FILE, EnvConfig, load_env_config
 from evcli.backends.snapshot_k8s import K8S_DIR, KubernetesInfo
 from evcli.backends.snapshot_metrics import MetricFileError, metric_number, read_metric_file
+from evcli.backends.snapshot_traces import TRACES_DIR
 from evcli.errors import BadInput
 from evcli.kb.frontmatter import split_front_matter
 from evcli.timerange import localize
@@ -70,9 +73,10 @@ FULL_PASS_BYTES = 16 << 20  # a log file up to this size is read whole; a larger
 SAMPLE_BLOCKS = 20  # blocks spread over a larger file ...
 SAMPLE_BLOCK_LINES = 1_000  # ... of this many lines each
 _EXAMPLE_CHARS = 300  # of an unrecognised line shown
-_CHUNK_BYTES = 1 << 20
 _TAIL_BYTES = 128 << 10  # the last sample block: the end of the file
-_LAYOUT = f"{ENV_FILE}, {ALERTS_FILE}, {LOGS_DIR}/, {METRICS_DIR}/, {RUNBOOKS_DIR}/, {K8S_DIR}/"
+_NO_EVIDENCE = f"no evidence: the snapshot has no {ALERTS_FILE}, logs, metrics, {K8S_DIR}/ or {TRACES_DIR}/"
+_FOLDERS = (LOGS_DIR, METRICS_DIR, RUNBOOKS_DIR, K8S_DIR, TRACES_DIR)
+_LAYOUT = f"{ENV_FILE}, {ALERTS_FILE}, {LOGS_DIR}/, {METRICS_DIR}/, {RUNBOOKS_DIR}/, {K8S_DIR}/, {TRACES_DIR}/"
 
 
 class Problem(BaseModel):
@@ -161,6 +165,7 @@ class EnvReport(BaseModel):
     metric_files: list[MetricFileInfo] = Field(default_factory=list)
     runbooks: list[RunbookInfo] = Field(default_factory=list)
     kubernetes: KubernetesInfo | None = None  # k8s/ (evcli.backends.snapshot_k8s)
+    trace_files: list[TraceFileInfo] = Field(default_factory=list)  # traces/ (evcli.backends.envcheck_traces)
     ignored: list[IgnoredFile] = Field(default_factory=list)
     problems: list[Problem] = Field(default_factory=list)
 
@@ -194,6 +199,7 @@ class _Check:
         self.directory = directory
         self.problems: list[Problem] = []
         self.ignored: list[IgnoredFile] = []
+        self.trace_files: list[TraceFileInfo] = []  # traces/, read after the other files
         try:
             config = load_env_config(directory / ENV_FILE)
         except BackendError as error:
@@ -227,8 +233,9 @@ class _Check:
         log_files = self._log_files(now)
         metric_files = self._metric_files()
         runbooks, kubernetes = self._runbooks(), self.backend.kubernetes.check(self.problem, self.ignore)
-        if alerts is None and not log_files and not metric_files and kubernetes is None:
-            self.problem("error", ".", f"no evidence: the snapshot has no {ALERTS_FILE}, logs, metrics or {K8S_DIR}/")
+        self.trace_files = check_traces(self.backend, self.problem, self._entries)
+        if alerts is None and not log_files and not metric_files and kubernetes is None and not self.trace_files:
+            self.problem("error", ".", _NO_EVIDENCE)
         return EnvReport(
             directory=str(self.directory),
             name=self.config.name or self.directory.name,
@@ -239,6 +246,7 @@ class _Check:
             metric_files=metric_files,
             runbooks=runbooks,
             kubernetes=kubernetes,
+            trace_files=self.trace_files,
             ignored=self.ignored,
             problems=self.problems,
         )
@@ -247,13 +255,13 @@ class _Check:
 
     def _scan_top_level(self) -> None:
         for path in sorted(self.directory.iterdir()):
-            if path.name in (ENV_FILE, ALERTS_FILE, LOGS_DIR, METRICS_DIR, RUNBOOKS_DIR, K8S_DIR) and path.is_symlink():
+            if path.name in (ENV_FILE, ALERTS_FILE, *_FOLDERS) and path.is_symlink():
                 try:
                     contained(path, self.directory)
                 except RefusedFile as error:
                     self.problem("error", path.name, str(error))
                     continue
-            if path.name in (LOGS_DIR, METRICS_DIR, RUNBOOKS_DIR, K8S_DIR):
+            if path.name in _FOLDERS:
                 if not path.is_dir():
                     self.problem("error", path.name, "must be a directory")
             elif path.name in (ENV_FILE, ALERTS_FILE):
@@ -311,6 +319,7 @@ class _Check:
             ("logs", [info.service for info in log_files]),
             ("metrics", [info.service for info in metric_files]),
             ("alerts", [info.service for info in alerts.alerts] if alerts else []),
+            ("traces", [name for info in self.trace_files for name in info.services]),
         ):
             for name in names:
                 if name and source not in sources.setdefault(name, []):
@@ -613,7 +622,7 @@ class _LogScan:
         start = max(size - _TAIL_BYTES, read_to)
         scan.tally(_block(handle, start, numbered=False, skip_partial=start > read_to, lines=None))
         handle.seek(0)
-        scan.lines = _non_blank_lines(handle)
+        scan.lines = non_blank_lines(handle)
         scan.sampled = scan.read < scan.lines  # the blocks may have covered the whole file
         return scan
 
@@ -672,20 +681,6 @@ def _decoded(handle: BinaryIO) -> Iterator[str]:
     """Lines of a binary handle as text, each cut at the line limit."""
     while raw := handle.readline(LIMITS.max_line_chars):
         yield raw.decode("utf-8", errors="replace")
-
-
-def _non_blank_lines(handle: BinaryIO) -> int:
-    """Lines of the file with something besides white space, counted chunk by chunk."""
-    count, carry_blank = 0, True  # carry_blank: the line begun in the previous chunk is blank so far
-    while chunk := handle.read(_CHUNK_BYTES):
-        parts = chunk.split(b"\n")
-        for index, part in enumerate(parts):
-            blank = (carry_blank if index == 0 else True) and not part.strip()
-            if index < len(parts) - 1:
-                count += not blank
-            else:
-                carry_blank = blank
-    return count + (not carry_blank)
 
 
 def _json_object(line: str) -> bool:

@@ -302,3 +302,17 @@ class _Walker:
             self.found.files.append(path)
             self.total_bytes += status.st_size
         return None
+
+
+def non_blank_lines(handle: BinaryIO) -> int:
+    """Lines of the file with something besides white space, counted chunk by chunk."""
+    count, carry_blank = 0, True  # carry_blank: the line begun in the previous chunk is blank so far
+    while chunk := handle.read(_CHUNK):
+        parts = chunk.split(b"\n")
+        for index, part in enumerate(parts):
+            blank = (carry_blank if index == 0 else True) and not part.strip()
+            if index < len(parts) - 1:
+                count += not blank
+            else:
+                carry_blank = blank
+    return count + (not carry_blank)

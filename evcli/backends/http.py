@@ -14,7 +14,10 @@ Invariants:
     warned about (`evcli.userfiles.warn_if_exposed`);
   - connection errors and HTTP 429/502/503/504 are retried `retries` times with exponential backoff;
     a `Retry-After` answer is honoured up to MAX_RETRY_AFTER seconds. Timeouts are not retried
-    (the user already waited `timeout`), nor is any other status.
+    (the user already waited `timeout`), nor is any other status;
+  - a `Connection` may be used from several threads at once (the tool calls of one model reply):
+    its httpx client, which httpx documents as shareable between threads, is made once under a
+    lock, and a request keeps its state (headers, credentials, attempts) in its own frame.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import email.utils
 import hashlib
 import json
 import os
+import threading
 import time
 import urllib.parse
 from dataclasses import dataclass, field
@@ -170,6 +174,7 @@ class Connection:
         self.verify = verify
         self.retries = retries
         self._client: httpx.Client | None = None
+        self._client_lock = threading.Lock()
 
     @classmethod
     def from_spec(cls, spec: BackendSpec) -> Connection:
@@ -183,18 +188,21 @@ class Connection:
         )
 
     def client(self) -> httpx.Client:
-        """The kept httpx client (headers and auth are added per request, not stored in it)."""
-        if self._client is None:
-            verify = self.verify
-            if isinstance(verify, str):
-                verify = _ssl_context(verify)
-            self._client = httpx.Client(timeout=self.timeout, verify=verify)
-        return self._client
+        """The kept httpx client (headers and auth are added per request, not stored in it), made on first use
+        by one thread: callers at once share one connection pool."""
+        with self._client_lock:
+            if self._client is None:
+                verify = self.verify
+                if isinstance(verify, str):
+                    verify = _ssl_context(verify)
+                self._client = httpx.Client(timeout=self.timeout, verify=verify)
+            return self._client
 
     def close(self) -> None:
-        if self._client is not None:
-            self._client.close()
-            self._client = None
+        with self._client_lock:
+            if self._client is not None:
+                self._client.close()
+                self._client = None
 
     def probe(self, path: str) -> None:
         """Whether the server answers at all: any transport failure or HTTP status of 400 and more

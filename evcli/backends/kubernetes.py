@@ -13,12 +13,18 @@ sent. The reads made are the lists of `LISTS`, a pod's log and the server's vers
 Objects are fetched as the API's JSON (`_preload_content=False`: no client models), so they reach
 evcli.backends.k8s_objects in the shape a snapshot's `kubectl get -o json` has. The client is
 imported when the backend first talks to the cluster (`pip install 'evcli[k8s]'`).
+
+Threads: one API client serves every thread (the tool calls of one model reply): it is made once,
+under a lock; its urllib3 pool manager is thread-safe and the generated client keeps no per-request
+state on itself (each read builds its API class and returns the response it got). A token the
+kubeconfig refreshes may be refreshed by two threads at once; both set a valid one.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import threading
 import urllib.parse
 from typing import TYPE_CHECKING, Any
 
@@ -65,6 +71,7 @@ class KubernetesBackend:
     def __init__(self, spec: BackendSpec) -> None:
         self.spec = spec
         self._api: Any = None
+        self._api_lock = threading.Lock()
 
     @property
     def source(self) -> str:
@@ -72,10 +79,11 @@ class KubernetesBackend:
         return self.spec.url
 
     def api(self) -> Any:
-        """The read-only API client, configured on first use."""
-        if self._api is None:
-            self._api = _read_only_client(self._configuration())
-        return self._api
+        """The read-only API client, configured on first use (by one thread: callers at once share it)."""
+        with self._api_lock:
+            if self._api is None:
+                self._api = _read_only_client(self._configuration())
+            return self._api
 
     def _configuration(self) -> Any:
         try:

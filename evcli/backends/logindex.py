@@ -14,7 +14,11 @@ Invariants:
     a stat record (real path, inode, size, mtime_ns -> sha256) spares re-hashing an unchanged file;
   - an index is built into a private temporary file and renamed into place when complete, so a
     reader never sees half an index and two processes building the same one both end with a
-    whole one (the later rename replaces an identical file);
+    whole one (the later rename replaces an identical file); within a process one thread builds a
+    given index file at a time, and the others asking for it (the tool calls of one model reply)
+    wait for it, checking their deadline, and read it;
+  - queries open a connection of their own (`connect`), so threads share none; the template memos
+    of `mask` are filled and read one dict operation at a time (a race only computes a template twice);
   - every non-blank line is one row: `lineno` (1-based line of the file), `ts` (UTC epoch seconds,
     a line without its own timestamp takes the previous event's: continuation lines such as stack
     traces, and lines no format reads), `level` (index into LEVELS, NULL when the line has none),
@@ -45,6 +49,7 @@ import os
 import re
 import sqlite3
 import tempfile
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -60,6 +65,7 @@ from evcli.tools.redaction import ENV_EXTRA_PATTERNS, Redactor
 SCHEMA = 11  # part of every index file's name: a new schema builds new files
 INDEX_DIR = "logindex"
 _PROGRESS_OPS = 20_000  # SQLite VM steps between deadline checks
+_BUILD_WAIT_S = 0.05  # how often a thread waiting for another's build of the same index checks its deadline
 _INSTANCE_KEYS = ("instance", "pod", "host", "node", "thread")
 _LEADING_INSTANCE = re.compile(r"\[([^\]\s]+)\]\s*")
 _INSTANCE_FIELD = re.compile(r"\binstance=\"?([^\s\",]+)")
@@ -278,14 +284,33 @@ def open_index(path: Path, root: Path, context: ParseContext, home: Path | None 
 def _built(path: Path, root: Path, context: ParseContext, db: Path, digest: str) -> tuple[Any, ...]:
     """The build record of the index file `db`, built first when there is none."""
     if not db.exists():
-        from evcli.backends.logbuild import build_index  # only when no index exists yet
+        with _building(db):
+            if not db.exists():  # not built meanwhile by the thread this one waited for
+                from evcli.backends.logbuild import build_index  # only when no index exists yet
 
-        build_index(path, root, context, db, digest)
+                build_index(path, root, context, db, digest)
     with connect(db) as conn:
         build = conn.execute("SELECT id, format, lines, first, last, cut FROM build").fetchone()
     if build is None:
         raise sqlite3.DatabaseError("no build record")
     return tuple(build)
+
+
+_BUILDS: dict[Path, threading.Lock] = {}  # index file -> the lock of its build in this process
+_BUILDS_LOCK = threading.Lock()
+
+
+@contextmanager
+def _building(db: Path) -> Iterator[None]:
+    """Hold the build of index file `db` in this process; waiting for it checks the call's deadline."""
+    with _BUILDS_LOCK:
+        lock = _BUILDS.setdefault(db, threading.Lock())
+    while not lock.acquire(timeout=_BUILD_WAIT_S):
+        check_deadline()
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 def _digest(path: Path, root: Path, home: Path) -> str:

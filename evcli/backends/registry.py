@@ -49,6 +49,7 @@ class Capability(StrEnum):
     KNOWLEDGE = "knowledge"
     CHANGES = "changes"  # incident against baseline over every series and log (a snapshot: find_changes)
     KUBERNETES = "kubernetes"  # pods, events, rollouts, nodes, Services, pod logs (query_kubernetes)
+    TRACES = "traces"  # spans, their stats and call edges (query_traces)
 
 
 @dataclass(frozen=True)

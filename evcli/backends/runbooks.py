@@ -8,11 +8,16 @@ whole merged by score (L0 hints first). No directory at all (live backends witho
 `BackendError` "no runbooks configured", as is a directory with nothing to index: nothing to search
 is not "found nothing". Blocks are returned as dicts without the index's `directory` field (where
 the index found them is not evidence).
+
+Threads: the knowledge index is one SQLite connection, and every search may re-index its directories
+in a write transaction on it, so calls from several threads at once (the tool calls of one model
+reply) are serialised by a lock per backend; a search takes milliseconds.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,6 +39,7 @@ class RunbooksBackend:
     def __init__(self, directories: Path | list[Path], index_path: Path | None = None) -> None:
         self.directories = [directories] if isinstance(directories, Path) else list(directories)
         self.index_path = index_path
+        self._lock = threading.Lock()  # one caller at a time on the index's connection (see the module)
 
     @cached_property
     def index(self) -> KnowledgeIndex:
@@ -52,19 +58,21 @@ class RunbooksBackend:
         return self.index
 
     def search(self, query: str, *, limit: int, alertname: str | None, service: str | None) -> list[dict[str, Any]]:
-        index = self._indexed()
-        found: list[EvidenceBlock] = [
-            block
-            for directory in self.directories
-            for block in index.search(query, limit=limit, alertname=alertname, service=service, directory=directory)
-        ]
+        with self._lock:
+            index = self._indexed()
+            found: list[EvidenceBlock] = [
+                block
+                for directory in self.directories
+                for block in index.search(query, limit=limit, alertname=alertname, service=service, directory=directory)
+            ]
         if len(self.directories) > 1:
             found.sort(key=lambda block: (block.layer != "L0", -block.score))
         return [block.model_dump(exclude={"directory"}) for block in found[:limit]]
 
     def skills(self) -> list[dict[str, Any]]:
-        index = self._indexed()
-        return [skill.as_dict() for directory in self.directories for skill in index.skills(directory)]
+        with self._lock:
+            index = self._indexed()
+            return [skill.as_dict() for directory in self.directories for skill in index.skills(directory)]
 
 
 def build(spec: BackendSpec) -> RunbooksBackend:

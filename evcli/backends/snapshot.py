@@ -7,6 +7,7 @@ DIR/logs/NAME.log     raw lines; NAME.jsonl one JSON object a line
 DIR/metrics/NAME.csv  timestamp column, then one column per metric (`cpu_usage[%]`)
 DIR/runbooks/**/*.md  knowledge documents (indexed by evcli.kb, not read here)
 DIR/k8s/              kubectl get -o json, describe and logs output (evcli.backends.snapshot_k8s)
+DIR/traces/           OTLP, Jaeger, Zipkin or CSV span files (evcli.backends.snapshot_traces)
 ```
 
 The snapshot has its own clock (`now`): env.toml's `now`, else the newest
@@ -74,6 +75,7 @@ from evcli.timerange import TimeRange
 
 if TYPE_CHECKING:
     from evcli.backends.snapshot_k8s import SnapshotKubernetes
+    from evcli.backends.snapshot_traces import SnapshotTraces
 
 # Metric files together this large are read through their cached arrays (evcli.backends.metric_arrays, which
 # loads NumPy, ~0.1 s) when only their times are needed; smaller ones are read as text, which costs less.
@@ -142,6 +144,13 @@ class SnapshotBackend:
         return SnapshotKubernetes(self.directory)
 
     @cached_property
+    def traces(self) -> SnapshotTraces:
+        """The traces/ directory: span files (evcli.backends.snapshot_traces)."""
+        from evcli.backends.snapshot_traces import SnapshotTraces
+
+        return SnapshotTraces(self.directory, self.service_named, self.config.timezone)
+
+    @cached_property
     def name(self) -> str:
         try:
             return self.config.name or self.directory.name
@@ -159,7 +168,11 @@ class SnapshotBackend:
     def service_of_file(self, path: Path) -> str:
         """The service a file belongs to: the name or alias it is named by, else the Deployment of a
         Kubernetes pod name (`checkout-7c9f6d8b5-x2k4q` → checkout), else its own name."""
-        return self._alias_target(path.stem) or pod_service(path.stem) or path.stem
+        return self.service_named(path.stem)
+
+    def service_named(self, name: str) -> str:
+        """The service a name in the data denotes: a name or alias, else a pod's Deployment, else itself."""
+        return self._alias_target(name) or pod_service(name) or name
 
     def instance_of_file(self, path: Path) -> str | None:
         """The pod a file is named after (None when it is named after its service)."""
@@ -177,7 +190,8 @@ class SnapshotBackend:
     def capabilities(self) -> list[str]:
         """What the directory holds (Capability values): alerts (alerts.json), metrics (metrics/ files),
         logs (logs/ files); knowledge is always listed (the runbooks backend says what it finds);
-        changes (find_changes: metrics or logs to compare with a baseline), kubernetes (a k8s/ directory)."""
+        changes (find_changes: metrics or logs to compare with a baseline), kubernetes (a k8s/ directory),
+        traces (traces/ span files)."""
         metrics, logs = bool(self.files(METRICS_DIR, (METRIC_SUFFIX,))), bool(self.files(LOGS_DIR, LOG_SUFFIXES))
         held = {
             "alerts": (self.directory / ALERTS_FILE).exists(),
@@ -186,6 +200,7 @@ class SnapshotBackend:
             "knowledge": True,
             "changes": metrics or logs,
             "kubernetes": self.kubernetes.present,
+            "traces": self.traces.present,
         }
         return [name for name, present in held.items() if present]
 
@@ -318,6 +333,8 @@ class SnapshotBackend:
                 spans.append(kube)
         except BackendError as error:
             errors.append(str(error))
+        if (traced := self.traces.span()) is not None:  # traces/: span starts and ends
+            spans.append(traced)
         paths = self.files(METRICS_DIR, (METRIC_SUFFIX,))
         cached = sum(path.stat().st_size for path in paths if path.is_file()) >= CACHED_METRICS_BYTES
         for path in paths:

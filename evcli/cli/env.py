@@ -40,6 +40,7 @@ def check_command(
 
 def _render(data: dict) -> None:
     """The report as text: one block per kind of file, one line per file, then every problem."""
+    from evcli.backends.envcheck_traces import trace_file_line
     from evcli.console import safe
 
     clock = data["clock"]
@@ -60,6 +61,8 @@ def _render(data: dict) -> None:
         _say(f"{safe(runbook['path'])}: runbook {safe(runbook['title'] or '(no title)')}")
     if kubernetes := data.get("kubernetes"):
         _say(f"{safe(kubernetes['path'])}: {_kubernetes_line(kubernetes)}")
+    for traces in data.get("trace_files", []):
+        _say(f"{safe(traces['path'])}: {safe(trace_file_line(traces))}")
     problems = data["problems"]
     for problem in problems:
         colour = "red" if problem["severity"] == "error" else "yellow"

@@ -133,11 +133,18 @@ def _tree(document):
         node = root.add(f"composer · {safe(str(compose.output.get('answer_summary', '')))}")
         node.add(safe(str(compose.output.get("user_facing_answer", ""))))
     if document.steps:
-        steps = root.add(f"agent steps ({len(document.steps)})")
+        prompt_tokens = sum(step.prompt_tokens for step in document.steps)
+        reported = [step.cached_tokens for step in document.steps if step.cached_tokens is not None]
+        steps = root.add(
+            f"agent steps ({len(document.steps)}) · tokens {prompt_tokens}+"
+            f"{sum(step.completion_tokens for step in document.steps)}"
+            + (_cached_share(sum(reported), prompt_tokens) if reported else "")
+        )
         for step in document.steps:
             node = steps.add(
                 f"{safe(step.agent)} r{step.round}.{step.step_index} · {safe(step.model or '-')} · {safe(step.status)} · "
                 f"{step.duration_ms:.0f} ms · tokens {step.prompt_tokens}+{step.completion_tokens}"
+                + (_cached_share(step.cached_tokens, step.prompt_tokens) if step.cached_tokens is not None else "")
             )
             if step.error:  # a failed or unusable call: what went wrong, and what the model said (masked when stored)
                 node.add(f"[red]error[/]: {safe(step.error)}")
@@ -149,3 +156,17 @@ def _tree(document):
 def _shortened(text: str, limit: int = 600) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[:limit] + "…"
+
+
+def _cached_share(cached: int, prompt: int) -> str:
+    """` · cached 7.2k/9.1k (79%)`: prompt tokens the provider read from its prompt cache, of all prompt tokens."""
+    share = f" ({cached / prompt:.0%})" if prompt else ""
+    return f" · cached {_token_count(cached)}/{_token_count(prompt)}{share}"
+
+
+def _token_count(count: int) -> str:
+    """950 → 950, 9100 → 9.1k, 1250000 → 1.2M."""
+    for size, suffix in ((1_000_000, "M"), (1_000, "k")):
+        if count >= size:
+            return f"{count / size:.1f}{suffix}"
+    return str(count)

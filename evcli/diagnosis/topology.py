@@ -1,5 +1,5 @@
 """Who calls whom, as far as the snapshot tells (pure): env.toml `[topology]`, the peers that
-log lines name, and Kubernetes Services.
+log lines name, Kubernetes Services, and the call edges of traces.
 
 A caller's line at WARN or above that names another known service (its name or an alias, as a
 whole word: `http://payment:8080/pay`, `upstream=payment-svc`) is a call from it to that service.
@@ -56,6 +56,16 @@ def logged_peers(templates: Iterable[TemplateCounts], names: Mapping[str, str]) 
             if target and target != counts.service:
                 found.setdefault(counts.service, {})[target] = None
     return {service: tuple(targets) for service, targets in found.items()}
+
+
+def traced_calls(pairs: Iterable[tuple[str, str]]) -> dict[str, tuple[str, ...]]:
+    """Calls seen in traces: caller → the services of the spans its spans are the parent of
+    (evcli.backends.trace_graph: an edge only where the parent span was read; never an orphan's)."""
+    found: dict[str, dict[str, None]] = {}
+    for caller, callee in pairs:
+        if caller != callee:
+            found.setdefault(caller, {})[callee] = None
+    return {caller: tuple(callees) for caller, callees in found.items()}
 
 
 def merged(*tables: Mapping[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:

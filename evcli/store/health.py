@@ -31,6 +31,7 @@ SCHEMA_MIGRATIONS = (
     "m003_run_owner",
     "m004_newest_first_index",
     "m005_alert_queue",
+    "m006_step_cached_tokens",
 )
 SCHEMA_VERSION = len(SCHEMA_MIGRATIONS)
 RECHECK_AFTER_S = 6 * 3600  # a page damaged without a write (a failing disk) is found within this long

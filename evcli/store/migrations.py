@@ -157,3 +157,10 @@ def m005_alert_queue(db: Database) -> None:
     db.table("alert_queue").create_index(["state", "id"])
     db.table("alert_queue").create_index(["fingerprint", "group_key", "id"])
     db.table("alert_queue").create_index(["session_id"])
+
+
+@migrations()
+def m006_step_cached_tokens(db: Database) -> None:
+    # Prompt tokens a provider read from its prompt cache, per agent step; NULL: not reported (and every
+    # step stored before this migration).
+    db.table("agent_step").add_column("cached_tokens", int)

@@ -1,9 +1,11 @@
 """Choosing where evidence comes from: a snapshot directory or live backends, the backend serving
 knowledge (found by capability, see EnvironmentSpec.knowledge_backend), and the tool settings
-(the per-call timeout can be set with $EVCLI_TOOL_TIMEOUT_S)."""
+(the per-call timeout can be set with $EVCLI_TOOL_TIMEOUT_S). The knowledge backend is built once, by
+the first of the threads asking for it (the tool calls of one model reply run side by side)."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -29,12 +31,14 @@ def build_environment(
         raise TypeError("pass either a spec or the options that describe one")
     backend = spec.evidence_backend()
     built: list[Any] = []
+    building = threading.Lock()
 
     def knowledge() -> Any:
         """The backend serving the knowledge capability, built once per environment on first use."""
-        if not built:
-            built.append(spec.knowledge_backend(kb_path))  # kb_path None: kb.db next to the trace store
-        return built[0]
+        with building:
+            if not built:
+                built.append(spec.knowledge_backend(kb_path))  # kb_path None: kb.db next to the trace store
+            return built[0]
 
     return ToolEnvironment(
         backend=backend,

@@ -180,7 +180,8 @@ def fetch(params: FindChangesParams, env: ToolEnvironment, session: SessionView)
         notes.append(f"topology names no known service: {', '.join(unknown_names)}")
     logged = topology.logged_peers(templates, names)
     routed = topology.service_calls(texts, addresses)
-    callees = topology.merged(declared, logged, routed)
+    traced = topology.traced_calls(backend.traces.call_pairs())  # traces/: a span's parent span's service calls it
+    callees = topology.merged(declared, logged, routed, traced)
     if asked and declared.get(asked):  # a named service with declared callees: it and what it depends on
         focus = ranking.reachable(asked, callees)
         found = [change for change in found if change.service in focus]
@@ -189,6 +190,7 @@ def fetch(params: FindChangesParams, env: ToolEnvironment, session: SessionView)
     ranked_by += ["topology from env.toml"] if declared else []
     ranked_by += ["peers named in log lines"] if logged else []
     ranked_by += ["Kubernetes Services and their selectors"] if routed else []
+    ranked_by += ["call edges from traces"] if traced else []
     items = [finder.as_item(change, zone, _time) for change in found[: params.limit]]
     index_of = {id(change): position for position, change in enumerate(found[: params.limit])}
     suspect_items = [

@@ -1,7 +1,9 @@
 """Guards on tool calls within one session (seeds: tool boundary, narrow scope).
 
 Each guard raises `ToolRefused` with a message a model can act on; refused
-calls never reach a backend.
+calls never reach a backend. The cap and the repeat guard read only the calls made
+(tool and parameters); the narrow-task guard also reads what an earlier call found,
+so `may_refuse_as_wider` tells whether a call has to wait for an earlier one's result.
 """
 
 from __future__ import annotations
@@ -61,6 +63,12 @@ def _wider(spec: ToolSpec, old: dict[str, Any], new: dict[str, Any]) -> str | No
     if not _span(old, clock).contains(_span(new, clock)):
         return f"it widens the time range ({_range_words(old)} → {_range_words(new)})"
     return spec.wider(old, new)
+
+
+def may_refuse_as_wider(spec: ToolSpec, earlier: dict[str, Any], params: dict[str, Any]) -> bool:
+    """Whether `check_narrow_widening` would refuse `params` once the earlier call with `earlier` found
+    nothing: it was a precise query and this one is wider. Until its result is known, it may."""
+    return spec.precise(earlier) and _wider(spec, earlier, params) is not None
 
 
 def check_narrow_widening(spec: ToolSpec, params: dict[str, Any], previous: list[ToolInvocation]) -> None:

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from evcli.tools.params import ToolParams
 
 # The shipped tools, in the order they are offered and listed; each module registers its spec on import.
-BUILTINS = ("query_metrics", "query_logs", "lookup_knowledge", "find_changes", "query_kubernetes")
+BUILTINS = ("query_metrics", "query_logs", "lookup_knowledge", "find_changes", "query_kubernetes", "query_traces")
 
 # (params, environment, session) -> outcome; each tool types the first argument as its own params model.
 Fetch = Callable[..., "Outcome"]

@@ -10,6 +10,10 @@ A call's timeout is real: the fetch runs under a deadline that every snapshot
 read checks (`evcli.backends.files`), so at the timeout the work stops, the
 invocation is recorded failed ("timed out after 15s"), and the worker is a
 daemon thread, so even a backend that never checks cannot keep the process alive.
+
+A call is admitted (`admit`: parameters validated, the guards passed) and then run
+(`run_admitted`), so the calls of one model reply can be admitted in the order asked
+and run side by side (`evcli.tools.batch`); `run_tool` is the two in a row.
 """
 
 from __future__ import annotations
@@ -30,11 +34,12 @@ from evcli.contracts import RetrievalDetails, ToolInvocation
 from evcli.errors import BadInput
 from evcli.tools import guards, refs, registry
 from evcli.tools.fetch import Outcome, cap_text
-from evcli.tools.params import validate_params
+from evcli.tools.params import ToolParams, validate_params
 from evcli.tools.redaction import Redactor
 
 TIMEOUT_ENV = "EVCLI_TOOL_TIMEOUT_S"
 _STOP_GRACE_S = 1.0  # how long a timed-out worker gets to reach its next deadline check
+_STOP_POLL_S = 0.05  # how soon a call run beside others notices that its batch was abandoned
 
 
 @dataclass(frozen=True)
@@ -69,18 +74,55 @@ class ToolEnvironment:
     settings: ToolSettings = field(default_factory=ToolSettings)
 
 
-@dataclass(frozen=True)
-class SessionView:
-    """What the guards need to know of the session the call belongs to."""
+class HistoryPending(Exception):
+    """A call run beside earlier calls of its reply read the session's history before those were recorded:
+    what it found could depend on them, so it is run again at its turn (`evcli.tools.batch`)."""
 
-    invocations: list[ToolInvocation] = field(default_factory=list)
-    narrow: bool = False
+
+class SessionView:
+    """What the guards and a tool's fetch know of the session the call belongs to.
+
+    `settled=False` marks a call started before the calls asked ahead of it in the same model reply
+    were recorded: reading `invocations` then raises `HistoryPending` instead of answering from a
+    history that lacks them (lookup_knowledge leaves out blocks an earlier call returned)."""
+
+    def __init__(
+        self, invocations: list[ToolInvocation] | None = None, narrow: bool = False, *, settled: bool = True
+    ) -> None:
+        self._invocations = invocations if invocations is not None else []
+        self.narrow = narrow
+        self.settled = settled
+
+    @property
+    def invocations(self) -> list[ToolInvocation]:
+        if not self.settled:
+            raise HistoryPending("earlier calls of this reply are not recorded yet")
+        return self._invocations
+
+
+@dataclass(frozen=True)
+class AdmittedCall:
+    """A call whose parameters are valid and that the guards let through: what runs and is recorded."""
+
+    spec: registry.ToolSpec
+    params: ToolParams
+    input_params: dict[str, Any]  # validated and masked: what is recorded, compared and shown
+
+    @property
+    def tool_name(self) -> str:
+        return self.spec.name
 
 
 def run_tool(
     tool_name: str, raw_params: dict[str, Any], env: ToolEnvironment, session: SessionView | None = None
 ) -> ToolInvocation:
     session = session or SessionView()
+    return run_admitted(admit(tool_name, raw_params, env, session), env, session)
+
+
+def admit(tool_name: str, raw_params: dict[str, Any], env: ToolEnvironment, session: SessionView) -> AdmittedCall:
+    """The call, validated and passed by the guards on `session`; `BadInput` or `ToolRefused` otherwise
+    (nothing has run)."""
     spec = registry.get(tool_name)  # an unknown tool is a usage error before anything runs
     params = validate_params(tool_name, raw_params)
     input_params = env.redactor.mask(params.model_dump(exclude_none=True, exclude_defaults=False))
@@ -89,11 +131,19 @@ def run_tool(
     guards.check_repeat(tool_name, input_params, session.invocations)
     if session.narrow:
         guards.check_narrow_widening(spec, input_params, session.invocations)
+    return AdmittedCall(spec, params, input_params)
 
+
+def run_admitted(
+    call: AdmittedCall, env: ToolEnvironment, session: SessionView, stop: threading.Event | None = None
+) -> ToolInvocation:
+    """Fetch under the per-call timeout, then cap, mask and cite: the invocation to record (id 0).
+    `stop` set gives the call up at once (`CallAbandoned`): its batch was abandoned."""
+    spec, params, input_params, tool_name = call.spec, call.params, call.input_params, call.tool_name
     started = time.perf_counter()
     created_at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     try:
-        outcome = _with_timeout(lambda: spec.fetch(params, env, session), env.settings.timeout_s)
+        outcome = _with_timeout(lambda: spec.fetch(params, env, session), env.settings.timeout_s, stop)
     except (BackendError, TimeoutError) as exc:
         message = env.redactor.mask_text(str(exc) or type(exc).__name__)
         return ToolInvocation(
@@ -157,9 +207,14 @@ def stored_guards(invocation: ToolInvocation, settings: ToolSettings) -> Callabl
     return check
 
 
-def _with_timeout(call: Callable[[], Outcome], timeout_s: float) -> Outcome:
-    """`call()` in a daemon worker under a deadline; TimeoutError once it passes. The deadline is
-    cancelled whichever way this returns (a Ctrl-C too), so the worker stops at its next check."""
+class CallAbandoned(Exception):
+    """The batch a running call belonged to was given up (an interrupt, a failed call before it)."""
+
+
+def _with_timeout(call: Callable[[], Outcome], timeout_s: float, stop: threading.Event | None = None) -> Outcome:
+    """`call()` in a daemon worker under a deadline; TimeoutError once it passes, CallAbandoned once
+    `stop` is set. The deadline is cancelled whichever way this returns (a Ctrl-C too), so the worker
+    stops at its next check."""
     deadline = Deadline(timeout_s)
     done: dict[str, Any] = {}
 
@@ -173,9 +228,11 @@ def _with_timeout(call: Callable[[], Outcome], timeout_s: float) -> Outcome:
     worker = threading.Thread(target=work, name="evcli-tool", daemon=True)
     worker.start()
     try:
-        worker.join(timeout_s)
+        _join(worker, timeout_s, stop)
     finally:
         deadline.cancel()
+    if stop is not None and stop.is_set():
+        raise CallAbandoned()
     if worker.is_alive():
         worker.join(_STOP_GRACE_S)  # not left running beside the next call
         raise TimeoutError(f"timed out after {timeout_s:g}s")
@@ -185,3 +242,14 @@ def _with_timeout(call: Callable[[], Outcome], timeout_s: float) -> Outcome:
     if error is not None:
         raise error
     return done["outcome"]
+
+
+def _join(worker: threading.Thread, timeout_s: float, stop: threading.Event | None) -> None:
+    """Wait for `worker` up to `timeout_s`, and no longer than `stop` stays clear (checked every
+    _STOP_POLL_S: a pool thread that waits here must not keep an interrupted process alive)."""
+    if stop is None:
+        worker.join(timeout_s)
+        return
+    ends = time.monotonic() + timeout_s
+    while worker.is_alive() and not stop.is_set() and (left := ends - time.monotonic()) > 0:
+        worker.join(min(left, _STOP_POLL_S))

@@ -28,7 +28,7 @@ from tests.conftest import SAMPLES
 
 QUESTION = "why is payment-service slow"
 TIMEOUT_S = 60
-NEWER_SCHEMA = "this store was written by a newer evcli (schema 6); upgrade evcli"
+NEWER_SCHEMA = "this store was written by a newer evcli (schema 7); upgrade evcli"
 
 
 def _env(tmp_path: Path) -> dict[str, str]:
@@ -109,14 +109,14 @@ def _one_error_line(run: subprocess.CompletedProcess, code: int, *fragments: str
 
 
 def _from_a_newer_evcli(path: Path) -> None:
-    """What a later evcli's migration m006 could leave behind: a new table, a new column, its name recorded."""
+    """What a later evcli's migration m007 could leave behind: a new table, a new column, its name recorded."""
     conn = sqlite3.connect(path, isolation_level=None)
     try:
         conn.execute("CREATE TABLE run_label (session_id TEXT, label TEXT)")
         conn.execute("ALTER TABLE diagnosis_run ADD COLUMN priority TEXT NOT NULL DEFAULT 'p3'")
         conn.execute(
             "INSERT INTO _sqlite_migrations (migration_set, name, applied_at) "
-            "VALUES ('evcli', 'm006_run_labels', '2027-01-01 00:00:00')"
+            "VALUES ('evcli', 'm007_run_labels', '2027-01-01 00:00:00')"
         )
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:
@@ -264,7 +264,7 @@ def test_doctor_reports_the_store_integrity_and_schema(tmp_path):
     assert healthy.returncode == 0, healthy.stderr
     (store_row,) = [row for row in json.loads(healthy.stdout)["checks"] if row["check"] == "store"]
     assert store_row["status"] == "ok" and store_row["target"] == str(db_path)
-    assert "schema 5" in store_row["detail"] and "quick_check ok" in store_row["detail"]
+    assert "schema 6" in store_row["detail"] and "quick_check ok" in store_row["detail"]
 
     _damage_page(db_path, "tool_invocation")
     damaged = _run(tmp_path, "doctor", "--no-model-call", "--json", "--db", db_path)
@@ -279,7 +279,7 @@ def test_doctor_reports_the_store_integrity_and_schema(tmp_path):
     before = _digest(newer)
     refused = _run(tmp_path, "doctor", "--no-model-call", "--json", "--db", newer)
     (store_row,) = [row for row in json.loads(refused.stdout)["checks"] if row["check"] == "store"]
-    assert store_row["status"] == "fail" and "newer evcli (schema 6)" in store_row["detail"], store_row
+    assert store_row["status"] == "fail" and "newer evcli (schema 7)" in store_row["detail"], store_row
     assert _digest(newer) == before
 
 

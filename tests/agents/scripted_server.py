@@ -11,6 +11,13 @@ request body to a reply spec. A spec is a dict:
     {"raw": b"...", "status": 200}                       a body sent as these bytes (e.g. not UTF-8)
     {"usage": {"prompt_tokens": 7, "completion_tokens": 3}}   overrides the computed usage
 
+The same specs answer Anthropic's Messages API too (POST /v1/messages, where litellm sends an
+`anthropic/…` model given this server as its api_base): text and tool calls as content blocks, errors
+in Anthropic's format, and a "usage" override in Anthropic's names (`input_tokens`, `output_tokens`,
+`cache_read_input_tokens`, `cache_creation_input_tokens`). And Bedrock's Converse API (POST
+/model/ID/converse, for a `bedrock/…` model; litellm signs it with whatever AWS_* keys are set), with a
+"usage" override in its names (`inputTokens`, `outputTokens`, `cacheReadInputTokens`, `cacheWriteInputTokens`).
+
 The helpers `answer`, `calls` and `error` build them. Every request body is
 recorded in `requests`, and the time spent answering each (excluding scripted
 sleeps) in `handling_seconds`, so a test can subtract it from wall time. A
@@ -30,6 +37,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
+import re
 import socket
 import sys
 import threading
@@ -42,6 +50,8 @@ Spec = dict[str, Any]
 Script = list[Spec] | Callable[[dict[str, Any]], Spec]
 
 ROLES = ("planner", "executor", "verifier", "composer")
+ANTHROPIC_PATH = "/v1/messages"
+BEDROCK_CONVERSE_PATH = re.compile(r"/model/[^/]+/converse")
 
 
 def answer(content: str | dict[str, Any], **extra: Any) -> Spec:
@@ -60,6 +70,10 @@ def error(status: int, message: str = "scripted failure", **extra: Any) -> Spec:
 
 def role_of(body: dict[str, Any]) -> str | None:
     """Which evcli role a request is for, from the first line of its system prompt ("You are the Planner …")."""
+    if isinstance(body.get("system"), list):  # Anthropic's and Bedrock's APIs: the system prompt as blocks
+        text = "".join(block.get("text") or "" for block in body["system"])
+        first_line = text.splitlines()[0].lower() if text else ""
+        return next((role for role in ROLES if f"you are the {role}" in first_line), None)
     for message in body.get("messages") or []:
         if message.get("role") == "system":
             first_line = (message.get("content") or "").splitlines()[0].lower() if message.get("content") else ""
@@ -69,6 +83,11 @@ def role_of(body: dict[str, Any]) -> str | None:
 
 def tool_messages(body: dict[str, Any]) -> list[str]:
     return [m.get("content") or "" for m in body.get("messages") or [] if m.get("role") == "tool"]
+
+
+def _tool_input(arguments: dict[str, Any] | str) -> Any:
+    """A call's arguments as Anthropic's and Bedrock's APIs carry them: an object, not its JSON text."""
+    return json.loads(arguments) if isinstance(arguments, str) else arguments
 
 
 def _peer_closed(connection: socket.socket) -> bool:
@@ -140,7 +159,10 @@ class ScriptedServer:
                 started = time.perf_counter()
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length)
-                if self.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
+                anthropic = self.path.rstrip("/") == ANTHROPIC_PATH
+                converse = BEDROCK_CONVERSE_PATH.fullmatch(self.path) is not None
+                chat = self.path.rstrip("/") in ("/v1/chat/completions", "/chat/completions")
+                if not (anthropic or converse or chat):
                     self._send(404, json.dumps({"error": {"message": f"no route {self.path}", "type": "not_found"}}))
                     return
                 try:
@@ -160,7 +182,10 @@ class ScriptedServer:
                     if _peer_closed(self.connection):
                         with server._lock:
                             server.abandoned += 1
-                status, text = server._render(spec, body)
+                render = (
+                    server._render_anthropic if anthropic else server._render_converse if converse else server._render
+                )
+                status, text = render(spec, body)
                 with contextlib.suppress(OSError):  # the client gave up (timeout): nobody to answer
                     self._send(status, text)
                 with server._lock:
@@ -263,5 +288,68 @@ class ScriptedServer:
                 {"index": 0, "message": message, "finish_reason": "tool_calls" if spec.get("tool_calls") else "stop"}
             ],
             "usage": usage,
+        }
+        return status, json.dumps(response, ensure_ascii=False)
+
+    def _render_anthropic(self, spec: Spec, body: dict[str, Any]) -> tuple[int, str | bytes]:
+        """The spec as Anthropic's Messages API answers: a message of content blocks, or an error."""
+        if "raw" in spec:
+            return spec.get("status", 200), spec["raw"]
+        status = spec.get("status", 200)
+        if status >= 400:
+            kind = {400: "invalid_request_error", 401: "authentication_error", 429: "rate_limit_error"}
+            error = {"type": kind.get(status, "api_error"), "message": spec.get("error", "error")}
+            return status, json.dumps({"type": "error", "error": error})
+        content: list[dict[str, Any]] = [{"type": "text", "text": spec["content"]}] if spec.get("content") else []
+        for call in spec.get("tool_calls") or []:
+            content.append(
+                {
+                    "type": "tool_use",
+                    "id": call.get("id") or f"toolu_{next(self._ids)}",
+                    "name": call["name"],
+                    "input": _tool_input(call["arguments"]),
+                }
+            )
+        sent = json.dumps([body.get("system"), body.get("messages")], ensure_ascii=False)
+        usage = {
+            "input_tokens": len(sent) // 4,
+            "output_tokens": len(json.dumps(content)) // 4,
+            **spec.get("usage", {}),
+        }
+        response = {
+            "id": f"msg_scripted_{len(self.requests)}",
+            "type": "message",
+            "role": "assistant",
+            "model": body.get("model") or self.model,
+            "content": content,
+            "stop_reason": "tool_use" if spec.get("tool_calls") else "end_turn",
+            "stop_sequence": None,
+            "usage": usage,
+        }
+        return status, json.dumps(response, ensure_ascii=False)
+
+    def _render_converse(self, spec: Spec, body: dict[str, Any]) -> tuple[int, str | bytes]:
+        """The spec as Bedrock's Converse API answers: an output message of content blocks, or an error."""
+        if "raw" in spec:
+            return spec.get("status", 200), spec["raw"]
+        status = spec.get("status", 200)
+        if status >= 400:
+            return status, json.dumps({"message": spec.get("error", "error")})
+        content: list[dict[str, Any]] = [{"text": spec["content"]}] if spec.get("content") else []
+        for call in spec.get("tool_calls") or []:
+            tool_use = {
+                "toolUseId": call.get("id") or f"tooluse_{next(self._ids)}",
+                "name": call["name"],
+                "input": _tool_input(call["arguments"]),
+            }
+            content.append({"toolUse": tool_use})
+        sent = json.dumps([body.get("system"), body.get("messages")], ensure_ascii=False)
+        usage = {"inputTokens": len(sent) // 4, "outputTokens": len(json.dumps(content)) // 4, **spec.get("usage", {})}
+        usage["totalTokens"] = usage["inputTokens"] + usage["outputTokens"]
+        response = {
+            "output": {"message": {"role": "assistant", "content": content}},
+            "stopReason": "tool_use" if spec.get("tool_calls") else "end_turn",
+            "usage": usage,
+            "metrics": {"latencyMs": 1},
         }
         return status, json.dumps(response, ensure_ascii=False)

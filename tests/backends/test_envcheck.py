@@ -140,7 +140,10 @@ def test_broken_snapshot_reports_every_problem_with_its_file(tmp_path):
     assert {(item.path, item.reason) for item in report.ignored} == {
         ("logs/readme.txt", "not a .log or .jsonl file"),
         ("metrics/x.xlsx", "not a .csv file"),
-        ("notes.md", "not part of the snapshot layout (env.toml, alerts.json, logs/, metrics/, runbooks/, k8s/)"),
+        (
+            "notes.md",
+            "not part of the snapshot layout (env.toml, alerts.json, logs/, metrics/, runbooks/, k8s/, traces/)",
+        ),
     }
     for item in report.ignored:
         assert problems_of(report, item.path) == [("warning", f"ignored: {item.reason}")]
@@ -183,7 +186,9 @@ def test_empty_and_missing_snapshots(tmp_path):
         (empty / folder).mkdir()
     report = check_env(Path(empty))
     assert not report.ok
-    assert ("error", "no evidence: the snapshot has no alerts.json, logs, metrics or k8s/") in problems_of(report, ".")
+    assert ("error", "no evidence: the snapshot has no alerts.json, logs, metrics, k8s/ or traces/") in problems_of(
+        report, "."
+    )
     assert problems_of(report, "logs/") == [("warning", "contains no .log or .jsonl files")]
     assert problems_of(report, "metrics/") == [("warning", "contains no .csv files")]
     assert problems_of(report, "runbooks/") == [("warning", "contains no .md files")]

@@ -40,6 +40,7 @@ def test_blank_database_gets_every_table_wal_and_busy_timeout(db_path):
         "m003_run_owner",
         "m004_newest_first_index",
         "m005_alert_queue",
+        "m006_step_cached_tokens",
     ]
     plan = store.conn.execute(
         "EXPLAIN QUERY PLAN SELECT session_id FROM diagnosis_run ORDER BY created_at DESC, session_id DESC LIMIT 1"

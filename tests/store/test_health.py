@@ -29,9 +29,9 @@ def test_a_current_store_reports_its_schema_and_a_clean_check(db_path):
 
 def test_a_migration_this_evcli_does_not_know_is_a_newer_schema(db_path):
     TraceStore(db_path).close()
-    _record_migration(db_path, "m006_from_a_later_release")
+    _record_migration(db_path, "m007_from_a_later_release")
     assert health.inspect(db_path).newer is True
-    with pytest.raises(StoreError, match=r"written by a newer evcli \(schema 6\); upgrade evcli") as refused:
+    with pytest.raises(StoreError, match=r"written by a newer evcli \(schema 7\); upgrade evcli") as refused:
         TraceStore(db_path)
     assert str(db_path) in refused.value.message
     # Another migration set in the same table (another tool's) is not evcli's schema.

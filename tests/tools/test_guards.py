@@ -88,7 +88,7 @@ class Session:
         ("query_logs", {"service": "order-service", "grep": "x"}, "query_logs: grep: "),
         ("query_metrics", {"service": "payment-service", "window": "45x"}, "query_metrics: window: "),
         ("lookup_knowledge", {"query": "heap", "limit": 0}, "lookup_knowledge: limit: "),
-        ("query_traces", {"service": "order-service"}, "unknown tool 'query_traces'"),
+        ("query_profiles", {"service": "order-service"}, "unknown tool 'query_profiles'"),
     ],
 )
 def test_invalid_parameters_are_bad_input_and_never_reach_the_backend(tool, params, prefix):

@@ -167,10 +167,10 @@ def test_bad_parameters_name_tool_and_parameter(tool, params, prefix, reason):
 
 
 def test_unknown_tool_is_named_with_the_tools_there_are():
-    message = bad("query_traces", {"service": "s"})
+    message = bad("query_profiles", {"service": "s"})
     assert (
-        message
-        == "unknown tool 'query_traces'; tools: query_metrics, query_logs, lookup_knowledge, find_changes, query_kubernetes"
+        message == "unknown tool 'query_profiles'; tools: query_metrics, query_logs, lookup_knowledge, find_changes, "
+        "query_kubernetes, query_traces"
     )
 
 

@@ -172,7 +172,10 @@ def test_registered_tool_is_offered_to_a_model_and_runs_its_calls(query_events):
         invocation = run_tool(call.name, call.arguments, environment)
         return Turn(call=call, view=model_view(invocation), invocation=invocation)
 
-    result = run_executor(engine, {"question": "q"}, StepCounter(lambda step: None), run_call, max_steps=3)
+    def run_calls(calls: list[ToolCall]) -> list[Turn]:
+        return [run_call(call) for call in calls]
+
+    result = run_executor(engine, {"question": "q"}, StepCounter(lambda step: None), run_calls, max_steps=3)
     assert result.status == "COMPLETED", result
     offered = [tool["function"]["name"] for tool in engine.requests[0].tools or []]
     tools = [*registry.BUILTINS, "query_events"]  # the shipped tools in their order, then the registered one

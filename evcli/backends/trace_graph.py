@@ -1,0 +1,238 @@
+"""Spans as evidence (pure): the spans a query asks for, their stats and the call edges of its range.
+
+Invariants:
+  - a span's parent is looked up among every span read (not only those in the range), by trace and
+    span id; a Zipkin server span (`shared`) has its client half, the span with its own id, as parent;
+  - an edge caller → callee exists only where a span's parent was read and belongs to another
+    service: a missing parent is an orphan (counted, never guessed), a span calling its own service
+    is no edge, and a span whose service is unknown ("") is on no edge;
+  - percentiles are exact on the data, by nearest rank (the ⌈p·n⌉-th smallest duration);
+  - edges are the call graph of the range (and trace, when asked): spans filtered by range and
+    trace id only, then kept when the asked service is the caller or the callee, so "who calls
+    payment" and "what does payment call" are both answered by one call; a query that matches no
+    span has no edges either, so that it states "found nothing" (`$.no_evidence`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime, tzinfo
+from typing import Any, Literal
+
+from evcli.backends.traceformats import Span, normal_id
+
+PERCENTILES = (50, 90, 99)
+_BY_COUNT = 10  # count_by entries kept, the most first
+
+
+@dataclass(frozen=True)
+class TraceQuery:
+    service: str | None = None  # resolved
+    operation: str | None = None  # case-insensitive substring of the span name
+    start_ns: int | None = None  # the range, inclusive, by span start
+    end_ns: int | None = None
+    min_duration_ns: int | None = None
+    errors_only: bool = False
+    trace_id: str | None = None
+    limit: int = 20
+    count_by: Literal["service", "operation"] | None = None
+
+    def in_range(self, span: Span) -> bool:
+        return (self.start_ns is None or span.start_ns >= self.start_ns) and (
+            self.end_ns is None or span.start_ns <= self.end_ns
+        )
+
+    def in_trace(self, span: Span) -> bool:
+        return self.trace_id is None or normal_id(span.trace_id) == normal_id(self.trace_id)
+
+    def keeps(self, span: Span) -> bool:
+        """Every filter of the call (the `$.spans[i]` and `$.stats` of the answer)."""
+        return (
+            self.in_range(span)
+            and self.in_trace(span)
+            and (self.service is None or span.service == self.service)
+            and (self.operation is None or self.operation.lower() in span.operation.lower())
+            and (self.min_duration_ns is None or span.duration_ns >= self.min_duration_ns)
+            and (not self.errors_only or span.error)
+        )
+
+
+@dataclass
+class SpanSource:
+    """A span and where it was read: the file relative to the environment (or a live source's name)."""
+
+    span: Span
+    path: str
+
+
+@dataclass(frozen=True)
+class Quality:
+    """What is wrong with the spans read, stated rather than repaired."""
+
+    orphans: int  # a parent id no span read has (or the span itself)
+    skewed: int  # a child starting before its parent (clock skew between hosts)
+    duplicates: int  # a (trace, span id) read more than once; the first is the parent the others see
+    without_service: int
+
+
+class SpanGraph:
+    """Every span read, indexed by (trace, span id), with its parent's service."""
+
+    def __init__(self, sources: Iterable[SpanSource]) -> None:
+        self.sources = list(sources)
+        self._by_id: dict[tuple[str, str], Span] = {}
+        duplicates = 0
+        for source in self.sources:
+            span = source.span
+            if span.shared:
+                continue
+            key = (normal_id(span.trace_id), normal_id(span.span_id))
+            if key in self._by_id:
+                duplicates += 1
+            else:
+                self._by_id[key] = span
+        self.parents = [self._parent(source.span) for source in self.sources]
+        self.quality = Quality(
+            orphans=sum(self.orphan(index) for index in range(len(self.sources))),
+            skewed=sum(
+                parent is not None and source.span.start_ns < parent.start_ns
+                for source, parent in zip(self.sources, self.parents, strict=True)
+            ),
+            duplicates=duplicates,
+            without_service=sum(not source.span.service for source in self.sources),
+        )
+
+    def _parent(self, span: Span) -> Span | None:
+        if span.shared:
+            client = self._by_id.get((normal_id(span.trace_id), normal_id(span.span_id)))
+            if client is not None and client is not span:
+                return client
+        if not span.parent_id or (normal_id(span.parent_id) == normal_id(span.span_id) and not span.shared):
+            return None
+        return self._by_id.get((normal_id(span.trace_id), normal_id(span.parent_id)))
+
+    def orphan(self, index: int) -> bool:
+        """A span naming a parent that was not read (or itself)."""
+        return self.parents[index] is None and bool(self.sources[index].span.parent_id)
+
+    def services(self) -> list[str]:
+        return sorted({source.span.service for source in self.sources if source.span.service})
+
+    def edge_of(self, index: int) -> tuple[str, str] | None:
+        """(caller, callee) of the call span `index` is the callee's side of, None when it is none."""
+        span, parent = self.sources[index].span, self.parents[index]
+        if parent is None or not span.service or not parent.service or parent.service == span.service:
+            return None
+        return parent.service, span.service
+
+    def call_pairs(self) -> list[tuple[str, str]]:
+        """Every (caller, callee) some span shows, whatever its time: who calls whom."""
+        return sorted({edge for index in range(len(self.sources)) if (edge := self.edge_of(index)) is not None})
+
+
+def percentile(ordered: list[int], share: int) -> int:
+    """The nearest-rank percentile of sorted values: the ⌈share/100 · n⌉-th smallest."""
+    return ordered[max(0, math.ceil(share / 100 * len(ordered)) - 1)]
+
+
+def _millis(nanoseconds: int) -> float:
+    return round(nanoseconds / 1e6, 3)
+
+
+def _latency(durations: list[int]) -> dict[str, float]:
+    ordered = sorted(durations)
+    return {f"p{share}_ms": _millis(percentile(ordered, share)) for share in PERCENTILES} if ordered else {}
+
+
+def iso_ns(nanoseconds: int, zone: tzinfo) -> str:
+    """`2026-05-04T18:41:02.123456+02:00`: a span time in the environment's zone, to the microsecond."""
+    moment = datetime.fromtimestamp(nanoseconds // 1_000 / 1e6, UTC).astimezone(zone)
+    return moment.isoformat(timespec="microseconds")
+
+
+@dataclass
+class TraceAnswer:
+    spans: list[dict[str, Any]]
+    stats: dict[str, Any]
+    edges: list[dict[str, Any]]
+    total: int  # spans matching every filter (not capped by the limit)
+
+
+def answer(graph: SpanGraph, query: TraceQuery, zone: tzinfo) -> TraceAnswer:
+    """The spans, stats and edges of one query (see the module's invariants)."""
+    kept = [index for index, source in enumerate(graph.sources) if query.keeps(source.span)]
+    # the slowest first; with a trace id asked, the trace in start order (a waterfall)
+    if query.trace_id is None:
+        kept.sort(key=lambda index: (-graph.sources[index].span.duration_ns, graph.sources[index].span.start_ns))
+    else:
+        kept.sort(key=lambda index: (graph.sources[index].span.start_ns, graph.sources[index].span.span_id))
+    spans = [_span_item(graph, index, zone) for index in kept[: query.limit]]
+    edges = _edges(graph, query) if kept else []  # a query that matched no span found nothing: no_evidence
+    return TraceAnswer(spans, _stats(graph, kept, query, zone), edges, len(kept))
+
+
+def _span_item(graph: SpanGraph, index: int, zone: tzinfo) -> dict[str, Any]:
+    source, parent = graph.sources[index], graph.parents[index]
+    span = source.span
+    return {
+        "service": span.service,
+        "operation": span.operation,
+        "start": iso_ns(span.start_ns, zone),
+        "duration_ms": _millis(span.duration_ns),
+        "status": span.status,
+        "parent_service": parent.service if parent is not None else None,
+        "trace_id": span.trace_id,
+        "span_id": span.span_id,
+        "source": {"path": source.path, "line": span.line},
+    }
+
+
+def _stats(graph: SpanGraph, kept: list[int], query: TraceQuery, zone: tzinfo) -> dict[str, Any]:
+    spans = [graph.sources[index].span for index in kept]
+    stats: dict[str, Any] = {
+        "spans": len(spans),
+        "traces": len({normal_id(span.trace_id) for span in spans}),
+        "errors": sum(span.error for span in spans),
+        **_latency([span.duration_ns for span in spans]),
+    }
+    if spans:
+        stats["first"] = iso_ns(min(span.start_ns for span in spans), zone)
+        stats["last"] = iso_ns(max(span.start_ns for span in spans), zone)
+    orphans = sum(graph.orphan(index) for index in kept)
+    if orphans:
+        stats["orphans"] = orphans
+    if query.count_by is not None:
+        counts = Counter(getattr(span, query.count_by) or "(none)" for span in spans)
+        stats[f"by_{query.count_by}"] = dict(counts.most_common(_BY_COUNT))
+    return stats
+
+
+def _edges(graph: SpanGraph, query: TraceQuery) -> list[dict[str, Any]]:
+    durations: dict[tuple[str, str], list[int]] = {}
+    errors: Counter[tuple[str, str]] = Counter()
+    for index, source in enumerate(graph.sources):
+        if not (query.in_range(source.span) and query.in_trace(source.span)):
+            continue
+        edge = graph.edge_of(index)
+        if edge is None or (query.service is not None and query.service not in edge):
+            continue
+        durations.setdefault(edge, []).append(source.span.duration_ns)
+        errors[edge] += source.span.error
+    # the most errors first, then the slowest p99, then the most calls
+    order = sorted(
+        durations,
+        key=lambda edge: (-errors[edge], -percentile(sorted(durations[edge]), 99), -len(durations[edge]), edge),
+    )
+    return [
+        {
+            "caller": caller,
+            "callee": callee,
+            "calls": len(durations[(caller, callee)]),
+            "errors": errors[(caller, callee)],
+        }
+        | _latency(durations[(caller, callee)])
+        for caller, callee in order
+    ]
