@@ -39,6 +39,7 @@ from evcli.backends.files import LIMITS, ReadLimits, Walk, read_bytes, walk
 from evcli.canonical import canonical_json
 from evcli.errors import BadInput, StoreError
 from evcli.kb.frontmatter import as_list, split_front_matter
+from evcli.kb.scoped import SCOPED_TABLE, Scoped, scoped_table
 from evcli.store.db import default_db_path, now_iso
 from evcli.store.sqlite import connect_wal
 from evcli.tools.redaction import Redactor
@@ -320,6 +321,7 @@ class KnowledgeIndex:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.conn = connect_wal(self.path)
+            self._scoped: Scoped | None = None  # the directory the scoped table holds
             self._db: Database | None = None
             if self._schema_version() != SCHEMA_VERSION:
                 # Re-checked under the write lock: another process may have rebuilt it meanwhile.
@@ -524,22 +526,24 @@ class KnowledgeIndex:
         if expression is None:
             return []
         weights = ", ".join(map(str, FTS_COLUMN_WEIGHTS))
-        sql = f"SELECT rowid, -bm25(kb_chunk_fts, {weights}) FROM kb_chunk_fts WHERE kb_chunk_fts MATCH :expression"
+        # BM25 weighs a term by how rare it is in the table searched: a directory is scored in a table of its
+        # own chunks, so its order does not change when other directories are indexed into the same file.
+        table = "kb_chunk_fts" if scope is None else SCOPED_TABLE
         if scope is not None:
-            # The unary + keeps SQLite from pushing this filter into the FTS5 index, which would
-            # re-run the full-text query once per chunk of the directory (seconds, not ms).
-            sql += " AND +rowid IN (SELECT id FROM kb_chunk WHERE doc_id IN (SELECT id FROM kb_doc WHERE directory = :scope))"
-        return self.conn.execute(sql, {"expression": expression, "scope": scope}).fetchall()
+            self._scoped = scoped_table(self.conn, scope, self._scoped)
+        sql = f"SELECT rowid, -bm25({table}, {weights}) FROM {table} WHERE {table} MATCH :expression"
+        return self.conn.execute(sql, {"expression": expression}).fetchall()
 
     def _like_scores(self, terms: list[str], scope: str | None) -> list[tuple[int, float]]:
         """BM25 over chunk text for the terms too short for the trigram index."""
         short = [term for term in terms if not match_units(term)]
         if not short:
             return []
-        total, avg_length = self.conn.execute("SELECT count(*), avg(length) FROM kb_chunk").fetchone()
-        sql = "SELECT id, length, text FROM kb_chunk WHERE text LIKE :pattern ESCAPE '\\'"
-        if scope is not None:
-            sql += " AND doc_id IN (SELECT id FROM kb_doc WHERE directory = :scope)"
+        within = " AND doc_id IN (SELECT id FROM kb_doc WHERE directory = :scope)" if scope is not None else ""
+        total, avg_length = self.conn.execute(  # the directory's own statistics, as for the FTS scores
+            f"SELECT count(*), avg(length) FROM kb_chunk WHERE 1{within}", {"scope": scope}
+        ).fetchone()
+        sql = "SELECT id, length, text FROM kb_chunk WHERE text LIKE :pattern ESCAPE '\\'" + within
         scored: list[tuple[int, float]] = []
         for term in short:
             hits = self.conn.execute(sql, {"pattern": _like_pattern(term), "scope": scope}).fetchall()

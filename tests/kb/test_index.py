@@ -570,3 +570,24 @@ def test_tied_blocks_keep_their_order_when_a_document_is_indexed_again(tmp_path)
     index.index_dir(root)
     after = [block.doc for block in index.search("payment gateway queue depth", limit=5, directory=root)]
     assert before[:2] == after[:2] == ["runbooks/a.md", "runbooks/b.md"]
+
+
+def test_a_directory_scores_the_same_whatever_else_is_indexed(indexed, env_dir, tmp_path):
+    """BM25 weighs a term by its rarity in the table searched: another directory full of the query's words,
+    indexed into the same file, must not change one directory's scores or order (a replay of
+    lookup_knowledge cites $.evidence_blocks[i] and must find the same block)."""
+    queries = ["heap memory leak", "connection pool timeout", "网络超时 DNS"]
+    before = {query: indexed.search(query, limit=5, directory=env_dir) for query in queries}
+    assert any(before.values())
+    noise = {
+        f"noise-{n}.md": f"# Heap {n}\n\n## Memory\n\nheap memory leak connection pool timeout DNS {n}\n"
+        for n in range(40)
+    }
+    indexed.index_dir(write_runbooks(tmp_path / "other", noise))
+    for query in queries:
+        after = indexed.search(query, limit=5, directory=env_dir)
+        assert [(b.doc, b.heading, b.score) for b in after] == [(b.doc, b.heading, b.score) for b in before[query]], (
+            query
+        )
+    everywhere = indexed.search("heap memory leak", limit=5)  # no directory named: every directory's blocks
+    assert any(block.directory.endswith("other") for block in everywhere)
