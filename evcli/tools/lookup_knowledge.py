@@ -103,7 +103,7 @@ SPEC = registry.register(
         relevance=best_relevance,
         source="runbooks",
         option_help={
-            "query": "What to look up in the runbooks.",
+            "query": 'What to look up in the runbooks, in words ("redis timeout", "disk full datanode", "证书过期").',
             "alertname": "Alert name hint (exact L0 match).",
             "service": "Service hint (exact L0 match).",
             "limit": "At most N blocks (1-20).",

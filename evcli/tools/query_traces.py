@@ -281,7 +281,7 @@ SPEC = registry.register(
             "where it is the caller or the callee.",
             "operation": "Only spans whose operation (span name) contains this text, case-insensitive: POST /checkout.",
             "min_duration": "Only spans at least this long: 250ms, 1.5s, 800us (a number alone is milliseconds).",
-            "errors_only": "Only spans whose status is an error.",
+            "errors_only": "Only spans whose status is an error (true: with service=payment, its failing calls).",
             "trace_id": "Only the spans of this trace (hex, leading zeros optional), in start order.",
             "limit": "At most N spans (1-200); stats and edges count every matching span.",
             "count_by": "service: count the matching spans per service in the stats (the 10 most); operation: per "

@@ -259,3 +259,19 @@ def test_a_name_cannot_be_registered_twice(query_events):
     with pytest.raises(ValueError, match="already registered"):
         registry.register(other)
     assert registry.get("query_events") is QUERY_EVENTS
+
+
+def test_every_parameter_the_model_sees_is_described_with_an_example():
+    """Issue 23: the tool schemas document every parameter with an example of what it takes."""
+    from evcli.agents.executor import tool_schemas
+
+    for schema in tool_schemas():
+        function = schema["function"]
+        for name, parameter in function["parameters"].get("properties", {}).items():
+            description = parameter.get("description", "")
+            assert description, (function["name"], name)
+            assert any(mark in description for mark in ("(", '"', "`", "e.g.", ": ")), (
+                function["name"],
+                name,
+                description,
+            )
