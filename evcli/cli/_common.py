@@ -312,3 +312,30 @@ __all__ = [
     "required_text",
     "safe",
 ]
+
+
+# --- servers (serve, mcp) ------------------------------------------------------------------------
+
+
+def bearer_token(name: str) -> str:
+    """The bearer token a server requires, from the environment variable `--token-env` names."""
+    import os
+
+    from evcli.errors import BadInput
+
+    token = os.environ.get(name, "").strip()
+    if not token:
+        raise BadInput(f"--token-env {name}: the variable is not set or empty", hint=f"export {name}=<a long secret>")
+    return token
+
+
+def loopback(host: str) -> bool:
+    """Whether only this machine can reach `host`; a name other than localhost may resolve anywhere."""
+    import ipaddress
+
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

@@ -49,14 +49,14 @@ def mcp_command(
     Examples: `evcli mcp` (stdio; a client such as Claude Desktop starts it) ·
     `evcli mcp --env edge --http --port 8765` (http://127.0.0.1:8765/mcp)
     """
+    from evcli.cli._common import bearer_token, loopback
     from evcli.cli._progress import _silent
-    from evcli.cli.serve import _loopback, _token
 
     if not http and (token_env is not None or host != "127.0.0.1"):
         raise BadInput("--host and --token-env go with --http", hint="add --http, or drop them for stdio")
-    if http and not _loopback(host) and token_env is None:
+    if http and not loopback(host) and token_env is None:
         raise BadInput(f"--host {host} is reachable from other hosts: give --token-env NAME with a bearer token")
-    token = _token(token_env) if token_env else None
+    token = bearer_token(token_env) if token_env else None
     server = _sdk_server()
     models = _models(settings, model, None, None, None, None, api_base)
     models.check()
@@ -69,7 +69,7 @@ def mcp_command(
         return
     err.print(
         f"evcli mcp serving http://{host}:{port}{server.MCP_PATH} "
-        f"({'loopback only' if _loopback(host) else 'reachable from other hosts'}); "
+        f"({'loopback only' if loopback(host) else 'reachable from other hosts'}); "
         f"store {pipeline.store.path}; token {'required' if token else 'not required'}",
         highlight=False,
     )

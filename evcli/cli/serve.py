@@ -11,13 +11,21 @@ diagnoses and read every stored session. There is no opt-out: Alertmanager sends
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from evcli.cli._common import DbOption, environment_options, err, handles_errors, open_store, print_json
+from evcli.cli._common import (
+    DbOption,
+    bearer_token,
+    environment_options,
+    err,
+    handles_errors,
+    loopback,
+    open_store,
+    print_json,
+)
 from evcli.cli.ask import ApiBaseOption, MaxStepsOption, ModelOption, RulesOption, _models
 from evcli.errors import BadInput
 
@@ -83,8 +91,8 @@ def serve_command(
     if notify_format not in ("md", "slack"):
         raise BadInput(f"--notify-format must be md or slack, not {notify_format!r}")
     host, port = _listen(listen)
-    token = _token(token_env) if token_env else None
-    if once is None and token is None and not _loopback(host):
+    token = bearer_token(token_env) if token_env else None
+    if once is None and token is None and not loopback(host):
         raise BadInput(
             f"--listen {listen} accepts connections from other hosts, so it needs a token: add --token-env NAME",
             hint="or listen on 127.0.0.1 behind a proxy that authenticates",
@@ -129,30 +137,11 @@ def _seconds(option: str, text: str) -> float:
         raise BadInput(f"{option}: {exc.message}") from exc
 
 
-def _token(name: str) -> str:
-    token = os.environ.get(name, "").strip()
-    if not token:
-        raise BadInput(f"--token-env {name}: the variable is not set or empty", hint=f"export {name}=<a long secret>")
-    return token
-
-
 def _listen(text: str) -> tuple[str, int]:
     host, sep, port = text.rpartition(":")
     if not sep or not port.isdigit() or not 0 < int(port) < 65536:
         raise BadInput(f"--listen must look like HOST:PORT, got {text!r}")
     return host.strip("[]") or "127.0.0.1", int(port)
-
-
-def _loopback(host: str) -> bool:
-    """Whether only this machine can reach `host`; a name other than localhost may resolve anywhere."""
-    import ipaddress
-
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _once(payload: Path, store, config) -> None:
@@ -181,7 +170,7 @@ def _run(config, host: str, port: int, workers: int) -> None:
     supervisor.start()
     where = (
         "loopback only; --listen 0.0.0.0:PORT --token-env NAME to accept other hosts"
-        if _loopback(host)
+        if loopback(host)
         else "reachable from other hosts"
     )
     err.print(

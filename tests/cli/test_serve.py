@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -64,7 +66,9 @@ def test_once_refuses_a_file_that_is_no_alert_payload_and_stores_nothing(tmp_pat
     assert _rows(db, "SELECT * FROM alert_queue") == [] and _rows(db, "SELECT * FROM diagnosis_run") == []
 
 
-def test_each_finished_report_is_posted_to_the_notify_url(tmp_path):
+@contextmanager
+def _webhook() -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    """A loopback webhook: (its base URL, the JSON bodies posted to it)."""
     posted: list[dict[str, Any]] = []
 
     class Receiver(BaseHTTPRequestHandler):
@@ -79,11 +83,16 @@ def test_each_finished_report_is_posted_to_the_notify_url(tmp_path):
     server = ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        url = f"http://127.0.0.1:{server.server_address[1]}/hook"
-        run = evcli("serve", "--once", HOST_ALERTS, "--env", HOST_ENV, "--db", tmp_path / "s.db", "--notify-url", url)
+        yield f"http://127.0.0.1:{server.server_address[1]}", posted
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_each_finished_report_is_posted_to_the_notify_url(tmp_path):
+    with _webhook() as (base, posted):
+        url = f"{base}/hook"
+        run = evcli("serve", "--once", HOST_ALERTS, "--env", HOST_ENV, "--db", tmp_path / "s.db", "--notify-url", url)
     assert run.exit_code == 0, run
     [note] = posted
     assert note["session_id"] == run.json()["diagnosed"][0]["session_id"] and note["alertname"] == "SSHBruteForce"
@@ -93,28 +102,12 @@ def test_each_finished_report_is_posted_to_the_notify_url(tmp_path):
 
 
 def test_a_slack_notification_is_block_kit_text_and_blocks_only(tmp_path):
-    posted: list[dict[str, Any]] = []
-
-    class Receiver(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            posted.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
-            self.send_response(200)
-            self.end_headers()
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        url = f"http://127.0.0.1:{server.server_address[1]}/services/T0/B1"
+    with _webhook() as (base, posted):
+        url = f"{base}/services/T0/B1"
         run = evcli(
             "serve", "--once", HOST_ALERTS, "--env", HOST_ENV, "--db", tmp_path / "s.db",
             "--notify-url", url, "--notify-format", "slack",
         )  # fmt: skip
-    finally:
-        server.shutdown()
-        server.server_close()
     assert run.exit_code == 0, run
     [message] = posted
     assert set(message) == {"text", "blocks"}  # what Slack's incoming webhooks take

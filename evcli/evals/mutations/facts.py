@@ -22,10 +22,10 @@ from evcli.gatekeeper import typed
 from evcli.gatekeeper.checks import cited_items
 
 
-def _claims(
+def _observations(
     document: SessionDocument, output: Output
-) -> Iterator[tuple[int, dict[str, Any], list[typed.Stated], list[typed.Value]]]:
-    """Each observation claim with its stated facts and its cited items' typed values."""
+) -> Iterator[tuple[int, dict[str, Any], Claim, list[typed.Cited]]]:
+    """Each observation claim that parses (index, as written, parsed) with its cited items."""
     invocations = {invocation.invocation_id: invocation for invocation in document.invocations}
     for index, raw in enumerate(output.get("claims") or []):
         if raw.get("claim_type") != "observation":
@@ -34,7 +34,15 @@ def _claims(
             claim = Claim.model_validate(raw)
         except ValueError:
             continue
-        values = [value for item in cited_items(claim.evidence_bindings, invocations) for value in item.values]
+        yield index, raw, claim, cited_items(claim.evidence_bindings, invocations)
+
+
+def _claims(
+    document: SessionDocument, output: Output
+) -> Iterator[tuple[int, dict[str, Any], list[typed.Stated], list[typed.Value]]]:
+    """Each observation claim with its stated facts and its cited items' typed values."""
+    for index, raw, claim, cited in _observations(document, output):
+        values = [value for item in cited for value in item.values]
         yield index, raw, typed.stated_facts(claim.claim_text), values
 
 

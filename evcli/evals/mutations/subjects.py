@@ -14,10 +14,10 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from evcli.contracts import Claim, SessionDocument
+from evcli.contracts import SessionDocument
 from evcli.evals.mutations.base import Case, Output
+from evcli.evals.mutations.facts import _observations, _with_text
 from evcli.gatekeeper import addresses, owners
-from evcli.gatekeeper.checks import cited_items
 
 _ADDRESS = re.compile(r"(?<![\d.])\d{1,3}(?:\.\d{1,3}){3}(?![\d])")
 _HOST = re.compile(r"(?<![\w./:-])[a-z][a-z0-9]*(?:[.-][a-z0-9]+)+(?![\w/:-]|\.\w)")
@@ -25,21 +25,8 @@ _HOST = re.compile(r"(?<![\w./:-])[a-z][a-z0-9]*(?:[.-][a-z0-9]+)+(?![\w/:-]|\.\
 
 def _claims(document: SessionDocument, output: Output) -> Iterator[tuple[int, str, list[Any]]]:
     """Each observation claim (index, text) with its cited items."""
-    invocations = {invocation.invocation_id: invocation for invocation in document.invocations}
-    for index, raw in enumerate(output.get("claims") or []):
-        if raw.get("claim_type") != "observation":
-            continue
-        try:
-            claim = Claim.model_validate(raw)
-        except ValueError:
-            continue
-        yield index, claim.claim_text, [item.item for item in cited_items(claim.evidence_bindings, invocations)]
-
-
-def _with_text(output: Output, index: int, text: str) -> Output:
-    mutated = copy.deepcopy(output)
-    mutated["claims"][index]["claim_text"] = text
-    return mutated
+    for index, _raw, claim, cited in _observations(document, output):
+        yield index, claim.claim_text, [item.item for item in cited]
 
 
 def _names(item: Any) -> list[str]:
