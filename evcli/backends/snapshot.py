@@ -228,12 +228,16 @@ class SnapshotBackend:
 
     @cached_property
     def _file_services(self) -> list[str]:
-        """Services named by env.toml, by log and metric file names and by k8s/ workloads (Deployments)."""
+        """Services named by env.toml, by log and metric file names, by k8s/ workloads (Deployments) and by the
+        spans of traces/."""
         names = dict.fromkeys(self.config.services)
         for path in self.files(LOGS_DIR, LOG_SUFFIXES) + self.files(METRICS_DIR, (METRIC_SUFFIX,)):
             names.setdefault(self.service_of_file(path))
         for workload in self.kubernetes.workloads():
             names.setdefault(self._alias_target(workload) or workload)
+        if self.traces.present:  # spans name their services (pods mapped to their deployment)
+            for service in self.traces.services():
+                names.setdefault(service)
         return list(names)
 
     @cached_property

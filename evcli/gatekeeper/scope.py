@@ -29,7 +29,7 @@ from evcli.gatekeeper.excerpt import normalize
 from evcli.text import phrase_pattern
 from evcli.timerange import TimeExpressionError, TimeRange, parse_range_text
 
-EVIDENCE_TOOLS = ("query_logs", "query_metrics")
+EVIDENCE_TOOLS = ("query_logs", "query_metrics", "query_traces")  # the searches of a service's own evidence
 LEVELS = ("TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL")  # evcli.backends.base.LEVELS, kept import-light
 NOTHING = "nothing"
 

@@ -19,6 +19,7 @@ MESSAGES: dict[str, str] = {
     "purpose.knowledge": "runbook guidance (possibilities, not facts of this environment)",
     "purpose.log_query": "log lines matching the keywords",
     "purpose.log_level": "WARN and ERROR log lines",
+    "purpose.traces": "the call graph of the traces: calls, errors and latency per caller → callee",
     "skill.named_alert": "The question names the {alertname} alert, which this skill handles.",
     "skill.service_firing": "{service} has a firing {name} alert, which this skill handles.",
     "skill.title_terms": "The skill's title matches {terms} from the question.",
@@ -78,6 +79,15 @@ MESSAGES: dict[str, str] = {
     "diagnosis.ranked_by": "The causes were ranked by {used}; a ranked suspect is a hypothesis, not a confirmed cause.",
     "diagnosis.asked_unlinked": "Nothing known links {asked} to {first} (no declared topology or logged call between "
     "them): {first} changed first, and is the cause of {asked}'s trouble only if {asked} depends on it.",
+    # executor: traces (query_traces edges)
+    "traces.slow_origin.calls": "The time likely goes in {service} (a hypothesis to confirm): its callers wait on it "
+    "({into}) while its own slowest call takes less ({own}).",
+    "traces.slow_origin.leaf": "The time likely goes in {service} (a hypothesis to confirm), at the end of the slowest "
+    "call chain ({into}).",
+    "traces.error_origin.calls": "The errors likely come from {service} (a hypothesis to confirm): calls to it fail "
+    "({into}) while its own calls fail less ({own}).",
+    "traces.error_origin.leaf": "The errors likely come from {service} (a hypothesis to confirm), at the end of the "
+    "failing call chain ({into}).",
     "diagnosis.no_suspect": "find_changes found no change against the baseline ({message}).",
     "action.confirm_suspect": "Confirm {service} as the cause: check what changed on it at {onset} (deploys, config, "
     "resource limits, its own dependencies) and whether {signals} recover when it is fixed.",

@@ -18,6 +18,7 @@ MESSAGES: dict[str, str] = {
     "purpose.knowledge": "runbook 指引（仅作可能性，不是本环境事实）",
     "purpose.log_query": "匹配关键词的日志",
     "purpose.log_level": "WARN 及以上级别的日志",
+    "purpose.traces": "链路追踪的调用图：每条调用方 → 被调用方的调用数、错误数与延迟",
     "skill.named_alert": "问题提到告警 {alertname}，该 skill 处理此告警。",
     "skill.service_firing": "{service} 当前有 firing 状态的 {name} 告警，该 skill 处理此告警。",
     "skill.title_terms": "skill 标题与问题中的 {terms} 相符。",
@@ -76,6 +77,11 @@ MESSAGES: dict[str, str] = {
     "diagnosis.ranked_by": "根因排名依据：{used}；排名靠前的嫌疑服务是假设，不是已确认的根因。",
     "diagnosis.asked_unlinked": "没有已知的调用关系把 {asked} 与 {first} 联系起来（未声明拓扑，日志中也没有二者之间的调用）："
     "{first} 更早发生变化，只有当 {asked} 依赖它时它才是 {asked} 问题的原因。",
+    # executor: traces (query_traces edges)
+    "traces.slow_origin.calls": "耗时可能在 {service}（待确认的假设）：调用方在等待它（{into}），而它自身最慢的调用耗时更少（{own}）。",
+    "traces.slow_origin.leaf": "耗时可能在 {service}（待确认的假设），它位于最慢调用链的末端（{into}）。",
+    "traces.error_origin.calls": "错误可能来自 {service}（待确认的假设）：对它的调用失败（{into}），而它自身的调用失败更少（{own}）。",
+    "traces.error_origin.leaf": "错误可能来自 {service}（待确认的假设），它位于失败调用链的末端（{into}）。",
     "diagnosis.no_suspect": "find_changes 未发现相对基线的变化（{message}）。",
     "action.confirm_suspect": "确认 {service} 是否为根因：检查它在 {onset} 的变更（发布、配置、资源限制、它自身的依赖），"
     "并在修复后确认 {signals} 是否恢复。",

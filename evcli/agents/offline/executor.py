@@ -39,6 +39,7 @@ from evcli.agents.offline.queries import (
     searched_services,
     service_calls,
 )
+from evcli.agents.offline.traces import trace_calls, trace_claims
 from evcli.contracts import ANSWER_VERSION, NO_EVIDENCE_PATH, ToolInvocation
 from evcli.messages import Catalogue, catalogue
 from evcli.scope.cues import BROAD_CUES, asks_common, asks_when, breakdown
@@ -82,10 +83,11 @@ def _wanted_calls(
 ) -> list[Call]:
     """Every call the task wants given what is known so far; a phase waits for the results of the one before."""
     question = payload.get("question", "")
+    traced = trace_calls(intent, question)  # the call graph, when the question asks what traces show
     if intent.narrow or intent.names_only_unknown:
-        return narrow_calls(intent, question)  # a retry never widens a narrow query either
+        return traced + narrow_calls(intent, question)  # a retry never widens a narrow query either
     results = _results(transcript)
-    calls: list[Call] = []
+    calls: list[Call] = list(traced)
     suspects: list[str] = []
     if diagnoses(intent, question):
         # what changed comes first: the suspects it ranks are the services searched when none is named
@@ -212,8 +214,9 @@ def _evidence_document(
         answers += stats_claims.timing_claims(refs, words, intent.level) + stats_claims.first_line_claims(
             intent, refs, words
         )
+    traced = trace_claims(intent, refs, words, question)
     if intent.narrow:
-        claims = answers + claim_kinds.narrow_claims(intent, refs, missing, words)
+        claims = traced + answers + claim_kinds.narrow_claims(intent, refs, missing, words)
         missing += _narrow_scope_notes(intent, question, invocations, words)
     else:
         diagnosis, notes = diagnosis_claims(refs, words, intent.services)
@@ -221,6 +224,7 @@ def _evidence_document(
         actions += confirm_action(refs, words) if diagnosis else []
         claims = (
             diagnosis
+            + traced
             + answers
             + claim_kinds.alert_claims(refs, words, intent.alert_state)
             + claim_kinds.series_claims(intent, refs, words)

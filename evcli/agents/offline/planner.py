@@ -20,6 +20,7 @@ from evcli.agents.offline.queries import (
     searched_services,
     service_calls,
 )
+from evcli.agents.offline.traces import trace_calls
 from evcli.messages import Catalogue, catalogue
 
 
@@ -34,7 +35,7 @@ def plan(request: RoleRequest) -> EngineReply:
 
     skill, reason = _choose_skill(intent, alerts, skills, words)
     if intent.narrow or intent.names_only_unknown:
-        calls = narrow_calls(intent, question)
+        calls = trace_calls(intent, question) + narrow_calls(intent, question)
         reasoning = words("plan.reasoning.narrow")
     else:
         relevant = [a for a in alerts if not intent.alertnames or a.get("alertname") in intent.alertnames]
@@ -43,6 +44,7 @@ def plan(request: RoleRequest) -> EngineReply:
         alertname = (intent.alertnames or (None,))[0] or first_firing_alert(alerts, services[0] if services else None)
         calls += service_calls(intent, services) + evidence_calls(intent, question, services, alertname)
         calls = [changes_call(intent), *calls] if diagnoses(intent, question) else calls
+        calls = trace_calls(intent, question) + calls
         reasoning = words("plan.reasoning.broad")
     steps = [f"{call.signature()} — {_purpose(call, words)}" for call in calls] or [words("plan.nothing_precise")]
     return reply(
@@ -62,6 +64,8 @@ def _purpose(call: Call, words: Catalogue) -> str:
         return words("purpose.knowledge")
     if call.name == "find_changes":
         return words("purpose.changes")
+    if call.name == "query_traces":
+        return words("purpose.traces")
     if call.arguments.get("query"):
         return words("purpose.log_query")
     return words("purpose.log_level")
