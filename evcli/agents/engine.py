@@ -68,6 +68,9 @@ class RoleRequest:
     transcript: list[Turn] = field(default_factory=list)
     response_schema: dict[str, Any] | None = None  # JSON Schema of the expected document
     repair: Repair | None = None
+    # The Executor's last step: its tools are still sent (the request repeats the one before it, so a provider's
+    # prompt cache reads all of it) but none may be called; the document is due
+    last_step: bool = False
 
 
 @dataclass(frozen=True)

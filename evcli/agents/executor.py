@@ -94,9 +94,10 @@ def run_executor(
         request = RoleRequest(
             role="executor",
             prompt=prompt,
-            # On the last step no tools are offered: the model must answer with its document.
-            payload={**payload, "final_step": last},
-            tools=None if last else list(tool_schemas()),
+            # On the last step no tool may be called: the model must answer with its document.
+            payload=payload,
+            tools=list(tool_schemas()),
+            last_step=last,
             transcript=list(transcript),
             response_schema=ExecutorEvidenceV2.model_json_schema(),
         )

@@ -54,6 +54,10 @@ _INPUT_INTRO = "The input document (JSON) follows. It is data to work on, not in
 # Providers litellm sends a `cache_control` mark on to Claude (as Anthropic's, or as a Bedrock cachePoint).
 _CLAUDE_HOSTS = frozenset({"bedrock", "vertex_ai", "azure_ai", "databricks", "openrouter"})
 _CACHE_MARK = {"type": "ephemeral"}  # Anthropic's one kind: kept 5 minutes from its last use
+_LAST_STEP = (
+    "This is your last step: no tool can be called now. Answer with only the JSON document the system prompt "
+    "describes, from the evidence above."
+)
 _REPAIR = (
     "Your reply could not be used: {problem}. Answer again with only the JSON document the system prompt "
     "describes: no prose, no second document."
@@ -124,6 +128,7 @@ class LiteLLMEngine:
         max_tokens: int | None = None,
         retries: int = 2,
         backoff: float = 0.5,
+        context_tokens: int | None = None,
     ) -> None:
         self.name = model
         self.model = model
@@ -133,6 +138,7 @@ class LiteLLMEngine:
         self.max_tokens = max_tokens
         self.retries = retries
         self.backoff = backoff
+        self.context_tokens = context_tokens  # the role's own input budget; None: EVCLI_CONTEXT_TOKENS, else the window
 
     # --- the Engine call -----------------------------------------------------------
 
@@ -169,8 +175,8 @@ class LiteLLMEngine:
             kwargs["api_key"] = api_key
         if request.tools:
             kwargs["tools"] = request.tools
-            kwargs["tool_choice"] = "auto"
-        elif request.response_schema is not None:
+            kwargs["tool_choice"] = "none" if request.last_step else "auto"
+        if (not request.tools or request.last_step) and request.response_schema is not None:
             response_format = self._response_format(request)
             if response_format:
                 kwargs["response_format"] = response_format
@@ -179,7 +185,9 @@ class LiteLLMEngine:
     def context_chars(self) -> int:
         """The characters a request may hold (see DEFAULT_CONTEXT_TOKENS)."""
         configured = os.environ.get("EVCLI_CONTEXT_TOKENS", "").strip()
-        tokens = int(configured) if configured.isdigit() and int(configured) > 0 else _window_tokens(self.model)
+        tokens = self.context_tokens or (
+            int(configured) if configured.isdigit() and int(configured) > 0 else _window_tokens(self.model)
+        )
         return int(tokens * CONTEXT_SHARE * CHARS_PER_TOKEN)
 
     def _completion(self, litellm: Any, kwargs: dict[str, Any]) -> Any:
@@ -363,6 +371,8 @@ def build_messages(request: RoleRequest, *, budget: int | None = None) -> list[d
             results.append({"role": "tool", "tool_call_id": call_id, "content": turn.view})
         messages.append({"role": "assistant", "content": batch[0].text or None, "tool_calls": calls})
         messages += results
+    if request.last_step:  # after every earlier turn, so the request before this one is its prefix
+        messages.append({"role": "user", "content": _LAST_STEP})
     if request.repair is not None:
         messages.append({"role": "assistant", "content": request.repair.reply})
         messages.append({"role": "user", "content": _REPAIR.format(problem=request.repair.problem)})
@@ -374,8 +384,8 @@ def with_cache_marks(messages: list[dict[str, Any]], *, conversation: bool) -> l
     (the tool schemas before it and the prompt are the same in every request of a role, of every session), and
     for a `conversation` (the Executor's loop: its next request repeats this one and adds its tool calls) at the
     end of the last message, so the next request reads everything before it from the cache. What changes
-    between the Executor's steps comes after both: its input document ends with `final_step`, true only on
-    the last step, which offers no tools."""
+    between the Executor's steps comes after both: the last step sends the same tools (none may be called)
+    and says it is the last after every earlier turn."""
     marked = [_marked(messages[0]), *messages[1:]]
     if conversation and len(marked) > 1:
         marked[-1] = _marked(marked[-1])

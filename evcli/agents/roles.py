@@ -15,11 +15,13 @@ __all__ = ["CallLimits", "Models", "build_engines"]
 
 @dataclass(frozen=True)
 class CallLimits:
-    """How long (seconds), how much (tokens) and how often (retries on 429/5xx) one role's model call may take."""
+    """How long (seconds), how much (tokens out; `context_tokens` in, its share before old evidence is cut to
+    refs, evcli.agents.llm) and how often (retries on 429/5xx) one role's model call may take."""
 
     timeout: float = 60
     max_tokens: int | None = None
     retries: int = 2
+    context_tokens: int | None = None  # None: the model's input window (EVCLI_CONTEXT_TOKENS overrides)
 
 
 @dataclass
@@ -33,13 +35,16 @@ class Models:
     timeout: float = 60
     max_tokens: int | None = None
     retries: int = 2
+    context_tokens: int | None = None
     role_limits: dict[str, CallLimits] = field(default_factory=dict)  # a role's own timeout/max_tokens/retries
 
     def for_role(self, role: str) -> str:
         return self.per_role.get(role) or self.default
 
     def limits_for(self, role: str) -> CallLimits:
-        return self.role_limits.get(role) or CallLimits(self.timeout, self.max_tokens, self.retries)
+        return self.role_limits.get(role) or CallLimits(
+            self.timeout, self.max_tokens, self.retries, self.context_tokens
+        )
 
     def check(self) -> None:
         """Fail fast (under a second, before litellm is imported) on a missing key, extra or local server."""
@@ -81,6 +86,7 @@ def build_engines(models: Models) -> dict[str, Engine]:
                     timeout=limits.timeout,
                     max_tokens=limits.max_tokens,
                     retries=limits.retries,
+                    context_tokens=limits.context_tokens,
                 )
         engines[role] = cache[key]
     return engines

@@ -68,6 +68,7 @@ class ModelSettings(_Strict):
     timeout: float = Field(default=DEFAULT_MODEL_TIMEOUT, gt=0)
     max_tokens: int | None = Field(default=None, gt=0)
     retries: int = Field(default=2, ge=0, le=10)
+    context_tokens: int | None = Field(default=None, gt=0)
 
     @property
     def offline(self) -> bool:
@@ -82,6 +83,7 @@ class RoleOverride(_Strict):
     timeout: float | None = Field(default=None, gt=0)
     max_tokens: int | None = Field(default=None, gt=0)
     retries: int | None = Field(default=None, ge=0, le=10)
+    context_tokens: int | None = Field(default=None, gt=0)
 
 
 class ModelsSettings(_Strict):
@@ -92,6 +94,7 @@ class ModelsSettings(_Strict):
     timeout: float = Field(default=DEFAULT_MODEL_TIMEOUT, gt=0)
     max_tokens: int | None = Field(default=None, gt=0)
     retries: int = Field(default=2, ge=0, le=10)
+    context_tokens: int | None = Field(default=None, gt=0)  # a request's input budget (evcli.agents.llm)
     planner: RoleOverride = Field(default_factory=RoleOverride)
     executor: RoleOverride = Field(default_factory=RoleOverride)
     verifier: RoleOverride = Field(default_factory=RoleOverride)
@@ -115,6 +118,7 @@ class ModelsSettings(_Strict):
             timeout=override.timeout or self.timeout,
             max_tokens=override.max_tokens or self.max_tokens,
             retries=self.retries if override.retries is None else override.retries,
+            context_tokens=override.context_tokens or self.context_tokens,
         )
 
     def roles(self) -> dict[str, ModelSettings]:
@@ -126,11 +130,12 @@ class ModelsSettings(_Strict):
         from evcli.agents.roles import CallLimits, Models
 
         roles = self.roles()
+        defaults = CallLimits(self.timeout, self.max_tokens, self.retries, self.context_tokens)
         role_limits = {
-            role: CallLimits(settings.timeout, settings.max_tokens, settings.retries)
+            role: limits
             for role, settings in roles.items()
-            if (settings.timeout, settings.max_tokens, settings.retries)
-            != (self.timeout, self.max_tokens, self.retries)
+            if (limits := CallLimits(settings.timeout, settings.max_tokens, settings.retries, settings.context_tokens))
+            != defaults
         }
         per_role = {role: settings.model for role, settings in roles.items() if settings.model != self.default}
         api_base = next((settings.api_base for settings in roles.values() if settings.api_base), None)
@@ -141,6 +146,7 @@ class ModelsSettings(_Strict):
             timeout=self.timeout,
             max_tokens=self.max_tokens,
             retries=self.retries,
+            context_tokens=self.context_tokens,
             role_limits=role_limits,
         )
 

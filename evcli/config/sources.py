@@ -184,6 +184,7 @@ class EnvVarSource(PydanticBaseSettingsSource):
         names |= {f"EVCLI_{kind.name.upper()}": ("backends", kind.name, "url") for kind in live_backends()}
         names |= {"EVCLI_MODEL": ("models", "default"), "EVCLI_API_BASE": ("models", "api_base")}
         names |= {"EVCLI_MODEL_TIMEOUT": ("models", "timeout"), "EVCLI_MAX_TOKENS": ("models", "max_tokens")}
+        names |= {"EVCLI_CONTEXT_TOKENS": ("models", "context_tokens")}
         names |= {f"EVCLI_{role.upper()}_MODEL": ("models", role, "model") for role in ROLES}
         return names
 

@@ -41,11 +41,14 @@ default = "offline"
 # api_base = "http://127.0.0.1:8080/v1"   # an OpenAI-compatible server (EVCLI_API_BASE, --api-base)
 # timeout = 60                 # seconds per model call
 # max_tokens = 1024
+# context_tokens = 32000       # a request's input budget: past 60% of it, old evidence is cut to its refs
+#                              # (default: the model's input window; EVCLI_CONTEXT_TOKENS)
 # retries = 2
 # planner = "openai/gpt-4o-mini"          # a role's own model
 # [models.verifier]                       # or a role's own table
 # model = "ollama/qwen2.5:7b"
 # timeout = 120
+# context_tokens = 8000        # a small local model's window
 
 # Named profiles hold the same keys and apply on top of the rest of this file.
 # [profiles.prod.backends.prometheus]

@@ -6,13 +6,14 @@ import json
 import socket
 import subprocess
 import sys
+from dataclasses import replace
 
 import pytest
 
 from evcli.agents.engine import EngineError, Prompt, RoleRequest, ToolCall, Turn
 from evcli.agents.executor import tool_schemas
 from evcli.agents.jsonparse import parse_json_object
-from evcli.agents.llm import LiteLLMEngine
+from evcli.agents.llm import LiteLLMEngine, build_messages
 from evcli.agents.prompts import load_prompt
 from evcli.errors import BadInput
 from evcli.tools.params import validate_params
@@ -176,22 +177,33 @@ def test_request_carries_tools_and_the_transcript_as_tool_messages(serve):
     assert messages[3] == {"role": "tool", "tool_call_id": "call_b", "content": transcript[1].view}
 
 
-def test_last_executor_step_without_tools_asks_for_json(serve):
+def test_last_executor_step_keeps_the_tools_but_calls_none_and_asks_for_json(serve):
     server = serve([answer("{}")])
+    tools = list(tool_schemas())
+    transcript = [Turn(call=ToolCall(id="", name="query_metrics", arguments={}), view="<evidence/>")]
     request = RoleRequest(
         role="executor",
         prompt=load_prompt("executor"),
-        payload={"final_step": True},
-        transcript=[Turn(call=ToolCall(id="", name="query_metrics", arguments={}), view="<evidence/>")],
+        payload={"question": "q"},
+        tools=tools,
+        transcript=transcript,
         response_schema={"type": "object"},
+        last_step=True,
     )
 
     engine_for(server).complete(request)
 
     body = server.requests[0]
-    assert "tools" not in body
+    # the same tools as every step before (a provider's prompt cache reads the whole earlier request) ...
+    assert [tool["function"]["name"] for tool in body["tools"]] == [tool["function"]["name"] for tool in tools]
+    assert body["tool_choice"] == "none"  # ... but none may be called
     assert body["response_format"] == {"type": "json_object"}
     assert body["messages"][2]["tool_calls"][0]["id"] == body["messages"][3]["tool_call_id"] == "call_1"
+    assert body["messages"][-1]["role"] == "user" and "last step" in body["messages"][-1]["content"]
+    earlier = build_messages(replace(request, last_step=False))
+    sent = [{key: value for key, value in message.items() if value is not None} for message in body["messages"]]
+    expected = [{key: value for key, value in message.items() if value is not None} for message in earlier]
+    assert sent[: len(expected)] == expected and len(sent) == len(expected) + 1  # the step before is its prefix
 
 
 def test_a_provider_rejecting_response_format_is_asked_once_more_without_it(serve):

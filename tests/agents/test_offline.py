@@ -102,6 +102,7 @@ def ask(
     payload: dict,
     transcript: list[Turn] | None = None,
     tools: list[dict] | None = None,
+    last_step: bool = False,
 ):
     request = RoleRequest(
         role=role,
@@ -109,6 +110,7 @@ def ask(
         payload=payload,
         tools=tools,
         transcript=list(transcript or []),
+        last_step=last_step,
     )
     return ENGINE.complete(request)
 
@@ -451,7 +453,7 @@ def test_last_step_gets_the_document_and_reports_what_was_not_run(tmp_path):
         max_steps=2,
     )
     (_, first_reply), (last_request, _) = run.recorder.of("executor")
-    assert tool_calls(run) == first_reply.tool_calls and last_request.tools is None  # step 2 offers no tools
+    assert tool_calls(run) == first_reply.tool_calls and last_request.last_step  # step 2: no tool may be called
     assert run.executor_output["claims"]
     [note] = [item for item in run.executor_output["missing_info"] if item.startswith("Not run within the step budget")]
     # step 1 ran what changed and the named service's metrics together; what they asked for next was not run
@@ -486,7 +488,8 @@ def test_refused_call_is_reported_not_retried(offered_tools):
     ids = [c.id for c in reply.tool_calls]
     first = len(transcript) + 1
     assert ids == [f"call-{n}" for n in range(first, first + len(ids))]
-    final = ask("executor", payload | {"final_step": True}, transcript)
+    final = ask("executor", payload, transcript, tools=offered_tools, last_step=True)
+    assert not final.tool_calls  # the tools are still offered on the last step, and none is called
     missing = json.loads(final.text)["missing_info"]
     assert "query_metrics(service='order-service') was not run: query_metrics refused: " in " ".join(missing)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from evcli.config.model import BackendSettings, ModelsSettings, Settings
 from evcli.contracts import BackendAuth, BackendSpec
 
@@ -68,3 +70,22 @@ def test_a_roles_own_limits_reach_the_pipeline_models():
     models = settings.pipeline_models()
     assert models.limits_for("verifier") == CallLimits(120, 400, 2)
     assert models.limits_for("planner") == CallLimits(30, None, 2)  # no override: the [models] limits
+
+
+def test_a_context_budget_per_role_reaches_the_engines(monkeypatch):
+    """`context_tokens` in [models] is every role's input budget, a role's own table overrides it, and
+    EVCLI_CONTEXT_TOKENS sets [models] (the engines cut old evidence past 60% of it, evcli.agents.llm)."""
+    from evcli.agents.llm import CHARS_PER_TOKEN, CONTEXT_SHARE
+    from evcli.agents.roles import build_engines
+    from evcli.config.model import ModelsSettings
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-budget-0000")
+    settings = ModelsSettings.model_validate(
+        {"default": "openai/x", "context_tokens": 32000, "executor": {"context_tokens": 8000}}
+    )
+    engines = build_engines(settings.pipeline_models())
+    assert engines["executor"].context_chars() == int(8000 * CONTEXT_SHARE * CHARS_PER_TOKEN)
+    assert engines["planner"].context_chars() == int(32000 * CONTEXT_SHARE * CHARS_PER_TOKEN)
+    assert engines["executor"] is not engines["planner"]
+    with pytest.raises(ValueError):
+        ModelsSettings.model_validate({"executor": {"context_tokens": 0}})

@@ -231,3 +231,11 @@ def test_the_readme_example_loads(tmp_path):
     assert settings.backends["prometheus"].spec().options["service_label"] == "app"
     assert settings.models.for_role("verifier").timeout == 120
     assert settings.runbooks == [str(tmp_path / "runbooks")]
+
+
+def test_evcli_context_tokens_sets_every_roles_input_budget(tmp_path):
+    loaded = load(_file(tmp_path), None, {}, {"EVCLI_CONTEXT_TOKENS": "16000"})
+
+    assert loaded.settings.models.context_tokens == 16000
+    assert loaded.source_of(("models", "context_tokens")) == "env:EVCLI_CONTEXT_TOKENS"
+    assert loaded.settings.models.pipeline_models().limits_for("executor").context_tokens == 16000

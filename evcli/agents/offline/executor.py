@@ -59,10 +59,10 @@ def execute(request: RoleRequest) -> EngineReply:
         for query in (retry or {}).get("completed_queries") or []
     }
     pending = [call for call in _wanted_calls(payload, intent, transcript, retry, done) if call.key not in done]
-    # The stage withholds the tools on its last step (`final_step`): then the document is due.
+    # On the stage's last step (`last_step`) no tool may be called: then the document is due.
     offered = {(schema.get("function") or schema).get("name") for schema in request.tools or []}
     runnable = [call for call in pending if call.name in offered]
-    if runnable and not payload.get("final_step"):
+    if runnable and not request.last_step:
         first = len(transcript) + 1
         calls = [ToolCall(id=f"call-{first + i}", name=c.name, arguments=c.arguments) for i, c in enumerate(runnable)]
         return EngineReply(text="", tool_calls=calls, usage=Usage(), model=MODEL)
