@@ -5,7 +5,9 @@ Invariants: inline CSS, JS and SVG only, and a Content-Security-Policy that forb
 text that escaped escaping could neither load nor run anything. Every value from the session goes
 through `html.escape` (text and attribute contexts alike); the only markup added to a session text
 is the `[n]` citation link, the `<mark>` around an excerpt and the `<mark class="fact">` (titled with
-its field's path) around a matched fact's value, all built here. Light and dark follow
+its field's path) around a matched fact's value, all built here; the trace drawings
+(evcli.report.trace_svg) escape their texts the same way, and their CSS is added only to a report
+that has them, so a report without traces is what it was before they were drawn. Light and dark follow
 `prefers-color-scheme`; `@media print` drops the navigation; every link and citation is focusable.
 """
 
@@ -18,6 +20,7 @@ from html import escape
 from evcli.report.answer import Block, CodeBlock, Heading, ListBlock, Span, answer_blocks
 from evcli.report.model import Citation, CitedEvidence, CitedFact, ReportModel, SeriesChart
 from evcli.report.svg import chart_svg
+from evcli.report.trace_svg import call_graph_svg, waterfall_svg
 
 _STYLE = """
 :root{color-scheme:light dark;--bg:#fff;--fg:#1b1f24;--muted:#59636e;--line:#d1d9e0;--card:#f6f8fa;
@@ -57,6 +60,20 @@ nav a{margin-right:.8rem}
 .citation,.chart{break-inside:avoid}a{color:inherit}}
 """
 
+# Added only to a report that draws traces, so every other report is byte for byte what it was.
+TRACE_STYLE = """
+#traces figure{margin:.8rem 0}#traces figcaption{font-size:.85rem;margin-bottom:.2rem}
+.waterfall,.calls{max-width:100%;height:auto;background:var(--card);border:1px solid var(--line);border-radius:4px}
+.waterfall text,.calls text{fill:var(--fg);font-size:10px;font-family:inherit}
+.waterfall .grid{stroke:var(--line);stroke-dasharray:2 3}.waterfall .tick-label,.waterfall .axis-label,
+.waterfall .more,.calls .head,.calls .more{fill:var(--muted)}
+.waterfall .bar{fill:var(--hl)}.waterfall .error .bar{fill:var(--bad)}.waterfall .cited .bar{stroke:var(--fg);
+stroke-width:1.5}.row-hl{fill:var(--mark)}.waterfall .error-mark,.calls .error-mark{fill:var(--bad);font-weight:600}
+.cite-mark{fill:var(--hl);text-decoration:underline}.calls .arrow{stroke:var(--muted);fill:var(--muted)}
+.calls .cited .arrow{stroke:var(--hl);fill:var(--hl);stroke-width:2}
+@media print{.waterfall,.calls{break-inside:avoid}}
+"""
+
 # Clicking a citation (or opening the page at #cite-n) highlights its evidence and moves focus
 # there, so keyboard users land where they jumped.
 _SCRIPT = """
@@ -70,11 +87,13 @@ t.scrollIntoView({block:'start'})}window.addEventListener('hashchange',show);sho
 def render_html(report: ReportModel) -> str:
     digest = base64.b64encode(hashlib.sha256(_SCRIPT.encode()).digest()).decode()
     policy = f"default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-{digest}'; img-src data:"
+    drawn = bool(report.waterfalls or report.call_graphs)
     body = "".join(
         (
-            _header(report),
+            _header(report, drawn),
             _answer(report),
             _evidence(report.citations),
+            _traces(report),
             _timeline(report),
             _scope(report),
             _plan(report),
@@ -88,12 +107,13 @@ def render_html(report: ReportModel) -> str:
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{escape(policy)}">'
         '<meta name="viewport" content="width=device-width,initial-scale=1">'
-        f"<title>evcli report · {escape(report.question[:80])}</title><style>{_STYLE}</style></head>"
+        f"<title>evcli report · {escape(report.question[:80])}</title>"
+        f"<style>{_STYLE}{TRACE_STYLE if drawn else ''}</style></head>"
         f"<body>{body}<script>{_SCRIPT}</script></body></html>\n"
     )
 
 
-def _header(report: ReportModel) -> str:
+def _header(report: ReportModel, drawn: bool) -> str:
     badges = [
         _badge("verdict", report.verdict or "none", report.verdict or ""),
         _badge("gate", f"{report.gate_status or '-'}/{report.gate_severity or '-'}", report.gate_severity or ""),
@@ -104,6 +124,7 @@ def _header(report: ReportModel) -> str:
         for anchor, label in (
             ("answer", "Answer"),
             ("evidence", "Evidence"),
+            *([("traces", "Traces")] if drawn else []),
             ("timeline", "Timeline"),
             ("scope", "Asked vs searched"),
             ("plan", "Plan"),
@@ -196,6 +217,9 @@ def _cited(evidence: CitedEvidence) -> str:
     chart = chart_svg(evidence.chart) + _chart_caption(evidence.chart) if evidence.chart else ""
     if evidence.chart and not evidence.chart.samples:
         chart += '<p class="meta">The samples were not recorded with this session; the cited values are shown.</p>'
+    if evidence.drawing:
+        anchor, name = evidence.drawing
+        chart += f'<p class="meta">drawn in the <a href="#{escape(anchor)}">{escape(name)}</a></p>'
     return (
         f'<div class="ref" id="{evidence.anchor}"><p class="meta">{" · ".join(where)}</p>'
         f"<pre>{_marked(evidence)}</pre>{_facts(evidence.facts)}{chart}</div>"
@@ -246,6 +270,26 @@ def _marked(evidence: CitedEvidence) -> str:
         shown += [escape(text[last:position]), tag]
         last = position
     return "".join(shown) + escape(text[last:])
+
+
+def _traces(report: ReportModel) -> str:
+    """The cited traces as waterfalls and the cited call graphs as edges with arrows (nothing without either)."""
+    if not (report.waterfalls or report.call_graphs):
+        return ""
+    parts = ['<section id="traces"><h2>Traces</h2>']
+    for trace in report.waterfalls:
+        parts.append(
+            f'<figure id="{escape(trace.anchor)}" tabindex="-1"><figcaption>Trace <code>{escape(trace.trace_id)}</code>'
+            f" · cited {_cite_links(sorted({n for row in trace.rows for n in row.citations}))}</figcaption>"
+            f"{waterfall_svg(trace)}</figure>"
+        )
+    for graph in report.call_graphs:
+        parts.append(
+            f'<figure id="{escape(graph.anchor)}" tabindex="-1"><figcaption>Call edges of '
+            f"<code>{escape(graph.tool_name)}</code> #{graph.invocation_id} · cited {_cite_links(graph.citations)}"
+            f"</figcaption>{call_graph_svg(graph)}</figure>"
+        )
+    return "".join(parts) + "</section>"
 
 
 def _timeline(report: ReportModel) -> str:

@@ -4,9 +4,11 @@
 core constructs those apps share (paragraphs, `- ` and `1.` lists, code spans, fenced code,
 emphasis): no footnotes, no tables, no headings, no HTML. Citations stay inline `[n]`, as the
 answer wrote them; each source line names the cited tool call, ref, source and excerpt. The full
-report (for a GitHub ticket) adds the question as a heading, a verdict line and a GFM evidence
-table with the facts the gate matched in each ref. The answer's own structure (evcli.report.answer)
-is kept: a heading becomes a line of its own, lists stay lists, code stays code.
+report (for a GitHub ticket) adds the question as a heading, a verdict line, a GFM evidence table
+with the facts the gate matched in each ref, and the drawn traces of evcli.report.traces as text: a
+cited trace as an indented span list in a code block, call edges as `caller → callee: N calls, E
+errors, p99 X ms` items (nothing when none is cited). The answer's own structure
+(evcli.report.answer) is kept: a heading becomes a line of its own, lists stay lists, code stays code.
 
 Escaping: session data (refs, excerpts, session id) is written in code spans, which every renderer
 shows literally (a backtick inside gets a longer fence). Text is written as it is, with a backslash
@@ -25,6 +27,7 @@ import re
 from evcli.console import visible
 from evcli.report.answer import Block, CodeBlock, Heading, ListBlock, Span, answer_blocks
 from evcli.report.model import Citation, CitedEvidence, ReportModel, fact_text
+from evcli.report.traces import EdgeRow, SpanRow, Waterfall
 
 _PUNCTUATION = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 _DELIMITERS = frozenset("*_~")
@@ -45,6 +48,8 @@ def render_markdown(report: ReportModel, *, brief: bool = False) -> str:
         lines += [_source(citation) for citation in report.citations]
     if not brief and report.citations:
         lines += ["", "### Evidence", "", *_table(report.citations)]
+    if not brief:
+        lines += _traces(report)
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -177,3 +182,40 @@ def _table(citations: list[Citation]) -> list[str]:
                 f"| {code(evidence.excerpt, cell=True) or '-'} | {cell(facts)} |"
             )
     return rows
+
+
+def _traces(report: ReportModel) -> list[str]:
+    """The cited traces and call edges (evcli.report.traces) as text; nothing when there are none."""
+    lines = []
+    for trace in report.waterfalls:
+        lines += ["", f"Trace {code(trace.trace_id)}, ms since {code(trace.start)}:", "", *_block(_span_list(trace))]
+    for graph in report.call_graphs:
+        lines += ["", f"Call edges of {text(graph.tool_name, line_start=False)} #{graph.invocation_id}:", ""]
+        lines += [_edge_line(row) for row in graph.rows]
+        lines += [f"- … and {graph.more} more edges (not listed)"] if graph.more else []
+    return ["", "### Traces", *lines] if lines else []
+
+
+def _span_list(trace: Waterfall) -> CodeBlock:
+    """One line per drawn span: its start offset and duration, indented by depth, errors and citations marked."""
+    rows = [f"{'start ms':>9}  {'took ms':>9}  span", *(_span_line(row) for row in trace.rows)]
+    rows += [f"… and {trace.more} more spans (not listed)"] if trace.more else []
+    return CodeBlock("\n".join(rows), "text")
+
+
+def _span_line(row: SpanRow) -> str:
+    name = " ".join(f"{row.service or '(no service)'} {row.operation}".split())
+    error = "  ✕ error" if row.error else ""
+    start = f"+{row.offset_ms:g}"
+    return f"{start:>9}  {row.duration_ms:>9g}  {'  ' * row.depth}{name}{error}{_cites(row.citations)}"
+
+
+def _edge_line(row: EdgeRow) -> str:
+    """`- caller → callee: N calls, E errors, p99 X ms [n]`."""
+    p99 = "-" if row.p99_ms is None else f"{row.p99_ms:g} ms"
+    edge = f"{text(row.caller, line_start=False)} → {text(row.callee, line_start=False)}"
+    return f"- {edge}: {row.calls} calls, {row.errors} errors, p99 {p99}{_cites(row.citations)}"
+
+
+def _cites(numbers: list[int]) -> str:
+    return " " + "".join(f"[{number}]" for number in numbers) if numbers else ""

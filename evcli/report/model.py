@@ -10,6 +10,8 @@ exported session reads the same on any machine. Invariants:
   - every cited ref carries the facts the latest gate matched for its binding, each ok one located in
     the ref text (`CitedFact.at`) when its value is written there; located spans never overlap one
     another nor cross the excerpt's edges, so a renderer can nest their marks;
+  - the cited traces and call edges are read into drawings by evcli.report.traces (bounded there), and
+    each cited evidence they draw names its drawing (`CitedEvidence.drawing`);
   - values are verbatim: renderers escape them for their medium;
   - plain dataclasses, not pydantic: the model is built from validated contracts and never parsed,
     and `evcli report` should not pay for building validators at start-up.
@@ -20,12 +22,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evcli.contracts import NO_EVIDENCE_PATH, GateResult, MatchedFact, SessionDocument, ToolInvocation
 from evcli.timerange import parse_range_text
 
-_ITEM_PATH = re.compile(r"^\$\.(\w+)\[(\d+)\]$")
+if TYPE_CHECKING:
+    from evcli.report.traces import CallGraph, Waterfall
+
+ITEM_PATH = re.compile(r"^\$\.(\w+)\[(\d+)\]$")
 
 
 @dataclass
@@ -68,6 +73,7 @@ class CitedEvidence:
     kind: str = "other"  # logs, alerts, series, stats, patterns, evidence_blocks, no_evidence
     chart: SeriesChart | None = None
     facts: list[CitedFact] = field(default_factory=list)
+    drawing: tuple[str, str] | None = None  # (anchor, name) of the drawing that shows this item (evcli.report.traces)
 
 
 @dataclass
@@ -161,6 +167,8 @@ class ReportModel:
     hypotheses: list[str] = field(default_factory=list)
     missing_info: list[str] = field(default_factory=list)
     actions: list[str] = field(default_factory=list)
+    waterfalls: list[Waterfall] = field(default_factory=list)  # cited traces (evcli.report.traces)
+    call_graphs: list[CallGraph] = field(default_factory=list)  # cited call edges
 
 
 def report_model(document: SessionDocument) -> ReportModel:
@@ -171,6 +179,7 @@ def report_model(document: SessionDocument) -> ReportModel:
     invocations = {invocation.invocation_id: invocation for invocation in document.invocations}
     zone = _incident_zone(document.invocations)
     citations = _citations(document, latest_gate, invocations)
+    waterfalls, call_graphs = _drawings(document.invocations, citations)
     compose = _output(document, "compose")
     verify = _output(document, "verify")
     plan = _output(document, "plan")
@@ -207,7 +216,21 @@ def report_model(document: SessionDocument) -> ReportModel:
             _text(a.get("action_text", a) if isinstance(a, dict) else a)
             for a in compose.get("recommended_actions") or []
         ],
+        waterfalls=waterfalls,
+        call_graphs=call_graphs,
     )
+
+
+def _drawings(invocations: list[ToolInvocation], citations: list[Citation]) -> tuple[list[Waterfall], list[CallGraph]]:
+    """The trace drawings of the cited items, each cited evidence naming the drawing it is in."""
+    from evcli.report.traces import call_graphs, drawn_refs, waterfalls
+
+    traces, graphs = waterfalls(invocations, citations), call_graphs(invocations, citations)
+    drawn = drawn_refs(traces, graphs)
+    for citation in citations:
+        for evidence in citation.evidence:
+            evidence.drawing = drawn.get((evidence.invocation_id, evidence.raw_path))
+    return traces, graphs
 
 
 def _output(document: SessionDocument, stage: str) -> dict[str, Any]:
@@ -356,7 +379,7 @@ def _item(invocation: ToolInvocation | None, raw_path: str) -> tuple[dict[str, A
     if raw_path == "$.stats":
         stats = invocation.output.get("stats") if invocation else None
         return (stats if isinstance(stats, dict) else None), "stats"
-    matched = _ITEM_PATH.match(raw_path)
+    matched = ITEM_PATH.match(raw_path)
     if matched is None:
         return None, "other"
     array, index = matched.group(1), int(matched.group(2))
@@ -428,7 +451,7 @@ def _timeline(citations: list[Citation], zone: tzinfo | None) -> list[TimelineEn
             if key in entries:
                 entries[key].citations.append(citation.number)
                 continue
-            moment = _moment(evidence.time)
+            moment = aware_time(evidence.time)
             if moment is None:
                 continue
             shown = moment.astimezone(zone) if zone is not None else moment
@@ -443,7 +466,8 @@ def _timeline(citations: list[Citation], zone: tzinfo | None) -> list[TimelineEn
     return [entries[key] for key in sorted(entries, key=lambda key: moments[key])]
 
 
-def _moment(text: str) -> datetime | None:
+def aware_time(text: str) -> datetime | None:
+    """An ISO time with its zone; None when it is not one (a time without a zone is no point on a timeline)."""
     try:
         moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
