@@ -1,8 +1,10 @@
 """`evcli doctor`: the effective configuration checked end to end, one row per check.
 
 Checks: each configured backend answers (its version and the latency: Prometheus
-/api/v1/status/buildinfo, Alertmanager /api/v2/status, Loki /loki/api/v1/status/buildinfo), the
-label naming a service has values in its data (Prometheus, Loki), the runbooks are indexed (how
+/api/v1/status/buildinfo, Alertmanager /api/v2/status, Loki /loki/api/v1/status/buildinfo, Tempo
+/api/status/buildinfo; Jaeger's query API has no version: the services it lists, /api/services), a
+server without the version endpoint is asked whether it is ready instead (Loki /ready, Tempo
+/api/echo), the label naming a service has values in its data (Prometheus, Loki), the runbooks are indexed (how
 many), each role's model has its key and answers a one-token call (skipped with
 `model_call=False`), and the trace store's schema is one this evcli reads and SQLite's quick_check finds
 every page sound (read only: the check never creates, migrates or writes the store). A snapshot
@@ -50,16 +52,36 @@ class CheckRow:
 @dataclass(frozen=True)
 class _Probe:
     version_path: str
-    version: Callable[[Any], str]
+    describe: Callable[[Any], str]  # the answer as the row states it: "version 2.53.0", "3 services: a, b, c"
     labels_path: str | None = None  # "{label}" is replaced: the label's values
+    ready_path: str | None = None  # asked when the version path is not found (an older server)
+
+
+def _version(*keys: str) -> Callable[[Any], str]:
+    """`version X` read from the answer at `keys` (`data`, `version`)."""
+
+    def describe(body: Any) -> str:
+        for key in keys:
+            body = body[key]
+        return f"version {body}"
+
+    return describe
+
+
+def _services(body: Any) -> str:
+    """Jaeger's `{"data": [service, …]}` as `3 services: a, b, c`."""
+    names = [str(name) for name in body["data"] or []]
+    return f"{len(names)} services: " + (", ".join(names[:5]) + (", …" if len(names) > 5 else "") or "-")
 
 
 PROBES: dict[str, _Probe] = {
-    "prometheus": _Probe(
-        "/api/v1/status/buildinfo", lambda body: body["data"]["version"], "/api/v1/label/{label}/values"
+    "prometheus": _Probe("/api/v1/status/buildinfo", _version("data", "version"), "/api/v1/label/{label}/values"),
+    "alertmanager": _Probe("/api/v2/status", _version("versionInfo", "version")),
+    "loki": _Probe(
+        "/loki/api/v1/status/buildinfo", _version("version"), "/loki/api/v1/label/{label}/values", ready_path="/ready"
     ),
-    "alertmanager": _Probe("/api/v2/status", lambda body: body["versionInfo"]["version"]),
-    "loki": _Probe("/loki/api/v1/status/buildinfo", lambda body: body["version"], "/loki/api/v1/label/{label}/values"),
+    "jaeger": _Probe("/api/services", _services),
+    "tempo": _Probe("/api/status/buildinfo", _version("version"), ready_path="/api/echo"),
 }
 
 
@@ -105,7 +127,7 @@ def _backend(name: str, spec: BackendSpec, service_label: str | None) -> list[Ch
 
     if name == "kubernetes":  # a kubeconfig, not a URL: the client's own version call
         return [_kubernetes(spec)]
-    probe = PROBES.get(name, _Probe("/", lambda body: "?"))
+    probe = PROBES.get(name, _Probe("/", lambda body: "version ?"))
     from evcli.backends.http import MissingSecret, auth_headers
 
     try:
@@ -151,10 +173,10 @@ def _reach(name: str, url: str, client: Any, probe: _Probe) -> CheckRow:
         latency = f"{(time.perf_counter() - started) * 1000:.0f} ms"
         if response.status_code in (401, 403):
             return CheckRow(name, url, "fail", f"HTTP {response.status_code}", f"check [backends.{name}.auth]")
-        if response.status_code == 404 and name == "loki":
-            return _loki_ready(url, client, started)
+        if response.status_code == 404 and probe.ready_path:
+            return _ready(name, url, client, probe.ready_path, started)
         response.raise_for_status()
-        return CheckRow(name, url, "ok", f"version {probe.version(response.json())}, {latency}")
+        return CheckRow(name, url, "ok", f"{probe.describe(response.json())}, {latency}")
     except httpx.TimeoutException:
         return CheckRow(name, url, "fail", f"timed out after {client.timeout.read}s", _reach_remedy(name))
     except httpx.ConnectError as exc:
@@ -167,13 +189,15 @@ def _reach(name: str, url: str, client: Any, probe: _Probe) -> CheckRow:
         return CheckRow(name, url, "fail", f"unexpected answer: {_one_line(exc)}", f"is {url} a {name} server?")
 
 
-def _loki_ready(url: str, client: Any, started: float) -> CheckRow:
-    """A Loki without the buildinfo endpoint: /ready says it answers, without a version."""
-    response = client.get("/ready")
+def _ready(name: str, url: str, client: Any, path: str, started: float) -> CheckRow:
+    """A server without the version endpoint: its readiness path says it answers, without a version."""
+    response = client.get(path)
     latency = f"{(time.perf_counter() - started) * 1000:.0f} ms"
     if response.status_code == 200:
-        return CheckRow("loki", url, "ok", f"ready (version unknown), {latency}")
-    return CheckRow("loki", url, "fail", f"/ready answered HTTP {response.status_code}", "wait for Loki to be ready")
+        return CheckRow(name, url, "ok", f"ready (version unknown), {latency}")
+    return CheckRow(
+        name, url, "fail", f"{path} answered HTTP {response.status_code}", f"wait for {name.capitalize()} to be ready"
+    )
 
 
 def _reach_remedy(name: str) -> str:

@@ -1,14 +1,18 @@
 """The evidence backend of a running system, composed by capability from the registered backends.
 
-Alerts, metric series and logs each come from the preferred configured backend that provides
-them (see `evcli.backends.registry`). Any part may be left out; asking for what no configured
-part provides raises `BackendError` naming the options that would provide it, as does any part
-that fails: an error is never turned into an empty answer.
+Alerts, metric series, logs and traces each come from the preferred configured backend that
+provides them (see `evcli.backends.registry`). Any part may be left out; asking for what no
+configured part provides raises `BackendError` naming the options that would provide it, as does
+any part that fails: an error is never turned into an empty answer.
 
-Services: the values of each part's service label (metrics and logs parts), plus the configured
-aliases (`service_aliases` option, "alias=name,…": a name a user writes -> the name in that
-backend's data). A name no part knows is unknown (the tool answers with close names); when no part
-can tell, every name is taken as given. `check_reachable` fails only when every part fails to answer.
+Services: the values of each part's service label (metrics and logs parts) and the services the
+traces part lists, plus the configured aliases (`service_aliases` option, "alias=name,…": a name a
+user writes -> the name in that backend's data). A name no part knows is unknown (the tool answers
+with close names); when no part can tell, every name is taken as given. `check_reachable` fails
+only when every part fails to answer.
+
+The clock is the wall clock, unless `clock` pins it: `gate --against URL` re-runs a call that named no
+time on the clock it ran on, so that it searches the same last hour.
 """
 
 from __future__ import annotations
@@ -62,6 +66,7 @@ class LiveBackend:
     ) -> None:
         self.parts = dict(parts or {})  # registry name -> built backend
         self.aliases = {name: dict(table) for name, table in (aliases or {}).items()}  # part -> {alias: name}
+        self.clock: datetime | None = None  # pinned: what `now()` answers instead of the wall clock
 
     @classmethod
     def from_specs(cls, specs: Mapping[str, BackendSpec]) -> LiveBackend:
@@ -96,17 +101,17 @@ class LiveBackend:
         return [capability.value for capability in Capability if self.serving(capability) is not None]
 
     def now(self) -> datetime:
-        return datetime.now(UTC)
+        return self.clock or datetime.now(UTC)
 
     def known_services(self) -> list[str] | None:
         return self._services
 
     @cached_property
     def _services(self) -> list[str] | None:
-        """The service names of the metrics and logs parts, asked once; None (cannot tell) when no
+        """The service names of the metrics, logs and traces parts, asked once; None (cannot tell) when no
         such part is configured, answers, or knows any."""
         names: set[str] = set()
-        for capability in (Capability.METRICS, Capability.LOGS):
+        for capability in (Capability.METRICS, Capability.LOGS, Capability.TRACES):
             source = self.serving(capability)
             if source is None or not hasattr(source, "services"):
                 continue
@@ -193,6 +198,13 @@ class LiveBackend:
             return MetricsResult(alerts=alerts, searched_range=stated)
         summary = metric_source.summarise(service, metric, searched, query)
         return MetricsResult(alerts=alerts, series=summary.series, message=summary.message, searched_range=stated)
+
+    def trace_source(self) -> Any:
+        """The part serving traces (its `query`, `services`, `resolve`: evcli.backends.registry)."""
+        source = self.serving(Capability.TRACES)
+        if source is None:
+            raise BackendError(f"no trace backend configured: pass {_flags(Capability.TRACES)}")
+        return source
 
     def query_logs(self, query: LogQuery) -> LogResult:
         source = self.serving(Capability.LOGS)

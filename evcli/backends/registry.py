@@ -16,6 +16,9 @@ An object built for a capability provides that capability's methods:
              relevance_level, score, layer]; skills() -> list[skill dict: name, doc, title, alerts, services]
   kubernetes  objects(namespace) -> (k8s_objects.Cluster, digests); pod_logs(namespace, pod, containers,
              previous, tail) -> list[PodLog] (evcli.backends.kubernetes; a snapshot's k8s/ reads the same way)
+  traces   query(trace_graph.TraceQuery) -> live_traces.LiveTraceResult (spans, stats, edges, digests);
+           services() -> list[str]; resolve(name) -> str | None (a service by name or pod; a snapshot's
+           traces/ answers the same way, evcli.backends.snapshot_traces)
 
 A backend is live (the default) when it is given a URL with its own `--NAME URL` option; a
 non-live one (`url_option=False`, e.g. `runbooks`) is built from the environment's runbooks
@@ -116,6 +119,8 @@ register(
     BackendKind("alertmanager", (Capability.ALERTS,), "evcli.backends.alertmanager:build", "Alertmanager base URL.")
 )
 register(BackendKind("loki", (Capability.LOGS,), "evcli.backends.loki:build", "Loki base URL."))
+register(BackendKind("jaeger", (Capability.TRACES,), "evcli.backends.jaeger:build", "Jaeger query base URL (:16686)."))
+register(BackendKind("tempo", (Capability.TRACES,), "evcli.backends.tempo:build", "Grafana Tempo base URL (:3200)."))
 register(
     BackendKind(
         "kubernetes",

@@ -29,8 +29,8 @@ def gate_command(
             "--against",
             metavar="DIR|URL",
             help=(
-                "Snapshot environment directory, or Prometheus URL, to re-run each invocation on (live calls over "
-                "the range they recorded); cited refs must still match it."
+                "Snapshot environment directory, or live backend URL (the session's Prometheus, Jaeger or Tempo), "
+                "to re-run each invocation on (live calls over the range they recorded); cited refs must still match it."
             ),
         ),
     ] = None,
@@ -41,8 +41,9 @@ def gate_command(
 
     A stored session's result is appended to its gate history and compared
     with the previous one; a file is only checked. With --against DIR every
-    invocation is re-run on that environment, with --against URL every one a
-    Prometheus serves on that Prometheus (provenance.source_matches).
+    invocation is re-run on that environment, with --against URL every one the
+    backend there serves (the session's backend at that URL, else its only live
+    backend, else a Prometheus) on it (provenance.source_matches).
     """
     from evcli.gatekeeper.rules import load_rules
     from evcli.gatekeeper.service import against_target, gate_document, regate_stored

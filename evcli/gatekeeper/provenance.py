@@ -17,13 +17,18 @@ check narrow what an edit can get through the Gatekeeper:
   its own, so relative windows mean what they meant) and the cited refs are
   compared with the re-derived ones. Invocations of live backends cannot be
   re-run from DIR and are reported as not re-checked.
-  With `gate --against URL` (a Prometheus) each invocation a Prometheus serves
-  (its tool reads metrics or alerts) is re-run there with its time pinned to the
-  absolute range it recorded (a live clock has moved on: "the last hour" then
-  is not the last hour now), so its series are the same expressions over the
-  same range at the same step. Alerts are Prometheus' state when the call ran
-  and cannot be asked of the past: a cited alert is reported as not re-checked,
-  as is every invocation Prometheus does not serve (logs, runbooks).
+  With `gate --against URL` the URL is the live backend the session named at that
+  URL, else the only live backend it named, else a Prometheus (`against_kind`).
+  Each invocation that backend serves (its tool reads what the backend provides:
+  metrics or alerts for Prometheus, traces for Jaeger and Tempo) is re-run there
+  at the time it searched (a live clock has moved on: "the last hour" then is not
+  the last hour now): a call that named no time on a clock set to the end of the
+  hour it searched, any other with its time pinned to the absolute range it
+  recorded, so its series are the same expressions over the same range at the
+  same step and its spans those of the same range. Alerts are Prometheus' state
+  when the call ran and cannot be asked of the past: a cited alert is reported
+  as not re-checked, as is every invocation the backend does not serve (logs,
+  runbooks).
 """
 
 from __future__ import annotations
@@ -207,9 +212,9 @@ def shown(against: Path | str | None) -> str | None:
 
 def rederive(document: SessionDocument, env_dir: Path | str) -> dict[int, Rederived]:
     """Re-run every invocation of the session on the snapshot environment at env_dir, or on the
-    Prometheus at a URL (`rederive_on_prometheus`)."""
+    live backend at a URL (`rederive_on_url`)."""
     if is_url(env_dir):
-        return rederive_on_prometheus(document, str(env_dir))
+        return rederive_on_url(document, str(env_dir))
     env_dir = Path(env_dir)
     from evcli.backends.registry import live_backends
     from evcli.errors import EvcliError
@@ -255,9 +260,25 @@ def rederive(document: SessionDocument, env_dir: Path | str) -> dict[int, Rederi
 LIVE_STATE_ARRAYS = ("alerts",)
 
 
-def rederive_on_prometheus(document: SessionDocument, url: str) -> dict[int, Rederived]:
-    """Re-run each invocation a Prometheus serves on the one at `url`, its time pinned to the range it searched.
-    The Prometheus the session names lends its settings (service label, auth, TLS, timeout); only the URL changes."""
+def against_kind(document: SessionDocument, url: str) -> str:
+    """Which live backend `gate --against URL` names: the one the session named at that URL (credentials and
+    a trailing slash aside), else the only one it named with a URL, else Prometheus."""
+    from evcli.backends.http import base_url
+    from evcli.backends.spec import EnvironmentSpec
+
+    named = EnvironmentSpec.from_config(document.run.config.env).backends
+    urls = {name: base_url(spec.url, None)[0] for name, spec in named.items() if is_url(spec.url)}
+    same = [name for name, named_url in urls.items() if named_url == base_url(url, None)[0]]
+    if same:
+        return same[0]
+    return next(iter(urls)) if len(urls) == 1 else "prometheus"
+
+
+def rederive_on_url(document: SessionDocument, url: str) -> dict[int, Rederived]:
+    """Re-run each invocation the live backend at `url` (`against_kind`) serves on it, at the time it searched
+    (`replayed`). The backend the session names lends its settings (service label, auth, TLS, timeout); only the
+    URL changes."""
+    from evcli.backends.live import LiveBackend
     from evcli.backends.registry import backend_kind
     from evcli.backends.spec import EnvironmentSpec
     from evcli.contracts import BackendSpec
@@ -267,18 +288,24 @@ def rederive_on_prometheus(document: SessionDocument, url: str) -> dict[int, Red
     from evcli.tools.refs import no_evidence_ref
     from evcli.tools.runner import SessionView, ToolSettings, run_tool
 
-    named = EnvironmentSpec.from_config(document.run.config.env).backends.get("prometheus")
+    kind = against_kind(document, url)
+    named = EnvironmentSpec.from_config(document.run.config.env).backends.get(kind)
     backend = named.model_copy(update={"url": url}) if named is not None else BackendSpec(url=url)
     settings = ToolSettings(max_calls_per_tool=len(document.invocations) + 1)
-    environment = build_environment(spec=EnvironmentSpec(backends={"prometheus": backend}), settings=settings)
-    capabilities = backend_kind("prometheus").capabilities
+    environment = build_environment(spec=EnvironmentSpec(backends={kind: backend}), settings=settings)
+    capabilities = backend_kind(kind).capabilities
     results: dict[int, Rederived] = {}
     for invocation in document.invocations:
         if invocation.tool_name not in registry.names("backend") or not _served_by(invocation, capabilities):
-            results[invocation.invocation_id] = Rederived(not_rechecked=f"Prometheus at {shown(url)} does not serve it")
+            results[invocation.invocation_id] = Rederived(
+                not_rechecked=f"{kind.capitalize()} at {shown(url)} does not serve it"
+            )
             continue
         try:
-            again = run_tool(invocation.tool_name, pinned_params(invocation), environment, SessionView())
+            params, clock = replayed(invocation)
+            if isinstance(environment.backend, LiveBackend):
+                environment.backend.clock = clock
+            again = run_tool(invocation.tool_name, params, environment, SessionView())
         except EvcliError as exc:  # parameters this evcli would not have accepted
             results[invocation.invocation_id] = Rederived(error=f"cannot be re-run: {_clip(exc.message)}")
             continue
@@ -291,6 +318,21 @@ def rederive_on_prometheus(document: SessionDocument, url: str) -> dict[int, Red
             refs = (no_evidence_ref(invocation.tool_name, scope, str(again.output.get("message") or "")),)
         results[invocation.invocation_id] = Rederived(status=status, refs=refs, now_only=LIVE_STATE_ARRAYS)
     return results
+
+
+def replayed(invocation: ToolInvocation) -> tuple[dict[str, Any], datetime | None]:
+    """The call to re-run and the clock to run it on. A call that named no time searched a live backend's last
+    hour ending at its clock: it is re-run naming none, on a clock set to that end, so it searches the same hour
+    and states it as it did; any other call runs on the wall clock with its time pinned (`pinned_params`)."""
+    from evcli.timerange import parse_range_text
+    from evcli.tools.fetch import LIVE_DEFAULT
+
+    details = invocation.retrieval_details
+    if details is not None and details.range and details.range_origin == LIVE_DEFAULT:
+        searched = parse_range_text(details.range)
+        if searched.end is not None:
+            return dict(invocation.input_params), searched.end
+    return pinned_params(invocation), None
 
 
 def pinned_params(invocation: ToolInvocation) -> dict[str, Any]:
@@ -316,15 +358,16 @@ def pinned_params(invocation: ToolInvocation) -> dict[str, Any]:
 
 def _served_by(invocation: ToolInvocation, capabilities: tuple[str, ...]) -> bool:
     """Whether a live backend with these capabilities can have served the invocation: its tool reads what
-    the backend serves (the tool's `reads`), and its output names no snapshot file (a snapshot's log
-    search records the digests of the files it read)."""
+    the backend serves (the tool's `reads`), and its output names no snapshot file (a snapshot call records
+    the digests of the files it read, a live one those of the URLs it read)."""
     from evcli.tools import registry
 
     spec = registry.find(invocation.tool_name)
     wanted = spec.reads if spec is not None else ()
     if wanted and not any(str(capability) in wanted for capability in capabilities):
         return False
-    return not (isinstance(invocation.output, dict) and invocation.output.get("digests"))
+    digests = invocation.output.get("digests") if isinstance(invocation.output, dict) else None
+    return not (isinstance(digests, dict) and any(not is_url(source) for source in digests))
 
 
 def source_matches(invocation: ToolInvocation, ref: EvidenceRef, source: Rederived, against: str | None) -> str | None:

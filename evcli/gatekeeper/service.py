@@ -53,7 +53,7 @@ def gate_document(document: SessionDocument, rules: RuleSet, against: Path | str
 
 
 def against_target(text: str) -> Path | str:
-    """What `gate --against` names: a Prometheus URL (http:// or https://, kept as text: a Path would
+    """What `gate --against` names: a live backend's URL (http:// or https://, kept as text: a Path would
     fold its `//`), else a snapshot directory."""
     return text if is_url(text) else Path(text)
 

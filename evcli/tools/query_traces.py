@@ -1,32 +1,39 @@
-"""`query_traces`: spans of a snapshot's traces/ (OTLP, Jaeger, Zipkin or CSV), filtered by service,
-operation, range, minimum duration, errors and trace id; their stats and the call edges of the range.
+"""`query_traces`: spans of a snapshot's traces/ (OTLP, Jaeger, Zipkin or CSV) or of a live Jaeger or Tempo
+(`--jaeger URL`, `--tempo URL`: the part of `evcli.backends.live.LiveBackend` serving traces), filtered by
+service, operation, range, minimum duration, errors and trace id; their stats and the call edges of the range.
+With no time named a snapshot is searched whole and a live backend over the last hour ending at its clock;
+either way the absolute range searched is recorded with where it came from.
 
 Refs (rendered here from the structured output, the one source the runner records and the
 Gatekeeper re-derives):
   - `$.spans[i]`: one span, `span <service> "<operation>" start=<ISO with zone> duration=<ms>
-    status=<error|ok|unset> parent_service=<service|-> trace_id=… span_id=… (<file>:<line>)`;
-    the slowest first, or with a trace id asked the trace in start order;
+    status=<error|ok|unset> parent_service=<service|-> trace_id=… span_id=… (<file>:<line>)`, a live
+    span's source being its backend (`(jaeger)`: the trace and span id name it there); the slowest
+    first, or with a trace id asked the trace in start order;
   - `$.edges[i]`: one caller → callee pair of the range (the asked service on either side), the
     calls (callee spans whose parent span is the caller's), their errors and exact p50/p90/p99
     durations; an orphan span (its parent read nowhere) is on no edge;
   - `$.stats`: the spans matching every filter (not capped by `limit`), their traces, errors, exact
     p50/p90/p99 durations, first and last start, orphans among them, counts per service or
-    operation when asked (`count_by`), the absolute range with where it came from, the filters.
-Pods are named by their service (Deployment), as logs and metrics name them.
+    operation when asked (`count_by`), the absolute range with where it came from, the filters; "at
+    least" when a live backend returned as many traces as it was asked for (`lower_bound`).
+Pods are named by their service (Deployment), as logs and metrics name them. A live call records the
+sha256 of every answer it read (`digests`, by request URL), as a snapshot call records its files'.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import Field, field_validator
 
 from evcli.backends.base import BackendError
 from evcli.backends.trace_graph import TraceQuery
-from evcli.timerange import parse_duration
+from evcli.timerange import TimeRange, parse_duration
 from evcli.tools import registry
 from evcli.tools.fetch import (
+    LIVE_DEFAULT_SPAN,
     Outcome,
     call_range,
     environment_zone,
@@ -38,7 +45,7 @@ from evcli.tools.params import NAME, TimeExpression, ToolParams
 from evcli.tools.refs import number, range_text
 
 if TYPE_CHECKING:
-    from evcli.backends.snapshot_traces import SnapshotTraces
+    from evcli.backends.snapshot_traces import TraceResult
     from evcli.tools.runner import SessionView, ToolEnvironment
 
 _UNITS_NS = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000}  # "s" after "ns", "us", "ms"
@@ -101,11 +108,12 @@ def _ms(value: Any) -> str:
 def span_text(span: dict[str, Any]) -> str:
     """`span checkout "POST /checkout" start=… duration=812.5ms status=error parent_service=gateway trace_id=… span_id=… (traces/a.jsonl:3)`."""
     source = span.get("source") or {}
+    where = source.get("backend") or f"{source.get('path')}:{source.get('line')}"
     return (
         f'span {span.get("service") or "(no service)"} "{span.get("operation")}" start={span.get("start")} '
         f"duration={_ms(span.get('duration_ms'))} status={span.get('status')} "
         f"parent_service={span.get('parent_service') or '-'} trace_id={span.get('trace_id')} "
-        f"span_id={span.get('span_id')} ({source.get('path')}:{source.get('line')})"
+        f"span_id={span.get('span_id')} ({where})"
     )
 
 
@@ -134,7 +142,10 @@ def _filters(filters: Any) -> str:
 def stats_text(stats: dict[str, Any]) -> str:
     """`stats: 120 spans in 30 traces in <range> (<origin>); errors 12; duration p50=… p90=… p99=…; first …, last …; …`."""
     spans, traces = stats.get("spans", 0), stats.get("traces", 0)
-    text = f"stats: {spans} span{'s' * (spans != 1)} in {traces} trace{'s' * (traces != 1)} in {range_text(stats)}"
+    counted = f"at least {spans}" if stats.get("lower_bound") else f"{spans}"
+    text = f"stats: {counted} span{'s' * (spans != 1)} in {traces} trace{'s' * (traces != 1)} in {range_text(stats)}"
+    if stats.get("lower_bound"):
+        text += " (a lower bound: the backend's trace limit was reached)"
     text += f"; errors {stats.get('errors', 0)}"
     if latency := _latency(stats):
         text += f"; duration {latency}"
@@ -181,28 +192,57 @@ def wider(old: dict[str, Any], new: dict[str, Any]) -> str | None:
     return None
 
 
-def traces_source(backend: Any) -> SnapshotTraces:
-    """The snapshot's traces/ directory; a BackendError (a failed call) anywhere else."""
+class TraceSource(Protocol):
+    """Where spans come from: a snapshot's traces/ (evcli.backends.snapshot_traces) or a live Jaeger or Tempo."""
+
+    def services(self) -> list[str]: ...
+
+    def resolve(self, name: str) -> str | None: ...
+
+    def query(self, query: TraceQuery) -> TraceResult: ...
+
+
+def traces_source(backend: Any) -> TraceSource:
+    """The snapshot's traces/ directory, or the live backend serving traces; a BackendError (a failed call)
+    where there is neither."""
+    if not is_snapshot(backend) and hasattr(backend, "trace_source"):
+        live: TraceSource = backend.trace_source()  # a BackendError naming --jaeger/--tempo when none is
+        return live
     source = getattr(backend, "traces", None) if is_snapshot(backend) else None
     if source is None:
         raise BackendError("no trace evidence here: query_traces reads a snapshot's traces/ directory (--env DIR)")
     if not source.present:
         raise BackendError("no trace evidence here: the snapshot has no traces/ files (.json, .jsonl, .ndjson, .csv)")
-    return source
+    snapshot: TraceSource = source
+    return snapshot
 
 
-def _resolve(name: str, backend: Any, source: SnapshotTraces) -> str | None:
-    """The service a name denotes: the environment's (names, aliases, files), else one the spans name."""
+def _resolve(name: str, backend: Any, source: TraceSource) -> str | None:
+    """The service a name denotes: a snapshot's (names, aliases, files), else one the spans name; live, the
+    configured alias or known name as the spans name it (a pod's Deployment), else the name as given."""
     resolved = backend.resolve_service(name) if hasattr(backend, "resolve_service") else None
-    return resolved or source.resolve(name)
+    if is_snapshot(backend):
+        return resolved or source.resolve(name)
+    return source.resolve(resolved or name) or resolved
 
 
 def _ns(moment: datetime | None) -> int | None:
     return None if moment is None else int(moment.timestamp()) * 1_000_000_000 + moment.microsecond * 1_000
 
 
+def _searched(named: TimeRange | None, backend: Any) -> tuple[TimeRange | None, dict[str, str]]:
+    """The range to search (None: a snapshot's whole span) and the scope stating it: a snapshot's named range
+    or whole span; a live backend's named range with open ends filled, else the last hour ending at its clock."""
+    if is_snapshot(backend):
+        whole = backend.span.text(environment_zone(backend)) if named is None and backend.span is not None else None
+        return named, searched_scope(named, backend, whole)
+    now = backend.now()
+    searched = (named or TimeRange(None, None)).bounded(now - LIVE_DEFAULT_SPAN, now)
+    return searched, searched_scope(named, backend, searched.text(environment_zone(backend)))
+
+
 def fetch(params: QueryTracesParams, env: ToolEnvironment, session: SessionView) -> Outcome:
-    backend: Any = env.backend  # a snapshot: its `span` and `traces`
+    backend: Any = env.backend  # a snapshot (its `span` and `traces`) or live backends (their `trace_source`)
     found_scope = scope(params)
     source = traces_source(backend)
     service = None
@@ -212,14 +252,13 @@ def fetch(params: QueryTracesParams, env: ToolEnvironment, session: SessionView)
             known = ", ".join(source.services()) or "none"
             message = f"unknown service '{params.service}'; services in the traces: {known}"
             return unknown_service_outcome(message, SPEC.array_names, found_scope)
-    named = call_range(params, backend)
-    whole = backend.span.text(environment_zone(backend)) if named is None and backend.span is not None else None
-    found_scope.update(searched_scope(named, backend, whole))
+    searched, stated = _searched(call_range(params, backend), backend)
+    found_scope.update(stated)
     query = TraceQuery(
         service=service,
         operation=params.operation,
-        start_ns=_ns(named.start) if named else None,
-        end_ns=_ns(named.end) if named else None,
+        start_ns=_ns(searched.start) if searched else None,
+        end_ns=_ns(searched.end) if searched else None,
         min_duration_ns=duration_ns(params.min_duration) if params.min_duration else None,
         errors_only=bool(params.errors_only),
         trace_id=params.trace_id,
@@ -238,13 +277,17 @@ def fetch(params: QueryTracesParams, env: ToolEnvironment, session: SessionView)
         "range_origin": found_scope["range_origin"],
         "filters": filters,
     }
-    notes = [f"{found.total} matching spans ({len(found.spans)} shown), {len(found.edges)} call edges", *result.errors]
+    limited = _limited(result)
+    if limited:
+        stats["lower_bound"] = True
+    notes = [f"{found.total} matching spans ({len(found.spans)} shown), {len(found.edges)} call edges"]
+    notes += [*([limited] if limited else []), *result.errors]
     output = {
         "spans": found.spans,
         "edges": found.edges,
         "stats": stats,
         "total": found.total,
-        "truncated": found.total > len(found.spans),
+        "truncated": found.total > len(found.spans) or bool(limited),
         "message": "; ".join(notes),
         "searched_range": found_scope["range"],
         "digests": result.digests,
@@ -252,12 +295,20 @@ def fetch(params: QueryTracesParams, env: ToolEnvironment, session: SessionView)
     return Outcome(output, found_scope)
 
 
+def _limited(result: TraceResult) -> str:
+    """Why a live search may have left traces of the range unread ("" for a snapshot, which reads every file)."""
+    from evcli.backends.live_traces import LiveTraceResult
+
+    return result.limited if isinstance(result, LiveTraceResult) else ""
+
+
 SPEC = registry.register(
     registry.ToolSpec(
         name="query_traces",
         description=(
-            "Spans of the environment's traces (OTLP, Jaeger, Zipkin or CSV span files) of one service (or of all), "
-            "by operation, range (since/until or window; none: the whole snapshot), minimum duration, errors only or "
+            "Spans of the environment's traces (OTLP, Jaeger, Zipkin or CSV span files, or a live Jaeger or Tempo) of "
+            "one service (or of all), by operation, range (since/until or window; none: the whole snapshot, or a live "
+            "backend's last hour), minimum duration, errors only or "
             "trace id: `$.spans[i]` (service, operation, start, duration, status, parent service, trace and span id; "
             "the slowest first), `$.edges[i]` (caller → callee of the range with the service on either side: calls, "
             "errors, exact p50/p90/p99 durations) and `$.stats` (spans, traces, errors, exact percentiles). "

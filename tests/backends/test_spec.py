@@ -75,7 +75,7 @@ def test_a_snapshot_and_live_backends_together_are_refused(tmp_path):
 
     with pytest.raises(
         BadInput,
-        match=r"use either --env DIR or backend URLs \(--prometheus/--alertmanager/--loki/--kubeconfig\), not both",
+        match=r"use either --env DIR or backend URLs \(--prometheus/--alertmanager/--loki/--jaeger/--tempo/--kubeconfig\), not both",
     ):
         spec.evidence_backend()
 
