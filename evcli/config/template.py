@@ -16,7 +16,8 @@ env = "demo"
 # Runbook directories searched for guidance (EVCLI_RUNBOOKS, --runbooks); relative to this file.
 runbooks = []
 
-# One table per live backend: prometheus, alertmanager, loki (EVCLI_PROMETHEUS, --prometheus URL, ...).
+# One table per live backend: prometheus, alertmanager, loki, jaeger, tempo, kubernetes (EVCLI_PROMETHEUS,
+# --prometheus URL, ...).
 # [backends.prometheus]
 # url = "http://127.0.0.1:9090"
 # timeout = 10                 # seconds per request
@@ -33,6 +34,9 @@ runbooks = []
 # url = "http://127.0.0.1:3100"
 # service_label = "app"
 # headers = { "X-Scope-OrgID" = "team-a" }
+#
+# [backends.jaeger]                       # or [backends.tempo]: spans and call edges for query_traces
+# url = "http://127.0.0.1:16686"
 
 # Models per role: "offline" (no model, the default) or a litellm model string
 # (EVCLI_MODEL, --model; keys come from the provider's variable, e.g. OPENAI_API_KEY).
