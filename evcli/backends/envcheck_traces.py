@@ -1,7 +1,8 @@
 """`evcli env check` on a snapshot's traces/ directory: per file its format, spans, services, time range
 and the share of span records read, with the same rule as for logs: below MIN_SPAN_SHARE read, the file
-is an error. What the spans get wrong (orphans, clock skew, duplicate ids, spans without a service) is a
-warning that states the count; nothing is repaired or guessed.
+is an error. What the spans get wrong (orphans, clock skew, duplicate ids, cycles of parents, spans without a
+service) is a warning that states the count; nothing is repaired or guessed. Everything is read from the
+snapshot's trace index (evcli.backends.traceindex), so a check builds it, or reuses it, for later queries.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pydantic import BaseModel
 from evcli.backends.snapshot import SnapshotBackend
 from evcli.backends.snapshot_traces import TRACE_SUFFIXES, TRACES_DIR
 from evcli.backends.trace_graph import iso_ns
-from evcli.backends.traceformats import FORMATS, normal_id
+from evcli.backends.traceformats import FORMATS
 
 MIN_SPAN_SHARE = 0.9  # below this share of span records read a trace file is an error (as timestamps in logs)
 
@@ -50,17 +51,16 @@ def check_traces(backend: SnapshotBackend, report: Report, entries: Entries) -> 
             )
             continue
         found, zone = file.found, backend.config.timezone
-        starts = [span.start_ns for span in found.spans]
         info = TraceFileInfo(
             path=file.relative,
             format=found.format,
-            spans=len(found.spans),
+            spans=found.read,
             records=found.records,
             read_share=found.share,
-            traces=len({normal_id(span.trace_id) for span in found.spans}),
-            services=sorted({span.service for span in found.spans if span.service}),
-            first=iso_ns(min(starts), zone) if starts else None,
-            last=iso_ns(max(starts), zone) if starts else None,
+            traces=found.traces(),
+            services=found.services,
+            first=iso_ns(found.first, zone) if found.first is not None else None,
+            last=iso_ns(found.last, zone) if found.last is not None else None,
         )
         _file_problems(info, found.unread_reasons, report)
         infos.append(info)
@@ -85,7 +85,7 @@ def _file_problems(info: TraceFileInfo, reasons: list[str], report: Report) -> N
 
 def _graph_problems(backend: SnapshotBackend, report: Report) -> None:
     """What the spans of all files together state about themselves: counted, never repaired."""
-    quality = backend.traces.graph.quality
+    quality = backend.traces.quality
     where = f"{TRACES_DIR}/"
     if quality.orphans:
         report("warning", where, f"{quality.orphans} orphan spans (their parent span is in no file): no edge to them")
@@ -95,7 +95,13 @@ def _graph_problems(backend: SnapshotBackend, report: Report) -> None:
         report(
             "warning",
             where,
-            f"{quality.duplicates} spans repeat a span id of their trace (the first is kept as parent)",
+            f"{quality.duplicates} spans repeat a span id of their trace (the first is kept as parent): on no edge",
+        )
+    if quality.cyclic:
+        report(
+            "warning",
+            where,
+            f"{quality.cyclic} spans are on a cycle of parents (each is its own ancestor): on no edge",
         )
     if quality.without_service:
         report("warning", where, f"{quality.without_service} spans name no service: they are on no call edge")

@@ -6,6 +6,10 @@ Invariants:
   - an edge caller → callee exists only where a span's parent was read and belongs to another
     service: a missing parent is an orphan (counted, never guessed), a span calling its own service
     is no edge, and a span whose service is unknown ("") is on no edge;
+  - a span repeating the (trace, span id) of an earlier span (an export written twice) is on no edge,
+    so no call is counted twice; a span on a cycle of parents (a → b → a: one of those links is wrong,
+    which one cannot be told) is on no edge; a child starting before its parent (clock skew between
+    hosts) keeps its edge. Each is counted (`Quality`, and among a query's spans in `$.stats`);
   - percentiles are exact on the data, by nearest rank (the ⌈p·n⌉-th smallest duration);
   - edges are the call graph of the range (and trace, when asked): spans filtered by range and
     trace id only, then kept when the asked service is the caller or the callee, so "who calls
@@ -17,7 +21,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
 from typing import Any, Literal
@@ -25,7 +29,8 @@ from typing import Any, Literal
 from evcli.backends.traceformats import Span, normal_id
 
 PERCENTILES = (50, 90, 99)
-_BY_COUNT = 10  # count_by entries kept, the most first
+BY_COUNT = 10  # count_by entries kept, the most first
+NO_NAME = "(none)"  # count_by's name for spans without a service or operation
 
 
 @dataclass(frozen=True)
@@ -76,6 +81,7 @@ class Quality:
     skewed: int  # a child starting before its parent (clock skew between hosts)
     duplicates: int  # a (trace, span id) read more than once; the first is the parent the others see
     without_service: int
+    cyclic: int = 0  # on a cycle of parents: each is its own ancestor
 
 
 class SpanGraph:
@@ -84,26 +90,44 @@ class SpanGraph:
     def __init__(self, sources: Iterable[SpanSource]) -> None:
         self.sources = list(sources)
         self._by_id: dict[tuple[str, str], Span] = {}
-        duplicates = 0
-        for source in self.sources:
+        self._repeats: set[int] = set()  # spans repeating an earlier span's (trace, span id)
+        for index, source in enumerate(self.sources):
             span = source.span
             if span.shared:
                 continue
             key = (normal_id(span.trace_id), normal_id(span.span_id))
             if key in self._by_id:
-                duplicates += 1
+                self._repeats.add(index)
             else:
                 self._by_id[key] = span
         self.parents = [self._parent(source.span) for source in self.sources]
+        self._cyclic = self._on_cycles()
         self.quality = Quality(
             orphans=sum(self.orphan(index) for index in range(len(self.sources))),
-            skewed=sum(
-                parent is not None and source.span.start_ns < parent.start_ns
-                for source, parent in zip(self.sources, self.parents, strict=True)
-            ),
-            duplicates=duplicates,
+            skewed=sum(self.skewed(index) for index in range(len(self.sources))),
+            duplicates=len(self._repeats),
             without_service=sum(not source.span.service for source in self.sources),
+            cyclic=len(self._cyclic),
         )
+
+    def _on_cycles(self) -> set[int]:
+        """The spans each of which is its own ancestor (every span's parent chain walked once)."""
+        index_of = {id(source.span): index for index, source in reversed(list(enumerate(self.sources)))}
+        parent_index = [None if parent is None else index_of[id(parent)] for parent in self.parents]
+        state = [0] * len(self.sources)  # 0: not seen, 1: on the walk in progress, 2: done
+        cyclic: set[int] = set()
+        for start in range(len(self.sources)):
+            walk: list[int] = []
+            at: int | None = start
+            while at is not None and state[at] == 0:
+                state[at] = 1
+                walk.append(at)
+                at = parent_index[at]
+            if at is not None and state[at] == 1:  # the walk came back to a span of its own
+                cyclic.update(walk[walk.index(at) :])
+            for index in walk:
+                state[index] = 2
+        return cyclic
 
     def _parent(self, span: Span) -> Span | None:
         if span.shared:
@@ -118,13 +142,31 @@ class SpanGraph:
         """A span naming a parent that was not read (or itself)."""
         return self.parents[index] is None and bool(self.sources[index].span.parent_id)
 
+    def skewed(self, index: int) -> bool:
+        """A span starting before its parent."""
+        parent = self.parents[index]
+        return parent is not None and self.sources[index].span.start_ns < parent.start_ns
+
+    def repeated(self, index: int) -> bool:
+        return index in self._repeats
+
+    def cyclic(self, index: int) -> bool:
+        return index in self._cyclic
+
     def services(self) -> list[str]:
         return sorted({source.span.service for source in self.sources if source.span.service})
 
     def edge_of(self, index: int) -> tuple[str, str] | None:
         """(caller, callee) of the call span `index` is the callee's side of, None when it is none."""
         span, parent = self.sources[index].span, self.parents[index]
-        if parent is None or not span.service or not parent.service or parent.service == span.service:
+        if (
+            parent is None
+            or index in self._repeats
+            or index in self._cyclic
+            or not span.service
+            or not parent.service
+            or parent.service == span.service
+        ):
             return None
         return parent.service, span.service
 
@@ -138,13 +180,14 @@ def percentile(ordered: list[int], share: int) -> int:
     return ordered[max(0, math.ceil(share / 100 * len(ordered)) - 1)]
 
 
-def _millis(nanoseconds: int) -> float:
+def millis(nanoseconds: int) -> float:
     return round(nanoseconds / 1e6, 3)
 
 
-def _latency(durations: list[int]) -> dict[str, float]:
+def latency(durations: list[int]) -> dict[str, float]:
+    """`p50_ms`, `p90_ms`, `p99_ms` of the durations (ns), exact by nearest rank; {} without any."""
     ordered = sorted(durations)
-    return {f"p{share}_ms": _millis(percentile(ordered, share)) for share in PERCENTILES} if ordered else {}
+    return {f"p{share}_ms": millis(percentile(ordered, share)) for share in PERCENTILES} if ordered else {}
 
 
 def iso_ns(nanoseconds: int, zone: tzinfo) -> str:
@@ -181,7 +224,7 @@ def _span_item(graph: SpanGraph, index: int, zone: tzinfo) -> dict[str, Any]:
         "service": span.service,
         "operation": span.operation,
         "start": iso_ns(span.start_ns, zone),
-        "duration_ms": _millis(span.duration_ns),
+        "duration_ms": millis(span.duration_ns),
         "status": span.status,
         "parent_service": parent.service if parent is not None else None,
         "trace_id": span.trace_id,
@@ -192,21 +235,62 @@ def _span_item(graph: SpanGraph, index: int, zone: tzinfo) -> dict[str, Any]:
 
 def _stats(graph: SpanGraph, kept: list[int], query: TraceQuery, zone: tzinfo) -> dict[str, Any]:
     spans = [graph.sources[index].span for index in kept]
-    stats: dict[str, Any] = {
-        "spans": len(spans),
-        "traces": len({normal_id(span.trace_id) for span in spans}),
-        "errors": sum(span.error for span in spans),
-        **_latency([span.duration_ns for span in spans]),
-    }
-    if spans:
-        stats["first"] = iso_ns(min(span.start_ns for span in spans), zone)
-        stats["last"] = iso_ns(max(span.start_ns for span in spans), zone)
-    orphans = sum(graph.orphan(index) for index in kept)
-    if orphans:
-        stats["orphans"] = orphans
+    starts = [span.start_ns for span in spans]
+    counts = None
     if query.count_by is not None:
-        counts = Counter(getattr(span, query.count_by) or "(none)" for span in spans)
-        stats[f"by_{query.count_by}"] = dict(counts.most_common(_BY_COUNT))
+        counts = Counter(getattr(span, query.count_by) or NO_NAME for span in spans).most_common(BY_COUNT)
+    return stats_item(
+        Totals(
+            spans=len(spans),
+            traces=len({normal_id(span.trace_id) for span in spans}),
+            errors=sum(span.error for span in spans),
+            latency=latency([span.duration_ns for span in spans]),
+            first=min(starts, default=None),
+            last=max(starts, default=None),
+            orphans=sum(graph.orphan(index) for index in kept),
+            skewed=sum(graph.skewed(index) for index in kept),
+            repeated=sum(graph.repeated(index) for index in kept),
+            cyclic=sum(graph.cyclic(index) for index in kept),
+        ),
+        query,
+        zone,
+        counts,
+    )
+
+
+@dataclass(frozen=True)
+class Totals:
+    """What the spans matching a query add up to (`$.stats` before it is written out)."""
+
+    spans: int
+    traces: int
+    errors: int
+    latency: dict[str, float]  # p50_ms, p90_ms, p99_ms; {} without spans
+    first: int | None  # the earliest and latest span start, ns
+    last: int | None
+    orphans: int  # what is wrong with them (`Quality`), stated when not 0
+    skewed: int = 0
+    repeated: int = 0
+    cyclic: int = 0
+
+
+def stats_item(totals: Totals, query: TraceQuery, zone: tzinfo, counts: list[tuple[str, int]] | None) -> dict[str, Any]:
+    """`$.stats` of an answer; `counts`: the (name, spans) per service or operation asked by `count_by`,
+    the most first (ties in the order of the answer's spans)."""
+    stats: dict[str, Any] = {
+        "spans": totals.spans,
+        "traces": totals.traces,
+        "errors": totals.errors,
+        **totals.latency,
+    }
+    if totals.first is not None and totals.last is not None:
+        stats["first"] = iso_ns(totals.first, zone)
+        stats["last"] = iso_ns(totals.last, zone)
+    for key in ("orphans", "skewed", "repeated", "cyclic"):
+        if getattr(totals, key):
+            stats[key] = getattr(totals, key)
+    if query.count_by is not None:
+        stats[f"by_{query.count_by}"] = dict(counts or [])
     return stats
 
 
@@ -221,18 +305,26 @@ def _edges(graph: SpanGraph, query: TraceQuery) -> list[dict[str, Any]]:
             continue
         durations.setdefault(edge, []).append(source.span.duration_ns)
         errors[edge] += source.span.error
-    # the most errors first, then the slowest p99, then the most calls
+    return edge_items(durations, errors)
+
+
+def edge_items(
+    durations: dict[tuple[str, str], list[int]], errors: Mapping[tuple[str, str], int]
+) -> list[dict[str, Any]]:
+    """`$.edges` from each (caller, callee)'s call durations and errors: the most errors first, then the
+    slowest p99, then the most calls."""
+    ordered = {edge: sorted(values) for edge, values in durations.items()}
     order = sorted(
-        durations,
-        key=lambda edge: (-errors[edge], -percentile(sorted(durations[edge]), 99), -len(durations[edge]), edge),
+        ordered,
+        key=lambda edge: (-errors[edge], -percentile(ordered[edge], 99), -len(ordered[edge]), edge),
     )
     return [
         {
             "caller": caller,
             "callee": callee,
-            "calls": len(durations[(caller, callee)]),
+            "calls": len(ordered[(caller, callee)]),
             "errors": errors[(caller, callee)],
         }
-        | _latency(durations[(caller, callee)])
+        | latency(ordered[(caller, callee)])
         for caller, callee in order
     ]

@@ -139,6 +139,15 @@ def _filters(filters: Any) -> str:
     return " ".join(parts) or "none"
 
 
+# what is wrong with the matching spans, stated in `$.stats` when it is not 0 (evcli.backends.trace_graph)
+_STATED = (
+    ("orphans", "orphan spans (parent not found)"),
+    ("skewed", "spans start before their parent (clock skew)"),
+    ("repeated", "spans repeat an earlier span's id (on no edge)"),
+    ("cyclic", "spans on a cycle of parents (on no edge)"),
+)
+
+
 def stats_text(stats: dict[str, Any]) -> str:
     """`stats: 120 spans in 30 traces in <range> (<origin>); errors 12; duration p50=… p90=… p99=…; first …, last …; …`."""
     spans, traces = stats.get("spans", 0), stats.get("traces", 0)
@@ -151,8 +160,9 @@ def stats_text(stats: dict[str, Any]) -> str:
         text += f"; duration {latency}"
     if stats.get("first"):
         text += f"; first {stats['first']}, last {stats.get('last')}"
-    if stats.get("orphans"):
-        text += f"; {stats['orphans']} orphan spans (parent not found)"
+    for key, what in _STATED:
+        if stats.get(key):
+            text += f"; {stats[key]} {what}"
     for key in ("by_service", "by_operation"):
         if isinstance(stats.get(key), dict):
             counts = ", ".join(f"{name} {count}" for name, count in stats[key].items()) or "-"
@@ -200,6 +210,13 @@ class TraceSource(Protocol):
     def resolve(self, name: str) -> str | None: ...
 
     def query(self, query: TraceQuery) -> TraceResult: ...
+
+
+def prepare(backend: Any) -> None:
+    """Index a snapshot's span files before the call's deadline starts: a first build is not the call's time."""
+    source = getattr(backend, "traces", None) if is_snapshot(backend) else None
+    if source is not None and source.present:
+        source.prepare()
 
 
 def traces_source(backend: Any) -> TraceSource:
@@ -325,6 +342,7 @@ SPEC = registry.register(
         fetch=fetch,
         scope=scope,
         reads=("traces",),
+        prepare=prepare,
         precise=precise,
         wider=wider,
         option_help={
