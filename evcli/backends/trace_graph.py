@@ -227,6 +227,7 @@ def _span_item(graph: SpanGraph, index: int, zone: tzinfo) -> dict[str, Any]:
         "duration_ms": millis(span.duration_ns),
         "status": span.status,
         "parent_service": parent.service if parent is not None else None,
+        "parent_span_id": parent.span_id if parent is not None else None,
         "trace_id": span.trace_id,
         "span_id": span.span_id,
         "source": {"path": source.path, "line": span.line},

@@ -74,7 +74,9 @@ class IndexedSpans:
             order = _ORDER_SLOWEST if query.trace_id is None else _ORDER_WATERFALL
             totals = self._totals(conn, kept)
             shown = conn.execute(
-                f"SELECT {_SPAN_COLUMNS}, parent_service, (SELECT name FROM operations WHERE id = operation)"
+                f"SELECT {_SPAN_COLUMNS}, parent_service, (SELECT name FROM operations WHERE id = operation),"
+                " (SELECT p.span_pad FROM spans AS p WHERE p.id = spans.parent_row),"
+                " (SELECT p.span FROM spans AS p WHERE p.id = spans.parent_row)"
                 f" FROM spans WHERE {kept.sql} ORDER BY {order} LIMIT ?",
                 [*kept.params, query.limit],
             ).fetchall()
@@ -190,7 +192,10 @@ class IndexedSpans:
     # --- spans ---------------------------------------------------------------------------------
 
     def _item(self, row: tuple[Any, ...], zone: tzinfo) -> dict[str, Any]:
-        _, file, line, trace, trace_pad, span, span_pad, service, _, start, duration, status, parent, operation = row
+        _, file, line, trace, trace_pad, span, span_pad, service, _, start, duration, status, parent, operation = row[
+            :14
+        ]
+        parent_pad, parent_id = row[14:]
         return {
             "service": self.names.mapped[service],
             "operation": operation,
@@ -198,6 +203,7 @@ class IndexedSpans:
             "duration_ms": millis(duration),
             "status": _STATUS_NAMES[status],
             "parent_service": None if parent is None else self.names.mapped[parent],
+            "parent_span_id": None if parent_id is None else "0" * parent_pad + parent_id,
             "trace_id": "0" * trace_pad + trace,
             "span_id": "0" * span_pad + span,
             "source": {"path": self.paths[file], "line": line},

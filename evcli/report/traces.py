@@ -9,9 +9,10 @@ never from a tool's name. Invariants:
   - at most MAX_ROWS rows: the cited spans always, then the earliest others; `more` counts the spans
     of the trace recorded but not drawn (a start without a readable time and zone is not drawn), so
     a trace of thousands of spans is still a small drawing;
-  - depth: the output records a span's parent service, not its parent's span id, so a span is drawn
-    under the innermost earlier row of that service whose bar encloses its own; without one (a root,
-    an orphan, a parent not recorded or not drawn, clock skew) it is at depth 0;
+  - depth: a span is drawn under the row of its parent's span id when that row is drawn; a span
+    recorded before outputs held that id (its parent service only) under the innermost earlier row of
+    that service whose bar encloses its own; without either (a root, an orphan, a parent not recorded
+    or not drawn) it is at depth 0;
   - one call graph per invocation with a cited `$.edges[i]`, or a cited `$.stats` beside recorded
     edges (at most MAX_GRAPHS, in the order of their first citation): its edges in their recorded
     order, at most MAX_EDGES, the cited ones always;
@@ -30,6 +31,7 @@ from evcli.report.model import ITEM_PATH, Citation, aware_time
 
 MAX_TRACES, MAX_ROWS = 12, 60
 MAX_GRAPHS, MAX_EDGES = 12, 40
+MAX_DEPTH = 24  # rows indented at most this deep
 
 Ref = tuple[int | None, str]  # a cited item as the citation names it: (invocation id, raw_path)
 _Key = tuple[int | None, str, int | None]  # (invocation id, array, index); the stats' index is None
@@ -45,6 +47,7 @@ class SpanRow:
     status: str  # error, ok or unset
     parent_service: str | None
     span_id: str
+    parent_span_id: str | None = None
     depth: int = 0
     citations: list[int] = field(default_factory=list)
 
@@ -236,6 +239,7 @@ def _waterfall(anchor: str, spans: list[_Span], unread: int, refs: list[Ref]) ->
             status=str(span.item.get("status") or "unset"),
             parent_service=str(span.item["parent_service"]) if span.item.get("parent_service") else None,
             span_id=str(span.item.get("span_id") or ""),
+            parent_span_id=str(span.item["parent_span_id"]) if span.item.get("parent_span_id") else None,
             citations=sorted(span.citations),
         )
         for span in shown
@@ -275,12 +279,23 @@ def _bounded(rows: list[_Row], is_cited: Callable[[_Row], bool], limit: int) -> 
 
 
 def _set_depths(rows: list[SpanRow]) -> None:
-    """Each row under the innermost earlier row of its parent's service that encloses it (rows in start order)."""
+    """Each row under its parent's row: by span id when recorded (a child starting before its parent too),
+    else the innermost earlier row of its parent's service that encloses it (rows in start order); a cycle
+    of parent ids ends where it meets itself, and no row is deeper than MAX_DEPTH."""
+    by_id = {row.span_id: row for row in rows if row.span_id}
+    parents: dict[int, SpanRow | None] = {}
     for index, row in enumerate(rows):
-        parent = next(
-            (earlier for earlier in reversed(rows[:index]) if row.parent_service and _is_parent(earlier, row)), None
-        )
-        row.depth = parent.depth + 1 if parent is not None else 0
+        if row.parent_span_id is not None:
+            parent = by_id.get(row.parent_span_id)
+        else:
+            parent = next((e for e in reversed(rows[:index]) if row.parent_service and _is_parent(e, row)), None)
+        parents[id(row)] = parent
+    for row in rows:
+        seen, node = {id(row)}, parents[id(row)]
+        while node is not None and id(node) not in seen and len(seen) <= MAX_DEPTH:
+            seen.add(id(node))
+            node = parents[id(node)]
+        row.depth = len(seen) - 1
 
 
 def _is_parent(earlier: SpanRow, row: SpanRow) -> bool:

@@ -254,3 +254,23 @@ def test_a_session_without_traces_renders_exactly_as_before(name, format, brief,
 def _write(path: Path, document: dict[str, Any]) -> Path:
     path.write_text(json.dumps(document), encoding="utf-8")
     return path
+
+
+def test_a_span_is_drawn_under_its_parent_span_not_under_a_lookalike_of_its_service(tmp_path):
+    """Each row is indented under the row of its recorded parent span id: p1's parent is c1 although the
+    checkout span c2 (c1's own child) starts after c1 and encloses p1 too, and a span starting before its
+    parent (clock skew) is still its child."""
+    from evcli.report.model import report_model
+
+    rows = [
+        ("dd1", "g1", "", "gateway", "GET /", 0, 1_000_000, "OK"),
+        ("dd1", "c1", "g1", "checkout", "POST /checkout", 10_000, 900_000, "OK"),
+        ("dd1", "c2", "c1", "checkout", "retry", 20_000, 890_000, "OK"),
+        ("dd1", "p1", "c1", "payment", "charge", 30_000, 100_000, "OK"),
+        ("dd1", "s1", "g1", "audit", "write", -5_000, 2_000, "OK"),  # starts 5 ms before its parent
+    ]
+    exported = _session(tmp_path, rows, [["--trace-id", "dd1"]], [(0, "$.spans[0]")])
+
+    (waterfall,) = report_model(load(exported)).waterfalls
+    depths = {row.span_id: row.depth for row in waterfall.rows}
+    assert depths == {"g1": 0, "c1": 1, "c2": 2, "p1": 2, "s1": 1}
