@@ -74,15 +74,22 @@ HOLDOUT_CAUGHT = 0.97
 HOLDOUT_REJECTED = 0.02
 
 
-def run_with_holdout(bases: list[SessionDocument], rules: RuleSet) -> dict[str, Any]:
+def run_with_holdout(
+    bases: list[SessionDocument], rules: RuleSet, trace_dirs: list[Path] | None = None
+) -> dict[str, Any]:
     """The suite on `bases` plus the tune half of the environment bases, every class including the
-    environment ones; the held-out half is reported apart (`holdout`)."""
+    environment ones; the held-out half is reported apart (`holdout`), and the trace classes on the
+    environments with traces (`traces`, see `run_traces`) when there are any."""
     from evcli.evals.mutations import ENV_MUTATIONS, MUTATIONS
     from evcli.evals.mutations.envbases import env_bases
 
     classes = MUTATIONS + ENV_MUTATIONS
     tune = list(env_bases("tune")) + _covering("tune", classes)
     report = run_suite(bases + tune, rules, classes)
+    traced = run_traces(rules, trace_dirs)
+    if traced is not None:
+        report["traces"] = traced
+        report["targets_met"] = report["targets_met"] and traced["targets_met"]
     held = run_suite(list(env_bases("holdout")), rules, classes)
     caught, rejected = held["mutations"]["rate"] or 0.0, held["benign"]["rate"] or 0.0
     report["holdout"] = {
@@ -96,6 +103,17 @@ def run_with_holdout(bases: list[SessionDocument], rules: RuleSet) -> dict[str, 
         and held["false_in_pass_answers"]["in_pass_answer"] == 0,
     }
     return report
+
+
+def run_traces(rules: RuleSet, directories: list[Path] | None = None) -> dict[str, Any] | None:
+    """The trace classes on the trace bases of `directories` (default: the packaged environments with traces/,
+    evcli.evals.mutations.tracebases); None when none has traces."""
+    from evcli.evals.mutations import TRACE_MUTATIONS
+    from evcli.evals.mutations.tracebases import trace_bases, trace_envs
+
+    found = trace_envs() if directories is None else directories
+    bases = [base for directory in found for base in trace_bases(directory)]
+    return run_suite(bases, rules, TRACE_MUTATIONS) if bases else None
 
 
 COVERING_QUESTIONS = 40  # at most this many more tune questions are run to give every class a case

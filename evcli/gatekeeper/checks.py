@@ -202,8 +202,8 @@ def cited_items(
 def facts_match(
     claim: Claim, cited: list[typed.Cited], services: tuple[str, ...] = ()
 ) -> tuple[str | None, typed.ClaimCheck]:
-    """Each number, time, state, direction, rank and subject the claim states agrees with the field
-    of its cited items it is matched to."""
+    """Each number, time, state, status, direction, rank, call and subject the claim states agrees with
+    the field of its cited items it is matched to."""
     checked = typed.check_claim(claim.claim_text or "", cited, services)
     if not checked.problems:
         return None, checked

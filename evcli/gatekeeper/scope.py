@@ -6,8 +6,8 @@ plus short language-neutral texts of what was asked and what was searched, which
 "asked …; searched …" lines render in the question's language. An empty list: the rule holds.
 
 Invariants:
-- Only evidence searches count: successful `query_logs` / `query_metrics` invocations whose
-  evidence status is not `failed` (`lookup_knowledge`, failed and refused calls search nothing).
+- Only evidence searches count: successful `query_logs` / `query_metrics` / `query_traces` invocations
+  whose evidence status is not `failed` (`lookup_knowledge`, failed and refused calls search nothing).
 - "Covered" is read from what each invocation recorded (input params and retrieval details),
   never from what a model says it did.
 - Joint coverage: when the question names exactly one service (known or unknown), a phrase,
@@ -15,6 +15,9 @@ Invariants:
   services does not say which phrase belongs to which, so any search may cover it there.
 - The level rule applies only when the question is about which lines match (a level, phrase or
   token asked, or a count): a broad "what is wrong with X?" may search errors first.
+- A negative is a `negative_observation` bound to `$.no_evidence`, or an observation stating a zero
+  count of a query_traces `$.stats`: both claim no more than their searches searched (a trace search's
+  errors_only and operation too).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from datetime import UTC, datetime, timedelta
 from evcli.contracts import NO_EVIDENCE_PATH, Claim, QuestionScope, ToolInvocation
 from evcli.gatekeeper import paths
 from evcli.gatekeeper.excerpt import normalize
-from evcli.text import phrase_pattern
+from evcli.text import negated, phrase_pattern
 from evcli.timerange import TimeExpressionError, TimeRange, parse_range_text
 
 EVIDENCE_TOOLS = ("query_logs", "query_metrics", "query_traces")  # the searches of a service's own evidence
@@ -54,6 +57,8 @@ class Search:
     level: str | None
     level_strict: bool
     state: str | None  # query_metrics: the alert state asked of the backend (None: active)
+    errors_only: bool = False  # query_traces: only spans whose status is an error
+    operation: str | None = None  # query_traces: only spans of this operation
 
     @property
     def label(self) -> str:
@@ -86,6 +91,8 @@ def searches(invocations: list[ToolInvocation]) -> list[Search]:
                 level=str(level).upper() if level else None,
                 level_strict=bool(params.get("level_strict") or extra.get("level_strict")),
                 state=str(params["state"]) if params.get("state") else None,
+                errors_only=bool(params.get("errors_only")),
+                operation=str(params["operation"]) if params.get("operation") else None,
             )
         )
     return found
@@ -337,21 +344,63 @@ def negative_within_searched(
     }
     misses = []
     for claim in claims:
-        if claim.claim_type != "negative_observation":
+        bound = _negative_searches(claim, by_id, invocations)
+        if not bound:
             continue
-        bound = [
-            invocation
-            for binding in claim.evidence_bindings
-            if binding.raw_path == NO_EVIDENCE_PATH
-            for invocation in [by_id.get(binding.source_invocation_id) or _only_empty(binding, invocations)]  # type: ignore[arg-type]
-            if invocation is not None
-        ]
         cited = searches(bound)
         problem = _widening(claim.claim_text or "", cited, names, phrase_pattern(widening_words))
         if problem:
             stated = "; ".join(f"{_service_of(s)} {s.range_text}".strip() for s in cited) or NOTHING
             misses.append(Miss(f"negative observation {claim.claim_id} claims {problem}", problem, stated))
     return misses
+
+
+# a trace count the claim states as none: the number 0 (not inside 10, 0.5 or 1,000)
+_ZERO = re.compile(r"(?<![\d.,])0(?![\d]|[.,]\d)")
+ZERO_COUNT_TOOLS = ("query_traces",)
+
+
+def _negative_searches(claim: Claim, by_id: dict[int, ToolInvocation], invocations: list[ToolInvocation]) -> list:
+    """The searches a negative claim rests on: a negative_observation's `$.no_evidence`, or the trace searches
+    whose `$.stats` an observation cites stating a zero count ("gateway had 0 errors")."""
+    if claim.claim_type == "negative_observation":
+        return [
+            invocation
+            for binding in claim.evidence_bindings
+            if binding.raw_path == NO_EVIDENCE_PATH
+            for invocation in [by_id.get(binding.source_invocation_id) or _only_empty(binding, invocations)]  # type: ignore[arg-type]
+            if invocation is not None
+        ]
+    text = claim.claim_text or ""
+    if claim.claim_type != "observation" or not (_ZERO.search(text) or negated(normalize(text))):
+        return []
+    return [
+        invocation
+        for binding in claim.evidence_bindings
+        if binding.tool_name in ZERO_COUNT_TOOLS and paths.item_path(binding.raw_path or "") == "$.stats"
+        for invocation in [by_id.get(binding.source_invocation_id)]  # type: ignore[arg-type]
+        if invocation is not None
+    ]
+
+
+# words that say a claim speaks of failures (a search of error spans only can show no more)
+_ERROR_WORDS = re.compile(
+    r"(?<![\w-])(?:errors?|erred|errored|erroring|fail(?:s|ed|ing|ures?)?)(?![\w-])|错误|失败|报错|出错", re.I
+)
+
+
+def _traces_narrower(text: str, cited: list[Search]) -> str | None:
+    """What a claim on trace searches states beyond them: spans of every status when each searched errors only,
+    of every operation when each searched one operation."""
+    traced = [search for search in cited if search.tool == "query_traces"]
+    if not traced:
+        return None
+    if all(search.errors_only for search in traced) and not _ERROR_WORDS.search(text):
+        return "every status (searched errors_only)"
+    operations = [search.operation for search in traced]
+    if all(operations) and not any(normalize(str(operation)) in normalize(text) for operation in operations):
+        return f"every operation (searched operation {', '.join(sorted(set(map(str, operations))))})"
+    return None
 
 
 def _level_below_searched(text: str, cited: list[Search]) -> str | None:
@@ -402,7 +451,7 @@ def _widening(text: str, cited: list[Search], names: set[str], universal_words: 
         source = _LOG_SOURCE.search(text)
         if source:
             return f'"{source.group(0)}" (a {cited[0].tool} search read no logs)'
-    level = _level_below_searched(text, cited)
+    level = _level_below_searched(text, cited) or _traces_narrower(text, cited)
     if level:
         return level
     normalized = normalize(text)

@@ -1,5 +1,5 @@
-"""Typed facts: does each number, time, state, direction, rank and subject a claim states match a
-field of the evidence item it cites?
+"""Typed facts: does each number, time, state, status, direction, rank, call and subject a claim states
+match a field of the evidence item it cites?
 
 A citation's existence proves little: "latency rose" bound to a series that fell, "0.739 ms" bound
 to 0.739 s, a resolved alert called firing or order-service's log line cited for payment-service all
@@ -8,8 +8,11 @@ structured output, flattened; numbers and times inside its text fields with the 
 the claim as stated facts (`stated_facts`), and each stated fact must agree with one field of its
 cited items, compared with unit conversion (739 ms = 0.739 s; GB is not MB), the precision it is
 written at ("about 99%", 09:11:23 for 09:11:23.231, "1,200", "1.2k") and, where a role word ties it
-to a field ("peak", "threshold", "ERROR", "exit code"), with that field. The words live in
-facts.toml; this module is the one engine that reads them.
+to a field ("peak", "threshold", "ERROR", "exit code", "p99", "calls"), with that field; a field whose
+name ends with a unit ("duration_ms") holds that unit; a count map's entry (by_service.checkout) only
+where the claim names its key. The words live in facts.toml; this module is the one engine that reads
+them (the subject and a call's direction: evcli.gatekeeper.subjects; a superlative, or a name among the
+cited item's array: evcli.gatekeeper.siblings).
 """
 
 from __future__ import annotations
@@ -21,9 +24,9 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, NamedTuple
 
-from evcli.gatekeeper import addresses, owners, paths
+from evcli.gatekeeper import addresses, owners, paths, siblings, subjects
 from evcli.gatekeeper.clocks import clocks, range_ends, time_pattern
-from evcli.gatekeeper.wordtables import tables
+from evcli.gatekeeper.wordtables import skip_spaces, tables
 
 __all__ = [
     "Cited",
@@ -53,12 +56,13 @@ class Value(NamedTuple):
     """One typed value of an evidence item: a field, or a number or time inside a text field."""
 
     path: str
-    kind: str  # number | time | state | direction | subject
+    kind: str  # number | time | state | status | direction | subject | name
     value: Any
     shown: str
     dim: str = ""
     factor: float = 1.0
     roles: frozenset[str] = frozenset()
+    name: str = ""  # a count map's key (by_service.checkout: checkout): the thing the number counts
 
 
 # Numeric keys a structured item's `unit` applies to (counts, scores and points carry none).
@@ -110,8 +114,22 @@ def item_values(item: Any, path: str) -> list[Value]:
 def _walk(node: Any, path: str, unit: str, key: str, out: list[Value]) -> None:
     if isinstance(node, dict):
         unit = node["unit"] if isinstance(node.get("unit"), str) else unit
+        counted = tables().per_name.get(key)
         for name, child in node.items():
-            if name not in _SKIPPED and name not in TEXT_FIELDS:
+            if name in _SKIPPED or name in TEXT_FIELDS:
+                continue
+            if counted and isinstance(child, int | float) and not isinstance(child, bool):
+                out.append(
+                    Value(
+                        paths.member(path, name),
+                        "number",
+                        float(child),
+                        f"{child}",
+                        roles=frozenset({counted}),
+                        name=name,
+                    )
+                )
+            else:
                 _walk(child, paths.member(path, name), unit, name, out)
     elif isinstance(node, list):
         for index, child in enumerate(node[:200]):
@@ -119,7 +137,8 @@ def _walk(node: Any, path: str, unit: str, key: str, out: list[Value]) -> None:
     elif isinstance(node, bool) or node is None:
         return
     elif isinstance(node, int | float):
-        dim, factor = tables().units.get(unit, ("", 1.0)) if key in _UNIT_KEYS else ("", 1.0)
+        unit = unit if key in _UNIT_KEYS else _field_unit(key)
+        dim, factor = tables().units.get(unit, ("", 1.0))
         out.append(
             Value(path, "number", float(node), f"{node}{unit if dim else ''}", dim, factor, _roles_of(key, "number"))
         )
@@ -127,10 +146,18 @@ def _walk(node: Any, path: str, unit: str, key: str, out: list[Value]) -> None:
         _string_value(node, path, key, out)
 
 
+@cache
+def _field_unit(key: str) -> str:
+    """The unit a field's name ends with (duration_ms: ms), else ""."""
+    return next((unit for ending, unit in tables().field_units if key.endswith(ending)), "")
+
+
 def _string_value(text: str, path: str, key: str, out: list[Value]) -> None:
     lowered = key.casefold()
     if lowered == "state":
         out.append(Value(path, "state", text.casefold(), text))
+    elif lowered in tables().status_of and text.casefold() in tables().status_of[lowered]:
+        out.append(Value(path, "status", tables().status_of[lowered][text.casefold()], text))
     elif lowered == "direction":
         out.append(Value(path, "direction", {"rose": "up", "fell": "down"}.get(text, text), text))
     elif lowered in ("service", "job", "app"):
@@ -275,7 +302,12 @@ def stated_facts(claim_text: str) -> list[Stated]:
     lowered = text.casefold()
     facts: list[Stated] = []
     for start, end, phrase in t.phrases.finditer(lowered):
-        for kind, table in (("state", t.states), ("direction", t.directions), ("rank", t.ranks)):
+        for kind, table in (
+            ("state", t.states),
+            ("status", t.statuses),
+            ("direction", t.directions),
+            ("rank", t.ranks),
+        ):
             if phrase in table:
                 facts.append(Stated(kind, phrase, start, end, table[phrase]))
                 break
@@ -292,7 +324,7 @@ def stated_facts(claim_text: str) -> list[Stated]:
         before = _skip_back(lowered, number.start, 0)
         approximate_at = t.approximate.ending(lowered, before)
         bound_at = t.bounds_before.ending(lowered, before)
-        after = _skip_spaces(lowered, number.end)
+        after = skip_spaces(lowered, number.end)
         bound_end = t.bounds_after.starting(lowered, after)
         bound = (
             t.bound_of[lowered[bound_at:before]]
@@ -301,9 +333,13 @@ def stated_facts(claim_text: str) -> list[Stated]:
             if bound_end is not None
             else None
         )
-        role = _role_after(lowered, number.end) or _role_before(lowered, number.start, "number")
         # the span read runs over an approximate or bound word (差不多, 不到: their 不 negates nothing)
         start = min([number.start, *(at for at in (approximate_at, bound_at) if at is not None)])
+        # a key's value ("p50=60ms p90=800ms", "p99=about 0.8 s") is the key's: the word after it is the next key
+        if start and lowered[start - 1] in "=:":
+            role = _role_before(lowered, number.start, "number") or _role_after(lowered, number.end)
+        else:
+            role = _role_after(lowered, number.end) or _role_before(lowered, number.start, "number")
         end = bound_end if bound_end is not None else number.end
         facts.append(
             Stated(
@@ -351,12 +387,6 @@ def _role_before(lowered: str, start: int, kind: str) -> str | None:
     return found
 
 
-def _skip_spaces(text: str, start: int) -> int:
-    while start < len(text) and text[start].isspace():
-        start += 1
-    return start
-
-
 def _skip_back(text: str, end: int, floor: int) -> int:
     """`end` moved back over spaces, colons and equals signs."""
     while end > floor and (text[end - 1].isspace() or text[end - 1] in ":="):
@@ -396,8 +426,13 @@ class ClaimCheck:
     def disagree(self, said: str, value: Value | None, index: int | None, problem: str) -> None:
         """A stated fact that does not match: the field it was matched to (None: no field states it)."""
         field_path, shown = (value.path, value.shown) if value is not None else ("", "")
-        self.facts.append(Fact(said, field_path, shown, False, index))
-        self.problems.append(problem)
+        self.record(said, field_path, shown, False, index, problem)
+
+    def record(self, said: str, field: str, shown: str, ok: bool, index: int | None, problem: str = "") -> None:
+        """A stated fact compared with a field; `problem` is what a mismatch says."""
+        self.facts.append(Fact(said, field, shown, ok, index))
+        if not ok:
+            self.problems.append(problem)
 
 
 def close(stated: Stated, evidence: Value, *, exact: bool = False) -> bool:
@@ -464,6 +499,9 @@ def check_claim(claim_text: str, cited: list[Cited], services: Iterable[str] = (
     # The fields bindings name come first: a fact is matched to the field cited for it before any other.
     values = [(c.binding_index, v) for c in cited for v in c.values if c.in_field(v)]
     values += [(c.binding_index, v) for c in cited for v in c.values if not c.in_field(v)]
+    lowered = plain(claim_text).casefold()
+    if any(v.name for _, v in values):  # a count map's entry stands for the name the claim gives it
+        values = [(i, v) for i, v in values if not v.name or _names(lowered, v.name)]
     stated = _outside_names(claim_text, stated_facts(claim_text), [v.value for _, v in values if v.kind == "name"])
     for fact in stated:
         checker = _CHECKERS.get(fact.kind)
@@ -472,12 +510,14 @@ def check_claim(claim_text: str, cited: list[Cited], services: Iterable[str] = (
             checker(fact, values, cited, result)
             if len(result.facts) > before:  # compared here, matched or not: the excerpt check leaves it alone
                 result.consumed.append((fact.start, fact.end))
-    _check_subject(claim_text, values, services, result)
+    subjects.check_subject(lowered, values, services, result)
     items = [c.item for c in cited]
     result.problems += addresses.problems(plain(claim_text), items, services) + owners.problems(
         plain(claim_text), items, services
     )
-    _check_from_to(plain(claim_text).casefold(), stated, values, result)
+    subjects.check_pairs(lowered, cited, services, result)
+    siblings.check_names(lowered, cited, result)
+    _check_from_to(lowered, stated, values, result)
     for item in cited:
         if item.field:
             _check_field_stated(item, stated, result)
@@ -517,7 +557,7 @@ def _same(fact: Stated, value: Value) -> bool:
     if fact.kind != value.kind:
         return False
     if fact.kind == "number":
-        return close(fact, value)
+        return not _other_distinct(fact, value) and close(fact, value)
     if fact.kind == "time":
         return bool(fact.value.matches(value.value))
     return bool(fact.value == value.value)
@@ -531,12 +571,23 @@ def without(claim_text: str, spans: list[tuple[int, int]]) -> str:
     return text
 
 
+def _other_distinct(fact: Stated, value: Value) -> bool:
+    """Whether the value is another distinct role's field than the fact's (p90's for a stated p99)."""
+    return bool(fact.role) and fact.role not in value.roles and bool(value.roles & tables().distinct)
+
+
+def _names(lowered: str, name: str) -> bool:
+    return re.search(rf"(?<![\w/-]){re.escape(name.casefold())}(?![\w/-])", lowered) is not None
+
+
 def _number(fact: Stated, values: list[tuple[int, Value]], cited: list[Cited], result: ClaimCheck) -> None:
     numbers = [(i, v) for i, v in values if v.kind == "number"]
     if not numbers:
         return  # an item without numbers (a runbook's prose): the excerpt check covers it
-    candidates = [(i, v) for i, v in numbers if fact.role in v.roles] if fact.role else []
-    pool = candidates or numbers
+    candidates = (
+        sorted((iv for iv in numbers if fact.role in iv[1].roles), key=lambda iv: not iv[1].name) if fact.role else []
+    )
+    pool = candidates or ([(i, v) for i, v in numbers if not _other_distinct(fact, v)] if fact.role else numbers)
     # Rounding does not make a role's value out of another role's exact one ("min=0.5" when the min is
     # 0.45 and the max is 0.5): a value another role's field holds exactly is that field's.
     exact = any(close(fact, value, exact=True) for _, value in candidates)
@@ -554,8 +605,11 @@ def _number(fact: Stated, values: list[tuple[int, Value]], cited: list[Cited], r
         role = (fact.role or "").replace("_", " ")
         result.disagree(fact.text, value, index, f"claim says {role} {fact.text}; {value.path} is {value.shown}")
         return
-    elsewhere = [(i, v) for i, v in numbers if close(_without_unit(fact), v)]
-    if elsewhere and fact.number is not None and fact.number.dim:
+    dim = fact.number.dim if fact.number is not None else ""
+    # the same digits in another unit, else the one field of the stated dimension ("1.2 ms" for a 1234.5 ms span)
+    elsewhere = [(i, v) for i, v in numbers if close(_without_unit(fact), v)] if dim else []
+    elsewhere = elsewhere or ([iv for iv in pool if iv[1].dim == dim] if dim else [])
+    if len(elsewhere) == 1 or (elsewhere and close(_without_unit(fact), elsewhere[0][1])):
         index, value = elsewhere[0]
         result.disagree(fact.text, value, index, f"claim says {fact.text}; {value.path} is {value.shown}")
         return
@@ -604,63 +658,14 @@ def _recorded(kind: str, verb: str):
     return check
 
 
-def _rank(fact: Stated, values: list[tuple[int, Value]], cited: list[Cited], result: ClaimCheck) -> None:
-    for item in cited:
-        counts = [s["count"] for s in item.siblings if isinstance(s, dict) and isinstance(s.get("count"), int | float)]
-        own = next((v for v in item.values if v.path.endswith(".count") and v.kind == "number"), None)
-        if own is None or len(counts) < 2 or len(counts) < len(item.siblings):
-            continue
-        best = max(counts) if fact.value == "most" else min(counts)
-        ok = own.value == best
-        result.facts.append(Fact(fact.text, own.path, own.shown, ok, item.binding_index))
-        if not ok:
-            result.problems.append(
-                f"claim says {fact.text}; {own.path} is {own.shown}, another item's count is {best:g}"
-            )
-
-
 _CHECKERS = {
     "number": _number,
     "time": _time,
     "state": _recorded("state", "is"),
+    "status": _recorded("status", "is"),
     "direction": _recorded("direction", "went"),
-    "rank": _rank,
+    "rank": siblings.check_rank,
 }
-
-
-@cache
-def _service_pattern(services: tuple[str, ...]) -> re.Pattern[str]:
-    """Any of the environment's services as a whole name (not inside an instance id such as
-    order-service-5c8d7f9b, nor a path or an image such as shop/checkout:1.4.2), longest first; group 1
-    is the name."""
-    names = sorted({s.casefold() for s in services if s}, key=len, reverse=True)
-    if not names:
-        return re.compile(r"(?!)")
-    return re.compile(r"(?<![\w./-])(" + "|".join(map(re.escape, names)) + r")(?![\w]|-\w)")
-
-
-def _check_subject(
-    claim_text: str, values: list[tuple[int, Value]], services: Iterable[str], result: ClaimCheck
-) -> None:
-    """The service the claim speaks of is the service of one of its cited items: the one it names before
-    an attribution word ("shop-api logged …", the line it quotes may name others first), else the first
-    one it names."""
-    subjects = {v.value for _, v in values if v.kind == "subject"}
-    if not subjects:
-        return
-    lowered = plain(claim_text).casefold()
-    named = list(_service_pattern(tuple(services)).finditer(lowered))
-    if not named:
-        return
-    attribution = tables().attribution
-    attributed = [m for m in named if attribution.starting(lowered, _skip_spaces(lowered, m.end())) is not None]
-    first = (attributed or named)[0].group(1)
-    if first in subjects:
-        index, value = next((i, v) for i, v in values if v.kind == "subject" and v.value == first)
-        result.facts.append(Fact(first, value.path, value.shown, True, index))
-        return
-    index, value = next((i, v) for i, v in values if v.kind == "subject")
-    result.disagree(first, value, index, f"claim speaks of {first}; {value.path} is {value.shown}")
 
 
 _FROM = re.compile(r"(?:from|从)\s*$")

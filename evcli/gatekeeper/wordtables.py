@@ -1,6 +1,7 @@
-"""The words the typed-fact check reads (facts.toml), compiled once: units and multipliers, role,
-connector, approximate, bound, spread and attribution words, states, directions and ranks, the
-number patterns; and `Words`, a set of words found at either end of a text by dictionary lookups.
+"""The words the typed-fact check reads (facts.toml), compiled once: units (also as a field name's
+ending) and multipliers, role, connector, approximate, bound, spread and attribution words, states,
+statuses, directions and ranks, the number patterns; and `Words`, a set of words found at either end
+of a text by dictionary lookups.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ class _Role:
     kind: str  # "number" or "time"
     fields: frozenset[str]
     words: tuple[str, ...]
+    after: bool = True  # its words may follow their value ("5 restarts"); False: only precede it ("took 5s")
 
 
 class _Words:
@@ -50,6 +52,13 @@ class _Words:
         return None
 
 
+def skip_spaces(text: str, start: int) -> int:
+    """`start` moved past the spaces there (where the next word starts)."""
+    while start < len(text) and text[start].isspace():
+        start += 1
+    return start
+
+
 def _inside_word(text: str, edge: int, neighbour: int) -> bool:
     """Whether a word whose first or last letter is text[edge] continues into text[neighbour]: both
     are Latin letters or digits (a CJK word or a sign such as "~" has no such edge)."""
@@ -71,7 +80,14 @@ class _Tables:
     roles: tuple[_Role, ...]
     states: dict[str, str]  # phrase -> state
     directions: dict[str, str]  # phrase -> up/down
-    ranks: dict[str, str]  # phrase -> most/least
+    ranks: dict[str, str]  # phrase -> rank (most, least, slowest, ...)
+    rank_fields: dict[str, tuple[str, ...]]  # rank -> the fields it compares, first held first
+    rank_extreme: dict[str, str]  # rank -> max | min
+    statuses: dict[str, str]  # phrase -> status (error, ok)
+    status_of: dict[str, dict[str, str]]  # casefolded field name -> {casefolded value: status}
+    field_units: tuple[tuple[str, str], ...]  # (a field name's ending, its unit): duration_ms is in ms
+    distinct: frozenset[str]  # roles whose value is their own field's alone (p50, p90, p99)
+    per_name: dict[str, str]  # a map field whose entries count the name of their key -> the entries' role
     number: re.Pattern[str]
     compound: re.Pattern[str]  # a duration written in several units
     duration_part: re.Pattern[str]  # one number and its time unit inside it
@@ -84,7 +100,7 @@ class _Tables:
     bounds_before: _Words  # "over", "不到": a bound written before a number
     bounds_after: _Words  # "以上": a bound written after it
     bound_of: dict[str, str]  # bound word -> above | below
-    phrases: PhraseFinder  # every state, direction and rank phrase, longest first
+    phrases: PhraseFinder  # every state, status, direction and rank phrase, longest first
     field_roles: dict[tuple[str, str], frozenset[str]]  # (kind, casefolded field name) -> roles
 
 
@@ -104,12 +120,23 @@ def tables() -> _Tables:
     units = {unit: (dim, float(factor)) for unit, (dim, factor) in data["units"].items()}
     multipliers = {word: float(factor) for word, factor in data["multipliers"].items()}
     roles = tuple(
-        _Role(name, spec.get("kind", "number"), frozenset(f.casefold() for f in spec["fields"]), tuple(_words(spec)))
+        _Role(
+            name,
+            spec.get("kind", "number"),
+            frozenset(f.casefold() for f in spec["fields"]),
+            tuple(_words(spec)),
+            not spec.get("before_only", False),
+        )
         for name, spec in data["roles"].items()
     )
     states = {p.casefold(): state for state, spec in data["states"].items() for p in _words(spec)}
     directions = {p.casefold(): d for d, spec in data["directions"].items() for p in _words(spec)}
     ranks = {p.casefold(): r for r, spec in data["rank"].items() for p in _words(spec)}
+    statuses = {p.casefold(): status for status, spec in data["statuses"].items() for p in _words(spec)}
+    status_of: dict[str, dict[str, str]] = {}
+    for status, spec in data["statuses"].items():
+        for name in spec["fields"]:
+            status_of.setdefault(name.casefold(), {}).update(dict.fromkeys(map(str.casefold, spec["values"]), status))
     suffixes = sorted([*units, *multipliers], key=len, reverse=True)
     number = re.compile(
         r"(?<![A-Za-z0-9_.-])(?<!\d:)([-−]?)(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?(?![\d.,]\d)"
@@ -122,7 +149,9 @@ def tables() -> _Tables:
     duration_part = re.compile(r"(\d+(?:\.\d+)?)\s?(" + "|".join(map(re.escape, durations)) + r")(?![A-Za-z])")
     role_of = {(role.kind, word.casefold()): role.name for role in roles for word in role.words}
     role_before = {kind: _Words(word for (k, word) in role_of if k == kind) for kind in {role.kind for role in roles}}
-    role_after = _Words(word for (k, word) in role_of if k == "number")
+    role_after = _Words(
+        word.casefold() for role in roles if role.kind == "number" and role.after for word in role.words
+    )
     approximate = [w.casefold() for w in _words(data["approximate"])]
     bound_of = {w.casefold(): side for side, spec in data["bounds"].items() for w in (*spec["before"], *spec["after"])}
     field_roles: dict[tuple[str, str], frozenset[str]] = {}
@@ -138,6 +167,13 @@ def tables() -> _Tables:
         states,
         directions,
         ranks,
+        {rank: tuple(spec["fields"]) for rank, spec in data["rank"].items()},
+        {rank: spec.get("extreme", "max") for rank, spec in data["rank"].items()},
+        statuses,
+        status_of,
+        tuple(data["field_units"].items()),
+        frozenset(name for name, spec in data["roles"].items() if spec.get("distinct")),
+        dict(data["per_name"]),
         number,
         compound,
         duration_part,
@@ -151,6 +187,6 @@ def tables() -> _Tables:
         _Words(w for spec in data["bounds"].values() for w in spec["before"]),
         _Words(w for spec in data["bounds"].values() for w in spec["after"]),
         bound_of,
-        phrase_finder(tuple(sorted({*states, *directions, *ranks}))),
+        phrase_finder(tuple(sorted({*states, *statuses, *directions, *ranks}))),
         field_roles,
     )

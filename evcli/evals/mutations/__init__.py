@@ -6,7 +6,8 @@ and says which rule must catch it with which severity. Benign variants are
 edits a faithful model makes (case, spacing, `92 %`, an excerpt split with
 `...`, a missing id that one invocation fits) and must still pass. Scope classes
 (evcli.evals.mutations.scope) make what was searched miss what was asked, on bases
-that recorded a question scope.
+that recorded a question scope. Trace classes (evcli.evals.mutations.traces) edit claims citing
+query_traces items, on the bases of environments with traces (evcli.evals.mutations.tracebases).
 
 A class is named after its mutation function; the order of `MUTATIONS` is the
 order of the report.
@@ -14,7 +15,7 @@ order of the report.
 
 from __future__ import annotations
 
-from evcli.evals.mutations import benign, citations, facts, paraphrases, scope, session_trust, subjects
+from evcli.evals.mutations import benign, citations, facts, paraphrases, scope, session_trust, subjects, traces
 from evcli.evals.mutations.base import Mutate, MutationClass
 
 
@@ -124,4 +125,20 @@ ENV_MUTATIONS: tuple[MutationClass, ...] = (
     _benign(paraphrases.benign_field_after_value),
     _benign(subjects.benign_certificate_owner),
     _benign(subjects.benign_two_items_joined),
+)
+
+# Classes whose claims only sessions citing query_traces hold: run on the bases of environments with traces/
+# (evcli.evals.mutations.tracebases).
+TRACE_MUTATIONS: tuple[MutationClass, ...] = (
+    _caught(traces.trace_edge_flipped, "reject", "claim.facts_match"),
+    _caught(traces.trace_percentile_swapped, "reject", "claim.facts_match"),
+    _caught(traces.trace_calls_errors_swapped, "reject", "claim.facts_match"),
+    _caught(traces.trace_unit_error, "reject", "claim.facts_match"),
+    _caught(traces.trace_slowest_second, "reject", "claim.facts_match"),
+    _caught(traces.trace_caller_as_subject, "reject", "claim.facts_match"),
+    _scope_caught(traces.trace_negative_widened, "scope.negative_within_searched"),
+    _benign(traces.benign_trace_in_seconds),
+    _benign(traces.benign_trace_rounded),
+    _benign(traces.benign_trace_microseconds),
+    _benign(traces.benign_trace_called_by),
 )
