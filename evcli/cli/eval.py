@@ -334,9 +334,19 @@ def incidents_command(
     model: Annotated[
         str | None, typer.Option("--model", help="`offline` (default) or a litellm model string for every role.")
     ] = None,
-    fail_under: Annotated[float | None, _fail_under("AS@1 (root cause first)")] = None,
+    fail_under: Annotated[
+        float | None, _fail_under("AS@1 (root cause first), or with --traces the share answered right")
+    ] = None,
     progress: Annotated[
         bool, typer.Option("--progress", help="One stderr line per question even when stderr is not a terminal.")
+    ] = False,
+    traces: Annotated[
+        bool,
+        typer.Option(
+            "--traces",
+            help="Ask the trace questions instead (incidents with traces/ only): the service a claim citing "
+            "query_traces names, or the callers its edges show, against the spans' own answer.",
+        ),
     ] = False,
     json_output: JsonOption = False,
 ) -> None:
@@ -345,30 +355,38 @@ def incidents_command(
     Each incident is a seeded snapshot (random service graph, noise, daily shape, misleading
     warnings, one injected fault spreading to callers) asked through the whole chain. Exit 0, or 1
     when --fail-under RATE is given and AS@1 is below it, or when any answer states a cause as certain.
+    With --traces: which service is slow, where errors come from, who calls a service, per split, kind and language.
     """
     from evcli.agents.roles import Models
     from evcli.errors import BadInput
     from evcli.evals.incident_suite import run_incidents
     from evcli.evals.incidents import suite
+    from evcli.evals.trace_suite import run_traces
     from evcli.gatekeeper.rules import load_rules
 
     if split not in ("tune", "holdout", "all"):
         raise BadInput(f"--split must be tune, holdout or all, not {split!r}")
     seeds = suite(count, first_seed, None if split == "all" else split)
     show_progress = progress or err.is_terminal
-    report = run_incidents(
+    run, render, print_progress = (
+        (run_traces, _render_traces, _print_trace_progress)
+        if traces
+        else (run_incidents, _render_incidents, _print_incident_progress)
+    )
+    report = run(
         seeds,
         rules=load_rules(),
         models=Models(default=model or "offline"),
-        progress=_print_incident_progress if show_progress else None,
+        progress=print_progress if show_progress else None,
         questions=questions,
     )
     if json_output:
         print_json(report)
     else:
-        _render_incidents(report)
+        render(report)
     totals = report["totals"]
-    missed = totals["certain"] > 0 or (fail_under is not None and (totals["as1"] or 0.0) < fail_under)
+    rate = totals["correct"] if traces else totals["as1"]
+    missed = totals.get("certain", 0) > 0 or (fail_under is not None and (rate or 0.0) < fail_under)
     raise typer.Exit(EXIT_RUNTIME if missed else EXIT_OK)
 
 
@@ -401,5 +419,31 @@ def _render_incidents(report) -> None:
             str(row["certain"]),
             str(row["errors"]),
         )
+    out.print(table)
+    out.print(f"{report['seconds']:.1f}s")
+
+
+def _print_trace_progress(result) -> None:
+    mark = "[green]✓[/]" if result["correct"] else "[red]✗[/]"
+    named = ", ".join(result["named"]) or result.get("error") or "nothing"
+    err.print(
+        f"{mark} {result['incident']} {result['kind']} expected {safe(', '.join(result['expected']))} · "
+        f"named {safe(named)} · {result['verdict']} · {safe(result['question'][:60])}"
+    )
+
+
+def _render_traces(report) -> None:
+    from rich.table import Table
+
+    asked = f"{report['totals']['incidents']} incidents with traces · {len(report['results'])} questions"
+    table = Table(title=f"trace questions · {asked}")
+    for column in ("group", "questions", "correct", "PASS", "errors"):
+        table.add_column(column)
+    groups = [("all", report["totals"])]
+    groups += [(f"split {name}", row) for name, row in report["by_split"].items() if row["questions"]]
+    groups += [(f"kind {name}", row) for name, row in report["by_kind"].items() if row["questions"]]
+    groups += [(f"lang {name}", row) for name, row in report["by_language"].items() if row["questions"]]
+    for name, row in groups:
+        table.add_row(name, str(row["questions"]), _percent(row["correct"]), str(row["passed"]), str(row["errors"]))
     out.print(table)
     out.print(f"{report['seconds']:.1f}s")

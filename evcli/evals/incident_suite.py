@@ -8,14 +8,15 @@ read from the recorded invocation. Measured per question:
   - kind: the first suspect's fault kind is the injected one (counted where AS@1 holds);
   - certain: a root cause stated as certain (a root_cause claim not marked indirect, or an answer
     saying the cause is confirmed) — must be 0.
-The held-out split is reported apart and never used for tuning.
+The held-out split is reported apart and never used for tuning. `each_question` (writing the seeds'
+incidents and a pipeline on each) is shared with the trace questions' suite (evcli.evals.trace_suite).
 """
 
 from __future__ import annotations
 
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -67,15 +68,20 @@ def _certain(report: dict[str, Any], document: Any) -> bool:
     )
 
 
+def answered(pipeline: Pipeline, store: TraceStore, text: str) -> tuple[dict[str, Any], Any]:
+    """The answer to one question through the whole chain and its stored session (EvcliError when the chain fails)."""
+    report = pipeline.ask(text).model_dump(mode="json")
+    return report, store.load(report["session_id"])
+
+
 def run_question(pipeline: Pipeline, store: TraceStore, question: Any, truth: Any) -> dict[str, Any]:
     started = time.perf_counter()
     result: dict[str, Any] = {"incident": truth.id, "question": question.text, "language": question.language}
     result.update(truth=truth.root_cause, fault=truth.fault_kind, names_time=question.names_time)
     try:
-        report = pipeline.ask(question.text).model_dump(mode="json")
+        report, document = answered(pipeline, store, question.text)
     except EvcliError as error:
         return result | {"error": error.message, "ranked": [], "as1": False, "as3": False, "kind": False}
-    document = store.load(report["session_id"])
     ranked = ranking(document, report.get("claims") or [])
     services = [str(item.get("service")) for item in ranked]
     first = ranked[0] if ranked else {}
@@ -93,27 +99,45 @@ def run_question(pipeline: Pipeline, store: TraceStore, question: Any, truth: An
     }
 
 
-def run_incidents(
-    seeds: list[int], *, rules: RuleSet, models: Models, progress: Progress | None = None, questions: int | None = None
-) -> dict[str, Any]:
-    """Generate and ask every seed's incident; the totals per split and per language."""
+Asked = tuple[Pipeline, TraceStore, Any, Any]  # (pipeline on the incident's snapshot, store, incident, question)
+
+
+def each_question(
+    seeds: list[int], *, rules: RuleSet, models: Models, questions_of: Callable[[Any], Sequence[Any]]
+) -> Iterator[Asked]:
+    """Every seed's incident written into one scratch directory, and each of its `questions_of(incident)`
+    with a pipeline on its snapshot; the directory and store last while the iteration runs."""
     from evcli.evals import incidents
 
-    started = time.perf_counter()
-    results: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="evcli-incidents-") as scratch:
         root = Path(scratch)
         with TraceStore(root / "eval.db") as store:
             for seed in seeds:
                 truth = incidents.generate(seed, root / f"inc-{seed:04d}")
-                pipeline = Pipeline(
-                    store=store, rules=rules, models=models, env_spec={"env_dir": str(root / f"inc-{seed:04d}")}
-                )
-                for question in truth.questions[:questions]:
-                    result = run_question(pipeline, store, question, truth) | {"split": incidents.split_of(seed)}
-                    results.append(result)
-                    if progress is not None:
-                        progress(result)
+                asked = questions_of(truth)
+                if not asked:
+                    continue
+                env = {"env_dir": str(root / f"inc-{seed:04d}")}
+                pipeline = Pipeline(store=store, rules=rules, models=models, env_spec=env)
+                for question in asked:
+                    yield pipeline, store, truth, question
+
+
+def run_incidents(
+    seeds: list[int], *, rules: RuleSet, models: Models, progress: Progress | None = None, questions: int | None = None
+) -> dict[str, Any]:
+    """Generate and ask every seed's incident; the totals per split and per language."""
+    from evcli.evals.incidents import split_of
+
+    started = time.perf_counter()
+    results: list[dict[str, Any]] = []
+    for pipeline, store, truth, question in each_question(
+        seeds, rules=rules, models=models, questions_of=lambda truth: truth.questions[:questions]
+    ):
+        result = run_question(pipeline, store, question, truth) | {"split": split_of(truth.seed)}
+        results.append(result)
+        if progress is not None:
+            progress(result)
     return {
         "seeds": seeds,
         "results": results,

@@ -15,6 +15,8 @@ import statistics
 import subprocess
 import sys
 import tomllib
+from collections import Counter
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from random import Random
@@ -22,13 +24,16 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from evcli.backends.snapshot import SnapshotBackend
+from evcli.backends.snapshot import SnapshotBackend, pod_service
+from evcli.backends.trace_graph import Quality, SpanGraph, SpanSource, TraceQuery, answer
+from evcli.backends.traceformats import Span, read_spans
 from evcli.evals import incidents
 from evcli.evals.incidents import FAULT_KINDS, generate, split_of, suite
 from evcli.evals.incidents.__main__ import main
-from evcli.evals.incidents.faults import SIGNATURE_METRIC, Effect
+from evcli.evals.incidents.faults import SIGNATURE_METRIC, VISIBLE_LATENCY_MS, Effect
 from evcli.evals.incidents.logs import FAMILY, Event, write_log
 from evcli.evals.incidents.metrics import STYLES, TIME_FORMATS, Column
+from evcli.evals.incidents.spans import SPAN_FORMATS, Hop, span_facts, trace_setup, traces_of
 from evcli.evals.incidents.traces import go_panic
 from evcli.evals.incidents.world import World, plan
 from tests.cli._util import evcli
@@ -75,15 +80,20 @@ def _features(world: World) -> set[tuple[str, object]]:
     found |= {("log", setup.format) for setup in world.logs.values()}
     found |= {("pods", True)} if any(i.file != i.service for i in world.instances) else set()
     found |= {("docker", True)} if any(setup.wrapped for setup in world.logs.values()) else set()
+    traces = trace_setup(world)
+    if traces is not None:
+        found |= {("traces", traces.format), ("span_pods", traces.pod_named), ("client_spans", traces.client_spans)}
     return found
 
 
 @functools.cache
 def _covering() -> tuple[int, ...]:
     """Few cheap seeds that together use every fault kind, style, time format, log format, pod
-    files and Docker logs (greedy: the seed covering most of what is missing first)."""
+    files, Docker logs, span format, pod-named spans and client spans (greedy: the seed covering most
+    of what is missing first)."""
     wanted = {("style", s) for s in STYLES} | {("time", t) for t in TIME_FORMATS} | {("log", f) for f in FAMILY}
     wanted |= {("kind", k) for k in FAULT_KINDS} | {("pods", True), ("docker", True)}
+    wanted |= {("traces", f) for f in SPAN_FORMATS} | {("span_pods", True), ("client_spans", True)}
     candidates = _small_seeds()[:80]
     chosen = [_one_per_kind()[kind] for kind in FAULT_KINDS]
     for seed in chosen:
@@ -122,13 +132,14 @@ def _digests(directory: Path) -> dict[str, str]:
 
 
 def test_the_same_seed_writes_byte_identical_files_in_any_process(tmp_path, written):
-    seed = min(written)
+    seed = min(seed for seed in written if trace_setup(_plan(seed)) is not None)  # spans too
     again = _write(seed, tmp_path / "again")
     assert _digests(again) == _digests(written[seed])
     # Another process with another hash seed: no set order or hash() leaks into the output.
     code = f"from pathlib import Path; from evcli.evals.incidents import generate; generate({seed}, Path({str(tmp_path / 'other')!r}))"
     subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO, env={**os.environ, "PYTHONHASHSEED": "12345"})
     assert _digests(tmp_path / "other") == _digests(written[seed])
+    assert [path for path in _digests(again) if path.startswith("traces/")]
 
 
 def test_the_incident_describes_what_was_written(written):
@@ -461,3 +472,228 @@ def test_a_go_panic_in_a_logfmt_file_is_read_as_continuation_lines(tmp_path):
     write_log(directory / "logs" / "feed-api.log", events, "logfmt", "UTC", wrapped=False)
     report = evcli("env", "check", directory, "--json").json()
     assert report["log_files"][0]["timestamp_share"] >= 0.9
+
+
+# --- traces ---------------------------------------------------------------------------------
+
+
+def test_about_sixty_percent_of_the_incidents_have_traces_in_every_format_and_naming():
+    setups = [trace_setup(_plan(seed)) for seed in MODEL_SEEDS]
+    traced = [setup for setup in setups if setup is not None]
+    assert 0.45 < len(traced) / len(setups) < 0.75
+    assert {setup.format for setup in traced} == set(SPAN_FORMATS)
+    assert {setup.pod_named for setup in traced} == {True, False}
+    assert {setup.client_spans for setup in traced} == {True, False}
+
+
+def _traced(written: dict[int, Path]) -> dict[int, Path]:
+    return {seed: directory for seed, directory in written.items() if trace_setup(_plan(seed)) is not None}
+
+
+def test_every_span_file_reads_back_whole_and_names_the_services_of_the_graph(written):
+    formats = set()
+    for seed, directory in _traced(written).items():
+        world, setup = _plan(seed), trace_setup(_plan(seed))
+        report = evcli("env", "check", directory, "--json").json()
+        assert not [p for p in report["problems"] if p["path"].startswith("traces")], (seed, report["problems"])
+        [found] = report["trace_files"]
+        assert found["read_share"] == 1.0 and 1500 <= found["spans"] == found["records"] <= 9000, (seed, found)
+        assert set(found["services"]) <= set(world.graph.names()), seed  # a pod is read as its Deployment
+        start, now = world.timeline.start, world.timeline.end
+        for moment in (found["first"], found["last"]):
+            assert start <= datetime.fromisoformat(moment) <= now, (seed, moment)
+        text = (directory / found["path"]).read_text(encoding="utf-8")
+        pods = [pod for pods in setup.pods.values() for pod in pods] + [i.file for i in world.instances]
+        assert any(f'"{pod}"' in text or f",{pod}," in text for pod in pods if pod not in world.graph.names()) == (
+            setup.pod_named
+        ), seed
+        formats.add(found["format"])
+    assert formats == set(SPAN_FORMATS)
+
+
+def _span_graph(directory: Path) -> SpanGraph:
+    """Every span of traces/ as evcli reads it, a pod named by its Deployment."""
+    sources = []
+    for path in sorted((directory / "traces").iterdir()):
+        found = read_spans(path.read_bytes(), csv_name=path.suffix == ".csv")
+        named = [replace(span, service=pod_service(span.service) or span.service) for span in found.spans]
+        sources += [SpanSource(span, path.name) for span in named]
+    return SpanGraph(sources)
+
+
+def test_traces_follow_the_call_graph_and_a_callers_span_holds_its_callees(written):
+    for seed, directory in _traced(written).items():
+        world, graph = _plan(seed), _span_graph(directory)
+        pairs = graph.call_pairs()
+        assert pairs and all(callee in world.graph.calls.get(caller, {}) for caller, callee in pairs), seed
+        roots = {source.span.service for source, parent in zip(graph.sources, graph.parents, strict=True) if not parent}
+        assert roots <= set(world.graph.names("entry", "consumer")), seed
+        assert graph.quality == Quality(orphans=0, skewed=0, duplicates=0, without_service=0), seed
+        for source, parent in zip(graph.sources, graph.parents, strict=True):
+            span = source.span
+            if parent is not None:
+                assert parent.start_ns <= span.start_ns, (seed, span)
+                assert span.start_ns + span.duration_ns <= parent.start_ns + parent.duration_ns, (seed, span)
+
+
+def _window(world: World) -> tuple[int, int]:
+    """(onset, stop) in ns: the fault window."""
+    stop = world.timeline.at(min(world.fault.stop, world.timeline.ticks - 1))
+    return int(world.onset.timestamp() * 1e9), int(stop.timestamp() * 1e9)
+
+
+def _edges(graph: SpanGraph, start: int | None, end: int | None) -> dict[tuple[str, str], dict]:
+    return {
+        (edge["caller"], edge["callee"]): edge
+        for edge in answer(graph, TraceQuery(start_ns=start, end_ns=end, limit=1), UTC).edges
+    }
+
+
+def _p99_rises(graph: SpanGraph, world: World) -> dict[tuple[str, str], float]:
+    """Per caller → callee edge: its p99 inside the fault window less its p99 before the onset."""
+    onset, stop = _window(world)
+    before, during = _edges(graph, None, onset - 1), _edges(graph, onset, stop)
+    return {edge: during[edge]["p99_ms"] - before[edge]["p99_ms"] for edge in during if edge in before}
+
+
+def _own_rises(graph: SpanGraph, world: World) -> dict[str, float]:
+    """Per service: the median own time (its server spans less their children) inside the fault window less before."""
+    onset, stop = _window(world)
+    called: dict[int, int] = {}
+    for source, parent in zip(graph.sources, graph.parents, strict=True):
+        if parent is not None:
+            called[id(parent)] = called.get(id(parent), 0) + source.span.duration_ns
+    sides: dict[str, tuple[list[float], list[float]]] = {}
+    for source, parent in zip(graph.sources, graph.parents, strict=True):
+        span = source.span
+        if (parent is not None and parent.service == span.service) or span.start_ns >= stop:  # a client span
+            continue
+        own = (span.duration_ns - called.get(id(span), 0)) / 1e6
+        sides.setdefault(span.service, ([], []))[span.start_ns >= onset].append(own)
+    return {
+        name: statistics.median(inside) - statistics.median(normal)
+        for name, (normal, inside) in sides.items()
+        if normal and inside
+    }
+
+
+@functools.cache
+def _origin_seeds(kind: str) -> tuple[int, ...]:
+    """The two cheapest incidents whose spans show an origin of `kind` (slow_origin, error_origin) other than an entry."""
+    found = []
+    for seed in _small_seeds():
+        traces = traces_of(_plan(seed))
+        origin = getattr(traces.facts, kind) if traces else None
+        if origin and _plan(seed).graph.service(origin).role != "entry":
+            found.append(seed)
+        if len(found) == 2:
+            return tuple(found)
+    raise AssertionError(f"no cheap incident shows a {kind}")
+
+
+def _p99(graph: SpanGraph, service: str, start: int | None, end: int | None) -> float:
+    """The p99 of a service's spans (server and client) starting in the range."""
+    return answer(graph, TraceQuery(service=service, start_ns=start, end_ns=end), UTC).stats["p99_ms"]
+
+
+def test_a_slow_culprit_is_slow_by_its_own_time_and_its_callers_only_inclusively(tmp_path):
+    for seed in _origin_seeds("slow_origin"):
+        world = _plan(seed)
+        root, graph = world.fault.root, _span_graph(_write(seed, tmp_path / f"inc-{seed:04d}"))
+        rises = _p99_rises(graph, world)
+        into = max(rise for (_, callee), rise in rises.items() if callee == root)
+        assert into >= VISIBLE_LATENCY_MS, seed
+        top = max(rises, key=lambda edge: rises[edge])
+        assert top[1] in world.graph.ancestors(root) | {root}, (seed, top)  # the steepest rise leads to the culprit
+        assert all(rise < 0.5 * into for (caller, _), rise in rises.items() if caller == root), seed  # callees healthy
+        onset, stop = _window(world)
+        callers = [_p99(graph, c, onset, stop) - _p99(graph, c, None, onset - 1) for c in world.graph.callers(root)]
+        assert max(callers) >= 0.5 * into, seed  # its callers look guilty by their own numbers
+        own = _own_rises(graph, world)
+        assert max(own, key=lambda name: own[name]) == root, seed  # only the call graph shows the origin
+        assert all(rise < own[root] / 3 for name, rise in own.items() if name != root), seed
+
+
+def _callers_span(graph: SpanGraph, index: int, position: dict[int, int]) -> Span | None:
+    """The caller's own span a call span was made from (above the caller's client span, if it has one)."""
+    span, parent = graph.sources[index].span, graph.parents[index]
+    while parent is not None:
+        grandparent = graph.parents[position[id(parent)]]
+        if parent.service != span.service and (grandparent is None or grandparent.service != parent.service):
+            return parent
+        parent = grandparent
+    return None
+
+
+def test_a_failing_culprits_errors_are_its_own_and_its_callers_pass_them_on(tmp_path):
+    passed_on = []
+    for seed in _origin_seeds("error_origin"):
+        world = _plan(seed)
+        root, graph = world.fault.root, _span_graph(_write(seed, tmp_path / f"inc-{seed:04d}"))
+        onset, stop = _window(world)
+        during = _edges(graph, onset, stop)
+        into = sum(edge["errors"] for (_, callee), edge in during.items() if callee == root)
+        out = sum(edge["errors"] for (caller, _), edge in during.items() if caller == root)
+        assert into >= 3 and out < into / 3, (seed, into, out)
+        position = {id(source.span): index for index, source in enumerate(graph.sources)}
+        failed = [
+            index
+            for index, source in enumerate(graph.sources)
+            if source.span.service == root and source.span.error and onset <= source.span.start_ns < stop
+        ]
+        callers = [_callers_span(graph, index, position) for index in failed]
+        passed_on += [span.error for span in callers if span is not None]
+    assert len(passed_on) >= 6 and sum(passed_on) >= 0.6 * len(passed_on), passed_on  # unless a fallback absorbs it
+
+
+def test_trace_questions_are_asked_only_with_traces_and_carry_the_answer_the_spans_give():
+    kinds: Counter[str] = Counter()
+    culprit_asked = []
+    for seed in range(1, 61):
+        truth, world = incidents.incident(seed), _plan(seed)
+        if truth.traces is None:
+            assert truth.trace_questions == (), seed
+            continue
+        questions = truth.trace_questions
+        assert len({question.kind for question in questions}) == len(questions) >= 1, seed
+        if len(questions) > 1:
+            assert {question.language for question in questions} == {"en", "zh"}, seed
+        for question in questions:
+            kinds[question.kind] += 1
+            assert "{" not in question.text, question
+            if question.kind == "callers":
+                assert question.subject in question.text
+                assert question.expected == tuple(world.graph.callers(question.subject)) != (), (seed, question)
+                culprit_asked.append(question.subject == truth.root_cause)
+            else:  # the spans show the injected fault's origin
+                assert question.expected == (truth.root_cause,), (seed, question)
+                assert question.subject is None or (question.subject == truth.entry and truth.entry in question.text)
+    assert kinds["slow_origin"] >= 2 and kinds["error_origin"] >= 2 and kinds["callers"] >= 20, kinds
+    assert culprit_asked.count(False) > culprit_asked.count(True)  # who calls a service: not always the culprit
+    assert json.loads(json.dumps(incidents.to_json(truth)))["trace_questions"] == [
+        {"text": q.text, "language": q.language, "kind": q.kind, "subject": q.subject, "expected": list(q.expected)}
+        for q in truth.trace_questions
+    ]
+
+
+def test_the_spans_answer_is_read_from_the_spans_alone():
+    """A service whose own time rises is the slow origin, not the callers whose spans hold it; its own
+    failures are the error origin, not the callers that pass them on."""
+    world = _plan(_origin_seeds("slow_origin")[0])
+    onset = int(world.onset.timestamp() * 1e9)
+    caller, callee = next((c, d) for c, calls in world.graph.calls.items() for d in calls if world.graph.callers(c))
+    hops = []
+    for index in range(60):  # one a minute over the hour around the onset; the callee slow and failing after it
+        start = onset + (index - 40) * 60_000_000_000
+        late = start >= onset
+        own = (30 + index % 7) * 1_000_000
+        extra = 400_000_000 if late else 0
+        hops.append(Hop(index, None, caller, caller, "GET /", start, 3 * own + extra, late, 502 if late else 200))
+        hops.append(
+            Hop(index, 2 * index, callee, callee, "GET /", start + own, own + extra, late, 500 if late else 200)
+        )
+    facts = span_facts(world, hops)
+    assert (facts.slow_origin, facts.error_origin) == (callee, callee)
+    assert facts.callers[callee] == (caller,)
+    quiet = span_facts(world, [replace(hop, duration_ns=hop.duration_ns % 400_000_000) for hop in hops])
+    assert quiet.slow_origin is None

@@ -1,14 +1,16 @@
 """A seeded generator of realistic microservice incidents with known root causes.
 
 `generate(seed, directory)` writes one snapshot directory in the format evcli reads (env.toml,
-metrics/*.csv, logs/*; no alerts, no runbooks) and returns its `Incident`: the truth, which is
-never written inside the directory. The same seed gives byte-identical files in any process.
-`split_of` assigns each seed to "tune" or "holdout" (about a quarter) by a hash, so a suite keeps
+metrics/*.csv, logs/*, and traces/ for about 60% of the incidents; no alerts, no runbooks) and
+returns its `Incident`: the truth, which is never written inside the directory, with its questions
+(and, with traces, its trace questions and their expected answers). The same seed gives
+byte-identical files in any process. `split_of` assigns each seed to "tune" or "holdout" (about a quarter) by a hash, so a suite keeps
 its split however it grows; `write` generates a suite beside its truth.json.
 
 Modules: `graph` (the call graph), `faults` (kinds and how effects spread), `signals` (metric
 series), `metrics` (exporter styles, CSV), `logs` (formats), `chatter`, `symptoms` and `access`
-(what services log), `questions`, `world` (every random choice), `directory` (writing).
+(what services log), `spans` (sampled requests and what they show), `spanfiles` (trace formats),
+`questions`, `world` (every random choice), `directory` (writing).
 """
 
 from __future__ import annotations
@@ -21,12 +23,24 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from evcli.evals.incidents.directory import stream, write_snapshot
+from evcli.evals.incidents.directory import write_snapshot
 from evcli.evals.incidents.faults import FAULT_KINDS, SYMPTOM
-from evcli.evals.incidents.questions import Question, ask
-from evcli.evals.incidents.world import World, plan
+from evcli.evals.incidents.questions import Question, TraceQuestion, ask, ask_traces
+from evcli.evals.incidents.spans import Traces, traces_of
+from evcli.evals.incidents.world import World, plan, stream
 
-__all__ = ["FAULT_KINDS", "Incident", "Question", "generate", "incident", "split_of", "suite", "to_json", "write"]
+__all__ = [
+    "FAULT_KINDS",
+    "Incident",
+    "Question",
+    "TraceQuestion",
+    "generate",
+    "incident",
+    "split_of",
+    "suite",
+    "to_json",
+    "write",
+]
 
 HOLDOUT_PERCENT = 25
 TRUTH_FILE = "truth.json"
@@ -43,15 +57,19 @@ class Incident:
     services: tuple[str, ...]
     entry: str  # the user-facing service (gateway/frontend)
     topology_declared: bool  # whether env.toml carries [topology]
+    aliases: dict[str, tuple[str, ...]]  # service → the other names env.toml gives it
     questions: tuple[Question, ...]
+    traces: str | None  # the format of traces/ (otlp, jaeger, zipkin, csv); None: the snapshot has none
+    trace_questions: tuple[TraceQuestion, ...]  # asked only of an incident with traces
 
 
 def incident(seed: int) -> Incident:
     """The truth of an incident, without writing it."""
-    return _incident(plan(seed))
+    world = plan(seed)
+    return _incident(world, traces_of(world))
 
 
-def _incident(world: World) -> Incident:
+def _incident(world: World, traces: Traces | None) -> Incident:
     return Incident(
         id=f"inc-{world.seed:04d}",
         seed=world.seed,
@@ -62,15 +80,30 @@ def _incident(world: World) -> Incident:
         services=tuple(sorted(world.graph.names())),
         entry=world.entry,
         topology_declared=world.topology_declared,
+        aliases=world.aliases,
         questions=ask(stream(world, "questions"), world.entry, world.onset, world.timezone, SYMPTOM[world.fault.kind]),
+        traces=traces.setup.format if traces else None,
+        trace_questions=_trace_questions(world, traces) if traces else (),
     )
+
+
+def _trace_questions(world: World, traces: Traces) -> tuple[TraceQuestion, ...]:
+    facts = traces.facts
+    origins = {"slow_origin": facts.slow_origin, "error_origin": facts.error_origin}
+    agreed = {  # who calls a service is asked where the spans show every caller the graph has
+        name: found
+        for name, found in facts.callers.items()
+        if world.graph.callers(name) and set(found) == set(world.graph.callers(name))
+    }
+    return ask_traces(stream(world, "trace-questions"), world.entry, origins, agreed)
 
 
 def generate(seed: int, directory: Path) -> Incident:
     """Write the snapshot of incident `seed` into `directory` (created; it must not hold files)."""
     world = plan(seed)
-    write_snapshot(world, Path(directory))
-    return _incident(world)
+    traces = traces_of(world)
+    write_snapshot(world, Path(directory), traces)
+    return _incident(world, traces)
 
 
 def split_of(seed: int) -> str:

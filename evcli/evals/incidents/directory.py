@@ -1,4 +1,5 @@
-"""Write a planned incident as a snapshot directory: env.toml, metrics/*.csv, logs/*.
+"""Write a planned incident as a snapshot directory: env.toml, metrics/*.csv, logs/*, and traces/
+when the incident has spans.
 
 Each file draws its noise from its own random stream (named by seed and file), so files do not
 depend on the order they are written in. Nothing of the truth (root cause, fault kind, onset) is
@@ -17,16 +18,14 @@ from evcli.evals.incidents.faults import Effect
 from evcli.evals.incidents.logs import file_name, write_log
 from evcli.evals.incidents.metrics import timestamps, write_csv
 from evcli.evals.incidents.signals import Series, add_blips, instance_series, load, routine_restart, spike
+from evcli.evals.incidents.spanfiles import write_traces
+from evcli.evals.incidents.spans import Traces
 from evcli.evals.incidents.symptoms import fault_events, quiet_ticks
 from evcli.evals.incidents.voice import Voice
-from evcli.evals.incidents.world import Instance, World
+from evcli.evals.incidents.world import Instance, World, stream
 
 
-def stream(world: World, *names: str) -> Random:
-    return Random(":".join(("evcli-incidents", str(world.seed), *names)))
-
-
-def write_snapshot(world: World, directory: Path) -> None:
+def write_snapshot(world: World, directory: Path, traces: Traces | None) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     if any(directory.iterdir()):
         raise FileExistsError(f"{directory} is not empty: an incident is written into a new directory")
@@ -45,6 +44,8 @@ def write_snapshot(world: World, directory: Path) -> None:
         write_csv(directory / "metrics" / f"{instance.file}.csv", series, stamps, world.timeline.step, world.style, rng)
     for name in world.logs:
         _write_service_log(world, name, directory / "logs")
+    if traces is not None:
+        write_traces(world, traces.setup, traces.hops, directory)
 
 
 def instance_metrics(world: World, instance: Instance, load: list[float], rng: Random) -> Series:

@@ -109,6 +109,11 @@ class World:
         return next(entry for entry in self.graph.entries if self.fault.root in self.graph.reachable([entry]))
 
 
+def stream(world: World, *names: str) -> Random:
+    """A random stream of its own for one part of what is written (a file, the questions, the spans)."""
+    return Random(":".join(("evcli-incidents", str(world.seed), *names)))
+
+
 def plan(seed: int) -> World:
     rng = Random(f"evcli-incidents:{seed}")
     graph = build(rng)
