@@ -94,7 +94,7 @@ def installed_bin(tmp_path_factory) -> Path:
 def test_every_readme_command_works_after_a_plain_install(installed_bin, tmp_path):
     commands = readme_commands()
     skipped = [command for command in commands if NEEDS_A_SERVER.search(command)]
-    assert len(skipped) == 7 and all("http" in c or "--model" in c for c in skipped), skipped
+    assert len(skipped) == 8 and all("http" in c or "--model" in c for c in skipped), skipped
     workdir = tmp_path / "elsewhere"
     workdir.mkdir()
     env = {
