@@ -81,11 +81,12 @@ MESSAGES: dict[str, str] = {
     "them): {first} changed first, and is the cause of {asked}'s trouble only if {asked} depends on it.",
     # executor: traces (query_traces edges)
     "traces.slow_origin.calls": "The time likely goes in {service} (a hypothesis to confirm): its callers wait on it "
-    "({into}) while its own slowest call takes less ({own}).",
+    "({into}) while its own slowest call accounts for less ({own}).",
     "traces.slow_origin.leaf": "The time likely goes in {service} (a hypothesis to confirm), at the end of the slowest "
     "call chain ({into}).",
     "traces.error_origin.calls": "The errors likely come from {service} (a hypothesis to confirm): calls to it fail "
-    "({into}) while its own calls fail less ({own}).",
+    "({into}) while its own calls account for less ({own}).",
+    "traces.against_before": "{now}; before: {before}",
     "traces.error_origin.leaf": "The errors likely come from {service} (a hypothesis to confirm), at the end of the "
     "failing call chain ({into}).",
     "diagnosis.no_suspect": "find_changes found no change against the baseline ({message}).",

@@ -78,9 +78,10 @@ MESSAGES: dict[str, str] = {
     "diagnosis.asked_unlinked": "没有已知的调用关系把 {asked} 与 {first} 联系起来（未声明拓扑，日志中也没有二者之间的调用）："
     "{first} 更早发生变化，只有当 {asked} 依赖它时它才是 {asked} 问题的原因。",
     # executor: traces (query_traces edges)
-    "traces.slow_origin.calls": "耗时可能在 {service}（待确认的假设）：调用方在等待它（{into}），而它自身最慢的调用耗时更少（{own}）。",
+    "traces.slow_origin.calls": "耗时可能在 {service}（待确认的假设）：调用方在等待它（{into}），而它自身最慢的调用占比更小（{own}）。",
     "traces.slow_origin.leaf": "耗时可能在 {service}（待确认的假设），它位于最慢调用链的末端（{into}）。",
-    "traces.error_origin.calls": "错误可能来自 {service}（待确认的假设）：对它的调用失败（{into}），而它自身的调用失败更少（{own}）。",
+    "traces.error_origin.calls": "错误可能来自 {service}（待确认的假设）：对它的调用失败（{into}），而它自身的调用占比更小（{own}）。",
+    "traces.against_before": "{now}；此前：{before}",
     "traces.error_origin.leaf": "错误可能来自 {service}（待确认的假设），它位于失败调用链的末端（{into}）。",
     "diagnosis.no_suspect": "find_changes 未发现相对基线的变化（{message}）。",
     "action.confirm_suspect": "确认 {service} 是否为根因：检查它在 {onset} 的变更（发布、配置、资源限制、它自身的依赖），"

@@ -146,6 +146,22 @@ def test_what_was_compared_is_consumed_for_the_excerpt_check():
     assert "739" not in typed.without(text, checked.consumed)
 
 
+def test_a_number_inside_a_path_stays_with_its_path_for_the_excerpt_check():
+    """The typed check compares 94954 with the log line's request path, but the path is an identifier of its
+    own: blanking only the number would leave "api/profile/", a token no excerpt holds (an honest quote
+    rejected), and would let a forged "/api/admin/94954" pass with the right number."""
+    from evcli.gatekeeper.facts import missing_facts
+
+    line = '2025-10-05T06:18:36.000-04:00 ERROR "GET /api/profile/94954 HTTP/1.1" 500 339'
+    item = {"timestamp": "2025-10-05T06:18:36.000-04:00", "level": "ERROR", "service": "api-gateway", "message": line}
+    for text, missing in (
+        ('api-gateway logged ERROR: "GET /api/profile/94954 HTTP/1.1" 500', []),
+        ('api-gateway logged ERROR: "GET /api/admin/94954 HTTP/1.1" 500', ["identifier api/admin/94954"]),
+    ):
+        checked = check(text, item, "$.logs[0]")
+        assert missing_facts(typed.without(text, checked.consumed), [f"logs/api-gateway.log:404 {line}"]) == missing
+
+
 @pytest.mark.parametrize(
     ("text", "negation"),
     [("HighMemoryUsage on order-service is not firing yet", "not"), ("HighMemoryUsage 告警还未触发", "未")],

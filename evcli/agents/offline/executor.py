@@ -58,7 +58,8 @@ def execute(request: RoleRequest) -> EngineReply:
         call_key(query.get("tool_name", ""), query.get("input_params") or {})
         for query in (retry or {}).get("completed_queries") or []
     }
-    pending = [call for call in _wanted_calls(payload, intent, transcript, retry, done) if call.key not in done]
+    wanted = {call.key: call for call in _wanted_calls(payload, intent, transcript, retry, done)}  # asked once
+    pending = [call for key, call in wanted.items() if key not in done]
     # On the stage's last step (`last_step`) no tool may be called: then the document is due.
     offered = {(schema.get("function") or schema).get("name") for schema in request.tools or []}
     runnable = [call for call in pending if call.name in offered]
@@ -83,10 +84,10 @@ def _wanted_calls(
 ) -> list[Call]:
     """Every call the task wants given what is known so far; a phase waits for the results of the one before."""
     question = payload.get("question", "")
-    traced = trace_calls(intent, question)  # the call graph, when the question asks what traces show
+    results = _results(transcript)
+    traced = trace_calls(intent, question, results)  # the call graph, when the question asks what traces show
     if intent.narrow or intent.names_only_unknown:
         return traced + narrow_calls(intent, question)  # a retry never widens a narrow query either
-    results = _results(transcript)
     calls: list[Call] = list(traced)
     suspects: list[str] = []
     if diagnoses(intent, question):
