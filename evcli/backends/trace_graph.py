@@ -2,7 +2,8 @@
 
 Invariants:
   - a span's parent is looked up among every span read (not only those in the range), by trace and
-    span id; a Zipkin server span (`shared`) has its client half, the span with its own id, as parent;
+    span id; a Zipkin server span (`shared`) has its client half, the span with its own id, as parent,
+    and a span whose parent id both halves share has the server half (it runs in the callee);
   - an edge caller → callee exists only where a span's parent was read and belongs to another
     service: a missing parent is an orphan (counted, never guessed), a span calling its own service
     is no edge, and a span whose service is unknown ("") is on no edge;
@@ -90,10 +91,12 @@ class SpanGraph:
     def __init__(self, sources: Iterable[SpanSource]) -> None:
         self.sources = list(sources)
         self._by_id: dict[tuple[str, str], Span] = {}
+        self._servers: dict[tuple[str, str], Span] = {}  # a Zipkin server half, by the id it shares
         self._repeats: set[int] = set()  # spans repeating an earlier span's (trace, span id)
         for index, source in enumerate(self.sources):
             span = source.span
             if span.shared:
+                self._servers.setdefault((normal_id(span.trace_id), normal_id(span.span_id)), span)
                 continue
             key = (normal_id(span.trace_id), normal_id(span.span_id))
             if key in self._by_id:
@@ -136,7 +139,9 @@ class SpanGraph:
                 return client
         if not span.parent_id or (normal_id(span.parent_id) == normal_id(span.span_id) and not span.shared):
             return None
-        return self._by_id.get((normal_id(span.trace_id), normal_id(span.parent_id)))
+        key = (normal_id(span.trace_id), normal_id(span.parent_id))
+        server = self._servers.get(key)  # a child of a shared id runs in the server half's service
+        return server if server is not None and server is not span else self._by_id.get(key)
 
     def orphan(self, index: int) -> bool:
         """A span naming a parent that was not read (or itself)."""

@@ -58,14 +58,14 @@ CREATE TABLE file_services (file INTEGER, service INTEGER);
 _COLUMNS = "file, line, trace, trace_pad, span, span_pad, parent, parent_pad, service, operation, start, duration"
 _COLUMNS += ", status, shared"
 # A span's parent: for a Zipkin server span (`shared`) its client half, the first other span with its own
-# id; else the first span (in file order) with its parent id in its trace, none for a root or a span naming
-# itself. Shared spans are never anyone's parent. `after_parent`: the sign of its start minus its parent's
+# id; else the first span (in file order) with its parent id in its trace — a server half first, since a
+# child of an id both halves share runs in the server's service — none for a root or a span naming itself. `after_parent`: the sign of its start minus its parent's
 # (-1: it starts before it, clock skew). `repeat`: an earlier span has its (trace, span id).
 _RESOLVE_SQL = """
 CREATE INDEX spans_key ON spans (trace, span, shared);
 UPDATE spans SET (parent_row, parent_service, after_parent) = (
     SELECT p.id, p.service, (spans.start > p.start) - (spans.start < p.start) FROM spans AS p
-    WHERE p.trace = spans.trace AND p.span = spans.parent AND p.shared = 0 ORDER BY p.id LIMIT 1)
+    WHERE p.trace = spans.trace AND p.span = spans.parent AND p.id <> spans.id ORDER BY p.shared DESC, p.id LIMIT 1)
 WHERE parent <> '' AND (parent <> span OR shared = 1);
 UPDATE spans SET (parent_row, parent_service, after_parent) = (
     SELECT p.id, p.service, (spans.start > p.start) - (spans.start < p.start) FROM spans AS p

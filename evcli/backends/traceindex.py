@@ -39,7 +39,7 @@ from evcli.backends.trace_graph import Quality
 from evcli.backends.tracebuild import SourceFile, build_index
 from evcli.backends.traceformats import MAX_DOCUMENT_BYTES, refusal
 
-SCHEMA = 1  # part of every index file's name: a new schema builds new files
+SCHEMA = 2  # part of every index file's name: a new schema builds new files
 
 
 def source_files(paths: list[Path], root: Path, max_bytes: int) -> list[SourceFile]:

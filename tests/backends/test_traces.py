@@ -138,6 +138,34 @@ def test_zipkin_shared_span_is_the_callee_half_of_its_clients_call():
     assert graph.edge_of(1) is None  # checkout's client span under checkout's server span: no edge
 
 
+def test_a_child_of_a_shared_zipkin_id_runs_in_the_server_half(tmp_path):
+    """Brave's default: the client span and the server span share one id, and what the server does next is
+    its child under that id. The child's caller is the server's service (checkout → postgres), never the
+    client's (gateway → postgres): in the index and in memory alike."""
+    trace = "5af7183fb1d4cf5f"
+
+    def span(span_id, parent, service, kind, start, duration, shared=False):
+        found = {"traceId": trace, "id": span_id, "name": "op", "kind": kind, "timestamp": start, "duration": duration}
+        found |= {"localEndpoint": {"serviceName": service}} | ({"parentId": parent} if parent else {})
+        return found | ({"shared": True} if shared else {})
+
+    base = 1_777_913_040_000_000
+    spans = [
+        span("aaaa000000000001", "", "gateway", "SERVER", base, 900_000),
+        span("aaaa000000000002", "aaaa000000000001", "gateway", "CLIENT", base + 1_000, 800_000),
+        span("aaaa000000000002", "aaaa000000000001", "checkout", "SERVER", base + 2_000, 790_000, shared=True),
+        span("aaaa000000000004", "aaaa000000000002", "postgres", "SERVER", base + 4_000, 490_000),  # no client span
+    ]
+    env = tmp_path / "env"
+    (env / "traces").mkdir(parents=True)
+    (env / "traces" / "zipkin.json").write_text(json.dumps(spans), encoding="utf-8")
+    expected = [("checkout", "postgres", 1), ("gateway", "checkout", 1)]
+    indexed = SnapshotBackend(env).traces.query(TraceQuery()).answer.edges
+    assert sorted((edge["caller"], edge["callee"], edge["calls"]) for edge in indexed) == expected
+    in_memory = answer(_graph(*read_spans(json.dumps(spans).encode()).spans), TraceQuery(), UTC).edges
+    assert sorted((edge["caller"], edge["callee"], edge["calls"]) for edge in in_memory) == expected
+
+
 def test_percentiles_are_exact_nearest_rank_on_a_generated_file(tmp_path):
     """2,000 calls gateway → api with random durations, written as OTLP lines: p50/p90/p99 of the edge and of
     the stats are the data's own values, with at least p% of the calls at or below and fewer below."""
