@@ -13,7 +13,13 @@ def test_list_names_every_environment_and_sample_session():
     run = evcli("samples", "list", "--json")
     assert run.exit_code == 0, run
     listed = {row["name"]: row for row in run.json()}
-    assert [name for name, row in listed.items() if row["kind"] == "environment"] == ["demo", "cluster", "edge", "host"]
+    assert [name for name, row in listed.items() if row["kind"] == "environment"] == [
+        "demo",
+        "cluster",
+        "edge",
+        "host",
+        "mesh",
+    ]
     assert {path.stem for path in sample_files()} == {
         name for name, row in listed.items() if row["kind"] != "environment"
     }
