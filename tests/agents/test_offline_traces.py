@@ -170,3 +170,34 @@ def test_an_environment_without_traces_makes_no_trace_call(tmp_path):
     assert run.exit_code in (0, 3), run
     trace = evcli("trace", run.json()["session_id"], "--json").json()
     assert "query_traces" not in json.dumps(trace["tool_invocations"] if "tool_invocations" in trace else trace)
+
+
+def test_the_packaged_mesh_finds_the_slow_upstream():
+    answer = _ask("mesh", "Which service is slow?")
+    assert answer["verdict"] == "PASS", (answer["gate"], answer["claims"])
+    hypothesis = _first_hypothesis(answer)
+    assert (
+        _named(hypothesis, ["bank-gateway", "payment", "search", "catalog", "checkout", "frontend"]) == "bank-gateway"
+    )
+
+
+def test_a_slow_call_is_judged_against_the_baseline_not_by_its_own_figure(tmp_path):
+    """A generated incident (seed 5, tune split): pricing-service's own time rose, but by its p99 over the
+    whole snapshot another call is the slowest. Judged against find_changes' baseline the answer names
+    pricing-service and cites the call into it in the window and in the baseline (two query_traces calls)."""
+    from evcli.evals.incidents import generate
+
+    incident = generate(5, tmp_path / "inc")
+    assert incident.root_cause == "pricing-service"
+    answer = _ask(tmp_path / "inc", "Which call is the slowest?")
+    assert answer["verdict"] == "PASS", (answer["gate"], answer["claims"])
+    (hypothesis,) = [
+        claim
+        for claim in answer["claims"]
+        if claim["claim_type"] == "root_cause" and claim["evidence"][0]["tool_name"] == "query_traces"
+    ]
+    assert _named(hypothesis, list(incident.services)) == "pricing-service"
+    into = [e for e in hypothesis["evidence"] if "→ pricing-service:" in e["text"]]
+    assert len({e["source_invocation_id"] for e in into}) == 2  # the call now and the call before
+    whole = evcli("tool", "query_traces", "--env", tmp_path / "inc", "--json").json()["output"]["edges"]
+    assert max(whole, key=lambda edge: edge["p99_ms"])["callee"] != "pricing-service"  # its own figure: another
