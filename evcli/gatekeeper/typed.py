@@ -17,6 +17,7 @@ cited item's array: evcli.gatekeeper.siblings).
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from collections.abc import Iterable, Iterator
@@ -453,15 +454,17 @@ def close(stated: Stated, evidence: Value, *, exact: bool = False) -> bool:
     elif evidence.dim == "percent" and not number.dim and abs(claimed) <= 1:
         conversions.append(0.01)  # "current=0.94" for 94%
     tolerance = 0.0 if exact else 0.5 * 10**-number.decimals * number.scale
+    # refs show 6 significant digits (evcli.tools.refs.number): 2072.176 ms is shown 2072.18, read 2,072,180 µs
+    shown = 0.0 if exact or float(actual).is_integer() else 0.5 * 10 ** (math.floor(math.log10(abs(actual))) - 5)
     for conversion in conversions:
-        converted = actual * conversion
+        converted, tolerance_now = actual * conversion, tolerance + shown * abs(conversion)
         if stated.bound is not None:  # "over 90%": the value is on that side of the bound
             if (converted >= claimed) if stated.bound == "above" else (converted <= claimed):
                 return True
             continue
-        if stated.approximate and abs(converted - claimed) <= 0.05 * max(abs(converted), abs(claimed)) + tolerance:
+        if stated.approximate and abs(converted - claimed) <= 0.05 * max(abs(converted), abs(claimed)) + tolerance_now:
             return True
-        if abs(converted - claimed) <= tolerance + 1e-9 * abs(claimed):
+        if abs(converted - claimed) <= tolerance_now + 1e-9 * abs(claimed):
             return True
     return False
 

@@ -234,3 +234,23 @@ def test_the_gate_rejects_a_flipped_edge_and_passes_the_honest_one():
     flipped = gated("payment calls checkout: 3 calls, 2 errors, p99 800ms", path)
     assert flipped and flipped[0].startswith("claim.facts_match"), flipped
     assert "claim says caller payment" in flipped[0]
+
+
+@pytest.mark.parametrize(
+    ("text", "ok"),
+    [
+        ("frontend → checkout p99 was 2,072,180 µs", True),  # the ref shows 2072.18ms: converted as shown
+        ("frontend → checkout p99 was 2.07218 s", True),
+        ("frontend → checkout p99 was 2,072,176 µs", True),
+        ("frontend → checkout p99 was 2,072,200 µs", False),  # beyond what the shown digits allow
+    ],
+)
+def test_a_value_converted_from_its_shown_digits_agrees(text, ok):
+    """Refs show six significant digits (2072.176 ms as 2072.18ms): a claim converting the shown value to
+    another unit is honest; one beyond the shown digits is not."""
+    from evcli.gatekeeper import typed
+
+    item = {"caller": "frontend", "callee": "checkout", "calls": 103, "errors": 3, "p50_ms": 304.861}
+    item |= {"p90_ms": 741.604, "p99_ms": 2072.176}
+    cited = typed.Cited(0, "$.edges[0]", typed.item_values(item, "$.edges[0]"), [item])
+    assert (typed.check_claim(text, [cited], ("frontend", "checkout")).problems == []) is ok

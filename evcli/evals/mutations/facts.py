@@ -112,14 +112,18 @@ Rewrite = Callable[[typed.Stated, list[typed.Value]], "str | None"]
 
 
 def _first_rewritten(
-    document, output, rewrite: Rewrite, language: str | None = None, own_words: bool = False
+    document, output, rewrite: Rewrite, language: str | None = None, own_words: bool = False, alone: bool = False
 ) -> Iterator[Case]:
     """Each observation claim (of `language`, if given) with the first of its stated facts (`_quantities`)
-    that `rewrite` gives new words for."""
+    that `rewrite` gives new words for; `alone`: only a number standing as a word of its own (the 50010 of
+    10.40.7.7:50010 is part of an address: written 50,010 it is no honest variant)."""
     for index, raw, stated, values in _claims(document, output):
         if language is not None and _language(raw["claim_text"]) != language:
             continue
+        plain = typed.plain(raw["claim_text"])
         for fact in _quantities(raw["claim_text"], stated, own_words):
+            if alone and re.match(r"[A-Za-z0-9_:/.-]", plain[fact.start - 1 : fact.start] or " "):
+                continue
             new = rewrite(fact, values)
             if new is not None:
                 text = _replace(raw["claim_text"], fact, new)
@@ -286,7 +290,7 @@ def benign_thousands_separator(document, output):
             return f"{int(digits):,}{unit}"
         return None
 
-    return _first_rewritten(document, output, rewrite)
+    return _first_rewritten(document, output, rewrite, alone=True)
 
 
 def benign_time_truncated(document, output):

@@ -141,7 +141,12 @@ def _claims_session(directory: Path) -> SessionDocument:
     graph = _calls(env, ("query_traces", {"count_by": "service"}))[0]
     failing = next(edge for edge in graph.output["edges"] if edge["errors"])
     callee = failing["callee"]
-    quiet = next(edge["caller"] for edge in graph.output["edges"] if not edge["errors"])
+    # a service no failing call touches: its own spans are error-free (a caller's spans fail with its callee's)
+    touched = {name for edge in graph.output["edges"] if edge["errors"] for name in (edge["caller"], edge["callee"])}
+    services = [name for edge in graph.output["edges"] for name in (edge["caller"], edge["callee"])]
+    quiet = next((name for name in services if name not in touched), None) or next(
+        edge["caller"] for edge in graph.output["edges"] if not edge["errors"]
+    )
     calls = _calls(
         env,
         ("query_traces", {"count_by": "service"}),
