@@ -14,6 +14,17 @@ from pydantic import BaseModel
 _PACKAGE_DIR = Path(__file__).resolve().parent
 
 
+def packaged_env_names() -> list[str]:
+    """The packaged environments' names: `demo`, then each directory of evcli/envs with an env.toml."""
+    envs = _PACKAGE_DIR / "envs"
+    return ["demo", *sorted(path.name for path in envs.iterdir() if (path / "env.toml").is_file())]
+
+
+def packaged_envs_text() -> str:
+    """`demo, cluster, edge, host, mesh`: for help texts."""
+    return ", ".join(packaged_env_names())
+
+
 def data_path(name: str) -> Path:
     """`rules.toml` or `sample_sessions` as installed (wheel) or checked out (repo root)."""
     packaged = _PACKAGE_DIR / "_data" / name
@@ -33,10 +44,9 @@ class Sample(BaseModel):
 
 def shipped_samples() -> list[Sample]:
     """The packaged environments, then every sample session, by name."""
-    from evcli.backends.spec import PACKAGED_ENVS, packaged_env_dir
+    from evcli.backends.spec import packaged_env_dir
 
-    names = ["demo", *sorted(path.name for path in PACKAGED_ENVS.iterdir() if (path / "env.toml").is_file())]
-    environments = [_environment(name, packaged_env_dir(name)) for name in names]
+    environments = [_environment(name, packaged_env_dir(name)) for name in packaged_env_names()]
     sessions = [_session(path) for path in sorted(data_path("sample_sessions").glob("*.json"))]
     return environments + sessions
 

@@ -15,6 +15,7 @@ from typer.core import TyperCommand, TyperGroup
 
 from evcli.console import err, json_safe, out, safe
 from evcli.errors import EXIT_INTERRUPTED, EXIT_RUNTIME, expected_failure
+from evcli.resources import packaged_envs_text
 
 DbOption = Annotated[
     Path | None,
@@ -29,7 +30,7 @@ EnvOption = Annotated[
     typer.Option(
         "--env",
         file_okay=False,
-        help="Environment snapshot directory, or a packaged one: demo, edge, host, cluster (default: demo).",
+        help=f"Environment snapshot directory, or a packaged one: {packaged_envs_text()} (default: demo).",
     ),
 ]
 RunbooksOption = Annotated[

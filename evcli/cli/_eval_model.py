@@ -9,6 +9,7 @@ import typer
 
 from evcli.cli._common import DbOption, JsonOption, err, handles_errors, out, print_json, safe
 from evcli.errors import EXIT_OK, EXIT_RUNTIME
+from evcli.resources import packaged_envs_text
 
 _ROLE_LETTER = {"planner": "P", "executor": "E", "verifier": "V", "composer": "C"}
 
@@ -38,7 +39,7 @@ def model_command(
         ),
     ] = None,
     env: Annotated[
-        str | None, typer.Option("--env", help="Only the questions of this environment (demo, edge, host, cluster).")
+        str | None, typer.Option("--env", help=f"Only the questions of this environment ({packaged_envs_text()}).")
     ] = None,
     case_ids: Annotated[
         list[str] | None, typer.Option("--case", metavar="ID", help="Only the question with this id; repeatable.")

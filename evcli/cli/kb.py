@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from evcli.cli._common import JsonOption, err, handles_errors, out, print_json, required_text, safe
+from evcli.resources import packaged_envs_text
 
 if TYPE_CHECKING:
     from evcli.kb.index import KnowledgeIndex
@@ -57,8 +58,8 @@ def index_command(
         Path,
         typer.Argument(
             file_okay=False,
-            help="Runbook directory, or an environment snapshot with runbooks/ (a packaged one by name: demo, edge,"
-            " host, cluster); `kb search` searches it from now on when it names no directory.",
+            help="Runbook directory, or an environment snapshot with runbooks/ (a packaged one by name: "
+            f"{packaged_envs_text()}); `kb search` searches it from now on when it names no directory.",
         ),
     ],
     kb: KbOption = None,
@@ -85,7 +86,7 @@ def search_command(
             "--dir",
             "--env",
             file_okay=False,
-            help="Restrict to (and first index) this directory, or a packaged environment: demo, edge, host, cluster"
+            help=f"Restrict to (and first index) this directory, or a packaged environment: {packaged_envs_text()}"
             " (default: the directory `kb index` indexed last, else the packaged demo runbooks; said on stderr).",
         ),
     ] = None,

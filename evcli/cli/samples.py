@@ -14,11 +14,12 @@ import typer
 
 from evcli.cli._common import JsonOption, handles_errors, out, print_json
 from evcli.console import safe, visible
+from evcli.resources import packaged_envs_text
 
 app = typer.Typer(help="The sample sessions and environments evcli ships.", no_args_is_help=True)
 
 NameArgument = Annotated[
-    str, typer.Argument(help="A sample session (e.g. broad-order-service) or environment (demo, edge, host, cluster).")
+    str, typer.Argument(help=f"A sample session (e.g. broad-order-service) or environment ({packaged_envs_text()}).")
 ]
 
 

@@ -154,7 +154,7 @@ class ModelsSettings(_Strict):
 class Settings(_Strict):
     """The whole configuration: the default environment, runbooks, backends and models."""
 
-    env: str | None = None  # a snapshot directory or a packaged environment (demo, edge, host, cluster)
+    env: str | None = None  # a snapshot directory or a packaged environment (evcli.resources.packaged_env_names)
     runbooks: list[str] = Field(default_factory=list)
     backends: dict[str, BackendSettings] = Field(default_factory=dict)
     models: ModelsSettings = Field(default_factory=ModelsSettings)

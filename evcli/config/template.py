@@ -9,7 +9,7 @@ TEMPLATE = """\
 # `evcli doctor` checks that the backends and models it names answer.
 # Never write a secret here: name the environment variable (or file) that holds it.
 
-# The default environment: a snapshot directory or a packaged one (demo, edge, host, cluster).
+# The default environment: a snapshot directory or a packaged one (demo, cluster, edge, host, mesh).
 # Backend URLs below take its place when set (EVCLI_ENV, --env).
 env = "demo"
 
