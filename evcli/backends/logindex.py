@@ -14,9 +14,12 @@ Invariants:
     a stat record (real path, inode, size, mtime_ns -> sha256) spares re-hashing an unchanged file;
   - an index is built into a private temporary file and renamed into place when complete, so a
     reader never sees half an index and two processes building the same one both end with a
-    whole one (the later rename replaces an identical file); within a process one thread builds a
-    given index file at a time, and the others asking for it (the tool calls of one model reply)
-    wait for it, checking their deadline, and read it;
+    whole one (the later rename replaces an identical file); a build that is stopped (the deadline,
+    an interrupt, a killed process) or fails leaves no index behind, and its worker processes are
+    killed; within a process one thread builds a given index file at a time, and the others asking
+    for it (the tool calls of one model reply) wait for it, checking their deadline, and read it;
+  - a tool call builds the indexes it reads before its deadline starts (the tools' `prepare`,
+    evcli.backends.envindex), and `evcli env index` builds them ahead of any call;
   - queries open a connection of their own (`connect`), so threads share none; the template memos
     of `mask` are filled and read one dict operation at a time (a race only computes a template twice);
   - every non-blank line is one row: `lineno` (1-based line of the file), `ts` (UTC epoch seconds,
@@ -262,6 +265,7 @@ class IndexedFile:
     first: float | None  # epoch of the first and last timestamp
     last: float | None
     cut: int  # lines longer than LIMITS.max_line_chars, indexed up to that length
+    built: bool  # built by this call (else an index already built was read)
 
 
 def open_index(path: Path, root: Path, context: ParseContext, home: Path | None = None) -> IndexedFile:
@@ -282,18 +286,20 @@ def open_index(path: Path, root: Path, context: ParseContext, home: Path | None 
 
 
 def _built(path: Path, root: Path, context: ParseContext, db: Path, digest: str) -> tuple[Any, ...]:
-    """The build record of the index file `db`, built first when there is none."""
+    """The build record of the index file `db`, built first when there is none, and whether it was."""
+    built = False
     if not db.exists():
         with _building(db):
             if not db.exists():  # not built meanwhile by the thread this one waited for
                 from evcli.backends.logbuild import build_index  # only when no index exists yet
 
                 build_index(path, root, context, db, digest)
+                built = True
     with connect(db) as conn:
         build = conn.execute("SELECT id, format, lines, first, last, cut FROM build").fetchone()
     if build is None:
         raise sqlite3.DatabaseError("no build record")
-    return tuple(build)
+    return (*build, built)
 
 
 _BUILDS: dict[Path, threading.Lock] = {}  # index file -> the lock of its build in this process

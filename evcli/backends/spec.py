@@ -28,7 +28,9 @@ from evcli.backends.registry import DIRECTORIES_OPTION, INDEX_OPTION, Capability
 from evcli.contracts import BackendSpec
 from evcli.errors import BadInput
 
-PACKAGED_ENVS = Path(__file__).resolve().parent.parent / "envs"  # one directory each (evcli.resources.packaged_env_names)
+PACKAGED_ENVS = (
+    Path(__file__).resolve().parent.parent / "envs"
+)  # one directory each (evcli.resources.packaged_env_names)
 
 
 def packaged_env_dir(name: str) -> Path | None:

@@ -1,14 +1,19 @@
-"""`evcli env check DIR`: what an environment snapshot contains, and what is wrong with it."""
+"""`evcli env check DIR`: what an environment snapshot contains, and what is wrong with it.
+`evcli env index DIR`: its log and trace indexes built (or found current) ahead of its first query."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from evcli.cli._common import JsonOption, handles_errors, out, print_json
-from evcli.errors import EXIT_OK, EXIT_USAGE
+from evcli.errors import EXIT_OK, EXIT_RUNTIME, EXIT_USAGE
+from evcli.resources import packaged_envs_text
+
+if TYPE_CHECKING:
+    from evcli.backends.envindex import LogIndexInfo, TraceIndexInfo
 
 app = typer.Typer(help="Environment snapshot directories.", no_args_is_help=True)
 
@@ -19,7 +24,7 @@ def check_command(
     directory: Annotated[
         Path | None,
         typer.Argument(
-            file_okay=False, help="Snapshot directory, or a packaged one: demo, edge, host, cluster (default: demo)."
+            file_okay=False, help=f"Snapshot directory, or a packaged one: {packaged_envs_text()} (default: demo)."
         ),
     ] = None,
     json_output: JsonOption = False,
@@ -36,6 +41,61 @@ def check_command(
     else:
         _render(data)
     raise typer.Exit(EXIT_OK if data["ok"] else EXIT_USAGE)
+
+
+@app.command("index")
+@handles_errors
+def index_command(
+    directory: Annotated[
+        Path | None,
+        typer.Argument(
+            file_okay=False, help=f"Snapshot directory, or a packaged one: {packaged_envs_text()} (default: demo)."
+        ),
+    ] = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Build the index of every log file and of the span files now, so no first query builds one; an index
+    already built for the unchanged files is reused. Exit 1 when a file cannot be read, 2 for a bad directory."""
+    from evcli.backends.envindex import index_environment
+    from evcli.backends.snapshot import demo_env_dir
+    from evcli.backends.spec import resolve_env_dir
+
+    root = demo_env_dir() if directory is None else resolve_env_dir(directory)
+    if json_output:
+        report = index_environment(root)
+        print_json(report.as_dict())
+    else:
+        report = index_environment(root, on_logs=_say_log_index, on_traces=_say_trace_index)
+        _say_index_totals(report.as_dict())
+    raise typer.Exit(EXIT_OK if report.ok else EXIT_RUNTIME)
+
+
+def _say_log_index(entry: LogIndexInfo) -> None:
+    from evcli.console import safe
+
+    if entry.error:
+        _say(f"{safe(entry.path)}: [red]failed[/] {safe(entry.error)}")
+        return
+    found = f"{entry.lines} lines ({safe(entry.format or 'unknown format')})"
+    _say(f"{safe(entry.path)}: {entry.action}, {found} in {entry.seconds:.2f} s")
+
+
+def _say_trace_index(entry: TraceIndexInfo) -> None:
+    from evcli.console import safe
+
+    if entry.error:
+        _say(f"traces/: [red]failed[/] {safe(entry.error)}")
+        return
+    files = f"{len(entry.files)} file{'s' * (len(entry.files) != 1)}"
+    _say(f"traces/ ({files}): {entry.action}, {entry.spans} spans in {entry.seconds:.2f} s")
+    for file in entry.files:
+        read = f"[red]not read[/] {safe(file.error)}" if file.error else f"{file.spans} spans ({safe(file.format)})"
+        _say(f"  {safe(file.path)}: {read}")
+
+
+def _say_index_totals(data: dict) -> None:
+    totals = f"{data['built']} built, {data['reused']} reused, {data['failed']} failed"
+    _say(f"[green]ok[/] {totals}" if data["ok"] else f"[red]not every file was read[/] {totals}")
 
 
 def _render(data: dict) -> None:

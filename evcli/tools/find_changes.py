@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from evcli.backends.base import BackendError, parse_window
+from evcli.backends.envindex import prepare_queries
 from evcli.timerange import TimeRange
 from evcli.tools import registry
 from evcli.tools.fetch import NAMED, Outcome, call_range, environment_zone, resolve_service, unknown_service_outcome
@@ -216,6 +217,11 @@ def fetch(params: FindChangesParams, env: ToolEnvironment, session: SessionView)
     return Outcome(output, found_scope)
 
 
+def prepare(backend: Any, params: FindChangesParams) -> None:
+    """Before the call's deadline: the index of every log file (each is judged) and the snapshot's clock."""
+    prepare_queries(backend, None, logs=True)
+
+
 def _focus(asked: str, backend: Any) -> set[str] | None:
     """A named service and its declared callees, transitively (log peers are not read yet); None when
     it has no declared callees: then any service may be where its trouble starts."""
@@ -342,5 +348,6 @@ SPEC = registry.register(
         fetch=fetch,
         scope=scope,
         reads=("changes",),
+        prepare=prepare,
     )
 )

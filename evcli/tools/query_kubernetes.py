@@ -35,6 +35,7 @@ from pydantic import Field, model_validator
 
 from evcli.backends import k8s_objects as k8s
 from evcli.backends.base import BackendError
+from evcli.backends.envindex import prepare_clock
 from evcli.timerange import TimeRange
 from evcli.tools import registry
 from evcli.tools.fetch import (
@@ -426,6 +427,7 @@ SPEC = registry.register(
         fetch=fetch,
         scope=scope,
         reads=("kubernetes",),
+        prepare=prepare_clock,  # the snapshot's span and clock, before the deadline (they read the trace index)
         precise=precise,
         wider=wider,
     )

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field, field_validator
 
 from evcli.backends.base import LEVELS, LogQuery
+from evcli.backends.envindex import prepare_queries
 from evcli.tools import registry
 from evcli.tools.fetch import Outcome, call_target, searched_scope
 from evcli.tools.params import NAME, TimeExpression, ToolParams, keywords
@@ -193,6 +194,12 @@ def wider(old: dict[str, Any], new: dict[str, Any]) -> str | None:
     return None
 
 
+def prepare(backend: Any, params: QueryLogsParams) -> None:
+    """Before the call's deadline: the index of each log file it reads (the service's, else every one) and
+    the snapshot's clock, so a first query of a big file is not timed out by building its index."""
+    prepare_queries(backend, params.service, logs=True)
+
+
 def fetch(params: QueryLogsParams, env: ToolEnvironment, session: SessionView) -> Outcome:
     found_scope = scope(params)
     target = call_target(params, env.backend, SPEC.array_names, found_scope)
@@ -246,6 +253,7 @@ SPEC = registry.register(
         fetch=fetch,
         scope=scope,
         reads=("logs",),
+        prepare=prepare,
         precise=precise,
         wider=wider,
         option_help={

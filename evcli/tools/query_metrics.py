@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field, model_validator
 
 from evcli.backends.base import QUANTILES, SeriesQuery, parse_matcher
+from evcli.backends.envindex import prepare_clock
 from evcli.backends.series import relative_range
 from evcli.timerange import TimeRange, parse_range_text, parse_time
 from evcli.tools import registry
@@ -237,6 +238,7 @@ SPEC = registry.register(
         fetch=fetch,
         scope=scope,
         reads=("metrics", "alerts"),
+        prepare=prepare_clock,  # the snapshot's span and clock, before the deadline (they read the trace index)
         precise=precise,
         wider=wider,
     )

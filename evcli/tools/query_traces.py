@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from pydantic import Field, field_validator
 
 from evcli.backends.base import BackendError
+from evcli.backends.envindex import prepare_queries
 from evcli.backends.trace_graph import TraceQuery
 from evcli.timerange import TimeRange, parse_duration
 from evcli.tools import registry
@@ -212,11 +213,13 @@ class TraceSource(Protocol):
     def query(self, query: TraceQuery) -> TraceResult: ...
 
 
-def prepare(backend: Any) -> None:
-    """Index a snapshot's span files before the call's deadline starts: a first build is not the call's time."""
+def prepare(backend: Any, params: QueryTracesParams) -> None:
+    """Index a snapshot's span files before the call's deadline starts: a first build is not the call's time;
+    the snapshot's span and clock too (they read the log files' edges)."""
     source = getattr(backend, "traces", None) if is_snapshot(backend) else None
     if source is not None and source.present:
         source.prepare()
+    prepare_queries(backend, None, logs=False)
 
 
 def traces_source(backend: Any) -> TraceSource:

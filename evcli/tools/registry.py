@@ -79,9 +79,10 @@ class ToolSpec:
     # Help per parameter field, shown as `evcli tool NAME --<field>` help and in the model's tool schema
     # (fields every tool explains the same way: FIELD_HELP).
     option_help: dict[str, str] = field(default_factory=dict)
-    # Work done once per environment that a call needs but is not timed as the call (building an index): run
-    # with the environment's backend before the call's deadline starts; a BackendError fails the call.
-    prepare: Callable[[Any], None] | None = None
+    # Work done once per environment that a call needs but is not timed as the call (building an index, reading
+    # the snapshot's clock): run with the environment's backend and the call's validated params before the
+    # call's deadline starts; a BackendError fails the call.
+    prepare: Callable[[Any, Any], None] | None = None
 
     def parameter_help(self, name: str) -> str | None:
         """What parameter `name` takes, with an example: this tool's own text, else the shared one."""

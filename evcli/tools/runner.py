@@ -144,7 +144,7 @@ def run_admitted(
     created_at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     try:
         if spec.prepare is not None:
-            spec.prepare(env.backend)  # before the deadline: a one-off index build is not the call's time
+            spec.prepare(env.backend, params)  # before the deadline: a one-off index build is not the call's time
         outcome = _with_timeout(lambda: spec.fetch(params, env, session), env.settings.timeout_s, stop)
     except (BackendError, TimeoutError) as exc:
         message = env.redactor.mask_text(str(exc) or type(exc).__name__)
