@@ -23,7 +23,8 @@ LINE = "2026-07-08T23:00:00.000Z ERROR [checkout-1] payment failed for order 471
 
 
 def many_lines_env(root: Path, lines: int = 150_000) -> Path:
-    """A snapshot whose one log has `lines` matching lines: seconds of scanning, well over TIMEOUT_S."""
+    """A snapshot whose one log has `lines` matching lines: counting them by address takes well over TIMEOUT_S
+    (the index is built before the deadline starts)."""
     (root / "logs").mkdir(parents=True)
     (root / "env.toml").write_text(ENV_TOML, encoding="utf-8")
     (root / "logs" / "checkout.log").write_text(LINE * lines, encoding="utf-8")
@@ -67,8 +68,13 @@ def test_a_timed_out_call_stops_its_work_and_fails(tmp_path):
         knowledge=lambda: None,
         settings=ToolSettings(timeout_s=TIMEOUT_S),
     )
+    # the log index is built before the deadline starts (ToolSpec.prepare): a first call builds it; counting
+    # 150k matches by address is the work the deadline must stop
+    assert run_tool("query_logs", {"service": "checkout", "query": "order", "limit": 1}, env).success
     started = time.monotonic()
-    invocation = run_tool("query_logs", {"service": "checkout", "query": "payment", "window": "1h"}, env)
+    invocation = run_tool(
+        "query_logs", {"service": "checkout", "query": "payment", "window": "1h", "count_by": "address"}, env
+    )
     waited = time.monotonic() - started
     assert not invocation.success and invocation.retrieval_details.evidence_status == "failed"
     assert invocation.error_message == f"timed out after {TIMEOUT_S:g}s"
@@ -80,7 +86,7 @@ def test_a_timed_out_call_stops_its_work_and_fails(tmp_path):
 
 def test_the_timeout_is_configurable_and_the_process_exits_promptly(tmp_path):
     env = many_lines_env(tmp_path / "env")
-    code, stderr, wall, cpu = evcli_tool(env)
+    code, stderr, wall, cpu = evcli_tool(env, "--count-by", "address")
     assert code == 1, stderr
     assert f"timed out after {TIMEOUT_S:g}s" in stderr
     assert wall < 4 and cpu < 3  # start-up, the 0.3 s of work, and nothing after it
@@ -103,6 +109,10 @@ def test_a_single_huge_line_cannot_stall_a_query(tmp_path):
 def test_a_huge_line_is_searched_up_to_the_line_limit_and_the_result_says_so(tmp_path):
     backend = SnapshotBackend(one_huge_line_env(tmp_path / "env", megabytes=3))
     env = ToolEnvironment(backend=backend, knowledge=lambda: None)
-    invocation = run_tool("query_logs", {"service": "checkout", "query": "payment", "window": "1h"}, env)
+    # the log index is built before the deadline starts (ToolSpec.prepare); counting 150k matches by address is
+    # the work the deadline must stop
+    invocation = run_tool(
+        "query_logs", {"service": "checkout", "query": "payment", "window": "1h", "count_by": "address"}, env
+    )
     assert invocation.success and invocation.output["total"] == 1
     assert "longer than" in invocation.output["message"]
