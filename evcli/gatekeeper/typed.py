@@ -571,7 +571,8 @@ def without(claim_text: str, spans: list[tuple[int, int]]) -> str:
     a longer token (the 94954 of /api/profile/94954) stays, so the token is still checked whole."""
     text = plain(claim_text)
     for start, end in spans:
-        if not any((c.isascii() and c.isalnum()) or c in "/_" for c in text[start - 1 : start] + text[end : end + 1]):
+        before, after = text[start - 1 : start], text[end : end + 1]  # "/s" after a number is its unit ("50.0/s")
+        if not any((c.isascii() and c.isalnum()) or c == "_" for c in before + after) and before != "/":
             text = text[:start] + " " * (end - start) + text[end:]
     return text
 

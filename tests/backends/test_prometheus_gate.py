@@ -121,7 +121,8 @@ def test_a_value_edited_consistently_holds_in_the_document_but_not_against_prome
     tampered.write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
     stored = import_sample(tampered, db_path)
 
-    assert gate(stored, "--db", db_path)[0] == 0  # consistent in itself
+    code, report = gate(stored, "--db", db_path)
+    assert code == 0, report["result"]["errors"]  # consistent in itself
     code, report = gate(stored, "--against", prometheus_scraping.url, "--db", db_path)
 
     assert code == 4

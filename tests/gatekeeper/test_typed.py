@@ -160,6 +160,8 @@ def test_a_number_inside_a_path_stays_with_its_path_for_the_excerpt_check():
     ):
         checked = check(text, item, "$.logs[0]")
         assert missing_facts(typed.without(text, checked.consumed), [f"logs/api-gateway.log:404 {line}"]) == missing
+    # a rate's unit after the number is no path: the number compared is blanked, "/s" stays a unit
+    assert typed.without("last=50.0/s", [(5, 9)]) == "last=    /s"
 
 
 @pytest.mark.parametrize(
