@@ -29,6 +29,7 @@ def test_page_loads_with_no_console_error_and_no_request_but_itself(browser, hos
 
 def test_clicking_a_citation_scrolls_to_and_highlights_its_evidence(browser, hostile_session, tmp_path):
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
 
     _open(browser, hostile_session, tmp_path)
     links = browser.find_elements(By.CSS_SELECTOR, "a.cite")
@@ -37,6 +38,12 @@ def test_clicking_a_citation_scrolls_to_and_highlights_its_evidence(browser, hos
     target = last.get_attribute("href").split("#", 1)[1]
     assert browser.execute_script("return window.scrollY") == 0
     last.click()
+    # the page's script sets the class on the hash change: wait for it (a loaded machine runs it later)
+    WebDriverWait(browser, 5).until(
+        lambda page: (
+            "highlight" in page.execute_script("return document.getElementById(arguments[0]).className", target)
+        )
+    )
     state = browser.execute_script(
         "var t = document.getElementById(arguments[0]); var box = t.getBoundingClientRect();"
         "return {target: document.querySelector(':target') && document.querySelector(':target').id,"
