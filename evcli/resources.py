@@ -1,5 +1,6 @@
 """Files evcli ships: found inside the installed package, or in a checkout.
 
+Imports nothing heavy: help texts read the packaged environments' names at start-up.
 Sample sessions are the `sample_sessions/*.json` files (named by their file stem); sample
 environments are the packaged snapshot directories (`demo`, and each of evcli/envs).
 """
@@ -7,9 +8,8 @@ environments are the packaged snapshot directories (`demo`, and each of evcli/en
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
-
-from pydantic import BaseModel
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
 
@@ -33,13 +33,17 @@ def data_path(name: str) -> Path:
     return _PACKAGE_DIR.parent / name
 
 
-class Sample(BaseModel):
+@dataclass(frozen=True)
+class Sample:
     """One shipped sample: a session file or an environment directory."""
 
     name: str
     kind: str  # environment, or the session's annotated sample kind (base, fault)
     path: Path
     summary: str  # a session's expected gate outcome and question; an environment's first comment line
+
+    def as_json(self) -> dict[str, str]:
+        return {"name": self.name, "kind": self.kind, "path": str(self.path), "summary": self.summary}
 
 
 def shipped_samples() -> list[Sample]:

@@ -33,7 +33,7 @@ def list_command(json_output: JsonOption = False) -> None:
 
     samples = shipped_samples()
     if json_output:
-        print_json([sample.model_dump(mode="json") for sample in samples])
+        print_json([sample.as_json() for sample in samples])
         return
     width = max(len(sample.name) for sample in samples)
     for sample in samples:  # one line each: cut at the screen's edge, whole when piped
