@@ -13,7 +13,6 @@ import os
 import pickle
 import re
 import sqlite3
-import subprocess
 import sys
 import tempfile
 import uuid
@@ -27,13 +26,13 @@ from typing import Any, BinaryIO
 from evcli.backends.files import Lines, check_deadline, open_binary, open_text
 from evcli.backends.logformats import SAMPLE_LINES, LineReader, ParseContext, detect, format_named
 from evcli.backends.logindex import SCHEMA, Cursor, line_rows, masked_lines
+from evcli.backends.parts import Window, Workers, cores
 from evcli.tools.redaction import MAX_KEY_BLOCK_LINES
 
 _BATCH = 1_024  # rows per insert: the build's memory is about one batch of lines
 _TEMPLATE_CACHE = 4_096  # distinct templates kept in memory while building (then looked up in SQL)
 _PROGRESS_MIN_BYTES = 8 << 20  # a progress bar only for files that take a noticeable time
 PART_MIN_BYTES = 16 << 20  # a file this big is read in parts, one per core
-MAX_PARTS = 4
 _KEY_WINDOW_BYTES = 4 << 20  # how far before a part's start a key block is looked for
 _ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
 _SUMS_KEPT = 1 << 13  # (level, template) sums kept in memory while building (then written to `sums`)
@@ -66,11 +65,12 @@ def build_index(path: Path, root: Path, context: ParseContext, target: Path, dig
     with open_text(path, root) as text:
         fmt = detect(masked_lines(islice(Lines(text), SAMPLE_LINES)), context).format
     with open_binary(path, root) as handle:
-        bounds = _bounds(handle, handle.seek(0, 2), _cores())
+        bounds = _bounds(handle, handle.seek(0, 2), cores())
     descriptor, temporary = tempfile.mkstemp(dir=target.parent, prefix=".building-", suffix=".db")
     os.close(descriptor)
     try:
-        with _progress(path) as advance, _Workers(path, root, context, fmt, bounds[1:], target.parent) as workers:
+        workers = Workers(_WORKER, "log index", (path, root, context, fmt), bounds[1:], target.parent, ".part-")
+        with _progress(path) as advance, workers:
             own = bounds[0] if workers.started else (0, bounds[-1][1])  # no workers: the whole file here
             scale = bounds[-1][1] / max(1, own[1])  # the bar follows this part, as a share of the file
             first = _build_part(path, root, context, fmt, own, temporary, lambda done: advance(int(done * scale)))
@@ -170,13 +170,6 @@ class _RecordTally:
             self.open = None
 
 
-def _cores() -> int:
-    try:
-        return max(1, min(MAX_PARTS, len(os.sched_getaffinity(0))))
-    except AttributeError:  # not on Linux
-        return max(1, min(MAX_PARTS, os.cpu_count() or 1))
-
-
 def _bounds(handle: BinaryIO, size: int, parts: int) -> list[tuple[int, int]]:
     """Byte ranges [start, end) of the parts a file is read in: one when it is small, else about
     equal ones starting at line starts. A start is used only where no private key block can be
@@ -236,7 +229,7 @@ def _build_part(
     try:
         conn.executescript("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;" + _SCHEMA_SQL)
         with open_binary(path, root) as handle:
-            window = io.BufferedReader(_Window(handle, *bounds))
+            window = io.BufferedReader(Window(handle, *bounds))
             text = io.TextIOWrapper(window, encoding="utf-8", errors="replace", newline="\n")
             lines = Lines(text)
             built = _insert(conn, line_rows(masked_lines(iter(lines)), reader, context.tz, cursor), advance)
@@ -246,23 +239,6 @@ def _build_part(
     tally = built.tally
     last_record = None if tally.open is None else (tally.open[0], tally.open[1], int(tally.open[2]))
     return _Part(db, cursor.lines, built.rows, built.first, built.last, lines.cut, cursor, tally.tops, last_record)
-
-
-class _Window(io.RawIOBase):
-    """The bytes [start, end) of an open binary file, read as a file of their own."""
-
-    def __init__(self, handle: BinaryIO, start: int, end: int) -> None:
-        handle.seek(start)
-        self.handle, self.left = handle, end - start
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        data = self.handle.read(min(len(buffer), self.left))
-        buffer[: len(data)] = data
-        self.left -= len(data)
-        return len(data)
 
 
 def _merge(conn: sqlite3.Connection, part: _Part, before: int, cursor: Cursor) -> Cursor:
@@ -336,69 +312,6 @@ def _joined(ended: Cursor, before: Cursor) -> tuple[int, int]:
     if before.ts is not None:
         return ended.first_timed or ended.lines + 1, -1
     return 0, ended.orphan if ended.orphan is not None else -1
-
-
-class _Workers:
-    """Worker processes (`python -c`, a fresh interpreter: the caller may run threads, and its main
-    module is never re-imported) indexing the later parts of a file, each into a temporary SQLite
-    file next to the index. They are killed when the tool call's deadline passes or the build
-    fails, and their files are removed in every case."""
-
-    def __init__(self, path: Path, root: Path, context: ParseContext, fmt: str | None, bounds, home: Path) -> None:
-        self.job = (path, root, context, fmt)
-        self.bounds = list(bounds)
-        self.home = home
-        self.files: list[str] = []
-        self.running: list[subprocess.Popen[bytes]] = []
-        self.started = True  # False: no worker could start, the caller reads the whole file
-
-    def __enter__(self) -> _Workers:
-        try:
-            for bounds in self.bounds:
-                handle, db = tempfile.mkstemp(dir=self.home, prefix=".part-", suffix=".db")
-                os.close(handle)
-                self.files.append(db)
-                worker = subprocess.Popen(
-                    [sys.executable, "-c", _WORKER],
-                    stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.PIPE,
-                )
-                self.running.append(worker)
-                assert worker.stdin is not None
-                worker.stdin.write(pickle.dumps((*self.job, bounds, db)))
-                worker.stdin.close()
-        except OSError:
-            self.__exit__()
-            self.started, self.running = False, []
-        return self
-
-    def results(self) -> list[_Part]:
-        """The workers' parts in file order, waiting for them (and the deadline)."""
-        parts = []
-        for worker in self.running:
-            while worker.poll() is None:
-                check_deadline()
-                try:
-                    worker.wait(0.05)
-                except subprocess.TimeoutExpired:
-                    pass
-            assert worker.stdout is not None and worker.stderr is not None
-            if worker.returncode != 0:
-                raise OSError(f"log index worker failed: {worker.stderr.read().decode(errors='replace')[-500:]}")
-            parts.append(pickle.loads(worker.stdout.read()))
-        return parts
-
-    def __exit__(self, *_: object) -> None:
-        for worker in self.running:
-            if worker.poll() is None:
-                worker.kill()
-            worker.wait()
-            for stream in (worker.stdout, worker.stderr):
-                if stream is not None:
-                    stream.close()
-        for db in self.files:
-            Path(db).unlink(missing_ok=True)
 
 
 _WORKER = "from evcli.backends.logbuild import worker_main; worker_main()"

@@ -17,7 +17,6 @@ import json
 import os
 import pickle
 import sqlite3
-import subprocess
 import sys
 import tempfile
 import time
@@ -29,7 +28,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from evcli.backends.files import DeadlineExceeded, check_deadline, open_binary
-from evcli.backends.logbuild import _Window  # the bytes [start, end) of an open file, read as a file
+from evcli.backends.parts import Window, Workers, cores
 from evcli.backends.traceformats import Span, Tally, TraceFileError, part_kind, stream_part, stream_spans
 
 _BATCH = 4_096  # rows per insert
@@ -37,7 +36,6 @@ _NAMES_KEPT = 4_096  # service or operation names remembered while building (the
 _PROGRESS_MIN_BYTES = 8 << 20  # a progress bar only for files that take a noticeable time
 _DEADLINE_OPS = 100_000  # SQLite VM steps between deadline checks while parents are resolved
 PART_MIN_BYTES = 32 << 20  # a file this big is read in parts, one per core
-MAX_PARTS = 4
 STATUS_CODES = {"unset": 0, "ok": 1, "error": 2}  # spans.status
 _SPANS_SQL = """
 CREATE TABLE services (id INTEGER PRIMARY KEY, name TEXT UNIQUE);
@@ -223,7 +221,7 @@ def _read_file(
     csv_name = source.path.suffix == ".csv"
     size = handle.seek(0, os.SEEK_END)
     handle.seek(0)
-    plan = part_kind(handle, csv_name=csv_name) if size >= PART_MIN_BYTES and _cores() > 1 else None
+    plan = part_kind(handle, csv_name=csv_name) if size >= PART_MIN_BYTES and cores() > 1 else None
     handle.seek(0)
     if plan is None:
         spans = stream_spans(handle, summary.tally, csv_name=csv_name, tz=zone)
@@ -231,11 +229,12 @@ def _read_file(
         advance(size)
         return
     kind, header = plan
-    bounds = _bounds(handle, size, _cores())
-    with _Workers((source.path, root, zone, kind, header), bounds[1:], writer.home) as workers:
+    bounds = _bounds(handle, size, cores())
+    job = (source.path, root, zone, kind, header)
+    with Workers(_WORKER, "trace index", job, bounds[1:], writer.home, ".part-traces-") as workers:
         own = bounds[0] if workers.started else (0, size)
         scale = size / max(1, own[1])  # the bar follows this part, as a share of the file
-        window = io.BufferedReader(_Window(handle, *own))
+        window = io.BufferedReader(Window(handle, *own))
         spans = stream_part(window, summary.tally, kind=kind, header=header, first=1, tz=zone)
         writer.insert(number, spans, summary, lambda: advance(int(handle.tell() * scale)))
         for part in workers.results():
@@ -357,13 +356,6 @@ def _record_build(conn: sqlite3.Connection, schema: int, seconds: float) -> None
 # --- parts read by worker processes -------------------------------------------------------------
 
 
-def _cores() -> int:
-    try:
-        return max(1, min(MAX_PARTS, len(os.sched_getaffinity(0))))
-    except AttributeError:  # not on Linux
-        return max(1, min(MAX_PARTS, os.cpu_count() or 1))
-
-
 def _bounds(handle: BinaryIO, size: int, parts: int) -> list[tuple[int, int]]:
     """Byte ranges [start, end) of about equal parts, each starting at a line start."""
     starts = [0]
@@ -401,64 +393,6 @@ class _Part:
     last: int | None
 
 
-class _Workers:
-    """Worker processes (`python -c`, a fresh interpreter: the caller may run threads, and its main module is
-    never re-imported) reading the later parts of a file, each into a temporary SQLite file. They are killed
-    when the build fails or its deadline passes, and their files are removed in every case."""
-
-    def __init__(self, job: tuple[Any, ...], bounds: list[tuple[int, int]], home: Path) -> None:
-        self.job, self.bounds, self.home = job, bounds, home
-        self.files: list[str] = []
-        self.running: list[subprocess.Popen[bytes]] = []
-        self.started = True  # False: no worker could start, the caller reads the whole file
-
-    def __enter__(self) -> _Workers:
-        try:
-            for bounds in self.bounds:
-                self.files.append(_temporary(self.home, ".part-traces-"))
-                worker = subprocess.Popen(
-                    [sys.executable, "-c", _WORKER],
-                    stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.PIPE,
-                )
-                self.running.append(worker)
-                assert worker.stdin is not None
-                worker.stdin.write(pickle.dumps((*self.job, bounds, self.files[-1])))
-                worker.stdin.close()
-        except OSError:
-            self.__exit__()
-            self.started, self.running = False, []
-        return self
-
-    def results(self) -> list[_Part]:
-        """The workers' parts in file order, waiting for them (and the deadline)."""
-        parts = []
-        for worker in self.running:
-            while worker.poll() is None:
-                check_deadline()
-                try:
-                    worker.wait(0.05)
-                except subprocess.TimeoutExpired:
-                    pass
-            assert worker.stdout is not None and worker.stderr is not None
-            if worker.returncode != 0:
-                raise OSError(f"trace index worker failed: {worker.stderr.read().decode(errors='replace')[-500:]}")
-            parts.append(pickle.loads(worker.stdout.read()))
-        return parts
-
-    def __exit__(self, *_: object) -> None:
-        for worker in self.running:
-            if worker.poll() is None:
-                worker.kill()
-            worker.wait()
-            for stream in (worker.stdout, worker.stderr):
-                if stream is not None:
-                    stream.close()
-        for db in self.files:
-            Path(db).unlink(missing_ok=True)
-
-
 _WORKER = "from evcli.backends.tracebuild import worker_main; worker_main()"
 
 
@@ -470,7 +404,7 @@ def worker_main() -> None:
     try:
         with open_binary(path, root) as handle:
             first = _lines_before(handle, start) + 1
-            window = io.BufferedReader(_Window(handle, start, end))
+            window = io.BufferedReader(Window(handle, start, end))
             spans = stream_part(window, summary.tally, kind=kind, header=header, first=first, tz=zone)
             _Writer(conn, Path(db).parent).insert(0, spans, summary, lambda: None)
         conn.commit()

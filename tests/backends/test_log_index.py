@@ -308,7 +308,7 @@ def test_a_file_read_in_parts_by_worker_processes_indexes_as_read_at_once(tmp_pa
     monkeypatch.setattr(logbuild, "PART_MIN_BYTES", 1 << 40)
     whole = logindex.open_index(path, tmp_path, context, tmp_path / "whole")
     monkeypatch.setattr(logbuild, "PART_MIN_BYTES", 0)
-    monkeypatch.setattr(logbuild, "_cores", lambda: 3)
+    monkeypatch.setattr(logbuild, "cores", lambda: 3)
     with logbuild.open_binary(path, tmp_path) as handle:
         assert len(logbuild._bounds(handle, path.stat().st_size, 3)) == 3
     parted = logindex.open_index(path, tmp_path, context, tmp_path / "parted")
@@ -359,10 +359,10 @@ def test_keywords_match_literally_and_ignore_ascii_case(tmp_path):
 
 
 def test_deadline_stops_the_worker_processes_of_a_build_in_parts(tmp_path, evcli_home, monkeypatch):
-    from evcli.backends import logbuild
+    from evcli.backends import logbuild, parts
 
     monkeypatch.setattr(logbuild, "PART_MIN_BYTES", 0)
-    monkeypatch.setattr(logbuild, "_cores", lambda: 2)
+    monkeypatch.setattr(logbuild, "cores", lambda: 2)
     started: list[subprocess.Popen] = []
     real_popen = subprocess.Popen
 
@@ -371,7 +371,7 @@ def test_deadline_stops_the_worker_processes_of_a_build_in_parts(tmp_path, evcli
         time.sleep(0.5)  # the deadline passes while the worker runs
         return started[-1]
 
-    monkeypatch.setattr(logbuild.subprocess, "Popen", popen)
+    monkeypatch.setattr(parts.subprocess, "Popen", popen)
     snap = snapshot(tmp_path, LOG * 2000)
     with deadline_scope(Deadline(0.3)), pytest.raises(DeadlineExceeded):
         query(snap, "timeout")

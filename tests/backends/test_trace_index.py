@@ -284,9 +284,9 @@ def test_a_big_file_read_in_parts_gives_the_rows_of_one_read(tmp_path, monkeypat
     monkeypatch.setattr(tracebuild, "PART_MIN_BYTES", 1)
     started = []
     monkeypatch.setattr(
-        tracebuild._Workers,
+        tracebuild.Workers,
         "__enter__",
-        lambda self, enter=tracebuild._Workers.__enter__: started.append(self.job[0].name) or enter(self),
+        lambda self, enter=tracebuild.Workers.__enter__: started.append(self.job[0].name) or enter(self),
     )
     assert answers(SnapshotBackend(env)) == whole
     parts_files = file_facts(SnapshotBackend(env))
