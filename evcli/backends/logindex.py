@@ -364,6 +364,17 @@ def _write_atomically(target: Path, data: bytes) -> None:
 def connect(db: Path) -> Iterator[sqlite3.Connection]:
     """A read-only connection whose statements stop at the tool call's deadline."""
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        with stopped_at_deadline(conn):
+            yield conn
+    finally:
+        conn.close()
+
+
+@contextmanager
+def stopped_at_deadline(conn: sqlite3.Connection, ops: int = _PROGRESS_OPS) -> Iterator[sqlite3.Connection]:
+    """`conn` with its statements checking the tool call's deadline every `ops` SQLite steps: a statement
+    stopped by it raises the DeadlineExceeded."""
     expired: list[DeadlineExceeded] = []
 
     def over_time() -> int:
@@ -374,7 +385,7 @@ def connect(db: Path) -> Iterator[sqlite3.Connection]:
             return 1
         return 0
 
-    conn.set_progress_handler(over_time, _PROGRESS_OPS)
+    conn.set_progress_handler(over_time, ops)
     try:
         yield conn
     except sqlite3.OperationalError:
@@ -382,4 +393,4 @@ def connect(db: Path) -> Iterator[sqlite3.Connection]:
             raise expired[0] from None
         raise
     finally:
-        conn.close()
+        conn.set_progress_handler(None, 0)

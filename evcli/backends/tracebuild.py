@@ -27,7 +27,8 @@ from datetime import tzinfo
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from evcli.backends.files import DeadlineExceeded, check_deadline, open_binary
+from evcli.backends.files import check_deadline, open_binary
+from evcli.backends.logindex import stopped_at_deadline
 from evcli.backends.parts import Window, Workers, cores
 from evcli.backends.traceformats import Span, Tally, TraceFileError, part_kind, stream_part, stream_spans
 
@@ -145,26 +146,9 @@ def _connect(db: str) -> sqlite3.Connection:
 
 def _resolve(conn: sqlite3.Connection) -> None:
     """Resolve every span's parent (`_RESOLVE_SQL`), stopping at the deadline."""
-    expired: list[DeadlineExceeded] = []
-
-    def over_time() -> int:
-        try:
-            check_deadline()
-        except DeadlineExceeded as error:
-            expired.append(error)
-            return 1
-        return 0
-
     check_deadline()
-    conn.set_progress_handler(over_time, _DEADLINE_OPS)
-    try:
+    with stopped_at_deadline(conn, _DEADLINE_OPS):
         conn.executescript(_RESOLVE_SQL + _CYCLES_SQL)
-    except sqlite3.OperationalError:
-        if expired:
-            raise expired[0] from None
-        raise
-    finally:
-        conn.set_progress_handler(None, 0)
 
 
 @dataclass
