@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import pty
 import random
 import shutil
 import signal
@@ -26,6 +25,7 @@ from evcli.backends.snapshot import SnapshotBackend
 from evcli.backends.trace_graph import SpanGraph, SpanSource, TraceQuery, answer
 from evcli.backends.traceformats import TraceFileError, read_spans
 from tests.cli._util import evcli
+from tests.terminal import stderr_on_a_terminal
 
 ENV = Path(__file__).resolve().parent / "traces_env"
 T0_NS = 1_777_912_800 * 10**9  # 2026-05-04T16:40:00Z
@@ -333,23 +333,7 @@ def _stderr_of_build(env: Path, home: Path, *, terminal: bool) -> str:
     environment = {**os.environ, "EVCLI_HOME": str(home), "COLUMNS": "100"}
     if not terminal:
         return subprocess.run(command, env=environment, capture_output=True, text=True, check=True).stderr
-    leader, follower = pty.openpty()
-    child = subprocess.Popen(
-        command, env=environment, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=follower
-    )
-    os.close(follower)
-    seen = b""
-    while True:
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:  # the child closed the terminal
-            break
-        if not chunk:
-            break
-        seen += chunk
-    assert child.wait() == 0
-    os.close(leader)
-    return seen.decode(errors="replace")
+    return stderr_on_a_terminal(command, environment)
 
 
 def test_a_progress_bar_shows_while_a_big_file_is_indexed_on_a_terminal_only(tmp_path):

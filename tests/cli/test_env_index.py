@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import pty
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +16,7 @@ import pytest
 
 from tests.backends.test_trace_index import write_calls
 from tests.cli._util import assert_clean_error, evcli
+from tests.terminal import stderr_on_a_terminal
 from tests.tools.test_query_logs_first_use import grep_count, write_log
 
 
@@ -102,28 +102,8 @@ def test_a_bad_directory_is_one_line_and_exit_2(tmp_path):
 
 
 def _stderr_on_a_terminal(home: Path, env: Path) -> str:
-    leader, follower = pty.openpty()
     environment = {**os.environ, "EVCLI_HOME": str(home), "COLUMNS": "100"}
-    child = subprocess.Popen(
-        [sys.executable, "-m", "evcli", "env", "index", str(env)],
-        env=environment,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=follower,
-    )
-    os.close(follower)
-    seen = b""
-    while True:
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:  # the child closed the terminal
-            break
-        if not chunk:
-            break
-        seen += chunk
-    assert child.wait() == 0
-    os.close(leader)
-    return seen.decode(errors="replace")
+    return stderr_on_a_terminal([sys.executable, "-m", "evcli", "env", "index", str(env)], environment)
 
 
 def test_a_progress_bar_shows_while_a_big_log_is_indexed_on_a_terminal_only(tmp_path):
