@@ -45,7 +45,7 @@ _STATE_ASKED = re.compile(r"\b(?:" + "|".join(sorted(_STATE_WORDS)) + r"|ok|okay
 _LOG_WORDS = re.compile(r"\blogs?\b|\berrors?\b|\bexceptions?\b|日志|错误|报错|异常", re.IGNORECASE)
 
 
-def _window(intent: Ask) -> dict[str, str]:
+def asked_window(intent: Ask) -> dict[str, str]:
     """The asked range as call arguments: since/until when the question names a range, its relative
     window for a session stored before scopes, none when it names no time (the backend's default)."""
     if intent.window:
@@ -98,10 +98,11 @@ def unknown_calls(intent: Ask, question: str) -> list[Call]:
     other_words = [term for term in intent.terms if term not in intent.unknown_services and _written(question, term)]
     if not (intent.exact or intent.levels or other_words or _LOG_WORDS.search(question)):
         return [
-            Call("query_metrics", {"service": name} | _window(intent)) for name in intent.unknown_services[:UNKNOWN_CAP]
+            Call("query_metrics", {"service": name} | asked_window(intent))
+            for name in intent.unknown_services[:UNKNOWN_CAP]
         ]
     arguments: dict[str, Any] = {"query": _log_query(*intent.exact)} if intent.exact else {}
-    arguments |= _level(intent) | _window(intent)
+    arguments |= _level(intent) | asked_window(intent)
     return [Call("query_logs", {"service": name} | arguments) for name in intent.unknown_services[:UNKNOWN_CAP]]
 
 
@@ -109,7 +110,7 @@ def _alert_call(intent: Ask, service: str | None) -> Call:
     """The named alert in any state when a state was asked ("still firing?" must see it resolved, "is it
     firing?" must see it inhibited or silenced: its state is the answer)."""
     arguments: dict[str, Any] = {"service": service} if service else {}
-    arguments |= {"alertname": intent.alertnames[0]} | _window(intent)
+    arguments |= {"alertname": intent.alertnames[0]} | asked_window(intent)
     if intent.alert_state is not None:
         arguments["state"] = "any"
     return Call("query_metrics", arguments)
@@ -228,7 +229,7 @@ def exact_calls(intent: Ask, question: str, services: list[str], limit: int | No
     )
     calls = _classed_calls(intent, services, limit)
     for words in _together(intent, question, seeds, services, join):
-        arguments: dict[str, Any] = {"query": _log_query(*words)} | _level(intent) | _window(intent)
+        arguments: dict[str, Any] = {"query": _log_query(*words)} | _level(intent) | asked_window(intent)
         arguments |= {"limit": limit} if limit else {}
         calls += [Call("query_logs", {"service": service} | arguments) for service in services]
         calls += [] if services else [Call("query_logs", arguments)]  # no service holds them all: every log
@@ -256,7 +257,7 @@ def _classed_calls(intent: Ask, services: list[str], limit: int | None) -> list[
     services = services or _holding_all(intent, others, DISCOVERED_SERVICE_CAP)
     # strict: an access log's lines of other statuses have no level and would fill the newest lines returned
     arguments: dict[str, Any] = {"query": _log_query(*others), "level": level, "level_strict": True}
-    arguments |= _window(intent) | ({"limit": limit} if limit else {})
+    arguments |= asked_window(intent) | ({"limit": limit} if limit else {})
     if not services:
         return [Call("query_logs", arguments)]
     return [Call("query_logs", {"service": service} | arguments) for service in services]
@@ -266,7 +267,7 @@ def _status_class_calls(intent: Ask, services: list[str], limit: int | None) -> 
     """ "5xx" is written in no log: besides the verbatim search, each named service's lines at the level
     the class implies (5xx: ERROR), whose lines holding a status of the class answer it."""
     levels = [_STATUS_LEVELS.get(term[0]) for term in intent.exact if is_status_class(term)]
-    arguments: dict[str, Any] = _window(intent) | ({"limit": limit} if limit else {})
+    arguments: dict[str, Any] = asked_window(intent) | ({"limit": limit} if limit else {})
     return [
         Call("query_logs", {"service": service, "level": level} | arguments)
         for level in dict.fromkeys(levels)
@@ -309,7 +310,7 @@ def term_calls(intent: Ask, question: str, services: list[str], limit: int | Non
         queries.insert(0, _log_query(*joint))
     calls = []
     for query in queries:
-        arguments: dict[str, Any] = {"query": query} | _level(intent) | _window(intent)
+        arguments: dict[str, Any] = {"query": query} | _level(intent) | asked_window(intent)
         arguments |= {"limit": limit} if limit else {}
         calls += [Call("query_logs", {"service": service} | arguments) for service in where]
     return calls + _about_calls(intent, term, services, limit)
@@ -321,7 +322,7 @@ def _about_calls(intent: Ask, term: str, services: list[str], limit: int | None)
     if intent.narrow or not services or any(service in intent.found_in(term) for service in services):
         return []
     others = [service for service in intent.found_in(term) if service not in services][:DISCOVERED_SERVICE_CAP]
-    arguments: dict[str, Any] = _level(intent) | _window(intent) | ({"limit": limit} if limit else {})
+    arguments: dict[str, Any] = _level(intent) | asked_window(intent) | ({"limit": limit} if limit else {})
     return [
         Call("query_logs", {"service": other, "query": _log_query(term, service)} | arguments)
         for other in others
@@ -376,7 +377,7 @@ def _narrow_calls(intent: Ask, question: str) -> list[Call]:
     if not intent.serves_logs and not (intent.levels or _LOG_WORDS.search(question)):
         # no log backend: a log search could only fail, so one runs only when logs are asked for by name (its
         # failure says so); "is payment-service CPU high?" (CPU a token) is asked of the metrics
-        return calls + [Call("query_metrics", ({"service": service} if service else {}) | _window(intent))]
+        return calls + [Call("query_metrics", ({"service": service} if service else {}) | asked_window(intent))]
     exact = exact_calls(intent, question, [service] if service else [])
     if exact and not _exact_absent(intent, [service] if service else []):
         return calls + exact
@@ -391,17 +392,21 @@ def _narrow_calls(intent: Ask, question: str) -> list[Call]:
         return calls + terms[:1]
     if service is None:  # every log, unless what was named is a service the environment does not know
         if calls == [] and (intent.levels or intent.since or intent.until or _LOG_WORDS.search(question)):
-            return [Call("query_logs", {"level": intent.level or "ERROR"} | _window(intent))]
+            return [Call("query_logs", {"level": intent.level or "ERROR"} | asked_window(intent))]
         return calls
     if intent.levels or _LOG_WORDS.search(question):
-        return calls + [Call("query_logs", {"service": service, "level": intent.level or "ERROR"} | _window(intent))]
+        return calls + [
+            Call("query_logs", {"service": service, "level": intent.level or "ERROR"} | asked_window(intent))
+        ]
     if not intent.serves_metrics:  # no alerts or series to confirm it by: the service's errors
-        return calls + [Call("query_logs", {"service": service, "level": intent.level or "ERROR"} | _window(intent))]
+        return calls + [
+            Call("query_logs", {"service": service, "level": intent.level or "ERROR"} | asked_window(intent))
+        ]
     # within an asked range an alert that fired and resolved answers too ("was zk down this morning?")
-    state = {"state": "any"} if _window(intent) else {}
-    calls += [Call("query_metrics", {"service": service} | _window(intent) | state)]
+    state = {"state": "any"} if asked_window(intent) else {}
+    calls += [Call("query_metrics", {"service": service} | asked_window(intent) | state)]
     if _STATE_ASKED.search(question) and intent.serves_logs:  # "is checkout healthy?": its errors say too
-        calls += [Call("query_logs", {"service": service, "level": intent.level or "ERROR"} | _window(intent))]
+        calls += [Call("query_logs", {"service": service, "level": intent.level or "ERROR"} | asked_window(intent))]
     return calls
 
 
@@ -410,7 +415,7 @@ def discovery_calls(intent: Ask) -> list[Call]:
     where no alert or series is held (the answer says so)."""
     if not intent.serves_metrics:
         return []
-    window = _window(intent)
+    window = asked_window(intent)
     state = {"state": "any"} if intent.alert_state in ANY_STATE_ASKED else {}
     if intent.alertnames:
         return [Call("query_metrics", {"alertname": name} | window | state) for name in intent.alertnames[:2]]
@@ -429,7 +434,7 @@ def searched_services(intent: Ask, firing: list[str]) -> list[str]:
 def service_calls(intent: Ask, services: list[str]) -> list[Call]:
     if not intent.serves_metrics:
         return []
-    window = _window(intent)
+    window = asked_window(intent)
     return [Call("query_metrics", {"service": service} | window) for service in services]
 
 
@@ -491,7 +496,7 @@ def every_log_breakdown(intent: Ask, question: str) -> list[Call]:
     if _content_terms(intent) or intent.exact:
         return []
     level = {"level": intent.level, "level_strict": True} if intent.level else {}
-    return [Call("query_logs", level | _window(intent) | {"limit": LOG_LIMIT, "count_by": breakdown(question)})]
+    return [Call("query_logs", level | asked_window(intent) | {"limit": LOG_LIMIT, "count_by": breakdown(question)})]
 
 
 def _unleveled_count(call: Call) -> Call | None:
@@ -514,7 +519,7 @@ def level_calls(intent: Ask, services: list[str]) -> list[Call]:
     if not intent.level or _overview_level(intent) == intent.level:
         return []
     return [
-        Call("query_logs", {"service": service, "level": intent.level} | _window(intent) | {"limit": LOG_LIMIT})
+        Call("query_logs", {"service": service, "level": intent.level} | asked_window(intent) | {"limit": LOG_LIMIT})
         for service in services
     ]
 
@@ -527,14 +532,14 @@ def common_calls(intent: Ask, services: list[str]) -> list[Call]:
         return []
     level = {"level": intent.level} if intent.level else {}
     return [
-        Call("query_logs", {"service": service} | level | _window(intent) | {"limit": LOG_LIMIT})
+        Call("query_logs", {"service": service} | level | asked_window(intent) | {"limit": LOG_LIMIT})
         for service in services
     ]
 
 
 def overview_call(intent: Ask, service: str) -> Call:
     """A broad task's reading of one service's logs: its warnings and errors in the asked range."""
-    arguments = {"service": service, "level": _overview_level(intent)} | _window(intent) | {"limit": LOG_LIMIT}
+    arguments = {"service": service, "level": _overview_level(intent)} | asked_window(intent) | {"limit": LOG_LIMIT}
     return Call("query_logs", arguments)
 
 
@@ -548,7 +553,7 @@ def overview_gap_calls(intent: Ask, service: str, output: dict[str, Any]) -> lis
     the stats count but none was returned is searched by the patterns no returned line shows (each one's
     longest fixed text, at the asked level: "which warnings?" gets the warnings, not the newest errors)."""
     stats: dict[str, Any] = output["stats"] if isinstance(output.get("stats"), dict) else {}
-    window = _window(intent)
+    window = asked_window(intent)
     if not intent.levels:
         if window and stats.get("total") == 0:
             return [Call("query_logs", {"service": service} | window | {"limit": LOG_LIMIT})]
@@ -583,7 +588,7 @@ def follow_up_calls(intent: Ask, services: list[str]) -> list[Call]:
     named a relative one (a session stored before scopes), in the asked range when it named one (none
     named: the default range stands, there is nothing to widen, and the metrics call repeats one already
     made, so the executor drops it)."""
-    window: dict[str, str] = _window(intent)  # an asked range stands: a retry never leaves it
+    window: dict[str, str] = asked_window(intent)  # an asked range stands: a retry never leaves it
     if intent.window:
         window = {"window": RETRY_WINDOWS[1] if intent.window == RETRY_WINDOWS[0] else RETRY_WINDOWS[0]}
     calls = []

@@ -29,7 +29,7 @@ from typing import Any
 
 from evcli.agents.offline.claims import Claim, Ref, binding_of
 from evcli.agents.offline.payload import Ask, Call
-from evcli.agents.offline.queries import changes_call
+from evcli.agents.offline.queries import asked_window, changes_call
 from evcli.contracts import ToolInvocation
 from evcli.messages import Catalogue
 from evcli.scope.kinds import answer_kinds
@@ -53,7 +53,7 @@ def trace_calls(intent: Ask, question: str, results: dict[str, ToolInvocation] |
     kinds = set(answer_kinds(question))
     if not kinds & TRACE_KINDS:
         return []
-    ranges = [_asked_range(intent)]
+    ranges = [asked_window(intent)]
     first: list[Call] = []
     compared = bool(kinds & COMPARED_KINDS)  # who calls whom is the graph of the asked range as it is
     if compared and "changes" in intent.capabilities and not intent.narrow:
@@ -68,11 +68,6 @@ def trace_calls(intent: Ask, question: str, results: dict[str, ToolInvocation] |
     whole = [Call("query_traces", dict(bounds)) for bounds in ranges]
     asked = [Call("query_traces", {"service": s} | ranges[0]) for s in intent.services[:ASKED_CAP]]
     return [*first, *whole, *asked]
-
-
-def _asked_range(intent: Ask) -> dict[str, str]:
-    window = {"window": intent.window} if intent.window else {}
-    return window | {key: value for key, value in (("since", intent.since), ("until", intent.until)) if value}
 
 
 def _range(text: str) -> dict[str, str]:
