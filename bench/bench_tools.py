@@ -1216,7 +1216,7 @@ def _median_of(call, runs: int) -> list[float]:
 def bench_log_index(quick: bool, lines: int, tmp: Path, results: dict[str, Any], hotspots: dict[str, Any]) -> None:
     import subprocess
 
-    from evcli.timerange import TimeRange
+    from evcli.core.time import TimeRange
 
     small_lines = MIXED_LINES_SMALL if lines >= MIXED_LINES else max(1, lines // 5)
     log(f"log index: writing {lines:,} + {small_lines:,} mixed-format lines")

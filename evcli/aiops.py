@@ -17,9 +17,9 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from evcli.backends.alerts import alertmanager_state
-from evcli.errors import BadInput
+from evcli.core.errors import BadInput
+from evcli.core.redaction import Redactor
 from evcli.tools import registry
-from evcli.tools.redaction import Redactor
 
 if TYPE_CHECKING:
     from evcli.pipeline import AskResult

@@ -122,6 +122,17 @@ class PlannerPlan(_Open):
     selection_reason: str = ""
     plan: list[str] = Field(default_factory=list)
     reasoning: str = ""
+    # the model's own reading of the question (Query's fields), checked by code before it widens the
+    # Executor's scope (evcli.agents.reading); kept as proposed so `trace` shows it
+    reading: dict[str, Any] | None = None
+
+    @model_serializer(mode="wrap")
+    def _reading_when_proposed(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """A plan without a reading dumps as one recorded before readings."""
+        dumped: dict[str, Any] = handler(self)
+        if self.reading is None:
+            dumped.pop("reading", None)
+        return dumped
 
 
 # --- Executor ----------------------------------------------------------------
@@ -316,12 +327,48 @@ class AskedBaseline(_Closed):
     length: str | None = None  # "1h": how long the stretch before is (mode before)
 
 
-class QuestionScope(_Closed):
-    """What the question asks about, extracted by code (evcli.scope), never by a model (DESIGN §2).
+# The kinds of answer a question asks for (evcli/scope/answers.toml, one row each, in priority order).
+AnswerKind = Literal[
+    "follow_up",  # only changes the question before ("and since 09:15?")
+    "changes",  # what changed in a window against what came before
+    "why",  # a cause: the answer ranks causes (a hypothesis) or says why it has none
+    "calls",  # who calls whom (traces)
+    "latency",  # what is slow, and where the time goes (traces)
+    "errors",  # what fails, and where the errors come from (traces)
+    "count",  # how many: the answer states a count
+    "breakdown",  # which address, path or host: the matching lines counted by that field
+    "common",  # which messages recur most
+    "onset",  # when: the first and last matching lines
+    "health",  # is it healthy: its alerts, series and errors
+    "next_step",  # what to do: the runbooks' steps
+    "confirm",  # confirm one thing (a narrow task, seeds 2.4)
+    "lookup",  # show what the question names
+]
+Breakdown = Literal["address", "instance", "path"]  # what matching lines are counted by (query_logs' count_by)
+Source = Literal["logs"]  # an evidence source a question names by name
 
-    Stored with the session (`SessionConfig.scope`), shown by `trace`, given to every engine,
-    and compared by the Gatekeeper's `scope.*` rules with what the invocations searched.
-    Phrases and tokens are verbatim as the question wrote them."""
+
+class QueryCue(_Closed):
+    """The words of the question one reading of it came from (positions in the question as asked)."""
+
+    reads: str  # what the words gave: an answer kind ("count"), a breakdown ("breakdown:address"), "source:logs"
+    start: int
+    end: int
+    words: str
+
+
+class Query(_Closed):
+    """The question as code read it (evcli.scope), never a model (DESIGN §2): one typed reading that every
+    stage uses. What it asks about (services, hosts, alerts and their state, phrases, tokens, terms, the
+    sources it names), its filters (range, levels, the baseline a comparison compares with), and the kind
+    of answer it asks for (`answer`, every kind named in `kinds`, the field a breakdown counts by in `by`;
+    evcli/scope/answers.toml), each tied by `cues` to the words of the question it came from.
+
+    Stored with the session (`SessionConfig.scope`, the name it was first stored under), shown by `trace`,
+    given to every engine (a model may propose its own reading, which code checks and only ever adds to this
+    one: evcli.agents.reading), and compared by the Gatekeeper's `scope.*` rules with what the invocations
+    searched and with the shape of the answer. Phrases and tokens are verbatim as the question wrote them. A
+    reading recorded before answer kinds has `answer` None and round-trips byte for byte."""
 
     language: str = "en"
     task_scope: Literal["narrow", "broad"] = "broad"
@@ -337,6 +384,20 @@ class QuestionScope(_Closed):
     tokens: list[str] = Field(default_factory=list)  # IPs, status codes, exception/class names, error codes, paths
     terms: list[str] = Field(default_factory=list)  # other content words worth searching, strongest first
     wants_count: bool = False  # "how many", "多少", "几次"
+    answer: AnswerKind | None = None  # the kind of answer asked; None: recorded before answer kinds (issue 24)
+    kinds: list[AnswerKind] = Field(default_factory=list)  # every kind the question names, in table order
+    by: Breakdown | None = None  # what a breakdown counts the matching lines by
+    sources: list[Source] = Field(default_factory=list)  # "any exceptions in billing's logs?": logs
+    cues: list[QueryCue] = Field(default_factory=list)
+
+    @model_serializer(mode="wrap")
+    def _answer_when_read(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """A scope recorded before answer kinds round-trips byte for byte."""
+        dumped: dict[str, Any] = handler(self)
+        if self.answer is None:
+            for name in ("answer", "kinds", "by", "sources", "cues"):
+                dumped.pop(name, None)
+        return dumped
 
 
 class EnvironmentOverview(_Closed):
@@ -435,7 +496,7 @@ class SessionConfig(_Closed):
     task_scope: Literal["narrow", "broad"] = "broad"
     language: str = "en"
     intent: IntentConfig = Field(default_factory=IntentConfig)
-    scope: QuestionScope | None = None  # None: recorded before question scopes (issue 10)
+    scope: Query | None = None  # None: recorded before question scopes (issue 10)
     continues: str | None = None  # the session this one follows up (`ask --continue`)
     environment: EnvironmentOverview = Field(default_factory=EnvironmentOverview)
     max_steps: int = 8

@@ -149,8 +149,8 @@ def _backend(name: str, spec: BackendSpec, service_label: str | None) -> list[Ch
 
 
 def _kubernetes(spec: BackendSpec) -> CheckRow:
-    from evcli.backends.base import BackendError
     from evcli.backends.kubernetes import build
+    from evcli.core.errors import BackendError
 
     started = time.perf_counter()
     try:

@@ -32,6 +32,7 @@ from evcli.contracts import (
     GateResult,
     IntentConfig,
     Mode,
+    Query,
     RunRecord,
     SessionConfig,
     SessionDocument,
@@ -41,12 +42,20 @@ from evcli.contracts import (
     ToolInvocation,
     Verdict,
 )
-from evcli.errors import BadInput, EvcliError
+from evcli.core.errors import BadInput, EvcliError
+from evcli.core.time import now_iso
 from evcli.gatekeeper.engine import gate
 from evcli.gatekeeper.rules import RuleSet
-from evcli.session_setup import environment_overview, latest_gate, question_payload, question_scope, vocabulary
+from evcli.session_setup import (
+    environment_overview,
+    latest_gate,
+    question_payload,
+    question_scope,
+    reviewed_reading,
+    vocabulary,
+)
 from evcli.stages import stages_from
-from evcli.store.db import TraceStore, now_iso
+from evcli.store.db import TraceStore
 
 __all__ = ["ROLES", "AskResult", "Pipeline", "StageFailed"]
 Progress = Callable[[str], None]
@@ -83,6 +92,7 @@ class AskResult(BaseModel):
 
     session_id: str
     question: str
+    query: Query | None = None  # the question as code read it; None: a session stored before question scopes
     verdict: Verdict
     gate: GateSummary
     answer: AnswerSummary
@@ -191,6 +201,9 @@ class Pipeline:
             self.progress(f"planner failed ({result.error}); using the offline planner")
             extra = {"fallback": "offline planner", "model_status": result.status, "model_error": result.error}
             result = run_planner(OfflineEngine(), payload, steps)
+        review = reviewed_reading(document, (result.output or {}).get("reading"))
+        if review is not None:  # the model's own reading of the question: what code kept of it, and why not the rest
+            extra["reading"] = review.record()
         self._store_stage(session_id, "plan", 1, result, extra=extra)
         self._fail_unless(session_id, "planner", result, allow_invalid=False)
         self.progress(f"planner done · skill {(result.output or {}).get('selected_skill') or '-'}")
@@ -208,7 +221,8 @@ class Pipeline:
             )
         environment = document.run.config.environment
         payload = {
-            **question_payload(self.store, document),
+            # the scope widened by what code kept of the Planner's own reading of the question
+            **question_payload(self.store, document, reading=plan.output.get("reading")),
             # where the question's words occur: the offline executor searches them there (DESIGN §6);
             # what the backends serve (None: all), so it asks no tool that can only fail
             "environment": {
@@ -586,6 +600,7 @@ class Pipeline:
         return AskResult(
             session_id=session_id,
             question=document.run.question,
+            query=document.run.config.scope,
             verdict=verdict,
             gate=GateSummary.of(gate_result),
             answer=AnswerSummary(

@@ -9,9 +9,10 @@ from typing import Any
 
 from evcli.agents.roles import Models
 from evcli.contracts import ROLES, ReplayOf, SessionDocument, StageOutput, StoredGateResult
-from evcli.errors import BadInput
+from evcli.core.errors import BadInput
+from evcli.core.time import now_iso
 from evcli.stages import REPLAYABLE, Stage, stages_from, upstream
-from evcli.store.db import new_session_id, now_iso
+from evcli.store.db import new_session_id
 
 
 def seeded(

@@ -57,7 +57,7 @@ def shipped_samples() -> list[Sample]:
 
 def shipped_sample(name: str) -> Sample:
     """The shipped sample called `name`; an unknown name is a usage error listing what exists."""
-    from evcli.errors import NotFound
+    from evcli.core.errors import NotFound
 
     samples = shipped_samples()
     for sample in samples:

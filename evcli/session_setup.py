@@ -12,16 +12,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from evcli.contracts import EnvironmentOverview, GateResult, QuestionScope, SessionDocument
-from evcli.errors import BadInput, EvcliError
+from evcli.contracts import EnvironmentOverview, GateResult, Query, SessionDocument
+from evcli.core.errors import BadInput, EvcliError
 
 if TYPE_CHECKING:
+    from evcli.agents.reading import ReadingReview
     from evcli.backends.spec import EnvironmentSpec
 
 
 def environment_overview(tools: Any) -> EnvironmentOverview:
     """Services, active alerts and declared skills: what the Planner may choose from."""
-    from evcli.backends.base import BackendError, parse_window
+    from evcli.backends.base import parse_window
+    from evcli.core.errors import BackendError
 
     backend = tools.backend
     if hasattr(backend, "check_reachable"):
@@ -67,7 +69,7 @@ def _served(capabilities: list[str], *, knowledge: bool) -> list[str]:
 def _alert_names(backend: Any) -> set[str]:
     """Every alert a snapshot holds, in any state at any time ("is PostgresDeadlocks still firing?" names
     one that resolved an hour ago); live backends: none beyond the active ones (a query per question)."""
-    from evcli.backends.base import BackendError
+    from evcli.core.errors import BackendError
 
     if not hasattr(backend, "alert_snapshot_names"):
         return set()
@@ -78,8 +80,8 @@ def _alert_names(backend: Any) -> set[str]:
 
 
 def question_scope(
-    backend: Any, question: str, environment: EnvironmentOverview, previous: QuestionScope | None = None
-) -> QuestionScope:
+    backend: Any, question: str, environment: EnvironmentOverview, previous: Query | None = None
+) -> Query:
     """What the question asks about, read by code on the environment's clock and zone (DESIGN §2);
     a follow-up inherits what it leaves unsaid from `previous`."""
     from evcli.scope.extract import extract_scope
@@ -95,10 +97,10 @@ def question_scope(
         tz=environment_zone(backend),
         alerts_served=environment.capabilities is None or "alerts" in environment.capabilities,
     )
-    return follow_up(scope, previous, question)
+    return follow_up(scope, previous)
 
 
-def vocabulary(backend: Any, scope: QuestionScope, environment: EnvironmentOverview) -> dict[str, dict[str, int]]:
+def vocabulary(backend: Any, scope: Query, environment: EnvironmentOverview) -> dict[str, dict[str, int]]:
     """In which services' logs the question's phrases, tokens and words occur (DESIGN §6): what the
     offline engine searches and ranks services by."""
     from evcli.backends.vocabulary import term_hits
@@ -135,7 +137,8 @@ def _source_names(backend: Any, names: list[str], services: list[str]) -> dict[s
 
 
 def _lines(backend: Any, service: str) -> int:
-    from evcli.backends.base import BackendError, LogQuery
+    from evcli.backends.base import LogQuery
+    from evcli.core.errors import BackendError
 
     try:
         return int(backend.query_logs(LogQuery(service=service, keywords=(), level=None, limit=1)).total or 0)
@@ -143,9 +146,13 @@ def _lines(backend: Any, service: str) -> int:
         return 0
 
 
-def question_payload(store: Any, document: SessionDocument) -> dict[str, Any]:
+def question_payload(store: Any, document: SessionDocument, reading: Any = None) -> dict[str, Any]:
     """What the Planner and the Executor both get: the question, what code read from it (intent and
-    scope), and for a follow-up the question and verified claims of the session it continues."""
+    scope), and for a follow-up the question and verified claims of the session it continues. `reading`:
+    the Planner's proposed reading of the question (the Executor's payload), whose checked part widens the
+    scope (evcli.agents.reading); the scope stored with the session, which the Gatekeeper checks, stays."""
+    from evcli.agents.reading import widened
+
     config = document.run.config
     payload: dict[str, Any] = {
         "question": document.run.question,
@@ -154,12 +161,25 @@ def question_payload(store: Any, document: SessionDocument) -> dict[str, Any]:
         "intent": config.intent.model_dump(mode="json"),
     }
     if config.scope is not None:
-        payload["scope"] = config.scope.model_dump(mode="json")
+        review = reviewed_reading(document, reading)
+        scope = widened(config.scope, review.accepted) if review is not None else config.scope
+        payload["scope"] = scope.model_dump(mode="json")
     if config.aiops_alert:
         payload["aiops_alert"] = config.aiops_alert
     if config.continues:
         payload["previous_session"] = previous_session(store, config.continues)
     return payload
+
+
+def reviewed_reading(document: SessionDocument, proposal: Any) -> ReadingReview | None:
+    """A proposed reading checked against the session's question, scope and environment; None when there is
+    no proposal or no scope to widen (a session recorded before question scopes)."""
+    from evcli.agents.reading import review_reading
+
+    scope = document.run.config.scope
+    if proposal is None or scope is None:
+        return None
+    return review_reading(proposal, scope, document.run.question, document.run.config.environment)
 
 
 def previous_session(store: Any, session_id: str) -> dict[str, Any]:
@@ -193,7 +213,7 @@ def session_environment(session_id: str, stored: Mapping[str, Any], named: Envir
     credentials, which the stored form masks). Another one is refused (BadInput, exit 2): its evidence
     would be cited beside evidence of another system."""
     from evcli.backends.spec import EnvironmentSpec
-    from evcli.tools.redaction import Redactor
+    from evcli.core.redaction import Redactor
 
     session = EnvironmentSpec.from_config(stored)
     if named == EnvironmentSpec():

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from evcli.aiops import alert_question, diagnose_payload, parse_alert_payload, rule_evaluation
-from evcli.errors import BadInput
+from evcli.core.errors import BadInput
 from evcli.gatekeeper.rules import load_rules
 from evcli.pipeline import AskResult, Pipeline
 from evcli.store.db import TraceStore

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from evcli.canonical import canonical_json
 from evcli.contracts import ROLES, RunRecord, SessionConfig, Severity, Verdict
+from evcli.core.canonical import canonical_json
 
 
 def test_severity_is_ordered_by_meaning_not_by_spelling():

@@ -1,6 +1,6 @@
 """Checking the model configuration before anything heavy is imported or any session is created.
 
-Invariant: this module imports nothing beyond the standard library and evcli.errors,
+Invariant: this module imports nothing beyond the standard library and evcli.core.errors,
 so a missing key, a missing llm extra or a local model server nobody answers at is
 reported in well under a second (litellm's import alone takes seconds). It checks:
 litellm installed (else a usage error naming the install command); each role's
@@ -19,7 +19,7 @@ import socket
 from collections.abc import Mapping
 from urllib.parse import urlsplit
 
-from evcli.errors import BadInput, EvcliError
+from evcli.core.errors import BadInput, EvcliError
 
 INSTALL_HINT = "pip install 'evcli[llm]'"
 OLLAMA_DEFAULT = "http://localhost:11434"

@@ -1,17 +1,20 @@
 """Prompt files (`prompts/*.md`): a version in front matter, the text below it.
 
-Lists of tools, raw_path forms and Gatekeeper rules are not written in the files:
+Lists of tools, raw_path forms, Gatekeeper rules and answer kinds are not written in the files:
 `{{tool_names}}` and `{{raw_paths}}` are filled from the tool registry, `{{gate_rules}}` from
-rules.toml, when a prompt is loaded.
+rules.toml, `{{answer_kinds}}` from the answer table (evcli/scope/answers.toml) with the rule that
+checks each kind's shape, `{{reading_fields}}` and `{{levels}}` from the fields a model's reading of
+the question may hold (evcli.agents.reading), when a prompt is loaded.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 from functools import cache
+from typing import get_args
 
 from evcli.agents.engine import Prompt
-from evcli.errors import EvcliError
+from evcli.core.errors import EvcliError
 from evcli.resources import data_path
 
 
@@ -25,8 +28,10 @@ def load_prompt(name: str) -> Prompt:
 
 
 def _tool_text() -> dict[str, str]:
-    """`{{tool_names}}`: the registered tools; `{{raw_paths}}`: the raw_path forms their refs can have."""
-    from evcli.contracts import NO_EVIDENCE_PATH
+    """Every placeholder's text: `{{tool_names}}`: the registered tools; `{{raw_paths}}`: the raw_path forms
+    their refs can have; the others as the module docstring says."""
+    from evcli.agents.reading import READING_FIELDS
+    from evcli.contracts import NO_EVIDENCE_PATH, ScopeLevel
     from evcli.tools import registry
 
     paths = [f"`{array.raw_path_form}`" for spec in registry.specs() for array in spec.arrays]
@@ -34,6 +39,9 @@ def _tool_text() -> dict[str, str]:
         "{{tool_names}}": ", ".join(registry.names()),
         "{{raw_paths}}": f"{', '.join(paths)} or `{NO_EVIDENCE_PATH}`",
         "{{gate_rules}}": _gate_rules(),
+        "{{answer_kinds}}": _answer_kinds(),
+        "{{reading_fields}}": ", ".join(READING_FIELDS),
+        "{{levels}}": ", ".join(get_args(ScopeLevel)),
     }
 
 
@@ -47,6 +55,23 @@ def _gate_rules() -> str:
     return "\n".join(
         f"- {rule.id} ({rule.default_severity}): {rule.description}" for rule in rules.rules.values() if rule.enabled
     )
+
+
+@cache
+def _answer_kinds() -> str:
+    """`{{answer_kinds}}`: every row of the answer table in priority order, with the fields a breakdown
+    counts by and the enabled Gatekeeper rule that checks an answer of that kind, if one does."""
+    from evcli.gatekeeper.rules import load_rules
+    from evcli.scope.answers import rows
+
+    rules = load_rules().rules
+    lines = []
+    for row in rows():
+        by = f" (by {', '.join(row.by)})" if row.by else ""
+        rule = rules.get(row.scope_rule) if row.scope_rule else None
+        checked = f" — checked by {rule.id}: {rule.description}" if rule is not None and rule.enabled else ""
+        lines.append(f"- {row.name}{by}{checked}")
+    return "\n".join(lines)
 
 
 @cache

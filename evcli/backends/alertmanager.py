@@ -11,12 +11,12 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from evcli.backends.alerts import active_in, alert_record, alertmanager_state, parse_time
-from evcli.backends.base import BackendError
 from evcli.backends.http import Connection, HttpAuth, quote_string
+from evcli.core.errors import BackendError
 
 if TYPE_CHECKING:
-    from evcli.backends.spec import BackendSpec
-    from evcli.timerange import TimeRange
+    from evcli.contracts import BackendSpec
+    from evcli.core.time import TimeRange
 
 
 def build(spec: BackendSpec) -> AlertmanagerBackend:

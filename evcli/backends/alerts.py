@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from evcli.backends.base import as_utc
-from evcli.timerange import TimeRange
+from evcli.core.time import TimeRange
 
 ALERT_STATES = ("firing", "pending", "resolved", "suppressed")
 STATE_FILTERS: dict[str, frozenset[str]] = {

@@ -2,7 +2,7 @@
 
 Backends only fetch and normalise; the tool layer (`evcli/tools/`) validates
 parameters, applies guards and caps, masks secrets and builds evidence refs.
-A backend that cannot answer raises `BackendError`: the tool records that as
+A backend that cannot answer raises `BackendError` (evcli.core.errors): the tool records that as
 `evidence_status: failed`, never as "no evidence".
 """
 
@@ -13,16 +13,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple, Protocol
 
-from evcli.errors import BadInput
-from evcli.timerange import TimeRange
+from evcli.core.errors import BadInput
+from evcli.core.time import TimeRange
 
 _WINDOW = re.compile(r"^(\d{1,4})([smhd])$")
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 MAX_WINDOW = timedelta(days=30)
-
-
-class BackendError(Exception):
-    """The backend could not answer (unreachable, HTTP error, unreadable file)."""
 
 
 @dataclass(frozen=True)

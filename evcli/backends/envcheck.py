@@ -3,7 +3,7 @@
 Reads every file with the same rules as `SnapshotBackend`, but never stops at
 the first bad file: each problem is reported with the file it is in, and every
 file the backend would not read is listed as ignored with the reason. Files
-are opened through `evcli.backends.files`, so a symlink leading out of the
+are opened through `evcli.core.files`, so a symlink leading out of the
 directory or a special file (FIFO, device, socket) is an error, never read.
 """
 
@@ -24,20 +24,7 @@ from typing import BinaryIO, Literal
 from pydantic import BaseModel, Field, computed_field
 
 from evcli.backends.alerts import iso_utc
-from evcli.backends.base import BackendError
 from evcli.backends.envcheck_traces import TraceFileInfo, check_traces
-from evcli.backends.files import (
-    LIMITS,
-    Lines,
-    RefusedFile,
-    contained,
-    file_kind,
-    non_blank_lines,
-    open_binary,
-    open_text,
-    read_text,
-    walk,
-)
 from evcli.backends.logformats import (
     SAMPLE_LINES,
     LineKind,
@@ -61,10 +48,22 @@ from evcli.backends.snapshot_config import ENV_FILE, EnvConfig, load_env_config
 from evcli.backends.snapshot_k8s import K8S_DIR, KubernetesInfo
 from evcli.backends.snapshot_metrics import MetricFileError, metric_number, read_metric_file
 from evcli.backends.snapshot_traces import TRACES_DIR
-from evcli.errors import BadInput
+from evcli.core.errors import BackendError, BadInput
+from evcli.core.files import (
+    LIMITS,
+    Lines,
+    RefusedFile,
+    contained,
+    file_kind,
+    non_blank_lines,
+    open_binary,
+    open_text,
+    read_text,
+    walk,
+)
+from evcli.core.redaction import Redactor
+from evcli.core.time import localize
 from evcli.kb.frontmatter import split_front_matter
-from evcli.timerange import localize
-from evcli.tools.redaction import Redactor
 
 MAX_TEXT_SHARE_OF_JSONL = 0.01  # text lines in a .jsonl file a warning, not an error: banners, not a wrong format
 _SHOWN_PER_FILE = 5  # bad lines named one by one before "and N more"

@@ -27,8 +27,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from evcli.backends.base import BackendError
-from evcli.errors import BadInput
+from evcli.core.errors import BackendError, BadInput
 
 if TYPE_CHECKING:  # the tools import this module when they load: the snapshot backend is read on first use
     from evcli.backends.snapshot import SnapshotBackend

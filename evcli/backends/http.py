@@ -11,7 +11,7 @@ Invariants:
   - a secret is read from its environment variable or file when a request is sent, travels only in
     the request's Authorization header and is never kept (a missing one is a `BackendError` naming
     the variable or the file, never a value); a secret file other users can read or change is
-    warned about (`evcli.userfiles.warn_if_exposed`);
+    warned about (`evcli.core.userfiles.warn_if_exposed`);
   - connection errors and HTTP 429/502/503/504 are retried `retries` times with exponential backoff;
     a `Retry-After` answer is honoured up to MAX_RETRY_AFTER seconds. Timeouts are not retried
     (the user already waited `timeout`), nor is any other status;
@@ -37,8 +37,8 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from evcli.backends.base import BackendError
-from evcli.userfiles import warn_if_exposed
+from evcli.core.errors import BackendError
+from evcli.core.userfiles import warn_if_exposed
 
 if TYPE_CHECKING:
     from evcli.contracts import BackendAuth, BackendSpec

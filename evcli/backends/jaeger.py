@@ -22,7 +22,6 @@ from __future__ import annotations
 import urllib.parse
 from typing import TYPE_CHECKING, Any
 
-from evcli.backends.base import BackendError
 from evcli.backends.http import Connection, HttpStatusError
 from evcli.backends.live_traces import (
     TRACE_LIMIT,
@@ -33,9 +32,10 @@ from evcli.backends.live_traces import (
     written_as,
 )
 from evcli.backends.trace_graph import TraceQuery
+from evcli.core.errors import BackendError
 
 if TYPE_CHECKING:
-    from evcli.backends.spec import BackendSpec
+    from evcli.contracts import BackendSpec
 
 NAME = "jaeger"
 MAX_SERVICES = 20  # services searched one by one when the query names none

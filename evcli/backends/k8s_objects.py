@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
 from typing import Any
 
-from evcli.timerange import TimeRange
+from evcli.core.time import TimeRange
 
 Resolve = Callable[[str], str]  # a workload name -> the environment's name for that service
 Item = dict[str, Any]
@@ -52,6 +52,18 @@ TEMPLATE_HASH = "pod-template-hash"
 APP_LABELS = ("app.kubernetes.io/name", "app")
 CLUSTER_KINDS = ("Node", "Namespace", "PersistentVolume", "StorageClass", "ClusterRole")  # objects of no namespace
 _TIMESTAMPED = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)) (.*)$")
+
+
+# A Deployment's pod: <deployment>-<pod-template hash>-<5 characters>, both drawn from the alphabet Kubernetes
+# names them with (no vowels and no 0, 1, 3: a random suffix never spells a word such as "-report-daily").
+_KUBE_ALPHABET = "[bcdfghjklmnpqrstvwxz2456789]"
+_POD_NAME = re.compile(rf"^(?P<service>[a-z0-9][a-z0-9-]*?)-{_KUBE_ALPHABET}{{6,10}}-{_KUBE_ALPHABET}{{5}}$")
+
+
+def pod_service(name: str) -> str | None:
+    """The Deployment a Kubernetes pod name belongs to, None when `name` is not one."""
+    match = _POD_NAME.match(name)
+    return match["service"] if match else None
 
 
 @dataclass
@@ -198,9 +210,7 @@ class Workloads:
             pod = self.pods.get((namespace, name))
             if pod is not None:
                 return self.of_pod(pod)[1]
-            from evcli.backends.snapshot import pod_service  # a pod no dump holds: its name tells
-
-            return pod_service(name)
+            return pod_service(name)  # a pod no dump holds: its name tells
         if kind == "ReplicaSet":
             return self.of_replicaset(namespace, name)[1]
         return name if kind in ("Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob") else None

@@ -28,8 +28,8 @@ import threading
 import urllib.parse
 from typing import TYPE_CHECKING, Any
 
-from evcli.backends.base import BackendError
 from evcli.backends.k8s_objects import Cluster, PodLog, split_document
+from evcli.core.errors import BackendError
 
 if TYPE_CHECKING:
     from evcli.contracts import BackendSpec

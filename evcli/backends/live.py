@@ -25,19 +25,13 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from evcli.backends.alerts import wanted_state
-from evcli.backends.base import (
-    BackendError,
-    LogQuery,
-    LogResult,
-    MetricsResult,
-    SeriesQuery,
-    TimeWindow,
-)
+from evcli.backends.base import LogQuery, LogResult, MetricsResult, SeriesQuery, TimeWindow
 from evcli.backends.registry import Capability, backend_kind, providers
-from evcli.timerange import TimeRange
+from evcli.core.errors import BackendError
+from evcli.core.time import TimeRange
 
 if TYPE_CHECKING:
-    from evcli.backends.spec import BackendSpec
+    from evcli.contracts import BackendSpec
 
 
 DEFAULT_RANGE = timedelta(hours=1)  # what a live query searches when the call names no time

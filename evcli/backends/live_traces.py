@@ -27,12 +27,12 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC
 from typing import Any
 
-from evcli.backends.base import BackendError
 from evcli.backends.http import Connection, HttpStatusError, Params
-from evcli.backends.snapshot import pod_service
+from evcli.backends.k8s_objects import pod_service
 from evcli.backends.snapshot_traces import TraceResult
 from evcli.backends.trace_graph import SpanGraph, SpanSource, TraceQuery, answer
 from evcli.backends.traceformats import Span, TraceFileError, normal_id, read_spans
+from evcli.core.errors import BackendError
 
 TRACE_LIMIT = 100  # traces one search asks for; an answer this long may have left others out
 FETCHES = 4  # requests at once when traces are fetched one by one

@@ -23,11 +23,11 @@ from itertools import islice
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from evcli.backends.files import Lines, check_deadline, open_binary, open_text
 from evcli.backends.logformats import SAMPLE_LINES, LineReader, ParseContext, detect, format_named
-from evcli.backends.logindex import SCHEMA, Cursor, line_rows, masked_lines
+from evcli.backends.logrows import SCHEMA, Cursor, line_rows, masked_lines
 from evcli.backends.parts import Window, Workers, cores
-from evcli.tools.redaction import MAX_KEY_BLOCK_LINES
+from evcli.core.files import Lines, check_deadline, open_binary, open_text
+from evcli.core.redaction import MAX_KEY_BLOCK_LINES
 
 _BATCH = 1_024  # rows per insert: the build's memory is about one batch of lines
 _TEMPLATE_CACHE = 4_096  # distinct templates kept in memory while building (then looked up in SQL)
@@ -428,7 +428,7 @@ def _progress(path: Path) -> Iterator[Any]:
         return
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
-    from evcli.console import err, safe
+    from evcli.core.console import err, safe
 
     columns = (TextColumn("indexing {task.description}"), BarColumn(), DownloadColumn(), TimeRemainingColumn())
     with Progress(*columns, console=err, transient=True) as progress:

@@ -21,20 +21,14 @@ from typing import TYPE_CHECKING, Any
 
 from evcli.backends.addresses import count_addresses, count_paths, top_counts
 from evcli.backends.alerts import service_of
-from evcli.backends.base import (
-    LEVELS,
-    BackendError,
-    LogQuery,
-    LogResult,
-    as_utc,
-    canonical_level,
-)
+from evcli.backends.base import LEVELS, LogQuery, LogResult, as_utc, canonical_level
 from evcli.backends.http import Connection, HttpAuth, quote_string
-from evcli.backends.logindex import mask
-from evcli.timerange import TimeRange
+from evcli.backends.logrows import mask
+from evcli.core.errors import BackendError
+from evcli.core.time import TimeRange
 
 if TYPE_CHECKING:
-    from evcli.backends.spec import BackendSpec
+    from evcli.contracts import BackendSpec
 
 # Loki refuses larger limits by default (limits_config.max_entries_limit_per_query).
 MAX_ENTRIES = 5000

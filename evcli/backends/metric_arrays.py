@@ -22,10 +22,11 @@ from pathlib import Path
 
 import numpy as np
 
-from evcli.backends.logindex import file_sha256, index_home
+from evcli.backends.logindex import file_sha256
 from evcli.backends.series import MAX_SAMPLES, SeriesSummary
 from evcli.backends.snapshot_metrics import FileSummary, MetricColumn, metric_column, metric_number, read_metric_file
-from evcli.timerange import TimeRange
+from evcli.core.paths import index_home
+from evcli.core.time import TimeRange
 
 SCHEMA = 3  # 3: a file over MAX_METRIC_COLUMNS is refused, so no cache of one is read again
 
@@ -163,4 +164,4 @@ def _load(cache: Path) -> MetricArrays:
     return MetricArrays(columns, matrix[:, 0], matrix[:, 1:], int(sidecar["unread"]), int(sidecar["invalid"]))
 
 
-__all__ = ["MetricArrays", "index_home", "metric_arrays", "summaries"]
+__all__ = ["MetricArrays", "metric_arrays", "summaries"]

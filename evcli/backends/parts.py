@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from evcli.backends.files import check_deadline
+from evcli.core.files import check_deadline
 
 MAX_PARTS = 4  # processes reading one file at most
 

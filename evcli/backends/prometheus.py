@@ -49,13 +49,14 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from evcli.backends.alerts import active_in, alert_record, matches, number, parse_time, service_of
-from evcli.backends.base import BackendError, LabelMatcher, MetricsResult, SeriesQuery, TimeWindow, as_utc
+from evcli.backends.base import LabelMatcher, MetricsResult, SeriesQuery, TimeWindow, as_utc
 from evcli.backends.http import Connection, HttpAuth, HttpStatusError, quote_string
 from evcli.backends.series import SeriesSummary
-from evcli.timerange import TimeRange
+from evcli.core.errors import BackendError
+from evcli.core.time import TimeRange
 
 if TYPE_CHECKING:
-    from evcli.backends.spec import BackendSpec
+    from evcli.contracts import BackendSpec
 
 MAX_POINTS = 300  # per series in one range query
 MAX_METRICS = 10  # names summarised when no metric is named

@@ -38,7 +38,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from evcli.backends.spec import BackendSpec
+    from evcli.contracts import BackendSpec
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 INDEX_OPTION = "index"  # a directory-built backend's option: the knowledge index file

@@ -22,9 +22,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evcli.backends.base import BackendError
 from evcli.backends.registry import DIRECTORIES_OPTION, INDEX_OPTION
-from evcli.errors import BadInput
+from evcli.core.errors import BackendError, BadInput
 
 if TYPE_CHECKING:
     from evcli.contracts import BackendSpec

@@ -18,7 +18,7 @@ from datetime import datetime, tzinfo
 from typing import Any
 
 from evcli.backends.alerts import significant
-from evcli.timerange import TimeRange
+from evcli.core.time import TimeRange
 
 MAX_SAMPLES = 1000  # points kept per series for charting; beyond this only the summary is kept
 

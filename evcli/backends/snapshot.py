@@ -13,7 +13,7 @@ DIR/traces/           OTLP, Jaeger, Zipkin or CSV span files (evcli.backends.sna
 The snapshot has its own clock (`now`): env.toml's `now`, else the newest
 timestamp in the snapshot, so an old incident answers as it would have then.
 Log files are streamed: a query keeps only the newest `limit` matches.
-Every file is read through `evcli.backends.files`: only regular files inside
+Every file is read through `evcli.core.files`: only regular files inside
 the directory, lines of bounded length, and a tool call's deadline checked as
 lines are read.
 Parsing lives beside it, one module per concern: `snapshot_config` (env.toml),
@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import csv
 import difflib
-import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -41,15 +40,8 @@ from evcli.backends.alerts import (
     iso_utc,
     service_of,
 )
-from evcli.backends.base import (
-    BackendError,
-    LogQuery,
-    LogResult,
-    MetricsResult,
-    SeriesQuery,
-    TimeWindow,
-)
-from evcli.backends.files import Lines, open_text
+from evcli.backends.base import LogQuery, LogResult, MetricsResult, SeriesQuery, TimeWindow
+from evcli.backends.k8s_objects import pod_service
 from evcli.backends.logformats import ParseContext
 from evcli.backends.series import relative_range
 from evcli.backends.snapshot_alerts import (
@@ -71,7 +63,9 @@ from evcli.backends.snapshot_metrics import (
     summarise,
 )
 from evcli.backends.snapshot_time import Timebase
-from evcli.timerange import TimeRange
+from evcli.core.errors import BackendError
+from evcli.core.files import Lines, open_text
+from evcli.core.time import TimeRange
 
 if TYPE_CHECKING:
     from evcli.backends.snapshot_k8s import SnapshotKubernetes
@@ -85,18 +79,6 @@ METRICS_DIR = "metrics"
 RUNBOOKS_DIR = "runbooks"
 LOG_SUFFIXES = (".log", ".jsonl")
 METRIC_SUFFIX = ".csv"
-
-
-# A Deployment's pod: <deployment>-<pod-template hash>-<5 characters>, both drawn from the alphabet Kubernetes
-# names them with (no vowels and no 0, 1, 3: a random suffix never spells a word such as "-report-daily").
-_KUBE_ALPHABET = "[bcdfghjklmnpqrstvwxz2456789]"
-_POD_NAME = re.compile(rf"^(?P<service>[a-z0-9][a-z0-9-]*?)-{_KUBE_ALPHABET}{{6,10}}-{_KUBE_ALPHABET}{{5}}$")
-
-
-def pod_service(name: str) -> str | None:
-    """The Deployment a Kubernetes pod name belongs to, None when `name` is not one."""
-    match = _POD_NAME.match(name)
-    return match["service"] if match else None
 
 
 def demo_env_dir() -> Path:

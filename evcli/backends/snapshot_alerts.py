@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from evcli.backends.alerts import alertmanager_state
-from evcli.backends.base import BackendError
-from evcli.backends.files import read_text
 from evcli.backends.snapshot_time import Timebase, parse_timestamp
+from evcli.core.errors import BackendError
+from evcli.core.files import read_text
 
 ALERTS_FILE = "alerts.json"
 

@@ -18,9 +18,10 @@ import csv
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from evcli.backends.base import LEVELS, BackendError
+from evcli.backends.base import LEVELS
 from evcli.backends.logindex import connect
-from evcli.timerange import TimeRange
+from evcli.core.errors import BackendError
+from evcli.core.time import TimeRange
 
 if TYPE_CHECKING:
     from evcli.backends.snapshot import SnapshotBackend

@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from evcli.backends.base import BackendError
-from evcli.backends.files import read_text
 from evcli.backends.snapshot_time import Timebase, parse_timestamp
+from evcli.core.errors import BackendError
+from evcli.core.files import read_text
 
 ENV_FILE = "env.toml"
 ENV_KEYS = frozenset({"name", "timezone", "now", "services", "topology"})

@@ -9,7 +9,7 @@ DIR/k8s/logs/<namespace>/<pod>[.previous].log              `kubectl logs [--prev
 DIR/k8s/logs/<namespace>/<pod>/<container>[.previous].log  the same, of one container of the pod
 ```
 
-Every file is read through `evcli.backends.files` (inside the directory, regular files, bounded size,
+Every file is read through `evcli.core.files` (inside the directory, regular files, bounded size,
 the tool call's deadline checked). Objects read from JSON win over described ones (same kind,
 namespace and name); a described event is kept only for an object no JSON event names. A file that
 cannot be read fails every query of the directory (`BackendError` naming it), as a broken alerts.json
@@ -32,8 +32,6 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from evcli.backends.alerts import iso_utc
-from evcli.backends.base import BackendError
-from evcli.backends.files import LIMITS, Lines, ReadLimits, open_text, read_bytes, walk
 from evcli.backends.k8s_describe import described
 from evcli.backends.k8s_objects import (
     Cluster,
@@ -44,7 +42,8 @@ from evcli.backends.k8s_objects import (
     template_texts,
     workload_names,
 )
-from evcli.errors import BadInput
+from evcli.core.errors import BackendError, BadInput
+from evcli.core.files import LIMITS, Lines, ReadLimits, open_text, read_bytes, walk
 
 Severity = Literal["error", "warning"]
 K8S_DIR = "k8s"

@@ -21,24 +21,44 @@ import heapq
 from collections import Counter
 from datetime import UTC, datetime, tzinfo
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from evcli.backends.addresses import count_addresses, count_paths, top_counts
-from evcli.backends.base import LEVELS, BackendError, LogQuery, LogResult, canonical_level
-from evcli.backends.files import LIMITS, open_binary
+from evcli.backends.base import LEVELS, LogQuery, LogResult, canonical_level
 from evcli.backends.logformats import LineReader, LogFormat, ParseContext, detect, format_named
-from evcli.backends.logindex import IndexedFile, epoch, open_index, split_instance
+from evcli.backends.logindex import IndexedFile, open_index
+from evcli.backends.logrows import epoch, split_instance
 from evcli.backends.logsearch import FileMatches, Filter, instance_counts, matching_lines, search
-from evcli.timerange import TimeRange
-
-if TYPE_CHECKING:
-    from evcli.backends.snapshot import SnapshotBackend
+from evcli.backends.snapshot_config import EnvConfig
+from evcli.core.errors import BackendError
+from evcli.core.files import LIMITS, open_binary
+from evcli.core.time import TimeRange
 
 MAX_PATTERNS = 20
 WHOLE = "whole snapshot"
 NAMED = "question/call"
 _TAIL_BYTES = 64 * 1024
 _EDGE_LINES = 64  # lines read at each end for the edge times; the whole 64 KiB only when these have none
+
+
+class LogSnapshot(Protocol):
+    """What searching a snapshot's logs reads of the snapshot (`evcli.backends.snapshot.SnapshotBackend`)."""
+
+    directory: Path
+
+    @property
+    def config(self) -> EnvConfig: ...
+
+    @property
+    def span(self) -> TimeRange | None: ...
+
+    def log_files(self, service: str | None = None) -> list[Path]: ...
+
+    def relative(self, path: Path) -> str: ...
+
+    def parse_context(self, path: Path) -> ParseContext: ...
+
+    def service_of_file(self, path: Path) -> str: ...
 
 
 def stamp(epoch_seconds: float | None, tz: tzinfo) -> str | None:
@@ -48,7 +68,7 @@ def stamp(epoch_seconds: float | None, tz: tzinfo) -> str | None:
     return datetime.fromtimestamp(epoch_seconds, tz).isoformat(timespec="milliseconds")
 
 
-def query_logs(backend: SnapshotBackend, query: LogQuery, service: str | None) -> LogResult:
+def query_logs(backend: LogSnapshot, query: LogQuery, service: str | None) -> LogResult:
     """Run `query` over the log files of `service` (None: all services)."""
     tz = backend.config.timezone
     minimum = canonical_level(query.level) if query.level else None
@@ -95,7 +115,7 @@ def query_logs(backend: SnapshotBackend, query: LogQuery, service: str | None) -
     )
 
 
-def open_index_of(backend: SnapshotBackend, path: Path) -> IndexedFile:
+def open_index_of(backend: LogSnapshot, path: Path) -> IndexedFile:
     """The index of one of the snapshot's log files (BackendError when it cannot be read)."""
     try:
         return open_index(path, backend.directory, backend.parse_context(path))
@@ -103,7 +123,7 @@ def open_index_of(backend: SnapshotBackend, path: Path) -> IndexedFile:
         raise BackendError(f"{backend.relative(path)}: cannot read: {error}") from error
 
 
-def _searched_range(backend: SnapshotBackend, named: TimeRange | None, indexes: list[IndexedFile]) -> str:
+def _searched_range(backend: LogSnapshot, named: TimeRange | None, indexes: list[IndexedFile]) -> str:
     """The range searched, absolute: the named one, its open ends filled by the whole snapshot's
     (`SnapshotBackend.span`, the same for every service), or that span when none was named. A
     searched file with lines outside the span (after the clock) widens it: the range covers
@@ -131,7 +151,7 @@ def _newest(found: list[tuple[IndexedFile, FileMatches]], limit: int) -> list[tu
     return [(indexed, row) for _, indexed, row in sorted(newest, key=lambda entry: entry[0])]
 
 
-def _item(backend: SnapshotBackend, indexed: IndexedFile, row: tuple[Any, ...], tz: tzinfo) -> dict[str, Any]:
+def _item(backend: LogSnapshot, indexed: IndexedFile, row: tuple[Any, ...], tz: tzinfo) -> dict[str, Any]:
     lineno, ts, level, derived, instance, line = row
     message = line.strip()
     parsed = LineReader(_format(indexed), backend.parse_context(backend.directory / indexed.relative)).read(line).parsed

@@ -26,7 +26,7 @@ from typing import NamedTuple
 
 from evcli.backends.logformats.base import epoch_stamp, iso_time
 from evcli.backends.series import SeriesSummary
-from evcli.timerange import TimeRange, localize
+from evcli.core.time import TimeRange, localize
 
 _HEADER = re.compile(r"^\s*(?P<name>.*?)\s*(?:\[(?P<bracket>[^\]]*)\]|\((?P<paren>[^)]*)\))?\s*$")
 _EPOCH = re.compile(r"^\d{9,19}(?:\.\d+)?$")

@@ -9,7 +9,7 @@ go into one persistent index (evcli.backends.traceindex: keyed by each file's sh
 reused by later processes while the files are unchanged, built again when damaged); queries run on it
 in SQL (evcli.backends.tracesearch). A span's service is mapped as the logs' and metrics' are: an
 env.toml name or alias, else the Deployment of a Kubernetes pod name (`checkout-7c9f6d8b5-x2k4q` →
-checkout), else the name as written. Files are read through `evcli.backends.files` (regular files
+checkout), else the name as written. Files are read through `evcli.core.files` (regular files
 inside the directory only) and each read file's sha256 is kept for the invocation's digests. A file
 that cannot be read is an error naming it; it never stops the other files from being read.
 
@@ -28,7 +28,6 @@ from itertools import islice
 from pathlib import Path
 from typing import TypeVar, overload
 
-from evcli.backends.base import BackendError
 from evcli.backends.trace_graph import Quality, TraceAnswer, TraceQuery
 from evcli.backends.traceformats import Span, Tally
 from evcli.backends.traceindex import (
@@ -41,6 +40,7 @@ from evcli.backends.traceindex import (
     source_files,
 )
 from evcli.backends.tracesearch import IndexedSpans
+from evcli.core.errors import BackendError
 
 TRACES_DIR = "traces"
 TRACE_SUFFIXES = (".json", ".jsonl", ".ndjson", ".csv")

@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from evcli.backends.registry import DIRECTORIES_OPTION, INDEX_OPTION, Capability, live_backends, providers
 from evcli.contracts import BackendSpec
-from evcli.errors import BadInput
+from evcli.core.errors import BadInput
 
 PACKAGED_ENVS = (
     Path(__file__).resolve().parent.parent / "envs"

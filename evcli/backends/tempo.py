@@ -28,7 +28,6 @@ import urllib.parse
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from evcli.backends.base import BackendError
 from evcli.backends.http import Connection, HttpStatusError, quote_string
 from evcli.backends.live_traces import (
     TRACE_LIMIT,
@@ -39,9 +38,10 @@ from evcli.backends.live_traces import (
     written_as,
 )
 from evcli.backends.trace_graph import TraceQuery
+from evcli.core.errors import BackendError
 
 if TYPE_CHECKING:
-    from evcli.backends.spec import BackendSpec
+    from evcli.contracts import BackendSpec
 
 NAME = "tempo"
 SERVICE_ATTRIBUTE = "service.name"

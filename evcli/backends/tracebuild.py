@@ -27,10 +27,10 @@ from datetime import tzinfo
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from evcli.backends.files import check_deadline, open_binary
 from evcli.backends.logindex import stopped_at_deadline
 from evcli.backends.parts import Window, Workers, cores
 from evcli.backends.traceformats import Span, Tally, TraceFileError, part_kind, stream_part, stream_spans
+from evcli.core.files import check_deadline, open_binary
 
 _BATCH = 4_096  # rows per insert
 _NAMES_KEPT = 4_096  # service or operation names remembered while building (then looked up in SQL)
@@ -410,7 +410,7 @@ def _progress(sources: list[SourceFile]) -> Iterator[Callable[[int | None], None
         return
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
-    from evcli.console import err
+    from evcli.core.console import err
 
     columns = (TextColumn("indexing traces/"), BarColumn(), DownloadColumn(), TimeRemainingColumn())
     with Progress(*columns, console=err, transient=True) as progress:

@@ -37,8 +37,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, tzinfo
 from typing import Any, BinaryIO
 
-from evcli.backends.files import Lines, check_deadline
-from evcli.timerange import localize
+from evcli.core.files import Lines, check_deadline
+from evcli.core.time import localize
 
 FORMATS = ("otlp", "jaeger", "zipkin", "csv")
 MAX_DOCUMENT_BYTES = 64 << 20  # one JSON document read whole (json.loads holds it several times over)

@@ -33,11 +33,12 @@ from dataclasses import dataclass
 from datetime import tzinfo
 from pathlib import Path
 
-from evcli.backends.files import LIMITS, RefusedFile, open_binary
-from evcli.backends.logindex import connect, file_sha256, index_home
+from evcli.backends.logindex import connect, file_sha256
 from evcli.backends.trace_graph import Quality
 from evcli.backends.tracebuild import SourceFile, build_index
 from evcli.backends.traceformats import MAX_DOCUMENT_BYTES, refusal
+from evcli.core.files import LIMITS, RefusedFile, open_binary
+from evcli.core.paths import index_home
 
 SCHEMA = 2  # part of every index file's name: a new schema builds new files
 

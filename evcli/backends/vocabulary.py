@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from evcli.backends.base import BackendError, EvidenceBackend, LogQuery
+from evcli.backends.base import EvidenceBackend, LogQuery
+from evcli.core.errors import BackendError
 
 TERM_CAP = 12  # words looked up per question; the strongest come first
 

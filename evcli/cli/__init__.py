@@ -21,7 +21,7 @@ from typer.core import TyperGroup, TyperOption
 
 from evcli import __version__
 from evcli.cli._common import fail, set_debug
-from evcli.errors import EXIT_INTERRUPTED
+from evcli.core.errors import EXIT_INTERRUPTED
 
 
 class _OneLineErrors(TyperGroup):

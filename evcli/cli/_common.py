@@ -13,8 +13,8 @@ from typing import Annotated, Any, NoReturn
 import typer
 from typer.core import TyperCommand, TyperGroup
 
-from evcli.console import err, json_safe, out, safe
-from evcli.errors import EXIT_INTERRUPTED, EXIT_RUNTIME, expected_failure
+from evcli.core.console import err, json_safe, out, safe
+from evcli.core.errors import EXIT_INTERRUPTED, EXIT_RUNTIME, expected_failure
 from evcli.resources import packaged_envs_text
 
 DbOption = Annotated[
@@ -196,7 +196,7 @@ def _interrupted():
 
 def fail(message: str, hint: str | None, code: int) -> NoReturn:
     """Print one `error:` line on stderr (data in it shown literally, secrets masked) and exit with `code`."""
-    from evcli.tools.redaction import Redactor  # an error can quote a URL or a line with a password in it
+    from evcli.core.redaction import Redactor  # an error can quote a URL or a line with a password in it
 
     message = Redactor().mask_text(message)
     line = f"[bold red]error:[/] {safe(message)}" + (f" [dim]({safe(hint)})[/]" if hint else "")
@@ -206,7 +206,7 @@ def fail(message: str, hint: str | None, code: int) -> NoReturn:
 
 def required_text(value: str, what: str) -> str:
     """A text argument that must say something: empty or whitespace-only is a usage error."""
-    from evcli.errors import BadInput
+    from evcli.core.errors import BadInput
 
     if not value.strip():
         raise BadInput(f"{what} is empty", hint="give it some words")
@@ -219,7 +219,8 @@ def open_store(db: Path | None, *, must_exist: bool = False):
     An explicitly named file must exist for commands that only read; the
     default store is created on first use so a fresh machine just works.
     """
-    from evcli.store.db import TraceStore, default_db_path
+    from evcli.core.paths import default_db_path
+    from evcli.store.db import TraceStore
 
     return TraceStore(db or default_db_path(), must_exist=must_exist and db is not None)
 
@@ -322,7 +323,7 @@ def bearer_token(name: str) -> str:
     """The bearer token a server requires, from the environment variable `--token-env` names."""
     import os
 
-    from evcli.errors import BadInput
+    from evcli.core.errors import BadInput
 
     token = os.environ.get(name, "").strip()
     if not token:

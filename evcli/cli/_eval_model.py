@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from evcli.cli._common import DbOption, JsonOption, err, handles_errors, out, print_json, safe
-from evcli.errors import EXIT_OK, EXIT_RUNTIME
+from evcli.core.errors import EXIT_OK, EXIT_RUNTIME
 from evcli.resources import packaged_envs_text
 
 _ROLE_LETTER = {"planner": "P", "executor": "E", "verifier": "V", "composer": "C"}

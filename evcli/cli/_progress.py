@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator
 
-from evcli.console import err, safe
+from evcli.core.console import err, safe
 
 Progress = Callable[[str], None]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from evcli.console import out, safe
+from evcli.core.console import out, safe
 
 _NEXT = {"execute": "gate", "verify": "compose"}
 

@@ -26,7 +26,7 @@ from evcli.cli.ask import (
     _models,
     _pipeline,
 )
-from evcli.errors import BadInput
+from evcli.core.errors import BadInput
 
 if TYPE_CHECKING:
     from evcli.backends.spec import EnvironmentSpec
@@ -66,7 +66,7 @@ def aiops_command(
     _exit_code("PASS", fail_on)
     alertmanager = environment.backends.get("alertmanager")
     if payload is not None:
-        from evcli.userfiles import ALERT_PAYLOAD, read_json
+        from evcli.core.userfiles import ALERT_PAYLOAD, read_json
 
         data, source = read_json(payload, ALERT_PAYLOAD), str(payload)
     elif alertmanager is not None:

@@ -21,7 +21,7 @@ from evcli.cli._common import (
     safe,
 )
 from evcli.cli.report import AnswerFormat, AnswerFormatOption, check_answer_format, print_answer
-from evcli.errors import EXIT_LOW_CONFID, EXIT_OK, EXIT_REJECT, BadInput
+from evcli.core.errors import EXIT_LOW_CONFID, EXIT_OK, EXIT_REJECT, BadInput
 from evcli.stages import REPLAYABLE
 
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from evcli.cli._common import JsonOption, environment_options, handles_errors, out, print_json, safe
-from evcli.errors import BadInput
+from evcli.core.errors import BadInput
 
 if TYPE_CHECKING:
     from evcli.backends.spec import EnvironmentSpec
@@ -57,7 +57,7 @@ def init_command(
     """Write a commented starting configuration file; prints its path."""
     from evcli.config import default_config_path
     from evcli.config.template import TEMPLATE
-    from evcli.userfiles import write_output
+    from evcli.core.userfiles import write_output
 
     path = output or default_config_path()
     if os.path.lexists(path) and not force:  # a symlink, even a dangling one, is something there

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from evcli.cli._common import DbOption, JsonOption, environment_options, handles_errors, out, print_json, safe
-from evcli.errors import EXIT_OK, EXIT_RUNTIME
+from evcli.core.errors import EXIT_OK, EXIT_RUNTIME
 
 if TYPE_CHECKING:
     from evcli.backends.spec import EnvironmentSpec
@@ -31,8 +31,8 @@ def doctor_command(
 ) -> None:
     """Check backends (version, latency, service label), runbooks, each role's model and the trace store (schema,
     SQLite's quick_check). Exit 1 if anything fails."""
+    from evcli.core.paths import default_db_path
     from evcli.doctor import broken, run_checks
-    from evcli.store.db import default_db_path
 
     flags = {"models": {key: value for key, value in (("default", model), ("api_base", api_base)) if value}}
     rows = run_checks(settings.with_flags(flags).settings, model_call=not no_model_call, store=db or default_db_path())

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from evcli.cli._common import JsonOption, handles_errors, out, print_json
-from evcli.errors import EXIT_OK, EXIT_RUNTIME, EXIT_USAGE
+from evcli.core.errors import EXIT_OK, EXIT_RUNTIME, EXIT_USAGE
 from evcli.resources import packaged_envs_text
 
 if TYPE_CHECKING:
@@ -71,7 +71,7 @@ def index_command(
 
 
 def _say_log_index(entry: LogIndexInfo) -> None:
-    from evcli.console import safe
+    from evcli.core.console import safe
 
     if entry.error:
         _say(f"{safe(entry.path)}: [red]failed[/] {safe(entry.error)}")
@@ -81,7 +81,7 @@ def _say_log_index(entry: LogIndexInfo) -> None:
 
 
 def _say_trace_index(entry: TraceIndexInfo) -> None:
-    from evcli.console import safe
+    from evcli.core.console import safe
 
     if entry.error:
         _say(f"traces/: [red]failed[/] {safe(entry.error)}")
@@ -101,7 +101,7 @@ def _say_index_totals(data: dict) -> None:
 def _render(data: dict) -> None:
     """The report as text: one block per kind of file, one line per file, then every problem."""
     from evcli.backends.envcheck_traces import trace_file_line
-    from evcli.console import safe
+    from evcli.core.console import safe
 
     clock = data["clock"]
     _say(f"[bold]{safe(data['name'])}[/] {safe(data['directory'])}")
@@ -136,7 +136,7 @@ def _say(text: str) -> None:
 
 
 def _log_line(log: dict) -> str:
-    from evcli.console import safe
+    from evcli.core.console import safe
 
     read = f" (sampled: {log['sampled_lines']} lines read)" if log["sampled_lines"] is not None else ""
     span = f", {log['first']} .. {log['last']}" if log["first"] else ""
@@ -149,7 +149,7 @@ def _log_line(log: dict) -> str:
 
 
 def _metric_line(metric: dict) -> str:
-    from evcli.console import safe
+    from evcli.core.console import safe
 
     series = ", ".join(
         f"{item['name']}[{item['unit']}]" if item["unit"] else item["name"] for item in metric["metrics"]
@@ -162,7 +162,7 @@ def _metric_line(metric: dict) -> str:
 
 
 def _kubernetes_line(kubernetes: dict) -> str:
-    from evcli.console import safe
+    from evcli.core.console import safe
 
     objects = ", ".join(f"{count} {kind}" for kind, count in kubernetes["objects"].items() if count) or "no objects"
     others = ", ".join(f"{count} {kind}" for kind, count in kubernetes["other_kinds"].items())

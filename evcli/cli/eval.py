@@ -9,7 +9,7 @@ import typer
 
 from evcli.cli._common import DbOption, JsonOption, err, handles_errors, out, print_json, safe
 from evcli.cli._eval_model import model_command
-from evcli.errors import EXIT_OK, EXIT_RUNTIME
+from evcli.core.errors import EXIT_OK, EXIT_RUNTIME
 
 app = typer.Typer(help="Evaluation suites with targets; exit 1 when a target is missed.", no_args_is_help=True)
 app.command("model")(model_command)
@@ -44,7 +44,7 @@ def gatekeeper_command(
     Target: 100% of mutations caught with the expected rule and severity, 0% of
     benign variants failed.
     """
-    from evcli.errors import BadInput
+    from evcli.core.errors import BadInput
     from evcli.evals.gatekeeper import load_base_sessions, run_suite, run_with_holdout
     from evcli.gatekeeper.rules import load_rules
 
@@ -358,7 +358,7 @@ def incidents_command(
     With --traces: which service is slow, where errors come from, who calls a service, per split, kind and language.
     """
     from evcli.agents.roles import Models
-    from evcli.errors import BadInput
+    from evcli.core.errors import BadInput
     from evcli.evals.incident_suite import run_incidents
     from evcli.evals.incidents import suite
     from evcli.evals.trace_suite import run_traces

@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from evcli.cli._common import DbOption, JsonOption, err, handles_errors, load_source, out, print_json, safe
-from evcli.errors import EXIT_LOW_CONFID, EXIT_OK, EXIT_REJECT
+from evcli.core.errors import EXIT_LOW_CONFID, EXIT_OK, EXIT_REJECT
 
 EXIT_BY_SEVERITY = {"none": EXIT_OK, "low_confid": EXIT_LOW_CONFID, "reject": EXIT_REJECT}
 

@@ -13,7 +13,7 @@ import typer
 
 from evcli.cli._common import DbOption, environment_options, err, handles_errors
 from evcli.cli.ask import ApiBaseOption, MaxStepsOption, ModelOption, RulesOption, _models, _pipeline
-from evcli.errors import BadInput, EvcliError
+from evcli.core.errors import BadInput, EvcliError
 
 if TYPE_CHECKING:
     from evcli.backends.spec import EnvironmentSpec

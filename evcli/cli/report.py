@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from evcli.cli._common import DbOption, err, handles_errors, load_source, safe
-from evcli.errors import BadInput
+from evcli.core.errors import BadInput
 
 FormatOption = Annotated[
     str,
@@ -105,7 +105,7 @@ def _rendered(document, format: str, brief: bool) -> str:
 def write_report(document, format: str, output: Path | None, *, brief: bool = False) -> Path | None:
     """Write the report to `output` (None: nothing written), replacing a symlink there rather than
     writing through it. Used by `report`, `ask --report` and `aiops --report-dir`."""
-    from evcli.userfiles import write_output
+    from evcli.core.userfiles import write_output
 
     if output is None:
         return None

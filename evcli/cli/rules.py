@@ -14,7 +14,7 @@ from typing import Annotated
 import typer
 
 from evcli.cli._common import err, handles_errors
-from evcli.console import safe
+from evcli.core.console import safe
 
 app = typer.Typer(help="The Gatekeeper rules file evcli ships.", no_args_is_help=True)
 
@@ -41,8 +41,8 @@ def init_command(
     force: Annotated[bool, typer.Option("--force", help="Overwrite the file if it exists.")] = False,
 ) -> None:
     """Write the shipped rules.toml as a starting point for `--rules FILE`."""
-    from evcli.errors import BadInput
-    from evcli.userfiles import write_output
+    from evcli.core.errors import BadInput
+    from evcli.core.userfiles import write_output
 
     if os.path.lexists(output) and not force:  # a symlink, even a dangling one, is something there
         raise BadInput(f"{output} already exists", hint="pass --force to overwrite it, or -o another file")

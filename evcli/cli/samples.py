@@ -13,7 +13,7 @@ from typing import Annotated
 import typer
 
 from evcli.cli._common import JsonOption, handles_errors, out, print_json
-from evcli.console import safe, visible
+from evcli.core.console import safe, visible
 from evcli.resources import packaged_envs_text
 
 app = typer.Typer(help="The sample sessions and environments evcli ships.", no_args_is_help=True)

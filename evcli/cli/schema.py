@@ -17,7 +17,7 @@ def schema_command(
 ) -> None:
     """Print the JSON Schema of the contracts (planner_plan, executor_evidence_v2, gate_result, ...)."""
     from evcli.contracts import json_schemas
-    from evcli.errors import BadInput
+    from evcli.core.errors import BadInput
 
     schemas = json_schemas()
     if name is None:

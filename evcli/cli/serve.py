@@ -27,7 +27,7 @@ from evcli.cli._common import (
     print_json,
 )
 from evcli.cli.ask import ApiBaseOption, MaxStepsOption, ModelOption, RulesOption, _models
-from evcli.errors import BadInput
+from evcli.core.errors import BadInput
 
 if TYPE_CHECKING:
     from evcli.backends.spec import EnvironmentSpec
@@ -85,8 +85,8 @@ def serve_command(
     settings: Loaded = None,  # type: ignore[assignment]  # filled by the environment options
 ) -> None:
     """Diagnose every firing alert Alertmanager sends (webhook_configs url: http://HOST:PORT/alerts)."""
+    from evcli.core.paths import default_db_path
     from evcli.serve import ServeConfig, WorkerSpec, log_to_stderr
-    from evcli.store.db import default_db_path
 
     if notify_format not in ("md", "slack"):
         raise BadInput(f"--notify-format must be md or slack, not {notify_format!r}")
@@ -129,7 +129,7 @@ def serve_command(
 
 
 def _seconds(option: str, text: str) -> float:
-    from evcli.timerange import parse_duration
+    from evcli.core.time import parse_duration
 
     try:
         return parse_duration(text).total_seconds()
@@ -145,9 +145,9 @@ def _listen(text: str) -> tuple[str, int]:
 
 
 def _once(payload: Path, store, config) -> None:
+    from evcli.core.userfiles import ALERT_PAYLOAD, read_input
     from evcli.serve.queue import accept, as_delivery, read_delivery
     from evcli.serve.worker import build_pipeline, drain
-    from evcli.userfiles import ALERT_PAYLOAD, read_input
 
     delivery = as_delivery(read_delivery(read_input(payload, ALERT_PAYLOAD)), payload.name)
     counts = accept(store, delivery, max_queue=config.max_queue, repeat_interval_s=config.repeat_interval_s)

@@ -24,7 +24,7 @@ from evcli.cli._common import (
     out,
     print_json,
 )
-from evcli.console import json_safe, paged, safe, visible
+from evcli.core.console import json_safe, paged, safe, visible
 
 if TYPE_CHECKING:
     from evcli.store.db import Deletion
@@ -200,8 +200,8 @@ def prune_command(
     """Delete sessions older than a duration (never a run still in progress), then VACUUM."""
     from datetime import UTC, datetime
 
+    from evcli.core.time import parse_duration
     from evcli.store.db import Deletion
-    from evcli.timerange import parse_duration
 
     store = open_store(db, must_exist=True)
     before = store.stats()["size_bytes"]
@@ -238,9 +238,9 @@ def export_command(
     db: DbOption = None,
 ) -> None:
     """Export a session as one canonical JSON document (or every session with --all)."""
-    from evcli.errors import BadInput
+    from evcli.core.errors import BadInput
+    from evcli.core.userfiles import write_output
     from evcli.store.documents import export_all, to_canonical
-    from evcli.userfiles import write_output
 
     if all_sessions and (session_id is not None or output is None):
         raise BadInput("--all takes no session id and needs -o DIR")

@@ -27,7 +27,7 @@ from evcli.cli._common import (
     out,
     print_json,
 )
-from evcli.console import visible
+from evcli.core.console import visible
 
 if TYPE_CHECKING:
     from typer._click import core as click  # typer vendors Click

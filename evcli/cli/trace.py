@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from evcli.cli._common import DbOption, JsonOption, handles_errors, load_source, out, print_json
-from evcli.console import safe  # every data value: markup escaped, controls visible
+from evcli.core.console import safe  # every data value: markup escaped, controls visible
 
 
 @handles_errors
@@ -60,6 +60,10 @@ def _tree(document):
                 f"[yellow]{safe(str(plan.parse_status['fallback']))}[/] (the model's planner failed: "
                 f"{safe(str(plan.parse_status.get('model_error')))})"
             )
+        if plan.parse_status.get("reading"):  # the model's own reading of the question, as code checked it
+            from evcli.agents.reading import ReadingReview, described
+
+            node.add(f"reading: {safe(described(ReadingReview.model_validate(plan.parse_status['reading'])))}")
         for index, step in enumerate(plan.output.get("plan") or [], start=1):
             node.add(f"{index}. {safe(str(step))}")
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from evcli.config.sources import DEFAULT, Loaded, _leaves
-from evcli.userfiles import warn_if_exposed
+from evcli.core.userfiles import warn_if_exposed
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,7 @@ class SettingRow:
 
 def effective_rows(loaded: Loaded) -> list[SettingRow]:
     """One row per value of the effective settings (unset optional values left out)."""
-    from evcli.tools.redaction import Redactor
+    from evcli.core.redaction import Redactor
 
     redactor = Redactor()
     dumped = loaded.settings.model_dump(mode="json", exclude_none=True)

@@ -15,7 +15,7 @@ weaker layers, and one naming a backend URL drops their `env` (a snapshot and li
 mixed by accident); a layer naming `models.default` drops weaker per-role model names (`--model`
 means every role). A literal secret in the file is an error naming the key and what to write
 instead; relative paths in the file are relative to the file. A file anyone can write is read with a
-warning (`evcli.userfiles.warn_if_exposed`).
+warning (`evcli.core.userfiles.warn_if_exposed`).
 """
 
 from __future__ import annotations
@@ -31,8 +31,9 @@ from pydantic_settings import PydanticBaseSettingsSource, TomlConfigSettingsSour
 
 from evcli.config.model import Settings
 from evcli.contracts import ROLES
-from evcli.errors import BadInput
-from evcli.userfiles import warn_if_exposed
+from evcli.core.errors import BadInput
+from evcli.core.paths import data_dir
+from evcli.core.userfiles import warn_if_exposed
 
 CONFIG_FILENAME = "evcli.toml"
 KeyPath = tuple[str, ...]
@@ -83,13 +84,8 @@ class Loaded:
 
 
 def default_config_path() -> Path:
-    """`$EVCLI_HOME/evcli.toml`, else `evcli.toml` in the user config dir."""
-    home = os.environ.get("EVCLI_HOME")
-    if home:
-        return Path(home).expanduser() / CONFIG_FILENAME
-    import typer
-
-    return Path(typer.get_app_dir("evcli")) / CONFIG_FILENAME
+    """`evcli.toml` in the data directory (`$EVCLI_HOME`, else the user config dir)."""
+    return data_dir() / CONFIG_FILENAME
 
 
 def load(

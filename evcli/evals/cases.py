@@ -36,7 +36,7 @@ offline engine and any litellm model. Besides the expectations, a case
 reports how grounded the Executor was (the share of its claims whose every
 binding passed the gate, and of its bindings that passed), overstatement
 phrases in the answer, model calls, tokens and wall time, and the asked scope (the session's
-`QuestionScope`, None before it was recorded) next to what each successful invocation searched.
+`Query`, None before it was recorded) next to what each successful invocation searched.
 A case whose verdict is PASS although a `must_search` was not met counts as `pass_with_scope_miss`:
 the eval's own check of the searched scope, independent of the Gatekeeper's scope rules.
 """
@@ -56,12 +56,12 @@ from typing import Any, Literal, TypeVar, get_args, overload
 
 from evcli.agents.roles import Models
 from evcli.contracts import ScopeLevel, SessionDocument, Verdict
-from evcli.errors import BadInput, EvcliError
+from evcli.core.errors import BadInput, EvcliError
+from evcli.core.time import TimeRange, parse_range_text, parse_time
 from evcli.gatekeeper.excerpt import normalize
 from evcli.gatekeeper.rules import RuleSet
 from evcli.pipeline import Pipeline
 from evcli.store.db import TraceStore
-from evcli.timerange import TimeRange, parse_range_text, parse_time
 
 SUITES_DIR = Path(__file__).resolve().parent / "suites"
 DIAGNOSIS_SUITE = SUITES_DIR / "diagnosis.toml"
@@ -497,7 +497,7 @@ def _diagnose(case: DiagnosisCase, pipeline) -> list[dict[str, Any]]:
     if case.alert is None:  # a case has exactly one of question and alert
         return [pipeline.ask(case.question).model_dump(mode="json")]  # an alert report is this JSON plus its alert
     from evcli.aiops import diagnose_payload  # the alert chain; loaded only by alert cases
-    from evcli.userfiles import ALERT_PAYLOAD, read_json
+    from evcli.core.userfiles import ALERT_PAYLOAD, read_json
 
     return diagnose_payload(pipeline, read_json(case.alert, ALERT_PAYLOAD), source=str(case.alert))
 

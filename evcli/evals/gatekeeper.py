@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from evcli.contracts import SessionDocument
-from evcli.errors import BadInput
+from evcli.core.errors import BadInput
 from evcli.evals.mutations import MUTATIONS
 from evcli.evals.mutations.base import MutationClass
 from evcli.gatekeeper.engine import gate

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from evcli.agents.roles import Models
-from evcli.errors import EvcliError
+from evcli.core.errors import EvcliError
 from evcli.gatekeeper.rules import RuleSet
 from evcli.pipeline import Pipeline
 from evcli.store.db import TraceStore

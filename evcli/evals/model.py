@@ -34,7 +34,7 @@ from typing import Any
 from evcli.agents.engine import Engine, EngineError, EngineReply, RoleRequest
 from evcli.agents.roles import Models, build_engines
 from evcli.contracts import ROLES, Severity, Verdict
-from evcli.errors import BadInput, EvcliError
+from evcli.core.errors import BadInput, EvcliError
 from evcli.evals.cases import DiagnosisCase, cites, failed_expectations, load_cases
 from evcli.evals.rejections import rejected_claims
 from evcli.gatekeeper.rules import RuleSet

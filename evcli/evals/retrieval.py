@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evcli.errors import EvcliError
+from evcli.core.errors import EvcliError
 from evcli.evals.cases import SUITES_DIR, CaseTable, env_dir, read_suite
 
 RETRIEVAL_SUITE = SUITES_DIR / "retrieval.toml"

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from evcli.agents.roles import Models
-from evcli.errors import EvcliError
+from evcli.core.errors import EvcliError
 from evcli.evals.incident_suite import Progress, answered, each_question
 from evcli.gatekeeper.rules import RuleSet
 from evcli.pipeline import Pipeline

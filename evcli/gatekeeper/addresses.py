@@ -42,12 +42,14 @@ class _Table(NamedTuple):
 def _table() -> _Table:
     data = tomllib.loads((Path(__file__).parent / "facts.toml").read_text(encoding="utf-8"))["addresses"]
     joins = "|".join(re.escape(j) for j in sorted(data["joins"], key=len, reverse=True))
-    name, addresses = rf"{_EDGE_BEFORE}(?P<name>{_NAME})", rf"(?P<addresses>{_ADDRESSES}){_EDGE_AFTER}"
+    # each pattern starts with a lookahead for its first character: the other positions fail before the lookbehind
+    name, addresses = rf"(?=[A-Za-z]){_EDGE_BEFORE}(?P<name>{_NAME})", rf"(?P<addresses>{_ADDRESSES}){_EDGE_AFTER}"
     together = (
         re.compile(rf"{name}\s*[(\[]\s*{addresses}\s*[)\]]"),  # web-01 (10.0.0.12)
         re.compile(rf"{name}/{addresses}"),  # web-01/10.0.0.12
         re.compile(rf"{name}\s*(?:{joins})\s*[:=]?\s*{addresses}", re.IGNORECASE),  # db-proxy at 10.0.0.5
-        re.compile(rf"{_EDGE_BEFORE}(?P<addresses>{_ADDRESS})\s*[(\[]\s*(?P<name>{_NAME})\s*[)\]]"),  # 10.0.0.5 (db)
+        # 10.0.0.5 (db)
+        re.compile(rf"(?=\d){_EDGE_BEFORE}(?P<addresses>{_ADDRESS})\s*[(\[]\s*(?P<name>{_NAME})\s*[)\]]"),
     )
     record = re.compile(r"(?<![\w.-])([A-Za-z_][\w.-]*)\s*[=:]\s*\"?([^\s\",;]+(?:,[^\s\",;]+)*)")
     keys = (frozenset(k.casefold() for k in data["name_keys"]), frozenset(k.casefold() for k in data["address_keys"]))
@@ -124,8 +126,9 @@ def item_pairs(item: Any, texts: Iterable[str]) -> set[tuple[str, str]]:
     return found
 
 
-def unpaired(text: str, items: list[tuple[Any, list[str]]], services: Iterable[str] = ()) -> list[Pair]:
-    """The pairs the claim writes that no cited item (its raw item and texts) makes."""
+def unpaired(text: str, items: Iterable[tuple[Any, list[str]]], services: Iterable[str] = ()) -> list[Pair]:
+    """The pairs the claim writes that no cited item (its raw item and texts) makes; `items` is read only
+    when the claim writes a pair."""
     stated = stated_pairs(text, services)
     if not stated:
         return []
@@ -153,5 +156,5 @@ def problems(claim_text: str, items: list[Any], services: Iterable[str] = ()) ->
     """One line per address the claim gives a name that no cited item gives it."""
     return [
         f"claim writes {pair.address} as {pair.name}'s address ({pair.text!r}); no cited item pairs them"
-        for pair in unpaired(claim_text, [(item, item_texts(item)) for item in items], services)
+        for pair in unpaired(claim_text, ((item, item_texts(item)) for item in items), services)
     ]

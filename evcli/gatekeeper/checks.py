@@ -22,10 +22,10 @@ from evcli.contracts import (
     EvidenceRef,
     ToolInvocation,
 )
-from evcli.gatekeeper import lookalike, paths, typed
+from evcli.core.text import phrase_finder
+from evcli.gatekeeper import lookalike, paths, typed, typed_model
 from evcli.gatekeeper.excerpt import ExcerptMatch, informative_problem, match_excerpt, normalize
 from evcli.gatekeeper.facts import missing_facts
-from evcli.text import phrase_finder
 
 
 @lru_cache(maxsize=64)
@@ -168,8 +168,8 @@ def session_entity_finder(invocations: dict[int, ToolInvocation]):
 def cited_items(
     bindings: Sequence[EvidenceBinding | CheckedBinding],
     invocations: dict[int, ToolInvocation],
-    read: dict[tuple[int, str], tuple[Any, list[typed.Value]]] | None = None,
-) -> list[typed.Cited]:
+    read: dict[tuple[int, str], tuple[Any, list[typed_model.Value]]] | None = None,
+) -> list[typed_model.Cited]:
     """The items a claim's bindings name (in claim order, ids resolved), read as typed values (the
     recorded output's item, or the ref text when the output does not hold it); `$.no_evidence` names no item.
     `read`: the items already read in this gate run (an item cited by several claims is read once)."""
@@ -195,13 +195,13 @@ def cited_items(
         item, values = known
         array = invocation.output.get(item_path[2:].split("[", 1)[0]) if "[" in item_path else None
         field_path = item_path + paths.canonical(field) if field else ""
-        cited.append(typed.Cited(index, item_path, values, array or [], field_path, item))
+        cited.append(typed_model.Cited(index, item_path, values, array or [], field_path, item))
     return cited
 
 
 def facts_match(
-    claim: Claim, cited: list[typed.Cited], services: tuple[str, ...] = ()
-) -> tuple[str | None, typed.ClaimCheck]:
+    claim: Claim, cited: list[typed_model.Cited], services: tuple[str, ...] = ()
+) -> tuple[str | None, typed_model.ClaimCheck]:
     """Each number, time, state, status, direction, rank, call and subject the claim states agrees with
     the field of its cited items it is matched to."""
     checked = typed.check_claim(claim.claim_text or "", cited, services)
@@ -215,7 +215,7 @@ def facts_in_excerpts(
     cited: list[ToolInvocation],
     is_session_entity,
     services: tuple[str, ...] = (),
-    checked: typed.ClaimCheck | None = None,
+    checked: typed_model.ClaimCheck | None = None,
 ) -> str | None:
     """The claim's identifiers, the environment's services it names, its negation, and the numbers the
     typed check did not compare all occur in its bound excerpts (a service one of the cited invocations
@@ -233,7 +233,9 @@ def facts_in_excerpts(
     return f"claim states what its excerpts do not carry: {', '.join(missing[:5])}"
 
 
-_QUOTED = re.compile(r'"[^"]*"|“[^”]*”|「[^」]*」|‘[^’]*’|(?<!\w)\'[^\']*\'(?!\w)')
+# A single quote opens a quotation when no word character is before it (checked after reading it: every
+# alternative then starts with a literal, and the engine tries only the positions of quotation marks).
+_QUOTED = re.compile(r'"[^"]*"|“[^”]*”|「[^」]*」|‘[^’]*’|\'(?<!\w\')[^\']*\'(?!\w)')
 _ATTRIBUTED = re.compile(
     r"(?<!\w)(?:logged|logs|wrote|writes|reported|reports|says|said|reads|printed|记录了?|写道)(?!\w)[^:：]{0,80}[:：]"
     r".*?(?=;\s|\.\s|。|$)",  # the quotation runs to the end of its sentence
@@ -258,6 +260,9 @@ def observes_only(claim: Claim, asserting_phrases: tuple[str, ...]) -> str | Non
     )
 
 
+_WORD = re.compile(r"\w+(?:[-.]\w+)*")
+
+
 def plain_text(claim: Claim) -> str | None:
     """What a reader sees is what the checks read: no default-ignorable, invisible or control character
     (zero-width, bidi controls, Hangul fillers) in the claim or its excerpts, and no word written with
@@ -272,7 +277,7 @@ def plain_text(claim: Claim) -> str | None:
     if text.isascii():
         return None
     quoted = "".join(excerpts)
-    for word in re.findall(r"\w+(?:[-.]\w+)*", text):
+    for word in _WORD.findall(text):
         plain = lookalike.skeleton(word)
         if plain != word and plain.isascii() and any(c.isalpha() for c in plain) and word not in quoted:
             if word.isascii() or any(c.isascii() and c.isalpha() for c in word) or len(plain) > 1:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from functools import cache
 
-from evcli.text import MONTHS
+from evcli.core.text import MONTHS
 
 _MONTH = rf"(?:{'|'.join(MONTHS)})[a-z]*\.?"
 _CLOCK = r"(?P<hour>\d{1,2}):(?P<minute>\d{2})(?::(?P<second>\d{2})(?:[.,](?P<fraction>\d+))?)?"
@@ -28,11 +28,13 @@ _ZONE = r"(?P<zone>Z|[+-]\d{2}:?\d{2}|\s?\(?(?:UTC|GMT)(?:\s?[+-]\d{1,2}(?::?\d{
 
 
 # A date with or without its clock, or a clock alone (never an empty match: finditer would try every position),
-# not inside a name or a path (/data/tmp/export-2026-07-08).
+# not inside a name or a path (/data/tmp/export-2026-07-08). Every time starts with a digit or a month's capital:
+# the lookahead for one first rejects the other positions before the lookbehind and the alternatives are tried.
 @cache
 def time_pattern() -> re.Pattern[str]:
     """The time pattern, compiled on first use (`evcli gate` on a session without times never pays for it)."""
     return re.compile(
+        rf"(?=[\d{''.join(sorted({month[0] for month in MONTHS}))}])"
         rf"(?<![A-Za-z0-9_:/-])(?:(?:{_DATE})(?:(?:[T ]|,?\s+|\s*)(?:{_CLOCK}))?|{_CLOCK.replace('?P<', '?P<c_')})"
         rf"{_ZONE}?(?!\d|:\d)"
     )
@@ -104,11 +106,14 @@ class Clock:
         return replace(self, hour=total // 60, minute=total % 60, offset=evidence.offset)
 
 
+_ZONE_OFFSET = re.compile(r"([+-])(\d{1,2})(?::?(\d{2}))?")
+
+
 def _offset(zone: str | None) -> int | None:
     """Minutes east of UTC a written zone names."""
     if not zone:
         return None
-    found = re.search(r"([+-])(\d{1,2})(?::?(\d{2}))?", zone)
+    found = _ZONE_OFFSET.search(zone)
     if found is None:
         return 0  # Z, UTC, GMT
     sign, hours, minutes = found.groups()
@@ -116,21 +121,30 @@ def _offset(zone: str | None) -> int | None:
 
 
 # What every time _TIME reads contains (a clock's colon, an ISO or Chinese date, a month's name): most texts
-# hold none, and this is tried in a fraction of _TIME's time.
-_TIME_HINT = re.compile(rf":\d|\d{{4}}-\d\d-\d\d|月|(?:{'|'.join(MONTHS)})")
+# hold none, and this is tried in a fraction of _TIME's time. Each alternative starts with a literal (the ISO
+# date is found from its first dash), so the engine tries only the positions where one can start.
+_TIME_HINT = re.compile(rf":\d|-(?<=\d{{4}}-)\d\d-\d\d|月|{'|'.join(MONTHS)}")
+
+
+# The groups of time_pattern, read by name in one call each (a groupdict of them all costs more).
+_CLOCK_GROUPS = ("hour", "c_hour", "minute", "c_minute", "second", "c_second", "fraction", "c_fraction")
+_YEAR_GROUPS = ("year", "year_m", "year_d", "year_zh", "month_name", "month_name_d")
+_DAY_GROUPS = ("month", "month_zh", "day", "day_m", "day_d", "day_zh", "zone")
 
 
 def clocks(text: str) -> Iterator[tuple[re.Match[str], Clock]]:
     if _TIME_HINT.search(text) is None:
         return
     for match in time_pattern().finditer(text):
-        part = match.groupdict()
-        hour, minute = part["hour"] or part["c_hour"], part["minute"] or part["c_minute"]
-        second, fraction = part["second"] or part["c_second"], part["fraction"] or part["c_fraction"]
-        year = part["year"] or part["year_m"] or part["year_d"] or part["year_zh"]
-        month_name = part["month_name"] or part["month_name_d"]
-        month = MONTHS.index(month_name[:3]) + 1 if month_name else part["month"] or part["month_zh"]
-        day = part["day"] or part["day_m"] or part["day_d"] or part["day_zh"]
+        (hour, c_hour, minute, c_minute, second, c_second, fraction, c_fraction) = match.group(*_CLOCK_GROUPS)
+        (year, year_m, year_d, year_zh, month_name, month_name_d) = match.group(*_YEAR_GROUPS)
+        (month_digits, month_zh, day, day_m, day_d, day_zh, zone) = match.group(*_DAY_GROUPS)
+        hour, minute = hour or c_hour, minute or c_minute
+        second, fraction = second or c_second, fraction or c_fraction
+        year = year or year_m or year_d or year_zh
+        month_name = month_name or month_name_d
+        month = MONTHS.index(month_name[:3]) + 1 if month_name else month_digits or month_zh
+        day = day or day_m or day_d or day_zh
         if hour is not None and (int(hour) > 23 or int(minute) > 59):
             continue
         if month is not None and not (1 <= int(month) <= 12 and 1 <= int(day) <= 31):
@@ -145,7 +159,7 @@ def clocks(text: str) -> Iterator[tuple[re.Match[str], Clock]]:
                 _int(minute),
                 _int(second),
                 fraction,
-                _offset(part["zone"]) if hour is not None else None,
+                _offset(zone) if hour is not None else None,
             ),
         )
 

@@ -7,15 +7,20 @@ whose precondition failed is not run, because its answer would be meaningless
 (there is no ref text to compare an excerpt with when the invocation is fake).
 With a question scope the `scope.*` rules (evcli.gatekeeper.scope) also compare what was
 asked with what the invocations searched; a session recorded without one runs none of them.
+A large session's claims are checked in contiguous parts on all usable cores
+(evcli.gatekeeper.parallel); the parts' outcomes joined in claim order are exactly what
+checking the claims one after the other gives.
 """
 
 from __future__ import annotations
 
 import contextlib
 import gc
+from collections.abc import Sequence
+from functools import cache
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from evcli.contracts import (
     CheckedBinding,
@@ -25,14 +30,15 @@ from evcli.contracts import (
     Finding,
     GateResult,
     MatchedFact,
-    QuestionScope,
+    Query,
     Severity,
     ToolInvocation,
 )
-from evcli.gatekeeper import checks, provenance, typed
+from evcli.gatekeeper import checks, parallel, provenance
 from evcli.gatekeeper import scope as scope_rules
 from evcli.gatekeeper.provenance import SessionRecord
 from evcli.gatekeeper.rules import RuleSet
+from evcli.gatekeeper.typed_model import Value
 
 
 class _Findings:
@@ -99,7 +105,7 @@ def gate(
     invocations: list[ToolInvocation],
     rules: RuleSet,
     record: SessionRecord | None = None,
-    scope: QuestionScope | None = None,
+    scope: Query | None = None,
     services: tuple[str, ...] = (),
 ) -> GateResult:
     """`record` (what the session document says about its run) enables the accounting
@@ -117,7 +123,7 @@ class _Trust:
         self.invocations = invocations
         self.record = record
         self.duplicates = provenance.duplicate_ids(invocations)
-        self.derived: dict[int, tuple] = {}
+        self.derived: dict[tuple[int, str], tuple[str, str | None]] = {}
         self.reported: set[tuple[str, int]] = set()
         findings.run("invocation.ids_unique", provenance.ids_unique(self.duplicates))
         if record is not None and not provenance.has_executor_steps(record) and invocations:
@@ -130,10 +136,11 @@ class _Trust:
         # Built only after duplicates are known: an id recorded twice resolves to neither.
         return {i.invocation_id: i for i in self.invocations if i.invocation_id not in self.duplicates}
 
-    def derived_evidence(self, invocation: ToolInvocation) -> tuple:
-        if invocation.invocation_id not in self.derived:
-            self.derived[invocation.invocation_id] = provenance.derived_evidence(invocation)
-        return self.derived[invocation.invocation_id]
+    def derived_ref(self, invocation: ToolInvocation, raw_path: str) -> tuple[str, str | None]:
+        key = (invocation.invocation_id, raw_path)
+        if key not in self.derived:
+            self.derived[key] = provenance.derived_ref(invocation, raw_path)
+        return self.derived[key]
 
     def first_time(self, rule_id: str, invocation_id: int) -> bool:
         """Once per invocation and rule, for warnings that are about the invocation, not the binding."""
@@ -149,7 +156,7 @@ def _gate(
     invocations: list[ToolInvocation],
     rules: RuleSet,
     record: SessionRecord | None,
-    scope: QuestionScope | None,
+    scope: Query | None,
     services: tuple[str, ...] = (),
 ) -> GateResult:
     findings = _Findings(rules)
@@ -162,25 +169,24 @@ def _gate(
     findings.run("contract.answer_version", checks.answer_version(output, parse_error))
 
     checked: list[CheckedBinding] = []
-    is_session_entity = checks.session_entity_finder(by_id)
-    items: dict[tuple[int, str], tuple[Any, list[typed.Value]]] = {}  # cited items read as typed values, once per run
-    for claim in claims:
-        findings.run("claim.bindings_present", checks.bindings_present(claim), claim_id=claim.claim_id)
-        findings.run("claim.plain_text", checks.plain_text(claim), claim_id=claim.claim_id)
-        if rules.enabled("claim.observes_only"):
-            phrases = rules.param("claim.observes_only", "asserting_phrases")
-            findings.run("claim.observes_only", checks.observes_only(claim, phrases), claim_id=claim.claim_id)
-        seen_items: set[tuple[int, str]] = set()
-        claim_bindings = [
-            _check_binding(claim, index, binding, by_id, seen_items, findings, trust)
-            for index, binding in enumerate(claim.evidence_bindings)
-        ]
-        # Only a claim whose citations all hold is read for its facts; otherwise it has failed already.
-        if claim_bindings and all(b.status == "pass" for b in claim_bindings):
-            claim_bindings = _check_facts(claim, claim_bindings, by_id, is_session_entity, services, findings, items)
-        checked += claim_bindings
+
+    def check_part(part: Sequence[Claim]) -> _Part:
+        return _check_claims(part, by_id, trust, rules, services)
+
+    # `provenance.source_matches` warns once per invocation across all claims: such a gate is not split
+    parts = (
+        parallel.in_parts(
+            claims, [len(claim.evidence_bindings) for claim in claims], check_part, _encode_part, _decode_part
+        )
+        if record is None or record.sources is None
+        else [check_part(claims)]
+    )
+    for part_checked, part_errors, part_warnings in parts:
+        checked += part_checked
+        findings.errors += part_errors
+        findings.warnings += part_warnings
     if scope is not None:
-        _check_scope(scope, claims, invocations, findings)
+        _check_scope(scope, claims, invocations, output, findings)
 
     failed_rules = sorted({finding.rule for finding in findings.errors})
     severity = max((Severity(f.severity) for f in findings.errors), default=Severity.NONE)
@@ -197,6 +203,50 @@ def _gate(
     )
 
 
+_Part = tuple[list[CheckedBinding], list[Finding], list[Finding]]
+
+
+@cache
+def _part_adapter() -> TypeAdapter[_Part]:
+    return TypeAdapter(_Part)
+
+
+def _encode_part(part: _Part) -> bytes:
+    """A part's outcome as a child process sends it: JSON written by pydantic-core (faster both ways than
+    pickling thousands of models); only the fields each model was given, so each comes back as it was."""
+    return _part_adapter().dump_json(part, exclude_unset=True)
+
+
+def _decode_part(sent: bytes) -> _Part:
+    return _part_adapter().validate_json(sent)
+
+
+def _check_claims(
+    claims: Sequence[Claim], by_id: dict[int, ToolInvocation], trust: _Trust, rules: RuleSet, services: tuple[str, ...]
+) -> _Part:
+    """The claims' checked bindings, errors and warnings, in claim order."""
+    findings = _Findings(rules)
+    checked: list[CheckedBinding] = []
+    is_session_entity = checks.session_entity_finder(by_id)
+    items: dict[tuple[int, str], tuple[Any, list[Value]]] = {}  # cited items read as typed values, once per part
+    for claim in claims:
+        findings.run("claim.bindings_present", checks.bindings_present(claim), claim_id=claim.claim_id)
+        findings.run("claim.plain_text", checks.plain_text(claim), claim_id=claim.claim_id)
+        if rules.enabled("claim.observes_only"):
+            phrases = rules.param("claim.observes_only", "asserting_phrases")
+            findings.run("claim.observes_only", checks.observes_only(claim, phrases), claim_id=claim.claim_id)
+        seen_items: set[tuple[int, str]] = set()
+        claim_bindings = [
+            _check_binding(claim, index, binding, by_id, seen_items, findings, trust)
+            for index, binding in enumerate(claim.evidence_bindings)
+        ]
+        # Only a claim whose citations all hold is read for its facts; otherwise it has failed already.
+        if claim_bindings and all(b.status == "pass" for b in claim_bindings):
+            claim_bindings = _check_facts(claim, claim_bindings, by_id, is_session_entity, services, findings, items)
+        checked += claim_bindings
+    return checked, findings.errors, findings.warnings
+
+
 def _check_facts(
     claim: Claim,
     claim_bindings: list[CheckedBinding],
@@ -204,7 +254,7 @@ def _check_facts(
     is_session_entity,
     services: tuple[str, ...],
     findings: _Findings,
-    items: dict[tuple[int, str], tuple[Any, list[typed.Value]]],
+    items: dict[tuple[int, str], tuple[Any, list[Value]]],
 ) -> list[CheckedBinding]:
     """The typed facts rule, then the excerpt facts rule on what it did not compare; the facts
     compared are recorded on the binding whose item they were matched to."""
@@ -218,22 +268,21 @@ def _check_facts(
         findings.run("claim.facts_in_excerpts", message, claim_id=claim.claim_id)
     if typed_check is None or not typed_check.facts:
         return claim_bindings
-    return [
-        binding.model_copy(
-            update={
-                "facts": [
-                    MatchedFact.model_construct(claim=f.claim, field=f.field, evidence=f.evidence, ok=f.ok)
-                    for f in typed_check.facts
-                    if f.binding_index == binding.binding_index
-                ]
-            }
-        )
-        for binding in claim_bindings
-    ]
+    for binding in claim_bindings:  # made by _check_binding for this claim alone: set in place, not copied
+        binding.facts = [
+            MatchedFact.model_construct(claim=f.claim, field=f.field, evidence=f.evidence, ok=f.ok)
+            for f in typed_check.facts
+            if f.binding_index == binding.binding_index
+        ]
+    return claim_bindings
 
 
 def _check_scope(
-    scope: QuestionScope, claims: list[Claim], invocations: list[ToolInvocation], findings: _Findings
+    scope: Query,
+    claims: list[Claim],
+    invocations: list[ToolInvocation],
+    output: dict[str, Any],
+    findings: _Findings,
 ) -> None:
     searched = scope_rules.searches(invocations)
     outcomes = {
@@ -242,6 +291,8 @@ def _check_scope(
         "scope.range_covered": scope_rules.range_covered(scope, searched),
         "scope.level_not_narrower": scope_rules.level_not_narrower(scope, searched),
         "scope.count_claimed": scope_rules.count_claimed(scope, claims),
+        "scope.breakdown_claimed": scope_rules.breakdown_claimed(scope, claims, invocations),
+        "scope.why_answered": scope_rules.why_answered(scope, claims, output),
         "scope.alert_state_covered": scope_rules.alert_state_covered(scope, searched),
         "scope.negative_within_searched": scope_rules.negative_within_searched(
             scope, claims, invocations, tuple(findings.rules.param("scope.negative_within_searched", "widening_words"))
@@ -379,7 +430,7 @@ def _check_against_invocation(
         return
     if not findings.run(
         "invocation.refs_derivable",
-        provenance.refs_derivable(invocation, ref, trust.derived_evidence(invocation)),
+        provenance.refs_derivable(invocation, ref, trust.derived_ref(invocation, ref.raw_path)),
         **where,
     ):
         return

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from functools import lru_cache
 
-from evcli.text import (
+from evcli.core.text import (
     CJK_NEGATIONS,
     STOP_WORDS,
     critical_tokens,
@@ -124,10 +124,9 @@ _CJK_FUNCTION_CHARS = frozenset("的了是在和与及或也都就而之其这�
 def _informative_token(token: str) -> bool:
     if _CJK_CHAR.fullmatch(token):
         return False  # judged as a run below
-    letters = re.sub(r"[^a-z]", "", token)
     if any(ch.isdigit() for ch in token):
         return len(token) >= 2
-    return len(token) >= 3 and (token not in STOP_WORDS or not token.isalpha()) and bool(letters or token)
+    return len(token) >= 3 and (token not in STOP_WORDS or not token.isalpha())
 
 
 def _part_problem(part: str, min_chars: int) -> str | None:
@@ -135,8 +134,9 @@ def _part_problem(part: str, min_chars: int) -> str | None:
     if len(visible) < min_chars:
         return f"excerpt part '{part}' is too short to carry a fact ({len(visible)} < {min_chars} characters)"
     tokens = _tokenize(part).words
-    content_cjk = sum(1 for token in tokens if _CJK_CHAR.fullmatch(token) and token not in _CJK_FUNCTION_CHARS)
-    if content_cjk >= 2 or any(_informative_token(token) for token in tokens):
+    if any(_informative_token(token) for token in tokens):  # most often the first token already
+        return None
+    if sum(1 for token in tokens if _CJK_CHAR.fullmatch(token) and token not in _CJK_FUNCTION_CHARS) >= 2:
         return None
     return f"excerpt part '{part}' has no content word, number or identifier"
 

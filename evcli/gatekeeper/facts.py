@@ -15,13 +15,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 
-from evcli.text import (
-    NEGATION,
+from evcli.core.text import (
+    NEGATION_WORDS,
     STOP_WORDS,
     TOKEN,
     comparable,
     critical_tokens,
-    is_negation,
+    has_negation,
     mixed_case_words,
     negated,
     normalize,
@@ -30,7 +30,8 @@ from evcli.text import (
 __all__ = ["missing_facts"]
 
 _DIGITS = re.compile(r"\d+(?:\.\d+)?")
-_HYPHENATED = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)+")
+# Not after a letter: a match there would start at that letter already (fewer tries inside words).
+_HYPHENATED = re.compile(r"(?<![a-z])[a-z][a-z0-9]*(?:-[a-z0-9]+)+")
 _PIECE = re.compile(r"[a-z0-9]+")
 _PIECE_SEPARATORS = re.compile(r"[/.:@_]+")
 _INFLECTIONS = ("s", "es", "ed", "d", "ing", "ned", "led")
@@ -97,7 +98,7 @@ def missing_facts(
     dropped = _negation_dropped(claim, evidence)
     if dropped:
         missing.append(f"negation before '{dropped}'")
-    stitched = _stitched(claim, [comparable(excerpt) for excerpt in excerpts], accepted | set(names))
+    stitched = _stitched(claim, excerpts, accepted | set(names))
     if stitched:
         missing.append(stitched)
     return missing
@@ -108,13 +109,15 @@ _CLAUSE_END = re.compile(r"[;；。]|\.\s|\n")
 _WORD_TOKEN = re.compile(r"[a-z0-9][a-z0-9_-]*")
 
 
-def _stitched(claim: str, excerpts: list[str], subjects: set[str] | frozenset[str] = frozenset()) -> str:
+def _stitched(claim: str, excerpts: Iterable[str], subjects: set[str] | frozenset[str] = frozenset()) -> str:
     """A clause that tells of one address what a line about another address says ("Accepted publickey for
     deploy from 203.0.113.45" cited to a login from 10.0.0.12 and a failure from 203.0.113.45): a word of a
     clause with an address must not come only from excerpts about other addresses. Words of excerpts that
     name no address (an alert, a count) may join it; `subjects` (services) are the claim's own words."""
+    excerpts = list(excerpts)
     if len(excerpts) < 2 or _ADDRESS.search(claim) is None:
         return ""
+    excerpts = [comparable(excerpt) for excerpt in excerpts]
     for clause in _CLAUSE_END.split(claim):
         addresses = set(_ADDRESS.findall(clause))
         if not addresses:
@@ -148,14 +151,19 @@ _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 def _negation_dropped(claim: str, evidence: str) -> str:
     """A word pair of the claim that the evidence writes only with a negation between them ("is available"
     for "is not available"): the claim quotes the evidence with its negation taken out."""
-    if NEGATION.search(evidence) is None:
+    if not has_negation(evidence):
         return ""
     words = _WORD.findall(evidence)
+    # is_negation of such a word (ASCII letters and digits, no quote at either end)
+    negative = [word in NEGATION_WORDS or word.endswith("n't") for word in words]
+    closed = {
+        f"{words[index - 1]} {words[index + 1]}"
+        for index in range(1, len(words) - 1)
+        if negative[index] and not negative[index - 1]
+    }
+    if not closed:
+        return ""
     written = {f"{a} {b}" for a, b in zip(words, words[1:], strict=False)}
-    closed: set[str] = set()
-    for index, word in enumerate(words[1:-1], start=1):
-        if is_negation(word) and not is_negation(words[index - 1]):
-            closed.add(f"{words[index - 1]} {words[index + 1]}")
     said = _WORD.findall(claim)
     for a, b in zip(said, said[1:], strict=False):
         pair = f"{a} {b}"
@@ -164,10 +172,14 @@ def _negation_dropped(claim: str, evidence: str) -> str:
     return ""
 
 
+_LETTER = re.compile(r"[a-z]")
+_NUMBER_WITH_UNIT = re.compile(r"\d+(?:\.\d+)?[a-z%µ]{1,3}")
+
+
 def _identifier(token: str) -> bool:
     """Not a pure number (numbers are compared by value) and not dotted letters such as e.g."""
-    if not re.search(r"[a-z]", token):
+    if not _LETTER.search(token):
         return False
-    if re.fullmatch(r"\d+(?:\.\d+)?[a-z%µ]{1,3}", token):
+    if _NUMBER_WITH_UNIT.fullmatch(token):
         return False  # 25m, 3.8gb: a number with its unit
     return any(len(piece) >= 2 for piece in _PIECE.findall(token))

@@ -35,12 +35,17 @@ def _ascii_of() -> dict[str, str]:
     return mapping
 
 
+@cache
+def _ascii_table() -> dict[int, str]:
+    """_ascii_of for str.translate."""
+    return {ord(char): ascii for char, ascii in _ascii_of().items()}
+
+
 def skeleton(word: str) -> str:
     """The word with every look-alike of an ASCII letter or digit replaced by it."""
     if word.isascii():
         return word
-    mapping = _ascii_of()
-    return "".join(mapping.get(char, char) for char in word)
+    return word.translate(_ascii_table())
 
 
 @cache

@@ -114,13 +114,27 @@ def derived_evidence(invocation: ToolInvocation) -> tuple[str, list[EvidenceRef]
     return evidence(invocation.tool_name, invocation.output, scope, dedup_reason=invocation.dedup_reason)
 
 
-def refs_derivable(invocation: ToolInvocation, ref: EvidenceRef, derived: tuple[str, list[EvidenceRef]]) -> str | None:
-    status, derived_refs = derived
+def derived_ref(invocation: ToolInvocation, raw_path: str) -> tuple[str, str | None]:
+    """(evidence_status, the text of the ref at `raw_path` or None) as `derived_evidence` gives them; of a call
+    that found evidence only the cited item is rendered (a gate compares the cited refs, not the others)."""
+    from evcli.tools.refs import cited_ref
+
+    if not invocation.success:
+        return "failed", None
+    positive, text = cited_ref(invocation.tool_name, invocation.output, raw_path)
+    if positive:
+        return "supported", text
+    status, refs = derived_evidence(invocation)
+    return status, next((r.text for r in refs if r.raw_path == raw_path), None)
+
+
+def refs_derivable(invocation: ToolInvocation, ref: EvidenceRef, derived: tuple[str, str | None]) -> str | None:
+    """`derived`: `derived_ref` of the ref's path."""
+    status, expected = derived
     recorded_status = invocation.retrieval_details.evidence_status if invocation.retrieval_details else None
     where = f"invocation {invocation.invocation_id} ({invocation.tool_name})"
     if recorded_status != status:
         return f"{where} records evidence_status {recorded_status}, its recorded output gives {status}"
-    expected = next((r.text for r in derived_refs if r.raw_path == ref.raw_path), None)
     if expected is None:
         return f"{where}: ref {ref.raw_path} is not derived from the recorded output"
     if expected != ref.text:
@@ -217,7 +231,7 @@ def rederive(document: SessionDocument, env_dir: Path | str) -> dict[int, Rederi
         return rederive_on_url(document, str(env_dir))
     env_dir = Path(env_dir)
     from evcli.backends.registry import live_backends
-    from evcli.errors import EvcliError
+    from evcli.core.errors import EvcliError
     from evcli.tools import registry
     from evcli.tools.context import build_environment
     from evcli.tools.runner import SessionView, ToolSettings, run_tool
@@ -282,7 +296,7 @@ def rederive_on_url(document: SessionDocument, url: str) -> dict[int, Rederived]
     from evcli.backends.registry import backend_kind
     from evcli.backends.spec import EnvironmentSpec
     from evcli.contracts import BackendSpec
-    from evcli.errors import EvcliError
+    from evcli.core.errors import EvcliError
     from evcli.tools import registry
     from evcli.tools.context import build_environment
     from evcli.tools.refs import no_evidence_ref
@@ -324,7 +338,7 @@ def replayed(invocation: ToolInvocation) -> tuple[dict[str, Any], datetime | Non
     """The call to re-run and the clock to run it on. A call that named no time searched a live backend's last
     hour ending at its clock: it is re-run naming none, on a clock set to that end, so it searches the same hour
     and states it as it did; any other call runs on the wall clock with its time pinned (`pinned_params`)."""
-    from evcli.timerange import parse_range_text
+    from evcli.core.time import parse_range_text
     from evcli.tools.fetch import LIVE_DEFAULT
 
     details = invocation.retrieval_details
@@ -338,7 +352,7 @@ def replayed(invocation: ToolInvocation) -> tuple[dict[str, Any], datetime | Non
 def pinned_params(invocation: ToolInvocation) -> dict[str, Any]:
     """The invocation's parameters with the time they named (a window, relative or no times) replaced by the
     absolute range it recorded: `since`/`until`, or `at` for an instant (a range that starts where it ends)."""
-    from evcli.timerange import parse_range_text
+    from evcli.core.time import parse_range_text
 
     params = dict(invocation.input_params)
     searched = invocation.retrieval_details.range if invocation.retrieval_details else None

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, get_args
 
-from evcli.canonical import content_hash
 from evcli.contracts import RuleMeta, RuleSeverity
-from evcli.errors import BadInput
+from evcli.core.canonical import content_hash
+from evcli.core.errors import BadInput
 from evcli.resources import data_path
 
 SEVERITIES: tuple[RuleSeverity, ...] = get_args(RuleSeverity)
@@ -55,6 +55,8 @@ KNOWN_RULES: dict[str, dict[str, type]] = {
     "scope.range_covered": {},
     "scope.level_not_narrower": {},
     "scope.count_claimed": {},
+    "scope.breakdown_claimed": {},
+    "scope.why_answered": {},
     "scope.alert_state_covered": {},
     "scope.negative_within_searched": {"widening_words": list},
 }
@@ -102,7 +104,7 @@ def default_rules_path() -> Path:
 
 def load_rules(path: Path | None = None) -> RuleSet:
     """Read and validate a rules file; any problem is a one-line BadInput."""
-    from evcli.userfiles import RULES_FILE, read_input
+    from evcli.core.userfiles import RULES_FILE, read_input
 
     path = path or default_rules_path()
     try:  # a regular file of at most 1 MiB: a FIFO or a device named by --rules is refused, never read

@@ -26,11 +26,11 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from evcli.contracts import NO_EVIDENCE_PATH, Claim, QuestionScope, ToolInvocation
+from evcli.contracts import NO_EVIDENCE_PATH, Claim, Query, ToolInvocation
+from evcli.core.text import negated, phrase_pattern
+from evcli.core.time import TimeExpressionError, TimeRange, parse_range_text
 from evcli.gatekeeper import paths
 from evcli.gatekeeper.excerpt import normalize
-from evcli.text import negated, phrase_pattern
-from evcli.timerange import TimeExpressionError, TimeRange, parse_range_text
 
 EVIDENCE_TOOLS = ("query_logs", "query_metrics", "query_traces")  # the searches of a service's own evidence
 LEVELS = ("TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL")  # evcli.backends.base.LEVELS, kept import-light
@@ -119,11 +119,11 @@ def _range(text: str | None) -> TimeRange | None:
 # --- what a search covers ----------------------------------------------------------------------
 
 
-def _asked_services(scope: QuestionScope) -> list[str]:
+def _asked_services(scope: Query) -> list[str]:
     return list(dict.fromkeys([*scope.services, *scope.unknown_services]))
 
 
-def _in_asked_service(scope: QuestionScope, search: Search) -> bool:
+def _in_asked_service(scope: Query, search: Search) -> bool:
     """Joint coverage: with exactly one service named, only its searches count (a name the environment
     does not know as a service: also the searches for it as a keyword, in the logs that write it)."""
     asked = _asked_services(scope)
@@ -141,7 +141,7 @@ def _covers_term(search: Search, term: str) -> bool:
     return wanted in joined or set(wanted.split()) <= set(search.keywords) or wanted in search.services
 
 
-def _relevant(scope: QuestionScope, all_searches: list[Search]) -> list[Search]:
+def _relevant(scope: Query, all_searches: list[Search]) -> list[Search]:
     """The searches about what was asked: in the asked service, and covering an asked phrase or
     token when the question named one (none qualify: every search, so a rule still compares)."""
     terms = [*scope.phrases, *scope.tokens]
@@ -166,7 +166,7 @@ def _ranges_text(candidates: list[Search]) -> str:
 # --- the rules ---------------------------------------------------------------------------------
 
 
-def services_covered(scope: QuestionScope, all_searches: list[Search]) -> list[Miss]:
+def services_covered(scope: Query, all_searches: list[Search]) -> list[Miss]:
     """Each asked service (known or not) is the service of some search; a host, or a name the environment
     does not know as a service, is searched as a service or as a keyword."""
     misses = []
@@ -184,7 +184,7 @@ def services_covered(scope: QuestionScope, all_searches: list[Search]) -> list[M
     return misses
 
 
-def terms_covered(scope: QuestionScope, all_searches: list[Search]) -> list[Miss]:
+def terms_covered(scope: Query, all_searches: list[Search]) -> list[Miss]:
     """Each quoted phrase and distinctive token occurs in the keywords of a search (of the asked
     service when the question named exactly one)."""
     misses = []
@@ -198,7 +198,7 @@ def terms_covered(scope: QuestionScope, all_searches: list[Search]) -> list[Miss
     return misses
 
 
-def range_covered(scope: QuestionScope, all_searches: list[Search]) -> list[Miss]:
+def range_covered(scope: Query, all_searches: list[Search]) -> list[Miss]:
     """When a range was asked, some search about the asked thing searched a range containing it."""
     if scope.range is None:
         return []
@@ -218,7 +218,7 @@ def _contains(searched: TimeRange, asked: TimeRange) -> bool:
     return all(searched.contains(moment) for moment in (asked.start, asked.end) if moment is not None)
 
 
-def level_not_narrower(scope: QuestionScope, all_searches: list[Search]) -> list[Miss]:
+def level_not_narrower(scope: Query, all_searches: list[Search]) -> list[Miss]:
     """A log search about the asked thing must not filter by a level narrower than asked: with no
     level asked, no level filter at all; with WARN asked, WARN or lower (a non-strict filter
     keeps lines without a level, but still drops the lower levels)."""
@@ -249,7 +249,7 @@ def _level_text(search: Search) -> str:
     return f"level {search.level}" + (" strict" if search.level_strict else "")
 
 
-def count_claimed(scope: QuestionScope, claims: list[Claim]) -> list[Miss]:
+def count_claimed(scope: Query, claims: list[Claim]) -> list[Miss]:
     """A count question has a claim bound to `$.stats` or a `$.patterns[i]`, or to the `$.no_evidence` of a
     service the environment does not know ("how many errors did kafka log?": there is no kafka to count in;
     the excerpt is checked against its ref by the binding rules)."""
@@ -260,9 +260,54 @@ def count_claimed(scope: QuestionScope, claims: list[Claim]) -> list[Miss]:
             path = paths.item_path(binding.raw_path or "")
             if path == "$.stats" or path.startswith("$.patterns["):
                 return []
-            if path == NO_EVIDENCE_PATH and "unknown service" in (binding.evidence_excerpt or ""):
+            if _unknown_service(binding):
                 return []
     return [Miss("the question asks for a count and no claim cites $.stats or $.patterns[i]", "count", "no count")]
+
+
+def _unknown_service(binding) -> bool:
+    return binding.raw_path == NO_EVIDENCE_PATH and "unknown service" in (binding.evidence_excerpt or "")
+
+
+def breakdown_claimed(scope: Query, claims: list[Claim], invocations: list[ToolInvocation]) -> list[Miss]:
+    """A which-address, which-path or which-host question (`scope.by`) has a claim bound to the `$.stats`
+    of a log search that counted its lines by that field (`count_by`), or to such a search's
+    `$.no_evidence` (nothing to count), or to an unknown service's (there is no such service)."""
+    if scope.by is None:
+        return []
+    counted = {
+        i.invocation_id
+        for i in invocations
+        if i.tool_name == "query_logs" and i.input_params.get("count_by") == scope.by
+    }
+    for claim in claims:
+        for binding in claim.evidence_bindings:
+            path = paths.item_path(binding.raw_path or "")
+            if binding.source_invocation_id in counted and path in ("$.stats", NO_EVIDENCE_PATH):
+                return []
+            if _unknown_service(binding):
+                return []
+    return [
+        Miss(
+            f"the question asks which {scope.by} and no claim cites the $.stats of a search counting by {scope.by}",
+            f"by {scope.by}",
+            "no breakdown",
+        )
+    ]
+
+
+# what answers a why-question: a cause stated as a claim of its own kind
+_CAUSE_CLAIMS = frozenset({"hypothesis", "root_cause"})
+
+
+def why_answered(scope: Query, claims: list[Claim], output: dict) -> list[Miss]:
+    """A why-question's answer carries a cause (a hypothesis, or a hypothesis or root_cause claim), or says in
+    `missing_info` why it has none."""
+    if "why" not in scope.kinds:
+        return []
+    if output.get("hypotheses") or output.get("missing_info") or any(c.claim_type in _CAUSE_CLAIMS for c in claims):
+        return []
+    return [Miss("the question asks why and the answer has no cause and says nothing of why", "why", "no cause")]
 
 
 # States a query_metrics call can return, per `state` parameter (None: active = firing or pending).
@@ -286,7 +331,7 @@ _NEEDED = {
 }
 
 
-def alert_state_covered(scope: QuestionScope, all_searches: list[Search]) -> list[Miss]:
+def alert_state_covered(scope: Query, all_searches: list[Search]) -> list[Miss]:
     """An asked alert state was looked up with queries that can return that state."""
     if scope.alert_state is None:
         return []
@@ -333,7 +378,7 @@ _CLOCK = re.compile(
 
 
 def negative_within_searched(
-    scope: QuestionScope, claims: list[Claim], invocations: list[ToolInvocation], widening_words: tuple[str, ...] = ()
+    scope: Query, claims: list[Claim], invocations: list[ToolInvocation], widening_words: tuple[str, ...] = ()
 ) -> list[Miss]:
     """A negative_observation claims no wider scope than its `$.no_evidence` states: no universal
     words, no service or host other than the one searched (as a service or a keyword), no time outside the range searched."""

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from evcli.contracts import GateResult, SessionDocument
-from evcli.errors import BadInput
+from evcli.core.errors import BadInput
 from evcli.gatekeeper.diff import compare
 from evcli.gatekeeper.engine import gate
 from evcli.gatekeeper.provenance import is_url, rederive, session_record, shown

@@ -20,7 +20,7 @@ from evcli.gatekeeper import paths
 from evcli.gatekeeper.wordtables import tables
 
 if TYPE_CHECKING:
-    from evcli.gatekeeper.typed import Cited, ClaimCheck, Stated, Value
+    from evcli.gatekeeper.typed_model import Cited, ClaimCheck, Stated, Value
 
 __all__ = ["check_names", "check_rank"]
 

@@ -27,7 +27,7 @@ from evcli.gatekeeper import paths
 from evcli.gatekeeper.wordtables import skip_spaces, tables
 
 if TYPE_CHECKING:
-    from evcli.gatekeeper.typed import Cited, ClaimCheck, Value
+    from evcli.gatekeeper.typed_model import Cited, ClaimCheck, Value
 
 __all__ = ["check_pairs", "check_subject", "service_pattern", "stated"]
 

@@ -21,20 +21,15 @@ import math
 import re
 import unicodedata
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
 from functools import cache
-from typing import Any, NamedTuple
+from typing import Any
 
 from evcli.gatekeeper import addresses, owners, paths, siblings, subjects
 from evcli.gatekeeper.clocks import clocks, range_ends, time_pattern
+from evcli.gatekeeper.typed_model import Cited, ClaimCheck, Fact, Number, Stated, Value, within
 from evcli.gatekeeper.wordtables import skip_spaces, tables
 
 __all__ = [
-    "Cited",
-    "ClaimCheck",
-    "Fact",
-    "Stated",
-    "Value",
     "check_claim",
     "close",
     "item_at",
@@ -47,23 +42,12 @@ __all__ = [
 _RAW_PATH = re.compile(r"\$\.([A-Za-z_]+)(?:\[(\d+)\])?")
 
 
-_IP_OR_VERSION = re.compile(r"(?<![\w.])\d+(?:\.\d+){2,}(?![\w.])")
+# Digits not after a word character or a dot (checked once the first digit is read: a pattern that starts with
+# a digit lets the engine skip to the digits), then at least two more dot-separated digit runs.
+_IP_OR_VERSION = re.compile(r"\d(?<![\w.]\d)\d*(?:\.\d+){2,}(?![\w.])")
 
 
 # --- evidence values ------------------------------------------------------------------------------
-
-
-class Value(NamedTuple):
-    """One typed value of an evidence item: a field, or a number or time inside a text field."""
-
-    path: str
-    kind: str  # number | time | state | status | direction | subject | name
-    value: Any
-    shown: str
-    dim: str = ""
-    factor: float = 1.0
-    roles: frozenset[str] = frozenset()
-    name: str = ""  # a count map's key (by_service.checkout: checkout): the thing the number counts
 
 
 # Numeric keys a structured item's `unit` applies to (counts, scores and points carry none).
@@ -114,37 +98,47 @@ def item_values(item: Any, path: str) -> list[Value]:
 
 def _walk(node: Any, path: str, unit: str, key: str, out: list[Value]) -> None:
     if isinstance(node, dict):
-        unit = node["unit"] if isinstance(node.get("unit"), str) else unit
-        counted = tables().per_name.get(key)
-        for name, child in node.items():
-            if name in _SKIPPED or name in TEXT_FIELDS:
-                continue
-            if counted and isinstance(child, int | float) and not isinstance(child, bool):
-                out.append(
-                    Value(
-                        paths.member(path, name),
-                        "number",
-                        float(child),
-                        f"{child}",
-                        roles=frozenset({counted}),
-                        name=name,
-                    )
-                )
-            else:
-                _walk(child, paths.member(path, name), unit, name, out)
+        _walk_members(node, path, unit, key, out)
     elif isinstance(node, list):
         for index, child in enumerate(node[:200]):
             _walk(child, f"{path}[{index}]", unit, key, out)
-    elif isinstance(node, bool) or node is None:
-        return
-    elif isinstance(node, int | float):
-        unit = unit if key in _UNIT_KEYS else _field_unit(key)
-        dim, factor = tables().units.get(unit, ("", 1.0))
-        out.append(
-            Value(path, "number", float(node), f"{node}{unit if dim else ''}", dim, factor, _roles_of(key, "number"))
-        )
     elif isinstance(node, str):
         _string_value(node, path, key, out)
+    elif isinstance(node, (int, float)) and not isinstance(node, bool):
+        _number_value(node, path, unit, key, out)
+
+
+def _walk_members(node: dict[str, Any], path: str, unit: str, key: str, out: list[Value]) -> None:
+    """A dict's members, in order; a string or a number is read here, not by a call of _walk per leaf."""
+    unit = node["unit"] if isinstance(node.get("unit"), str) else unit
+    counted = tables().per_name.get(key)
+    for name, child in node.items():
+        if name in _NOT_WALKED:
+            continue
+        is_number = isinstance(child, (int, float)) and not isinstance(child, bool)
+        if counted and is_number:
+            out.append(
+                Value(
+                    paths.member(path, name), "number", float(child), f"{child}", roles=frozenset({counted}), name=name
+                )
+            )
+        elif is_number:
+            _number_value(child, paths.member(path, name), unit, name, out)
+        elif isinstance(child, str):
+            _string_value(child, paths.member(path, name), name, out)
+        elif isinstance(child, (dict, list)):
+            _walk(child, paths.member(path, name), unit, name, out)
+
+
+_NOT_WALKED = _SKIPPED | frozenset(TEXT_FIELDS)
+
+
+def _number_value(node: float, path: str, unit: str, key: str, out: list[Value]) -> None:
+    unit = unit if key in _UNIT_KEYS else _field_unit(key)
+    dim, factor = tables().units.get(unit, ("", 1.0))
+    out.append(
+        Value(path, "number", float(node), f"{node}{unit if dim else ''}", dim, factor, _roles_of(key, "number"))
+    )
 
 
 @cache
@@ -163,7 +157,9 @@ def _string_value(text: str, path: str, key: str, out: list[Value]) -> None:
         out.append(Value(path, "direction", {"rose": "up", "fell": "down"}.get(text, text), text))
     elif lowered in ("service", "job", "app"):
         out.append(Value(path, "subject", text.casefold(), text))
-    elif _NAME.fullmatch(text) and _DIGIT.search(text) and not time_pattern().search(text):
+    elif _DIGIT.search(text) is None:
+        return  # neither a name with digits nor a text with a number or a time: nothing below reads it
+    elif _NAME.fullmatch(text) and not time_pattern().search(text):
         out.append(Value(path, "name", text, text))  # http_401_per_s: its digits are a name's, not a number
     else:
         for value in text_values(text, path):
@@ -179,17 +175,28 @@ def text_values(text: str, path: str) -> list[Value]:
         return values  # no number and no time (a state, a name, a path)
     masked = plain(text)
     times = list(clocks(masked))
-    ends = range_ends(masked, [match for match, _ in times])
+    ends = range_ends(masked, [match for match, _ in times]) if len(times) > 1 else {}
     for index, (match, clock) in enumerate(times):
         roles = _context_roles(masked, match.start(), "time")
         roles = roles | {ends[index]} if index in ends else roles
         values.append(Value(path, "time", clock, match.group(0).strip(), roles=roles))
         masked = masked[: match.start()] + " " * (match.end() - match.start()) + masked[match.end() :]
-    masked = _IP_OR_VERSION.sub(lambda m: " " * len(m.group(0)), masked)
+    if _DIGIT.search(masked) is None:
+        return values  # no digit left for a number (a timestamp field is one time)
+    masked = _blank_ips_and_versions(masked)
     for number in _numbers(masked):
         roles = _context_roles(masked, number.start, "number")
         values.append(Value(path, "number", number.value, number.text, number.dim, number.factor, roles))
     return values
+
+
+def _blank_ips_and_versions(text: str) -> str:
+    """The text with its addresses and versions (10.0.0.12, 1.4.2) blanked: their digits are no number."""
+    return _IP_OR_VERSION.sub(_blank, text) if "." in text else text
+
+
+def _blank(match: re.Match[str]) -> str:
+    return " " * len(match.group(0))
 
 
 def _context_roles(text: str, start: int, kind: str) -> frozenset[str]:
@@ -206,7 +213,7 @@ def _context_roles(text: str, start: int, kind: str) -> frozenset[str]:
 
 def series_directions(points: list[Any]) -> set[str]:
     """ "up" when the series rose by at least a quarter of its range at some point, "down" likewise."""
-    numbers = [float(p) for p in points if isinstance(p, int | float)]
+    numbers = [float(p) for p in points if isinstance(p, (int, float))]
     if len(numbers) < 2:
         return set()
     span = max(numbers) - min(numbers)
@@ -214,28 +221,22 @@ def series_directions(points: list[Any]) -> set[str]:
         return {"flat"}
     rise = fall = 0.0
     low = high = numbers[0]
-    for number in numbers[1:]:
-        rise, fall = max(rise, number - low), max(fall, high - number)
-        low, high = min(low, number), max(high, number)
+    for number in numbers[1:]:  # max() and min() of two, written out (a call each costs more than the test)
+        if number - low > rise:
+            rise = number - low
+        if high - number > fall:
+            fall = high - number
+        if number < low:
+            low = number
+        if number > high:
+            high = number
     return {d for d, size in (("up", rise), ("down", fall)) if size >= 0.25 * span}
 
 
 # --- stated facts ---------------------------------------------------------------------------------
 
 
-class _Number(NamedTuple):
-    start: int
-    end: int
-    text: str
-    value: float  # in the written unit, multiplier applied
-    decimals: int
-    scale: float  # the multiplier written ("k"): precision is judged before it
-    dim: str
-    factor: float
-    negative: bool
-
-
-def _numbers(text: str) -> Iterator[_Number]:
+def _numbers(text: str) -> Iterator[Number]:
     """The numbers of a text with their units, a duration in several units as one (168h20m)."""
     t = tables()
     compounds = []
@@ -253,7 +254,7 @@ def _numbers(text: str) -> Iterator[_Number]:
         elif suffix:
             dim, factor = t.units[suffix]
         value = mantissa * scale * (-1 if sign else 1)
-        yield _Number(
+        yield Number(
             match.start(), match.end(), match.group(0), value, len(fraction or ""), scale, dim, factor, bool(sign)
         )
 
@@ -263,7 +264,7 @@ def _numbers(text: str) -> Iterator[_Number]:
 _COMPOUND_HINT = re.compile(r"\d\s?[A-Za-zµ\u4e00-\u9fff]+(?:\s*,\s*|\s+and\s+|\s*)\d")
 
 
-def _compound(match: re.Match[str]) -> _Number | None:
+def _compound(match: re.Match[str]) -> Number | None:
     """168h20m as 10100 minutes (the smallest unit written, at its precision); None unless each unit is
     smaller than the one before (5 s, 10 s are two durations)."""
     t = tables()
@@ -272,27 +273,14 @@ def _compound(match: re.Match[str]) -> _Number | None:
         return None
     smallest = parts[-1][1]
     value = sum(number * factor for number, factor in parts) / smallest
-    return _Number(match.start(), match.end(), match.group(0), value, 0, 1.0, "time", smallest, False)
-
-
-class Stated(NamedTuple):
-    """One fact a claim states: a number, time, state, direction or rank, with the role word tied to it."""
-
-    kind: str
-    text: str
-    start: int
-    end: int
-    value: Any
-    role: str | None = None
-    approximate: bool = False
-    sign_free: bool = False
-    number: _Number | None = None
-    bound: str | None = None  # "above" or "below": the claim states a bound, not the value
+    return Number(match.start(), match.end(), match.group(0), value, 0, 1.0, "time", smallest, False)
 
 
 def plain(text: str) -> str:
     """NFKC with ASCII digits and one minus sign; case kept (17m is minutes, 17M megabytes)."""
-    text = unicodedata.normalize("NFKC", text) if not text.isascii() else text
+    if text.isascii():
+        return text  # NFKC keeps it, and it holds no character replaced below
+    text = unicodedata.normalize("NFKC", text)
     return text.replace("−", "-").replace("\u2009", " ").replace("\u00a0", " ")
 
 
@@ -302,16 +290,11 @@ def stated_facts(claim_text: str) -> list[Stated]:
     text = plain(claim_text)
     lowered = text.casefold()
     facts: list[Stated] = []
+    kinds = _phrase_kinds()
     for start, end, phrase in t.phrases.finditer(lowered):
-        for kind, table in (
-            ("state", t.states),
-            ("status", t.statuses),
-            ("direction", t.directions),
-            ("rank", t.ranks),
-        ):
-            if phrase in table:
-                facts.append(Stated(kind, phrase, start, end, table[phrase]))
-                break
+        found = kinds.get(phrase)
+        if found is not None:
+            facts.append(Stated(found[0], phrase, start, end, found[1]))
     masked = text
     times = list(clocks(text))
     ends = range_ends(text, [match for match, _ in times])
@@ -319,7 +302,7 @@ def stated_facts(claim_text: str) -> list[Stated]:
         role = _role_before(lowered, match.start(), "time") or ends.get(index)
         facts.append(Stated("time", match.group(0).strip(), match.start(), match.end(), clock, role))
         masked = masked[: match.start()] + " " * (match.end() - match.start()) + masked[match.end() :]
-    masked = _IP_OR_VERSION.sub(lambda m: " " * len(m.group(0)), masked)
+    masked = _blank_ips_and_versions(masked)
     past = t.past.search(lowered) is not None
     for number in _numbers(masked):
         before = _skip_back(lowered, number.start, 0)
@@ -335,7 +318,10 @@ def stated_facts(claim_text: str) -> list[Stated]:
             else None
         )
         # the span read runs over an approximate or bound word (差不多, 不到: their 不 negates nothing)
-        start = min([number.start, *(at for at in (approximate_at, bound_at) if at is not None)])
+        start = number.start
+        for at in (approximate_at, bound_at):
+            if at is not None and at < start:
+                start = at
         # a key's value ("p50=60ms p90=800ms", "p99=about 0.8 s") is the key's: the word after it is the next key
         if start and lowered[start - 1] in "=:":
             role = _role_before(lowered, number.start, "number") or _role_after(lowered, number.end)
@@ -348,6 +334,18 @@ def stated_facts(claim_text: str) -> list[Stated]:
             )
         )
     return _spread_roles(lowered, sorted(facts, key=lambda fact: fact.start))
+
+
+@cache
+def _phrase_kinds() -> dict[str, tuple[str, str]]:
+    """Each state, status, direction and rank phrase: (its kind, what it states), the first table in that
+    order deciding a phrase two tables hold."""
+    t = tables()
+    kinds: dict[str, tuple[str, str]] = {}
+    for kind, table in (("state", t.states), ("status", t.statuses), ("direction", t.directions), ("rank", t.ranks)):
+        for phrase, stated in table.items():
+            kinds.setdefault(phrase, (kind, stated))
+    return kinds
 
 
 _SPREAD_JOIN = re.compile(r"\s*(?:to|and|-|–|~|至|到|和|与)\s*")
@@ -375,13 +373,14 @@ def _role_before(lowered: str, start: int, kind: str) -> str | None:
     floor = max(0, start - 40)
     end = _skip_back(lowered, start, floor)
     found = None
+    role_ending, connector_ending = t.role_before[kind].ending, t.connectors.ending
     for connectors in range(3):
-        role_start = t.role_before[kind].ending(lowered, end)
+        role_start = role_ending(lowered, end)
         if role_start is not None and role_start >= floor:
             found = t.role_of[(kind, lowered[role_start:end])]
         if connectors == 2:
             break
-        connector_start = t.connectors.ending(lowered, end)
+        connector_start = connector_ending(lowered, end)
         if connector_start is None or connector_start < floor:
             break
         end = _skip_back(lowered, connector_start, floor)
@@ -405,35 +404,6 @@ def _role_after(lowered: str, end: int) -> str | None:
 
 
 # --- comparing ------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Fact:
-    """One stated fact compared with the field it was matched to (`field` empty: nothing to compare)."""
-
-    claim: str
-    field: str
-    evidence: str
-    ok: bool
-    binding_index: int | None = None
-
-
-@dataclass
-class ClaimCheck:
-    facts: list[Fact] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
-    consumed: list[tuple[int, int]] = field(default_factory=list)  # spans of the claim the check read
-
-    def disagree(self, said: str, value: Value | None, index: int | None, problem: str) -> None:
-        """A stated fact that does not match: the field it was matched to (None: no field states it)."""
-        field_path, shown = (value.path, value.shown) if value is not None else ("", "")
-        self.record(said, field_path, shown, False, index, problem)
-
-    def record(self, said: str, field: str, shown: str, ok: bool, index: int | None, problem: str = "") -> None:
-        """A stated fact compared with a field; `problem` is what a mismatch says."""
-        self.facts.append(Fact(said, field, shown, ok, index))
-        if not ok:
-            self.problems.append(problem)
 
 
 def close(stated: Stated, evidence: Value, *, exact: bool = False) -> bool:
@@ -475,26 +445,6 @@ def _binary(factor: float) -> float:
     return steps.get(factor, factor)
 
 
-@dataclass(frozen=True)
-class Cited:
-    """One cited item: its binding's index in the claim, its raw path and its typed values."""
-
-    binding_index: int
-    raw_path: str  # the item's path
-    values: list[Value]
-    siblings: list[Any] = field(default_factory=list)  # the array the item belongs to (for ranks)
-    field: str = ""  # the one field the binding names ($.alerts[0].value), if it names one
-    item: Any = None  # the item itself (a dict of the recorded output, or the ref's text)
-
-    def in_field(self, value: Value) -> bool:
-        """Whether `value` is (inside) the field the binding names."""
-        return bool(self.field) and _within(value.path, self.field)
-
-
-def _within(path: str, field: str) -> bool:
-    return path == field or path.startswith((field + ".", field + "["))
-
-
 def check_claim(claim_text: str, cited: list[Cited], services: Iterable[str] = ()) -> ClaimCheck:
     """Compare every fact the claim states with its cited items' fields; a binding that names one
     field is a claim that states that field's value."""
@@ -502,10 +452,11 @@ def check_claim(claim_text: str, cited: list[Cited], services: Iterable[str] = (
     # The fields bindings name come first: a fact is matched to the field cited for it before any other.
     values = [(c.binding_index, v) for c in cited for v in c.values if c.in_field(v)]
     values += [(c.binding_index, v) for c in cited for v in c.values if not c.in_field(v)]
-    lowered = plain(claim_text).casefold()
+    text = plain(claim_text)
+    lowered = text.casefold()
     if any(v.name for _, v in values):  # a count map's entry stands for the name the claim gives it
         values = [(i, v) for i, v in values if not v.name or _names(lowered, v.name)]
-    stated = _outside_names(claim_text, stated_facts(claim_text), [v.value for _, v in values if v.kind == "name"])
+    stated = _outside_names(lowered, stated_facts(claim_text), [v.value for _, v in values if v.kind == "name"])
     for fact in stated:
         checker = _CHECKERS.get(fact.kind)
         if checker is not None:
@@ -515,9 +466,7 @@ def check_claim(claim_text: str, cited: list[Cited], services: Iterable[str] = (
                 result.consumed.append((fact.start, fact.end))
     subjects.check_subject(lowered, values, services, result)
     items = [c.item for c in cited]
-    result.problems += addresses.problems(plain(claim_text), items, services) + owners.problems(
-        plain(claim_text), items, services
-    )
+    result.problems += addresses.problems(text, items, services) + owners.problems(text, items, services)
     subjects.check_pairs(lowered, cited, services, result)
     siblings.check_names(lowered, cited, result)
     _check_from_to(lowered, stated, values, result)
@@ -527,12 +476,11 @@ def check_claim(claim_text: str, cited: list[Cited], services: Iterable[str] = (
     return result
 
 
-def _outside_names(claim_text: str, stated: list[Stated], names: list[str]) -> list[Stated]:
-    """The stated facts, less the numbers that are part of a cited item's name the claim spells with
-    other separators ("http 401 per s" for http_401_per_s): a name's digits are no quantity."""
+def _outside_names(lowered: str, stated: list[Stated], names: list[str]) -> list[Stated]:
+    """The stated facts, less the numbers that are part of a cited item's name the claim (`plain`, casefolded)
+    spells with other separators ("http 401 per s" for http_401_per_s): a name's digits are no quantity."""
     if not names:
         return stated
-    lowered = plain(claim_text).casefold()
     spans = [
         (match.start(), match.end())
         for name in dict.fromkeys(names)
@@ -544,7 +492,7 @@ def _outside_names(claim_text: str, stated: list[Stated], names: list[str]) -> l
 def _check_field_stated(item: Cited, stated: list[Stated], result: ClaimCheck) -> None:
     """A binding naming one field says the claim states that field's value: a fact matched to it, or a
     fact another field also holds ("peaked at 184000" citing `.value` when peak and value are both 184000)."""
-    if any(f.ok and f.binding_index == item.binding_index and _within(f.field, item.field) for f in result.facts):
+    if any(f.ok and f.binding_index == item.binding_index and within(f.field, item.field) for f in result.facts):
         return
     inside = [v for v in item.values if item.in_field(v)]
     for fact in stated:
@@ -568,11 +516,13 @@ def _same(fact: Stated, value: Value) -> bool:
 
 def without(claim_text: str, spans: list[tuple[int, int]]) -> str:
     """The claim with the spans the typed check compared blanked out (in `plain` coordinates); a span inside
-    a longer token (the 94954 of /api/profile/94954) stays, so the token is still checked whole."""
+    a longer token (the 94954 of /api/profile/94954, the port of http://refund:8080/api) stays, so the token is
+    still checked whole."""
     text = plain(claim_text)
     for start, end in spans:
         before, after = text[start - 1 : start], text[end : end + 1]  # "/s" after a number is its unit ("50.0/s")
-        if not any((c.isascii() and c.isalnum()) or c == "_" for c in before + after) and before != "/":
+        inside = any((c.isascii() and c.isalnum()) or c == "_" for c in before + after) or before == "/"
+        if not inside and not (before == ":" and after == "/"):  # host:port/path
             text = text[:start] + " " * (end - start) + text[end:]
     return text
 

@@ -14,7 +14,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from evcli.text import PhraseFinder, phrase_finder
+from evcli.core.text import PhraseFinder, phrase_finder
 
 
 @dataclass(frozen=True)
@@ -33,11 +33,16 @@ class _Words:
 
     def __init__(self, words: Iterable[str]) -> None:
         self.words = frozenset(words)
-        self.lengths = sorted({len(word) for word in self.words}, reverse=True)
+        # The lengths of the words by their last (first) character, longest first: only a word ending (starting)
+        # with the text's character there can be found, so no other length is sliced and looked up.
+        self._ending = _lengths_by(self.words, -1)
+        self._starting = _lengths_by(self.words, 0)
+        self._all = _lengths_by(self.words, None)[""]  # every length, for a position off the text
 
     def ending(self, text: str, end: int) -> int | None:
         """Where a word that ends `text` at `end` starts, else None."""
-        for length in self.lengths:
+        lengths = self._ending.get(text[end - 1], self._ending[""]) if 0 < end <= len(text) else self._all
+        for length in lengths:
             start = end - length
             if start >= 0 and text[start:end] in self.words and not _inside_word(text, start, start - 1):
                 return start
@@ -45,11 +50,22 @@ class _Words:
 
     def starting(self, text: str, start: int) -> int | None:
         """Where a word that starts `text` at `start` ends, else None."""
-        for length in self.lengths:
+        lengths = self._starting.get(text[start], self._starting[""]) if 0 <= start < len(text) else self._all
+        for length in lengths:
             end = start + length
             if end <= len(text) and text[start:end] in self.words and not _inside_word(text, end - 1, end):
                 return end
         return None
+
+
+def _lengths_by(words: frozenset[str], edge: int | None) -> dict[str, tuple[int, ...]]:
+    """The words' lengths by their character at `edge` (0: first, -1: last; None: all under ""), longest
+    first; an empty word (length 0) is under every character, and alone under "" for any other."""
+    lengths: dict[str, set[int]] = {"": set()}
+    for word in words:
+        lengths.setdefault(word[edge] if word and edge is not None else "", set()).add(len(word))
+    empty = {0} if "" in words else set()
+    return {character: tuple(sorted(found | empty, reverse=True)) for character, found in lengths.items()}
 
 
 def skip_spaces(text: str, start: int) -> int:

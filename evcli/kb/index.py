@@ -14,7 +14,7 @@ only source of blocks; L0 is an exact hint (the alert, title or service named in
 a document's front matter) that labels and lifts that document's L1 blocks.
 
 Every write runs in one `BEGIN IMMEDIATE` transaction (see evcli.store.db).
-Runbook text is masked (evcli.tools.redaction) before it is parsed, so no
+Runbook text is masked (evcli.core.redaction) before it is parsed, so no
 secret reaches the index, its search results or a model.
 """
 
@@ -35,14 +35,15 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from evcli.backends.files import LIMITS, ReadLimits, Walk, read_bytes, walk
-from evcli.canonical import canonical_json
-from evcli.errors import BadInput, StoreError
+from evcli.core.canonical import canonical_json
+from evcli.core.errors import BadInput, StoreError
+from evcli.core.files import LIMITS, ReadLimits, Walk, read_bytes, walk
+from evcli.core.paths import data_dir
+from evcli.core.redaction import Redactor
+from evcli.core.time import now_iso
 from evcli.kb.frontmatter import as_list, split_front_matter
 from evcli.kb.scoped import SCOPED_TABLE, Scoped, scoped_table
-from evcli.store.db import default_db_path, now_iso
 from evcli.store.sqlite import connect_wal
-from evcli.tools.redaction import Redactor
 
 if TYPE_CHECKING:
     from sqlite_utils import Database
@@ -177,8 +178,8 @@ class IndexReport(_Record):
 
 
 def default_index_path() -> Path:
-    """`kb.db` next to the trace store: `$EVCLI_HOME/kb.db`, else the per-user app dir."""
-    return default_db_path().with_name(INDEX_FILENAME)
+    """`kb.db` in the data directory, next to the trace store."""
+    return data_dir() / INDEX_FILENAME
 
 
 # --- documents ---------------------------------------------------------------

@@ -24,7 +24,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from evcli.agents.engine import CHECK_CLAIMS
-from evcli.errors import BadInput, EvcliError, expected_failure
+from evcli.core.errors import BadInput, EvcliError, expected_failure
 
 if TYPE_CHECKING:
     from evcli.contracts import SessionDocument, ToolInvocation
@@ -145,7 +145,7 @@ class McpService:
     # --- the tools -----------------------------------------------------------------------
 
     def _evidence(self, spec: ToolSpec, arguments: dict[str, Any]) -> Reply:
-        from evcli.tools.params import validate_params
+        from evcli.tools.registry import validate_params
         from evcli.tools.runner import SessionView, run_tool, stored_guards
 
         params = {key: value for key, value in arguments.items() if key not in SESSION_PROPERTIES}

@@ -20,7 +20,7 @@ FORMATS = ("html", "md", "slack")
 def render(document: SessionDocument, format: str, *, brief: bool = False, report_url: str | None = None) -> str:
     """The report of `document` in `format` (one of FORMATS); `brief` (md): the answer and its
     sources only; `report_url` (slack): where the HTML report is served, linked from the message."""
-    from evcli.console import visible
+    from evcli.core.console import visible
     from evcli.report.model import report_model
 
     model = report_model(document)
@@ -35,7 +35,7 @@ def render(document: SessionDocument, format: str, *, brief: bool = False, repor
     if format == "slack":
         import json
 
-        from evcli.console import json_safe
+        from evcli.core.console import json_safe
         from evcli.report.slack import slack_message
 
         return json_safe(json.dumps(slack_message(model, report_url=report_url), ensure_ascii=False, indent=2)) + "\n"

@@ -18,7 +18,8 @@ import hashlib
 from html import escape
 
 from evcli.report.answer import Block, CodeBlock, Heading, ListBlock, Span, answer_blocks
-from evcli.report.model import Citation, CitedEvidence, CitedFact, ReportModel, SeriesChart
+from evcli.report.cited import Citation, CitedEvidence, CitedFact, SeriesChart
+from evcli.report.model import ReportModel
 from evcli.report.svg import chart_svg
 from evcli.report.trace_svg import call_graph_svg, waterfall_svg
 

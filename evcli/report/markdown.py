@@ -24,9 +24,10 @@ from __future__ import annotations
 
 import re
 
-from evcli.console import visible
+from evcli.core.console import visible
 from evcli.report.answer import Block, CodeBlock, Heading, ListBlock, Span, answer_blocks
-from evcli.report.model import Citation, CitedEvidence, ReportModel, fact_text
+from evcli.report.cited import Citation, CitedEvidence
+from evcli.report.model import ReportModel, fact_text
 from evcli.report.traces import EdgeRow, SpanRow, Waterfall
 
 _PUNCTUATION = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")

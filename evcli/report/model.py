@@ -22,67 +22,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from evcli.contracts import NO_EVIDENCE_PATH, GateResult, MatchedFact, SessionDocument, ToolInvocation
-from evcli.timerange import parse_range_text
-
-if TYPE_CHECKING:
-    from evcli.report.traces import CallGraph, Waterfall
-
-ITEM_PATH = re.compile(r"^\$\.(\w+)\[(\d+)\]$")
-
-
-@dataclass
-class SeriesChart:
-    """One cited metric series over its range: its samples and the values the citation names."""
-
-    service: str
-    metric: str
-    unit: str = ""
-    start: str | None = None
-    end: str | None = None
-    points: int = 0
-    samples: list[tuple[float, float]] = field(default_factory=list)  # (unix seconds, value); empty: not recorded
-    marked: list[tuple[str, str, float]] = field(default_factory=list)  # (min|max|last, time, value) cited
-
-
-@dataclass
-class CitedFact:
-    """A fact the claim states, matched by the Gatekeeper to one field of the cited item."""
-
-    claim: str  # as the claim wrote it ("91%")
-    field: str  # the field's JSON path ("$.alerts[0].value"); "" when no field of the item states it
-    evidence: str  # the field's value as recorded ("91.0%")
-    ok: bool
-    at: tuple[int, int] | None = None  # [start, end) of its value in the ref text (ok facts only)
-
-
-@dataclass
-class CitedEvidence:
-    anchor: str  # the HTML id of this evidence
-    tool_name: str
-    invocation_id: int | None
-    raw_path: str
-    excerpt: str
-    ref_text: str  # the full ref text the tool recorded ("" when the invocation holds no such ref)
-    excerpt_at: tuple[int, int] | None = None  # [start, end) of the excerpt in ref_text
-    source: str | None = None  # file:line (snapshot) or stream labels (Loki)
-    time: str | None = None
-    line: str | None = None  # a log ref's raw line, as the source wrote it
-    kind: str = "other"  # logs, alerts, series, stats, patterns, evidence_blocks, no_evidence
-    chart: SeriesChart | None = None
-    facts: list[CitedFact] = field(default_factory=list)
-    drawing: tuple[str, str] | None = None  # (anchor, name) of the drawing that shows this item (evcli.report.traces)
-
-
-@dataclass
-class Citation:
-    number: int
-    claim_id: str
-    claim_type: str
-    claim_text: str
-    evidence: list[CitedEvidence]
+from evcli.core.time import aware_time, parse_range_text
+from evcli.report.cited import ITEM_PATH, Citation, CitedEvidence, CitedFact, SeriesChart
+from evcli.report.traces import CallGraph, Waterfall, call_graphs, drawn_refs, waterfalls
 
 
 @dataclass
@@ -223,8 +168,6 @@ def report_model(document: SessionDocument) -> ReportModel:
 
 def _drawings(invocations: list[ToolInvocation], citations: list[Citation]) -> tuple[list[Waterfall], list[CallGraph]]:
     """The trace drawings of the cited items, each cited evidence naming the drawing it is in."""
-    from evcli.report.traces import call_graphs, drawn_refs, waterfalls
-
     traces, graphs = waterfalls(invocations, citations), call_graphs(invocations, citations)
     drawn = drawn_refs(traces, graphs)
     for citation in citations:
@@ -464,15 +407,6 @@ def _timeline(citations: list[Citation], zone: tzinfo | None) -> list[TimelineEn
                 anchor=evidence.anchor,
             )
     return [entries[key] for key in sorted(entries, key=lambda key: moments[key])]
-
-
-def aware_time(text: str) -> datetime | None:
-    """An ISO time with its zone; None when it is not one (a time without a zone is no point on a timeline)."""
-    try:
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return moment if moment.tzinfo is not None else None
 
 
 def _invocation_view(invocation: ToolInvocation) -> InvocationView:

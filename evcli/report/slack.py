@@ -31,9 +31,10 @@ import re
 from typing import Any, Literal, NamedTuple
 from urllib.parse import quote, urlsplit
 
-from evcli.console import visible
+from evcli.core.console import visible
 from evcli.report.answer import Block, CodeBlock, Heading, ListBlock, Span, answer_blocks, plain
-from evcli.report.model import Citation, CitedEvidence, ReportModel
+from evcli.report.cited import Citation, CitedEvidence
+from evcli.report.model import ReportModel
 
 HEADER_LIMIT, TEXT_LIMIT, FIELD_LIMIT, MAX_BLOCKS = 150, 3000, 2000, 50
 TRUNCATED = " … [truncated: Slack shows at most {limit} characters here]"

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta, tzinfo
 from html import escape
 
-from evcli.report.model import SeriesChart
+from evcli.report.cited import SeriesChart
 
 WIDTH, HEIGHT = 480, 170
 LEFT, RIGHT, TOP, BOTTOM = 46, 24, 20, 34  # room for the tick labels and the axis labels

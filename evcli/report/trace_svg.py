@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from html import escape
 
-from evcli.console import visible
+from evcli.core.console import visible
 from evcli.report.svg import value_ticks
 from evcli.report.traces import CallGraph, EdgeRow, SpanRow, Waterfall
 

@@ -27,7 +27,8 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from evcli.contracts import ToolInvocation
-from evcli.report.model import ITEM_PATH, Citation, aware_time
+from evcli.core.time import aware_time
+from evcli.report.cited import ITEM_PATH, Citation
 
 MAX_TRACES, MAX_ROWS = 12, 60
 MAX_GRAPHS, MAX_EDGES = 12, 40

@@ -1,7 +1,7 @@
 """What a comparison question compares its window against (baselines.toml): "compare 14:00-14:10 with
 the hour before", "what's different from yesterday?", "与昨天相比有什么变化".
 
-Invariants: only a question of the `changes` answer kind (evcli.scope.kinds) has a baseline, so
+Invariants: only a question of the `changes` answer kind (its grammar group) has a baseline, so
 "trouble with yesterday's deploy" names none; the cue and what it names are read as one span and
 claimed, so the time words in it are not read again as the window; a length no backend accepts
 ("the 400 days before") is no baseline.
@@ -17,7 +17,7 @@ from pathlib import Path
 
 from evcli.backends.base import parse_window
 from evcli.contracts import AskedBaseline
-from evcli.scope.kinds import answer_kinds
+from evcli.scope.grammar import has
 from evcli.scope.match import Spans
 from evcli.scope.windows import EN_NUMBERS, TIME_UNITS, ZH_UNITS, zh_number
 
@@ -61,7 +61,7 @@ def _patterns() -> tuple[re.Pattern[str], ...]:
 
 def find_baseline(question: str, spans: Spans) -> AskedBaseline | None:
     """The baseline a comparison question names, claiming its words; None when it names none."""
-    if "changes" not in answer_kinds(question):
+    if not has(question, "changes"):
         return None
     for pattern in _patterns():
         for match in pattern.finditer(question):

@@ -7,12 +7,14 @@ their medium (rich markup, HTML).
 
 from __future__ import annotations
 
-from evcli.contracts import QuestionScope
+from evcli.contracts import Query
 
 
-def describe(scope: QuestionScope) -> list[tuple[str, str]]:
+def describe(scope: Query) -> list[tuple[str, str]]:
     """(label, value) pairs of what the question asks about; task and language always come first."""
     lines = [("task", f"{scope.task_scope} · {scope.language}")]
+    if scope.answer is not None:
+        lines.append(("answer", _answer(scope)))
     listed = (
         ("services", scope.services),
         ("unknown services", scope.unknown_services),
@@ -32,3 +34,12 @@ def describe(scope: QuestionScope) -> list[tuple[str, str]]:
     if scope.wants_count:
         lines.append(("count", "asked"))
     return lines
+
+
+def _answer(scope: Query) -> str:
+    """ "breakdown by address (+count) — “which IP”, “how many”": the answer kind first, the other kinds named,
+    and the words they were read from."""
+    kind = f"{scope.answer} by {scope.by}" if scope.answer == "breakdown" and scope.by else str(scope.answer)
+    others = [k for k in scope.kinds if k != scope.answer]
+    words = ", ".join(f"“{cue.words}”" for cue in scope.cues)
+    return kind + (f" (+{', '.join(others)})" if others else "") + (f" — {words}" if words else "")

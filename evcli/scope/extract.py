@@ -16,14 +16,15 @@ from __future__ import annotations
 from datetime import datetime, tzinfo
 from typing import Any
 
-from evcli.contracts import QuestionScope
+from evcli.contracts import Query
+from evcli.scope.answers import answer_of
 from evcli.scope.baselines import find_baseline
 from evcli.scope.cues import (
-    BROAD_CUES,
     alert_state,
     breakdown_cue,
     common_cue,
     detect_language,
+    is_broad,
     is_narrow,
     wants_count,
     when_cue,
@@ -57,7 +58,7 @@ def extract_scope(
     tz: tzinfo,
     hosts: list[str] | tuple[str, ...] = (),
     alerts_served: bool = True,
-) -> QuestionScope:
+) -> Query:
     """The scope of `question` in an environment with these services, aliases ({alias: service}
     or {service: [aliases]}), alert names and hosts, on its clock (aware) and zone. Where no alerts
     are served (a snapshot of logs alone), a CamelCase word with an alert word (FetchFailed) is a
@@ -85,9 +86,11 @@ def extract_scope(
     found_alerts = distinct(known_alerts + (find_camel_alertnames(question, spans) if alerts_served else []))
     levels = find_levels(question, spans)
     names = find_name_tokens(question, spans)
-    return QuestionScope(
+    narrow = is_narrow(question) or _asks_alert_state(found_alerts, state, question)
+    answer = answer_of(question, narrow=narrow, wants_count=count)
+    return Query(
         language=detect_language(question),
-        task_scope="narrow" if is_narrow(question) or _asks_alert_state(found_alerts, state, question) else "broad",
+        task_scope="narrow" if narrow else "broad",
         services=found_services,
         unknown_services=unknown,
         hosts=found_hosts,
@@ -100,12 +103,17 @@ def extract_scope(
         tokens=in_order(tokens, names),
         terms=find_terms(question, spans),
         wants_count=count,
+        answer=answer.answer,
+        kinds=list(answer.kinds),
+        by=answer.by,
+        sources=list(answer.sources),
+        cues=list(answer.cues),
     )
 
 
 def _asks_alert_state(alerts: list[str], state: str | None, question: str) -> bool:
     """Whether one named alert still fires ("is X still firing?", "X 告警现在还在吗？") is one thing to confirm."""
-    return len(alerts) == 1 and state == "still_firing" and not BROAD_CUES.search(question)
+    return len(alerts) == 1 and state == "still_firing" and not is_broad(question)
 
 
 def _in_question_order(question: str, names: list[str]) -> list[str]:

@@ -13,8 +13,7 @@ with something changed, so a count asked before is asked again. The language is 
 
 from __future__ import annotations
 
-from evcli.contracts import QuestionScope
-from evcli.scope.cues import is_elliptical
+from evcli.contracts import Query
 
 # Fields that travel together: a follow-up naming any one of a group replaces the whole group.
 _GROUPS: tuple[tuple[str, ...], ...] = (
@@ -28,8 +27,8 @@ _GROUPS: tuple[tuple[str, ...], ...] = (
 _REFERRED = ("phrases", "tokens")
 
 
-def follow_up(scope: QuestionScope, previous: QuestionScope | None, question: str = "") -> QuestionScope:
-    """`scope` (of `question`) completed from `previous` group by group; `previous` None leaves it unchanged."""
+def follow_up(scope: Query, previous: Query | None) -> Query:
+    """`scope` completed from `previous` group by group; `previous` None leaves it unchanged."""
     if previous is None:
         return scope
     inherited = {
@@ -40,6 +39,14 @@ def follow_up(scope: QuestionScope, previous: QuestionScope | None, question: st
     }
     if scope.terms and not any(getattr(scope, field) for field in _REFERRED):
         inherited |= {field: getattr(previous, field) for field in _REFERRED}
-    if is_elliptical(question) and not scope.wants_count:
-        inherited |= {"wants_count": previous.wants_count, "task_scope": previous.task_scope}
+    if "follow_up" in scope.kinds and not scope.wants_count:
+        inherited |= {"wants_count": previous.wants_count, "task_scope": previous.task_scope} | _asked_again(previous)
     return scope.model_copy(update=inherited)
+
+
+def _asked_again(previous: Query) -> dict[str, object]:
+    """The answer an elliptical follow-up asks for: the question before's, still named a follow-up."""
+    if previous.answer is None:
+        return {}
+    kinds = [kind for kind in previous.kinds if kind not in ("follow_up", "lookup")]
+    return {"answer": kinds[0] if kinds else "follow_up", "kinds": ["follow_up", *kinds], "by": previous.by}

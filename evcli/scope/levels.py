@@ -1,14 +1,15 @@
 """Log levels a question asks for explicitly (never implied).
 
-"warnings" / "warn" / "WARN lines" → WARN; "error logs" / "any errors" / "ERROR" → ERROR;
-"fatal" / "critical" / "crit" (also "fatal errors") → FATAL; "debug" → DEBUG; 警告 → WARN; 错误 / 报错 → ERROR;
-告警 mostly means an *alert* in Chinese, so it is a level only when it qualifies logs
-(告警日志, 告警级别).
+The level words are the `level.*` groups of the question grammar (evcli/scope/grammar/*.toml), read in the
+order of `_LEVELS`, each consuming its words: "warnings" / "warn" / "WARN lines" → WARN; "fatal" / "critical" /
+"crit" (also "fatal errors") → FATAL; "debug" → DEBUG; upper-case ERROR, "error logs" / "error lines" → ERROR;
+警告 → WARN; 错误 / 报错 → ERROR; 告警 mostly means an *alert* in Chinese, so it is a level only when it
+qualifies logs (告警日志, 告警级别).
 
-An error *kind* is no level request: a lower-case "errors" right after a status code or a noun
-("502 errors", "connection errors", "timeout errors") names what to search, and stays a term;
-"errors" after a determiner, a name already read ("billing errors") or at the start ("any errors",
-"errors in nginx"), "error logs"/"error lines", and upper-case ERROR are level requests. The level words are consumed.
+An error *kind* is no level request: a bare "errors" (`level.error.word`) after a status code or a noun
+("502 errors", "connection errors", "timeout errors") names what to search, and stays a term; after a
+`determiner` ("any errors"), a name already read ("billing errors") or at the start of a clause ("errors in
+nginx") it is a level request; before a `noun.measure` ("error rate", 错误码) it is neither.
 """
 
 from __future__ import annotations
@@ -16,23 +17,21 @@ from __future__ import annotations
 import re
 
 from evcli.contracts import ScopeLevel
+from evcli.scope.grammar import hits, words
 from evcli.scope.match import Spans
 
-_LOGS = r"(?:\s+(?:logs?|lines?|messages?|entries|level|events?))"
-_PATTERNS: tuple[tuple[ScopeLevel, str, int], ...] = (  # (level, pattern, flags)
-    ("WARN", r"\bwarn(?:ing)?s?\b|\bWARN(?:ING)?\b|警告|告警(?=日志|级别|级|等级)", re.IGNORECASE),
-    ("FATAL", r"\b(?:fatal|critical|crit)(?:\s+(?:errors?|exceptions?))?\b|致命(?:错误)?|严重错误", re.IGNORECASE),
-    ("DEBUG", r"\bdebug" + _LOGS + r"?\b", re.IGNORECASE),
-    ("ERROR", r"\bERRORS?\b", 0),
-    ("ERROR", r"\berror" + _LOGS + r"|\berrors?\s+level\b", re.IGNORECASE),
-    ("ERROR", r"\b(?P<word>errors?)\b(?!\s+(?:code|rate|budget|count|message|page|kind))", re.IGNORECASE),
-    ("ERROR", r"错误日志|报错|错误(?!码|率)|异常日志", 0),
+_BARE_ERROR = "level.error.word"
+_LEVELS: tuple[tuple[str, ScopeLevel], ...] = (
+    ("level.warn", "WARN"),
+    ("level.fatal", "FATAL"),
+    ("level.debug", "DEBUG"),
+    ("level.error.upper", "ERROR"),
+    ("level.error", "ERROR"),
+    (_BARE_ERROR, "ERROR"),
 )
-
-
-_DETERMINERS = frozenset(
-    "any some no all the of with for log logged logs logging show list see and or only most more least fewest top".split()
-)
+_STATUS = re.compile(r"[1-5](?:\d\d|xx)s?", re.IGNORECASE)  # 502, 5xx, 502s: the error's kind
+_CLAUSE_END = ("?", ".", "!", ",", ":", ";")
+_QUOTES = "\"'”’」』`"
 
 
 def _asks_level(question: str, start: int, spans: Spans) -> bool:
@@ -41,11 +40,11 @@ def _asks_level(question: str, start: int, spans: Spans) -> bool:
     ("502 errors", "connection errors", '"MISCONF" error') it names an error kind."""
     before = question[:start].rstrip()
     word = re.search(r"\S+$", before)
-    if word is None or before.endswith(("?", ".", "!", ",", ":", ";")):
+    if word is None or before.endswith(_CLAUSE_END):
         return True
-    if word.group().lower() in _DETERMINERS:
+    if word.group().lower() in words("determiner"):
         return True
-    if re.fullmatch(r"[1-5](?:\d\d|xx)s?", word.group(), re.IGNORECASE) or word.group()[-1] in "\"'”’」』`":
+    if _STATUS.fullmatch(word.group()) or word.group()[-1] in _QUOTES:
         return False
     return not spans.free(word.start(), word.end())
 
@@ -53,13 +52,12 @@ def _asks_level(question: str, start: int, spans: Spans) -> bool:
 def find_levels(question: str, spans: Spans) -> list[ScopeLevel]:
     """The levels asked for, in question order, without repeats."""
     found: list[tuple[int, ScopeLevel]] = []
-    for level, pattern, flags in _PATTERNS:
-        for match in re.finditer(pattern, question, flags):
-            start, end = match.span("word") if "word" in match.groupdict() else match.span()
-            if "word" in match.groupdict() and not _asks_level(question, start, spans):
+    for group, level in _LEVELS:
+        for hit in hits(question, group):
+            if group == _BARE_ERROR and not _asks_level(question, hit.start, spans):
                 continue
-            if spans.claim(start, end):
-                found.append((start, level))
+            if spans.claim(hit.start, hit.end):
+                found.append((hit.start, level))
     levels: list[ScopeLevel] = []
     for _, level in sorted(found):
         if level not in levels:

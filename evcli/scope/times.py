@@ -29,7 +29,7 @@ Invariants:
     start ("2 to 3:30pm") and a start's to a bare end ("下午3点到4点");
   - versions ("v1.2"), ports ("host:8080"), durations ("14:20 minutes") and out-of-range clock
     values are never times;
-  - wall times are localised DST-safely (evcli.timerange.localize); at a range's start or end a wall
+  - wall times are localised DST-safely (evcli.core.time.localize); at a range's start or end a wall
     time that a DST change skips or repeats reads as its earliest / latest instant, so the range holds
     everything the words can mean (Berlin "02:30 to 03:15" on the spring-forward day is 01:30+01:00..
     03:15+02:00); windows are exact elapsed time;
@@ -44,10 +44,10 @@ from datetime import UTC, date, datetime, time, timedelta, timezone, tzinfo
 
 from evcli.backends.base import parse_window
 from evcli.contracts import AskedRange
+from evcli.core.text import MONTHS
+from evcli.core.time import ZONE_ABBREVIATIONS, TimeRange, abbreviated_zone, localize
 from evcli.scope.match import Spans
 from evcli.scope.windows import window_matches, zh_number
-from evcli.text import MONTHS
-from evcli.timerange import ZONE_ABBREVIATIONS, TimeRange, abbreviated_zone, localize
 
 AROUND = timedelta(minutes=5)  # "at 09:14" means 09:09–09:19
 LATE = AROUND  # how far after the clock a time of day may start and still be on the clock's date

@@ -58,7 +58,7 @@ def ignore_interrupts() -> None:
 
 def failure_reason(exc: BaseException) -> str:
     """One line for a log or an answer: what an expected failure (disk full, locked store) means, else its type."""
-    from evcli.errors import expected_failure
+    from evcli.core.errors import expected_failure
 
     expected = expected_failure(exc)
     return expected.message if expected is not None else f"unexpected {type(exc).__name__}: {exc}"

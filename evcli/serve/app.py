@@ -26,7 +26,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from evcli.errors import BadInput, EvcliError, NotFound
+from evcli.core.errors import BadInput, EvcliError, NotFound
 from evcli.serve import ServeConfig, failure_reason
 from evcli.serve.metrics import Received
 from evcli.serve.offload import Offload, stream_page

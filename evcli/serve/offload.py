@@ -24,7 +24,7 @@ from concurrent.futures import Executor, ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from evcli.errors import EvcliError
+from evcli.core.errors import EvcliError
 from evcli.serve import ignore_interrupts
 
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from evcli.aiops import parse_alert_payload
-from evcli.errors import BadInput
+from evcli.core.errors import BadInput
 
 if TYPE_CHECKING:
     from evcli.store.db import TraceStore

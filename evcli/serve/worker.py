@@ -24,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evcli.errors import StoreError
+from evcli.core.errors import StoreError
 from evcli.serve import WorkerSpec, failure_reason, ignore_interrupts, log_to_stderr
 
 if TYPE_CHECKING:

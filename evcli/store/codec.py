@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from evcli.canonical import canonical_json
 from evcli.contracts import AgentStep, GateResult, RunRecord, StageOutput, StoredGateResult, ToolInvocation
+from evcli.core.canonical import canonical_json
 
 JSON_RUN_FIELDS = ("config", "prompt_audit", "self_evaluation", "annotations")
 _JSON_INVOCATION_FIELDS = ("input_params", "output", "retrieval_details")

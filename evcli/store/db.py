@@ -25,7 +25,6 @@ skipped and counted, never an error, so concurrent prunes and deletes all end.
 from __future__ import annotations
 
 import contextlib
-import os
 import secrets
 import sqlite3
 from collections.abc import Callable, Iterator
@@ -35,7 +34,6 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
-from evcli.canonical import canonical_json
 from evcli.contracts import (
     AgentStep,
     GateResult,
@@ -47,7 +45,9 @@ from evcli.contracts import (
     StoredGateResult,
     ToolInvocation,
 )
-from evcli.errors import BadInput, NotFound, StoreError, store_failure
+from evcli.core.canonical import canonical_json
+from evcli.core.errors import BadInput, NotFound, StoreError, store_failure
+from evcli.core.time import now_iso
 from evcli.store import codec
 from evcli.store.documents import check_session_id
 from evcli.store.health import SCHEMA_MIGRATIONS, IntegrityCheck, applied_migrations, check_integrity, newer_schema
@@ -58,24 +58,9 @@ from evcli.store.sqlite import connect_wal
 if TYPE_CHECKING:
     from sqlite_utils import Database
 
-DB_FILENAME = "evcli.db"
-__all__ = ["SCHEMA_MIGRATIONS", "Deletion", "TraceStore", "default_db_path"]
+__all__ = ["SCHEMA_MIGRATIONS", "Deletion", "TraceStore"]
 # Runs this process is writing and has not yet finished or released, by session id.
 _owned: dict[str, TraceStore] = {}
-
-
-def default_db_path() -> Path:
-    """`$EVCLI_HOME/evcli.db`, else the per-user app dir."""
-    home = os.environ.get("EVCLI_HOME")
-    if home:
-        return Path(home).expanduser() / DB_FILENAME
-    import typer  # deferred: only needed when no EVCLI_HOME is set
-
-    return Path(typer.get_app_dir("evcli")) / DB_FILENAME
-
-
-def now_iso() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def new_session_id() -> str:

@@ -2,23 +2,28 @@
 
 A session id becomes a file name only after it matched SESSION_ID_PATTERN,
 and `export_all` writes nothing whose resolved path leaves its directory. Files are
-read and written through evcli/userfiles.py (bounded reads, writes by rename).
+read and written through evcli/core/userfiles.py (bounded reads, writes by rename).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from pydantic import ValidationError
 
-from evcli.canonical import canonical_json
 from evcli.contracts import SESSION_ID_RULE, SessionDocument, is_session_id
-from evcli.errors import BadInput
-from evcli.userfiles import SESSION_DOCUMENT, read_json, write_output
+from evcli.core.canonical import canonical_json
+from evcli.core.errors import BadInput
+from evcli.core.userfiles import SESSION_DOCUMENT, read_json, write_output
 
-if TYPE_CHECKING:
-    from evcli.store.db import TraceStore  # db imports this module
+
+class SessionSource(Protocol):
+    """Where `export_all` reads the sessions it writes: the trace store (evcli.store.db.TraceStore)."""
+
+    def list_sessions(self, limit: int = ...) -> list[dict[str, Any]]: ...
+
+    def load(self, session_id: str) -> SessionDocument: ...
 
 
 def check_session_id(value: str, *, consequence: str = "") -> str:
@@ -28,7 +33,7 @@ def check_session_id(value: str, *, consequence: str = "") -> str:
     return value
 
 
-def export_all(store: TraceStore, directory: Path) -> list[str]:
+def export_all(store: SessionSource, directory: Path) -> list[str]:
     """Every stored session as DIR/<id>.json; nothing is written unless every target stays inside DIR."""
     ids = [row["session_id"] for row in store.list_sessions(limit=1_000_000)]
     for session_id in ids:
@@ -58,7 +63,7 @@ def read_document(path: Path) -> SessionDocument:
     try:
         # A file from elsewhere may carry secrets an older evcli did not mask: mask before storing or showing it.
         # (Imported here: reading the store, as `evcli sessions` and `trace ID` do, needs no masking rules.)
-        from evcli.tools.redaction import Redactor
+        from evcli.core.redaction import Redactor
 
         return SessionDocument.model_validate(Redactor.from_env().mask(data))
     except ValidationError as exc:

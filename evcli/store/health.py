@@ -21,7 +21,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from evcli.errors import StoreError
+from evcli.core.errors import StoreError
 from evcli.store.sqlite import BUSY_TIMEOUT_S
 
 # Every migration in evcli/store/migrations.py, oldest first (a test keeps them in step).

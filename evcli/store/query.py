@@ -86,7 +86,7 @@ def since_moment(text: str | None) -> datetime | None:
     """`--since` of a session list: `7d` / `12h` back from now, else a time expression in the local zone."""
     if text is None:
         return None
-    from evcli.timerange import TimeExpressionError, parse_duration, parse_time
+    from evcli.core.time import TimeExpressionError, parse_duration, parse_time
 
     now = datetime.now(UTC).astimezone()
     try:

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evcli.contracts import ToolInvocation
-from evcli.errors import BadInput
+from evcli.core.errors import BadInput
 from evcli.tools.guards import ToolRefused, may_refuse_as_wider
 from evcli.tools.runner import AdmittedCall, HistoryPending, SessionView, ToolEnvironment, admit, run_admitted
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from evcli.backends.spec import EnvironmentSpec
-from evcli.tools.redaction import Redactor
+from evcli.core.redaction import Redactor
 from evcli.tools.runner import ToolEnvironment, ToolSettings
 
 

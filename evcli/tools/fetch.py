@@ -18,8 +18,8 @@ from datetime import UTC, timedelta, tzinfo
 from typing import Any, NamedTuple
 
 from evcli.backends.base import EvidenceBackend, TimeWindow, parse_window
-from evcli.errors import BadInput
-from evcli.timerange import TimeRange
+from evcli.core.errors import BadInput
+from evcli.core.time import TimeRange
 
 NAMED = "question/call"
 WHOLE_SNAPSHOT = "whole snapshot"

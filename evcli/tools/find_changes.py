@@ -21,9 +21,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from evcli.backends.base import BackendError, parse_window
+from evcli.backends.base import parse_window
 from evcli.backends.envindex import prepare_queries
-from evcli.timerange import TimeRange
+from evcli.core.errors import BackendError
+from evcli.core.time import TimeRange
 from evcli.tools import registry
 from evcli.tools.fetch import NAMED, Outcome, call_range, environment_zone, resolve_service, unknown_service_outcome
 from evcli.tools.params import NAME, TimeExpression, ToolParams

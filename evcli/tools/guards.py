@@ -11,10 +11,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from evcli.canonical import canonical_json
 from evcli.contracts import ToolInvocation
-from evcli.errors import EvcliError
-from evcli.timerange import TimeRange
+from evcli.core.canonical import canonical_json
+from evcli.core.errors import EvcliError
+from evcli.core.time import TimeRange
 from evcli.tools.registry import ToolSpec
 
 

@@ -1,21 +1,21 @@
-"""Validated parameters of the evidence tools: the base model, shared field patterns, validation.
+"""Parameters of the evidence tools: the base model and the shared field patterns and checks.
 
 Each tool module declares its own parameter model on `ToolParams`. A tool call
-that a model (or a user) makes is checked here before any backend sees it; a
-bad value or an unknown tool is a one-line error naming the tool and the parameter.
+that a model (or a user) makes is checked against its tool's model
+(`evcli.tools.registry.validate_params`) before any backend sees it; a bad value
+or an unknown tool is a one-line error naming the tool and the parameter.
 """
 
 from __future__ import annotations
 
 import unicodedata
 from datetime import UTC, datetime
-from typing import Annotated, Any
+from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from evcli.backends.base import parse_matcher, parse_window
-from evcli.errors import BadInput
-from evcli.timerange import parse_time
+from evcli.core.time import parse_time
 
 NAME = r"^\w[\w.:/-]{0,99}$"  # \w is Unicode: aliases such as 订单服务 are names too
 ALERTNAME = r"^[A-Za-z_][A-Za-z0-9_:.-]{0,99}$"
@@ -55,7 +55,7 @@ def _time_syntax(value: str | None) -> str | None:
 
 
 # `since`/`until` of a tool that searches a time range (with `window: str | None = None` beside them):
-# ISO 8601 with or without zone, a date and time, a time of day or a relative time (evcli.timerange).
+# ISO 8601 with or without zone, a date and time, a time of day or a relative time (evcli.core.time).
 TimeExpression = Annotated[str | None, Field(max_length=64), AfterValidator(_time_syntax)]
 
 
@@ -139,16 +139,3 @@ def _phrase_end(text: str, start: int) -> int | None:
         return None
     opened = text[start : _word_end(text, start)]
     raise ValueError(f"query has unbalanced quotes: the {quote} of {opened} opens a phrase that nothing closes")
-
-
-def validate_params(tool_name: str, raw: dict[str, Any]) -> ToolParams:
-    from evcli.tools import registry
-
-    model = registry.get(tool_name).params
-    try:
-        return model.model_validate(raw)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or "parameters"
-        message = first["msg"].removeprefix("Value error, ")
-        raise BadInput(f"{tool_name}: {where}: {message}") from exc

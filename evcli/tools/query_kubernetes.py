@@ -34,9 +34,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field, model_validator
 
 from evcli.backends import k8s_objects as k8s
-from evcli.backends.base import BackendError
 from evcli.backends.envindex import prepare_clock
-from evcli.timerange import TimeRange
+from evcli.core.errors import BackendError
+from evcli.core.time import TimeRange
 from evcli.tools import registry
 from evcli.tools.fetch import (
     LIVE_DEFAULT_SPAN,

@@ -28,6 +28,7 @@ from pydantic import Field, field_validator
 
 from evcli.backends.base import LEVELS, LogQuery
 from evcli.backends.envindex import prepare_queries
+from evcli.contracts import Breakdown
 from evcli.tools import registry
 from evcli.tools.fetch import Outcome, call_target, searched_scope
 from evcli.tools.params import NAME, TimeExpression, ToolParams, keywords
@@ -46,7 +47,7 @@ class QueryLogsParams(ToolParams):
     until: TimeExpression = None
     window: str | None = None
     limit: int = Field(50, ge=1, le=500)
-    count_by: Literal["address", "instance", "path"] | None = None  # stats.by_address / by_instance / by_path
+    count_by: Breakdown | None = None  # stats.by_address / by_instance / by_path
 
     @field_validator("level", mode="before")
     @classmethod

@@ -25,7 +25,7 @@ from pydantic import Field, model_validator
 from evcli.backends.base import QUANTILES, SeriesQuery, parse_matcher
 from evcli.backends.envindex import prepare_clock
 from evcli.backends.series import relative_range
-from evcli.timerange import TimeRange, parse_range_text, parse_time
+from evcli.core.time import TimeRange, parse_range_text, parse_time
 from evcli.tools import registry
 from evcli.tools.fetch import Outcome, call_target, environment_zone, searched_scope
 from evcli.tools.params import ALERTNAME, METRIC, NAME, LabelMatchers, PromQL, TimeExpression, ToolParams

@@ -28,10 +28,10 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import Field, field_validator
 
-from evcli.backends.base import BackendError
 from evcli.backends.envindex import prepare_queries
 from evcli.backends.trace_graph import TraceQuery
-from evcli.timerange import TimeRange, parse_duration
+from evcli.core.errors import BackendError
+from evcli.core.time import TimeRange, parse_duration
 from evcli.tools import registry
 from evcli.tools.fetch import (
     LIVE_DEFAULT_SPAN,

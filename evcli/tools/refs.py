@@ -95,6 +95,34 @@ def positive_refs(tool_name: str, output: dict[str, Any]) -> list[EvidenceRef]:
     return refs
 
 
+def cited_ref(tool_name: str, output: dict[str, Any], raw_path: str) -> tuple[bool, str | None]:
+    """(whether `positive_refs` gives the output any ref, the text of its ref at `raw_path` or None), rendering
+    only that one item: the Gatekeeper re-derives each cited ref of a call that may hold hundreds. An output
+    whose list arrays are not lists (hand-edited) is read as `positive_refs` reads it."""
+    from evcli.tools import registry
+
+    arrays = registry.get(tool_name).arrays
+    lists = [output.get(array.name) for array in arrays if not array.single]
+    if not all(isinstance(value, list) or not value for value in lists):
+        refs = positive_refs(tool_name, output)
+        return bool(refs), next((ref.text for ref in refs if ref.raw_path == raw_path), None)
+    if not any(lists):
+        return False, None
+    for array in arrays:  # the first array whose ref has this path, as positive_refs lists them
+        value = output.get(array.name)
+        if array.single:
+            if raw_path == f"$.{array.name}" and isinstance(value, dict) and value:
+                return True, array.render(value)
+            continue
+        items = value or []
+        prefix = f"$.{array.name}["
+        index = raw_path[len(prefix) : -1] if raw_path.startswith(prefix) and raw_path.endswith("]") else ""
+        # positive_refs writes an index as str(int): "01", "+1" or "١" name no ref
+        if index.isascii() and index.isdigit() and str(int(index)) == index and int(index) < len(items):
+            return True, array.render(items[int(index)])
+    return True, None
+
+
 def no_evidence_ref(tool_name: str, scope: dict[str, Any], message: str) -> EvidenceRef:
     return EvidenceRef(raw_path=NO_EVIDENCE_PATH, text=no_evidence_text(tool_name, scope, message))
 

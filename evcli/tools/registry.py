@@ -19,7 +19,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from evcli.errors import BadInput
+from pydantic import ValidationError
+
+from evcli.core.errors import BadInput
 
 if TYPE_CHECKING:
     from evcli.tools.fetch import Outcome
@@ -157,3 +159,15 @@ def get(name: str | None) -> ToolSpec:
     if spec is None:
         raise UnknownTool(f"unknown tool {name!r}; tools: {', '.join(names())}")
     return spec
+
+
+def validate_params(tool_name: str, raw: dict[str, Any]) -> ToolParams:
+    """`raw` as the parameters of tool `tool_name`; an unknown tool or a bad value is one BadInput line."""
+    model = get(tool_name).params
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "parameters"
+        message = first["msg"].removeprefix("Value error, ")
+        raise BadInput(f"{tool_name}: {where}: {message}") from exc

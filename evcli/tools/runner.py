@@ -7,7 +7,7 @@ when a successful, untruncated query found nothing. A backend that fails gives
 `evidence_status: failed` and no refs — never a fake "no evidence".
 
 A call's timeout is real: the fetch runs under a deadline that every snapshot
-read checks (`evcli.backends.files`), so at the timeout the work stops, the
+read checks (`evcli.core.files`), so at the timeout the work stops, the
 invocation is recorded failed ("timed out after 15s"), and the worker is a
 daemon thread, so even a backend that never checks cannot keep the process alive.
 
@@ -28,14 +28,15 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from evcli.backends.base import BackendError, EvidenceBackend
-from evcli.backends.files import Deadline, DeadlineExceeded, deadline_scope
+from evcli.backends.base import EvidenceBackend
 from evcli.contracts import RetrievalDetails, ToolInvocation
-from evcli.errors import BadInput
+from evcli.core.errors import BackendError, BadInput
+from evcli.core.files import Deadline, DeadlineExceeded, deadline_scope
+from evcli.core.redaction import Redactor
 from evcli.tools import guards, refs, registry
 from evcli.tools.fetch import Outcome, cap_text
-from evcli.tools.params import ToolParams, validate_params
-from evcli.tools.redaction import Redactor
+from evcli.tools.params import ToolParams
+from evcli.tools.registry import validate_params
 
 TIMEOUT_ENV = "EVCLI_TOOL_TIMEOUT_S"
 _STOP_GRACE_S = 1.0  # how long a timed-out worker gets to reach its next deadline check

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from evcli.backends.snapshot import demo_env_dir
-from evcli.tools.redaction import Redactor
+from evcli.core.redaction import Redactor
 from tests.adversarial.secrets_corpus import PEM_BLOCK_LINES, SECRETS, leaked
 from tests.agents.scripted_server import ScriptedServer, answer, calls, role_of, tool_messages
 from tests.cli._util import evcli

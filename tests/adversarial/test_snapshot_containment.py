@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from evcli.backends.base import BackendError, LogQuery, parse_window
+from evcli.backends.base import LogQuery, parse_window
 from evcli.backends.envcheck import check_env
 from evcli.backends.snapshot import SnapshotBackend
-from evcli.errors import BadInput
+from evcli.core.errors import BackendError, BadInput
 from evcli.kb.index import KnowledgeIndex, markdown_files
 from tests.conftest import REPO
 
@@ -204,7 +204,7 @@ def test_query_logs_fails_fast_on_a_special_log_file(tmp_path, kind):
 
 
 def test_the_markdown_walk_stops_at_its_file_limit_and_says_so(tmp_path):
-    from evcli.backends.files import ReadLimits
+    from evcli.core.files import ReadLimits
 
     for number in range(12):
         (tmp_path / f"note{number}.md").write_text(f"# Note {number}\n\nbody\n", encoding="utf-8")
@@ -216,7 +216,7 @@ def test_the_markdown_walk_stops_at_its_file_limit_and_says_so(tmp_path):
 
 
 def test_the_markdown_walk_stops_at_its_byte_limits_and_says_so(tmp_path):
-    from evcli.backends.files import ReadLimits
+    from evcli.core.files import ReadLimits
 
     (tmp_path / "big.md").write_text("# Big\n\n" + "x" * 5000, encoding="utf-8")
     (tmp_path / "small.md").write_text("# Small\n\nok\n", encoding="utf-8")

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from evcli.errors import StoreError
+from evcli.core.errors import StoreError
 from evcli.store.db import TraceStore
 from evcli.store.documents import read_document, to_canonical
 from evcli.store.query import SessionQuery
@@ -426,7 +426,7 @@ def test_a_full_store_is_named_disk_full_with_its_path(tmp_path):
         store.conn.execute(f"PRAGMA max_page_count = {pages}")
         with pytest.raises(StoreError) as caught:
             store.create_session("x" * 200_000)
-    from evcli.errors import expected_failure
+    from evcli.core.errors import expected_failure
 
     failure = expected_failure(caught.value)
     assert failure is not None and failure.exit_code == 1

@@ -12,7 +12,7 @@ import shutil
 import pytest
 
 from evcli.backends.snapshot import demo_env_dir
-from evcli.console import visible
+from evcli.core.console import visible
 from evcli.store.db import TraceStore
 from tests.cli._util import evcli
 

@@ -10,7 +10,7 @@ from typing import Any
 from evcli.agents.drafts import check_drafts
 from evcli.agents.engine import CHECK_CLAIMS, ToolCall, Turn
 from evcli.contracts import SessionDocument, ToolInvocation
-from evcli.errors import BadInput
+from evcli.core.errors import BadInput
 from evcli.pipeline import Pipeline
 from evcli.tools.guards import ToolRefused
 from evcli.tools.runner import SessionView, ToolEnvironment, run_tool

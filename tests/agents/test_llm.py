@@ -15,8 +15,8 @@ from evcli.agents.executor import tool_schemas
 from evcli.agents.jsonparse import parse_json_object
 from evcli.agents.llm import LiteLLMEngine, build_messages
 from evcli.agents.prompts import load_prompt
-from evcli.errors import BadInput
-from evcli.tools.params import validate_params
+from evcli.core.errors import BadInput
+from evcli.tools.registry import validate_params
 from tests.agents.scripted_server import ScriptedServer, answer, calls, error
 
 KEY = "sk-scripted-test-key-123456"

@@ -1411,17 +1411,17 @@ def test_a_name_one_line_mentions_stays_an_unknown_service(tmp_path):
     """nova-api writes half of the lines (their source: searched as a word there); nova-conductor is in one
     line of 41 (a message about it: it stays an unknown service, and its negative answers)."""
     from evcli.backends.snapshot import SnapshotBackend
-    from evcli.contracts import EnvironmentOverview, QuestionScope
+    from evcli.contracts import EnvironmentOverview, Query
     from evcli.session_setup import vocabulary
 
     backend = SnapshotBackend(_openstack_snapshot(tmp_path / "env"))
     overview = EnvironmentOverview(services=["openstack"], aliases={}, alerts=[], skills=[])
-    asked = QuestionScope(unknown_services=["nova-api", "nova-conductor"])
+    asked = Query(unknown_services=["nova-api", "nova-conductor"])
     assert vocabulary(backend, asked, overview) == {"nova-api": {"openstack": 20}}
     # the engine searches a source name as a word; well-known software asked about (a term too) stays unknown
     for scope, mentioned, unknown in (
-        (QuestionScope(unknown_services=["nova-api"]), ("nova-api",), ()),
-        (QuestionScope(unknown_services=["postgres"], terms=["postgres"]), (), ("postgres",)),
+        (Query(unknown_services=["nova-api"]), ("nova-api",), ()),
+        (Query(unknown_services=["postgres"], terms=["postgres"]), (), ("postgres",)),
     ):
         name = scope.unknown_services[0]
         payload = {"scope": scope.model_dump(mode="json"), "environment": {"vocabulary": {name: {"openstack": 20}}}}

@@ -6,11 +6,11 @@ import pytest
 
 from evcli.agents.offline.payload import intent_of
 from evcli.agents.offline.queries import evidence_calls, follow_up_calls, narrow_calls, overview_gap_calls
-from evcli.contracts import AskedRange, QuestionScope
+from evcli.contracts import AskedRange, Query
 
 
 def _ask(vocabulary=None, known=("nginx", "auth"), **scope):
-    question = QuestionScope(**scope)
+    question = Query(**scope)
     payload = {
         "language": "en",
         "task_scope": question.task_scope,
@@ -109,7 +109,7 @@ def test_words_asked_together_stay_together_across_a_word_no_log_holds():
         for c in evidence_calls(count, "how many failed password attempts for root?", ["auth"], None)
     ]
     assert "root password failed" in queries and "root" not in queries
-    when = _ask(vocabulary, services=["auth"], terms=terms)
+    when = _ask(vocabulary, services=["auth"], terms=terms, answer="onset", kinds=["onset"])
     queries = [
         c.arguments.get("query")
         for c in evidence_calls(when, "when did the failed password attempts for root start?", ["auth"], None)
@@ -188,13 +188,14 @@ def test_an_alert_asked_firing_is_read_in_any_state_so_an_inhibited_one_answers(
 
 def test_a_narrow_metrics_check_in_an_asked_range_reads_alerts_in_any_state():
     morning = AskedRange(text="this morning", range="2026-03-18T06:00:00+01:00..2026-03-18T09:30:00+01:00")
-    ask = _ask(task_scope="narrow", services=["nginx"], range=morning)
+    ask = _ask(task_scope="narrow", services=["nginx"], range=morning, answer="health", kinds=["health", "confirm"])
     call, errors = narrow_calls(ask, "was nginx down this morning?")
     assert call.name == "query_metrics"
     assert call.arguments["state"] == "any"
     # a service's state asked: its errors in the range say too
     assert (errors.name, errors.arguments["service"], errors.arguments["level"]) == ("query_logs", "nginx", "ERROR")
-    unranged, _ = narrow_calls(_ask(task_scope="narrow", services=["nginx"]), "is nginx down?")
+    health = {"answer": "health", "kinds": ["health", "confirm"]}
+    unranged, _ = narrow_calls(_ask(task_scope="narrow", services=["nginx"], **health), "is nginx down?")
     assert "state" not in unranged.arguments
 
 
@@ -239,7 +240,16 @@ def test_a_which_question_counts_its_words_together_with_the_host_across_cue_wor
     """ "which IP is ufw blocking most on app-02": ufw, block (searched by its stem, written "blocking") and
     the host are counted together, not every line of the host."""
     vocabulary = {"app-02": {"syslog": 1404}, "ufw": {"syslog": 120}, "block": {"syslog": 120}}
-    ask = _ask(vocabulary, known=("syslog",), services=["syslog"], hosts=["app-02"], terms=["ufw", "block"])
+    ask = _ask(
+        vocabulary,
+        known=("syslog",),
+        services=["syslog"],
+        hosts=["app-02"],
+        terms=["ufw", "block"],
+        answer="breakdown",
+        kinds=["breakdown"],
+        by="address",
+    )
     queries = [
         c.arguments.get("query")
         for c in evidence_calls(ask, "which IP is ufw blocking most on app-02", ["syslog"], None)

@@ -10,7 +10,7 @@ import pytest
 
 from evcli.agents import preflight
 from evcli.agents.preflight import ModelUnreachable, check_models, key_variable, local_server
-from evcli.errors import BadInput
+from evcli.core.errors import BadInput
 from tests.agents.scripted_server import ScriptedServer
 
 ALL = ("planner", "executor", "verifier", "composer")

@@ -9,9 +9,9 @@ import pytest
 
 from evcli.aiops import parse_alert_payload
 from evcli.backends.alertmanager import AlertmanagerBackend, normalise_alertmanager_alert
-from evcli.backends.base import BackendError
 from evcli.backends.live import LiveBackend
-from evcli.timerange import TimeRange
+from evcli.core.errors import BackendError
+from evcli.core.time import TimeRange
 from tests.backends.conftest import fetch_json
 
 

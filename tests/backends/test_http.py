@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from evcli.backends import http
-from evcli.backends.base import BackendError
 from evcli.backends.http import Connection, HttpAuth, HttpStatusError, MissingSecret, get_json, post_json
 from evcli.contracts import BackendAuth, BackendSpec
+from evcli.core.errors import BackendError
 
 
 class _Echo(BaseHTTPRequestHandler):

@@ -20,12 +20,12 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from evcli.backends.base import BackendError
 from evcli.backends.jaeger import build
 from evcli.backends.trace_graph import TraceQuery
 from evcli.contracts import BackendSpec
+from evcli.core.errors import BackendError
+from evcli.core.time import parse_range_text
 from evcli.store.db import TraceStore
-from evcli.timerange import parse_range_text
 from tests.backends.test_prometheus_secured import _self_signed
 from tests.backends.trace_servers import (
     SpanRow,

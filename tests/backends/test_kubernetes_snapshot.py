@@ -14,10 +14,10 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from evcli.backends import k8s_objects as k8s
-from evcli.backends.base import BackendError
 from evcli.backends.k8s_describe import described
 from evcli.backends.snapshot import SnapshotBackend
-from evcli.timerange import TimeRange
+from evcli.core.errors import BackendError
+from evcli.core.time import TimeRange
 from tests.cli._util import evcli
 
 ENV = Path(__file__).resolve().parent / "k8s_env"

@@ -7,10 +7,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from evcli.backends.base import BackendError, LogQuery, parse_window
+from evcli.backends.base import LogQuery, parse_window
 from evcli.backends.live import LiveBackend
-from evcli.backends.spec import BackendSpec
-from evcli.timerange import TimeRange
+from evcli.contracts import BackendSpec
+from evcli.core.errors import BackendError
+from evcli.core.time import TimeRange
 
 
 def live(timeout: float = 10, **urls: str) -> LiveBackend:

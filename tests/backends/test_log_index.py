@@ -16,10 +16,11 @@ from pathlib import Path
 import pytest
 
 from evcli.backends.base import LogQuery
-from evcli.backends.files import Deadline, DeadlineExceeded, deadline_scope
-from evcli.backends.logindex import index_home, mask
+from evcli.backends.logrows import mask
 from evcli.backends.snapshot import SnapshotBackend
-from evcli.timerange import TimeRange
+from evcli.core.files import Deadline, DeadlineExceeded, deadline_scope
+from evcli.core.paths import index_home
+from evcli.core.time import TimeRange
 
 ENV = 'now = "2026-07-08T23:10:00Z"\ntimezone = "Asia/Shanghai"\n'
 # local times (+08:00): 06:50 .. 07:09 on 2026-07-09
@@ -142,7 +143,7 @@ def test_stats_match_a_hand_count(tmp_path):
 
 
 def test_template_masking_token_by_token_equals_the_whole_message_regex():
-    from evcli.backends.logindex import _VARIABLE
+    from evcli.backends.logrows import _VARIABLE
 
     messages = [
         "  two  spaces\tand a tab 10.0.0.7:6379\tx1 ",
@@ -156,7 +157,7 @@ def test_template_masking_token_by_token_equals_the_whole_message_regex():
 
 
 def test_templates_remembered_by_digit_shape_equal_the_regex_for_every_message():
-    from evcli.backends.logindex import _VARIABLE
+    from evcli.backends.logrows import _VARIABLE
 
     # same shape once digits read as 1: the first one's template must not be reused wrongly
     messages = [
@@ -470,7 +471,7 @@ def test_host_shop_api_session_expired_is_42_lines_in_14_records():
 def test_epochs_per_minute_offsets_equal_epoch_across_dst_changes(zone):
     from zoneinfo import ZoneInfo
 
-    from evcli.backends.logindex import Epochs, epoch
+    from evcli.backends.logrows import Epochs, epoch
 
     tz = ZoneInfo(zone)
     epochs = Epochs(tz)

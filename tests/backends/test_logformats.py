@@ -20,7 +20,7 @@ from evcli.backends.logformats import (
     is_continuation,
     known_formats,
 )
-from evcli.timerange import localize
+from evcli.core.time import localize
 
 BERLIN = ZoneInfo("Europe/Berlin")
 CLOCK = datetime(2024, 1, 5, 12, 0, tzinfo=UTC)

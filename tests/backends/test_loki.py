@@ -13,10 +13,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from evcli.backends.base import BackendError, LogQuery, TimeWindow
+from evcli.backends.base import LogQuery, TimeWindow
 from evcli.backends.http import HttpAuth, quote_string
 from evcli.backends.loki import LokiBackend, level_in_line, regex_literal
-from evcli.timerange import TimeRange
+from evcli.core.errors import BackendError
+from evcli.core.time import TimeRange
 
 START = datetime(2024, 5, 1, 10, 0, tzinfo=UTC)
 END = datetime(2024, 5, 1, 10, 30, tzinfo=UTC)

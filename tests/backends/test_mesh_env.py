@@ -20,8 +20,8 @@ from evcli.backends.snapshot import SnapshotBackend
 from evcli.backends.spec import packaged_env_dir
 from evcli.backends.trace_graph import TraceQuery
 from evcli.backends.traceformats import Span
+from evcli.core.time import TimeRange
 from evcli.gatekeeper.excerpt import normalize
-from evcli.timerange import TimeRange
 from tests.cli._util import evcli
 from tests.conftest import REPO
 

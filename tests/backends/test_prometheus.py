@@ -9,14 +9,15 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from evcli.backends.alerts import format_duration, significant
-from evcli.backends.base import BackendError, parse_window
+from evcli.backends.base import parse_window
 from evcli.backends.live import LiveBackend
 from evcli.backends.prometheus import (
     PrometheusBackend,
     normalise_prometheus_alert,
     selector,
 )
-from evcli.timerange import TimeRange
+from evcli.core.errors import BackendError
+from evcli.core.time import TimeRange
 
 ISO_Z = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
 DURATION = re.compile(r"^(\d+h\d\dm|\d{1,2}m)$")

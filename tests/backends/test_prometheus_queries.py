@@ -9,9 +9,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from evcli.backends.base import BackendError, LabelMatcher, SeriesQuery, parse_window
+from evcli.backends.base import LabelMatcher, SeriesQuery, parse_window
 from evcli.backends.prometheus import PrometheusBackend
-from evcli.timerange import TimeRange
+from evcli.core.errors import BackendError
+from evcli.core.time import TimeRange
 from evcli.tools.context import build_environment
 from evcli.tools.runner import ToolSettings, run_tool
 from tests.backends.conftest import SHOP_ORDERS_PER_S

@@ -20,11 +20,11 @@ from pathlib import Path
 
 import pytest
 
-from evcli.backends.base import BackendError
 from evcli.backends.http import Connection, HttpStatusError
 from evcli.backends.live import LiveBackend
 from evcli.backends.prometheus import build
 from evcli.contracts import BackendAuth, BackendSpec
+from evcli.core.errors import BackendError
 from evcli.store.db import TraceStore
 from tests.backends.conftest import free_port, wait_until
 from tests.cli._util import assert_clean_error, evcli

@@ -8,10 +8,12 @@ from dataclasses import dataclass
 import pytest
 
 from evcli.backends import registry
-from evcli.backends.base import BackendError, LogQuery, LogResult, parse_window
+from evcli.backends.base import LogQuery, LogResult, parse_window
 from evcli.backends.live import LiveBackend
 from evcli.backends.registry import BackendKind, Capability, providers
-from evcli.backends.spec import BackendSpec, EnvironmentSpec
+from evcli.backends.spec import EnvironmentSpec
+from evcli.contracts import BackendSpec
+from evcli.core.errors import BackendError
 from evcli.tools.context import build_environment
 from evcli.tools.runner import run_tool
 
@@ -94,7 +96,7 @@ def test_the_tool_layer_reads_logs_from_a_toy_backend_registered_in_the_test(toy
 
 
 def test_a_stored_spec_naming_an_unregistered_backend_is_a_usage_error():
-    from evcli.errors import BadInput
+    from evcli.core.errors import BadInput
 
     with pytest.raises(BadInput, match="unknown backend 'toy_logs'"):
         EnvironmentSpec.from_config({"toy_logs": "toy://one"}).evidence_backend()

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from evcli.backends.base import BackendError
 from evcli.backends.runbooks import RunbooksBackend
+from evcli.core.errors import BackendError
 
 
 def _runbook(directory, name: str, title: str, body: str) -> None:

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from evcli.backends.base import BackendError, LogQuery, parse_window
+from evcli.backends.base import LogQuery, parse_window
 from evcli.backends.snapshot import SnapshotBackend, demo_env_dir
-from evcli.timerange import TimeRange
+from evcli.core.errors import BackendError
+from evcli.core.time import TimeRange
 
 NOW = "2026-07-08T23:10:00Z"
 ENV = f'name = "test"\nnow = "{NOW}"\n'

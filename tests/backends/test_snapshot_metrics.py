@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from evcli.backends.base import BackendError
 from evcli.backends.snapshot import SnapshotBackend
 from evcli.backends.snapshot_metrics import metric_column, metric_time
-from evcli.timerange import TimeRange, zone_named
+from evcli.core.errors import BackendError
+from evcli.core.time import TimeRange, zone_named
 from tests.cli._util import evcli
 
 ENV = 'name = "m"\ntimezone = "Asia/Shanghai"\nnow = "2026-07-09T07:10:00+08:00"\n'

@@ -8,9 +8,9 @@ import pytest
 
 from evcli.backends.live import LiveBackend
 from evcli.backends.snapshot import SnapshotBackend, demo_env_dir
-from evcli.backends.spec import BackendSpec, EnvironmentSpec, packaged_env_dir
-from evcli.contracts import SessionConfig
-from evcli.errors import BadInput
+from evcli.backends.spec import EnvironmentSpec, packaged_env_dir
+from evcli.contracts import BackendSpec, SessionConfig
+from evcli.core.errors import BadInput
 from evcli.store.db import TraceStore
 from tests.cli._util import evcli
 

@@ -18,7 +18,7 @@ from datetime import timedelta
 import pytest
 
 from evcli.backends.tempo import hex_id
-from evcli.timerange import parse_range_text
+from evcli.core.time import parse_range_text
 from tests.backends.trace_servers import (
     TraceServer,
     dataset,

@@ -118,7 +118,7 @@ def test_spans_without_a_service_are_on_no_edge_and_stated(tmp_path):
 _MEASURED = (
     "import json, sys; from pathlib import Path; from evcli.backends.envcheck import check_env;"
     "from evcli.backends.snapshot import SnapshotBackend; from evcli.backends.trace_graph import TraceQuery;"
-    "from evcli.backends.base import BackendError; env = Path(sys.argv[1])\n"
+    "from evcli.core.errors import BackendError; env = Path(sys.argv[1])\n"
     "try:\n    SnapshotBackend(env).traces.query(TraceQuery())\n    failed = ''\n"
     "except BackendError as error:\n    failed = str(error)\n"
     "problems = [(p.path, p.severity, p.message) for p in check_env(env).problems if p.path.startswith('traces')]\n"

@@ -20,10 +20,10 @@ from pathlib import Path
 import pytest
 
 from evcli.backends import tracebuild
-from evcli.backends.files import Deadline, DeadlineExceeded, deadline_scope
 from evcli.backends.snapshot import SnapshotBackend
 from evcli.backends.trace_graph import SpanGraph, SpanSource, TraceQuery, answer
 from evcli.backends.traceformats import TraceFileError, read_spans
+from evcli.core.files import Deadline, DeadlineExceeded, deadline_scope
 from tests.cli._util import evcli
 from tests.terminal import stderr_on_a_terminal
 

@@ -18,7 +18,7 @@ from tests.backends.conftest import ALERTMANAGER_CONFIG, fetch_json, start_alert
 
 @pytest.fixture(autouse=True)
 def _console_width_from_env(monkeypatch):
-    from evcli.console import err, out
+    from evcli.core.console import err, out
 
     for console in (out, err):
         monkeypatch.setattr(console, "_width", None, raising=False)

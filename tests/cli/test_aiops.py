@@ -5,7 +5,7 @@ import json
 from typer.testing import CliRunner
 
 from evcli.cli import app
-from evcli.console import visible
+from evcli.core.console import visible
 from tests.cli._util import assert_clean_error, evcli
 from tests.report.conftest import RAW_CONTROLS
 from tests.test_aiops import AM_LIST, WEBHOOK

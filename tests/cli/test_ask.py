@@ -106,6 +106,7 @@ def test_ask_json_is_one_document_and_the_store_holds_the_whole_run(db_path):
     assert set(result) == {
         "session_id",
         "question",
+        "query",
         "verdict",
         "gate",
         "answer",
@@ -118,6 +119,8 @@ def test_ask_json_is_one_document_and_the_store_holds_the_whole_run(db_path):
         "usage",
     }
     assert result["question"] == CPU_QUESTION
+    # the question as code read it, the stored reading
+    assert (result["query"]["answer"], result["query"]["services"]) == ("confirm", ["payment-service"])
     session_id = result["session_id"]
     assert result["verdict"] == "PASS"
     assert result["gate"] == {"status": "pass", "severity": "none", "failed_rules": []}
@@ -437,6 +440,7 @@ def test_ask_json_prints_the_ask_result_with_sorted_keys(db_path):
         "hypotheses",
         "missing_info",
         "models",
+        "query",
         "question",
         "rounds",
         "session_id",

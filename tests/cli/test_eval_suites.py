@@ -110,7 +110,7 @@ def test_progress_goes_to_stderr_one_line_per_case():
 
 
 def test_progress_is_on_when_stderr_is_a_terminal(monkeypatch):
-    from evcli.console import err
+    from evcli.core.console import err
 
     monkeypatch.setattr(err, "_force_terminal", True)
     run = evcli("eval", "cases", DEMO_CASES, "--json")

@@ -9,8 +9,8 @@ import pytest
 from rich.cells import cell_len
 from typer.testing import CliRunner
 
-from evcli.canonical import canonical_json
 from evcli.cli import app
+from evcli.core.canonical import canonical_json
 from evcli.store.db import TraceStore
 from tests.cli._util import (
     assert_clean_error,
@@ -345,7 +345,7 @@ def test_corrupt_store_is_left_alone(command, tmp_path):
 
 
 def test_export_all_writes_one_canonical_file_per_session(tmp_path):
-    from evcli.canonical import canonical_json
+    from evcli.core.canonical import canonical_json
 
     db = tmp_path / "all.db"
     names = ["narrow-payment-highcpu", "broad-order-service"]

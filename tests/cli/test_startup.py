@@ -78,7 +78,7 @@ def test_store_reads_load_no_write_or_masking_code(tmp_path, evcli_home):
         "import sys, runpy; sys.argv = ['evcli'] + sys.argv[1:]\n"
         "try:\n    runpy.run_module('evcli', run_name='__main__')\n"
         "except SystemExit as exc:\n    assert not exc.code, exc.code\n"
-        "print('LOADED', sorted(m for m in ('sqlite_utils', 'evcli.tools.redaction') if m in sys.modules), file=sys.stderr)\n"
+        "print('LOADED', sorted(m for m in ('sqlite_utils', 'evcli.core.redaction') if m in sys.modules), file=sys.stderr)\n"
     )
     for args in (["sessions", "--db", str(db)], ["trace", session_id, "--db", str(db)]):
         completed = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=env)

@@ -9,7 +9,7 @@ import pytest
 
 from evcli.config import default_config_path, load
 from evcli.config.template import TEMPLATE
-from evcli.errors import BadInput
+from evcli.core.errors import BadInput
 
 FILE = """\
 env = "host"

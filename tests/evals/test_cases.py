@@ -12,7 +12,7 @@ import evcli
 from evcli.agents.roles import Models
 from evcli.aiops import diagnose_payload
 from evcli.backends.snapshot import demo_env_dir
-from evcli.errors import BadInput
+from evcli.core.errors import BadInput
 from evcli.evals.cases import (
     DEFAULT_SUITES,
     DIAGNOSIS_SUITE,

@@ -24,7 +24,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from evcli.backends.snapshot import SnapshotBackend, pod_service
+from evcli.backends.k8s_objects import pod_service
+from evcli.backends.snapshot import SnapshotBackend
 from evcli.backends.trace_graph import Quality, SpanGraph, SpanSource, TraceQuery, answer
 from evcli.backends.traceformats import Span, read_spans
 from evcli.evals import incidents

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from evcli.contracts import ROLES
-from evcli.errors import BadInput
+from evcli.core.errors import BadInput
 from evcli.evals.model import request_characters, select_cases
 from evcli.store.db import TraceStore
 from tests.agents.scripted_server import ScriptedServer, error

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from evcli.backends.snapshot import demo_env_dir
-from evcli.errors import BadInput
+from evcli.core.errors import BadInput
 from evcli.evals.retrieval import DEFAULT_K, RETRIEVAL_SUITE, load_retrieval_cases, run_suite
 
 FIXTURES = Path(__file__).parent / "fixtures"

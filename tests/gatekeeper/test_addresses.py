@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from evcli.gatekeeper import addresses, typed
+from evcli.gatekeeper import addresses, typed, typed_model
 
 SSHD = "Mar 18 08:03:33 web-01 sshd[24189]: Accepted publickey for deploy from 10.0.0.12 port 45660 ssh2"
 RESOLVER_FAILED = (
@@ -63,7 +63,7 @@ def test_a_word_before_an_address_is_no_name():
 
 
 def test_the_typed_check_reports_the_address_and_the_excerpt_check_does_not_pass_it():
-    cited = typed.Cited(0, "$.logs[0]", typed.item_values(SSHD, "$.logs[0]"), item=SSHD)
+    cited = typed_model.Cited(0, "$.logs[0]", typed.item_values(SSHD, "$.logs[0]"), item=SSHD)
     result = typed.check_claim("web-01 (10.0.0.12) accepted a login for deploy", [cited], ["web-01"])
     assert any("10.0.0.12 as web-01's address" in problem for problem in result.problems)
     honest = typed.check_claim("Accepted publickey for deploy from 10.0.0.12", [cited], ["web-01"])

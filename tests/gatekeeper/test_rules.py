@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from evcli.errors import BadInput
+from evcli.core.errors import BadInput
 from evcli.gatekeeper.rules import KNOWN_RULES, load_rules
 from tests.conftest import REPO
 

@@ -3,7 +3,7 @@ asked and reports asked/searched when they do not; a session without a scope run
 
 from __future__ import annotations
 
-from evcli.contracts import AskedRange, Claim, EvidenceRef, QuestionScope, RetrievalDetails, ToolInvocation
+from evcli.contracts import AskedRange, Claim, EvidenceRef, Query, RetrievalDetails, ToolInvocation
 from evcli.gatekeeper import scope as scope_rules
 from evcli.gatekeeper.engine import gate
 from evcli.gatekeeper.rules import load_rules
@@ -40,8 +40,8 @@ def alerts(invocation_id=2, alertname="ZooKeeperDown", state=None):
     )
 
 
-def asked(**fields) -> QuestionScope:
-    return QuestionScope(**fields)
+def asked(**fields) -> Query:
+    return Query(**fields)
 
 
 def negative(text: str, invocation_id: int = 1) -> Claim:
@@ -132,6 +132,58 @@ def test_count_claimed():
     unknown.evidence_bindings[0].evidence_excerpt = "message=unknown service 'kafka'"
     assert scope_rules.count_claimed(asked(wants_count=True, unknown_services=["kafka"]), [unknown]) == []
     assert scope_rules.count_claimed(asked(wants_count=True), [_claim("$.no_evidence")])[0].asked == "count"
+
+
+def _bound(raw_path: str, invocation_id: int, claim_type: str = "observation") -> Claim:
+    return Claim.model_validate(
+        {
+            "claim_id": "c1",
+            "claim_type": claim_type,
+            "claim_text": "x",
+            "evidence_bindings": [
+                {
+                    "tool_name": "query_logs",
+                    "source_invocation_id": invocation_id,
+                    "raw_path": raw_path,
+                    "evidence_excerpt": "x",
+                }
+            ],
+        }
+    )
+
+
+def test_breakdown_claimed():
+    """ "which IP …": the answer cites the stats of a search that counted by address, not any stats."""
+    which_ip = asked(answer="breakdown", kinds=["breakdown"], by="address")
+    by_address = logs(1, count_by="address")
+    by_path = logs(2, count_by="path")
+    assert scope_rules.breakdown_claimed(which_ip, [_bound("$.stats", 1)], [by_address, by_path]) == []
+    assert scope_rules.breakdown_claimed(which_ip, [_bound("$.no_evidence", 1)], [by_address]) == []
+    (miss,) = scope_rules.breakdown_claimed(which_ip, [_bound("$.stats", 2)], [by_address, by_path])
+    assert (miss.asked, miss.searched) == ("by address", "no breakdown")
+    assert scope_rules.breakdown_claimed(which_ip, [_bound("$.logs[0]", 1)], [by_address])
+    assert scope_rules.breakdown_claimed(asked(), [_bound("$.logs[0]", 1)], [by_address]) == []
+
+
+def test_why_answered():
+    """A why-question's answer names a cause or says why it has none; another question needs neither."""
+    why = asked(answer="why", kinds=["why"])
+    observed = [_bound("$.logs[0]", 1)]
+    (miss,) = scope_rules.why_answered(why, observed, {"hypotheses": [], "missing_info": []})
+    assert miss.asked == "why"
+    assert scope_rules.why_answered(why, observed, {"hypotheses": ["pool exhausted"]}) == []
+    assert scope_rules.why_answered(why, observed, {"missing_info": ["no runbook matched"]}) == []
+    assert scope_rules.why_answered(why, [_bound("$.logs[0]", 1, "root_cause")], {}) == []
+    assert scope_rules.why_answered(asked(answer="count", kinds=["count"]), observed, {}) == []
+
+
+def test_gate_checks_the_answer_shape_the_question_asks(rules):
+    """The shape rules run inside the gate and cap the verdict (low_confid), naming what was asked."""
+    output = {"answer_version": "executor_evidence_v2", "claims": [], "hypotheses": [], "missing_info": []}
+    scope = asked(answer="why", kinds=["why", "breakdown"], by="path")
+    result = gate(output, [logs(level="ERROR")], rules, scope=scope)
+    assert {"scope.why_answered", "scope.breakdown_claimed"} <= set(result.failed_rules)
+    assert result.severity == "low_confid"
 
 
 def test_a_name_that_is_no_service_is_covered_by_a_search_of_it_as_a_keyword():

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from evcli.contracts import QuestionScope, ToolInvocation
+from evcli.contracts import Query, ToolInvocation
 from evcli.gatekeeper.engine import gate
 from evcli.gatekeeper.rules import load_rules
 
@@ -45,7 +45,7 @@ def _gate(
     }
     claim = {"claim_id": "c1", "claim_type": claim_type, "claim_text": text, "evidence_bindings": [binding]}
     output = {"answer_version": "executor_evidence_v2", "claims": [claim]}
-    scope = QuestionScope(services=[asked], task_scope="narrow")
+    scope = Query(services=[asked], task_scope="narrow")
     return gate(output, [invocation, *others], load_rules(), scope=scope, services=SERVICES)
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from evcli.contracts import ToolInvocation
-from evcli.gatekeeper import typed
+from evcli.gatekeeper import typed, typed_model
 from evcli.gatekeeper.engine import gate
 
 ENV = Path(__file__).resolve().parent.parent / "backends" / "traces_env"
@@ -51,13 +51,13 @@ def output() -> dict[str, Any]:
     return traced(count_by="service").output
 
 
-def check(text: str, raw_path: str, item: Any = None, field: str = "", found: Any = None) -> typed.ClaimCheck:
+def check(text: str, raw_path: str, item: Any = None, field: str = "", found: Any = None) -> typed_model.ClaimCheck:
     """The typed check of a claim citing `raw_path` of the snapshot's output (or `item`), or one field of it."""
     found = found or output()
     if item is None:
         item = typed.item_at(found, raw_path)
     array = found.get(raw_path[2:].split("[", 1)[0]) if "[" in raw_path else None
-    cited = typed.Cited(0, raw_path, typed.item_values(item, raw_path), array or [], raw_path + field, item)
+    cited = typed_model.Cited(0, raw_path, typed.item_values(item, raw_path), array or [], raw_path + field, item)
     return typed.check_claim(text, [cited], SERVICES)
 
 
@@ -72,7 +72,7 @@ def span_at(service: str, operation: str) -> str:
     return f"$.spans[{index}]"
 
 
-def fails(checked: typed.ClaimCheck, named: str) -> bool:
+def fails(checked: typed_model.ClaimCheck, named: str) -> bool:
     return any(named in problem for problem in checked.problems)
 
 
@@ -252,5 +252,5 @@ def test_a_value_converted_from_its_shown_digits_agrees(text, ok):
 
     item = {"caller": "frontend", "callee": "checkout", "calls": 103, "errors": 3, "p50_ms": 304.861}
     item |= {"p90_ms": 741.604, "p99_ms": 2072.176}
-    cited = typed.Cited(0, "$.edges[0]", typed.item_values(item, "$.edges[0]"), [item])
+    cited = typed_model.Cited(0, "$.edges[0]", typed.item_values(item, "$.edges[0]"), [item])
     assert (typed.check_claim(text, [cited], ("frontend", "checkout")).problems == []) is ok

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from evcli.gatekeeper import typed
+from evcli.gatekeeper import typed, typed_model
 
 ALERT = {
     "alertname": "HighMemoryUsage",
@@ -49,8 +49,8 @@ PATTERNS = [{"count": 40, "template": "GC <*>"}, {"count": 12, "template": "time
 SERVICES = ("order-service", "payment-service", "checkout")
 
 
-def check(text: str, item: dict, raw_path: str = "$.alerts[0]", siblings: list | None = None) -> typed.ClaimCheck:
-    cited = typed.Cited(0, raw_path, typed.item_values(item, raw_path), siblings or [])
+def check(text: str, item: dict, raw_path: str = "$.alerts[0]", siblings: list | None = None) -> typed_model.ClaimCheck:
+    cited = typed_model.Cited(0, raw_path, typed.item_values(item, raw_path), siblings or [])
     return typed.check_claim(text, [cited], SERVICES)
 
 
@@ -164,6 +164,26 @@ def test_a_number_inside_a_path_stays_with_its_path_for_the_excerpt_check():
     assert typed.without("last=50.0/s", [(5, 9)]) == "last=    /s"
 
 
+def test_a_port_inside_a_url_stays_part_of_the_url():
+    """An honest quote of a line naming http://refund:8080/api/refund/52301: the port the typed check compared is
+    part of the URL, which the excerpt check then finds whole (blanked, "api/refund/52301" was a token no excerpt
+    holds: the claim was rejected)."""
+    from evcli.gatekeeper.facts import missing_facts
+
+    line = "2026-04-18T23:39:49.072-04:00 ERROR Invalid response from http://refund:8080/api/refund/52301: bad float"
+    item = {"timestamp": "2026-04-18T23:39:49.072-04:00", "level": "ERROR", "service": "delivery", "message": line}
+    excerpt = f"logs/delivery.log:996 {line}"
+    for text, missing in (
+        ("delivery logged ERROR: Invalid response from http://refund:8080/api/refund/52301", []),
+        (
+            "delivery logged ERROR: Invalid response from http://refund:8080/api/admin/52301",
+            ["identifier 8080/api/admin/52301"],
+        ),
+    ):
+        checked = check(text, item, "$.logs[0]")
+        assert missing_facts(typed.without(text, checked.consumed), [excerpt]) == missing
+
+
 @pytest.mark.parametrize(
     ("text", "negation"),
     [("HighMemoryUsage on order-service is not firing yet", "not"), ("HighMemoryUsage 告警还未触发", "未")],
@@ -184,9 +204,9 @@ def test_a_date_inside_a_path_is_part_of_the_name_not_a_stated_time():
     assert [fact.kind for fact in typed.stated_facts(text)] == ["number"]  # 21G, no time
 
 
-def field_check(text: str, item: dict, field: str, raw_path: str = "$.changes[0]") -> typed.ClaimCheck:
+def field_check(text: str, item: dict, field: str, raw_path: str = "$.changes[0]") -> typed_model.ClaimCheck:
     """A claim whose one binding names `field` of its item."""
-    cited = typed.Cited(0, raw_path, typed.item_values(item, raw_path), [], raw_path + field)
+    cited = typed_model.Cited(0, raw_path, typed.item_values(item, raw_path), [], raw_path + field)
     return typed.check_claim(text, [cited], SERVICES)
 
 
@@ -214,8 +234,8 @@ def test_a_binding_naming_a_field_its_claim_does_not_state_fails_naming_it():
 
 def test_the_field_a_binding_names_is_matched_before_any_other():
     # 3.0 is both this item's score and another cited item's value: the named field takes it
-    other = typed.Cited(0, "$.suspects[0]", typed.item_values({"score": 3.0}, "$.suspects[0]"))
-    named = typed.Cited(1, "$.changes[0]", typed.item_values(CHANGE, "$.changes[0]"), [], "$.changes[0].score")
+    other = typed_model.Cited(0, "$.suspects[0]", typed.item_values({"score": 3.0}, "$.suspects[0]"))
+    named = typed_model.Cited(1, "$.changes[0]", typed.item_values(CHANGE, "$.changes[0]"), [], "$.changes[0].score")
     checked = typed.check_claim("orders-consumer, score=3.0", [other, named], SERVICES)
     assert checked.problems == [] and [(f.field, f.binding_index) for f in checked.facts if f.claim == "3.0"] == [
         ("$.changes[0].score", 1)
@@ -336,7 +356,7 @@ def test_a_change_keeps_its_baseline_and_spread_apart_from_its_value():
 def test_a_service_inside_an_image_or_a_path_is_not_the_subject():
     """ "shop/checkout:1.4.2" and "logs/checkout.log" name no service the claim speaks of."""
     item = dict(LOG, service="checkout-service", message="pulled image shop/checkout:1.4.2")
-    cited = typed.Cited(0, "$.logs[0]", typed.item_values(item, "$.logs[0]"))
+    cited = typed_model.Cited(0, "$.logs[0]", typed.item_values(item, "$.logs[0]"))
     result = typed.check_claim(
         "image shop/checkout:1.4.2 was pulled by checkout-service", [cited], ("checkout", "checkout-service")
     )

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from evcli.errors import BadInput, StoreError
+from evcli.core.errors import BadInput, StoreError
 from evcli.kb import EvidenceBlock, KnowledgeIndex, Skill, default_index_path
 from evcli.kb.frontmatter import split_front_matter
 from evcli.kb.index import (

@@ -7,7 +7,7 @@ from datetime import datetime
 
 import pytest
 
-from evcli.report.model import SeriesChart
+from evcli.report.cited import SeriesChart
 from evcli.report.svg import chart_svg, value_ticks
 from tests.report.conftest import load, needs_chromium, with_answer
 from tests.report.conftest import open_report as _open

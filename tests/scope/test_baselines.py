@@ -4,8 +4,8 @@ from datetime import datetime
 
 import pytest
 
+from evcli.core.time import zone_named
 from evcli.scope.extract import extract_scope
-from evcli.timerange import zone_named
 
 CLOCK = datetime.fromisoformat("2026-10-01T14:27:30+00:00")
 

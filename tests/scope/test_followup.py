@@ -4,11 +4,18 @@ from __future__ import annotations
 
 import pytest
 
-from evcli.contracts import AskedRange, QuestionScope
-from evcli.scope.cues import is_elliptical
+from evcli.contracts import AskedRange, Query
+from evcli.scope.answers import answer_of
 from evcli.scope.followup import follow_up
 
-PREVIOUS = QuestionScope(
+
+def asked(question: str, **fields) -> Query:
+    """The scope of a question naming nothing but `fields`, with the answer its words ask for."""
+    answer = answer_of(question, narrow=False, wants_count=False)
+    return Query(**fields, answer=answer.answer, kinds=list(answer.kinds), by=answer.by)
+
+
+PREVIOUS = Query(
     services=["nginx"],
     hosts=["web-01"],
     alertnames=["HighHTTP401Rate"],
@@ -21,11 +28,13 @@ PREVIOUS = QuestionScope(
     wants_count=True,
     task_scope="narrow",
     language="en",
+    answer="count",
+    kinds=["count"],
 )
 
 
 def test_a_question_naming_nothing_inherits_every_group_but_not_what_it_is():
-    scope = follow_up(QuestionScope(language="zh", task_scope="broad"), PREVIOUS)
+    scope = follow_up(Query(language="zh", task_scope="broad"), PREVIOUS)
     assert scope.services == ["nginx"] and scope.hosts == ["web-01"]
     assert (scope.alertnames, scope.alert_state) == (["HighHTTP401Rate"], "still_firing")
     assert scope.range == PREVIOUS.range and scope.levels == ["WARN"]
@@ -34,26 +43,27 @@ def test_a_question_naming_nothing_inherits_every_group_but_not_what_it_is():
 
 
 def test_a_named_member_replaces_its_whole_group():
-    scope = follow_up(QuestionScope(unknown_services=["payments-v3"], tokens=["502"]), PREVIOUS)
+    scope = follow_up(Query(unknown_services=["payments-v3"], tokens=["502"]), PREVIOUS)
     assert (scope.services, scope.unknown_services, scope.hosts) == ([], ["payments-v3"], [])
     assert (scope.phrases, scope.tokens, scope.terms) == ([], ["502"], [])
     assert scope.range == PREVIOUS.range  # groups it did not name are still inherited
 
 
 def test_no_previous_scope_changes_nothing():
-    scope = QuestionScope(tokens=["502"])
+    scope = Query(tokens=["502"])
     assert follow_up(scope, None) == scope
 
 
 def test_a_follow_up_naming_only_words_keeps_the_phrases_and_tokens_it_refers_to():
-    scope = follow_up(QuestionScope(terms=["Accepted"]), PREVIOUS)  # "did that IP ever get in?"
+    scope = follow_up(Query(terms=["Accepted"]), PREVIOUS)  # "did that IP ever get in?"
     assert (scope.phrases, scope.tokens, scope.terms) == (["POST /api/login"], ["401"], ["Accepted"])
 
 
 def test_an_elliptical_follow_up_asks_the_question_before_again_count_included():
-    scope = follow_up(QuestionScope(language="en", task_scope="broad"), PREVIOUS, "and since 09:15?")
+    scope = follow_up(asked("and since 09:15?", language="en", task_scope="broad"), PREVIOUS)
     assert (scope.wants_count, scope.task_scope) == (True, "narrow")
-    zh = follow_up(QuestionScope(language="zh", task_scope="broad", hosts=["web-02"]), PREVIOUS, "那 web-02 呢？")
+    assert (scope.answer, scope.kinds) == ("count", ["follow_up", "count"])  # the count asked again
+    zh = follow_up(asked("那 web-02 呢？", language="zh", task_scope="broad", hosts=["web-02"]), PREVIOUS)
     assert (zh.wants_count, zh.task_scope, zh.hosts, zh.language) == (True, "narrow", ["web-02"], "zh")
 
 
@@ -62,8 +72,9 @@ def test_an_elliptical_follow_up_asks_the_question_before_again_count_included()
     ["what should I check next?", "and why?", "and what caused it?", "why did it start?", "下一步应该查什么？"],
 )
 def test_a_follow_up_with_a_question_of_its_own_does_not_inherit_the_count(question: str):
-    scope = follow_up(QuestionScope(language="en", task_scope="broad"), PREVIOUS, question)
+    scope = follow_up(asked(question, language="en", task_scope="broad"), PREVIOUS)
     assert (scope.wants_count, scope.task_scope) == (False, "broad")
+    assert "count" not in scope.kinds
 
 
 @pytest.mark.parametrize(
@@ -81,5 +92,5 @@ def test_a_follow_up_with_a_question_of_its_own_does_not_inherit_the_count(quest
         ("anderson logged in?", False),
     ],
 )
-def test_is_elliptical(question: str, elliptical: bool):
-    assert is_elliptical(question) is elliptical
+def test_an_elliptical_question_is_read_as_a_follow_up(question: str, elliptical: bool):
+    assert ("follow_up" in answer_of(question, narrow=False, wants_count=False).kinds) is elliptical

@@ -8,7 +8,6 @@ import random
 
 import pytest
 
-from evcli.scope.cues import asks_by_address, asks_by_instance
 from tests.scope._env import assert_scope, scope_of
 
 # question, the fields that differ from an empty scope; range = (text, canonical range, relative)
@@ -683,15 +682,15 @@ def test_a_when_question_asks_for_the_first_or_last_line_of_what_it_names():
     ],
 )
 def test_a_which_address_question_asks_the_count_per_address_and_its_nouns_are_no_terms(question, terms):
-    assert asks_by_address(question)
-    assert scope_of(question).terms == terms
+    scope = scope_of(question)
+    assert (scope.by, scope.terms) == ("address", terms)
 
 
 @pytest.mark.parametrize(
     "question", ["how many 401s from 10.20.30.40?", "why is checkout failing?", "is the IP allow-list the cause?"]
 )
 def test_a_question_asking_no_which_address_is_counted_as_before(question):
-    assert not asks_by_address(question)
+    assert scope_of(question).by is None
 
 
 @pytest.mark.parametrize(
@@ -705,9 +704,10 @@ def test_a_question_asking_no_which_address_is_counted_as_before(question):
     ],
 )
 def test_a_which_host_question_asks_the_count_per_instance(question, asked):
-    assert asks_by_instance(question) is asked
+    scope = scope_of(question)
+    assert (scope.by == "instance") is asked
     if asked:
-        assert not {"host", "pods", "机器"} & set(scope_of(question).terms)
+        assert not {"host", "pods", "机器"} & set(scope.terms)
 
 
 def test_user_names_are_searched():
@@ -729,7 +729,7 @@ def test_at_least_eighty_questions_are_checked():
 
 def test_a_question_naming_nothing_has_an_empty_scope():
     scope = scope_of("what's going on?")
-    assert scope.model_dump(exclude_defaults=True) == {}
+    assert scope.model_dump(exclude_defaults=True) == {"answer": "lookup", "kinds": ["lookup"]}
 
 
 def test_extraction_is_deterministic():

@@ -6,9 +6,9 @@ from datetime import datetime
 
 import pytest
 
+from evcli.core.time import parse_range_text, zone_named
 from evcli.scope.match import Spans
 from evcli.scope.times import find_range
-from evcli.timerange import parse_range_text, zone_named
 
 
 def asked(question: str, clock: str, zone: str = "Europe/Berlin") -> tuple[str, str, str | None] | None:

@@ -8,7 +8,7 @@ import pytest
 from sqlite_utils import Database
 
 from evcli.contracts import SessionConfig
-from evcli.errors import BadInput
+from evcli.core.errors import BadInput
 from evcli.serve.queue import accept, label_fingerprint, webhook_alerts
 from evcli.store.db import TraceStore
 from evcli.store.migrations import migrations

@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 from sqlite_utils import Database
 
-from evcli.canonical import canonical_json
 from evcli.contracts import EvidenceRef, RetrievalDetails, SessionDocument, ToolInvocation
-from evcli.errors import BadInput, NotFound, StoreError
+from evcli.core.canonical import canonical_json
+from evcli.core.errors import BadInput, NotFound, StoreError
 from evcli.kb.index import KnowledgeIndex
-from evcli.store.db import TraceStore, default_db_path
+from evcli.store.db import TraceStore
 from evcli.store.documents import read_document, to_canonical
 from evcli.store.migrations import migrations
 from tests.conftest import SAMPLES, sample
@@ -198,13 +198,6 @@ def test_missing_database_is_an_error_only_when_required(tmp_path):
     assert not (tmp_path / "absent.db").exists()
     TraceStore(tmp_path / "created.db")
     assert (tmp_path / "created.db").exists()
-
-
-def test_default_path_follows_evcli_home(evcli_home, monkeypatch):
-    assert default_db_path() == evcli_home / "evcli.db"
-    monkeypatch.delenv("EVCLI_HOME")
-    assert default_db_path().name == "evcli.db"
-    assert "evcli" in str(default_db_path().parent)
 
 
 def _writer(db_path: str, worker: int, sessions: int, shared: str, start) -> None:

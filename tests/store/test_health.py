@@ -6,7 +6,7 @@ import sqlite3
 
 import pytest
 
-from evcli.errors import StoreError
+from evcli.core.errors import StoreError
 from evcli.store import health
 from evcli.store.db import TraceStore
 

@@ -12,7 +12,7 @@ import socket
 import pytest
 
 from evcli.backends.snapshot import SnapshotBackend, demo_env_dir
-from evcli.errors import EXIT_USAGE, BadInput
+from evcli.core.errors import EXIT_USAGE, BadInput
 from evcli.store.db import TraceStore
 from evcli.tools.context import build_environment
 from evcli.tools.guards import ToolRefused

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from evcli.errors import EXIT_USAGE, BadInput
+from evcli.core.errors import EXIT_USAGE, BadInput
 from evcli.tools.lookup_knowledge import LookupKnowledgeParams
-from evcli.tools.params import MAX_KEYWORDS, keywords, validate_params
+from evcli.tools.params import MAX_KEYWORDS, keywords
 from evcli.tools.query_logs import QueryLogsParams
 from evcli.tools.query_metrics import QueryMetricsParams
+from evcli.tools.registry import validate_params
 
 
 def bad(tool: str, params: dict) -> str:

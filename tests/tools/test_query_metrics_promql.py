@@ -8,10 +8,11 @@ import pytest
 
 from evcli.agents.executor import tool_schemas
 from evcli.backends.base import LabelMatcher, UnsupportedQuery, parse_matcher
-from evcli.errors import BadInput
+from evcli.core.errors import BadInput
 from evcli.tools.context import build_environment
-from evcli.tools.params import MAX_PROMQL, validate_params
+from evcli.tools.params import MAX_PROMQL
 from evcli.tools.query_metrics import precise, series_query, series_text, wider
+from evcli.tools.registry import validate_params
 from evcli.tools.runner import ToolSettings, run_tool
 from tests.cli._util import assert_clean_error, evcli
 

@@ -21,10 +21,10 @@ import pytest
 
 from evcli.backends.snapshot import demo_env_dir
 from evcli.contracts import NO_EVIDENCE_PATH, ToolInvocation
+from evcli.core.redaction import ENV_EXTRA_PATTERNS, Redactor
 from evcli.store.db import TraceStore
 from evcli.tools.context import build_environment
 from evcli.tools.fetch import TRUNCATION_MARK
-from evcli.tools.redaction import ENV_EXTRA_PATTERNS, Redactor
 from evcli.tools.runner import SessionView, ToolSettings, run_tool
 from evcli.tools.view import model_view
 

@@ -16,11 +16,11 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from evcli.agents.intent import humps
 from evcli.agents.offline.payload import Ask
 from evcli.contracts import EvidenceRef, ToolInvocation
 from evcli.httpstatus import statuses
 from evcli.messages import Catalogue
+from evcli.scope.match import humps
 from evcli.tools.query_logs import log_time
 from evcli.tools.refs import with_unit
 

@@ -9,40 +9,48 @@ query and never widens it, not even on an evidence retry.
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta
 from typing import Any
 
 from evcli.agents.engine import EngineReply, RoleRequest, ToolCall, Turn, Usage
-from evcli.agents.offline import claims as claim_kinds
-from evcli.agents.offline import runbooks, stats_claims
-from evcli.agents.offline.claims import NARROW_CLAIM_CAP, Claim, refs_of
+from evcli.agents.offline.answers import DISCOVERED, FOLLOWING, LEAD, Searched, answer_claims, planned
+from evcli.agents.offline.claims import (
+    LOG_SYMPTOM_CAP,
+    NARROW_CLAIM_CAP,
+    Claim,
+    Ref,
+    alert_claims,
+    holds,
+    log_claims,
+    narrow_claims,
+    negative_claim,
+    no_evidence_note,
+    refs_of,
+    series_claims,
+)
 from evcli.agents.offline.diagnosis_claims import confirm_action, diagnosis_claims
 from evcli.agents.offline.payload import MODEL, Ask, Call, call_key, intent_of, reply
 from evcli.agents.offline.queries import (
     DISCOVERED_SERVICE_CAP,
-    LOG_LIMIT,
     backoff_calls,
     changes_call,
-    common_calls,
     diagnoses,
     discovery_calls,
-    every_log_breakdown,
     evidence_calls,
     firing_services,
     first_firing_alert,
     follow_up_calls,
     is_status_class,
-    level_calls,
     narrow_calls,
     overview_call,
     overview_gap_calls,
     searched_services,
     service_calls,
 )
-from evcli.agents.offline.traces import trace_calls, trace_claims
+from evcli.agents.offline.runbooks import actions as runbook_actions
+from evcli.agents.offline.runbooks import doc_ranks, firing_alert_names
+from evcli.agents.offline.runbooks import hypotheses as runbook_hypotheses
 from evcli.contracts import ANSWER_VERSION, NO_EVIDENCE_PATH, ToolInvocation
 from evcli.messages import Catalogue, catalogue
-from evcli.scope.cues import BROAD_CUES, asks_common, asks_when, breakdown
 
 SUSPECTS_SEARCHED = 2  # the first suspects' own alerts, series and logs are searched when no service is named
 
@@ -85,12 +93,13 @@ def _wanted_calls(
     """Every call the task wants given what is known so far; a phase waits for the results of the one before."""
     question = payload.get("question", "")
     results = _results(transcript)
-    traced = trace_calls(intent, question, results)  # the call graph, when the question asks what traces show
+    # the steps that decide what is searched next: what changed, the call graph (evcli/scope/answers.toml)
+    traced = planned(LEAD, Searched(intent, [], [], results))
     if intent.narrow or intent.names_only_unknown:
         return traced + narrow_calls(intent, question)  # a retry never widens a narrow query either
     calls: list[Call] = list(traced)
     suspects: list[str] = []
-    if diagnoses(intent, question):
+    if diagnoses(intent):
         # what changed comes first: the suspects it ranks are the services searched when none is named
         change_call = changes_call(intent)
         calls.append(change_call)
@@ -117,8 +126,7 @@ def _wanted_calls(
                 for query in (retry or {}).get("completed_queries") or []
                 if query.get("tool_name") == "query_metrics" and (query.get("input_params") or {}).get("service")
             ][:DISCOVERED_SERVICE_CAP]
-    if not services and breakdown(question) and intent.serves_logs:
-        calls += every_log_breakdown(intent, question)  # "which host logged the most errors?", no service named
+    calls += planned(DISCOVERED, Searched(intent, services, calls, results))  # "which host …?", no service named
     per_service = service_calls(intent, services)
     calls += per_service
     if not all(call.key in done for call in per_service):
@@ -134,41 +142,12 @@ def _wanted_calls(
     for service in services:
         overview = results.get(overview_call(intent, service).key)
         calls += overview_gap_calls(intent, service, overview.output) if overview else []
-    if asks_common(question):
-        calls += common_calls(intent, services)
-    if asks_when(question):
-        calls += level_calls(intent, services)
-        calls += _first_line_calls(intent, calls, results)
-    elif intent.wants_count:  # "how many errors did payment log?": counted at the level asked, not the overview's
-        calls += level_calls(intent, services)
+    # what the asked kinds add: a count at the asked level (not the overview's), the most common messages, the
+    # first line of a when-question
+    calls += planned(FOLLOWING, Searched(intent, services, calls, results))
     if retry:
         calls += follow_up_calls(intent, services)
     return calls
-
-
-def _first_line_calls(intent: Ask, calls: list[Call], results: dict[str, ToolInvocation]) -> list[Call]:
-    """A when-question's first matching line: the search for what was asked (a keyword search, else the
-    search at the asked level, else the service's overview) again, in the second its stats name as the
-    first (it returned the newest)."""
-    searched = [call for call in calls if call.name == "query_logs" and call.key in results]
-    searched.sort(key=lambda call: (not call.arguments.get("query"), call.arguments.get("level") != intent.level))
-    for call in searched:
-        stats = results[call.key].output.get("stats")
-        if not isinstance(stats, dict) or not stats.get("first"):
-            continue
-        if stats.get("total", 0) <= (call.arguments.get("limit") or 50):
-            return []  # every matching line was returned: the first one is among them
-        first = stats["first"]
-        try:
-            start = datetime.fromisoformat(str(first)).replace(microsecond=0)
-        except ValueError:
-            return []
-        end = start + timedelta(seconds=1)
-        arguments = {key: value for key, value in call.arguments.items() if key not in ("window", "since", "until")}
-        return [
-            Call("query_logs", arguments | {"since": start.isoformat(), "until": end.isoformat(), "limit": LOG_LIMIT})
-        ]
-    return []
 
 
 def _backoffs(intent: Ask, calls: list[Call], results: dict[str, ToolInvocation]) -> list[Call]:
@@ -207,17 +186,9 @@ def _evidence_document(
     actions: list[str] = []
 
     question = payload.get("question", "")
-    answers = stats_claims.count_claims(intent, refs, words)
-    by = breakdown(question)
-    answers += stats_claims.breakdown_claims(refs, words, by) if by else []
-    answers += stats_claims.common_claims(intent, refs, words) if asks_common(question) else []
-    if asks_when(question):
-        answers += stats_claims.timing_claims(refs, words, intent.level) + stats_claims.first_line_claims(
-            intent, refs, words
-        )
-    traced = trace_claims(intent, refs, words, question)
+    answers = answer_claims(intent, refs, words)  # what the asked kinds state (answers.toml)
     if intent.narrow:
-        claims = traced + answers + claim_kinds.narrow_claims(intent, refs, missing, words)
+        claims = answers + narrow_claims(intent, refs, missing, words)
         missing += _narrow_scope_notes(intent, question, invocations, words)
     else:
         diagnosis, notes = diagnosis_claims(refs, words, intent.services)
@@ -225,16 +196,15 @@ def _evidence_document(
         actions += confirm_action(refs, words) if diagnosis else []
         claims = (
             diagnosis
-            + traced
             + answers
-            + claim_kinds.alert_claims(refs, words, intent.alert_state)
-            + claim_kinds.series_claims(intent, refs, words)
+            + alert_claims(refs, words, intent.alert_state)
+            + series_claims(intent, refs, words)
             + _asked_log_claims(intent, refs, words, question)
         )
         blocks = [ref for ref in refs if ref.array == "evidence_blocks"]
-        doc_rank = runbooks.doc_ranks(intent, blocks, runbooks.firing_alert_names(refs))
-        hypotheses = runbooks.hypotheses(intent, blocks, claims, doc_rank, words)
-        actions += runbooks.actions(blocks, doc_rank, words)
+        doc_rank = doc_ranks(intent, blocks, firing_alert_names(refs))
+        hypotheses = runbook_hypotheses(intent, blocks, claims, doc_rank, words)
+        actions += runbook_actions(blocks, doc_rank, words)
         if not blocks:
             missing.append(words("missing.no_runbook" if intent.serves_knowledge else "missing.no_runbooks_held"))
         if hypotheses:
@@ -250,9 +220,9 @@ def _evidence_document(
     ]
     # a service or host the environment does not know is answered first: it is what the question named
     unknown = [ref for ref in no_evidence if getattr(ref.invocation.retrieval_details, "unknown_service", False)]
-    claims = [claim_kinds.negative_claim(ref, words) for ref in unknown] + claims
-    claims += [claim_kinds.negative_claim(ref, words) for ref in no_evidence if ref not in unknown]
-    missing += [claim_kinds.no_evidence_note(ref, words) for ref in no_evidence]
+    claims = [negative_claim(ref, words) for ref in unknown] + claims
+    claims += [negative_claim(ref, words) for ref in no_evidence if ref not in unknown]
+    missing += [no_evidence_note(ref, words) for ref in no_evidence]
     missing += _call_problems(transcript, words)
     missing += [words("missing.mentioned_not_service", name=name) for name in intent.mentioned]
     if intent.since and intent.since == intent.until:  # "since 2099-01-01", "after 20:50" past the clock
@@ -261,7 +231,7 @@ def _evidence_document(
         missing.append(words("missing.no_metrics_served"))
     absent = _asked_items_absent(intent, question, refs)
     if absent:  # what was asked verbatim is not there: that is the answer, first
-        leading = [claim_kinds.negative_claim(ref, words) for ref in absent]
+        leading = [negative_claim(ref, words) for ref in absent]
         stated = {claim["claim_text"] for claim in leading}
         claims = leading + [claim for claim in claims if claim["claim_text"] not in stated]
     if intent.narrow or absent:
@@ -302,30 +272,30 @@ def _found_by_fewer_words(invocation: ToolInvocation, invocations: list[ToolInvo
     return False
 
 
-def _asked_log_claims(intent: Ask, refs: list[claim_kinds.Ref], words: Catalogue, question: str) -> list[Claim]:
+def _asked_log_claims(intent: Ask, refs: list[Ref], words: Catalogue, question: str) -> list[Claim]:
     """A broad task's log lines: symptoms (lines showing an error signal) and the lines found for what
     the question asked (a level, phrases and tokens, its words), whatever they say. A level, phrase or
     token asked outright, words asked without a why ("when did the datanode remove the failed volume?")
     or counted (the lines counted follow the count), are the answer: their lines come first; otherwise
     lines that only hold the question's words fill the places the symptoms leave."""
-    symptoms = claim_kinds.log_claims(intent, refs, words, "symptom")
+    symptoms = log_claims(intent, refs, words, "symptom")
     asked = [ref for ref in refs if ref.array == "logs" and _is_asked_line(intent, ref)]
-    lines = claim_kinds.log_claims(intent, asked, words, "observation", symptoms_only=False)
+    lines = log_claims(intent, asked, words, "observation", symptoms_only=False)
     typed = {claim["evidence_bindings"][0]["evidence_excerpt"]: claim for claim in symptoms}
     lines = [typed.get(claim["evidence_bindings"][0]["evidence_excerpt"], claim) for claim in lines]
-    asked_first = intent.levels or intent.exact or intent.wants_count or not BROAD_CUES.search(question)
+    asked_first = intent.levels or intent.exact or intent.wants_count or not intent.asks("why")
     first, then = (lines, symptoms) if asked_first else (symptoms, lines)
     quoted = {claim["evidence_bindings"][0]["evidence_excerpt"] for claim in first}
     others = [claim for claim in then if claim["evidence_bindings"][0]["evidence_excerpt"] not in quoted]
-    return (first + others)[: claim_kinds.LOG_SYMPTOM_CAP]
+    return (first + others)[:LOG_SYMPTOM_CAP]
 
 
-def _asked_items_absent(intent: Ask, question: str, refs: list[claim_kinds.Ref]) -> list[claim_kinds.Ref]:
+def _asked_items_absent(intent: Ask, question: str, refs: list[Ref]) -> list[Ref]:
     """The no-evidence results of the verbatim searches when a question that asks no why (no broad cue)
     and no count found nothing it asked verbatim ("any 502s on nginx between 09:15 and 09:25?": no
     line holds 502): those negatives are the answer and lead, within NARROW_CLAIM_CAP claims as a
     narrow answer; the service's other symptoms are not what was asked. [] otherwise."""
-    if not intent.exact or intent.wants_count or BROAD_CUES.search(question):
+    if not intent.exact or intent.wants_count or intent.asks("why"):
         return []
     if any(ref.array == "logs" and _holds_asked(intent, ref) for ref in refs):
         return []
@@ -340,19 +310,19 @@ def _asked_items_absent(intent: Ask, question: str, refs: list[claim_kinds.Ref])
     ]
 
 
-def _holds_asked(intent: Ask, ref: claim_kinds.Ref) -> bool:
+def _holds_asked(intent: Ask, ref: Ref) -> bool:
     message = str(ref.item.get("message") or "")
-    return any(claim_kinds.holds(message, term) for term in intent.exact)
+    return any(holds(message, term) for term in intent.exact)
 
 
-def _is_asked_line(intent: Ask, ref: claim_kinds.Ref) -> bool:
+def _is_asked_line(intent: Ask, ref: Ref) -> bool:
     """A log line at a level the question asked, or holding every phrase and token it asked, or (none
     asked) two of the words it asked that the logs contain (one when it asked one)."""
     if intent.levels and str(ref.item.get("level") or "").upper() in intent.levels:
         return True
     message = str(ref.item.get("message") or "")
     if intent.exact:
-        return all(claim_kinds.holds(message, term) for term in intent.exact)
+        return all(holds(message, term) for term in intent.exact)
     text = message.lower()
     found = [term for term in intent.terms if intent.found_in(term)]
     return bool(found) and sum(term.lower() in text for term in found) >= min(2, len(found))

@@ -13,12 +13,13 @@ from typing import Any
 
 from evcli.agents.engine import EngineReply, Usage
 from evcli.backends.base import LEVELS
-from evcli.canonical import canonical_json
-from evcli.contracts import QuestionScope
-from evcli.errors import BadInput
+from evcli.contracts import Query
+from evcli.core.canonical import canonical_json
+from evcli.core.errors import BadInput
+from evcli.core.time import parse_range_text
+from evcli.scope.answers import Answer, answer_of
 from evcli.scope.terms import singular, stem
-from evcli.timerange import parse_range_text
-from evcli.tools.params import validate_params
+from evcli.tools.registry import validate_params
 
 MODEL = "offline"
 
@@ -52,6 +53,9 @@ class Ask:
     baseline: str | None = None  # what a comparison compares with: "day", or the length of the stretch before ("1h")
     levels: tuple[str, ...] = ()
     wants_count: bool = False
+    kinds: tuple[str, ...] = ()  # the answer kinds the question asks for (evcli/scope/answers.toml)
+    by: str | None = None  # what a breakdown counts the matching lines by
+    sources: tuple[str, ...] = ()  # the evidence sources the question names ("logs")
     vocabulary: dict[str, dict[str, int]] | None = None  # None: not known (a session stored before scopes)
     capabilities: tuple[str, ...] | None = None  # what the backends serve; None: not known (all)
 
@@ -68,6 +72,15 @@ class Ask:
     def serves_knowledge(self) -> bool:
         """Runbooks to look up (a snapshot directory without markdown files has none)."""
         return self.capabilities is None or "knowledge" in self.capabilities
+
+    def asks(self, *kinds: str) -> bool:
+        """Whether the question asks for an answer of any of these kinds."""
+        return any(kind in self.kinds for kind in kinds)
+
+    @property
+    def names_logs(self) -> bool:
+        """The question asks about logs or errors by name ("any exceptions in billing?")."""
+        return "logs" in self.sources
 
     @property
     def level(self) -> str | None:
@@ -108,11 +121,27 @@ def intent_of(payload: dict[str, Any]) -> Ask:
         "alertnames": alertnames,
     }
     if not isinstance(scope, dict):  # a session stored before question scopes
-        return Ask(**base, terms=tuple(raw.get("terms") or ()), window=raw.get("window"))
-    return _from_scope(QuestionScope.model_validate(scope), base, payload)
+        answer = answer_of(payload.get("question") or "", narrow=base["narrow"], wants_count=False)
+        return Ask(
+            **base,
+            terms=tuple(raw.get("terms") or ()),
+            window=raw.get("window"),
+            kinds=answer.kinds,
+            by=answer.by,
+            sources=answer.sources,
+        )
+    return _from_scope(Query.model_validate(scope), base, payload)
 
 
-def _from_scope(scope: QuestionScope, base: dict[str, Any], payload: dict[str, Any]) -> Ask:
+def _answer(scope: Query, payload: dict[str, Any]) -> Answer:
+    """The answer kinds read with the scope; of a scope stored before answer kinds, read from its question."""
+    if scope.answer is not None:
+        return Answer(scope.answer, tuple(scope.kinds), scope.by, tuple(scope.cues), tuple(scope.sources))
+    narrow = scope.task_scope == "narrow"
+    return answer_of(payload.get("question") or "", narrow=narrow, wants_count=scope.wants_count)
+
+
+def _from_scope(scope: Query, base: dict[str, Any], payload: dict[str, Any]) -> Ask:
     vocabulary = (payload.get("environment") or {}).get("vocabulary") or {}
     known = set((payload.get("environment") or {}).get("services") or ())
     exact = tuple(dict.fromkeys([*scope.phrases, *scope.tokens]))
@@ -140,6 +169,7 @@ def _from_scope(scope: QuestionScope, base: dict[str, Any], payload: dict[str, A
         asked = parse_range_text(scope.range.range)
         since = asked.start.isoformat() if asked.start else None
         until = asked.end.isoformat() if asked.end else None
+    answer = _answer(scope, payload)
     return Ask(
         **base | {"services": services, "alertnames": tuple(dict.fromkeys([*base["alertnames"], *scope.alertnames]))},
         terms=tuple(dict.fromkeys([*exact, *found, *others])),
@@ -158,6 +188,9 @@ def _from_scope(scope: QuestionScope, base: dict[str, Any], payload: dict[str, A
         baseline=None if scope.baseline is None else (scope.baseline.length or scope.baseline.mode),
         levels=tuple(scope.levels),
         wants_count=scope.wants_count,
+        kinds=answer.kinds,
+        by=answer.by,
+        sources=answer.sources,
         vocabulary=vocabulary,
         capabilities=_capabilities(payload),
     )

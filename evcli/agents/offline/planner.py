@@ -35,7 +35,7 @@ def plan(request: RoleRequest) -> EngineReply:
 
     skill, reason = _choose_skill(intent, alerts, skills, words)
     if intent.narrow or intent.names_only_unknown:
-        calls = trace_calls(intent, question) + narrow_calls(intent, question)
+        calls = trace_calls(intent) + narrow_calls(intent, question)
         reasoning = words("plan.reasoning.narrow")
     else:
         relevant = [a for a in alerts if not intent.alertnames or a.get("alertname") in intent.alertnames]
@@ -43,8 +43,8 @@ def plan(request: RoleRequest) -> EngineReply:
         services = searched_services(intent, firing_services(relevant, DISCOVERED_SERVICE_CAP))
         alertname = (intent.alertnames or (None,))[0] or first_firing_alert(alerts, services[0] if services else None)
         calls += service_calls(intent, services) + evidence_calls(intent, question, services, alertname)
-        calls = [changes_call(intent), *calls] if diagnoses(intent, question) else calls
-        calls = trace_calls(intent, question) + calls
+        calls = [changes_call(intent), *calls] if diagnoses(intent) else calls
+        calls = trace_calls(intent) + calls
         reasoning = words("plan.reasoning.broad")
     steps = [f"{call.signature()} — {_purpose(call, words)}" for call in calls] or [words("plan.nothing_precise")]
     return reply(

@@ -20,9 +20,8 @@ from typing import Any
 from evcli.agents.offline.payload import Ask, Call
 from evcli.backends.base import LEVELS
 from evcli.messages import catalogue
-from evcli.scope.cues import asks_when, breakdown
 from evcli.scope.glossary import alternatives
-from evcli.scope.kinds import answer_kinds
+from evcli.scope.grammar import words as grammar_words
 from evcli.tools.params import MAX_KEYWORDS, keywords
 
 RETRY_WINDOWS = ("2h", "6h")  # what an evidence retry widens the question's own window to
@@ -36,13 +35,6 @@ ALTERNATIVE_SEARCHES = 2  # searches for the alternative English words of what a
 # asked states an active-only search would miss ("still firing?" must see the alert resolved)
 ANY_STATE_ASKED = frozenset({"still_firing", "resolved", "silenced"})
 QUERY_CHARS = 200  # query_logs' `query` length limit
-
-# how a question asks about a service's state; searched only where its logs write them
-_STATE_WORDS = frozenset(
-    ["healthy", "health", "fine", "alive", "working", "good", "normal", "stable", "running", "well"]
-)
-_STATE_ASKED = re.compile(r"\b(?:" + "|".join(sorted(_STATE_WORDS)) + r"|ok|okay|up|down|alright)\b|正常|健康", re.I)
-_LOG_WORDS = re.compile(r"\blogs?\b|\berrors?\b|\bexceptions?\b|日志|错误|报错|异常", re.IGNORECASE)
 
 
 def asked_window(intent: Ask) -> dict[str, str]:
@@ -96,7 +88,7 @@ def unknown_calls(intent: Ask, question: str) -> list[Call]:
     names the close names, and states that what was asked was asked of the name the question gave."""
     # "mysql slow queries": words written in the question are asked of its logs; "out of disk" of its series
     other_words = [term for term in intent.terms if term not in intent.unknown_services and _written(question, term)]
-    if not (intent.exact or intent.levels or other_words or _LOG_WORDS.search(question)):
+    if not (intent.exact or intent.levels or other_words or intent.names_logs):
         return [
             Call("query_metrics", {"service": name} | asked_window(intent))
             for name in intent.unknown_services[:UNKNOWN_CAP]
@@ -224,7 +216,7 @@ def exact_calls(intent: Ask, question: str, services: list[str], limit: int | No
     # for root"); an address, path or code is specific alone ("who hit /wp-login.php")
     join = (
         intent.wants_count
-        or breakdown(question) is not None  # "which IP is ufw blocking most on app-02": what is counted per IP
+        or intent.by is not None  # "which IP is ufw blocking most on app-02": what is counted per IP
         or any(re.fullmatch(r"[A-Za-z]+", term) for term in intent.exact)
     )
     calls = _classed_calls(intent, services, limit)
@@ -283,17 +275,19 @@ def term_calls(intent: Ask, question: str, services: list[str], limit: int | Non
     one the strongest word, found there or not (the precise thing to confirm); when no log of the
     environment has any of its words, its strongest word in the named service (the negative answers it)."""
     # a state word ("healthy") is no word to search for, even where some log writes it ("Unhealthy")
-    terms = [term for term in _content_terms(intent) if term.lower() not in _STATE_WORDS]
+    terms = [term for term in _content_terms(intent) if term.lower() not in grammar_words("health")]
     if services and not terms:  # what a question asks of a service is searched there: the negative answers it
         # (but "is zookeeper healthy?" asks its state, which no log line calls "healthy": its errors answer)
-        terms = [term for term in intent.terms if term not in intent.exact and term.lower() not in _STATE_WORDS][:1]
+        terms = [
+            term for term in intent.terms if term not in intent.exact and term.lower() not in grammar_words("health")
+        ][:1]
     if not terms:
         return []
     local = [term for term in terms if any(service in intent.found_in(term) for service in services)]
     local.sort(key=lambda term: sum(intent.found_in(term).get(service, 0) for service in services))  # rarest first
     term = terms[0] if intent.narrow or not local else local[0]
     together = [[term]]
-    if intent.wants_count or asks_when(question):  # a count (the first line) is of what was asked: a word written
+    if intent.wants_count or intent.asks("onset"):  # a count (the first line) is of what was asked: a word written
         # in the question with those asked with it
         written = [word for word in [term, *local, *terms] if _written(question, word)]
         together = _together(intent, question, written[:1], services)
@@ -330,11 +324,10 @@ def _about_calls(intent: Ask, term: str, services: list[str], limit: int | None)
     ]
 
 
-def counted_by(calls: list[Call], question: str, level: str | None = None) -> list[Call]:
+def counted_by(calls: list[Call], by: str | None, level: str | None = None) -> list[Call]:
     """A which-address or which-host question ("which IP had the most failed passwords?", "which host logged
     the most I/O errors?") has its log searches count the matching lines per address or per instance
     (`count_by`): the keyword searches, else every log search."""
-    by = breakdown(question)
     if by is None:
         return calls
     searches = [call for call in calls if call.name == "query_logs"]
@@ -358,7 +351,7 @@ def counted_by(calls: list[Call], question: str, level: str | None = None) -> li
 
 
 def narrow_calls(intent: Ask, question: str) -> list[Call]:
-    return counted_by(_narrow_calls(intent, question), question, intent.level)
+    return counted_by(_narrow_calls(intent, question), intent.by, intent.level)
 
 
 def _narrow_calls(intent: Ask, question: str) -> list[Call]:
@@ -374,7 +367,7 @@ def _narrow_calls(intent: Ask, question: str) -> list[Call]:
         return calls + [_alert_call(intent, service)]
     if calls and service is None:  # the service named is not known: not searched for in another one
         return calls
-    if not intent.serves_logs and not (intent.levels or _LOG_WORDS.search(question)):
+    if not intent.serves_logs and not (intent.levels or intent.names_logs):
         # no log backend: a log search could only fail, so one runs only when logs are asked for by name (its
         # failure says so); "is payment-service CPU high?" (CPU a token) is asked of the metrics
         return calls + [Call("query_metrics", ({"service": service} if service else {}) | asked_window(intent))]
@@ -391,10 +384,10 @@ def _narrow_calls(intent: Ask, question: str) -> list[Call]:
     if terms:
         return calls + terms[:1]
     if service is None:  # every log, unless what was named is a service the environment does not know
-        if calls == [] and (intent.levels or intent.since or intent.until or _LOG_WORDS.search(question)):
+        if calls == [] and (intent.levels or intent.since or intent.until or intent.names_logs):
             return [Call("query_logs", {"level": intent.level or "ERROR"} | asked_window(intent))]
         return calls
-    if intent.levels or _LOG_WORDS.search(question):
+    if intent.levels or intent.names_logs:
         return calls + [
             Call("query_logs", {"service": service, "level": intent.level or "ERROR"} | asked_window(intent))
         ]
@@ -405,7 +398,7 @@ def _narrow_calls(intent: Ask, question: str) -> list[Call]:
     # within an asked range an alert that fired and resolved answers too ("was zk down this morning?")
     state = {"state": "any"} if asked_window(intent) else {}
     calls += [Call("query_metrics", {"service": service} | asked_window(intent) | state)]
-    if _STATE_ASKED.search(question) and intent.serves_logs:  # "is checkout healthy?": its errors say too
+    if intent.asks("health") and intent.serves_logs:  # "is checkout healthy?": its errors say too
         calls += [Call("query_logs", {"service": service, "level": intent.level or "ERROR"} | asked_window(intent))]
     return calls
 
@@ -441,7 +434,7 @@ def service_calls(intent: Ask, services: list[str]) -> list[Call]:
 def evidence_calls(intent: Ask, question: str, services: list[str], alertname: str | None) -> list[Call]:
     """Runbook lookup first (it is never repeated), then each service's WARN+ logs, then the phrases and
     tokens asked (in the services named, else in all logs) and the strongest content word."""
-    return counted_by(_evidence_calls(intent, question, services, alertname), question, intent.level)
+    return counted_by(_evidence_calls(intent, question, services, alertname), intent.by, intent.level)
 
 
 def _evidence_calls(intent: Ask, question: str, services: list[str], alertname: str | None) -> list[Call]:
@@ -453,7 +446,7 @@ def _evidence_calls(intent: Ask, question: str, services: list[str], alertname: 
         if services:
             arguments["service"] = services[0]
         calls.append(Call("lookup_knowledge", arguments | {"limit": KNOWLEDGE_LIMIT}))
-    if not intent.serves_logs and not (intent.levels or _LOG_WORDS.search(question)):
+    if not intent.serves_logs and not (intent.levels or intent.names_logs):
         return calls  # no log backend (Alertmanager alone): a log search could only fail; asked for, it says so
     calls += [overview_call(intent, service) for service in services]
     calls += unknown_calls(intent, question)
@@ -490,13 +483,13 @@ def backoff_calls(intent: Ask, searched: list[tuple[Call, dict[str, Any]]]) -> l
     return calls
 
 
-def every_log_breakdown(intent: Ask, question: str) -> list[Call]:
+def every_log_breakdown(intent: Ask) -> list[Call]:
     """A which-host (which-IP, which-endpoint) question naming no service and finding none by its words: every
     log's lines (at the level asked) counted by it."""
     if _content_terms(intent) or intent.exact:
         return []
     level = {"level": intent.level, "level_strict": True} if intent.level else {}
-    return [Call("query_logs", level | asked_window(intent) | {"limit": LOG_LIMIT, "count_by": breakdown(question)})]
+    return [Call("query_logs", level | asked_window(intent) | {"limit": LOG_LIMIT, "count_by": intent.by})]
 
 
 def _unleveled_count(call: Call) -> Call | None:
@@ -669,13 +662,10 @@ def first_firing_alert(alerts: list[dict[str, Any]], service: str | None) -> str
     return None
 
 
-DIAGNOSIS_KINDS = frozenset({"diagnose", "changes"})
-
-
-def diagnoses(intent: Ask, question: str) -> bool:
+def diagnoses(intent: Ask) -> bool:
     """A broad why- or what-changed question on an environment whose series and logs can be compared."""
     served = intent.capabilities is None or "changes" in intent.capabilities
-    return served and not intent.narrow and bool(set(answer_kinds(question)) & DIAGNOSIS_KINDS)
+    return served and not intent.narrow and intent.asks("why", "changes")
 
 
 def changes_call(intent: Ask) -> Call:

@@ -12,11 +12,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from evcli.agents.intent import humps
 from evcli.agents.offline.claims import Claim, Ref, metric_words
 from evcli.agents.offline.payload import Ask
+from evcli.core.text import comparable, negated
 from evcli.messages import Catalogue
-from evcli.text import comparable, negated
+from evcli.scope.match import humps
 
 HYPOTHESIS_CAP = 2
 ACTION_CAP = 3

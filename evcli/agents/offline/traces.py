@@ -32,10 +32,9 @@ from evcli.agents.offline.payload import Ask, Call
 from evcli.agents.offline.queries import asked_window, changes_call
 from evcli.contracts import ToolInvocation
 from evcli.messages import Catalogue
-from evcli.scope.kinds import answer_kinds
 
-TRACE_KINDS = frozenset({"calls", "latency", "errors", "diagnose"})
-COMPARED_KINDS = frozenset({"latency", "errors", "diagnose"})  # judged against the baseline where there is one
+TRACE_KINDS = frozenset({"calls", "latency", "errors", "why"})
+COMPARED_KINDS = frozenset({"latency", "errors", "why"})  # judged against the baseline where there is one
 FOLLOWED_SHARE = 0.5  # a callee's call explains its caller when it carries at least this share of it
 CHAIN_CAP = 6  # edges stated along one chain
 LISTED_EDGES = 6  # edges stated for a calls question (its callers may be more, up to CALLERS_CAP)
@@ -44,13 +43,13 @@ SUPPORTED_PERCENTILES = ((100, "p99_ms"), (10, "p90_ms"), (0, "p50_ms"))  # (cal
 ASKED_CAP = 2  # services asked whose own spans are searched
 
 
-def trace_calls(intent: Ask, question: str, results: dict[str, ToolInvocation] | None = None) -> list[Call]:
+def trace_calls(intent: Ask, results: dict[str, ToolInvocation] | None = None) -> list[Call]:
     """The call graph of the incident and of its baseline (or of the asked range), and each asked service's
     spans, when the environment has traces and the question asks what they show; `results` are the calls
     made so far by key (find_changes' window first: until it is made, only it is asked for)."""
     if intent.capabilities is None or "traces" not in intent.capabilities:
         return []  # unknown (a session stored before capabilities) or none: never a failing call
-    kinds = set(answer_kinds(question))
+    kinds = set(intent.kinds)
     if not kinds & TRACE_KINDS:
         return []
     ranges = [asked_window(intent)]
@@ -75,16 +74,16 @@ def _range(text: str) -> dict[str, str]:
     return {"since": start, "until": end}
 
 
-def trace_claims(intent: Ask, refs: list[Ref], words: Catalogue, question: str) -> list[Claim]:
+def trace_claims(intent: Ask, refs: list[Ref], words: Catalogue) -> list[Claim]:
     """The claims of the call graph for what the question asks (see the module docstring)."""
     graphs = _graphs(refs)
     if not graphs:
         return []
     edges, before = graphs[-1], (_by_pair(graphs[0]) if len(graphs) > 1 else None)
-    kinds = set(answer_kinds(question))
+    kinds = set(intent.kinds)
     start = next((service for service in intent.services if _touches(edges, service)), None)
     claims: list[Claim] = []
-    both = "diagnose" in kinds and not kinds & {"latency", "errors"}  # a why that names no symptom: both chains
+    both = "why" in kinds and not kinds & {"latency", "errors"}  # a why that names no symptom: both chains
     if "latency" in kinds or both:
         claims += _chain_claims(edges, before, start, _P99, "traces.slow_origin", words)
     if "errors" in kinds or both:

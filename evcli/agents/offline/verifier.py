@@ -21,10 +21,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from evcli.agents.engine import EngineReply, RoleRequest
-from evcli.agents.intent import TIME_UNITS, humps
 from evcli.agents.offline.payload import reply
 from evcli.contracts import NO_EVIDENCE_PATH, Severity, Verdict
-from evcli.text import (
+from evcli.core.text import (
     ENGLISH_WORD,
     RAW_TOKEN,
     STOP_WORDS,
@@ -35,6 +34,8 @@ from evcli.text import (
     mixed_case_words,
     negated,
 )
+from evcli.scope.match import humps
+from evcli.scope.windows import TIME_UNITS
 
 CRITICAL_TYPES = frozenset({"observation", "negative_observation", "symptom", "root_cause"})
 

@@ -4,7 +4,7 @@ A format is one module holding one `LogFormat` instance named `FORMAT`; the regi
 `__init__` lists them in order. Invariants:
   - `parse(line, context)` returns None when the line is not in the format, never raises;
   - a parsed timestamp is aware when the line names its zone, else naive: the caller applies
-    the environment's zone (`evcli.timerange.localize`), so one cache serves every zone;
+    the environment's zone (`evcli.core.time.localize`), so one cache serves every zone;
   - `level` is canonical (LEVELS) or None when the line has none; None is normal, not a failure;
   - `fields` hold the line's other parts as strings (host, program, pid, status, client, ...);
   - ISO-like timestamps are read with `datetime.fromisoformat` (C; Python 3.11 reads T/space,

@@ -14,7 +14,7 @@ import re
 from datetime import timedelta, timezone
 
 from evcli.backends.logformats.base import LogFormat, ParseContext, ParsedLine, iso_time
-from evcli.timerange import abbreviated_zone
+from evcli.core.time import abbreviated_zone
 
 _LINE = re.compile(
     r"(?P<stamp>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,6})?) (?P<zone>[A-Z]{2,5}|[+-]\d\d(?::?\d\d)?) "

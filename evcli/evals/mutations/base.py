@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from evcli.contracts import QuestionScope, RetrievalDetails, SessionDocument, ToolInvocation
+from evcli.contracts import Query, RetrievalDetails, SessionDocument, ToolInvocation
 from evcli.gatekeeper.checks import find_ref
 from evcli.gatekeeper.excerpt import normalize
 
@@ -30,7 +30,7 @@ class Case:
     description: str
     output: Output
     invocations: list[ToolInvocation] | None = None
-    scope: QuestionScope | None = None
+    scope: Query | None = None
 
 
 Mutate = Callable[[SessionDocument, Output], Iterator[Case]]

@@ -26,7 +26,7 @@ from evcli.evals.mutations.base import (
     where,
     with_binding,
 )
-from evcli.gatekeeper import typed
+from evcli.gatekeeper import typed, typed_model
 from evcli.gatekeeper.checks import find_ref
 from evcli.tools import registry
 
@@ -76,7 +76,7 @@ def field_not_stated(document, output):
     """A binding naming one structured field of its item whose value the claim does not write: the
     citation says "this claim states that field", and it does not."""
 
-    def unwritten(claim: dict[str, Any], value: typed.Value) -> bool:
+    def unwritten(claim: dict[str, Any], value: typed_model.Value) -> bool:
         text = (claim.get("claim_text") or "").casefold()
         return not any(form in text for form in _written_forms(value))
 
@@ -87,14 +87,14 @@ def benign_field_cited(document, output):
     """Honest: a binding narrowed to the structured field whose value its claim writes ("91%" citing
     `$.alerts[0].value`, "37 lines" citing `$.stats.total`)."""
 
-    def written(claim: dict[str, Any], value: typed.Value) -> bool:  # as it is recorded
+    def written(claim: dict[str, Any], value: typed_model.Value) -> bool:  # as it is recorded
         stated = typed.stated_facts(claim.get("claim_text") or "")
         return float(value.value) in [fact.number.value for fact in stated if fact.number]
 
     return _field_cited(document, output, written)
 
 
-def _field_cited(document, output, fits: Callable[[dict[str, Any], typed.Value], bool]) -> Iterator[Case]:
+def _field_cited(document, output, fits: Callable[[dict[str, Any], typed_model.Value], bool]) -> Iterator[Case]:
     """Each binding narrowed to the first structured number field of its item that `fits` its claim."""
     by_id = invocations_by_id(document)
     for ci, bi, claim, binding in bindings(output):
@@ -115,7 +115,7 @@ def _field_cited(document, output, fits: Callable[[dict[str, Any], typed.Value],
                 break
 
 
-def _written_forms(value: typed.Value) -> set[str]:
+def _written_forms(value: typed_model.Value) -> set[str]:
     number = float(value.value)
     return {value.shown.casefold(), f"{number:g}", f"{round(number)}", f"{number:.1f}"}
 

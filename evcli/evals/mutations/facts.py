@@ -18,13 +18,13 @@ from typing import Any
 
 from evcli.contracts import Claim, SessionDocument
 from evcli.evals.mutations.base import Case, Output
-from evcli.gatekeeper import typed
+from evcli.gatekeeper import typed, typed_model
 from evcli.gatekeeper.checks import cited_items
 
 
 def _observations(
     document: SessionDocument, output: Output
-) -> Iterator[tuple[int, dict[str, Any], Claim, list[typed.Cited]]]:
+) -> Iterator[tuple[int, dict[str, Any], Claim, list[typed_model.Cited]]]:
     """Each observation claim that parses (index, as written, parsed) with its cited items."""
     invocations = {invocation.invocation_id: invocation for invocation in document.invocations}
     for index, raw in enumerate(output.get("claims") or []):
@@ -39,7 +39,7 @@ def _observations(
 
 def _claims(
     document: SessionDocument, output: Output
-) -> Iterator[tuple[int, dict[str, Any], list[typed.Stated], list[typed.Value]]]:
+) -> Iterator[tuple[int, dict[str, Any], list[typed_model.Stated], list[typed_model.Value]]]:
     """Each observation claim with its stated facts and its cited items' typed values."""
     for index, raw, claim, cited in _observations(document, output):
         values = [value for item in cited for value in item.values]
@@ -52,7 +52,7 @@ def _with_text(output: Output, index: int, text: str) -> Output:
     return mutated
 
 
-def _replace(text: str, fact: typed.Stated, new: str) -> str:
+def _replace(text: str, fact: typed_model.Stated, new: str) -> str:
     """The claim with one stated fact rewritten."""
     return _spliced_text(text, (fact.start, fact.end), new)
 
@@ -65,7 +65,7 @@ def _spliced_text(text: str, span: tuple[int, int], new: str) -> str:
     return kept[: span[0]] + new + kept[span[1] :]
 
 
-def _matched(fact: typed.Stated, values: list[typed.Value]) -> typed.Value | None:
+def _matched(fact: typed_model.Stated, values: list[typed_model.Value]) -> typed_model.Value | None:
     """The number field of the cited items the stated number agrees with."""
     for value in values:
         if value.kind == "number" and fact.number is not None and typed.close(fact, value):
@@ -84,7 +84,7 @@ _OTHER_UNIT = {"s": "ms", "ms": "s", "m": "h", "min": "h", "GB": "MB", "MB": "GB
 _QUOTATION = re.compile(r"(?:logged|记录了).*?(?::(?!\d)|：)")
 
 
-def _quantities(text: str, stated: list[typed.Stated], own_words: bool = False) -> Iterator[typed.Stated]:
+def _quantities(text: str, stated: list[typed_model.Stated], own_words: bool = False) -> Iterator[typed_model.Stated]:
     """The stated facts but a number inside a name or a path ("HTTP/1.1", "/data/2/dfs"); with `own_words`,
     none from a quoted log line either (a port or a size there is the source's, not to be rounded)."""
     plain = typed.plain(text)
@@ -100,7 +100,7 @@ def _language(text: str) -> str:
     return "zh" if _CJK.search(text) else "en"
 
 
-def _unit_of(fact: typed.Stated) -> tuple[str, str]:
+def _unit_of(fact: typed_model.Stated) -> tuple[str, str]:
     """The number as written and its unit suffix ("0.739", "s")."""
     match = re.fullmatch(r"([-−]?[\d,]+(?:\.\d+)?)\s?(\S*)", fact.text)
     return (match.group(1), match.group(2)) if match else (fact.text, "")
@@ -108,7 +108,7 @@ def _unit_of(fact: typed.Stated) -> tuple[str, str]:
 
 # --- hostile -----------------------------------------------------------------------------------------
 
-Rewrite = Callable[[typed.Stated, list[typed.Value]], "str | None"]
+Rewrite = Callable[[typed_model.Stated, list[typed_model.Value]], "str | None"]
 
 
 def _first_rewritten(

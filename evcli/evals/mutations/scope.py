@@ -18,15 +18,15 @@ from pathlib import Path
 
 from evcli.contracts import (
     AskedRange,
-    QuestionScope,
+    Query,
     RunRecord,
     SessionConfig,
     SessionDocument,
     StageOutput,
     ToolInvocation,
 )
+from evcli.core.time import TimeRange, parse_range_text
 from evcli.evals.mutations.base import Case
-from evcli.timerange import TimeRange, parse_range_text
 
 _RANGE = "2026-03-18T09:00:00+01:00..2026-03-18T09:30:00+01:00"
 
@@ -55,7 +55,7 @@ def _claim(claim_id: str, claim_type: str, text: str, *bindings: dict) -> dict:
     }
 
 
-def _document(session_id: str, question: str, scope: QuestionScope, invocations, claims) -> SessionDocument:
+def _document(session_id: str, question: str, scope: Query, invocations, claims) -> SessionDocument:
     output = {
         "answer_version": "executor_evidence_v2",
         "claims": claims,
@@ -103,7 +103,7 @@ def host_bases() -> list[SessionDocument]:
     )
     stats = _ref(logins[0], "$.stats")
     count = stats.split(" matching")[0].removeprefix("stats: ")
-    login_scope = QuestionScope(
+    login_scope = Query(
         services=["auth"], range=asked, phrases=["Accepted publickey"], wants_count=True, task_scope="narrow"
     )
     login_claims = [
@@ -125,7 +125,7 @@ def host_bases() -> list[SessionDocument]:
         ("query_logs", {"service": "nginx", "query": "payments-v3", "since": "09:00", "until": "09:30"}),
         ("query_metrics", {"alertname": "ZooKeeperDown", "state": "any"}),
     )
-    negative_scope = QuestionScope(
+    negative_scope = Query(
         services=["nginx"],
         range=asked,
         tokens=["payments-v3"],
@@ -180,7 +180,7 @@ def _host_dir() -> Path:
 # --- helpers -----------------------------------------------------------------------------------------
 
 
-def _scope(document: SessionDocument) -> QuestionScope | None:
+def _scope(document: SessionDocument) -> Query | None:
     return document.run.config.scope
 
 

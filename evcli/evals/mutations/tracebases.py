@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from evcli.contracts import QuestionScope, SessionDocument, StageOutput, ToolInvocation
+from evcli.contracts import Query, SessionDocument, StageOutput, ToolInvocation
 from evcli.evals.mutations.scope import _binding, _calls, _claim, _document, _ref
 from evcli.tools.refs import number
 
@@ -171,7 +171,7 @@ def _claims_session(directory: Path) -> SessionDocument:
             _binding(calls[2], "$.stats", _ref(calls[2], "$.stats")),
         )
     )
-    scope = QuestionScope(services=[callee, quiet], task_scope="narrow")
+    scope = Query(services=[callee, quiet], task_scope="narrow")
     document = _document("traces-claims", f"How do {callee} and {quiet} call and fail?", scope, calls, claims)
     document.run.config = document.run.config.model_copy(update={"environment": environment_overview(env)})
     # a plan, so a mutation the gate lets through can be replayed from the gate as any session is

@@ -19,29 +19,29 @@ from typing import Any
 from evcli.contracts import NO_EVIDENCE_PATH, SessionDocument
 from evcli.evals.mutations.base import Case, Output
 from evcli.evals.mutations.facts import _first_rewritten, _format, _observations, _replace, _unit_of, _with_text
-from evcli.gatekeeper import subjects, typed
+from evcli.gatekeeper import subjects, typed, typed_model
 from evcli.gatekeeper.checks import find_ref
 
 TOOL = "query_traces"
 
 
-def _traced(document: SessionDocument, output: Output) -> Iterator[tuple[int, dict[str, Any], list[typed.Cited]]]:
+def _traced(document: SessionDocument, output: Output) -> Iterator[tuple[int, dict[str, Any], list[typed_model.Cited]]]:
     """Each observation claim whose bindings all cite query_traces items, with its cited items."""
     for index, raw, _claim, cited in _observations(document, output):
         if cited and all(binding.get("tool_name") == TOOL for binding in raw["evidence_bindings"]):
             yield index, raw, cited
 
 
-def _edges(cited: list[typed.Cited]) -> list[typed.Cited]:
+def _edges(cited: list[typed_model.Cited]) -> list[typed_model.Cited]:
     return [c for c in cited if isinstance(c.item, dict) and "caller" in c.item and "callee" in c.item]
 
 
-def _duration(value: typed.Value) -> bool:
+def _duration(value: typed_model.Value) -> bool:
     """A trace item's duration or percentile (a field named with its unit: duration_ms, p99_ms)."""
     return value.kind == "number" and value.dim == "time" and value.path.endswith("_ms")
 
 
-def _duration_of(fact: typed.Stated, values: list[typed.Value]) -> typed.Value | None:
+def _duration_of(fact: typed_model.Stated, values: list[typed_model.Value]) -> typed_model.Value | None:
     if fact.kind != "number" or fact.number is None or not fact.number.dim:
         return None
     return next((v for v in values if _duration(v) and typed.close(fact, v)), None)
@@ -163,7 +163,7 @@ def trace_slowest_second(document, output):
         yield Case(f"{raw['claim_id']}: the second slowest {path} called the slowest", mutated)
 
 
-def _moved_edge(text: str, facts: list[typed.Stated], top: dict[str, Any], other: dict[str, Any]) -> str:
+def _moved_edge(text: str, facts: list[typed_model.Stated], top: dict[str, Any], other: dict[str, Any]) -> str:
     """The claim with the top edge's caller, callee and p99 replaced by another edge's."""
     plain = typed.plain(text)
     for fact in sorted((f for f in facts if f.role == "p99" and f.number), key=lambda f: -f.start):

@@ -1,7 +1,7 @@
 """Reading the files of a directory evcli is pointed at (a snapshot, a runbook tree), safely.
 
 Every reader of a snapshot or runbook directory opens files through this module; files named on
-the command line are opened with the same `open_regular` and `read_limited` (evcli/userfiles.py).
+the command line are opened with the same `open_regular` and `read_limited` (evcli/core/userfiles.py).
 Invariants:
 
 - A file is read only when its real path (every symlink resolved) lies inside the real path of
@@ -24,14 +24,14 @@ import io
 import os
 import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, TextIO
 
-from evcli.errors import BadInput
+from evcli.core.errors import BadInput
 
 _CHUNK = 1 << 20
 _CHECK_EVERY_CHARS = 64 * 1024  # deadline checks while reading lines, by text consumed
@@ -204,7 +204,7 @@ class Lines:
                 self._skip_rest(readline)
             yield line
 
-    def _skip_rest(self, readline) -> None:
+    def _skip_rest(self, readline: Callable[[int], str]) -> None:
         self.cut += 1
         while (rest := readline(_CHUNK)) and rest[-1] not in "\r\n":
             check_deadline()

@@ -1,4 +1,8 @@
-"""Expected failures and the exit codes they map to (DESIGN §8)."""
+"""Expected failures and the exit codes they map to (DESIGN §8).
+
+Invariant: this module knows no other evcli module. `BackendError` lives here, not in the backends,
+so that every layer can name a backend failure without importing a backend.
+"""
 
 from __future__ import annotations
 
@@ -39,6 +43,11 @@ class NotFound(EvcliError):
     exit_code = EXIT_USAGE
 
 
+class BackendError(Exception):
+    """A backend could not answer (unreachable, HTTP error, unreadable file). Not an `EvcliError`: a tool
+    records it as `evidence_status: failed`; only where it ends a command is it shown as one line."""
+
+
 def expected_failure(exc: BaseException) -> EvcliError | None:
     """The one-line error an exception from outside our code stands for, or None if it is a bug.
 
@@ -47,8 +56,6 @@ def expected_failure(exc: BaseException) -> EvcliError | None:
     interpreter or SQLite can take.
     """
     import sqlite3
-
-    from evcli.backends.base import BackendError
 
     if isinstance(exc, EvcliError):
         return exc

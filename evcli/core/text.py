@@ -26,6 +26,7 @@ __all__ = [
     "comparable",
     "critical_tokens",
     "fact_tokens",
+    "has_negation",
     "is_negation",
     "json_unescaped",
     "mixed_case_words",
@@ -174,6 +175,26 @@ NEGATION = re.compile(
 )
 
 
+# NEGATION's words each as its own alternative that starts with the word (boundaries checked after it, as
+# lookbehinds over the word), and its CJK characters one by one: every alternative starts with a literal, so
+# the engine skips to the positions where one can start (NEGATION starts with a lookbehind and tries every one).
+_NEGATION_WORD = re.compile(
+    "|".join(
+        rf"{word}(?<![a-z]{word})(?<![a-z]'{word})(?![a-z]|'[a-z])"
+        for word in sorted(NEGATION_WORDS, key=len, reverse=True)
+    )
+    + "".join(f"|{character}" for character in CJK_NEGATIONS)
+)
+
+
+def has_negation(normalized: str) -> bool:
+    """NEGATION.search(normalized) is not None: without "n't" in the text only a negation word or a CJK
+    negation can match, and _NEGATION_WORD finds exactly those."""
+    if "n't" in normalized:
+        return NEGATION.search(normalized) is not None
+    return _NEGATION_WORD.search(normalized) is not None
+
+
 def negations(normalized: str) -> list[str]:
     """The negation words and characters of a normalised text, in order of appearance."""
     return NEGATION.findall(normalized)
@@ -214,7 +235,12 @@ def mixed_case_words(raw: str) -> frozenset[str]:
 
 def critical_tokens(normalized: str, mixed_case: frozenset[str]) -> list[str]:
     """Numbers and identifiers: tokens with a digit or an inner separator, or in mixed case."""
-    return [token for token in fact_tokens(normalized) if _STRUCTURED_TOKEN.search(token) or token in mixed_case]
+    # a token of letters alone has neither a digit nor a separator: no search for it
+    return [
+        token
+        for token in fact_tokens(normalized)
+        if token in mixed_case or (not token.isalpha() and _STRUCTURED_TOKEN.search(token))
+    ]
 
 
 # Function words: no fact of their own.
@@ -353,10 +379,14 @@ _CJK_NON_NEGATING = re.compile("非常|无论|不仅|不断|别的|类别|级别
 
 def negated(normalized: str) -> bool:
     """Whether a normalised text states a negation (CJK words that only contain one aside)."""
-    return bool(negations(_CJK_NON_NEGATING.sub(" ", normalized)))
+    if not normalized.isascii():  # the CJK words are not ASCII: an ASCII text holds none
+        normalized = _CJK_NON_NEGATING.sub(" ", normalized)
+    return has_negation(normalized)
 
 
-_COLON_BEFORE_WORD = re.compile(r"(?<=[^\d\s]):(?=\S)|:(?=[^\d\s])")
+# A colon after a non-digit, non-space character and before a non-space one, or before a character that is
+# neither: the colon first, so the engine looks for colons only.
+_COLON_BEFORE_WORD = re.compile(r":(?:(?<=[^\d\s]:)(?=\S)|(?=[^\d\s]))")
 _COLON_ENDING_WORD = re.compile(r":(?=[^\d\s])")
 
 

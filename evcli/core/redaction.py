@@ -45,6 +45,8 @@ from typing import Any
 
 import ahocorasick
 
+from evcli.core.errors import BadInput
+
 MASK = "***"
 
 ENV_EXTRA_PATTERNS = "EVCLI_REDACT_PATTERNS"
@@ -437,8 +439,6 @@ class Redactor:
             try:
                 extra.append(re.compile(pattern))
             except re.error as exc:
-                from evcli.errors import BadInput
-
                 raise BadInput(f"invalid secret pattern {pattern!r}: {exc}") from exc
         self._extra = tuple(extra)
 
@@ -453,8 +453,6 @@ class Redactor:
         except json.JSONDecodeError:
             extra = None
         if not isinstance(extra, list) or not all(isinstance(p, str) for p in extra):
-            from evcli.errors import BadInput
-
             raise BadInput(f"${ENV_EXTRA_PATTERNS} must be a JSON list of regular expressions")
         return cls(extra)
 

@@ -6,8 +6,8 @@ import sqlite3
 
 import pytest
 
-from evcli.errors import BadInput
-from evcli.tools.redaction import ENV_EXTRA_PATTERNS, Redactor
+from evcli.core.errors import BadInput
+from evcli.core.redaction import ENV_EXTRA_PATTERNS, Redactor
 
 
 @pytest.mark.parametrize(

@@ -1,11 +1,10 @@
-"""evcli/text.py: the one set of negations and fact tokens the Gatekeeper and the offline Verifier share."""
+"""evcli/core/text.py: the one set of negations and fact tokens the Gatekeeper and the offline Verifier share."""
 
 from __future__ import annotations
 
 import pytest
 
-from evcli.gatekeeper.facts import missing_facts
-from evcli.text import (
+from evcli.core.text import (
     comparable,
     critical_tokens,
     is_negation,
@@ -14,6 +13,7 @@ from evcli.text import (
     negations,
     normalize,
 )
+from evcli.gatekeeper.facts import missing_facts
 
 
 @pytest.mark.parametrize(
@@ -92,7 +92,7 @@ def test_the_gatekeeper_reads_the_shared_set():
     ],
 )
 def test_json_escapes_are_decoded_and_other_text_kept(text, decoded):
-    from evcli.text import json_unescaped
+    from evcli.core.text import json_unescaped
 
     assert json_unescaped(text) == decoded
 
@@ -122,8 +122,8 @@ def _phrase_texts(seed: int, phrases: list[str], count: int) -> list[str]:
 
 
 def test_phrase_finder_finds_what_phrase_pattern_finds():
+    from evcli.core.text import PhraseFinder, phrase_pattern
     from evcli.gatekeeper.wordtables import tables
-    from evcli.text import PhraseFinder, phrase_pattern
 
     t = tables()
     vocabularies = [
@@ -142,7 +142,7 @@ def test_phrase_finder_finds_what_phrase_pattern_finds():
 
 
 def test_phrase_finder_without_phrases_finds_nothing():
-    from evcli.text import PhraseFinder
+    from evcli.core.text import PhraseFinder
 
     assert list(PhraseFinder(()).finditer("anything at all")) == []
     assert PhraseFinder(("", "")).search("text") is None

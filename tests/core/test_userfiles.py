@@ -8,8 +8,8 @@ import stat
 
 import pytest
 
-from evcli.errors import BadInput
-from evcli.userfiles import ALERT_PAYLOAD, SESSION_DOCUMENT, DocumentKind, read_input, read_json, write_output
+from evcli.core.errors import BadInput
+from evcli.core.userfiles import ALERT_PAYLOAD, SESSION_DOCUMENT, DocumentKind, read_input, read_json, write_output
 
 
 def test_a_document_is_read_whole(tmp_path):

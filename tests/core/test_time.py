@@ -1,4 +1,4 @@
-"""Time expressions and absolute ranges (evcli/timerange.py): forms, zones, DST, range arithmetic."""
+"""Time expressions and absolute ranges (evcli/core/time.py): forms, zones, DST, range arithmetic."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from evcli.errors import EXIT_USAGE, BadInput
-from evcli.timerange import (
+from evcli.core.errors import EXIT_USAGE, BadInput
+from evcli.core.time import (
     TimeExpressionError,
     TimeRange,
     localize,

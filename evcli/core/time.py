@@ -1,4 +1,4 @@
-"""Absolute time ranges and the time expressions of `--since/--until` (issue 9, DESIGN §5).
+"""Absolute time ranges, the time expressions of `--since/--until` (issue 9, DESIGN §5), and the stores' clock.
 
 A time expression T is one of:
   - ISO 8601 with or without zone: `2023-01-29T10:03:00+08:00`, `2023-01-29T02:03Z`,
@@ -26,7 +26,7 @@ Invariants:
     with seconds and, only when non-zero, microseconds. `parse_range_text` reads that form and
     also the short one of the issue, `2023-01-29T10:03:00+08:00..10:05:00+08:00`, whose end
     takes the start's date;
-  - bad input raises `TimeExpressionError` (a `ValueError` and an `evcli.errors.BadInput`,
+  - bad input raises `TimeExpressionError` (a `ValueError` and an `evcli.core.errors.BadInput`,
     exit 2) with one line naming the accepted forms.
 """
 
@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, time, timedelta, timezone, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from evcli.errors import BadInput
+from evcli.core.errors import BadInput
 
 ACCEPTED_FORMS = (
     "ISO 8601 (2023-01-29T10:03:00+08:00), a date and time (2023-01-29 10:03), "
@@ -232,6 +232,20 @@ class TimeRange:
 
     def __str__(self) -> str:
         return self.text()
+
+
+def now_iso() -> str:
+    """The wall clock in UTC as the stores record it, e.g. `2023-01-29T02:03:00.000000Z`."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def aware_time(text: str) -> datetime | None:
+    """An ISO time with its zone; None when it is not one (a time without a zone is no point on a timeline)."""
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else None
 
 
 def parse_range_text(text: str) -> TimeRange:

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evcli.errors import BadInput
+from evcli.core.errors import BadInput
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,7 @@ RULES_FILE = DocumentKind("a rules file", 1 << 20)
 
 def read_input(path: Path, kind: DocumentKind) -> bytes:
     """The bytes of the regular file `path`, at most `kind.max_bytes`; any failure a BadInput."""
-    from evcli.backends.files import RefusedFile, open_regular, read_limited  # only once a file is read
+    from evcli.core.files import RefusedFile, open_regular, read_limited  # only once a file is read
 
     try:
         with open_regular(path) as handle:
@@ -101,7 +101,7 @@ def warn_if_exposed(path: Path, what: str, *, secret: bool) -> None:
     if (str(path), what) in _warned:
         return
     _warned.add((str(path), what))
-    from evcli.console import err, visible
+    from evcli.core.console import err, visible
 
     line = f"warning: {what} {path} {problem} (mode {mode:04o}); run `{fix} {path}`"
     err.print(visible(line), markup=False, highlight=False, soft_wrap=True)

@@ -1,4 +1,4 @@
-"""evcli.backends.files: containment, regular files only, bounded reads and the read deadline."""
+"""evcli.core.files: containment, regular files only, bounded reads and the read deadline."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import time
 
 import pytest
 
-from evcli.backends.files import (
+from evcli.core.errors import BadInput
+from evcli.core.files import (
     Deadline,
     DeadlineExceeded,
     Lines,
@@ -19,7 +20,6 @@ from evcli.backends.files import (
     read_bytes,
     walk,
 )
-from evcli.errors import BadInput
 
 
 def test_a_symlink_inside_is_followed_and_one_leading_out_is_refused(tmp_path):

@@ -1,0 +1,137 @@
+"""A large session is gated in two processes (evcli.gatekeeper.parallel): the result must be the sequential one,
+byte for byte, and a failing child must change nothing."""
+
+from __future__ import annotations
+
+import copy
+import os
+import resource
+import threading
+from pathlib import Path
+
+import pytest
+
+from evcli.gatekeeper import parallel
+from evcli.gatekeeper.engine import gate
+from evcli.gatekeeper.rules import load_rules
+from evcli.resources import data_path
+from evcli.store.documents import read_document
+
+
+def _stitched(min_bindings: int):
+    """Every shipped sample session (bases and faults) repeated into one session of at least `min_bindings`
+    bindings, invocation ids renumbered; each copy's invocations are distinct objects."""
+    documents = [read_document(path) for path in sorted(Path(data_path("sample_sessions")).glob("*.json"))]
+    claims, invocations, offset, bindings = [], [], 0, 0
+    while bindings < min_bindings:
+        for document in documents:
+            execute = document.latest_stage("execute")
+            if execute is None or not execute.output:
+                continue
+            invocations += [
+                invocation.model_copy(update={"invocation_id": invocation.invocation_id + offset}, deep=True)
+                for invocation in document.invocations
+            ]
+            for claim in copy.deepcopy(execute.output.get("claims") or []):
+                claim["claim_id"] = f"claim-{len(claims) + 1}"
+                for binding in claim.get("evidence_bindings") or []:
+                    if isinstance(binding.get("source_invocation_id"), int):
+                        binding["source_invocation_id"] += offset
+                    bindings += 1
+                claims.append(claim)
+            offset += max((invocation.invocation_id for invocation in document.invocations), default=0)
+    output = {"answer_version": "executor_evidence_v2", "claims": claims, "hypotheses": [], "recommended_actions": []}
+    return output, invocations, bindings
+
+
+@pytest.fixture(scope="module")
+def large_session():
+    return _stitched(parallel.MIN_WEIGHT + 500)
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _gate_in_thread(output, invocations, rules):
+    """gate() while a second thread runs: a process with another thread never forks (the sequential run)."""
+    found = {}
+    worker = threading.Thread(target=lambda: found.update(result=gate(output, invocations, rules)))
+    worker.start()
+    worker.join()
+    return found["result"]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork") or parallel.usable_cores() < 2, reason="needs fork and two cores")
+def test_a_large_session_gives_the_sequential_result_byte_for_byte(large_session):
+    output, invocations, bindings = large_session
+    rules = load_rules()
+    before = _children_cpu()
+    split = gate(output, invocations, rules)
+    assert _children_cpu() > before, "the session was not checked in a child process"
+    sequential = _gate_in_thread(output, invocations, rules)
+    assert split.model_dump_json() == sequential.model_dump_json()
+    assert len(split.checked_bindings) == bindings
+    # the sample faults fail in both halves, and their findings keep claim order
+    assert {f.claim_id for f in split.errors[:3]} != {f.claim_id for f in split.errors[-3:]}
+    assert [f.claim_id for f in split.errors] == [f.claim_id for f in sequential.errors]
+
+
+def _pid_check(parent: int):
+    """A part's outcome: the part itself, and which process checked it."""
+
+    def check(part):
+        return list(part), os.getpid() == parent
+
+    return check
+
+
+def _encode(outcome) -> bytes:
+    return repr(outcome).encode()
+
+
+def _decode(sent: bytes):
+    import ast
+
+    return ast.literal_eval(sent.decode())
+
+
+@pytest.mark.skipif(not hasattr(os, "fork") or parallel.usable_cores() < 2, reason="needs fork and two cores")
+def test_parts_are_contiguous_in_order_and_the_later_ones_run_in_children():
+    items = list(range(5000))
+    outcomes = parallel.in_parts(items, [1] * len(items), _pid_check(os.getpid()), _encode, _decode)
+    assert [item for part, _ in outcomes for item in part] == items
+    assert [in_parent for _, in_parent in outcomes] == [True] + [False] * (len(outcomes) - 1)
+    assert len(outcomes) == min(parallel.usable_cores(), 8)
+
+
+def test_a_small_session_is_checked_in_one_part():
+    outcomes = parallel.in_parts(list(range(10)), [1] * 10, _pid_check(os.getpid()), _encode, _decode)
+    assert outcomes == [(list(range(10)), True)]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork") or parallel.usable_cores() < 2, reason="needs fork and two cores")
+def test_a_failing_child_changes_nothing_its_part_is_checked_again():
+    parent = os.getpid()
+
+    def check(part):
+        if os.getpid() != parent:
+            raise RuntimeError("child fails")
+        return list(part)
+
+    items = list(range(4000))
+    assert [x for part in parallel.in_parts(items, [1] * 4000, check, _encode, _decode) for x in part] == items
+
+
+@pytest.mark.skipif(not hasattr(os, "fork") or parallel.usable_cores() < 2, reason="needs fork and two cores")
+def test_an_error_is_raised_as_the_sequential_run_raises_it_and_no_child_is_left():
+    def check(part):
+        if 3000 in part:
+            raise ValueError("claim 3000 is malformed")
+        return list(part)
+
+    with pytest.raises(ValueError, match="claim 3000"):
+        parallel.in_parts(list(range(4000)), [1] * 4000, check, _encode, _decode)
+    with pytest.raises(ChildProcessError):
+        os.waitpid(-1, os.WNOHANG)  # every child was reaped
