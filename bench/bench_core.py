@@ -548,40 +548,10 @@ def build_real_session(target: int = REAL_BINDINGS):
     above cites `{"text": ...}` items its refs cannot be re-derived from, and stops before them). The
     sessions repeat to reach `target`; each copy's invocations are distinct objects, so nothing read
     for one copy is reused for another."""
-    import copy
-
     from evcli.evals.mutations.envbases import env_bases
+    from evcli.evals.stitched import stitched_session
 
-    documents = [*env_bases("tune"), *env_bases("holdout")]
-    claims: list[dict[str, Any]] = []
-    invocations = []
-    offset = bindings = 0
-    while bindings < target:
-        for document in documents:
-            execute = document.latest_stage("execute")
-            if execute is None or not execute.output:
-                continue
-            for invocation in document.invocations:
-                invocations.append(
-                    invocation.model_copy(update={"invocation_id": invocation.invocation_id + offset}, deep=True)
-                )
-            for claim in execute.output.get("claims") or []:
-                claim = copy.deepcopy(claim)
-                claim["claim_id"] = f"claim-{len(claims) + 1}"
-                for binding in claim.get("evidence_bindings") or []:
-                    if isinstance(binding.get("source_invocation_id"), int):
-                        binding["source_invocation_id"] += offset
-                    bindings += 1
-                claims.append(claim)
-            offset += max((i.invocation_id for i in document.invocations), default=0)
-    output = {
-        "answer_version": "executor_evidence_v2",
-        "claims": claims,
-        "hypotheses": [],
-        "recommended_actions": [],
-        "missing_info": [],
-    }
-    return output, invocations, bindings
+    return stitched_session([*env_bases("tune"), *env_bases("holdout")], target)
 
 
 def bench_gate_real(quick: bool, results: dict[str, Any], hotspots: dict[str, Any]) -> None:

@@ -3,7 +3,6 @@ byte for byte, and a failing child must change nothing."""
 
 from __future__ import annotations
 
-import copy
 import os
 import resource
 import threading
@@ -11,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from evcli.evals.stitched import stitched_session
 from evcli.gatekeeper import parallel
 from evcli.gatekeeper.engine import gate
 from evcli.gatekeeper.rules import load_rules
@@ -20,28 +20,9 @@ from evcli.store.documents import read_document
 
 def _stitched(min_bindings: int):
     """Every shipped sample session (bases and faults) repeated into one session of at least `min_bindings`
-    bindings, invocation ids renumbered; each copy's invocations are distinct objects."""
+    bindings."""
     documents = [read_document(path) for path in sorted(Path(data_path("sample_sessions")).glob("*.json"))]
-    claims, invocations, offset, bindings = [], [], 0, 0
-    while bindings < min_bindings:
-        for document in documents:
-            execute = document.latest_stage("execute")
-            if execute is None or not execute.output:
-                continue
-            invocations += [
-                invocation.model_copy(update={"invocation_id": invocation.invocation_id + offset}, deep=True)
-                for invocation in document.invocations
-            ]
-            for claim in copy.deepcopy(execute.output.get("claims") or []):
-                claim["claim_id"] = f"claim-{len(claims) + 1}"
-                for binding in claim.get("evidence_bindings") or []:
-                    if isinstance(binding.get("source_invocation_id"), int):
-                        binding["source_invocation_id"] += offset
-                    bindings += 1
-                claims.append(claim)
-            offset += max((invocation.invocation_id for invocation in document.invocations), default=0)
-    output = {"answer_version": "executor_evidence_v2", "claims": claims, "hypotheses": [], "recommended_actions": []}
-    return output, invocations, bindings
+    return stitched_session(documents, min_bindings)
 
 
 @pytest.fixture(scope="module")
