@@ -2,9 +2,9 @@
 
 Invariants: a kind is named when one entry of its `cues` occurs (every group of a list entry), and
 none of its `unless` does — a kind named before it, or a group occurring outside the kind's own words;
-kinds come back in table order (its priority) and the answer is the first (`lookup` when none is named); every kind
-named is tied to the words that named it (`QueryCue`). The table is read once per process; nothing here
-knows a word of any language.
+kinds come back in table order (their priority) and the answer is the first (`lookup` when none is
+named); every kind named is tied to the words that named it (`QueryCue`). The table is read and checked
+once per process; nothing here knows a word of any language.
 """
 
 from __future__ import annotations
@@ -14,9 +14,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
+from typing import get_args
 
 from evcli.contracts import AnswerKind, Breakdown, QueryCue, Source
-from evcli.scope.grammar import Hit, hits
+from evcli.scope.grammar import Hit, grammar, hits
 
 TABLE = Path(__file__).with_name("answers.toml")
 SOURCES: dict[Source, str] = {"logs": "logs"}  # each evidence source a question can name: its grammar group
@@ -43,10 +44,19 @@ class Answer:
     sources: tuple[Source, ...] = ()
 
 
+_KEYS = frozenset({"name", "cues", "unless", "by", "plan", "claims", "scope_rule"})
+
+
 @cache
 def rows() -> tuple[AnswerRow, ...]:
+    """The table, checked both ways: a row for every kind and no other, no unknown key, every group a
+    group of the grammar (a misspelt name must fail loudly, never leave a kind unreadable)."""
     table = tomllib.loads(TABLE.read_text(encoding="utf-8"))["answers"]
-    return tuple(
+    unknown = sorted({key for row in table for key in row} - _KEYS)
+    names = [row["name"] for row in table]
+    if unknown or sorted(names) != sorted(get_args(AnswerKind)):
+        raise ValueError(f"answers.toml: unknown keys {unknown}, or its kinds {names} are not {get_args(AnswerKind)}")
+    found = tuple(
         AnswerRow(
             name=row["name"],
             cues=tuple((entry,) if isinstance(entry, str) else tuple(entry) for entry in row["cues"]),
@@ -58,6 +68,11 @@ def rows() -> tuple[AnswerRow, ...]:
         )
         for row in table
     )
+    named = {g for r in found for entry in r.cues for g in entry} | {g for r in found for g in r.unless}
+    missing = sorted(group for group in named - set(get_args(AnswerKind)) if not grammar().words(group))
+    if missing:
+        raise ValueError(f"answers.toml names groups no grammar file declares: {missing}")
+    return found
 
 
 def _names(value: str | list[str] | None) -> tuple[str, ...]:

@@ -3,6 +3,8 @@ words they came from; `unless` takes a question from a kind; every rule the tabl
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from evcli.gatekeeper.rules import KNOWN_RULES
@@ -103,3 +105,22 @@ def test_the_sources_a_question_names():
     answer = answer_of("any exceptions in billing's logs?", narrow=True, wants_count=False)
     assert answer.sources == ("logs",)
     assert {cue.reads for cue in answer.cues} >= {"source:logs", "confirm"}
+
+
+def test_a_misspelt_table_fails_loudly(tmp_path, monkeypatch):
+    """The table is checked both ways: an unknown key, a missing kind or a group no grammar declares."""
+    from evcli.scope import answers
+
+    good = answers.TABLE.read_text(encoding="utf-8")
+    for broken, message in (
+        (good.replace('scope_rule = "scope.why_answered"', 'scope_rul = "scope.why_answered"'), "unknown keys"),
+        (good.replace('name = "next_step"', 'name = "next_steps"'), "are not"),
+        (good.replace('cues = ["when"]', 'cues = ["whenn"]'), "no grammar file declares: ['whenn']"),
+    ):
+        table = tmp_path / "answers.toml"
+        table.write_text(broken, encoding="utf-8")
+        monkeypatch.setattr(answers, "TABLE", table)
+        answers.rows.cache_clear()
+        with pytest.raises(ValueError, match=re.escape(message)):
+            answers.rows()
+    answers.rows.cache_clear()
