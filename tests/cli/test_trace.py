@@ -274,3 +274,18 @@ def test_trace_json_carries_the_matched_facts():
     assert run.exit_code == 0, run
     bindings = run.json()["gate_results"][-1]["result"]["checked_bindings"]
     assert {"claim": "91%", "field": "$.alerts[0].value", "evidence": "91.0%", "ok": True} in bindings[0]["facts"]
+
+
+def test_trace_shows_the_answer_kind_read_and_the_words_it_came_from(tmp_path):
+    """`ask` stores the question's reading; `trace` shows its answer kind, the field a breakdown counts by,
+    the other kinds named and the question's words each came from."""
+    db = tmp_path / "x.db"
+    asked = evcli("ask", "which IP sent the most 401s to nginx?", "--env", "host", "--db", db, "--json")
+    assert asked.exit_code == 0, asked
+    query = asked.json()["query"]
+    assert (query["answer"], query["by"]) == ("breakdown", "address")
+
+    run = evcli("trace", asked.json()["session_id"], "--db", db)
+
+    assert run.exit_code == 0, run
+    assert "answer: breakdown by address — “which”, “IP”, “most”" in run.stdout
