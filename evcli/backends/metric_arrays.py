@@ -28,7 +28,7 @@ from evcli.backends.snapshot_metrics import FileSummary, MetricColumn, metric_co
 from evcli.core.paths import index_home
 from evcli.core.time import TimeRange
 
-SCHEMA = 3  # 3: a file over MAX_METRIC_COLUMNS is refused, so no cache of one is read again
+SCHEMA = 4  # 3: a file over MAX_METRIC_COLUMNS is refused, so no cache of one is read again; 4: raw float64
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ def metric_arrays(path: Path, root: Path, zone: tzinfo, reading) -> MetricArrays
     """The arrays of one metric file; `reading(path)` opens its bounded lines (the snapshot's reader)."""
     digest = file_sha256(path, root).removeprefix("sha256:")
     key = hashlib.sha256(f"{SCHEMA}|{zone}".encode()).hexdigest()[:16]
-    cache = index_home() / f"metrics-{digest}-{key}.npy"
+    cache = index_home() / f"metrics-{digest}-{key}.f64"
     if cache.exists():
         try:
             return _load(cache)
@@ -128,16 +128,23 @@ def _moment(epoch: float) -> datetime:
 
 
 def _save(cache: Path, found: MetricArrays) -> None:
-    """One .npy of the times and values side by side; the headers and unread count in its .json sidecar,
-    written first (a cache is whole when its .npy exists)."""
+    """The times and values side by side as raw little-endian float64 (read back without parsing anything:
+    numpy's .npy header is read with `ast.literal_eval`, which CPython 3.11 cannot run in two threads at
+    once); the headers, row count and unread count in its .json sidecar, written first (a cache is whole
+    when its data file exists)."""
     cache.parent.mkdir(parents=True, exist_ok=True)
-    sidecar = {"headers": [column.header for column in found.columns], "unread": found.unread, "invalid": found.invalid}
+    sidecar = {
+        "headers": [column.header for column in found.columns],
+        "rows": int(found.times.size),
+        "unread": found.unread,
+        "invalid": found.invalid,
+    }
     _write_atomically(cache.with_suffix(".json"), json.dumps(sidecar).encode())
     matrix = np.column_stack([found.times, found.values]) if found.times.size else np.empty((0, 1 + len(found.columns)))
-    handle, temporary = tempfile.mkstemp(dir=cache.parent, prefix=".tmp-", suffix=".npy")
+    handle, temporary = tempfile.mkstemp(dir=cache.parent, prefix=".tmp-", suffix=".f64")
     try:
         with os.fdopen(handle, "wb") as stream:
-            np.save(stream, matrix, allow_pickle=False)
+            stream.write(np.ascontiguousarray(matrix, dtype="<f8").tobytes())
         os.replace(temporary, cache)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
@@ -157,10 +164,12 @@ def _write_atomically(target: Path, data: bytes) -> None:
 
 def _load(cache: Path) -> MetricArrays:
     sidecar = json.loads(cache.with_suffix(".json").read_text())
-    matrix = np.load(cache, allow_pickle=False)
     columns = [metric_column(header) for header in sidecar["headers"]]
-    if matrix.ndim != 2 or matrix.shape[1] != 1 + len(columns):
+    flat = np.fromfile(cache, dtype="<f8")
+    rows, width = int(sidecar["rows"]), 1 + len(columns)
+    if flat.size != rows * width:
         raise ValueError("cache does not match its headers")
+    matrix = flat.reshape(rows, width)
     return MetricArrays(columns, matrix[:, 0], matrix[:, 1:], int(sidecar["unread"]), int(sidecar["invalid"]))
 
 

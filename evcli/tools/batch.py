@@ -29,9 +29,10 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
-from evcli.contracts import ToolInvocation
+from evcli.contracts import EvidenceRef, RetrievalDetails, ToolInvocation
 from evcli.core.errors import BadInput
 from evcli.tools.guards import ToolRefused, may_refuse_as_wider
 from evcli.tools.runner import AdmittedCall, HistoryPending, SessionView, ToolEnvironment, admit, run_admitted
@@ -58,6 +59,20 @@ class _Asked:
     running: Future[ToolInvocation] | None = None
 
 
+@cache
+def _built_before_threads() -> None:
+    """What calls build on their first use, built once in the calling thread before calls run side by side.
+
+    Why: CPython 3.11 keeps one counter per interpreter while it turns parsed source into `ast` objects, so
+    two threads doing that at once fail with "SystemError: AST constructor recursion depth mismatch".
+    pydantic's first build of a model (`inspect.signature` of a builtin default factory parses its text
+    signature) and numpy's first import (numpy.ma does the same) both do it."""
+    import numpy.ma  # noqa: F401  (what evcli.backends.metric_arrays imports)
+
+    for model in (ToolInvocation, RetrievalDetails, EvidenceRef):
+        model.model_rebuild()
+
+
 class CallBatch:
     """The calls of one reply: `ask` each in order, then `settle` for their outcomes in that order.
 
@@ -78,6 +93,8 @@ class CallBatch:
         self._asked: list[_Asked] = []  # asked and not settled yet, in ask order
         self._stop = threading.Event()
         workers = MAX_PARALLEL_CALLS if workers is None else workers
+        if workers > 1:
+            _built_before_threads()
         self._pool = ThreadPoolExecutor(workers, thread_name_prefix="evcli-call") if workers > 1 else None
 
     def __enter__(self) -> CallBatch:

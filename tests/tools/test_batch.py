@@ -237,3 +237,29 @@ def test_the_offline_engine_records_and_answers_exactly_as_one_by_one(store, mon
             assert side_by_side == run(case), case.id
         several += len(side_by_side["invocations"]) > 2
     assert several >= 20  # replies of several calls were run side by side
+
+
+def test_calls_side_by_side_build_no_ast_objects_in_their_threads(tmp_path, monkeypatch):
+    """CPython 3.11 keeps one counter per interpreter while it turns source into `ast` objects, so two threads
+    doing it at once fail ("AST constructor recursion depth mismatch", seen in CI): what the calls build on
+    first use (pydantic models, numpy.ma) is built before they run side by side, and the metric cache is read
+    without numpy's header parser. A whole diagnosis parses no source into `ast` objects outside the main
+    thread."""
+    import ast
+
+    parsed_in: list[str] = []
+    parse = ast.parse
+
+    def recording(*args, **kwargs):
+        parsed_in.append(threading.current_thread().name)
+        return parse(*args, **kwargs)
+
+    monkeypatch.setattr(ast, "parse", recording)
+    monkeypatch.setenv("EVCLI_HOME", str(tmp_path / "home"))
+    from evcli.store.db import TraceStore
+
+    with TraceStore(tmp_path / "x.db") as store:
+        pipeline = Pipeline(store=store, rules=load_rules(), env_spec={"env_dir": str(demo_env_dir())})
+        for question in ("Why is order-service failing?", "why is payment-service CPU high? check its metrics"):
+            pipeline.ask(question)
+    assert [name for name in parsed_in if name != threading.main_thread().name] == []
