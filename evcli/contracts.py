@@ -327,7 +327,7 @@ class AskedBaseline(_Closed):
     length: str | None = None  # "1h": how long the stretch before is (mode before)
 
 
-# The kinds of answer a question asks for (evcli/scope/answers.toml, one row each, in priority order).
+# The kinds of answer a question asks for (evcli/scope/answers.toml holds one row each, in priority order).
 AnswerKind = Literal[
     "follow_up",  # only changes the question before ("and since 09:15?")
     "changes",  # what changed in a window against what came before

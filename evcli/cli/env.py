@@ -17,24 +17,32 @@ if TYPE_CHECKING:
 
 app = typer.Typer(help="Environment snapshot directories.", no_args_is_help=True)
 
+DirectoryArgument = Annotated[
+    Path | None,
+    typer.Argument(
+        file_okay=False, help=f"Snapshot directory, or a packaged one: {packaged_envs_text()} (default: demo)."
+    ),
+]
+
+
+def _directory(directory: Path | None) -> Path:
+    """The snapshot a command names: the demo when it names none, a packaged one by name, else the path."""
+    from evcli.backends.snapshot import demo_env_dir
+    from evcli.backends.spec import resolve_env_dir
+
+    return demo_env_dir() if directory is None else resolve_env_dir(directory)
+
 
 @app.command("check")
 @handles_errors
 def check_command(
-    directory: Annotated[
-        Path | None,
-        typer.Argument(
-            file_okay=False, help=f"Snapshot directory, or a packaged one: {packaged_envs_text()} (default: demo)."
-        ),
-    ] = None,
+    directory: DirectoryArgument = None,
     json_output: JsonOption = False,
 ) -> None:
     """Validate a snapshot: services, alerts, logs, metrics, runbooks; every bad file named. Exit 2 on errors."""
     from evcli.backends.envcheck import check_env
-    from evcli.backends.snapshot import demo_env_dir
-    from evcli.backends.spec import resolve_env_dir
 
-    report = check_env(demo_env_dir() if directory is None else resolve_env_dir(directory))
+    report = check_env(_directory(directory))
     data = report.as_dict()
     if json_output:
         print_json(data)
@@ -46,21 +54,14 @@ def check_command(
 @app.command("index")
 @handles_errors
 def index_command(
-    directory: Annotated[
-        Path | None,
-        typer.Argument(
-            file_okay=False, help=f"Snapshot directory, or a packaged one: {packaged_envs_text()} (default: demo)."
-        ),
-    ] = None,
+    directory: DirectoryArgument = None,
     json_output: JsonOption = False,
 ) -> None:
     """Build the index of every log file and of the span files now, so no first query builds one; an index
     already built for the unchanged files is reused. Exit 1 when a file cannot be read, 2 for a bad directory."""
     from evcli.backends.envindex import index_environment
-    from evcli.backends.snapshot import demo_env_dir
-    from evcli.backends.spec import resolve_env_dir
 
-    root = demo_env_dir() if directory is None else resolve_env_dir(directory)
+    root = _directory(directory)
     if json_output:
         report = index_environment(root)
         print_json(report.as_dict())

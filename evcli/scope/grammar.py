@@ -253,5 +253,7 @@ def has(question: str, *groups: str) -> bool:
     return grammar().has(question, *groups)
 
 
+@cache
 def words(group: str) -> frozenset[str]:
+    """The packaged grammar's phrases of `group`, folded; built once per group and process."""
     return grammar().words(group)

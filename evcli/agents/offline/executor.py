@@ -100,9 +100,9 @@ def _wanted_calls(
     calls: list[Call] = list(traced)
     suspects: list[str] = []
     if diagnoses(intent):
-        # what changed comes first: the suspects it ranks are the services searched when none is named
+        # what changed comes first (a lead step, in `traced`): the suspects it ranks are the services searched
+        # when none is named
         change_call = changes_call(intent)
-        calls.append(change_call)
         if change_call.key not in done and not intent.services:
             return calls  # its suspects are the services searched next; a named service is searched alongside
         found = results.get(change_call.key)

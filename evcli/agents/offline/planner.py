@@ -7,11 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 from evcli.agents.engine import EngineReply, RoleRequest
+from evcli.agents.offline.answers import LEAD, Searched, planned
 from evcli.agents.offline.payload import Ask, Call, intent_of, reply
 from evcli.agents.offline.queries import (
     DISCOVERED_SERVICE_CAP,
-    changes_call,
-    diagnoses,
     discovery_calls,
     evidence_calls,
     firing_services,
@@ -20,7 +19,6 @@ from evcli.agents.offline.queries import (
     searched_services,
     service_calls,
 )
-from evcli.agents.offline.traces import trace_calls
 from evcli.messages import Catalogue, catalogue
 
 
@@ -34,17 +32,16 @@ def plan(request: RoleRequest) -> EngineReply:
     words = catalogue(intent.language)
 
     skill, reason = _choose_skill(intent, alerts, skills, words)
+    lead = planned(LEAD, Searched(intent, [], [], {}))  # what changed and the call graph, as the Executor asks
     if intent.narrow or intent.names_only_unknown:
-        calls = trace_calls(intent) + narrow_calls(intent, question)
+        calls = lead + narrow_calls(intent, question)
         reasoning = words("plan.reasoning.narrow")
     else:
         relevant = [a for a in alerts if not intent.alertnames or a.get("alertname") in intent.alertnames]
         calls = [] if intent.services else discovery_calls(intent)
         services = searched_services(intent, firing_services(relevant, DISCOVERED_SERVICE_CAP))
         alertname = (intent.alertnames or (None,))[0] or first_firing_alert(alerts, services[0] if services else None)
-        calls += service_calls(intent, services) + evidence_calls(intent, question, services, alertname)
-        calls = [changes_call(intent), *calls] if diagnoses(intent) else calls
-        calls = trace_calls(intent) + calls
+        calls = lead + calls + service_calls(intent, services) + evidence_calls(intent, question, services, alertname)
         reasoning = words("plan.reasoning.broad")
     steps = [f"{call.signature()} — {_purpose(call, words)}" for call in calls] or [words("plan.nothing_precise")]
     return reply(
