@@ -14,6 +14,7 @@ MESSAGES: dict[str, str] = {
     "plan.reasoning.broad": "Broad diagnosis: collect alerts, metrics and logs first, then runbook guidance; "
     "runbook content becomes hypotheses and checking steps, never facts of this environment.",
     "plan.nothing_precise": "The question names no service or alert precise enough to query.",
+    "plan.then_suspects": "then the services what changed ranks first: their alerts, series, logs and runbooks",
     "purpose.metrics": "alerts and metric series",
     "purpose.changes": "what changed against the baseline in every series and log, causes ranked before symptoms",
     "purpose.knowledge": "runbook guidance (possibilities, not facts of this environment)",

@@ -13,6 +13,7 @@ MESSAGES: dict[str, str] = {
     "plan.reasoning.broad": "宽范围诊断：先收集告警、指标和日志证据，再查 runbook；"
     "runbook 内容只作为假设和排查动作，不作为本环境事实。",
     "plan.nothing_precise": "问题未指明可精确查询的服务或告警，无法执行精确查询。",
+    "plan.then_suspects": "随后查询变化排名靠前的服务：其告警、指标序列、日志与 runbook",
     "purpose.metrics": "告警与指标序列",
     "purpose.changes": "每个指标与日志相对基线的变化，先原因后症状地排序",
     "purpose.knowledge": "runbook 指引（仅作可能性，不是本环境事实）",

@@ -253,6 +253,28 @@ def has(question: str, *groups: str) -> bool:
     return grammar().has(question, *groups)
 
 
+def language_of(path: Path) -> str:
+    """The language a grammar file is written in: its name up to the first `_` (`en.toml`, `en_time.toml`)."""
+    return path.stem.split("_")[0]
+
+
+@cache
+def tables(name: str) -> dict[str, dict[str, Any]]:
+    """The top-level table `name` (no group: no `phrases`) of every packaged language file, by language; the
+    tables of one language's files are merged key by key (a key written twice is an error)."""
+    found: dict[str, dict[str, Any]] = {}
+    for path in sorted(GRAMMAR_DIR.glob("*.toml")):
+        table = tomllib.loads(path.read_text(encoding="utf-8")).get(name)
+        if not isinstance(table, dict):
+            continue
+        merged = found.setdefault(language_of(path), {})
+        twice = set(merged) & set(table)
+        if twice:
+            raise ValueError(f"grammar: [{name}] keys {sorted(twice)} are written twice for {language_of(path)!r}")
+        merged.update(table)
+    return found
+
+
 @cache
 def words(group: str) -> frozenset[str]:
     """The packaged grammar's phrases of `group`, folded; built once per group and process."""

@@ -1,5 +1,5 @@
-"""The offline Executor: which calls to make next, and the evidence document once
-they are made (or the step budget is spent).
+"""The offline Executor: the calls of the compiled plan (plan.py) not made yet, and the evidence document
+once they are made (or the step budget is spent).
 
 Claims are built only from evidence refs (claims.py); runbook blocks feed
 hypotheses and checking steps (runbooks.py). A narrow task makes one precise
@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from evcli.agents.engine import EngineReply, RoleRequest, ToolCall, Turn, Usage
-from evcli.agents.offline.answers import DISCOVERED, FOLLOWING, LEAD, Searched, answer_claims, planned
+from evcli.agents.offline.answers import answer_claims
 from evcli.agents.offline.claims import (
     LOG_SYMPTOM_CAP,
     NARROW_CLAIM_CAP,
@@ -29,30 +29,13 @@ from evcli.agents.offline.claims import (
 )
 from evcli.agents.offline.diagnosis_claims import confirm_action, diagnosis_claims
 from evcli.agents.offline.payload import MODEL, Ask, Call, call_key, intent_of, reply
-from evcli.agents.offline.queries import (
-    DISCOVERED_SERVICE_CAP,
-    backoff_calls,
-    changes_call,
-    diagnoses,
-    discovery_calls,
-    evidence_calls,
-    firing_services,
-    first_firing_alert,
-    follow_up_calls,
-    is_status_class,
-    narrow_calls,
-    overview_call,
-    overview_gap_calls,
-    searched_services,
-    service_calls,
-)
+from evcli.agents.offline.plan import Known, compile_plan
+from evcli.agents.offline.queries import is_status_class, narrow_calls
 from evcli.agents.offline.runbooks import actions as runbook_actions
 from evcli.agents.offline.runbooks import doc_ranks, firing_alert_names
 from evcli.agents.offline.runbooks import hypotheses as runbook_hypotheses
 from evcli.contracts import ANSWER_VERSION, NO_EVIDENCE_PATH, ToolInvocation
 from evcli.messages import Catalogue, catalogue
-
-SUSPECTS_SEARCHED = 2  # the first suspects' own alerts, series and logs are searched when no service is named
 
 
 def execute(request: RoleRequest) -> EngineReply:
@@ -66,8 +49,9 @@ def execute(request: RoleRequest) -> EngineReply:
         call_key(query.get("tool_name", ""), query.get("input_params") or {})
         for query in (retry or {}).get("completed_queries") or []
     }
-    wanted = {call.key: call for call in _wanted_calls(payload, intent, transcript, retry, done)}  # asked once
-    pending = [call for key, call in wanted.items() if key not in done]
+    question = payload.get("question", "")
+    wanted = compile_plan(intent, question, Known.made(_results(transcript), done, retry)).calls
+    pending = [call for call in wanted if call.key not in done]
     # On the stage's last step (`last_step`) no tool may be called: then the document is due.
     offered = {(schema.get("function") or schema).get("name") for schema in request.tools or []}
     runnable = [call for call in pending if call.name in offered]
@@ -81,85 +65,6 @@ def execute(request: RoleRequest) -> EngineReply:
         signatures = "; ".join(call.signature() for call in pending)
         document["missing_info"].append(words("executor.not_run_in_budget", calls=signatures))
     return reply(document)
-
-
-def _wanted_calls(
-    payload: dict[str, Any],
-    intent: Ask,
-    transcript: list[Turn],
-    retry: dict[str, Any] | None,
-    done: set[str],
-) -> list[Call]:
-    """Every call the task wants given what is known so far; a phase waits for the results of the one before."""
-    question = payload.get("question", "")
-    results = _results(transcript)
-    # the steps that decide what is searched next: what changed, the call graph (evcli/scope/answers.toml)
-    traced = planned(LEAD, Searched(intent, [], [], results))
-    if intent.narrow or intent.names_only_unknown:
-        return traced + narrow_calls(intent, question)  # a retry never widens a narrow query either
-    calls: list[Call] = list(traced)
-    suspects: list[str] = []
-    if diagnoses(intent):
-        # what changed comes first (a lead step, in `traced`): the suspects it ranks are the services searched
-        # when none is named
-        change_call = changes_call(intent)
-        if change_call.key not in done and not intent.services:
-            return calls  # its suspects are the services searched next; a named service is searched alongside
-        found = results.get(change_call.key)
-        suspects = [str(item.get("service")) for item in (found.output.get("suspects") or []) if found] if found else []
-    services = searched_services(intent, [])
-    if not intent.services:
-        discovery = discovery_calls(intent)
-        calls += discovery
-        if not all(call.key in done for call in discovery):
-            return calls
-        alerts = [a for call in discovery if call.key in results for a in results[call.key].output.get("alerts") or []]
-        firing = firing_services(alerts, DISCOVERED_SERVICE_CAP)
-        # what changed first, then what fires; an alert the question names says itself what is asked about
-        if suspects and not intent.alertnames:
-            services = list(dict.fromkeys([*suspects[:SUSPECTS_SEARCHED], *firing]))[:DISCOVERED_SERVICE_CAP]
-        else:
-            services = searched_services(intent, firing)
-        if not services:
-            services = [
-                query["input_params"]["service"]
-                for query in (retry or {}).get("completed_queries") or []
-                if query.get("tool_name") == "query_metrics" and (query.get("input_params") or {}).get("service")
-            ][:DISCOVERED_SERVICE_CAP]
-    calls += planned(DISCOVERED, Searched(intent, services, calls, results))  # "which host …?", no service named
-    per_service = service_calls(intent, services)
-    calls += per_service
-    if not all(call.key in done for call in per_service):
-        return calls
-    service_alerts = [
-        a for call in per_service if call.key in results for a in results[call.key].output.get("alerts") or []
-    ]
-    alertname = (intent.alertnames or (None,))[0] or first_firing_alert(
-        service_alerts, services[0] if services else None
-    )
-    calls += evidence_calls(intent, question, services, alertname)
-    calls += _backoffs(intent, calls, results)
-    for service in services:
-        overview = results.get(overview_call(intent, service).key)
-        calls += overview_gap_calls(intent, service, overview.output) if overview else []
-    # what the asked kinds add: a count at the asked level (not the overview's), the most common messages, the
-    # first line of a when-question
-    calls += planned(FOLLOWING, Searched(intent, services, calls, results))
-    if retry:
-        calls += follow_up_calls(intent, services)
-    return calls
-
-
-def _backoffs(intent: Ask, calls: list[Call], results: dict[str, ToolInvocation]) -> list[Call]:
-    """The back-off searches of the searches that found nothing, and theirs, as far as results are known."""
-    added: list[Call] = []
-    searched = [call for call in calls if call.key in results]
-    while searched:
-        known = {call.key for call in [*calls, *added]}
-        more = [c for c in backoff_calls(intent, [(c, results[c.key].output) for c in searched]) if c.key not in known]
-        added += more
-        searched = [call for call in more if call.key in results]
-    return added
 
 
 def _results(transcript: list[Turn]) -> dict[str, ToolInvocation]:

@@ -1,24 +1,15 @@
 """The offline Planner: a skill chosen by alert, then by the firing alert of the
-named service, then by title terms; steps that name the concrete tool queries
-(the same ones the offline Executor will make, see queries.py)."""
+named service, then by title terms; steps that name the concrete tool queries of
+the compiled plan (plan.py) laid out in advance: the ones the offline Executor
+makes, as far as they can be known before any result."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from evcli.agents.engine import EngineReply, RoleRequest
-from evcli.agents.offline.answers import LEAD, Searched, planned
 from evcli.agents.offline.payload import Ask, Call, intent_of, reply
-from evcli.agents.offline.queries import (
-    DISCOVERED_SERVICE_CAP,
-    discovery_calls,
-    evidence_calls,
-    firing_services,
-    first_firing_alert,
-    narrow_calls,
-    searched_services,
-    service_calls,
-)
+from evcli.agents.offline.plan import Known, compile_plan
 from evcli.messages import Catalogue, catalogue
 
 
@@ -32,18 +23,12 @@ def plan(request: RoleRequest) -> EngineReply:
     words = catalogue(intent.language)
 
     skill, reason = _choose_skill(intent, alerts, skills, words)
-    lead = planned(LEAD, Searched(intent, [], [], {}))  # what changed and the call graph, as the Executor asks
-    if intent.narrow or intent.names_only_unknown:
-        calls = lead + narrow_calls(intent, question)
-        reasoning = words("plan.reasoning.narrow")
-    else:
-        relevant = [a for a in alerts if not intent.alertnames or a.get("alertname") in intent.alertnames]
-        calls = [] if intent.services else discovery_calls(intent)
-        services = searched_services(intent, firing_services(relevant, DISCOVERED_SERVICE_CAP))
-        alertname = (intent.alertnames or (None,))[0] or first_firing_alert(alerts, services[0] if services else None)
-        calls = lead + calls + service_calls(intent, services) + evidence_calls(intent, question, services, alertname)
-        reasoning = words("plan.reasoning.broad")
-    steps = [f"{call.signature()} — {_purpose(call, words)}" for call in calls] or [words("plan.nothing_precise")]
+    compiled = compile_plan(intent, question, Known.foreseen(alerts))  # the plan the Executor runs
+    narrow = intent.narrow or intent.names_only_unknown
+    reasoning = words("plan.reasoning.narrow" if narrow else "plan.reasoning.broad")
+    steps = [f"{call.signature()} — {_purpose(call, words)}" for call in compiled.calls]
+    steps += [words("plan.then_suspects")] if compiled.then_suspects else []
+    steps = steps or [words("plan.nothing_precise")]
     return reply(
         {
             "selected_skill": skill,
