@@ -16,7 +16,9 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     SerializerFunctionWrapHandler,
+    ValidatorFunctionWrapHandler,
     model_serializer,
     model_validator,
 )
@@ -297,15 +299,6 @@ class ComposerOutput(_Open):
 # --- The exported session document ----------------------------------------------
 
 
-class IntentConfig(_Closed):
-    """What was read from the question (evcli.agents.intent.Intent, as stored)."""
-
-    services: list[str] = Field(default_factory=list)
-    alertnames: list[str] = Field(default_factory=list)
-    terms: list[str] = Field(default_factory=list)
-    window: str | None = None
-
-
 AlertState = Literal["firing", "still_firing", "resolved", "silenced", "pending"]
 ScopeLevel = Literal["DEBUG", "INFO", "WARN", "ERROR", "FATAL"]
 
@@ -479,6 +472,9 @@ class BackendSpec(BaseModel):
         return dumped
 
 
+_INTENT_KEYS = frozenset({"services", "alertnames", "terms", "window"})
+
+
 class SessionConfig(_Closed):
     """How a session was run, stored as `diagnosis_run.config`.
 
@@ -495,13 +491,43 @@ class SessionConfig(_Closed):
     env: dict[str, str | list[str] | BackendSpec] = Field(default_factory=dict)
     task_scope: Literal["narrow", "broad"] = "broad"
     language: str = "en"
-    intent: IntentConfig = Field(default_factory=IntentConfig)
     scope: Query | None = None  # None: recorded before question scopes (issue 10)
     continues: str | None = None  # the session this one follows up (`ask --continue`)
     environment: EnvironmentOverview = Field(default_factory=EnvironmentOverview)
     max_steps: int = 8
     aiops_alert: dict[str, Any] | None = None
     replay_of: ReplayOf | None = None
+    _stored_intent: dict[str, Any] | None = PrivateAttr(default=None)
+
+    @property
+    def intent(self) -> dict[str, Any]:
+        """The `intent` key sessions have always stored (services, alert names, terms, window): what a session
+        stored, else a view of `scope` (no second reading of the question: the Query is the one)."""
+        if self._stored_intent is not None:
+            return self._stored_intent
+        if self.scope is None:
+            return {"services": [], "alertnames": [], "terms": [], "window": None}
+        scope = self.scope
+        return {
+            "services": list(scope.services),
+            "alertnames": list(scope.alertnames),
+            "terms": list(dict.fromkeys([*scope.phrases, *scope.tokens, *scope.terms])),
+            "window": scope.range.relative if scope.range else None,
+        }
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _keep_stored_intent(cls, data: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        """A stored `intent` is kept as written, so a document round-trips byte for byte."""
+        stored = data.get("intent") if isinstance(data, dict) else None
+        if isinstance(data, dict) and "intent" in data:
+            if not isinstance(stored, dict) or set(stored) - _INTENT_KEYS:
+                raise ValueError(f"intent: an object of {sorted(_INTENT_KEYS)} expected")
+            data = {key: value for key, value in data.items() if key != "intent"}
+        config = handler(data)
+        if stored is not None:
+            config._stored_intent = dict(stored)
+        return config
 
     @model_validator(mode="before")
     @classmethod
@@ -518,7 +544,15 @@ class SessionConfig(_Closed):
     @model_serializer(mode="wrap")
     def _only_set_fields(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         dumped: dict[str, Any] = handler(self)
-        return {key: value for key, value in dumped.items() if key in self.model_fields_set}
+        kept = {key: value for key, value in dumped.items() if key in self.model_fields_set}
+        if self._stored_intent is None and self.scope is None:
+            return kept
+        ordered: dict[str, Any] = {}
+        for key, value in kept.items():  # where the field was: after language, before scope
+            if key not in ("models", "env", "task_scope", "language") and "intent" not in ordered:
+                ordered["intent"] = self.intent
+            ordered[key] = value
+        return ordered if "intent" in ordered else ordered | {"intent": self.intent}
 
 
 class RunRecord(_Closed):

@@ -158,7 +158,7 @@ def question_payload(store: Any, document: SessionDocument, reading: Any = None)
         "question": document.run.question,
         "language": config.language,
         "task_scope": config.task_scope,
-        "intent": config.intent.model_dump(mode="json"),
+        "intent": config.intent,
     }
     if config.scope is not None:
         review = reviewed_reading(document, reading)
@@ -168,7 +168,24 @@ def question_payload(store: Any, document: SessionDocument, reading: Any = None)
         payload["aiops_alert"] = config.aiops_alert
     if config.continues:
         payload["previous_session"] = previous_session(store, config.continues)
+    if config.scope is not None:
+        payload["compiled_plan"] = compiled_plan(payload | {"environment": config.environment.model_dump(mode="json")})
     return payload
+
+
+def compiled_plan(payload: dict[str, Any]) -> dict[str, Any]:
+    """The search plan code compiled from the reading (evcli.agents.offline.plan), laid out before any call:
+    the calls the offline engine makes as far as they are known in advance, and whether the services it
+    searches next are those what changed ranks first. Both engines get it; a model starts from it."""
+    from evcli.agents.offline.payload import intent_of
+    from evcli.agents.offline.plan import Known, compile_plan
+
+    alerts = (payload.get("environment") or {}).get("alerts") or []
+    plan = compile_plan(intent_of(payload), payload.get("question", ""), Known.foreseen(alerts))
+    return {
+        "calls": [{"tool": call.name, "arguments": call.arguments} for call in plan.calls],
+        "then_suspects": plan.then_suspects,
+    }
 
 
 def reviewed_reading(document: SessionDocument, proposal: Any) -> ReadingReview | None:

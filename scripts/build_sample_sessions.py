@@ -20,7 +20,6 @@ from evcli.contracts import (
     ROLES,
     AgentStep,
     EnvironmentOverview,
-    IntentConfig,
     RetrievalDetails,
     RunRecord,
     SessionConfig,
@@ -91,14 +90,22 @@ DEMO_SERVICES = ["inventory-service", "node-worker-01", "order-service", "paymen
 
 def _config(task_scope, language, services, alertnames=(), terms=()):
     """The config the pipeline writes, for a session run offline on the packaged demo environment."""
-    return SessionConfig(
-        models={role: "offline" for role in ROLES},
-        env={},
-        environment=EnvironmentOverview(services=DEMO_SERVICES),
-        task_scope=task_scope,
-        language=language,
-        intent=IntentConfig(services=list(services), alertnames=list(alertnames), terms=list(terms)),
-        max_steps=8,
+    return SessionConfig.model_validate(
+        {
+            "models": {role: "offline" for role in ROLES},
+            "env": {},
+            "environment": EnvironmentOverview(services=DEMO_SERVICES),
+            "task_scope": task_scope,
+            "language": language,
+            # a session stored before question scopes: what was read is its `intent`
+            "intent": {
+                "services": list(services),
+                "alertnames": list(alertnames),
+                "terms": list(terms),
+                "window": None,
+            },
+            "max_steps": 8,
+        }
     )
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from evcli.contracts import ROLES, RunRecord, SessionConfig, Severity, Verdict
+from evcli.contracts import ROLES, Query, RunRecord, SessionConfig, Severity, Verdict
 from evcli.core.canonical import canonical_json
 
 
@@ -57,6 +57,27 @@ def test_a_pipeline_config_round_trips_byte_for_byte():
     config = SessionConfig.model_validate(PIPELINE_CONFIG)
     assert config.replay_of is not None and config.replay_of.from_stage == "verify"
     assert canonical_json(config.model_dump(mode="json")) == canonical_json(PIPELINE_CONFIG)
+
+
+def test_what_was_asked_has_one_type_the_stored_intent_is_a_view_of_the_query():
+    import evcli.contracts as contracts
+
+    assert not hasattr(contracts, "IntentConfig")  # the Query is the one reading of the question
+    scope = Query(services=["nginx"], phrases=["session expired"], tokens=["502"], terms=["timeout", "502"])
+    config = SessionConfig(language="en", scope=scope, max_steps=8)
+    dumped = config.model_dump(mode="json")
+    assert list(dumped) == ["language", "intent", "scope", "max_steps"]  # where sessions have always had it
+    assert dumped["intent"] == {
+        "services": ["nginx"],
+        "alertnames": [],
+        "terms": ["session expired", "502", "timeout"],
+        "window": None,
+    }
+    # what a session stored is kept as written, also when it differs from its scope's view
+    stored = {"language": "en", "intent": {"services": ["a"], "alertnames": [], "terms": [], "window": "5m"}}
+    assert SessionConfig.model_validate(stored | {"scope": dumped["scope"]}).intent["services"] == ["a"]
+    with pytest.raises(ValueError, match="intent"):
+        SessionConfig.model_validate({"intent": {"services": [], "mood": "curious"}})
 
 
 def test_only_the_fields_a_writer_set_are_stored():

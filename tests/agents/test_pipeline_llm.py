@@ -271,12 +271,29 @@ def test_all_four_roles_over_http_pass(server, store):
     assert invocation.retrieval_details.evidence_status == "supported"
     versions = {p["name"]: p["version"] for p in session.run.prompt_audit["prompts"]}
     assert versions == {
-        "planner": "planner-v2",
-        "executor": "executor-v9",
+        "planner": "planner-v3",
+        "executor": "executor-v10",
         "verifier": "verifier-v3",
         "composer": "composer-v3",
     }
     assert KEY not in json.dumps(session.model_dump(mode="json"))
+
+
+def test_the_model_planner_and_executor_get_the_plan_the_offline_engine_runs(server, store, tmp_path):
+    """Both engines run one compiled plan: the model roles get it in their payload over HTTP, and it is the
+    plan the offline Planner states for the same question on the same environment."""
+    pipeline_for(server, store).ask(CPU_QUESTION)
+    (planner,) = server.requests_for("planner")
+    compiled = payload_of(planner)["compiled_plan"]
+    assert all(payload_of(body)["compiled_plan"] == compiled for body in server.requests_for("executor"))
+    assert compiled["then_suspects"] is False  # a service is named: it is searched, what changed beside it
+    wanted = [f"{c['tool']}({', '.join(f'{k}={v!r}' for k, v in c['arguments'].items())})" for c in compiled["calls"]]
+
+    offline = Pipeline(store=TraceStore(tmp_path / "offline.db"), rules=load_rules())
+    session_id = offline.create_session(CPU_QUESTION).session_id
+    stated = offline.plan(session_id).output["plan"]
+    assert [step.split(" — ")[0] for step in stated] == wanted
+    assert wanted[0] == "find_changes(service='payment-service')" and len(wanted) >= 3
 
 
 def test_orchestration_overhead_per_model_call(server, store, capsys):

@@ -60,7 +60,7 @@ def test_scope_plan_tools_gate_verifier_prompts_and_models_are_all_there(hostile
     assert any(i.range and i.range.startswith("2026-05-01T10:00:00+00:00") for i in report.invocations)
     assert report.gates and report.gates[-1].status == "pass"
     assert {check.verification for check in report.claim_checks} == {"direct_support"}
-    assert ("executor", "executor-v9") in report.prompts and report.models["composer"] == "offline"
+    assert ("executor", "executor-v10") in report.prompts and report.models["composer"] == "offline"
 
 
 def test_a_rejected_session_reports_its_failed_rules_and_no_citation(tmp_path):
