@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import re
 from enum import StrEnum
+from functools import cache
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -320,23 +323,25 @@ class AskedBaseline(_Closed):
     length: str | None = None  # "1h": how long the stretch before is (mode before)
 
 
-# The kinds of answer a question asks for (evcli/scope/answers.toml holds one row each, in priority order).
-AnswerKind = Literal[
-    "follow_up",  # only changes the question before ("and since 09:15?")
-    "changes",  # what changed in a window against what came before
-    "why",  # a cause: the answer ranks causes (a hypothesis) or says why it has none
-    "calls",  # who calls whom (traces)
-    "latency",  # what is slow, and where the time goes (traces)
-    "errors",  # what fails, and where the errors come from (traces)
-    "count",  # how many: the answer states a count
-    "breakdown",  # which address, path or host: the matching lines counted by that field
-    "common",  # which messages recur most
-    "onset",  # when: the first and last matching lines
-    "health",  # is it healthy: its alerts, series and errors
-    "next_step",  # what to do: the runbooks' steps
-    "confirm",  # confirm one thing (a narrow task, seeds 2.4)
-    "lookup",  # show what the question names
-]
+ANSWER_TABLE = Path(__file__).parent / "scope" / "answers.toml"
+
+
+@cache
+def answer_kinds() -> tuple[str, ...]:
+    """The kinds of answer a question can ask for: the names of the answer table's rows (evcli/scope/answers.toml,
+    in priority order; evcli.scope.answers reads the rest of each row). Adding a kind is adding a row."""
+    import tomllib
+
+    return tuple(str(row["name"]) for row in tomllib.loads(ANSWER_TABLE.read_text(encoding="utf-8"))["answers"])
+
+
+def _answer_kind(value: str) -> str:
+    if value not in answer_kinds():
+        raise ValueError(f"unknown answer kind {value!r}: one of {', '.join(answer_kinds())}")
+    return value
+
+
+AnswerKind = Annotated[str, AfterValidator(_answer_kind)]  # a row of the answer table
 Breakdown = Literal["address", "instance", "path"]  # what matching lines are counted by (query_logs' count_by)
 Source = Literal["logs"]  # an evidence source a question names by name
 

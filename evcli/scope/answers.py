@@ -13,13 +13,11 @@ import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
-from pathlib import Path
-from typing import get_args
 
-from evcli.contracts import AnswerKind, Breakdown, QueryCue, Source
+from evcli.contracts import ANSWER_TABLE, AnswerKind, Breakdown, QueryCue, Source, answer_kinds
 from evcli.scope.grammar import Hit, grammar, hits
 
-TABLE = Path(__file__).with_name("answers.toml")
+TABLE = ANSWER_TABLE
 SOURCES: dict[Source, str] = {"logs": "logs"}  # each evidence source a question can name: its grammar group
 FALLBACK: AnswerKind = "lookup"
 
@@ -54,8 +52,8 @@ def rows() -> tuple[AnswerRow, ...]:
     table = tomllib.loads(TABLE.read_text(encoding="utf-8"))["answers"]
     unknown = sorted({key for row in table for key in row} - _KEYS)
     names = [row["name"] for row in table]
-    if unknown or sorted(names) != sorted(get_args(AnswerKind)):
-        raise ValueError(f"answers.toml: unknown keys {unknown}, or its kinds {names} are not {get_args(AnswerKind)}")
+    if unknown or len(set(names)) != len(names):
+        raise ValueError(f"answers.toml: unknown keys {unknown}, or a kind named twice in {names}")
     found = tuple(
         AnswerRow(
             name=row["name"],
@@ -69,7 +67,7 @@ def rows() -> tuple[AnswerRow, ...]:
         for row in table
     )
     named = {g for r in found for entry in r.cues for g in entry} | {g for r in found for g in r.unless}
-    missing = sorted(group for group in named - set(get_args(AnswerKind)) if not grammar().words(group))
+    missing = sorted(group for group in named - set(answer_kinds()) if not grammar().words(group))
     if missing:
         raise ValueError(f"answers.toml names groups no grammar file declares: {missing}")
     return found

@@ -108,13 +108,13 @@ def test_the_sources_a_question_names():
 
 
 def test_a_misspelt_table_fails_loudly(tmp_path, monkeypatch):
-    """The table is checked both ways: an unknown key, a missing kind or a group no grammar declares."""
+    """The table is checked both ways: an unknown key, a kind named twice or a group no grammar declares."""
     from evcli.scope import answers
 
     good = answers.TABLE.read_text(encoding="utf-8")
     for broken, message in (
         (good.replace('scope_rule = "scope.why_answered"', 'scope_rul = "scope.why_answered"'), "unknown keys"),
-        (good.replace('name = "next_step"', 'name = "next_steps"'), "are not"),
+        (good.replace('name = "next_step"', 'name = "health"'), "a kind named twice"),
         (good.replace('cues = ["when"]', 'cues = ["whenn"]'), "no grammar file declares: ['whenn']"),
     ):
         table = tmp_path / "answers.toml"
@@ -124,3 +124,25 @@ def test_a_misspelt_table_fails_loudly(tmp_path, monkeypatch):
         with pytest.raises(ValueError, match=re.escape(message)):
             answers.rows()
     answers.rows.cache_clear()
+
+
+def test_a_kind_is_a_row_of_the_table_and_nothing_else(tmp_path, monkeypatch):
+    """Adding a kind is adding a row: the Query accepts a kind the table names and refuses any other, with no
+    list of kinds in code."""
+    import evcli.contracts as contracts
+    from evcli.contracts import Query
+
+    assert contracts.answer_kinds() == tuple(row.name for row in rows())
+    with pytest.raises(ValueError, match="unknown answer kind 'capacity': one of follow_up, changes"):
+        Query(answer="capacity")
+    table = tmp_path / "answers.toml"
+    table.write_text(
+        contracts.ANSWER_TABLE.read_text(encoding="utf-8") + '\n[[answers]]\nname = "capacity"\ncues = ["health"]\n',
+        encoding="utf-8",
+    )
+    monkeypatch.setattr(contracts, "ANSWER_TABLE", table)
+    contracts.answer_kinds.cache_clear()
+    try:
+        assert Query(answer="capacity", kinds=["capacity", "why"]).kinds == ["capacity", "why"]
+    finally:
+        contracts.answer_kinds.cache_clear()
