@@ -9,16 +9,19 @@ or a host ("web-01", "db-2.prod", "ip-10-0-0-12", an FQDN, "host X"): the engine
 that is also a host name appears in both lists. Alert names: the environment's, also written
 as words ("high cpu usage" → HighCPUUsage), and CamelCase words carrying an alert word
 (KafkaConsumerLagHigh); Kubernetes container states (OOMKilled, CrashLoopBackOff) are log
-terms, not alerts.
+terms, not alerts. The words no service or host is named are data, `word.*` groups of the question grammar
+(evcli/scope/grammar/<language>.toml); the alert words and container states stay here: they are the
+words alert names and Kubernetes write, in whatever language the question is asked.
 """
 
 from __future__ import annotations
 
 import re
+from functools import cache
 from typing import Any
 
+from evcli.scope.grammar import words
 from evcli.scope.match import LEFT, RIGHT, SEPARATOR, Spans, distinct, humps, name_pattern
-from evcli.scope.terms import STOP_WORDS
 
 _ALERT_WORDS = frozenset(
     "high low usage rate latency down slow response exhausted full space unavailable failed failure "
@@ -37,16 +40,17 @@ _UNKNOWN_SERVICE = (
     rf"{_WHOLE_LEFT}(?:service|svc)\s+(?P<name>[A-Za-z][\w-]*[A-Za-z0-9]){_WHOLE_RIGHT}",
     rf"{_WHOLE_LEFT}(?P<name>[a-z][\w-]*[a-z0-9])\s+(?:service|svc|microservice){_WHOLE_RIGHT}",
 )
-_NOT_A_NAME = frozenset(
-    "the a an this that which what any my our your their each every whole other same web http https "
-    "is are was were has have had logs log for of in on at to from and or no some all its it if whether "
-    "only did does do main backend frontend".split()
-)
 _HOST = (
     r"(?<![\w.-])[a-z][a-z0-9]*(?:-[a-z0-9]+)*-\d+(?:\.[a-z][a-z0-9-]*)*(?![\w-])",  # web-01, db-2.prod, ip-10-0-0-12
     r"(?<![\w.-])(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.){2,}[a-z]{2,}(?![\w.-])",  # an FQDN: api.example.com
     rf"{LEFT}(?:host|hostname|node|server|machine|box|instance)\s+(?P<name>[a-z][\w-]*[\d.-][\w.-]*[a-z0-9]){RIGHT}",
 )
+
+
+@cache
+def _not_a_name() -> frozenset[str]:
+    """Words no service or host is named (the grammar's stop words and `word.not_a_name`: "the web service")."""
+    return words("word.stop") | words("word.not_a_name")
 
 
 def normal_name(name: str) -> str:
@@ -89,7 +93,7 @@ def find_hosts(question: str, hosts: list[str], services: list[str], known: set[
     for pattern in _HOST:
         for match in re.finditer(pattern, question):
             group = "name" if "name" in match.groupdict() else 0
-            if match.group(group).lower() not in _NOT_A_NAME and spans.free(*match.span(group)):
+            if match.group(group).lower() not in _not_a_name() and spans.free(*match.span(group)):
                 found.append((match.start(group), match.group(group)))
                 if normal_name(match.group(group)) not in known:
                     spans.claim(*match.span(group))
@@ -109,11 +113,7 @@ def find_unknown_services(question: str, known: set[str], spans: Spans, *, spell
         for match in re.finditer(pattern, question):
             group = "name" if "name" in match.groupdict() else 0
             name = match.group(group)
-            if (
-                name.lower() in _NOT_A_NAME | STOP_WORDS
-                or normal_name(name) in known
-                or not spans.free(*match.span(group))
-            ):
+            if name.lower() in _not_a_name() or normal_name(name) in known or not spans.free(*match.span(group)):
                 continue
             if spans.claim(*match.span()):
                 found.append((match.start(group), name))

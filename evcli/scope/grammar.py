@@ -1,7 +1,8 @@
 """The question grammar: named groups of cue words per language (grammar/*.toml), matched by one engine.
 
 A language is one file, `grammar/<language>.toml`, of named groups (TOML tables; `[onset.first]` is the group
-"onset.first"). A group holds `phrases`, written out in every inflected form they are used in, and how they
+"onset.first") and of tables that are no group (no `phrases`): its time words and forms (`[time]`, read by
+evcli.scope.time_language) and word mappings (`[word.glossary]`, read with `tables`). A group holds `phrases`, written out in every inflected form they are used in, and how they
 match; more phrases of the same group matching otherwise follow as `[[group.also]]` blocks. The options:
 
 - `at = "start"` / `"end"`: only at the start or the end of the question (leading spaces, trailing spaces and
@@ -254,7 +255,8 @@ def has(question: str, *groups: str) -> bool:
 
 
 def language_of(path: Path) -> str:
-    """The language a grammar file is written in: its name up to the first `_` (`en.toml`, `en_time.toml`)."""
+    """The language a grammar file is written in: its name up to the first `_` (`en.toml`; a test may add a
+    part of a language as `de_time.toml`)."""
     return path.stem.split("_")[0]
 
 

@@ -11,6 +11,8 @@ Chinese words are mapped to the English words logs use through the glossary (evc
 Chinese text the glossary does not know is not searched. Words are kept as written. Strongest first: technical words
 (with a digit, `-`, `_` or `.`) before plain words, each group in question order; an error *kind*
 ("connection errors") keeps its "errors" last. The offline engine ranks them again by the environment's own log vocabulary.
+The word tables are data: `word.*` groups of the question grammar (evcli/scope/grammar/<language>.toml),
+of every language, read once per process on first use (what stays here is English morphology: plurals, stems).
 """
 
 from __future__ import annotations
@@ -18,72 +20,61 @@ from __future__ import annotations
 import re
 
 from evcli.scope.glossary import translate
+from evcli.scope.grammar import hits
+from evcli.scope.grammar import words as grammar_words
 from evcli.scope.match import CJK, Spans, distinct
 
+# the word tables of the question grammar (evcli/scope/grammar/<language>.toml) read here
+_STOP = "word.stop"  # no search term
+_ASKING = "word.asking"  # asks rather than names what to search ("root cause"; alone, "root" matters in logs)
+_ERROR_KIND = "level.error.word"  # a bare "errors": after a noun it names a kind ("connection errors"), kept
+_COUNTING = "word.counting_noun"  # what a question counts things in ("attempts"): looked up as written
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[-_.'][A-Za-z0-9]+)*")
-STOP_WORDS = frozenset(
-    """a about above across after again against all also am an and any anyone anything are aren't around as
-    ask at be because been before being below between both but by can can't cannot check checked confirm could
-    did didn't do does doesn't doing don't down during each either else ever every few for from further get
-    got had has hasn't have haven't having he her here hers him his how however i i'm if in into is isn't it
-    it's its itself just know last let let's like look looking me might more most much must my need no nor not
-    now of off on once only or other our out over own past please pls plz previous recent same see seen shall
-    she should show so some something still such tell than that that's the their them then there there's these
-    they this those through to too under until up us very via was wasn't we were weren't what what's when where
-    whether which while who whom why will with within without would yes yet you your yours
-
-    log logs logged logging line lines entry entries message messages record records output show list find
-    search grep look happen happened happening going going's wrong issue issues problem problems thing things
-    anything everything something kind sort please thanks thx hey hi ok okay really actually maybe happen
-    service services svc server host hosts node machine box instance app application system env environment
-    alert alerts alerting fire fires firing fired active triggered resolved recovered cleared silenced muted
-    pending state status currently current still right now today yesterday tonight morning afternoon evening
-    night overnight time times minute minutes min mins hour hours hr hrs second seconds sec secs day days week
-    weeks ago since until till recently lately earlier later first last number count many often much
-    error errors err warn warning warnings info debug fatal critical crit level levels severity
-    come came comes coming seem seems seemed keep keeps kept make made go goes went give gave take took say
-    said try tried use used want wants wanted anymore getting gets happens occur occurs occurred occurring
-    someone anybody everyone guys pls thanks diagnose diagnosis investigate troubleshoot cause caused causing
-    reason reasons explain why asap window same ip ips container containers pod pods""".split()
-)
-# words that ask rather than name what to search; alone they matter in logs ("Failed password for root")
-_ASKING = re.compile(r"\broot[\s-]+caus\w*", re.IGNORECASE)
 _RUN = re.compile(r"(?<![A-Za-z0-9_.'-])[A-Za-z][A-Za-z0-9_.'-]*(?: [A-Za-z][A-Za-z0-9_.'-]*)+")  # one space apart
-_ERROR_KIND = frozenset({"error", "errors"})  # kept after a noun: "connection errors" names a kind
 
 
 def find_terms(question: str, spans: Spans) -> list[str]:
-    rest = _ASKING.sub(lambda match: " " * len(match.group()), spans.rest(question))
+    rest = spans.rest(question)
+    rest = _blanked(rest, [(hit.start, hit.end) for hit in hits(rest, _ASKING)])
     runs = _english_runs(rest) if CJK.search(question) else []
-    for start, end, _ in (idioms := translate(rest)):
-        rest = rest[:start] + " " * (end - start) + rest[end:]
+    idioms = translate(rest)
+    rest = _blanked(rest, [(start, end) for start, end, _ in idioms])
+    stop, kind = grammar_words(_STOP), grammar_words(_ERROR_KIND)
     found: list[tuple[int, int, str]] = []
     previous = ""
     for match in _WORD.finditer(rest):
         word = re.sub(r"'s$", "", match.group(), flags=re.IGNORECASE).strip("'.")
         lowered = word.lower()
-        if lowered in _ERROR_KIND and previous and previous not in STOP_WORDS:
+        if lowered in kind and previous and previous not in stop:
             found.append((0, match.start(), lowered))
-        elif lowered not in STOP_WORDS and len(lowered) > 1:
+        elif lowered not in stop and len(lowered) > 1:
             found.append((_strength(word), match.start(), word))
         previous = lowered
-    for start, _, words in idioms:
-        found += [(1, start, word) for word in words]
+    for start, _, english in idioms:
+        found += [(1, start, word) for word in english]
     found += [(3, start, run) for start, run in runs]
     ordered = sorted(found, key=lambda item: (-item[0], item[1]))
     return distinct(word for _, _, word in ordered)
+
+
+def _blanked(text: str, spans: list[tuple[int, int]]) -> str:
+    """The text with the spans written over by spaces (positions stay the question's)."""
+    for start, end in spans:
+        text = text[:start] + " " * (end - start) + text[end:]
+    return text
 
 
 def _english_runs(rest: str) -> list[tuple[int, str]]:
     """(position, words) of each run of English words written in a Chinese question ("有几次 certificate
     has expired？"): log text the user copied, kept whole and verbatim (without stop words at its ends)."""
     runs = []
+    stop = grammar_words(_STOP)
     for match in _RUN.finditer(rest):
         words = match.group().strip(".'").split(" ")
         start = match.start()
-        while words and words[0].lower() in STOP_WORDS:
+        while words and words[0].lower() in stop:
             start += len(words.pop(0)) + 1
-        while words and words[-1].lower() in STOP_WORDS:
+        while words and words[-1].lower() in stop:
             words.pop()
         if len(words) > 1:
             runs.append((start, " ".join(words)))
@@ -95,8 +86,6 @@ def _strength(word: str) -> int:
 
 
 _PLURAL = re.compile(r"[A-Za-z]{3,}s")
-# what a question counts things in, not what they are: "failed password attempts" asks no "attempt"
-_COUNTING_NOUNS = frozenset(["attempts", "tries", "occurrences", "instances", "cases", "hits", "counts"])
 
 
 _INFLECTION = re.compile(r"(?i)([a-z]{4,}?)(?:ally|ly|ing|ed)")
@@ -124,9 +113,9 @@ def singular(word: str) -> str | None:
     """The singular of an English plural a log would write singular ("passwords" → "password",
     "queries" → "query", "addresses" → "address"), None for a word that is no such plural or that
     only counts ("attempts")."""
-    if not _PLURAL.fullmatch(word) or word.lower().endswith(("ss", "us", "is")) or word.lower() in _COUNTING_NOUNS:
-        return None
     lower = word.lower()
+    if not _PLURAL.fullmatch(word) or lower.endswith(("ss", "us", "is")) or lower in grammar_words(_COUNTING):
+        return None
     if lower.endswith("ies") and len(word) > 4:
         return word[:-3] + "y"
     if lower.endswith(("sses", "xes", "ches", "shes")):

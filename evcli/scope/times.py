@@ -1,23 +1,31 @@
 """The time range a question names, resolved on the environment's clock and zone.
 
-Forms read (English and Chinese), first match wins in this order:
+The words and the language-specific forms are data: the `time.*` tables of every grammar file
+(evcli/scope/grammar/<language>.toml, read by evcli.scope.time_language); this module holds only the
+language-neutral forms (ISO 8601 instants, 24-hour clock digits, zones written after a time) and what each
+kind of form means. Forms read, first match wins in this order (a question may mix languages: every
+language's forms of one kind are read together, each slot with every language's words):
   - ISO 8601 / RFC 3339 instants as alerts print them: "2026-03-18T08:05:00Z to 2026-03-18T08:10:00Z",
     "between … and …", "since 2026-03-18T08:05:00Z", "2026-03-18T08:05Z - 08:10Z" (a zone written is that
-    zone, none the environment's; one instant alone is ±AROUND);
-  - ranges: "between 14:20 and 14:35", "from 14:20 to 14:35", "14:20-14:35", "14:20–14:35",
-    "on Mar 3 from 02:00 to 03:30", "2026-03-18 09:14 to 09:27", "2pm to 3:30pm",
-    "08:10 到 08:25", "8点10分到8点25分", "3月3日 02:00 到 03:30", "下午3点到4点";
-  - one time with a cue: "since/after 14:00" → 14:00..clock, "before 09:00" → open start..09:00,
-    a bare hour ending the clause after such a cue ("after 9?", "since 9 o'clock") is 09:00;
-    "at/around 09:14" (and 09:14左右) → ±AROUND (5 minutes) around it; "14:00之后", "09:00之前";
-  - a day part: "this morning" (06:00–12:00), "this afternoon" (12:00–18:00), "this evening"/"tonight"
-    (18:00–24:00), "last night"/昨晚 (18:00 the day before – 06:00), 今天凌晨 (00:00–06:00),
-    上午/下午/晚上 of 今天/昨天/前天; a day: "today"/今天 (00:00–clock), "yesterday"/昨天, 前天,
-    "Mar 3", "2026-03-18", "3月3日" (the whole day);
-  - a window ending at the clock: "last 20 minutes", "past hour", "in the last 2h", "最近 20 分钟",
-    "过去一小时" (AskedRange.relative = "20m");
+    zone, none the environment's; one instant alone is ±AROUND); its cue words are `time.iso`'s;
+  - ranges (`time.range`): "between 14:20 and 14:35", "14:20-14:35", "on Mar 3 from 02:00 to 03:30",
+    "2pm to 3:30pm", "08:10 到 08:25", "8点10分到8点25分", "3月3日 02:00 到 03:30", "下午3点到4点"; two bare hours
+    (`time.hours`: "between 9 and 10?") and a bare hour before a time with am/pm (`time.meridiem_range`);
+  - one time with a cue (`time.one_time`: since / before / around): "since 14:00" → 14:00..clock,
+    "before 09:00" → open start..09:00, "at/around 09:14" and "09:14左右" → ±AROUND (5 minutes) around it;
+    a bare hour ending the clause ("after 9?", "since 9 o'clock") is 09:00;
+  - a window ending at the clock (evcli.scope.windows): "last 20 minutes", "最近 20 分钟" (relative = "20m");
+  - days as a range (`time.day_range`): "since D", "after D" (from the next day), "from D1 to D2", "3月16日以来";
+  - a day's part (`time.day_part`, hours in `time.day_parts`): "this morning", "yesterday evening",
+    "last night"/昨晚 (18:00 the day before – 06:00), 今天凌晨, 下午 (today's, or yesterday's when it has
+    not begun yet);
+  - a date alone (`time.date_only`): "Mar 3", "2026-03-18", "3月3日", "yesterday" (the whole day);
+  - the one clock time of a question that writes no date, uncued ("13:48 发生了什么变化"): ±AROUND;
   - a zone written after clock times ("between 08:05 and 08:10 UTC", "since 08:05Z", "at 16:05 +08:00",
     "since 14:00 EDT") reads them in that zone; every range is stated in the environment's zone.
+A clock time is 24-hour digits (with `time.clock.after` words: "2:30pm", "2pm"), a form of `time.clock`
+("8点半") or a word of `time.clock.named` ("noon"), after an optional `time.clock.before` word ("下午"); a
+date is ISO digits, a form of `time.date` ("Mar 3", "3月3日") or a word of `time.days` ("yesterday").
 
 Invariants:
   - a time without a date is on the clock's date in the zone; when a time-of-day range (or a single
@@ -27,130 +35,204 @@ Invariants:
   - "Mar 3" without a year is in the clock's year, or the year before when that day is after the clock;
   - 12-hour times: am/pm (and 上午/下午/晚上) set the hour; a range end's meridiem carries to a bare
     start ("2 to 3:30pm") and a start's to a bare end ("下午3点到4点");
-  - versions ("v1.2"), ports ("host:8080"), durations ("14:20 minutes") and out-of-range clock
-    values are never times;
+  - versions ("v1.2"), ports ("host:8080"), durations ("14:20 minutes": a unit word of two letters or more
+    after it) and out-of-range clock values are never times;
   - wall times are localised DST-safely (evcli.core.time.localize); at a range's start or end a wall
     time that a DST change skips or repeats reads as its earliest / latest instant, so the range holds
     everything the words can mean (Berlin "02:30 to 03:15" on the spring-forward day is 01:30+01:00..
     03:15+02:00); windows are exact elapsed time;
-  - a range whose end precedes its start (after all the rules above) is no range: never an error.
+  - a range whose end precedes its start (after all the rules above) is no range: never an error;
+  - the patterns are compiled once per process (per `TimeWords`), on first use.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta, timezone, tzinfo
+from functools import cache
 
 from evcli.backends.base import parse_window
 from evcli.contracts import AskedRange
-from evcli.core.text import MONTHS
 from evcli.core.time import ZONE_ABBREVIATIONS, TimeRange, abbreviated_zone, localize
 from evcli.scope.match import Spans
-from evcli.scope.windows import window_matches, zh_number
+from evcli.scope.time_language import (
+    NUMBER_LEFT,
+    NUMBER_RIGHT,
+    Language,
+    TimeWords,
+    alternation,
+    fold,
+    packaged,
+    scan,
+)
+from evcli.scope.windows import window_matches
 
 AROUND = timedelta(minutes=5)  # "at 09:14" means 09:09–09:19
 LATE = AROUND  # how far after the clock a time of day may start and still be on the clock's date
 
-# --- atoms -------------------------------------------------------------------------
+# --- language-neutral atoms: digits, ISO 8601, zones ---------------------------------------------------------
 
-_ZH_NUM = "[零一二两三四五六七八九十]{1,3}"
-_PERIOD = r"(?:凌晨|早上|早晨|上午|中午|下午|傍晚|晚上|夜里|半夜)"
-_AMPM = r"(?:[ap]\.?m\.?)(?![A-Za-z])"
-_CLOCK = (
-    rf"(?:{_PERIOD}\s*)?"
-    r"(?:(?<![\w:.])(?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d)?(?![\d:])(?:\s*" + _AMPM + r")?"
-    r"(?!\s*(?:min|mins|minutes|secs?|seconds|hours?|hrs?)\b)"
-    r"|(?<![\w:.])(?:1[0-2]|0?\d)\s*" + _AMPM + ""
-    rf"|(?:\d{{1,2}}|{_ZH_NUM})\s*[点點时](?:\s*(?:(?:\d{{1,2}}|{_ZH_NUM})\s*分?|半|一刻|整))?"
-    r"|\b(?:noon|midday|midnight)\b)"
-)
-_MONTHS = tuple(month.casefold() for month in MONTHS)
-_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
-_DAY_WORD = r"(?:yesterday|today|昨天|昨日|今天|今日|前天)"
-_DATE = (
-    r"(?:(?<!\d)\d{4}-\d{2}-\d{2}(?!\d)"
-    rf"|\b{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?\b(?:,?\s*\d{{4}}\b)?"
-    rf"|\b\d{{1,2}}(?:st|nd|rd|th)?\s+{_MONTH}(?:\s+\d{{4}}\b)?"
-    r"|(?:\d{4}\s*年\s*)?\d{1,2}\s*月\s*\d{1,2}\s*[日号]"
-    rf"|{_DAY_WORD})"
-)
-_CONNECT = r"(?:to|until|till|through|thru|-|–|—|~|到|至)"
-
-# --- forms, most specific first ----------------------------------------------------
-
-_ON = r"(?:(?:on|from)\s+)?"
-_RANGE = re.compile(
-    rf"(?:{_ON}(?P<d1>{_DATE})[\s,]*)?(?:between\s+|from\s+|从\s*)?(?P<t1>{_CLOCK})"
-    rf"\s*(?:(?<=\S\s)and\s+|(?<=\d)and\s+|{_CONNECT})\s*(?:(?P<d2>{_DATE})\s*)?(?P<t2>{_CLOCK})"
-    rf"(?:\s*(?:on\s+)?(?P<d3>{_DATE}))?",
-    re.IGNORECASE,
-)
-_BARE_HOURS = re.compile(  # "between 9 and 10", "from 14 to 16 o'clock": both bare, the second ending the clause
-    r"\b(?:between|from)\s+(?P<t1>[01]?\d|2[0-3])\s*(?:and|to|-|–)\s*"
-    r"(?P<t2>(?<![\w:.])(?:[01]?\d|2[0-3])(?:\s*o'?clock\b|(?=\s*(?:[?.!,;]|$))))",
-    re.IGNORECASE,
-)
-_BARE_START = re.compile(  # "from 2 to 3:30pm": a bare hour only before an end with am/pm
-    rf"(?:(?:between|from)\s+)(?P<t1>\d{{1,2}})\s*(?:and|to|-|–)\s*(?P<t2>(?:1[0-2]|0?\d)(?::[0-5]\d)?\s*{_AMPM})",
-    re.IGNORECASE,
-)
-# "since 9", "after 9?", "before 9 o'clock": a bare hour only with a cue and ending the clause ("after 9 retries" is none)
-_BARE_HOUR = r"(?<![\w:.])(?:[01]?\d|2[0-3])(?:\s*o'?clock\b|(?=\s*(?:[?.!,;]|$)))"
-_CUED = re.compile(
-    rf"\b(?P<cue>since|after|before|until|till|at|around|about|near|circa|approximately|approx\.?)\s+"
-    rf"(?:(?P<d1>{_DATE})[\s,]*(?:at\s+)?)?(?P<t1>{_CLOCK}|{_BARE_HOUR})(?:\s*(?:on\s+)?(?P<d3>{_DATE}))?",
-    re.IGNORECASE,
-)
-# a clock time no cue claims ("13:48 发生了什么变化", "errors 09:14?") is one instant, as "at 09:14"
-_BARE_INSTANT = re.compile(rf"(?P<t1>{_CLOCK})")
-_ZH_CUED = re.compile(
-    rf"(?:从\s*)?(?:(?P<d1>{_DATE})\s*)?(?P<t1>{_CLOCK})\s*(?P<cue>之后|以后|后|起|开始|之前|以前|前|左右|前后|附近)"
-)
+_DASHES = ("-", "–", "—", "~")  # join two times or days in every language
+_HHMM = r"(?<![\w:.])(?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d)?(?![\d:])"
+_HOUR = r"(?<![\w:.])(?:[01]?\d|2[0-3])"
+_HOUR12 = r"(?<![\w:.])(?:1[0-2]|0?\d)"
+_CLAUSE_END = r"(?=\s*(?:[?.!,;]|$))"
+_ISO_DATE = r"(?<!\d)\d{4}-\d{2}-\d{2}(?!\d)"
 # ISO 8601 / RFC 3339 instants as alerts and log lines print them ("2026-03-18T09:05:00Z",
 # "2026-03-18 08:05:00+00:00"): a zone written is that zone, none is the environment's
 _ISO_TIME = r"\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?(?:\s?(?:Z|UTC|[+-]\d{2}:?\d{2})(?![\w:]))?"
 _ISO = rf"\d{{4}}-\d{{2}}-\d{{2}}[T ]{_ISO_TIME}"
-_ISO_RANGE = re.compile(  # the end may be a time alone: "2026-03-18T08:05Z - 08:10Z"
-    rf"(?:\b(?P<cue>since|after|before|until|till|from|between|at|around)\s+)?(?<![\w:.-])(?P<a>{_ISO})"
-    rf"(?:\s*(?:{_CONNECT}|\.\.|and)\s*(?P<b>{_ISO}|(?<![\w:.]){_ISO_TIME}))?",
-    re.IGNORECASE,
-)
 # a zone written after a clock time or range ("between 08:05 and 08:10 UTC", "since 08:05Z")
 # and the abbreviations on-call engineers write ("since 14:00 EDT", "2:05pm PST"), upper-case only
 _ZONE_AFTER = re.compile(
     r"\s?(?P<zone>Z|UTC|GMT|[+-]\d{2}:\d{2}|(?-i:" + "|".join(ZONE_ABBREVIATIONS) + r"))(?![\w:])", re.IGNORECASE
 )
-_SINCE_DAY = re.compile(
-    rf"\b(?P<cue>since|after|from|between)\s+(?P<d1>{_DATE})(?:\s*(?:{_CONNECT}|and)\s*(?P<d2>{_DATE}))?",
-    re.IGNORECASE,
-)
-_DAY_PART = re.compile(
-    r"\b(?:(?P<enday>yesterday|today)\s+(?P<enpart>morning|afternoon|evening))\b"
-    r"|\b(?P<en>this\s+morning|this\s+afternoon|this\s+evening|tonight|last\s+night|overnight)\b"
-    rf"|(?P<day>{_DAY_WORD})?\s*(?P<part>凌晨|早上|上午|中午|下午|傍晚|晚上|夜里)|(?P<zh>昨晚|昨夜|今晚|今早)",
-    re.IGNORECASE,
-)
-_DATE_ONLY = re.compile(rf"(?:\bon\s+)?(?P<d1>{_DATE})", re.IGNORECASE)
+_Form = tuple[re.Pattern[str], Language]  # a compiled form and the language whose table it is of
 
-# day parts: (first hour, last hour) on the day; 24 ends at the next midnight
-_PARTS = {
-    "凌晨": (0, 6),
-    "早上": (6, 12),
-    "上午": (6, 12),
-    "中午": (11, 14),
-    "下午": (12, 18),
-    "傍晚": (17, 20),
-    "晚上": (18, 24),
-    "夜里": (18, 30),
-    "this morning": (6, 12),
-    "this afternoon": (12, 18),
-    "this evening": (18, 24),
-    "tonight": (18, 24),
-    "今晚": (18, 24),
-    "今早": (6, 12),
-}
-_LAST_NIGHT = ("last night", "overnight", "昨晚", "昨夜")  # 18:00 the day before – 06:00
+
+@dataclass(frozen=True)
+class _Forms:
+    """Every pattern the readers use, compiled from some languages' time tables."""
+
+    words: Language  # every language's words, pooled
+    clock_before: re.Pattern[str]
+    clock_after: re.Pattern[str]
+    minute_words: re.Pattern[str]
+    numbers: re.Pattern[str]
+    dates: tuple[re.Pattern[str], ...]  # `time.date` forms, their slots named, to read a date's text
+    iso: re.Pattern[str]
+    ranges: tuple[_Form, ...]
+    hours: tuple[_Form, ...]
+    meridiem_ranges: tuple[_Form, ...]
+    one_time: tuple[_Form, ...]
+    day_ranges: tuple[_Form, ...]
+    day_parts: tuple[_Form, ...]
+    date_only: tuple[_Form, ...]
+    instant: re.Pattern[str]
+
+
+@cache
+def _forms(words: TimeWords) -> _Forms:
+    pooled = words.pooled
+    clock, date_text = _clock(words), _date(words)
+    before, after = alternation(pooled.part("clock.before")), alternation(pooled.part("clock.after"))
+    marks = alternation(pooled.words("bare_hour_marks", "clock") or ())
+    bare_hour = rf"{_HOUR}(?:\s*{marks}|{_CLAUSE_END})"
+    times = {"time": clock, "end_time": clock, "date": date_text, "end_date": date_text, "later_date": date_text}
+
+    def forms(table: str, **slots: str) -> tuple[_Form, ...]:
+        found: list[_Form] = []
+        for language in words.languages:
+            connector = language.words("connector", table) or pooled.words("connector") or []
+            filled = {**times, "connector": alternation([*connector, *_DASHES]), **slots}
+            filled.setdefault("cue", alternation(_cues(language, table)))
+            found += [(form, language) for form in words.forms(language, table, filled)]
+        return tuple(found)
+
+    return _Forms(
+        words=pooled,
+        clock_before=re.compile(before, re.IGNORECASE),
+        clock_after=re.compile(after, re.IGNORECASE),
+        minute_words=re.compile(alternation(pooled.part("clock.minute_word")), re.IGNORECASE),
+        numbers=re.compile(_number_run(pooled, r"\d+", "+")),
+        dates=tuple(
+            form for language in words.languages for form in words.forms(language, "date", _date_slots(pooled))
+        ),
+        iso=_iso(pooled),
+        ranges=forms("range"),
+        hours=forms("hours", hour=_HOUR, end_hour=bare_hour),
+        meridiem_ranges=forms("meridiem_range", hour=r"\d{1,2}", end_time=rf"{_HOUR12}(?::[0-5]\d)?\s*{after}"),
+        one_time=forms("one_time", time=f"{clock}|{bare_hour}"),
+        day_ranges=forms("day_range"),
+        day_parts=tuple(
+            (form, language)
+            for language in words.languages
+            for form in words.forms(language, "day_part", _day_part_slots(language, pooled))
+        ),
+        date_only=forms("date_only"),
+        instant=re.compile(rf"(?P<time>{clock})", re.IGNORECASE),
+    )
+
+
+_MEANINGS = ("since", "after", "from", "before", "around")  # what a cue makes of the time or day after it
+
+
+def _cues(language: Language, table: str) -> list[str]:
+    return [word for meaning in _MEANINGS for word in language.words(meaning, table) or ()]
+
+
+def _meaning(language: Language, table: str, cue: str | None) -> str:
+    """What the cue word means in the table ("around" when no cue is written)."""
+    folded = fold(cue or "")
+    listed = (
+        meaning for meaning in _MEANINGS if folded in {fold(word) for word in language.words(meaning, table) or ()}
+    )
+    return next(listed, "around")
+
+
+def _number_run(words: Language, digits: str, repeat: str) -> str:
+    """Digits, or a run of the languages' numerals ("二十")."""
+    return f"(?:{digits}|{words.numerals_pattern(repeat)})"
+
+
+def _clock(words: TimeWords) -> str:
+    """A clock time: digits, a language's form or a named time, after an optional half-of-day word."""
+    pooled = words.pooled
+    after = alternation(pooled.part("clock.after"))
+    durations = alternation(word for word in pooled.part("units") if len(word) > 1)
+    number = _number_run(pooled, r"\d{1,2}", "{1,3}")
+    marked = [
+        form.pattern
+        for language in words.languages
+        for form in words.forms(language, "clock", {"hour": number, "minute": number}, named=False)
+    ]
+    written = [rf"{_HHMM}(?:\s*{after})?(?!\s*{durations})", rf"{_HOUR12}\s*{after}", *marked]
+    written.append(alternation(pooled.part("clock.named")))
+    return rf"(?:{alternation(pooled.part('clock.before'))}\s*)?(?:{'|'.join(written)})"
+
+
+def _date_slots(pooled: Language) -> dict[str, str]:
+    return {
+        "month": alternation(pooled.part("months")),
+        "month_number": rf"{NUMBER_LEFT}\d{{1,2}}{NUMBER_RIGHT}",
+        "day_number": rf"{NUMBER_LEFT}\d{{1,2}}{NUMBER_RIGHT}",
+        "year": rf"{NUMBER_LEFT}\d{{4}}{NUMBER_RIGHT}",
+    }
+
+
+def _date(words: TimeWords) -> str:
+    """A date: ISO digits, a language's form or a day word."""
+    slots = _date_slots(words.pooled)
+    written = [
+        form.pattern for language in words.languages for form in words.forms(language, "date", slots, named=False)
+    ]
+    return "(?:" + "|".join([_ISO_DATE, *written, alternation(words.pooled.part("days"))]) + ")"
+
+
+def _iso(pooled: Language) -> re.Pattern[str]:
+    cue = alternation(_cues(pooled, "iso"))
+    connector = alternation([*(pooled.words("connector") or ()), *_DASHES, ".."])
+    return re.compile(
+        rf"(?:(?P<cue>{cue})\s*)?(?<![\w:.-])(?P<a>{_ISO})"  # the end may be a time alone: "…T08:05Z - 08:10Z"
+        rf"(?:\s*{connector}\s*(?P<b>{_ISO}|(?<![\w:.]){_ISO_TIME}))?",
+        re.IGNORECASE,
+    )
+
+
+def _day_part_slots(language: Language, pooled: Language) -> dict[str, str]:
+    """A part is the language's own; a day word before it any language's, unless its table lists them."""
+    days = language.words("day", "day_part") or pooled.part("days")
+    return {"day": alternation(days), "part": alternation(language.part("day_parts"))}
+
+
+def _scan(forms: tuple[_Form, ...], question: str) -> Iterator[tuple[re.Match[str], Language]]:
+    """Every language's forms of one kind read together, left to right."""
+    languages = {pattern: language for pattern, language in forms}
+    for match in scan((pattern for pattern, _ in forms), question):
+        yield match, languages[match.re]
+
 
 # --- clock times -------------------------------------------------------------------
 
@@ -179,29 +261,28 @@ def _meridiem(hour: int, minute: int, second: int, meridiem: str | None) -> _Clo
     return _Clock(hour, minute, second, meridiem)
 
 
-_PM_PERIODS = ("下午", "傍晚", "晚上", "夜里", "半夜")
-_AM_PERIODS = ("凌晨", "早上", "早晨", "上午")
-
-
-def _read_clock(text: str) -> _Clock | None:
-    lowered = text.lower().replace(".", "")
-    if lowered.strip() in ("noon", "midday"):
-        return _Clock(12, 0, 0, "pm")
-    if lowered.strip() == "midnight":
-        return _Clock(0, 0, 0, "am")
-    meridiem = "pm" if "pm" in lowered or text.startswith(_PM_PERIODS) else None
-    meridiem = "am" if "am" in lowered or text.startswith(_AM_PERIODS) else meridiem
-    if text.startswith("中午"):
-        meridiem = "pm"
-    numbers = re.findall(rf"\d+|{_ZH_NUM}", re.sub(_PERIOD, "", text))
-    values = [zh_number(number) for number in numbers]
+def _read_clock(text: str, forms: _Forms) -> _Clock | None:
+    """A clock time's text read: its named time, half-of-day word, minute word and numbers."""
+    words = forms.words
+    named = words.value("clock.named", text)
+    if isinstance(named, str):
+        return _read_clock(named, forms)
+    rest, meridiem = text.strip(), None
+    before = forms.clock_before.match(rest)
+    if before is not None:
+        meridiem, rest = words.value("clock.before", before.group()), rest[before.end() :]
+    after = forms.clock_after.search(rest)
+    if after is not None:
+        meridiem, rest = words.value("clock.after", after.group()), rest[: after.start()]
+    minute_word = forms.minute_words.search(rest)
+    if minute_word is not None:
+        rest = rest[: minute_word.start()] + rest[minute_word.end() :]
+    values = [words.number(number) for number in forms.numbers.findall(rest)]
     if not values or any(value is None for value in values):
         return None
     hour, minute, second = ([int(value or 0) for value in values] + [0, 0])[:3]
-    if "半" in text:
-        minute = 30
-    elif "一刻" in text:
-        minute = 15
+    if minute_word is not None:
+        minute = int(words.value("clock.minute_word", minute_word.group()))
     if hour > 23 or minute > 59 or second > 59 or (meridiem and hour > 12):
         return None
     return _meridiem(hour, minute, second, meridiem)
@@ -210,25 +291,24 @@ def _read_clock(text: str) -> _Clock | None:
 # --- dates -------------------------------------------------------------------------
 
 
-def _read_date(text: str | None, today: date) -> date | None:
+def _read_date(text: str | None, today: date, forms: _Forms) -> date | None:
     if not text:
         return None
-    lowered = text.lower().strip()
-    shift = {"yesterday": 1, "昨天": 1, "昨日": 1, "today": 0, "今天": 0, "今日": 0, "前天": 2}.get(lowered)
-    if shift is not None:
-        return today - timedelta(days=shift)
-    iso = re.fullmatch(r"(\d{4})-(\d{2})-(\d{2})", lowered)
-    zh = re.fullmatch(r"(?:(\d{4})\s*年\s*)?(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]", lowered)
-    if iso or zh:
-        year, month, day = (iso or zh).groups()  # type: ignore[union-attr]
-        return _day(int(year) if year else None, int(month), int(day), today)
-    month_name = re.search(r"[a-z]{3}", lowered)
-    numbers = re.findall(r"\d+", lowered)
-    if month_name is None or month_name.group() not in _MONTHS or not numbers:
-        return None
-    year = next((int(number) for number in numbers if len(number) == 4), None)
-    day = next(int(number) for number in numbers if len(number) <= 2)
-    return _day(year, _MONTHS.index(month_name.group()) + 1, day, today)
+    days_back = forms.words.value("days", text)
+    if isinstance(days_back, int):
+        return today - timedelta(days=days_back)
+    iso = re.fullmatch(r"(\d{4})-(\d{2})-(\d{2})", text.strip())
+    if iso:
+        return _day(int(iso[1]), int(iso[2]), int(iso[3]), today)
+    for form in forms.dates:
+        written = form.fullmatch(text.strip())
+        if written is not None:
+            parts = written.groupdict()
+            name = parts.get("month")
+            month = int(forms.words.value("months", name)) if name else int(parts["month_number"])
+            year = int(parts["year"]) if parts.get("year") else None
+            return _day(year, month, int(parts["day_number"]), today)
+    return None
 
 
 def _day(year: int | None, month: int, day: int, today: date) -> date | None:
@@ -245,9 +325,11 @@ def _day(year: int | None, month: int, day: int, today: date) -> date | None:
 
 
 class _Resolver:
-    def __init__(self, clock: datetime, tz: tzinfo) -> None:
+    def __init__(self, clock: datetime, tz: tzinfo, words: TimeWords) -> None:
         self.clock = clock.astimezone(tz)
         self.tz = tz
+        self.words = words
+        self.forms = _forms(words)
 
     def wall(self, day: date, moment: time | int, edge: str | None = None) -> datetime:
         """A wall time on a day (an int is an hour, 24 and more run into the next days). At a range's
@@ -287,11 +369,15 @@ def span(start: datetime, end: datetime) -> TimeRange | None:
     return TimeRange(start, end) if start.astimezone(UTC) <= end.astimezone(UTC) else None
 
 
-def find_range(question: str, spans: Spans, *, clock: datetime, tz: tzinfo) -> AskedRange | None:
+def find_range(
+    question: str, spans: Spans, *, clock: datetime, tz: tzinfo, words: TimeWords | None = None
+) -> AskedRange | None:
     """The first range the question names (claiming its text), or None. A zone written after clock
-    times ("08:05 to 08:10 UTC") reads them in that zone; the range is stated in the environment's."""
-    resolver = _Resolver(clock, tz)
-    readers = (_iso_ranges, _ranges, _bare_ranges, _cued, _zh_cued, _windows, _since_day, _day_parts, _dates, _instants)
+    times ("08:05 to 08:10 UTC") reads them in that zone; the range is stated in the environment's.
+    `words`: the languages' time tables to read with (the packaged grammar's when None)."""
+    words = words or packaged()
+    resolver = _Resolver(clock, tz, words)
+    readers = (_iso_ranges, _ranges, _bare_ranges, _cued, _windows, _since_day, _day_parts, _dates, _instants)
     for reader in readers:
         for match, found in reader(question, resolver):
             if found is None or found[0] is None:
@@ -299,7 +385,7 @@ def find_range(question: str, spans: Spans, *, clock: datetime, tz: tzinfo) -> A
             end = match.end()
             zone = _ZONE_AFTER.match(question, end) if reader in (_ranges, _bare_ranges, _cued) else None
             if zone is not None:
-                zoned = _Resolver(clock, _zone(zone["zone"], tz, clock))
+                zoned = _Resolver(clock, _zone(zone["zone"], tz, clock), words)
                 found = next((f for m, f in reader(question, zoned) if m.start() == match.start()), found)
                 end = zone.end()
             if found is not None and found[0] is not None and spans.claim(match.start(), end):
@@ -347,17 +433,17 @@ def _instant(text: str, resolver: _Resolver, like: datetime | None = None) -> da
 
 
 def _iso_ranges(question: str, resolver: _Resolver):
-    for match in _ISO_RANGE.finditer(question):
+    for match in resolver.forms.iso.finditer(question):
         start = _instant(match["a"], resolver)
         end = _instant(match["b"], resolver, like=start) if match["b"] and start is not None else None
-        cue = (match["cue"] or "").lower()
+        cue = _meaning(resolver.forms.words, "iso", match["cue"])
         if start is None or (match["b"] and end is None):
             yield match, None
         elif end is not None:
             yield match, (span(start, end), None)
-        elif cue in ("since", "after", "from"):
+        elif cue == "since":
             yield match, (span(start, max(start, resolver.clock)), None)
-        elif cue in ("before", "until", "till"):
+        elif cue == "before":
             yield match, (TimeRange(None, start), None)
         else:  # one instant: around it, as "at 09:14"
             yield match, _around(start)
@@ -369,34 +455,40 @@ _Found = (
 
 
 def _ranges(question: str, resolver: _Resolver):
-    for match in _RANGE.finditer(question):
-        start, end = _read_clock(match["t1"]), _read_clock(match["t2"])
+    for match, _ in _scan(resolver.forms.ranges, question):
+        start, end = _read_clock(match["time"], resolver.forms), _read_clock(match["end_time"], resolver.forms)
         if start is None or end is None:
             yield match, None
             continue
         start, end = start.with_meridiem(end.meridiem), end.with_meridiem(start.meridiem)
-        day = _read_date(match["d1"] or match["d3"], resolver.clock.date())
-        if day is None and (match["d1"] or match["d3"]):
+        day_text = _group(match, "date") or _group(match, "later_date")
+        day = _read_date(day_text, resolver.clock.date(), resolver.forms)
+        if day is None and day_text:
             yield match, None  # a day that does not exist (Feb 30): no range rather than today's
             continue
-        yield match, _range_on(resolver, day, match["d2"], start.at(), end.at())
+        yield match, _range_on(resolver, day, _group(match, "end_date"), start.at(), end.at())
+
+
+def _group(match: re.Match[str], name: str) -> str | None:
+    """A slot's text, None when the form has no such slot or it is not written."""
+    return match.groupdict().get(name)
 
 
 def _range_on(resolver: _Resolver, day: date | None, end_day_text: str | None, start: time, end: time) -> _Found:
-    end_day = _read_date(end_day_text, resolver.clock.date())
+    end_day = _read_date(end_day_text, resolver.clock.date(), resolver.forms)
     if end_day is not None and day is not None and end_day >= day:
         return span(resolver.wall(day, start, "start"), resolver.wall(end_day, end, "end")), None
     return resolver.between(day, start, end), None
 
 
 def _bare_ranges(question: str, resolver: _Resolver):
-    for match in _BARE_HOURS.finditer(question):  # "between 9 and 10": hours of the clock's day
-        first, last = int(match["t1"]), _read_clock(re.sub(r"\s*o'?clock", "", match["t2"]) + ":00")
-        if last is not None and first < last.hour:
-            yield match, (resolver.between(None, time(first), last.at()), None)
-    for match in _BARE_START.finditer(question):
-        end = _read_clock(match["t2"])
-        hour = int(match["t1"])
+    for match, _ in _scan(resolver.forms.hours, question):  # "between 9 and 10": hours of the clock's day
+        first, last = int(match["hour"]), int(re.match(r"\d+", match["end_hour"]).group())  # type: ignore[union-attr]
+        if first < last:
+            yield match, (resolver.between(None, time(first), time(last)), None)
+    for match, _ in _scan(resolver.forms.meridiem_ranges, question):
+        end = _read_clock(match["end_time"], resolver.forms)
+        hour = int(match["hour"])
         if end is None or hour > 12:
             yield match, None
             continue
@@ -405,26 +497,19 @@ def _bare_ranges(question: str, resolver: _Resolver):
 
 
 def _cued(question: str, resolver: _Resolver):
-    for match in _CUED.finditer(question):
-        yield match, _one_time(resolver, match, match["cue"].lower())
-
-
-def _zh_cued(question: str, resolver: _Resolver):
-    cues = {"之后": "since", "以后": "since", "后": "since", "起": "since", "开始": "since",
-            "之前": "before", "以前": "before", "前": "before"}  # fmt: skip
-    for match in _ZH_CUED.finditer(question):
-        yield match, _one_time(resolver, match, cues.get(match["cue"], "around"))
+    for match, language in _scan(resolver.forms.one_time, question):
+        yield match, _one_time(resolver, match, _meaning(language, "one_time", match["cue"]))
 
 
 def _one_time(resolver: _Resolver, match: re.Match[str], cue: str) -> _Found | None:
-    clock = _read_clock(match["t1"])
+    clock = _read_clock(match["time"], resolver.forms)
     if clock is None:
         return None
-    day = _read_date(match.groupdict().get("d1") or match.groupdict().get("d3"), resolver.clock.date())
-    moment = resolver.moment(day, clock.at())
+    day_text = _group(match, "date") or _group(match, "later_date")
+    moment = resolver.moment(_read_date(day_text, resolver.clock.date(), resolver.forms), clock.at())
     if cue in ("since", "after"):
         return span(moment, max(moment, resolver.clock)), None
-    if cue in ("before", "until", "till"):
+    if cue == "before":
         return TimeRange(None, moment), None
     return _around(moment)
 
@@ -435,7 +520,7 @@ def _around(moment: datetime) -> _Found:
 
 
 def _windows(question: str, resolver: _Resolver):
-    for match, label in window_matches(question):
+    for match, label in window_matches(question, resolver.words):
         try:
             parse_window(label, resolver.clock)
         except ValueError:
@@ -443,35 +528,18 @@ def _windows(question: str, resolver: _Resolver):
         yield match, (TimeRange.build(window=label, clock=resolver.clock, tz=resolver.tz), label)
 
 
-_ZH_SINCE_DAY = re.compile(rf"(?:从\s*)?(?P<d1>{_DATE})\s*(?P<cue>之后|以后|起|开始|以来)")
-
-
 def _since_day(question: str, resolver: _Resolver):
-    yield from _zh_since_day(question, resolver)
-    yield from _en_since_day(question, resolver)
-
-
-def _zh_since_day(question: str, resolver: _Resolver):
-    """ "3月16日之后", "2099年1月1日以来": from that day's start (之后: the next day's) to the clock."""
-    for match in _ZH_SINCE_DAY.finditer(question):
-        first = _read_date(match["d1"], resolver.clock.date())
-        if first is None:
-            yield match, None
-            continue
-        start = resolver.wall(first + timedelta(days=1) if match["cue"] in ("之后", "以后") else first, 0, "start")
-        yield match, (span(start, max(start, resolver.clock)), None)
-
-
-def _en_since_day(question: str, resolver: _Resolver):
     """Days as a range: "since D" (D's start to the clock), "after D" (the next day's start to the clock),
     "from/between D1 to/and D2" (D1's start to D2's end, the clock at the latest). A day after the clock
     is kept as asked (an empty range at its start: nothing was logged then), never dropped for the whole
     snapshot."""
-    for match in _SINCE_DAY.finditer(question):
-        cue = match["cue"].lower()
-        first = _read_date(match["d1"], resolver.clock.date())
-        last = _read_date(match["d2"], resolver.clock.date()) if match["d2"] else None
-        if first is None or (match["d2"] and (last is None or last < first)):
+    today = resolver.clock.date()
+    for match, language in _scan(resolver.forms.day_ranges, question):
+        cue = _meaning(language, "day_range", match["cue"])
+        first = _read_date(match["date"], today, resolver.forms)
+        last_text = _group(match, "end_date")
+        last = _read_date(last_text, today, resolver.forms)
+        if first is None or (last_text and (last is None or last < first)):
             yield match, None
         elif last is not None:  # a span of days, inclusive
             start, end = resolver.wall(first, 0, "start"), resolver.wall(last, 24, "end")
@@ -484,40 +552,33 @@ def _en_since_day(question: str, resolver: _Resolver):
 
 
 def _day_parts(question: str, resolver: _Resolver):
+    """A part named with its day ("this morning", "last night") is on that day; a part after a day word
+    ("昨天下午") on that day; a part alone (下午) today's, or yesterday's when it has not begun yet."""
     today = resolver.clock.date()
-    for match in _DAY_PART.finditer(question):
-        if match["enday"]:  # "yesterday evening": that day's part
-            day = _read_date(match["enday"], today) or today
-            first, last = _PARTS["this " + match["enpart"].lower()]
-            start, end = resolver.wall(day, first, "start"), resolver.wall(day, last, "end")
-            yield match, (span(start, max(start, min(end, resolver.clock))), None)
-            continue
-        name = (match["en"] or match["zh"] or match["part"]).lower()
-        name = re.sub(r"\s+", " ", name)
-        day = _read_date(match["day"], today) or today
-        if name in _LAST_NIGHT:
-            yesterday = today - timedelta(days=1)
-            yield match, (span(resolver.wall(yesterday, 18, "start"), resolver.wall(today, 6, "end")), None)
-            continue
-        first, last = _PARTS[name]
+    for match, language in _scan(resolver.forms.day_parts, question):
+        named = _group(match, "named")
+        if named:  # a part of an earlier day ("last night") is whole; one of today's ends at the clock
+            first, last, days_back = language.value("day_part.named", named)
+            day = today - timedelta(days=days_back)
+        else:
+            (first, last), days_back = language.value("day_parts", match["part"]), 0
+            day = _read_date(_group(match, "day"), today, resolver.forms) or today
         start, end = resolver.wall(day, first, "start"), resolver.wall(day, last, "end")
-        if start > resolver.clock and match["day"] is None and not match["en"]:
-            start, end = (
-                resolver.wall(day - timedelta(days=1), first, "start"),
-                resolver.wall(day - timedelta(days=1), last, "end"),
-            )
-        yield match, (span(start, end if start > resolver.clock else min(end, resolver.clock)), None)
+        if start > resolver.clock and not named and not _group(match, "day"):
+            day -= timedelta(days=1)
+            start, end = resolver.wall(day, first, "start"), resolver.wall(day, last, "end")
+        yield match, (span(start, end if days_back or start > resolver.clock else min(end, resolver.clock)), None)
 
 
 def _dates(question: str, resolver: _Resolver):
-    for match in _DATE_ONLY.finditer(question):
-        day = _read_date(match["d1"], resolver.clock.date())
+    for match, _ in _scan(resolver.forms.date_only, question):
+        day = _read_date(match["date"], resolver.clock.date(), resolver.forms)
         yield match, None if day is None or day > resolver.clock.date() else (resolver.whole_day(day), None)
 
 
 def _instants(question: str, resolver: _Resolver):
     """The one clock time of a question that writes one and no date ("Feb 30 from 02:00 to 03:00" names a
     range no reader could read: none of its times is a moment on its own)."""
-    matches = list(_BARE_INSTANT.finditer(question))
-    if len(matches) == 1 and not _DATE_ONLY.search(question):
+    matches = list(resolver.forms.instant.finditer(question))
+    if len(matches) == 1 and next(_scan(resolver.forms.date_only, question), None) is None:
         yield matches[0], _one_time(resolver, matches[0], "around")

@@ -11,15 +11,18 @@ host:port); slash compounds (I/O, TCP/IP); paths (/api/login, /var/lib/mysql); H
 or a number followed by a unit); the user after "log in as" / "ssh as" / "user" and sshd's
 "password for" / "publickey for"; CamelCase component names (HikariCP, RiskScoreCalculator,
 OOMKilled; not a plural acronym: IPs, VMs); UPPER-CASE words and phrases (except common acronyms like API, HTTP, CPU). Every
-phrase and token consumes its span.
+phrase and token consumes its span. The words that name no user or token are `word.*` groups of the question
+grammar (evcli/scope/grammar/<language>.toml), read once per process on first use.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import re
+from functools import cache
 
 from evcli.scope.entities import CAMEL
+from evcli.scope.grammar import words
 from evcli.scope.match import LEFT, RIGHT, Spans, distinct
 
 _PHRASES = re.compile(
@@ -58,16 +61,8 @@ _TOKENS: tuple[tuple[str, int], ...] = (  # (pattern, flags); group "tok" when o
         re.IGNORECASE,
     ),
 )
-_ACRONYMS = frozenset(
-    "API HTTP HTTPS URL URI ID IDS OK CPU RAM DB SQL DNS TLS SSL TCP UDP UTC GMT CST EST PST CET CEST PM AM "
-    "ERROR ERRORS WARN WARNING WARNINGS INFO DEBUG FATAL CRIT CRITICAL TRACE NOTICE ANY ALL AND THE LOG LOGS "
-    "ASAP FYI IMO PTAL TODO".split()
-)
-_NOT_A_USER = frozenset(  # words that follow "user" in a question without naming one ("invalid user attempts")
-    """the a an user users service any someone anyone name names account accounts attempt attempts login logins
-    logon session sessions error errors failure failures line lines entry entries event events message messages
-    count counts from on in at since after before and or with was were is are has had today yesterday""".split()
-)
+_ACRONYMS = "word.acronym"  # UPPER-CASE words that name nothing (API, ERROR, ASAP), read as written in upper case
+_NOT_A_USER = "word.not_a_user"  # words that follow "user" without naming one ("invalid user attempts")
 _PLURAL_ACRONYM = re.compile(r"[A-Z]{2,}s")  # IPs, VMs, APIs: a plain word, not a component name
 _UPPER = re.compile(r"(?<![\w-])[A-Z][A-Z0-9_]{2,}(?:\s+[A-Z][A-Z0-9_]{2,})*(?![\w-])")
 
@@ -101,9 +96,9 @@ def find_name_tokens(question: str, spans: Spans) -> list[tuple[int, str]]:
         if not _PLURAL_ACRONYM.fullmatch(match.group(1)) and spans.claim(*match.span(1)):
             found.append((match.start(1), match.group(1)))
     for match in _UPPER.finditer(question):
-        words = [word for word in match.group().split() if word not in _ACRONYMS]
-        if words and spans.claim(*match.span()):
-            found.append((match.start(), " ".join(words)))
+        named = [word for word in match.group().split() if word not in _acronyms()]
+        if named and spans.claim(*match.span()):
+            found.append((match.start(), " ".join(named)))
     return found
 
 
@@ -111,9 +106,15 @@ def in_order(*found: list[tuple[int, str]]) -> list[str]:
     return distinct(token for _, token in sorted(item for items in found for item in items))
 
 
+@cache
+def _acronyms() -> frozenset[str]:
+    """The acronyms as a question writes them, in upper case (the grammar folds its words)."""
+    return frozenset(word.upper() for word in words(_ACRONYMS))
+
+
 def _valid(token: str) -> bool:
     """Users are no stop words; whatever reads like an IP address is a valid one."""
-    if token.lower() in _NOT_A_USER or token in _ACRONYMS:
+    if token.lower() in words(_NOT_A_USER) or token in _acronyms():
         return False
     if re.fullmatch(r"[\d.]+|[0-9a-fA-F:]*:[0-9a-fA-F:]*", token) and (
         token.count(".") == 3 or "::" in token or token.count(":") == 7

@@ -21,6 +21,8 @@ def scope(question: str):
         ("what changed at 13:48 compared with the previous 30 minutes?", "before", "30m", "at 13:48"),
         ("What changed at 14:02 vs the 2 hours before", "before", "2h", "at 14:02"),
         ("what's different from yesterday?", "day", None, None),
+        ("what changed since 14:00 compared with the day before?", "day", None, "since 14:00"),  # a day phrase
+        ("what changed at 13:48 against the previous 30min?", "before", "30m", "at 13:48"),
         ("what changed since 14:00 compared to the same time yesterday", "day", None, "since 14:00"),
         ("与昨天相比有什么变化？", "day", None, None),
         ("和前一小时相比，14:00 之后有什么变化", "before", "1h", "14:00 之后"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from evcli.scope.entities import alert_like, normal_name
+from evcli.scope.grammar import words
 from tests.scope._env import scope_of
 
 
@@ -86,3 +87,11 @@ def test_a_service_named_as_where_it_happened_comes_first():
     """ "auth failures on nginx": the service the failures were on first; the word before "failures" second."""
     assert scope_of("any auth failures on nginx after 2pm?").services == ["nginx", "auth"]
     assert scope_of("nginx errors and redis timeouts").services == ["nginx", "redis"]  # none named as where
+
+
+def test_the_words_no_service_is_named_are_the_grammars():
+    """A stop word or a `word.not_a_name` word before "service" names none ("the backend service")."""
+    assert {"web", "backend"} <= words("word.not_a_name") and "the" in words("word.stop")
+    assert scope_of("is the backend service or the web svc down, or the billing-worker service?").unknown_services == [
+        "billing-worker"
+    ]

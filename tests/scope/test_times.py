@@ -99,6 +99,14 @@ CLOCK = "2026-03-18T09:30:00+01:00"
         ("since yesterday", ("since yesterday", "2026-03-17T00:00:00+01:00..2026-03-18T09:30:00+01:00", None)),
         ("until 09:00", ("until 09:00", "..2026-03-18T09:00:00+01:00", None)),
         ("09:20左右", ("09:20左右", "2026-03-18T09:15:00+01:00..2026-03-18T09:25:00+01:00", None)),
+        # cue words are tried longest first: 前后 is "around", not 前 ("before") and a stray 后
+        ("09:20前后", ("09:20前后", "2026-03-18T09:15:00+01:00..2026-03-18T09:25:00+01:00", None)),
+        # a Han character next to an ASCII word does not join it (as in the question grammar)
+        (
+            "查一下last 20 minutes的错误",
+            ("last 20 minutes", "2026-03-18T09:10:00+01:00..2026-03-18T09:30:00+01:00", "20m"),
+        ),
+        ("Mar 16以来", ("Mar 16以来", "2026-03-16T00:00:00+01:00..2026-03-18T09:30:00+01:00", None)),
         ("09:00之前", ("09:00之前", "..2026-03-18T09:00:00+01:00", None)),
         ("1小时内", ("1小时内", "2026-03-18T08:30:00+01:00..2026-03-18T09:30:00+01:00", "1h")),
         ("last half hour", ("last half hour", "2026-03-18T09:00:00+01:00..2026-03-18T09:30:00+01:00", "30m")),
@@ -187,6 +195,10 @@ def test_ranges(question, expected):
         "the last deployment hour",
         "past 400 days",
         "between 2 and 5 retries failed",
+        "errors in the last hours",  # a plural unit without a count names no length (time.window.needs_count)
+        "the last second attempt failed",
+        "getTodayTotalDetailSteps failed",  # a day word inside another word
+        "Marx 3 was wrong",  # a month is one of the month words, not any word starting like one
     ],
 )
 def test_not_times(question):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from evcli.scope.grammar import words
 from evcli.scope.match import Spans
 from evcli.scope.tokens import find_name_tokens, find_phrases, find_tokens, in_order
 
@@ -71,3 +72,10 @@ def test_phrases(question, expected):
 )
 def test_tokens(question, expected):
     assert tokens(question) == expected
+
+
+def test_the_words_that_name_no_token_are_the_grammars():
+    """Upper-case words that name nothing and words after "user" that name no one are `word.*` groups."""
+    assert {"asap", "api"} <= words("word.acronym") and {"accounts", "the"} <= words("word.not_a_user")
+    assert tokens("ASAP: is HikariCP THE CULPRIT") == ["HikariCP", "CULPRIT"]
+    assert tokens("invalid user accounts, for user deploy") == ["deploy"]

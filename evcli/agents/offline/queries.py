@@ -9,7 +9,9 @@ a state was asked. A service or host the environment does not know gets its own 
 no-evidence result names the close names. A narrow task makes its precise queries and never
 widens them after no evidence (seeds 2.4). A broad task finds the services (named, else where
 the question's words occur, else those with firing alerts), reads their alerts and series,
-the runbooks once, each service's WARN+ logs, then the asked phrases and words.
+the runbooks once, each service's WARN+ logs, then the asked phrases and words. The words a question is
+read with here (link words, words a runbook lookup leaves out) are `word.*` groups of the question grammar
+(evcli/scope/grammar/<language>.toml).
 """
 
 from __future__ import annotations
@@ -116,18 +118,10 @@ def _holding_all(intent: Ask, terms: list[str], cap: int) -> list[str]:
     return sorted(common, key=lambda service: -sum(intent.found_in(term)[service] for term in terms))[:cap]
 
 
-# words that may stand between two words asked together ("Failed password for root", "errors from 10.0.0.1")
-_LINK_WORDS = ("for", "from", "of", "on", "in", "to", "by", "with", "at", "as", "the", "a", "an")
-# and the cue words of a when- or which-question ("when did the windows update start failing": update, fail;
-# "which IP is ufw blocking most on app-02": ufw, block, app-02)
-_CUE_WORDS = (
-    "start", "started", "starting", "begin", "began", "stop", "stopped", "keep", "keeps", "kept", "most", "least",
-)  # fmt: skip
-
-
 def _link(between: list[str]) -> str:
-    """What may stand between two words asked together: link words, and words no log holds."""
-    words = "|".join(re.escape(word) for word in (*_LINK_WORDS, *_CUE_WORDS, *between))
+    """What may stand between two words asked together: link words (`word.link`: "for", "from"; and the cue
+    words of a when- or which-question: "start", "most"), and words no log holds."""
+    words = "|".join(re.escape(word) for word in (*sorted(grammar_words("word.link")), *between))
     return rf"(?:\s+(?:{words}))*\s+"
 
 
@@ -593,48 +587,13 @@ def follow_up_calls(intent: Ask, services: list[str]) -> list[Call]:
 
 
 _QUESTION_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_-]{3,}|[\u4e00-\u9fff]{2,}")
-_QUESTION_STOPWORDS = frozenset(
-    [
-        "what",
-        "which",
-        "when",
-        "where",
-        "there",
-        "their",
-        "this",
-        "that",
-        "with",
-        "from",
-        "have",
-        "does",
-        "doing",
-        "keeps",
-        "only",
-        "just",
-        "confirm",
-        "whether",
-        "check",
-        "please",
-        "could",
-        "would",
-        "should",
-        "about",
-        "into",
-        "over",
-        "last",
-        "past",
-        "hour",
-        "hours",
-        "minutes",
-        "currently",
-    ]
-)
 
 
 def _knowledge_query(intent: Ask, question: str, alertname: str | None) -> str:
     """Alert name, intent terms, then the question's own content words; at most 300 characters."""
     words = [alertname] if alertname else []
-    asked = [word for word in _QUESTION_WORD.findall(question) if word.lower() not in _QUESTION_STOPWORDS]
+    left_out = grammar_words("word.not_looked_up")
+    asked = [word for word in _QUESTION_WORD.findall(question) if word.lower() not in left_out]
     # a word searched by its stem in the logs ("fail" for "failing") is looked up as asked: a stem matches
     # runbooks about anything that fails
     words += list(intent.alertnames) + [term for term in intent.terms if term not in intent.stems]

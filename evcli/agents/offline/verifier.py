@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from evcli.agents.engine import EngineReply, RoleRequest
@@ -34,13 +35,15 @@ from evcli.core.text import (
     mixed_case_words,
     negated,
 )
-from evcli.scope.match import humps
-from evcli.scope.windows import TIME_UNITS
+from evcli.scope.grammar import hits
+from evcli.scope.grammar import words as grammar_words
+from evcli.scope.match import Spans, humps
+from evcli.scope.time_language import packaged
 
 CRITICAL_TYPES = frozenset({"observation", "negative_observation", "symptom", "root_cause"})
 
-_UNIT_WORDS = {
-    **TIME_UNITS,
+# the units of measures as logs and claims write them (time units are the grammar's: `_unit_words`)
+_MEASURE_UNITS = {
     "%": "%",
     "percent": "%",
     "ms": "ms",
@@ -59,11 +62,18 @@ _NUMBER = re.compile(r"^(\d+(?:\.\d+)?)([a-z%]*)$")
 _PAIR = re.compile(r"([a-z_][a-z0-9_.]*)=([^\s,;()\[\]{}\"'。，；]+)")
 
 
+@cache
+def _unit_words() -> dict[str, str]:
+    """Unit words → the unit they mean: the measures', and every language's time units (`time.units` of
+    evcli/scope/grammar/<language>.toml; a token is ASCII, so only ASCII ones ever match)."""
+    return {**packaged().pooled.part("units"), **_MEASURE_UNITS}
+
+
 def _tokens(normalized: str) -> list[str]:
     tokens = [token.rstrip("._:/+-") for token in TOKEN.findall(normalized)]
     merged: list[str] = []
     for token in tokens:  # "25 minutes" -> "25minutes", "3.8 GB" -> "3.8gb"
-        if merged and token in _UNIT_WORDS and re.fullmatch(r"\d+(?:\.\d+)?", merged[-1]):
+        if merged and token in _unit_words() and re.fullmatch(r"\d+(?:\.\d+)?", merged[-1]):
             merged[-1] += token
         else:
             merged.append(token)
@@ -75,7 +85,7 @@ def _number(token: str) -> tuple[float, str] | None:
     if not match:
         return None
     unit = match.group(2)
-    return float(match.group(1)), _UNIT_WORDS.get(unit, unit)
+    return float(match.group(1)), _unit_words().get(unit, unit)
 
 
 @dataclass(frozen=True)
@@ -111,33 +121,9 @@ def _present(token: str, evidence: str) -> bool:
     )
 
 
-# Words the offline executor's own claim templates add around the quoted facts.
-_FRAMING_WORDS = frozenset(
-    [
-        "logged",
-        "counted",
-        "reported",
-        "alert",
-        "alerts",
-        "found",
-        "matching",
-        "evidence",
-        "returned",
-        "query",
-        "last",
-        "log",
-        "logs",
-        "show",
-        "shows",
-        "has",
-        "there",
-        "window",
-        "over",
-    ]
-)
-_FRAMING_ZH = re.compile(
-    "当前查询未检索到|首条匹配日志|最后一条|日志模式|首次|最后|按地址统计匹配日志|按实例统计匹配日志|按路径统计匹配日志|匹配证据|统计|报告|告警或指标|知识库文档|当前存在|级别由状态码推断|状态的|记录了|匹配的|相关|告警|日志|证据|的|在|内"
-)
+# Words the offline claim templates (evcli/messages/<language>.py) write around the quoted facts: a group of
+# the question grammar (evcli/scope/grammar/<language>.toml), a language's words in its file
+_FRAMING = "word.framing"
 _CONTENT_WORD = re.compile(r"[a-z]{3,}")
 _CJK_RUN = re.compile(r"[\u4e00-\u9fff]{2,}")
 
@@ -158,13 +144,22 @@ def _missing_content(claim_raw: str, claim_text: str, evidence_raw: str, evidenc
         word
         for word in dict.fromkeys(_CONTENT_WORD.findall(claim_text))
         if word not in STOP_WORDS
-        and word not in _FRAMING_WORDS
-        and word not in _UNIT_WORDS
+        and word not in grammar_words(_FRAMING)
+        and word not in _unit_words()
         and _stem(word) not in stems
     ]
-    for run in _CJK_RUN.findall(_FRAMING_ZH.sub(" ", claim_text)):
+    for run in _CJK_RUN.findall(_unframed(claim_text)):
         missing += [run[i : i + 2] for i in range(len(run) - 1) if run[i : i + 2] not in evidence][:1]
     return missing
+
+
+def _unframed(text: str) -> str:
+    """The text with the framing words written over by spaces, the longest of overlapping ones."""
+    spans = Spans()
+    for hit in hits(text, _FRAMING):
+        if spans.claim(hit.start, hit.end):
+            text = text[: hit.start] + " " * (hit.end - hit.start) + text[hit.end :]
+    return text
 
 
 def _negation_scope_problem(claim_text: str, evidence: str) -> str:

@@ -1,0 +1,75 @@
+"""A language is one data file: a German `de.toml` beside the packaged grammar — cue groups, time words and
+forms, stop words — changes the whole reading of a German question, in a fresh process, with no code.
+
+The readers read the packaged grammar directory only, so the process points it at a copy of the packaged
+files plus `de.toml` before anything is read (the way `evcli` would see a language file shipped with it).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from evcli.scope.grammar import GRAMMAR_DIR
+
+GERMAN = """
+[count]
+phrases = ["wie viele", "wie oft", "Anzahl der"]
+
+[level.error]
+phrases = ["Fehler", "Fehlermeldungen"]
+
+[time.units]
+Minute = "m"
+Minuten = "m"
+Stunde = "h"
+Stunden = "h"
+
+[time.numbers]
+zwanzig = 20
+
+[time.window]
+forms = ["{cue} [{count}] {unit}"]
+cue = ["letzte", "letzten", "in den letzten"]
+
+[word.stop]
+phrases = ["hatte", "hat", "der", "die", "das", "den", "in", "wie", "gab", "es"]
+"""
+
+QUESTION = "Wie viele Fehler hatte nginx in den letzten zwanzig Minuten?"
+
+READ = """
+import json
+from tests.scope._env import scope_of
+query = scope_of({question!r})
+print(json.dumps({{"answer": query.answer, "levels": query.levels, "services": query.services,
+                  "window": query.range.relative if query.range else None, "terms": query.terms}}))
+"""
+
+
+def read(question: str, grammar_dir: Path) -> dict:
+    script = f"import pathlib, evcli.scope.grammar as g\ng.GRAMMAR_DIR = pathlib.Path({str(grammar_dir)!r})\n"
+    script += READ.format(question=question)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_a_third_language_is_one_file(tmp_path: Path) -> None:
+    packaged = tmp_path / "packaged"
+    shutil.copytree(GRAMMAR_DIR, packaged, ignore=shutil.ignore_patterns("__pycache__"))
+    without = read(QUESTION, packaged)
+    assert without["answer"] != "count" and without["window"] is None  # the packaged languages cannot read it
+
+    german = tmp_path / "with-german"
+    shutil.copytree(packaged, german)
+    (german / "de.toml").write_text(GERMAN, encoding="utf-8")
+    reading = read(QUESTION, german)
+    assert reading["answer"] == "count"  # a kind's cue words: a group of the file
+    assert reading["levels"] == ["ERROR"]
+    assert reading["services"] == ["nginx"]
+    assert reading["window"] == "20m"  # time words and forms: the file's [time] tables
+    assert not {"hatte", "den", "wie", "zwanzig", "Minuten"} & set(reading["terms"])  # its stop words, its window
