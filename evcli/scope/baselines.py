@@ -29,15 +29,14 @@ from evcli.scope.time_language import Language, TimeWords, alternation, packaged
 @cache
 def _forms(words: TimeWords) -> tuple[tuple[Language, tuple[re.Pattern[str], ...]], ...]:
     """Each language's forms: a day phrase is no possessive ("yesterday's deploy")."""
-    found = []
-    for language in words.languages:
-        slots = {
+    return words.forms_by_language(
+        "baseline",
+        lambda language: {
             "count": language.count_pattern(),
             "unit": alternation(language.part("units")),
             "day": alternation(language.words("day", "baseline") or ()) + "(?!')",
-        }
-        found.append((language, tuple(words.forms(language, "baseline", slots))))
-    return tuple(found)
+        },
+    )
 
 
 def find_baseline(question: str, spans: Spans) -> AskedBaseline | None:

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -128,6 +128,12 @@ class TimeWords:
                     filled[name] = alternation(self.pooled.words(name) or () if words is None else words)
             compiled.append(compile_form(template, filled, named=named))
         return compiled
+
+    def forms_by_language(
+        self, table: str, slots_of: Callable[[Language], Mapping[str, str]]
+    ) -> tuple[tuple[Language, tuple[re.Pattern[str], ...]], ...]:
+        """Each language with the forms of its table `time.<table>`, compiled with the slots `slots_of` gives."""
+        return tuple((language, tuple(self.forms(language, table, slots_of(language)))) for language in self.languages)
 
     @classmethod
     def load(cls, *directories: Path) -> TimeWords:

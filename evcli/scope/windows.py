@@ -26,15 +26,14 @@ _SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 @cache
 def _forms(words: TimeWords) -> tuple[tuple[Language, tuple[re.Pattern[str], ...]], ...]:
-    found = []
-    for language in words.languages:
-        slots = {
+    return words.forms_by_language(
+        "window",
+        lambda language: {
             "count": language.count_pattern(),
             "fraction": alternation(language.part("fractions")),
             "unit": alternation(language.words("unit", "window") or language.part("units")),
-        }
-        found.append((language, tuple(words.forms(language, "window", slots))))
-    return tuple(found)
+        },
+    )
 
 
 def window_matches(question: str, words: TimeWords | None = None) -> Iterator[tuple[re.Match[str], str]]:
