@@ -9,18 +9,23 @@ or a host ("web-01", "db-2.prod", "ip-10-0-0-12", an FQDN, "host X"): the engine
 that is also a host name appears in both lists. Alert names: the environment's, also written
 as words ("high cpu usage" → HighCPUUsage), and CamelCase words carrying an alert word
 (KafkaConsumerLagHigh); Kubernetes container states (OOMKilled, CrashLoopBackOff) are log
-terms, not alerts. The words no service or host is named are data, `word.*` groups of the question grammar
-(evcli/scope/grammar/<language>.toml); the alert words and container states stay here: they are the
-words alert names and Kubernetes write, in whatever language the question is asked.
+terms, not alerts. The question's words are data, groups of the question grammar
+(evcli/scope/grammar/<language>.toml): the words no service or host is named (`word.*`), the words written
+next to a name ("service X", "X service", "host X", the last part of "billing-api", "on" before where it
+happened, the article between: `entity.*`); `cue_before` and `cue_after` read the cue words beside a name for
+every extractor. What stays here is language-neutral: the shapes of names (web-01, an FQDN, payments-v3), and
+the alert words and container states, the words alert names and Kubernetes write in whatever language the
+question is asked.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
-from evcli.scope.grammar import words
+from evcli.scope.grammar import hits, words
 from evcli.scope.match import LEFT, RIGHT, SEPARATOR, Spans, distinct, humps, name_pattern
 
 _ALERT_WORDS = frozenset(
@@ -32,19 +37,20 @@ CONTAINER_STATES = frozenset(
     "oomkilled crashloopbackoff imagepullbackoff errimagepull createcontainerconfigerror containercreating".split()
 )
 CAMEL = re.compile(rf"{LEFT}([A-Z][A-Za-z0-9]*[a-z0-9][A-Z][A-Za-z0-9]*|[A-Z]{{2,}}[a-z][A-Za-z0-9]*){RIGHT}")
+_ARTICLE = "entity.article"  # may stand between a cue and its name: "on the datanode"
+_WHERE_BEFORE = "entity.where_before"  # "auth failures on combo": a service named as where something happened
+_SERVICE_BEFORE, _SERVICE_AFTER = "entity.service_before", "entity.service_after"  # "service X", "X service"
+_SERVICE_SUFFIX = "entity.service_suffix"  # the last part of a name spelled like a service: billing-api
+_HOST_BEFORE = "entity.host_before"  # "host db-2.prod"
 _NAME = r"[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*"
-_SERVICE_SUFFIX = r"(?:service|svc|api|app|server|worker|gateway|gw|backend|frontend|daemon|proxy|v\d+)"
 _WHOLE_LEFT, _WHOLE_RIGHT = r"(?<![\w-])", r"(?![\w-])"  # never a part of a longer hyphenated name
-_UNKNOWN_SERVICE = (
-    rf"{_WHOLE_LEFT}(?:{_NAME}[-_])?{_NAME}[-_]{_SERVICE_SUFFIX}{_WHOLE_RIGHT}",
-    rf"{_WHOLE_LEFT}(?:service|svc)\s+(?P<name>[A-Za-z][\w-]*[A-Za-z0-9]){_WHOLE_RIGHT}",
-    rf"{_WHOLE_LEFT}(?P<name>[a-z][\w-]*[a-z0-9])\s+(?:service|svc|microservice){_WHOLE_RIGHT}",
+_NAME_AFTER_SERVICE = re.compile(rf"\s+(?P<name>[A-Za-z][\w-]*[A-Za-z0-9]){_WHOLE_RIGHT}")
+_NAME_BEFORE_SERVICE = re.compile(rf"{_WHOLE_LEFT}(?P<name>[a-z][\w-]*[a-z0-9])\s+$")
+_HOST_SHAPES = (
+    re.compile(r"(?<![\w.-])[a-z][a-z0-9]*(?:-[a-z0-9]+)*-\d+(?:\.[a-z][a-z0-9-]*)*(?![\w-])"),  # web-01, ip-10-0-0-12
+    re.compile(r"(?<![\w.-])(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.){2,}[a-z]{2,}(?![\w.-])"),  # an FQDN: api.example.com
 )
-_HOST = (
-    r"(?<![\w.-])[a-z][a-z0-9]*(?:-[a-z0-9]+)*-\d+(?:\.[a-z][a-z0-9-]*)*(?![\w-])",  # web-01, db-2.prod, ip-10-0-0-12
-    r"(?<![\w.-])(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.){2,}[a-z]{2,}(?![\w.-])",  # an FQDN: api.example.com
-    rf"{LEFT}(?:host|hostname|node|server|machine|box|instance)\s+(?P<name>[a-z][\w-]*[\d.-][\w.-]*[a-z0-9]){RIGHT}",
-)
+_NAME_AFTER_HOST = re.compile(rf"\s+(?P<name>[a-z][\w-]*[\d.-][\w.-]*[a-z0-9]){RIGHT}")  # host db-2.prod
 
 
 @cache
@@ -69,8 +75,19 @@ def alias_pairs(aliases: dict[str, Any]) -> list[tuple[str, str]]:
     return pairs
 
 
-# "… on combo", "in the datanode", "from bastion": a service named as where something happened
-_WHERE_BEFORE = re.compile(r"\b(?:on|in|at|from)\s+(?:the\s+)?$", re.IGNORECASE)
+def cue_before(question: str, start: int, *groups: str) -> str | None:
+    """The group of the longest cue of `groups` written right before `start`, with whitespace and at most
+    an article between ("on the datanode", "happened to" over "to"); None when there is none."""
+    ends = {len(question[:start].rstrip())}
+    ends |= {len(question[: hit.start].rstrip()) for hit in hits(question, _ARTICLE) if hit.end in ends}
+    cues = [hit for hit in hits(question, *groups) if hit.end in ends]
+    return max(cues, key=lambda hit: hit.end - hit.start).group if cues else None
+
+
+def cue_after(question: str, end: int, group: str) -> bool:
+    """Whether a cue of `group` is written right after `end`, with only whitespace between ("kafka logs")."""
+    start = len(question) - len(question[end:].lstrip())
+    return any(hit.start == start for hit in hits(question, group))
 
 
 def find_services(question: str, services: list[str], aliases: dict[str, Any], spans: Spans) -> list[str]:
@@ -81,7 +98,7 @@ def find_services(question: str, services: list[str], aliases: dict[str, Any], s
     for alias, service in alias_pairs(aliases):
         candidates.append((name_pattern(alias), canonical.get(service.lower(), service)))
     found = sorted(spans.claim_longest(question, candidates), key=lambda match: match[0])
-    found.sort(key=lambda match: _WHERE_BEFORE.search(question[: match[0]]) is None)
+    found.sort(key=lambda match: cue_before(question, match[0], _WHERE_BEFORE) is None)
     return distinct(value for _, _, value in found)
 
 
@@ -90,18 +107,27 @@ def find_hosts(question: str, hosts: list[str], services: list[str], known: set[
     named like a host is a host too and stays free for the services (read before services)."""
     found = [(match.start(), name) for name in (*hosts, *services) if name in hosts or _host_like(name)
              for match in re.finditer(name_pattern(name), question, re.IGNORECASE)]  # fmt: skip
-    for pattern in _HOST:
-        for match in re.finditer(pattern, question):
-            group = "name" if "name" in match.groupdict() else 0
-            if match.group(group).lower() not in _not_a_name() and spans.free(*match.span(group)):
-                found.append((match.start(group), match.group(group)))
-                if normal_name(match.group(group)) not in known:
-                    spans.claim(*match.span(group))
+    for start, end in _host_names(question):
+        name = question[start:end]
+        if name.lower() not in _not_a_name() and spans.free(start, end):
+            found.append((start, name))
+            if normal_name(name) not in known:
+                spans.claim(start, end)
     return distinct(name for _, name in sorted(found))
 
 
+def _host_names(question: str) -> Iterator[tuple[int, int]]:
+    """The spans of names shaped like a host, then of names after a host cue ("host db-2.prod")."""
+    for shape in _HOST_SHAPES:
+        yield from (match.span() for match in shape.finditer(question))
+    for hit in hits(question, _HOST_BEFORE):
+        named = _NAME_AFTER_HOST.match(question, hit.end)
+        if named is not None:
+            yield named.span("name")
+
+
 def _host_like(name: str) -> bool:
-    return any(re.fullmatch(pattern, name) for pattern in _HOST[:2])
+    return any(shape.fullmatch(name) for shape in _HOST_SHAPES)
 
 
 def find_unknown_services(question: str, known: set[str], spans: Spans, *, spelled: bool) -> list[str]:
@@ -109,15 +135,40 @@ def find_unknown_services(question: str, known: set[str], spans: Spans, *, spell
     `spelled` like one (payments-v3) are read before known services, so the alias "payments" does not
     match inside them; "service X" / "X service" after them, so "billing service" stays the alias."""
     found: list[tuple[int, str]] = []
-    for pattern in _UNKNOWN_SERVICE[:1] if spelled else _UNKNOWN_SERVICE[1:]:
-        for match in re.finditer(pattern, question):
-            group = "name" if "name" in match.groupdict() else 0
-            name = match.group(group)
-            if name.lower() in _not_a_name() or normal_name(name) in known or not spans.free(*match.span(group)):
-                continue
-            if spans.claim(*match.span()):
-                found.append((match.start(group), name))
+    for (start, end), (name_start, name_end) in _spelled_services(question) if spelled else _named_services(question):
+        name = question[name_start:name_end]
+        if name.lower() in _not_a_name() or normal_name(name) in known or not spans.free(name_start, name_end):
+            continue
+        if spans.claim(start, end):
+            found.append((name_start, name))
     return distinct(name for _, name in sorted(found))
+
+
+_Named = tuple[tuple[int, int], tuple[int, int]]  # the span read and the span of the name in it
+
+
+@cache
+def _spelled_service() -> re.Pattern[str]:
+    """A name whose last part is a service suffix (`entity.service_suffix`) or a version: billing-api, payments-v3."""
+    suffixes = "|".join([*sorted(map(re.escape, words(_SERVICE_SUFFIX)), key=len, reverse=True), r"v\d+"])
+    return re.compile(rf"{_WHOLE_LEFT}(?:{_NAME}[-_])?{_NAME}[-_](?:{suffixes}){_WHOLE_RIGHT}")
+
+
+def _spelled_services(question: str) -> Iterator[_Named]:
+    for match in _spelled_service().finditer(question):
+        yield match.span(), match.span()
+
+
+def _named_services(question: str) -> Iterator[_Named]:
+    """Names after a word naming a service ("service payments"), then before one ("payments service")."""
+    for hit in hits(question, _SERVICE_BEFORE):
+        named = _NAME_AFTER_SERVICE.match(question, hit.end)
+        if named is not None:
+            yield (hit.start, named.end()), named.span("name")
+    for hit in hits(question, _SERVICE_AFTER):
+        named = _NAME_BEFORE_SERVICE.search(question, 0, hit.start)
+        if named is not None:
+            yield (named.start(), hit.end), named.span("name")
 
 
 def alert_like(word: str) -> bool:

@@ -11,11 +11,15 @@ it. A name the environment knows (a service, an alias, a host, or a part of one:
   service or host ("shop-api and kafka errors"); or
 - the question names no other service or host ("is kafka lagging");
 never after a word naming a dependency ("connect to mysql", "shop-api 调用 mysql 超时"), where
-the name is what another service's logs mention.
+the name is what another service's logs mention. Of the cues written right before the name the longest
+decides: "what happened to kafka" asks about kafka, "connect to kafka" calls it.
 
 The list is small on purpose: databases, caches, queues, proxies and cluster components on-call
 engineers name by their product name, not English words or user names (no "oracle": sshd logs
-"Invalid user oracle").
+"Invalid user oracle"). The product names are the same in every language and stay here; the words around
+them are data, `software.*` groups of the question grammar (evcli/scope/grammar/<language>.toml), read
+beside the name with `entities.cue_before` / `cue_after` (an `entity.article` may stand between a cue and
+the name: "in our postgres").
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from evcli.scope.entities import cue_after, cue_before
+from evcli.scope.grammar import hits
 from evcli.scope.match import Spans
 
 SOFTWARE = frozenset(
@@ -35,18 +41,10 @@ SOFTWARE = frozenset(
 _NAMES = "|".join(sorted(map(re.escape, SOFTWARE), key=len, reverse=True))
 # the product name, or a name made of it ("postgres-replica", "redis_sentinel")
 _FOUND = re.compile(rf"(?<![A-Za-z0-9_./-])(?:{_NAMES})(?:[-_][a-z0-9]+)*(?![A-Za-z0-9_-])", re.IGNORECASE)
-_DEPENDENCY = re.compile(
-    r"(?:(?<!happened )(?<!happen )\b(?:to|via|through|towards|calling|calls?|reach(?:ing)?)"
-    r"|连接到?|连到|连不上|调用|访问|请求)\s*(?:the\s+)?$",
-    re.IGNORECASE,
-)
-_SUBJECT_BEFORE = re.compile(r"\b(?:in|on|from|inside)\s+(?:the\s+|our\s+|my\s+)?$", re.IGNORECASE)
-_AND = re.compile(r"(?P<name>\S+?)\s*(?:\band|\bor|,|&|和|与|跟|及)\s*$", re.IGNORECASE)
-_SUBJECT_AFTER = re.compile(
-    r"(?:'s)?\s*(?:(?:logs?|servers?|cluster|instances?|nodes?|brokers?|pods?|containers?|daemon|primary|"
-    r"replicas?|master|leader)(?![A-Za-z])|日志|服务|集群|实例|节点)",
-    re.IGNORECASE,
-)
+_DEPENDENCY = "software.dependency"  # "connect to mysql": what another service's logs mention
+_SUBJECT_BEFORE = "software.subject_before"  # "errors in postgres"
+_SUBJECT_AFTER = "software.subject_after"  # "kafka logs", "mysql 日志"
+_AND = "software.and"  # "shop-api and kafka errors"
 
 
 def find_software(question: str, known: Iterable[str], spans: Spans, *, alone: bool) -> list[str]:
@@ -59,15 +57,26 @@ def find_software(question: str, known: Iterable[str], spans: Spans, *, alone: b
         name = match.group()
         if name.lower() in parts or not spans.free(*match.span()):
             continue
-        before, after = question[: match.start()], question[match.end() :]
-        if _DEPENDENCY.search(before):
+        before = cue_before(question, match.start(), _DEPENDENCY, _SUBJECT_BEFORE)
+        if before == _DEPENDENCY:
             continue
-        if alone or _SUBJECT_BEFORE.search(before) or _SUBJECT_AFTER.match(after) or _beside_name(before, spans):
+        if (
+            alone
+            or before == _SUBJECT_BEFORE
+            or cue_after(question, match.end(), _SUBJECT_AFTER)
+            or _beside_name(question, match.start(), spans)
+        ):
             found.append(name)
     return found
 
 
-def _beside_name(before: str, spans: Spans) -> bool:
-    """Written with "and" / "or" / "," after a name already read ("shop-api and kafka errors")."""
-    match = _AND.search(before)
-    return match is not None and not spans.free(*match.span("name"))
+def _beside_name(question: str, start: int, spans: Spans) -> bool:
+    """Written with "and" / "or" / "," after a name already read ("shop-api and kafka errors"): the word
+    before the `software.and` cue that ends right before `start` is taken."""
+    end = len(question[:start].rstrip())
+    for hit in hits(question, _AND):
+        before = question[: hit.start].rstrip()
+        words = before.split()
+        if hit.end == end and words and not spans.free(len(before) - len(words[-1]), len(before)):
+            return True
+    return False

@@ -48,7 +48,7 @@ Invariants:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta, timezone, tzinfo
 from functools import cache
@@ -379,25 +379,43 @@ def find_range(
     resolver = _Resolver(clock, tz, words)
     readers = (_iso_ranges, _ranges, _bare_ranges, _cued, _windows, _since_day, _day_parts, _dates, _instants)
     for reader in readers:
-        for match, found in reader(question, resolver):
-            if found is None or found[0] is None:
-                continue
-            end = match.end()
-            zone = _ZONE_AFTER.match(question, end) if reader in (_ranges, _bare_ranges, _cued) else None
-            if zone is not None:
-                zoned = _Resolver(clock, _zone(zone["zone"], tz, clock), words)
-                found = next((f for m, f in reader(question, zoned) if m.start() == match.start()), found)
-                end = zone.end()
-            if found is not None and found[0] is not None and spans.claim(match.start(), end):
-                asked_range, relative = found[0], found[1]
-                instant = found[2] if len(found) > 2 else None
-                text = question[match.start() : end].strip()
-                return AskedRange(
-                    text=text,
-                    range=asked_range.text(tz),
-                    relative=relative,
-                    instant=instant.astimezone(tz).isoformat() if instant is not None else None,
-                )
+        try:
+            asked = _read(reader, question, spans, resolver)
+        except OverflowError:  # a time at the calendar's ends ("0001-01-01T00:00:00Z") is no range to search
+            continue
+        if asked is not None:
+            return asked
+    return None
+
+
+def _read(
+    reader: Callable[[str, _Resolver], Iterator[tuple[re.Match[str], _Found | None]]],
+    question: str,
+    spans: Spans,
+    resolver: _Resolver,
+) -> AskedRange | None:
+    """The first range `reader` finds whose text is not claimed yet (claiming it), or None."""
+    clock, tz, words = resolver.clock, resolver.tz, resolver.words
+    for match, found in reader(question, resolver):
+        if found is None or found[0] is None:
+            continue
+        end = match.end()
+        zone = _ZONE_AFTER.match(question, end) if reader in (_ranges, _bare_ranges, _cued) else None
+        if zone is not None:
+            zoned = _Resolver(clock, _zone(zone["zone"], tz, clock), words)
+            found = next((f for m, f in reader(question, zoned) if m.start() == match.start()), found)
+            end = zone.end()
+        if found is None or found[0] is None:
+            continue
+        instant = found[2] if len(found) > 2 else None
+        asked = AskedRange(
+            text=question[match.start() : end].strip(),
+            range=found[0].text(tz),
+            relative=found[1],
+            instant=instant.astimezone(tz).isoformat() if instant is not None else None,
+        )
+        if spans.claim(match.start(), end):
+            return asked
     return None
 
 

@@ -11,56 +11,53 @@ host:port); slash compounds (I/O, TCP/IP); paths (/api/login, /var/lib/mysql); H
 or a number followed by a unit); the user after "log in as" / "ssh as" / "user" and sshd's
 "password for" / "publickey for"; CamelCase component names (HikariCP, RiskScoreCalculator,
 OOMKilled; not a plural acronym: IPs, VMs); UPPER-CASE words and phrases (except common acronyms like API, HTTP, CPU). Every
-phrase and token consumes its span. The words that name no user or token are `word.*` groups of the question
-grammar (evcli/scope/grammar/<language>.toml), read once per process on first use.
+phrase and token consumes its span. The question's words are groups of the question grammar
+(evcli/scope/grammar/<language>.toml), read once per process on first use: the words that name no user or
+token (`word.*`), the cues before a user and before a 1xx–3xx status code and the units after a number
+(`token.*`; of overlapping user cues the longest is read: "password for invalid user oracle"). What stays
+here is language-neutral: the shapes of tokens and names, and the words logs and code write whatever the
+question's language (errno, Exception, Error), and English plurals of codes and acronyms (401s, IPs).
 """
 
 from __future__ import annotations
 
 import ipaddress
 import re
+from collections.abc import Iterator
 from functools import cache
 
-from evcli.scope.entities import CAMEL
-from evcli.scope.grammar import words
+from evcli.scope.entities import CAMEL, cue_after
+from evcli.scope.grammar import hits, words
 from evcli.scope.match import LEFT, RIGHT, Spans, distinct
 
 _PHRASES = re.compile(
     r"\"([^\"\n]{2,200}?)\"|“([^”\n]{2,200}?)”|‘([^’\n]{2,200}?)’|「([^」\n]{2,200}?)」|『([^』\n]{2,200}?)』"
     r"|`([^`\n]{2,200}?)`|(?<![A-Za-z0-9])'([^'\n]{2,200}?)'(?![A-Za-z0-9])"
 )
-_UNITS = (
-    r"(?:ms|s|sec|secs|seconds?|mins?|minutes?|h|hrs?|hours?|days?|mb|gb|kb|k|%|x|times|lines|rows|users?|requests?)"
+_SHAPES = tuple(
+    re.compile(pattern, flags)
+    for pattern, flags in (
+        (r"\bhttps?://[^\s\"'<>)]+", 0),
+        (r"(?<![\w.:])(?:\d{1,3}\.){3}\d{1,3}(?![\w.])", 0),
+        (r"(?<![\w:])(?=[0-9a-fA-F:]*::|(?:[0-9a-fA-F]{1,4}:){7})[0-9a-fA-F:]{3,39}(?![\w:])", 0),
+        (r"(?<![\w.$])(?:[a-z_][a-z0-9_]*\.)+[A-Z][A-Za-z0-9_]*(?:\$[A-Za-z0-9_]+)*(?![\w$])", 0),
+        (rf"{LEFT}[A-Z][A-Za-z0-9]*(?:Exception|Error|Throwable|Fault)(?:\$[A-Za-z0-9_]+)*{RIGHT}", 0),
+        (r"\berrno\s*[:=]?\s*\d{1,4}\b", re.IGNORECASE),
+        (rf"{LEFT}E[A-Z]{{3,}}{RIGHT}|{LEFT}E\d{{4,5}}{RIGHT}", 0),
+        (r"(?<![\w-])[A-Z]{2,6}-\d{2,}(?![\w-])", 0),
+        (r"(?<![\w-])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?![\w-])", re.IGNORECASE),
+        (r"(?<![\w-])(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{12,}(?![\w-])", 0),
+        (r"(?<![\w-])[A-Za-z][\w.-]*:\d{2,5}(?![\w-])", 0),
+        (r"(?<![\w/])(?:[A-Z]{1,4}(?:/[A-Z]{1,4})+|[iI]/[oO])(?![\w/])", 0),  # I/O, TCP/IP: no path
+        (r"(?<![\w.:/])/(?=[\w.-]*[A-Za-z])[\w.@%+~-]+(?:/[\w.@%+~{}:-]*)*", 0),
+    )
 )
-_STATUS_CUE = r"(?:status|code|codes|http|returned|returning|returns|responses?|got|with)\s+"
-_TOKENS: tuple[tuple[str, int], ...] = (  # (pattern, flags); group "tok" when only part is the token
-    (r"\bhttps?://[^\s\"'<>)]+", 0),
-    (r"(?<![\w.:])(?:\d{1,3}\.){3}\d{1,3}(?![\w.])", 0),
-    (r"(?<![\w:])(?=[0-9a-fA-F:]*::|(?:[0-9a-fA-F]{1,4}:){7})[0-9a-fA-F:]{3,39}(?![\w:])", 0),
-    (r"(?<![\w.$])(?:[a-z_][a-z0-9_]*\.)+[A-Z][A-Za-z0-9_]*(?:\$[A-Za-z0-9_]+)*(?![\w$])", 0),
-    (rf"{LEFT}[A-Z][A-Za-z0-9]*(?:Exception|Error|Throwable|Fault)(?:\$[A-Za-z0-9_]+)*{RIGHT}", 0),
-    (r"\berrno\s*[:=]?\s*\d{1,4}\b", re.IGNORECASE),
-    (rf"{LEFT}E[A-Z]{{3,}}{RIGHT}|{LEFT}E\d{{4,5}}{RIGHT}", 0),
-    (r"(?<![\w-])[A-Z]{2,6}-\d{2,}(?![\w-])", 0),
-    (r"(?<![\w-])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?![\w-])", re.IGNORECASE),
-    (r"(?<![\w-])(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{12,}(?![\w-])", 0),
-    (r"(?<![\w-])[A-Za-z][\w.-]*:\d{2,5}(?![\w-])", 0),
-    (r"(?<![\w/])(?:[A-Z]{1,4}(?:/[A-Z]{1,4})+|[iI]/[oO])(?![\w/])", 0),  # I/O, TCP/IP: no path
-    (r"(?<![\w.:/])/(?=[\w.-]*[A-Za-z])[\w.@%+~-]+(?:/[\w.@%+~{}:-]*)*", 0),
-    (rf"(?<![\w.:/-])(?P<tok>[45]\d\d|[1-5]xx)s?(?![\w.:/-])(?!\s*{_UNITS}\b)", re.IGNORECASE),
-    (rf"{_STATUS_CUE}(?P<tok>[1-3]\d\d)s?(?![\w.:/-])(?!\s*{_UNITS}\b)", re.IGNORECASE),
-    (
-        r"\b(?:log(?:ged|s)?\s+in|login|logged\s+on|ssh(?:ed)?|su|sudo|connect(?:ed)?|authenticated)\s+as\s+"
-        r"(?:user\s+)?['\"]?(?P<tok>[a-z_][a-z0-9_.-]{0,31})",
-        re.IGNORECASE,
-    ),
-    (r"\b(?:for|by|invalid|unknown)\s+user(?:name)?\s+['\"]?(?P<tok>[a-z_][a-z0-9_.-]{0,31})", re.IGNORECASE),
-    (  # sshd's "Failed password for root", "Accepted publickey for deploy"
-        r"\b(?:password|publickey|keyboard-interactive(?:/pam)?)\s+for\s+(?:invalid\s+user\s+)?"
-        r"['\"]?(?P<tok>[a-z_][a-z0-9_.-]{0,31})",
-        re.IGNORECASE,
-    ),
-)
+_STATUS = re.compile(r"(?<![\w.:/-])(?P<tok>[45]\d\d|[1-5]xx)s?(?![\w.:/-])", re.IGNORECASE)  # 502, 5xx, 401s
+_CUED_STATUS = re.compile(r"\s+(?P<tok>[1-3]\d\d)s?(?![\w.:/-])", re.IGNORECASE)  # after a status cue: "got 304"
+_USER = re.compile(r"\s+['\"]?(?P<tok>[a-z_][a-z0-9_.-]{0,31})", re.IGNORECASE)  # after a user cue: "as deploy"
+_STATUS_CUE = "token.status_cue"  # before a 1xx–3xx status code: "status 200"
+_UNIT = "token.unit"  # after a number that is no status code: "300 ms"
+_USER_CUE = "token.user_cue"  # before a user: "log in as deploy", "Failed password for root"
 _ACRONYMS = "word.acronym"  # UPPER-CASE words that name nothing (API, ERROR, ASAP), read as written in upper case
 _NOT_A_USER = "word.not_a_user"  # words that follow "user" without naming one ("invalid user attempts")
 _PLURAL_ACRONYM = re.compile(r"[A-Z]{2,}s")  # IPs, VMs, APIs: a plain word, not a component name
@@ -80,13 +77,35 @@ def find_tokens(question: str, spans: Spans) -> list[tuple[int, str]]:
     """(position, token) of URLs, addresses, exception/class names, codes, ids, paths, status codes
     and users: read before names, so /api/login is no service "api" and ORA-00060 no host."""
     found: list[tuple[int, str]] = []
-    for pattern, flags in _TOKENS:
-        for match in re.finditer(pattern, question, flags):
-            group = "tok" if "tok" in match.groupdict() else 0
-            token = match.group(group)
-            if _valid(token) and spans.claim(*match.span(group)):
-                found.append((match.start(group), token))
+    for start, end in _candidates(question):
+        token = question[start:end]
+        if _valid(token) and spans.claim(start, end):
+            found.append((start, token))
     return found
+
+
+def _candidates(question: str) -> Iterator[tuple[int, int]]:
+    """The spans of tokens by shape, then of status codes, then of users, each kind in question order."""
+    for shape in _SHAPES:
+        yield from (match.span() for match in shape.finditer(question))
+    yield from _status_codes(question)
+    yield from _users(question)
+
+
+def _status_codes(question: str) -> Iterator[tuple[int, int]]:
+    """4xx and 5xx anywhere, 1xx–3xx after a status cue; never a number a unit follows ("took 300 ms")."""
+    found = list(_STATUS.finditer(question))
+    found += [named for hit in hits(question, _STATUS_CUE) if (named := _CUED_STATUS.match(question, hit.end))]
+    yield from (named.span("tok") for named in found if not cue_after(question, named.end(), _UNIT))
+
+
+def _users(question: str) -> Iterator[tuple[int, int]]:
+    """The user after a user cue; of overlapping cues the longest ("password for invalid user oracle")."""
+    cues = Spans()
+    for hit in hits(question, _USER_CUE):
+        named = _USER.match(question, hit.end)
+        if cues.claim(hit.start, hit.end) and named is not None:
+            yield named.span("tok")
 
 
 def find_name_tokens(question: str, spans: Spans) -> list[tuple[int, str]]:

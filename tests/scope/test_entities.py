@@ -95,3 +95,13 @@ def test_the_words_no_service_is_named_are_the_grammars():
     assert scope_of("is the backend service or the web svc down, or the billing-worker service?").unknown_services == [
         "billing-worker"
     ]
+
+
+def test_the_words_around_a_name_are_the_grammars():
+    """ "service X", "X service", the suffix of "billing-api", "host X" and "on (our) X" are `entity.*` groups."""
+    assert {"service", "svc"} <= words("entity.service_before") and "microservice" in words("entity.service_after")
+    assert {"api", "worker"} <= words("entity.service_suffix") and "host" in words("entity.host_before")
+    assert {"on", "from"} <= words("entity.where_before") and {"the", "our"} <= words("entity.article")
+    scope = scope_of("any auth failures on our nginx, or on service payments and machine db7.lan?")
+    assert scope.services == ["nginx", "auth"]  # named as where, with an article between
+    assert (scope.unknown_services, scope.hosts) == (["payments"], ["db7.lan"])

@@ -41,12 +41,33 @@ phrases = ["hatte", "hat", "der", "die", "das", "den", "in", "wie", "gab", "es"]
 
 QUESTION = "Wie viele Fehler hatte nginx in den letzten zwanzig Minuten?"
 
+# the words around a name: where it happened, the article between, a host's and a user's cue, a subject's cue
+GERMAN_NAMES = """
+[entity.where_before]
+phrases = ["auf"]
+
+[entity.article]
+phrases = ["dem", "der", "den"]
+
+[entity.host_before]
+phrases = ["Knoten", "Rechner"]
+
+[token.user_cue]
+phrases = ["angemeldet als", "eingeloggt als"]
+
+[software.subject_before]
+phrases = ["bei"]
+"""
+
+NAMES_QUESTION = "Fehler von auth auf dem nginx, angemeldet als deploy, auf Knoten lager-b.lan, und bei kafka?"
+
 READ = """
 import json
 from tests.scope._env import scope_of
 query = scope_of({question!r})
 print(json.dumps({{"answer": query.answer, "levels": query.levels, "services": query.services,
-                  "window": query.range.relative if query.range else None, "terms": query.terms}}))
+                  "window": query.range.relative if query.range else None, "terms": query.terms,
+                  "hosts": query.hosts, "tokens": query.tokens, "unknown_services": query.unknown_services}}))
 """
 
 
@@ -73,3 +94,22 @@ def test_a_third_language_is_one_file(tmp_path: Path) -> None:
     assert reading["services"] == ["nginx"]
     assert reading["window"] == "20m"  # time words and forms: the file's [time] tables
     assert not {"hatte", "den", "wie", "zwanzig", "Minuten"} & set(reading["terms"])  # its stop words, its window
+
+
+def test_the_words_around_a_name_are_the_languages_file(tmp_path: Path) -> None:
+    """Where something happened ("auf dem nginx": first), a host's and a user's cue and a subject's cue are
+    groups of the language file too: the name shapes stay in code, the words come with the file."""
+    packaged = tmp_path / "packaged"
+    shutil.copytree(GRAMMAR_DIR, packaged, ignore=shutil.ignore_patterns("__pycache__"))
+    without = read(NAMES_QUESTION, packaged)
+    assert without["services"] == ["auth", "nginx"]  # in question order: "auf" says nothing
+    assert (without["hosts"], without["tokens"], without["unknown_services"]) == ([], [], [])
+
+    german = tmp_path / "with-german"
+    shutil.copytree(packaged, german)
+    (german / "de.toml").write_text(GERMAN + GERMAN_NAMES, encoding="utf-8")
+    reading = read(NAMES_QUESTION, german)
+    assert reading["services"] == ["nginx", "auth"]  # entity.where_before and entity.article
+    assert reading["hosts"] == ["lager-b.lan"]  # entity.host_before: no host by its shape alone
+    assert reading["tokens"] == ["deploy"]  # token.user_cue
+    assert reading["unknown_services"] == ["kafka"]  # software.subject_before, beside a known service

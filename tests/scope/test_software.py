@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from evcli.scope.extract import extract_scope
+from evcli.scope.grammar import words
 from evcli.scope.software import SOFTWARE
 from tests.scope._env import ALERTNAMES, ALIASES, BERLIN, CLOCK, SERVICES, scope_of
 
@@ -93,3 +94,26 @@ def test_hosts_of_the_environment_are_known():
 def test_the_list_is_small_and_holds_no_user_names():
     assert len(SOFTWARE) < 80
     assert not SOFTWARE & {"oracle", "root", "admin", "postgres_user", "deploy", "test"}
+
+
+def test_the_words_around_the_name_are_the_grammars():
+    """The cues of a dependency, of a subject before and after the name and of "and" are `software.*` groups."""
+    assert {"to", "calling", "调用"} <= words("software.dependency")
+    assert {"in", "happened to"} <= words("software.subject_before")
+    assert {"logs", "cluster", "日志"} <= words("software.subject_after")
+    assert {"and", ",", "和"} <= words("software.and")
+
+
+@pytest.mark.parametrize(
+    ("question", "unknown"),
+    [
+        ("what happens to kafka when zookeeper restarts?", ["kafka"]),  # the longest cue: "happens to", not "to"
+        ("billing timeouts calling our mysql cluster", []),  # an article between: still what billing calls
+        ("timeouts when we reach the postgres-replica", []),  # named alone, but after a dependency cue
+    ],
+)
+def test_the_longest_cue_before_the_name_decides(question, unknown):
+    scope = extract_scope(
+        question, services=["shop-api", "billing", "zookeeper"], aliases={}, alertnames=[], clock=CLOCK, tz=BERLIN
+    )
+    assert scope.unknown_services == unknown

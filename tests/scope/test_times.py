@@ -9,6 +9,7 @@ import pytest
 from evcli.core.time import parse_range_text, zone_named
 from evcli.scope.match import Spans
 from evcli.scope.times import find_range
+from tests.scope._env import scope_of
 
 
 def asked(question: str, clock: str, zone: str = "Europe/Berlin") -> tuple[str, str, str | None] | None:
@@ -287,3 +288,10 @@ def test_one_moment_asked_is_kept_beside_its_range(question, instant):
     judged on what follows it (evcli.agents.offline.queries.changes_call)."""
     found = find_range(question, Spans(), clock=datetime.fromisoformat(CLOCK), tz=zone_named("Europe/Berlin"))
     assert found is not None and found.instant == instant
+
+
+@pytest.mark.parametrize("moment", ["0001-01-01T00:00:00Z", "9999-12-31T23:59:59Z", "0001-01-01 00:01 to 00:02"])
+def test_a_time_at_the_calendars_ends_is_no_range_and_never_an_error(moment):
+    """The whole question is still read (the reading never raises on any text): only the range is left out."""
+    scope = scope_of(f"errors on nginx at {moment}?")
+    assert scope.range is None and scope.services == ["nginx"]

@@ -79,3 +79,12 @@ def test_the_words_that_name_no_token_are_the_grammars():
     assert {"asap", "api"} <= words("word.acronym") and {"accounts", "the"} <= words("word.not_a_user")
     assert tokens("ASAP: is HikariCP THE CULPRIT") == ["HikariCP", "CULPRIT"]
     assert tokens("invalid user accounts, for user deploy") == ["deploy"]
+
+
+def test_the_cues_beside_users_and_status_codes_are_the_grammars():
+    """The cues before a user or a 1xx–3xx code and the units after a number are `token.*` groups; of
+    overlapping user cues the longest is read."""
+    assert {"log in as", "for user"} <= words("token.user_cue") and "returned" in words("token.status_cue")
+    assert {"ms", "requests", "%"} <= words("token.unit")
+    assert tokens("Failed password for invalid user oracle, then logged in as user deploy") == ["oracle", "deploy"]
+    assert tokens("a 500% jump in 502s, returned 304 twice") == ["502", "304"]  # 500% is no status code
