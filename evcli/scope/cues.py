@@ -14,12 +14,13 @@ from __future__ import annotations
 import re
 
 from evcli.contracts import AlertState
-from evcli.scope.grammar import has, hits
+from evcli.scope.grammar import grammar, has, hits
 from evcli.scope.match import Spans
 
 _HANGUL = re.compile(r"[\u1100-\u11ff\u3130-\u318f\uac00-\ud7af]")
 _KANA = re.compile(r"[\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f]")
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_SCRIPT_LANGUAGES = ("ko", "ja", "zh")  # read from the script a question is written in
 
 _ONSET = ("onset.first", "onset.last")
 # query_logs' `count_by` and the nouns that ask for it, the first that the question asks winning
@@ -39,12 +40,18 @@ _STATES: tuple[tuple[AlertState, str], ...] = (
 
 def detect_language(question: str) -> str:
     """ "ko" with Hangul, "ja" with kana (Japanese mixes kana into its kanji), "zh" with Han
-    characters only, else "en". Whether a language is answered in is the engines' business."""
+    characters only; else the language of the grammar file whose phrases cover most of the question among
+    those written in Latin script ("en" unless another covers more). Whether a language is answered in is
+    the engines' business."""
     if _HANGUL.search(question):
         return "ko"
     if _KANA.search(question):
         return "ja"
-    return "zh" if _HAN.search(question) else "en"
+    if _HAN.search(question):
+        return "zh"
+    covered = grammar().languages(question)
+    latin = [language for language in covered if language not in _SCRIPT_LANGUAGES]
+    return max(latin, key=lambda language: (covered[language], language == "en"), default="en")
 
 
 def is_broad(question: str) -> bool:

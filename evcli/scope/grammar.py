@@ -2,8 +2,9 @@
 
 A language is one file, `grammar/<language>.toml`, of named groups (TOML tables; `[onset.first]` is the group
 "onset.first") and of tables that are no group (no `phrases`): its time words and forms (`[time]`, read by
-evcli.scope.time_language) and word mappings (`[word.glossary]`, read with `tables`). A group holds `phrases`, written out in every inflected form they are used in, and how they
-match; more phrases of the same group matching otherwise follow as `[[group.also]]` blocks. The options:
+evcli.scope.time_language) and word mappings (`[word.glossary]`, read with `tables`). Which language a
+question is written in is read from the words each file's phrases cover in it (`Grammar.languages`). A group
+holds `phrases`, written out in every inflected form they are used in, and how they match; more phrases of the same group matching otherwise follow as `[[group.also]]` blocks. The options:
 
 - `at = "start"` / `"end"`: only at the start or the end of the question (leading spaces, trailing spaces and
   final punctuation ignored);
@@ -59,6 +60,7 @@ class _Rule:
 
     group: str
     phrase: str
+    language: str = ""  # of the file it is written in (language_of)
     at: str | None = None
     then: str | None = None
     within: int = 0
@@ -116,7 +118,7 @@ def _gap_fits(text: str, start: int, end: int, within: int) -> bool:
     return len(words) <= within and not any(_SENTENCE_END & set(word) for word in words)
 
 
-def _read_groups(table: dict[str, Any], prefix: str = "") -> Iterator[_Rule]:
+def _read_groups(table: dict[str, Any], language: str, prefix: str = "") -> Iterator[_Rule]:
     """The rules of a file's (possibly nested) tables; a table with `phrases` or `also` is a group."""
     for key, value in table.items():
         if not isinstance(value, dict):
@@ -124,11 +126,11 @@ def _read_groups(table: dict[str, Any], prefix: str = "") -> Iterator[_Rule]:
         name = f"{prefix}{key}"
         if "phrases" in value or "also" in value:
             for block in (value, *value.get("also", ())):
-                yield from _rules(name, block)
-        yield from _read_groups(value, f"{name}.")
+                yield from _rules(name, block, language)
+        yield from _read_groups(value, language, f"{name}.")
 
 
-def _rules(group: str, block: dict[str, Any]) -> Iterator[_Rule]:
+def _rules(group: str, block: dict[str, Any], language: str) -> Iterator[_Rule]:
     """The phrases of one block of a group, matching by its options."""
     options = {key: value for key, value in block.items() if not isinstance(value, dict) and key != "also"}
     phrases = options.pop("phrases", [])
@@ -139,6 +141,7 @@ def _rules(group: str, block: dict[str, Any]) -> Iterator[_Rule]:
         yield _Rule(
             group=group,
             phrase=" ".join(phrase.split()),
+            language=language,
             at=options.get("at"),
             then=options.get("then"),
             within=int(options.get("within", 0)),
@@ -172,8 +175,15 @@ class Grammar:
         rules: list[_Rule] = []
         for directory in directories:
             for path in sorted(Path(directory).glob("*.toml")):
-                rules += _read_groups(tomllib.loads(path.read_text(encoding="utf-8")))
+                rules += _read_groups(tomllib.loads(path.read_text(encoding="utf-8")), language_of(path))
         return cls(rules)
+
+    def languages(self, question: str) -> dict[str, int]:
+        """Per language, how many characters of the question its phrases cover (each counted once)."""
+        covered: dict[str, set[int]] = {}
+        for hit, rule in self._candidates(question):
+            covered.setdefault(rule.language, set()).update(range(hit.start, hit.end))
+        return {language: len(positions) for language, positions in covered.items()}
 
     def words(self, group: str) -> frozenset[str]:
         """The phrases of `group` in every file, folded (a word table: "is this word one of them?")."""

@@ -65,7 +65,7 @@ READ = """
 import json
 from tests.scope._env import scope_of
 query = scope_of({question!r})
-print(json.dumps({{"answer": query.answer, "levels": query.levels, "services": query.services,
+print(json.dumps({{"language": query.language, "answer": query.answer, "levels": query.levels, "services": query.services,
                   "window": query.range.relative if query.range else None, "terms": query.terms,
                   "hosts": query.hosts, "tokens": query.tokens, "unknown_services": query.unknown_services}}))
 """
@@ -113,3 +113,47 @@ def test_the_words_around_a_name_are_the_languages_file(tmp_path: Path) -> None:
     assert reading["hosts"] == ["lager-b.lan"]  # entity.host_before: no host by its shape alone
     assert reading["tokens"] == ["deploy"]  # token.user_cue
     assert reading["unknown_services"] == ["kafka"]  # software.subject_before, beside a known service
+
+
+GERMAN_MESSAGES = """
+from evcli.messages.en import MESSAGES as ENGLISH
+
+LANGUAGE = "de"
+CJK = False
+MESSAGES = {key: "[de] " + text for key, text in ENGLISH.items()}  # a stand-in translation, every id of en.py
+"""
+
+ANSWER = """
+import json, pathlib
+import evcli.messages
+evcli.messages.__path__.append({messages!r})  # a catalogue module shipped beside en.py and zh.py
+from evcli.backends.snapshot import demo_env_dir
+from evcli.gatekeeper.rules import load_rules
+from evcli.pipeline import Pipeline
+from evcli.store.db import TraceStore
+result = Pipeline(store=TraceStore(pathlib.Path({db!r})), rules=load_rules()).ask({question!r})
+print(json.dumps({{"language": result.query.language if getattr(result, "query", None) else None,
+                  "answer": result.answer.user_facing_answer}}))
+"""
+
+
+def test_a_question_in_the_new_language_is_answered_in_it(tmp_path: Path) -> None:
+    """The language file says which language a question is written in (its words cover the question), and its
+    messages module, found beside the packaged ones, words the answer: no code names the language."""
+    german = tmp_path / "with-german"
+    shutil.copytree(GRAMMAR_DIR, german, ignore=shutil.ignore_patterns("__pycache__"))
+    (german / "de.toml").write_text(GERMAN, encoding="utf-8")
+    messages = tmp_path / "messages"
+    messages.mkdir()
+    (messages / "de.py").write_text(GERMAN_MESSAGES, encoding="utf-8")
+    question = "Wie viele Fehler hatte payment-service in den letzten zwanzig Minuten?"
+    script = f"import pathlib, evcli.scope.grammar as g\ng.GRAMMAR_DIR = pathlib.Path({str(german)!r})\n"
+    script += ANSWER.format(messages=str(messages), db=str(tmp_path / "evcli.db"), question=question)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    answered = json.loads(done.stdout)
+    assert answered["language"] == "de"
+    assert answered["answer"].startswith("[de] ")  # the chain's sentences come from the German catalogue
+    assert "Counted 18 matching lines" in answered["answer"]  # the count asked, in the window asked
+    assert read(question, german)["language"] == "de"
+    assert read("How many errors did payment-service log?", german)["language"] == "en"  # English stays English
