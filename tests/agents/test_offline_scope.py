@@ -371,6 +371,18 @@ def test_a_service_asked_about_in_a_range_is_answered_by_its_alerts_in_any_state
     now.claim("checkout logged ERROR at 2026-05-01T07:15:00.000+00:00: payment gateway unreachable")
 
 
+def test_an_alert_named_with_a_range_is_answered_by_what_it_was_then(db):
+    """'was zookeeper down this morning?' names the alert ZooKeeperDown: it fired and resolved this morning, so
+    that is the answer, read over the morning, not 'no evidence' because it does not fire now."""
+    answer = ask("was zookeeper down this morning?", HOST, db)
+    assert answer.verdict == "PASS"
+    claim = answer.claim("zookeeper has a resolved ZooKeeperDown alert")
+    search = answer.search(claim)
+    assert search.input_params["alertname"] == "ZooKeeperDown" and search.input_params["state"] == "any"
+    assert range_of(search) == "2026-03-18T06:00:00+01:00..2026-03-18T09:30:00+01:00"
+    assert not any(c["claim_type"] == "negative_observation" for c in answer.claims)
+
+
 def test_with_no_state_asked_the_firing_alerts_are_read(db):
     """host: SSHBruteForce and HighHTTP401Rate fire, ZooKeeperDown resolved, DiskSpaceLow is silenced."""
     answer = ask("How is the system doing?", HOST, db)

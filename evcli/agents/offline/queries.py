@@ -101,11 +101,12 @@ def unknown_calls(intent: Ask, question: str) -> list[Call]:
 
 
 def _alert_call(intent: Ask, service: str | None) -> Call:
-    """The named alert in any state when a state was asked ("still firing?" must see it resolved, "is it
-    firing?" must see it inhibited or silenced: its state is the answer)."""
+    """The named alert in any state when a state or a range was asked ("still firing?" must see it resolved,
+    "is it firing?" must see it inhibited or silenced: its state is the answer; "was zookeeper down this
+    morning?" asks what it was then, not whether it fires now)."""
     arguments: dict[str, Any] = {"service": service} if service else {}
     arguments |= {"alertname": intent.alertnames[0]} | asked_window(intent)
-    if intent.alert_state is not None:
+    if intent.alert_state is not None or intent.since or intent.until:
         arguments["state"] = "any"
     return Call("query_metrics", arguments)
 
