@@ -225,12 +225,15 @@ def test_a_broad_task_quotes_the_asked_phrase_besides_the_newest_warnings(db, en
     assert service_of(answer.search(warning)) == "edge"
 
 
-def test_a_status_class_is_answered_by_the_lines_of_its_statuses(db):
-    """ "5xx" is written in no log: nginx's 502 lines (ERROR, the level their status implies) answer it."""
-    answer = ask("nginx 5xx?", HOST, db)
+@pytest.mark.parametrize("question", ["nginx 5xx?", "did nginx return any 5xx?"])  # broad, and narrow
+def test_a_status_class_is_answered_by_the_lines_of_its_statuses(db, question):
+    """ "5xx" is written in no log: nginx's 502 lines (ERROR, the level their status implies) answer it, also in
+    a narrow task (whose guard refuses any search after the verbatim one found nothing), and only those."""
+    answer = ask(question, HOST, db)
     line = answer.claim("nginx logged ERROR (level derived from the status code)", '"POST /api/orders HTTP/1.1" 502')
     search = answer.search(line)
     assert (search.tool_name, service_of(search), level_of(search)) == ("query_logs", "nginx", "ERROR")
+    assert not any('" 200 ' in text for text in answer.texts())  # a line of another status is no 5xx
 
 
 def test_a_status_class_holds_a_status_of_its_class_but_not_a_version():

@@ -214,13 +214,17 @@ def exact_calls(intent: Ask, question: str, services: list[str], limit: int | No
         or intent.by is not None  # "which IP is ufw blocking most on app-02": what is counted per IP
         or any(re.fullmatch(r"[A-Za-z]+", term) for term in intent.exact)
     )
-    calls = _classed_calls(intent, services, limit)
+    verbatim: list[Call] = []
     for words in _together(intent, question, seeds, services, join):
         arguments: dict[str, Any] = {"query": _log_query(*words)} | _level(intent) | asked_window(intent)
         arguments |= {"limit": limit} if limit else {}
-        calls += [Call("query_logs", {"service": service} | arguments) for service in services]
-        calls += [] if services else [Call("query_logs", arguments)]  # no service holds them all: every log
-    return calls + _status_class_calls(intent, services, limit)
+        verbatim += [Call("query_logs", {"service": service} | arguments) for service in services]
+        verbatim += [] if services else [Call("query_logs", arguments)]  # no service holds them all: every log
+    classed = _classed_calls(intent, services, limit)
+    by_class = _status_class_calls(intent, services, limit)
+    # a class asked alone ("did nginx return any 5xx?") is written in no log: the level it implies is searched
+    # before the verbatim search (a narrow task's guard refuses any search after one that found nothing)
+    return classed + verbatim + by_class if classed else by_class + verbatim
 
 
 # an access log's line has the level its status implies: a status class asked is searched at that level too
@@ -255,8 +259,9 @@ def _status_class_calls(intent: Ask, services: list[str], limit: int | None) -> 
     the class implies (5xx: ERROR), whose lines holding a status of the class answer it."""
     levels = [_STATUS_LEVELS.get(term[0]) for term in intent.exact if is_status_class(term)]
     arguments: dict[str, Any] = asked_window(intent) | ({"limit": limit} if limit else {})
+    # strict: an access log's lines of other statuses have no level and would fill the newest lines returned
     return [
-        Call("query_logs", {"service": service, "level": level} | arguments)
+        Call("query_logs", {"service": service, "level": level, "level_strict": True} | arguments)
         for level in dict.fromkeys(levels)
         if level
         for service in services
