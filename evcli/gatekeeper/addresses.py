@@ -9,12 +9,12 @@ Which keys name a host and which hold its address are facts.toml's [addresses] t
 from __future__ import annotations
 
 import re
-import tomllib
 import unicodedata
 from collections.abc import Iterable, Iterator
 from functools import cache
-from pathlib import Path
 from typing import Any, NamedTuple
+
+from evcli.gatekeeper.wordtables import facts_file
 
 _ADDRESS = r"\d{1,3}(?:\.\d{1,3}){3}(?::\d{1,5})?"
 _ADDRESSES = rf"{_ADDRESS}(?:\s*,\s*{_ADDRESS})*"
@@ -40,7 +40,7 @@ class _Table(NamedTuple):
 
 @cache
 def _table() -> _Table:
-    data = tomllib.loads((Path(__file__).parent / "facts.toml").read_text(encoding="utf-8"))["addresses"]
+    data = facts_file()["addresses"]
     joins = "|".join(re.escape(j) for j in sorted(data["joins"], key=len, reverse=True))
     # each pattern starts with a lookahead for its first character: the other positions fail before the lookbehind
     name, addresses = rf"(?=[A-Za-z]){_EDGE_BEFORE}(?P<name>{_NAME})", rf"(?P<addresses>{_ADDRESSES}){_EDGE_AFTER}"

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from functools import lru_cache
-from typing import Any
+from functools import cache, lru_cache
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 from evcli.contracts import (
     ANSWER_VERSION,
@@ -27,6 +28,9 @@ from evcli.gatekeeper import lookalike, paths, typed, typed_model
 from evcli.gatekeeper.excerpt import ExcerptMatch, informative_problem, match_excerpt, normalize
 from evcli.gatekeeper.facts import missing_facts
 
+if TYPE_CHECKING:
+    from evcli.tools.registry import ToolSpec
+
 
 @lru_cache(maxsize=64)
 def _raw_path_pattern(arrays: tuple[str, ...], singles: tuple[str, ...] = ()) -> re.Pattern[str]:
@@ -38,6 +42,19 @@ def _raw_path_pattern(arrays: tuple[str, ...], singles: tuple[str, ...] = ()) ->
         forms.append(rf"(?:{'|'.join(re.escape(array) for array in arrays)})\[(?:0|[1-9][0-9]*)\]")
     forms += [re.escape(single) for single in singles]
     return re.compile(rf"\$\.(?:{'|'.join(forms)}){paths.FIELD}")
+
+
+@cache
+def _registry() -> ModuleType:
+    """The tool registry, imported on first use (loading it imports every tool)."""
+    from evcli.tools import registry
+
+    return registry
+
+
+@lru_cache(maxsize=64)  # a spec is hashed by identity: one entry per registered tool
+def _spec_path_pattern(spec: ToolSpec) -> re.Pattern[str]:
+    return _raw_path_pattern(spec.array_names, spec.single_names)
 
 
 def forbidden_fields(output: dict[str, Any]) -> str | None:
@@ -73,14 +90,13 @@ def negative_requires_no_evidence(claim: Claim, binding: EvidenceBinding) -> str
 
 def raw_path_format(binding: EvidenceBinding) -> str | None:
     """The raw_path names one item of the tool's evidence arrays (from the tool registry) or `$.no_evidence`."""
-    from evcli.tools import registry
-
+    registry = _registry()
     raw_path = binding.raw_path or ""
     spec = registry.find(binding.tool_name)
     if spec is None:
         known = ", ".join(registry.names())
         return f"raw_path {raw_path!r} cannot be checked: unknown tool {binding.tool_name!r}; tools: {known}"
-    if raw_path == NO_EVIDENCE_PATH or _raw_path_pattern(spec.array_names, spec.single_names).fullmatch(raw_path):
+    if raw_path == NO_EVIDENCE_PATH or _spec_path_pattern(spec).fullmatch(raw_path):
         return None
     return f"raw_path {raw_path!r} does not name one item (or one field of an item) of {binding.tool_name}'s evidence"
 
@@ -114,10 +130,11 @@ def find_ref(invocation: ToolInvocation, raw_path: str) -> EvidenceRef | None:
     return None
 
 
-def raw_path_exists(binding: EvidenceBinding, invocation: ToolInvocation) -> str | None:
-    """The item has an evidence ref, and a field the path names is in the item's recorded output."""
+def raw_path_exists(binding: EvidenceBinding, invocation: ToolInvocation, ref: EvidenceRef | None) -> str | None:
+    """The item has an evidence ref (`ref`: `find_ref` of the binding's path), and a field the path names is in
+    the item's recorded output."""
     raw_path = binding.raw_path or ""
-    if find_ref(invocation, raw_path) is None:
+    if ref is None:
         return f"invocation {invocation.invocation_id} has no evidence ref at {paths.item_path(raw_path)}"
     item, field = paths.split(raw_path)
     if field and not paths.resolve(typed.item_at(invocation.output, item), field)[0]:
@@ -236,9 +253,10 @@ def facts_in_excerpts(
 # A single quote opens a quotation when no word character is before it (checked after reading it: every
 # alternative then starts with a literal, and the engine tries only the positions of quotation marks).
 _QUOTED = re.compile(r'"[^"]*"|“[^”]*”|「[^」]*」|‘[^’]*’|\'(?<!\w\')[^\']*\'(?!\w)')
+# The lookahead for an attribution word's first letter rejects the other positions before the lookbehind.
 _ATTRIBUTED = re.compile(
-    r"(?<!\w)(?:logged|logs|wrote|writes|reported|reports|says|said|reads|printed|记录了?|写道)(?!\w)[^:：]{0,80}[:：]"
-    r".*?(?=;\s|\.\s|。|$)",  # the quotation runs to the end of its sentence
+    r"(?=[lwrsp记写])(?<!\w)(?:logged|logs|wrote|writes|reported|reports|says|said|reads|printed|记录了?|写道)(?!\w)"
+    r"[^:：]{0,80}[:：].*?(?=;\s|\.\s|。|$)",  # the quotation runs to the end of its sentence
     re.IGNORECASE | re.DOTALL,
 )
 

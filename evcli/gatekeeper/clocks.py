@@ -6,10 +6,11 @@ two ends of a range of times.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
-from functools import cache
+from functools import cache, lru_cache
+from operator import itemgetter
+from typing import Any, NamedTuple
 
 from evcli.core.text import MONTHS
 
@@ -40,10 +41,9 @@ def time_pattern() -> re.Pattern[str]:
     )
 
 
-@dataclass(frozen=True)
-class Clock:
+class Clock(NamedTuple):
     """A time as written: date and clock parts, each None when not written, and the zone's offset
-    from UTC in minutes (None: no zone written)."""
+    from UTC in minutes (None: no zone written). A tuple: made for every time of every text read."""
 
     year: int | None
     month: int | None
@@ -93,8 +93,7 @@ class Clock:
                 )
             except ValueError:
                 return self
-            return replace(
-                self,
+            return self._replace(
                 year=moved.year if self.year is not None else None,
                 month=moved.month,
                 day=moved.day,
@@ -103,12 +102,13 @@ class Clock:
                 offset=evidence.offset,
             )
         total = (self.hour * 60 + minute + evidence.offset - self.offset) % (24 * 60)
-        return replace(self, hour=total // 60, minute=total % 60, offset=evidence.offset)
+        return self._replace(hour=total // 60, minute=total % 60, offset=evidence.offset)
 
 
 _ZONE_OFFSET = re.compile(r"([+-])(\d{1,2})(?::?(\d{2}))?")
 
 
+@lru_cache(maxsize=256)  # a session writes a few zones many times; a hostile one cannot grow it
 def _offset(zone: str | None) -> int | None:
     """Minutes east of UTC a written zone names."""
     if not zone:
@@ -126,42 +126,58 @@ def _offset(zone: str | None) -> int | None:
 _TIME_HINT = re.compile(rf":\d|-(?<=\d{{4}}-)\d\d-\d\d|月|{'|'.join(MONTHS)}")
 
 
-# The groups of time_pattern, read by name in one call each (a groupdict of them all costs more).
-_CLOCK_GROUPS = ("hour", "c_hour", "minute", "c_minute", "second", "c_second", "fraction", "c_fraction")
-_YEAR_GROUPS = ("year", "year_m", "year_d", "year_zh", "month_name", "month_name_d")
-_DAY_GROUPS = ("month", "month_zh", "day", "day_m", "day_d", "day_zh", "zone")
+# The groups of time_pattern read for a time, in this order (by position in `match.groups()`: read by name,
+# or as a groupdict, they cost more).
+_GROUPS = (
+    *("hour", "c_hour", "minute", "c_minute", "second", "c_second", "fraction", "c_fraction"),
+    *("year", "year_m", "year_d", "year_zh", "month_name", "month_name_d"),
+    *("month", "month_zh", "day", "day_m", "day_d", "day_zh", "zone"),
+)
+
+
+@cache
+def _read_groups() -> Callable[[tuple[str | None, ...]], tuple[Any, ...]]:
+    """_GROUPS of `match.groups()` of a time_pattern match."""
+    first, *others = (time_pattern().groupindex[name] - 1 for name in _GROUPS)
+    return itemgetter(first, *others)
 
 
 def clocks(text: str) -> Iterator[tuple[re.Match[str], Clock]]:
     if _TIME_HINT.search(text) is None:
         return
+    read = _read_groups()
     for match in time_pattern().finditer(text):
-        (hour, c_hour, minute, c_minute, second, c_second, fraction, c_fraction) = match.group(*_CLOCK_GROUPS)
-        (year, year_m, year_d, year_zh, month_name, month_name_d) = match.group(*_YEAR_GROUPS)
-        (month_digits, month_zh, day, day_m, day_d, day_zh, zone) = match.group(*_DAY_GROUPS)
-        hour, minute = hour or c_hour, minute or c_minute
-        second, fraction = second or c_second, fraction or c_fraction
-        year = year or year_m or year_d or year_zh
-        month_name = month_name or month_name_d
-        month = MONTHS.index(month_name[:3]) + 1 if month_name else month_digits or month_zh
-        day = day or day_m or day_d or day_zh
-        if hour is not None and (int(hour) > 23 or int(minute) > 59):
-            continue
-        if month is not None and not (1 <= int(month) <= 12 and 1 <= int(day) <= 31):
-            continue
-        yield (
-            match,
-            Clock(
-                _int(year),
-                _int(month),
-                _int(day),
-                _int(hour),
-                _int(minute),
-                _int(second),
-                fraction,
-                _offset(zone) if hour is not None else None,
-            ),
-        )
+        clock = _clock(read(match.groups()))
+        if clock is not None:
+            yield match, clock
+
+
+def _clock(groups: tuple[Any, ...]) -> Clock | None:
+    """The time written in _GROUPS (each a str or None), or None when it is no time (25:00, month 13)."""
+    (
+        hour, c_hour, minute, c_minute, second, c_second, fraction, c_fraction,
+        year, year_m, year_d, year_zh, month_name, month_name_d,
+        month, month_zh, day, day_m, day_d, day_zh, zone,
+    ) = groups  # fmt: skip
+    hour, minute = hour or c_hour, minute or c_minute
+    if hour is not None and (int(hour) > 23 or int(minute) > 59):
+        return None
+    month_name = month_name or month_name_d
+    month = MONTHS.index(month_name[:3]) + 1 if month_name else month or month_zh
+    day = day or day_m or day_d or day_zh
+    if month is not None and not (1 <= int(month) <= 12 and 1 <= int(day) <= 31):
+        return None
+    year, second = year or year_m or year_d or year_zh, second or c_second
+    return Clock(
+        int(year) if year else None,
+        int(month) if month else None,
+        int(day) if day else None,
+        int(hour) if hour else None,
+        int(minute) if minute else None,
+        int(second) if second else None,
+        fraction or c_fraction,
+        _offset(zone) if hour else None,
+    )
 
 
 # What joins the two ends of a range of times ("09:05..09:12", "09:05 to 09:12", "9:05–9:12", "9点05至9点12").
@@ -176,7 +192,3 @@ def range_ends(text: str, matches: list[re.Match[str]]) -> dict[int, str]:
             ends.setdefault(index, "first")
             ends[index + 1] = "last"
     return ends
-
-
-def _int(digits: str | int | None) -> int | None:
-    return None if digits is None else int(digits)

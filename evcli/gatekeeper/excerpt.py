@@ -26,6 +26,7 @@ from collections import Counter
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from functools import lru_cache
+from typing import Literal, NamedTuple
 
 from evcli.core.text import (
     CJK_NEGATIONS,
@@ -53,7 +54,7 @@ __all__ = [
 @dataclass(frozen=True)
 class ExcerptMatch:
     supported: bool
-    kind: str  # "exact" | "near" | "none"
+    kind: Literal["exact", "near", "none"]
     similarity: float  # 1.0 for exact; best ratio found for near/none (0.0 if nothing)
     reason: str  # "" when supported, else a short human-readable reason
 
@@ -90,8 +91,7 @@ def _cuts_token(text: str, position: int) -> bool:
     return False
 
 
-@dataclass(frozen=True)
-class _Tokens:
+class _Tokens(NamedTuple):
     words: tuple[str, ...]
     starts: tuple[int, ...]
     ends: tuple[int, ...]
@@ -124,7 +124,7 @@ _CJK_FUNCTION_CHARS = frozenset("的了是在和与及或也都就而之其这�
 def _informative_token(token: str) -> bool:
     if _CJK_CHAR.fullmatch(token):
         return False  # judged as a run below
-    if any(ch.isdigit() for ch in token):
+    if any(map(str.isdigit, token)):
         return len(token) >= 2
     return len(token) >= 3 and (token not in STOP_WORDS or not token.isalpha())
 
@@ -165,8 +165,7 @@ def _split_parts(normalized_excerpt: str) -> list[str]:
     return [part for part in (p.strip() for p in _ELLIPSIS.split(normalized_excerpt)) if part]
 
 
-@dataclass(frozen=True)
-class _Window:
+class _Window(NamedTuple):
     start: int  # character span in the normalised ref text
     end: int
 
@@ -277,8 +276,7 @@ def _fast_exact(text: str, part: str, floor: int) -> _Window | None:
     return None if _guard(text, window, floor) else window
 
 
-@dataclass(frozen=True)
-class _Found:
+class _Found(NamedTuple):
     window: _Window | None
     problem: str  # why the first refused occurrence was refused, "" if there was none
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
+from itertools import compress
 
 from evcli.core.text import (
     NEGATION_WORDS,
@@ -44,13 +45,13 @@ def _number(digits: str) -> str:
     return f"{whole}.{fraction}" if fraction else whole
 
 
-def _tokens(normalized: str) -> set[str]:
-    """Fact tokens and their pieces between "/", ".", ":" and "@" ("/data/logs/order-service" and
-    "es-cluster.internal:9200" name order-service and es-cluster too)."""
+def _tokens(tokens: Iterable[str]) -> set[str]:
+    """The fact tokens (TOKEN's matches) and their pieces between "/", ".", ":" and "@" ("/data/logs/order-service"
+    and "es-cluster.internal:9200" name order-service and es-cluster too)."""
     found = set()
-    for token in TOKEN.findall(normalized):
+    for token in tokens:
         found.add(token.rstrip("._:/+-"))
-        found.update(piece.strip("-+%") for piece in _PIECE_SEPARATORS.split(token))
+        found.update([piece.strip("-+%") for piece in _PIECE_SEPARATORS.split(token)])
     return found
 
 
@@ -76,12 +77,12 @@ def missing_facts(
             evidence_numbers = {_number(match) for match in written}
             missing += [f"number {digits}" for digits in unwritten if _number(digits) not in evidence_numbers]
     identifiers = [token for token in critical_tokens(claim, mixed_case_words(claim_text)) if _identifier(token)]
-    identifiers += [word for word in _HYPHENATED.findall(claim) if not any(c.isdigit() for c in word)]
+    identifiers += [word for word in _HYPHENATED.findall(claim) if not any(map(str.isdigit, word))]
     names = [name for name in dict.fromkeys(normalize(s) for s in services if s) if name in claim]
     # Most names are in the evidence as whole tokens: its pieces (`_tokens`) are read only for one that is not.
     whole = set(TOKEN.findall(evidence)) if identifiers or names else set()
     looked_up = [name for name in (*identifiers, *names) if name not in whole or name != name.rstrip("._:/+-")]
-    evidence_tokens = _tokens(evidence) if looked_up else whole
+    evidence_tokens = _tokens(whole) if looked_up else whole
     for token in dict.fromkeys(identifiers):
         if token in evidence_tokens or token in accepted or _inflected(token, evidence_tokens):
             continue
@@ -154,22 +155,25 @@ def _negation_dropped(claim: str, evidence: str) -> str:
     if not has_negation(evidence):
         return ""
     words = _WORD.findall(evidence)
-    # is_negation of such a word (ASCII letters and digits, no quote at either end)
-    negative = [word in NEGATION_WORDS or word.endswith("n't") for word in words]
+    # is_negation of such a word (ASCII letters and digits, no quote at either end); without "n't" in the
+    # evidence only a negation word is one
+    if "n't" in evidence:
+        negative = [word in NEGATION_WORDS or word.endswith("n't") for word in words]
+    else:
+        negative = list(map(NEGATION_WORDS.__contains__, words))
     closed = {
         f"{words[index - 1]} {words[index + 1]}"
-        for index in range(1, len(words) - 1)
-        if negative[index] and not negative[index - 1]
+        for index in compress(range(len(words)), negative)
+        if 0 < index < len(words) - 1 and not negative[index - 1]
     }
     if not closed:
         return ""
-    written = {f"{a} {b}" for a, b in zip(words, words[1:], strict=False)}
     said = _WORD.findall(claim)
-    for a, b in zip(said, said[1:], strict=False):
-        pair = f"{a} {b}"
-        if pair in closed and pair not in written:
-            return b
-    return ""
+    quoted = [(pair, b) for a, b in zip(said, said[1:], strict=False) if (pair := f"{a} {b}") in closed]
+    if not quoted:
+        return ""
+    written = {f"{a} {b}" for a, b in zip(words, words[1:], strict=False)}
+    return next((b for pair, b in quoted if pair not in written), "")
 
 
 _LETTER = re.compile(r"[a-z]")

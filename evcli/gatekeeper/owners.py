@@ -8,13 +8,12 @@ Which words name a thing and which fields hold its owner is facts.toml's [owners
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Iterable
 from functools import cache
-from pathlib import Path
 from typing import Any, NamedTuple
 
 from evcli.gatekeeper.addresses import item_texts
+from evcli.gatekeeper.wordtables import facts_file
 
 _NAME = r"[A-Za-z][A-Za-z0-9_.-]*[A-Za-z0-9](?::\d{1,5})?"
 
@@ -29,7 +28,7 @@ class Thing(NamedTuple):
 
 @cache
 def things() -> tuple[Thing, ...]:
-    data = tomllib.loads((Path(__file__).parent / "facts.toml").read_text(encoding="utf-8"))["owners"]
+    data = facts_file()["owners"]
     things = []
     for thing, spec in data.items():
         words = sorted({w for language in ("en", "zh") for w in spec.get(language, [])}, key=len, reverse=True)

@@ -22,6 +22,7 @@ _SEGMENT = re.compile(r"\.([A-Za-z_][A-Za-z0-9_-]*)|\[(0|[1-9][0-9]*)\]|\['([^'\
 _MISSING = object()
 
 
+@lru_cache(maxsize=4096)  # a session cites the same paths of many calls ($.logs[0]); a hostile one cannot grow it
 def split(raw_path: str) -> tuple[str, str]:
     """(the item path, the field path after it); ("", "") for what is not a path of this grammar."""
     match = _ITEM.fullmatch(raw_path or "")

@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from evcli.contracts import AgentStep, EvidenceRef, SessionDocument, StageOutput, ToolInvocation
+from evcli.tools.refs import cited_ref, evidence
 
 
 @dataclass(frozen=True)
@@ -105,8 +106,6 @@ def ambiguous_id(invocation_id: int | None, duplicates: set[int]) -> str | None:
 
 def derived_evidence(invocation: ToolInvocation) -> tuple[str, list[EvidenceRef]]:
     """(evidence_status, refs) the runner records for this invocation's recorded output."""
-    from evcli.tools.refs import evidence
-
     if not invocation.success:
         return "failed", []
     details = invocation.retrieval_details
@@ -117,8 +116,6 @@ def derived_evidence(invocation: ToolInvocation) -> tuple[str, list[EvidenceRef]
 def derived_ref(invocation: ToolInvocation, raw_path: str) -> tuple[str, str | None]:
     """(evidence_status, the text of the ref at `raw_path` or None) as `derived_evidence` gives them; of a call
     that found evidence only the cited item is rendered (a gate compares the cited refs, not the others)."""
-    from evcli.tools.refs import cited_ref
-
     if not invocation.success:
         return "failed", None
     positive, text = cited_ref(invocation.tool_name, invocation.output, raw_path)

@@ -11,13 +11,11 @@ name an item of the array holds in a [names] field (another span's operation) mu
 from __future__ import annotations
 
 import re
-import tomllib
 from functools import cache
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evcli.gatekeeper import paths
-from evcli.gatekeeper.wordtables import tables
+from evcli.gatekeeper.wordtables import facts_file, tables
 
 if TYPE_CHECKING:
     from evcli.gatekeeper.typed_model import Cited, ClaimCheck, Stated, Value
@@ -56,7 +54,7 @@ def check_rank(fact: Stated, values: list[tuple[int, Value]], cited: list[Cited]
 
 @cache
 def _name_fields() -> tuple[str, ...]:
-    data = tomllib.loads((Path(__file__).parent / "facts.toml").read_text(encoding="utf-8"))
+    data = facts_file()
     return tuple(data["names"]["fields"])
 
 

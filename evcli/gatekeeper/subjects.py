@@ -17,14 +17,12 @@ $.edges[0].caller is checkout"). A pair no cited item shares an end with is anot
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Iterable, Iterator
 from functools import cache
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from evcli.gatekeeper import paths
-from evcli.gatekeeper.wordtables import skip_spaces, tables
+from evcli.gatekeeper.wordtables import facts_file, skip_spaces, tables
 
 if TYPE_CHECKING:
     from evcli.gatekeeper.typed_model import Cited, ClaimCheck, Value
@@ -41,7 +39,7 @@ class _Pair(NamedTuple):
 
 @cache
 def _pairs() -> tuple[_Pair, ...]:
-    data = tomllib.loads((Path(__file__).parent / "facts.toml").read_text(encoding="utf-8"))["pairs"]
+    data = facts_file()["pairs"]
     return tuple(
         _Pair(spec["from"], spec["to"], frozenset(spec["forward"]), frozenset(spec["backward"]))
         for spec in data.values()

@@ -53,8 +53,7 @@ class Stated(NamedTuple):
     bound: str | None = None  # "above" or "below": the claim states a bound, not the value
 
 
-@dataclass(frozen=True)
-class Fact:
+class Fact(NamedTuple):
     """One stated fact compared with the field it was matched to (`field` empty: nothing to compare)."""
 
     claim: str

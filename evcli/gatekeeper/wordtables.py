@@ -1,5 +1,5 @@
-"""The words the typed-fact check reads (facts.toml), compiled once: units (also as a field name's
-ending) and multipliers, role, connector, approximate, bound, spread and attribution words, states,
+"""The words the typed-fact check reads (facts.toml, parsed once: `facts_file`), compiled once: units (also as
+a field name's ending) and multipliers, role, connector, approximate, bound, spread and attribution words, states,
 statuses, directions and ranks, the number patterns; and `Words`, a set of words found at either end
 of a text by dictionary lookups.
 """
@@ -9,16 +9,14 @@ from __future__ import annotations
 import re
 import tomllib
 from collections.abc import Iterable
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from evcli.core.text import PhraseFinder, phrase_finder
 
 
-@dataclass(frozen=True)
-class _Role:
+class _Role(NamedTuple):
     name: str
     kind: str  # "number" or "time"
     fields: frozenset[str]
@@ -87,8 +85,7 @@ def _latin(character: str) -> bool:
     return character.isascii() and (character.isalnum() or character == "_")
 
 
-@dataclass(frozen=True)
-class _Tables:
+class _Tables(NamedTuple):
     units: dict[str, tuple[str, float]]
     multipliers: dict[str, float]
     approximate: _Words
@@ -131,8 +128,15 @@ def _alternation(words: list[str]) -> str:
 
 
 @cache
+def facts_file() -> dict[str, Any]:
+    """facts.toml as parsed, once per process: every module that reads one of its tables reads it here
+    (read only)."""
+    return tomllib.loads((Path(__file__).parent / "facts.toml").read_text(encoding="utf-8"))
+
+
+@cache
 def tables() -> _Tables:
-    data = tomllib.loads((Path(__file__).parent / "facts.toml").read_text(encoding="utf-8"))
+    data = facts_file()
     units = {unit: (dim, float(factor)) for unit, (dim, factor) in data["units"].items()}
     multipliers = {word: float(factor) for word, factor in data["multipliers"].items()}
     roles = tuple(
@@ -154,14 +158,15 @@ def tables() -> _Tables:
         for name in spec["fields"]:
             status_of.setdefault(name.casefold(), {}).update(dict.fromkeys(map(str.casefold, spec["values"]), status))
     suffixes = sorted([*units, *multipliers], key=len, reverse=True)
+    # Each pattern starts with a lookahead for its first character: the other positions fail before the lookbehinds.
     number = re.compile(
-        r"(?<![A-Za-z0-9_.-])(?<!\d:)([-−]?)(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?(?![\d.,]\d)"
+        r"(?=[-−\d])(?<![A-Za-z0-9_.-])(?<!\d:)([-−]?)(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?(?![\d.,]\d)"
         r"(?:\s?(" + "|".join(re.escape(s) for s in suffixes) + r")(?![A-Za-z]))?(?![A-Za-z0-9_])"
     )
     durations = sorted((unit for unit, (dim, _) in units.items() if dim == "time"), key=len, reverse=True)
     part = r"\d+(?:\.\d+)?\s?(?:" + "|".join(map(re.escape, durations)) + r")(?![A-Za-z])"
     # A duration in several units: 168h20m, "1 hour 30 minutes", "2 minutes and 5 seconds", "1小时30分钟".
-    compound = re.compile(rf"(?<![A-Za-z0-9_.-]){part}(?:(?:\s*,\s*|\s+and\s+|\s*)(?:{part}))+(?![A-Za-z0-9_])")
+    compound = re.compile(rf"(?=\d)(?<![A-Za-z0-9_.-]){part}(?:(?:\s*,\s*|\s+and\s+|\s*)(?:{part}))+(?![A-Za-z0-9_])")
     duration_part = re.compile(r"(\d+(?:\.\d+)?)\s?(" + "|".join(map(re.escape, durations)) + r")(?![A-Za-z])")
     role_of = {(role.kind, word.casefold()): role.name for role in roles for word in role.words}
     role_before = {kind: _Words(word for (k, word) in role_of if k == kind) for kind in {role.kind for role in roles}}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import gc
 
 import pytest
 
@@ -521,3 +522,10 @@ def test_an_excerpt_copied_from_what_the_model_is_shown_passes(rules):
     assert "‹*›" in excerpt
     result = _gate(_count_claim("14 failed logins share one pattern", "$.patterns[0]", excerpt), rules, SSH)
     assert result.status == "pass", [e.message for e in result.errors]
+
+
+def test_a_small_sessions_result_is_left_to_the_young_collection(rules):
+    """Only a large session's result skips the young generation (tests/gatekeeper/test_parallel.py)."""
+    gc.collect()
+    result = _gate(VALID, rules)
+    assert id(result) not in {id(tracked) for tracked in gc.get_objects(generation=2)}

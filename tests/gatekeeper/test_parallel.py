@@ -3,6 +3,7 @@ byte for byte, and a failing child must change nothing."""
 
 from __future__ import annotations
 
+import gc
 import os
 import resource
 import subprocess
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from evcli.contracts import GateResult
 from evcli.evals.stitched import stitched_session
 from evcli.gatekeeper import parallel
 from evcli.gatekeeper.engine import gate
@@ -55,7 +57,7 @@ def _children_cpu() -> float:
 
 def _gate_in_thread(output, invocations, rules):
     """gate() while a second thread runs: a process with another thread never forks (the sequential run)."""
-    found = {}
+    found: dict[str, GateResult] = {}
     worker = threading.Thread(target=lambda: found.update(result=gate(output, invocations, rules)))
     worker.start()
     worker.join()
@@ -143,3 +145,25 @@ def test_an_error_is_raised_as_the_sequential_run_raises_it_and_no_child_is_left
         parallel.in_parts(list(range(4000)), [1] * 4000, check, _encode, _decode)
     with pytest.raises(ChildProcessError):
         os.waitpid(-1, os.WNOHANG)  # every child was reaped
+
+
+def test_what_gating_a_large_session_keeps_joins_the_oldest_generation(large_session):
+    """No young collection traverses the result right after gate() returns: it would free none of it."""
+    output, invocations, _ = large_session
+    gc.collect()
+    result = gate(output, invocations, load_rules())
+    oldest = {id(tracked) for tracked in gc.get_objects(generation=2)}
+    assert id(result) in oldest
+    assert all(id(binding) in oldest for binding in result.checked_bindings)
+
+
+def test_a_process_that_froze_objects_keeps_them_frozen_and_gets_the_same_result(large_session):
+    output, invocations, _ = large_session
+    expected = gate(output, invocations, load_rules()).model_dump_json()
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        assert gate(output, invocations, load_rules()).model_dump_json() == expected
+        assert gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()
