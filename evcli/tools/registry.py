@@ -149,7 +149,12 @@ def names(source: str | None = None) -> tuple[str, ...]:
 
 
 def find(name: str | None) -> ToolSpec | None:
-    _load_builtins()
+    """The spec of `name`, or None; a built-in is imported alone when it is the one asked (`gate` reads the
+    specs of the tools its session cited, not all six)."""
+    if name in BUILTINS and name not in _SPECS:
+        importlib.import_module(f"evcli.tools.{name}")
+    if name not in _SPECS:
+        _load_builtins()
     return _SPECS.get(name or "")
 
 

@@ -275,3 +275,21 @@ def test_every_parameter_the_model_sees_is_described_with_an_example():
                 name,
                 description,
             )
+
+
+def test_finding_a_builtin_imports_that_tool_alone_and_listing_imports_all():
+    """`gate` reads the specs of the tools its session cited: one lookup imports that tool's module, not all six
+    (start-up); listing the tools, or asking for an unknown one, still sees every built-in."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\nfrom evcli.tools import registry\n"
+        "assert registry.find('query_logs').name == 'query_logs'\n"
+        "print(sorted(m.rsplit('.', 1)[1] for m in sys.modules if m.rsplit('.', 1)[-1] in registry.BUILTINS))\n"
+        "print(registry.find('no_such_tool'), registry.names())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True)
+    alone, listed = done.stdout.splitlines()
+    assert alone == "['query_logs']"
+    assert listed == f"None {registry.BUILTINS}"
