@@ -223,24 +223,32 @@ def mixed_case_words(raw: str) -> frozenset[str]:
     A capital only at the start ("Connection") is ordinary sentence case, and "GCs" or "URLs"
     is the plural of an acronym, not an identifier.
     """
-    tokens = (
-        token.rstrip(TOKEN_TRAILING_PUNCTUATION) for token in RAW_TOKEN.findall(unicodedata.normalize("NFKC", raw))
-    )
-    return frozenset(
-        token.casefold()
-        for token in tokens
-        if token[1:] != token[1:].lower() and token != token.upper() and not _ACRONYM_PLURAL.fullmatch(token)
-    )
+    if not raw.isascii():  # NFKC leaves ASCII text as it is
+        raw = unicodedata.normalize("NFKC", raw)
+    words = set()
+    for token in RAW_TOKEN.findall(raw):
+        # a RAW_TOKEN is ASCII and starts with a letter or digit; stripping its trailing punctuation changes
+        # neither whether a capital follows its first character nor whether it holds a small letter
+        if token.islower() or token.isupper() or token[1:] == token[1:].lower():
+            continue
+        token = token.rstrip(TOKEN_TRAILING_PUNCTUATION)
+        if not _ACRONYM_PLURAL.fullmatch(token):
+            words.add(token.casefold())
+    return frozenset(words)
 
 
 def critical_tokens(normalized: str, mixed_case: frozenset[str]) -> list[str]:
     """Numbers and identifiers: tokens with a digit or an inner separator, or in mixed case."""
-    # a token of letters alone has neither a digit nor a separator: no search for it
-    return [
-        token
-        for token in fact_tokens(normalized)
-        if token in mixed_case or (not token.isalpha() and _STRUCTURED_TOKEN.search(token))
-    ]
+    critical = []
+    for token in TOKEN.findall(normalized):
+        if token.isalpha():  # letters alone: no digit, no separator, no trailing punctuation to strip
+            if token in mixed_case:
+                critical.append(token)
+            continue
+        token = token.rstrip(TOKEN_TRAILING_PUNCTUATION)  # as fact_tokens gives it
+        if token in mixed_case or _STRUCTURED_TOKEN.search(token):
+            critical.append(token)
+    return critical
 
 
 # Function words: no fact of their own.
@@ -410,7 +418,8 @@ class PhraseFinder:
         self.phrases = phrases
         self._automaton = ahocorasick.Automaton()
         for phrase in {phrase.lower() for phrase in phrases if phrase}:
-            self._automaton.add_word(phrase, phrase)
+            # the phrase with its rank among phrases that start where it does: Latin first, then longest first
+            self._automaton.add_word(phrase, (not phrase.isascii(), -len(phrase), phrase))
         self._empty = not len(self._automaton)
         if not self._empty:
             self._automaton.make_automaton()
@@ -423,27 +432,24 @@ class PhraseFinder:
             for match in phrase_pattern(self.phrases).finditer(text):
                 yield match.start(), match.end(), match.group(0).lower()
             return
-        starts: dict[int, list[str]] = {}
-        for last, phrase in self._automaton.iter(lowered):
-            starts.setdefault(last - len(phrase) + 1, []).append(phrase)
+        occurrences = list(self._automaton.iter(lowered))
+        if not occurrences:
+            return
+        # (start, rank, phrase) of every occurrence, leftmost first and then by rank
+        found = sorted(
+            (last + 1 + negative_length, cjk, negative_length, phrase)
+            for last, (cjk, negative_length, phrase) in occurrences
+        )
         position = 0
-        for start in sorted(starts):
-            if start < position:
-                continue
-            for phrase in sorted(starts[start], key=_latin_longest_first):
-                end = start + len(phrase)
-                if phrase.isascii() and (_word_or_hyphen(lowered, start - 1) or _word_or_hyphen(lowered, end)):
-                    continue
-                yield start, end, phrase
-                position = end
-                break
+        for start, cjk, negative_length, phrase in found:
+            end = start - negative_length
+            if start < position or (not cjk and (_word_or_hyphen(lowered, start - 1) or _word_or_hyphen(lowered, end))):
+                continue  # inside the last phrase yielded, or a Latin phrase that is part of a longer word
+            yield start, end, phrase
+            position = end
 
     def search(self, text: str) -> tuple[int, int, str] | None:
         return next(self.finditer(text), None)
-
-
-def _latin_longest_first(phrase: str) -> tuple[bool, int]:
-    return not phrase.isascii(), -len(phrase)
 
 
 def _word_or_hyphen(text: str, index: int) -> bool:

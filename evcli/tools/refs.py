@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from evcli.contracts import NO_EVIDENCE_PATH, EvidenceRef, EvidenceStatus
+from evcli.tools import registry  # imports no tool: registry.get imports the one asked for
 
 
 def number(value: Any) -> str:
@@ -78,8 +79,6 @@ def no_evidence_text(tool_name: str, scope: dict[str, Any], message: str) -> str
 def positive_refs(tool_name: str, output: dict[str, Any]) -> list[EvidenceRef]:
     """One ref per item of the tool's evidence arrays, in the spec's array order; a single item
     (`$.stats`) only when some list item is a ref too."""
-    from evcli.tools import registry
-
     arrays = registry.get(tool_name).arrays
     if not any(output.get(array.name) for array in arrays if not array.single):
         return []
@@ -99,14 +98,15 @@ def cited_ref(tool_name: str, output: dict[str, Any], raw_path: str) -> tuple[bo
     """(whether `positive_refs` gives the output any ref, the text of its ref at `raw_path` or None), rendering
     only that one item: the Gatekeeper re-derives each cited ref of a call that may hold hundreds. An output
     whose list arrays are not lists (hand-edited) is read as `positive_refs` reads it."""
-    from evcli.tools import registry
-
     arrays = registry.get(tool_name).arrays
-    lists = [output.get(array.name) for array in arrays if not array.single]
-    if not all(isinstance(value, list) or not value for value in lists):
-        refs = positive_refs(tool_name, output)
-        return bool(refs), next((ref.text for ref in refs if ref.raw_path == raw_path), None)
-    if not any(lists):
+    any_item = False
+    for array in arrays:
+        value = None if array.single else output.get(array.name)
+        if value and not isinstance(value, list):
+            refs = positive_refs(tool_name, output)
+            return bool(refs), next((ref.text for ref in refs if ref.raw_path == raw_path), None)
+        any_item = any_item or bool(value)
+    if not any_item:
         return False, None
     for array in arrays:  # the first array whose ref has this path, as positive_refs lists them
         value = output.get(array.name)

@@ -77,6 +77,77 @@ def test_fact_tokens_and_mixed_case_words():
     ]
 
 
+def _spelled_as_written(raw: str) -> tuple[frozenset[str], list[str]]:
+    """(mixed_case_words, critical_tokens) of raw as their docstrings define them, token by token."""
+    import re
+    import unicodedata
+
+    from evcli.core.text import RAW_TOKEN, TOKEN, TOKEN_TRAILING_PUNCTUATION, fact_tokens
+
+    raw_tokens = [
+        token.rstrip(TOKEN_TRAILING_PUNCTUATION) for token in RAW_TOKEN.findall(unicodedata.normalize("NFKC", raw))
+    ]
+    mixed = frozenset(
+        token.casefold()
+        for token in raw_tokens
+        if token[1:] != token[1:].lower() and token != token.upper() and not re.fullmatch(r"[A-Z]{2,}s", token)
+    )
+    assert TOKEN.pattern == r"[a-z0-9][a-z0-9._:/%+-]*"  # what fact_tokens splits on, as this reference assumes
+    critical = [
+        token
+        for token in fact_tokens(normalize(raw))
+        if token in mixed or re.search(r"[0-9]|[a-z0-9][-_.:/][a-z0-9]", token)
+    ]
+    return mixed, critical
+
+
+def test_mixed_case_words_and_critical_tokens_are_what_their_definitions_give():
+    import random
+
+    rng = random.Random(11)
+    pieces = [
+        "HikariCP",
+        "GCs",
+        "URLs.",
+        "URLS",
+        "aB",
+        "Ab",
+        "ab",
+        "AB",
+        "x9",
+        "9X",
+        "HighCPU-",
+        "ＨｉｋａｒｉＣＰ",
+        "Ö",
+        "İ",
+    ]
+    pieces += [
+        "host-1",
+        "a.b",
+        "92%",
+        "v1.2.",
+        "order-service:",
+        "a_B",
+        "-",
+        ".",
+        ":",
+        "/",
+        "+",
+        " ",
+        "\n",
+        "的",
+        "Ab.",
+    ]
+    compared = 0
+    for _ in range(2000):
+        raw = "".join(rng.choice(pieces) + rng.choice(["", " ", ", ", "."]) for _ in range(rng.randint(0, 9)))
+        mixed, critical = _spelled_as_written(raw)
+        assert mixed_case_words(raw) == mixed, raw
+        assert critical_tokens(normalize(raw), mixed) == critical, raw
+        compared += len(mixed) + len(critical)
+    assert compared > 2000  # the texts do hold identifiers and numbers
+
+
 def test_the_gatekeeper_reads_the_shared_set():
     assert missing_facts("请勿重启 order-service", ["order-service restarted"]) == ["negation"]
 
