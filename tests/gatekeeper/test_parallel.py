@@ -147,8 +147,28 @@ def test_an_error_is_raised_as_the_sequential_run_raises_it_and_no_child_is_left
         os.waitpid(-1, os.WNOHANG)  # every child was reaped
 
 
-def test_what_gating_a_large_session_keeps_joins_the_oldest_generation(large_session):
+def _in_a_fresh_interpreter(request) -> bool:
+    """Whether this test ran, and passed, in a fresh interpreter instead: what the collector holds depends on the
+    whole process (the suite's earlier tests import litellm, whose import freezes what it built)."""
+    if os.environ.get("EVCLI_TEST_FRESH_GC") == request.node.nodeid:
+        return False
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", request.node.nodeid],
+        cwd=request.config.rootpath,
+        env=os.environ | {"EVCLI_TEST_FRESH_GC": request.node.nodeid},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert " passed" in done.stdout  # it ran there, not skipped
+    return True
+
+
+def test_what_gating_a_large_session_keeps_joins_the_oldest_generation(large_session, request):
     """No young collection traverses the result right after gate() returns: it would free none of it."""
+    if _in_a_fresh_interpreter(request):
+        return
     output, invocations, _ = large_session
     gc.collect()
     result = gate(output, invocations, load_rules())
@@ -157,13 +177,16 @@ def test_what_gating_a_large_session_keeps_joins_the_oldest_generation(large_ses
     assert all(id(binding) in oldest for binding in result.checked_bindings)
 
 
-def test_a_process_that_froze_objects_keeps_them_frozen_and_gets_the_same_result(large_session):
+def test_a_process_that_froze_objects_keeps_them_frozen_and_gets_the_same_result(large_session, request):
+    if _in_a_fresh_interpreter(request):
+        return
     output, invocations, _ = large_session
     expected = gate(output, invocations, load_rules()).model_dump_json()
     gc.freeze()
     try:
         frozen = gc.get_freeze_count()
         assert gate(output, invocations, load_rules()).model_dump_json() == expected
-        assert gc.get_freeze_count() == frozen
+        # still frozen (an unfreeze would empty the permanent generation; a few frozen objects may be freed)
+        assert gc.get_freeze_count() > 0.99 * frozen
     finally:
         gc.unfreeze()
