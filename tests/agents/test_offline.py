@@ -588,27 +588,27 @@ def test_evidence_retry_runs_only_new_queries_and_keeps_verified_claims(tmp_path
     assert first.pipeline.gate(first.session_id).severity == "none"
 
 
+def _cited_searches(run: Run) -> list[ToolInvocation]:
+    """The log and metric searches the run's claims cite."""
+    return [
+        invocation
+        for claim in run.executor_output["claims"]
+        for invocation in cited(run, claim)
+        if invocation.tool_name in ("query_logs", "query_metrics")
+    ]
+
+
 def test_a_window_is_searched_only_when_the_question_names_one_and_a_retry_widens_only_that(tmp_path):
     """No time in the question: what the answer cites was searched over the whole snapshot and says so, and an
     evidence retry has nothing to widen. A relative window named is searched as asked; a retry widens it."""
     unnamed = full_run("Why is order-service failing? It keeps restarting and checkout requests time out.", tmp_path)
-    searches = [
-        invocation
-        for claim in unnamed.executor_output["claims"]
-        for invocation in cited(unnamed, claim)
-        if invocation.tool_name in ("query_logs", "query_metrics")
-    ]
+    searches = _cited_searches(unnamed)
     assert searches and {origin_of(i) for i in searches} == {"whole snapshot"}
     evidence_retry(unnamed)
     again = retried_searches(unnamed)
     assert again and {origin_of(i) for i in again} == {"whole snapshot"}
     named = full_run("Why is order-service failing in the last 20 minutes?", tmp_path)
-    searches = [
-        invocation
-        for claim in named.executor_output["claims"]
-        for invocation in cited(named, claim)
-        if invocation.tool_name in ("query_logs", "query_metrics")
-    ]
+    searches = _cited_searches(named)
     assert searches and {range_of(i) for i in searches} == {"2026-07-08T22:50:00+00:00..2026-07-08T23:10:00+00:00"}
     evidence_retry(named)
     wider = retried_searches(named)
