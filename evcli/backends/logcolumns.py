@@ -1,0 +1,460 @@
+"""One log file read as columns without a per-line Python loop (issue 27): `read_table` returns exactly
+what evcli.backends.logtable.reference_table returns.
+
+The bytes are split at b"\\n" with numpy and read as one polars string column. Each line then takes one
+of two paths:
+  - the vector path: formats are tried in `LineReader`'s order (the detected one, blank, continuation,
+    the others), each by its shape (evcli.backends.logformats.shapes, values read by
+    evcli.backends.logshapes_values) or, for JSON lines and logfmt, by its key-value pairs
+    (evcli.backends.logshapes_structured); a line a format's lead or sniff rules out, or its reader
+    surely rejects, goes on to the next format, as `LineReader.read` does;
+  - the Python path (`LineReader.read`, logrows' helpers), line by line, for every line the vector
+    path cannot vouch for: a line masking may change (the SCREEN, see `_screened`), one inside a
+    private key block, one with a byte that is not printable ASCII or tab, one writing a JSON `\\u`
+    escape, one cut at the longest line, and one a format may read that has no shape or whose reading
+    the shape does not take (an impossible date, a level word outside the shape's table).
+Records, the forward-filled time and what continuation lines inherit are then computed with numpy over
+all rows (`_assemble`, the rules of logrows.line_rows).
+
+Invariants: the screen flags a superset of the lines `Redactor.mask_stream` changes (it is built from
+the redactor's own keyword table, base64 shape, escape folding and extra patterns; a pattern polars
+cannot read flags every line); a vector-read line is printable ASCII, so Python's and Rust's regexes,
+`\\w`, `\\d`, `\\s` and `strip` agree on it.
+"""
+
+from __future__ import annotations
+
+import io
+from concurrent.futures import ThreadPoolExecutor
+from itertools import islice
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+
+from evcli.backends.base import LEVELS
+from evcli.backends.logformats import (
+    FORMATS,
+    SAMPLE_LINES,
+    LineKind,
+    LineReader,
+    LogFormat,
+    ParseContext,
+    detect,
+    format_named,
+)
+from evcli.backends.logformats.base import CONTINUATION
+from evcli.backends.logformats.shapes import LEADS, SHAPES, Shape
+from evcli.backends.logrows import Epochs, mask, masked_lines, split_instance
+from evcli.backends.logshapes_structured import read_json, read_logfmt
+from evcli.backends.logshapes_values import (
+    _BLANK,
+    _COLUMNS,
+    _CONTINUED,
+    _NO_LEVEL,
+    _PARSED,
+    _PYTHON,
+    _SCHEMA,
+    _UNRECOGNISED,
+    VARIABLE,
+    _shape_frame,
+)
+from evcli.backends.logtable import LogTable, decoded, reference_table
+from evcli.core import files, redaction
+from evcli.core.files import Lines, open_binary, open_text
+
+_FOLDED = r"\\([\"'\\/])"  # redaction._ESCAPE but `\u`: a line writing `\u` goes to the Python path
+_RUST_UNSURE = ("[[", "&&", "--", "~~")  # class syntax Rust reads as set operations, Python literally
+
+
+STRUCTURED = {"json": read_json, "logfmt": read_logfmt}  # formats read as key-value pairs, not by a shape
+
+
+def read_table(path: Path, root: Path, context: ParseContext) -> LogTable:
+    """The LogTable of a file, equal to `reference_table(path, root, context)` (see the module docstring)."""
+    with open_text(path, root) as handle:
+        fmt = detect(masked_lines(islice(Lines(handle), SAMPLE_LINES)), context).format
+    with open_binary(path, root) as binary:
+        data = binary.read()
+    source = _Source(data)
+    cut = source.cut_lines()
+    if cut is None:  # a cut that splits a line in two (see _Source.cut_lines): the reference's numbering
+        return reference_table(path, root, context)
+    redactor = redaction.Redactor.from_env()
+    with ThreadPoolExecutor(1) as pool:  # polars leaves the GIL: the screen runs beside the vector path
+        screened = pool.submit(_screened, source.column, redactor)
+        python = source.odd_lines()
+        python[list(cut)] = True
+        reading = _Reading(source, context, python)
+        reading.run(None if fmt is None else format_named(fmt))
+        python |= screened.result()
+    texts = _key_blocks(source, cut, redactor, python)
+    reading.to_python(python)
+    reading.python_rows(texts, cut, redactor, LineReader(None if fmt is None else format_named(fmt), context))
+    return reading.table(source, fmt, sum(pieces for _, pieces in cut.values()))
+
+
+class _Source:
+    """A file's bytes and lines: line i is data[starts[i]:ends[i]] (its line end excluded), as `grep -n`
+    counts lines; `column` holds the lines as polars strings (bytes that are not ASCII read as `?`: those
+    lines are read by the Python path)."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.bytes = np.frombuffer(data, np.uint8)
+        newlines = np.flatnonzero(self.bytes == 10)
+        ends = newlines if not len(data) or data[-1:] == b"\n" else np.append(newlines, len(data))
+        self.starts = np.concatenate(([0], ends[:-1] + 1)).astype(np.int64) if len(ends) else np.zeros(0, np.int64)
+        self.ends = ends.astype(np.int64)
+        carriage = (self.ends > self.starts) & (self.bytes[np.maximum(self.ends - 1, 0)] == 13)
+        self.ends = self.ends - carriage
+        self.lines = len(self.starts)
+        self.column = self._column()
+
+    def _column(self) -> pl.Series:
+        ascii_data = self.data
+        if len(self.bytes) and self.bytes.max() > 127:
+            ascii_data = np.where(self.bytes > 127, np.uint8(63), self.bytes).tobytes()
+        offsets = np.append(self.starts, len(self.data)).astype(np.int64)
+        array = pa.LargeStringArray.from_buffers(self.lines, pa.py_buffer(offsets), pa.py_buffer(ascii_data))
+        return pl.Series("line", array).str.strip_chars_end("\r\n")
+
+    def odd_lines(self) -> np.ndarray:
+        """Lines holding a byte that is not printable ASCII or a tab (their line end aside), or a JSON `\\u`
+        escape."""
+        flagged = self.column.str.contains(r"[^\t\x20-\x7e]|\\u").to_numpy()
+        if len(self.bytes) and self.bytes.max() > 127:
+            flagged[np.searchsorted(self.starts, np.flatnonzero(self.bytes > 127), "right") - 1] = True
+        return flagged
+
+    def text(self, row: int) -> str:
+        return decoded(self.data[self.starts[row] : self.ends[row]])
+
+    def cut_lines(self) -> dict[int, tuple[str, int]] | None:
+        """{line: (its text as evcli.core.files.Lines reads it, lines cut)} of the lines that may reach the
+        longest line; None when Lines would read one of them as two lines (a cut ending in b"\\r")."""
+        limit = files.LIMITS.max_line_chars
+        lengths = np.append(self.starts[1:], len(self.data)) - self.starts
+        cut: dict[int, tuple[str, int]] = {}
+        for row in np.flatnonzero(lengths >= limit):
+            raw = self.data[self.starts[row] : self.starts[row] + lengths[row]]
+            lines = Lines(io.TextIOWrapper(io.BytesIO(raw), encoding="utf-8", errors="replace", newline="\n"))
+            pieces = list(lines)
+            if len(pieces) != 1:
+                return None
+            cut[int(row)] = (pieces[0].rstrip("\r\n").replace("\x00", "\ufffd"), lines.cut)
+        return cut
+
+
+def _screened(column: pl.Series, redactor: redaction.Redactor) -> np.ndarray:
+    """Lines `Redactor.mask_line` may change (a superset): a match of a rule's regex made readable by Rust
+    (`relaxed`), a run of 40 base64 characters or an extra pattern's match, in the line or in its
+    escape-folded form. A rule changes a line only where its regex matches (its keyword only saves time)."""
+    if any(unsure in pattern.pattern for pattern in redactor._extra for unsure in _RUST_UNSURE):
+        return np.ones(len(column), bool)
+    sources = [relaxed(rule.source) for rule in redaction._RULES] + [redaction._BASE64_RUN.pattern]
+    sources += [pattern.pattern for pattern in redactor._extra]
+    escaped = column.str.contains("\\", literal=True).to_numpy()
+    flagged = np.zeros(len(column), bool)
+    for rows, text in ((None, column), (escaped, column.filter(escaped).str.replace_all(_FOLDED, "${1}"))):
+        try:
+            found = text.str.contains("|".join(f"(?:{source})" for source in sources)).to_numpy()
+        except pl.exceptions.ComputeError:
+            return np.ones(len(column), bool)
+        if rows is None:
+            flagged |= found
+        else:
+            flagged[rows] |= found
+    return flagged
+
+
+def relaxed(source: str) -> str:
+    """A regex Rust's regex crate reads that matches wherever Python's `source` does (a superset):
+    look-arounds dropped, a back-reference read as its group's pattern, group names dropped."""
+    pieces, index = [], 0
+    while index < len(source):
+        if source[index] == "\\":
+            pieces.append(source[index : index + 2])
+            index += 2
+        elif source[index] == "[":
+            end = _class_end(source, index)
+            pieces.append(source[index:end])
+            index = end
+        elif source.startswith(("(?=", "(?!", "(?<=", "(?<!"), index):
+            index = _group_end(source, index)
+        elif source.startswith("(?P=", index):
+            end = source.index(")", index)
+            pieces.append("(?:" + relaxed(_group_body(source, source[index + 4 : end])) + ")")
+            index = end + 1
+        elif source.startswith("(?P<", index):
+            pieces.append("(?:")
+            index = source.index(">", index) + 1
+        else:
+            pieces.append(source[index])
+            index += 1
+    return "".join(pieces)
+
+
+def _class_end(source: str, start: int) -> int:
+    """The index after the `]` closing the character class opened at `start`."""
+    index = start + 1
+    index += source[index] == "^"
+    index += source[index] == "]"  # a `]` first in a class is itself
+    while source[index] != "]":
+        index += 2 if source[index] == "\\" else 1
+    return index + 1
+
+
+def _group_end(source: str, start: int) -> int:
+    """The index after the `)` closing the group opened at `start`."""
+    depth, index = 0, start
+    while True:
+        char = source[index]
+        if char == "\\":
+            index += 2
+            continue
+        if char == "[":
+            index = _class_end(source, index)
+            continue
+        depth += (char == "(") - (char == ")")
+        index += 1
+        if depth == 0:
+            return index
+
+
+def _group_body(source: str, name: str) -> str:
+    start = source.index(f"(?P<{name}>")
+    return source[source.index(">", start) + 1 : _group_end(source, start) - 1]
+
+
+def _key_blocks(
+    source: _Source, cut: dict[int, tuple[str, int]], redactor: redaction.Redactor, python: np.ndarray
+) -> dict[int, str]:
+    """Masked texts of the lines of private key blocks (a BEGIN line without its END, then up to
+    MAX_KEY_BLOCK_LINES lines through the END line), masked as `mask_stream` masks them; marks them Python."""
+    candidates = np.flatnonzero(source.column.str.contains("-----BEGIN", literal=True).to_numpy())
+    masked: dict[int, str] = {}
+    block_end = -1
+    for row in candidates:
+        if row <= block_end:
+            continue
+        text = _line_text(source, cut, int(row))
+        begin = redaction._KEY_BEGIN.search(text)
+        if begin is None or redaction._KEY_END.search(text, begin.end()):
+            continue
+        stop = min(int(row) + redaction.MAX_KEY_BLOCK_LINES, source.lines - 1)
+        rows = list(range(int(row), stop + 1))
+        texts = [_line_text(source, cut, index) for index in rows]
+        ended = next((i for i, line in enumerate(texts[1:], 1) if redaction._KEY_END.search(line)), len(texts) - 1)
+        block_end = rows[ended]
+        for index, line in zip(rows[: ended + 1], redactor.mask_lines(texts[: ended + 1]), strict=True):
+            masked[index] = line
+        python[rows[0] : block_end + 1] = True
+    return masked
+
+
+def _line_text(source: _Source, cut: dict[int, tuple[str, int]], row: int) -> str:
+    return cut[row][0] if row in cut else source.text(row)
+
+
+class _Reading:
+    """Per line: what it became (`kind`) and, for a row, its own time (µs since the epoch as a float, NaN:
+    none), level, derived flag, instance and template; then `table` assembles the records."""
+
+    def __init__(self, source: _Source, context: ParseContext, python: np.ndarray) -> None:
+        self.source = source
+        self.context = context
+        self.kind = np.where(python, _PYTHON, 0).astype(np.int8)
+        self.frames: list[pl.DataFrame] = []
+
+    def to_python(self, python: np.ndarray) -> None:
+        """Lines the screen or a key block sends to the Python path, whatever the vector path read: the
+        lines masking may change (the others the Python path reads as they are written)."""
+        self.masking = python
+        self.kind[python] = _PYTHON
+        self.frames = [frame.filter(pl.Series(~python[frame["row"].to_numpy()])) for frame in self.frames]
+
+    def pending(self) -> np.ndarray:
+        return np.flatnonzero(self.kind == 0)
+
+    def run(self, first: LogFormat | None) -> None:
+        """The vector path over every line not marked Python, in `LineReader.read`'s order."""
+        others = [candidate for candidate in FORMATS if candidate is not first]
+        if first is not None:
+            self.read_format(first.name, first=True)
+        self.read_plain()
+        for candidate in others:
+            if not len(self.pending()):
+                return
+            self.read_format(candidate.name)
+        rows = self.pending()
+        self.kind[rows] = _UNRECOGNISED
+        self.add(rows, self.source.column.gather(rows).str.strip_chars(" \t"), unrecognised=True)
+
+    def read_plain(self) -> None:
+        """Blank lines (no row) and continuation lines (a row inheriting the event before it)."""
+        rows = self.pending()
+        lines = self.source.column.gather(rows)
+        blank = lines.str.contains(r"^[ \t]*$").to_numpy()
+        self.kind[rows[blank]] = _BLANK
+        continued = ~blank & lines.str.contains("^(?:" + CONTINUATION.pattern + ")").to_numpy()
+        self.kind[rows[continued]] = _CONTINUED
+        self.add(rows[continued], lines.filter(continued).str.strip_chars(" \t"), unrecognised=False)
+
+    def add(self, rows: np.ndarray, texts: pl.Series, *, unrecognised: bool) -> None:
+        """Rows without a reading of their own (continuation, unrecognised): their template is the line's."""
+        self.frames.append(
+            pl.DataFrame(
+                {
+                    "row": rows.astype(np.int64),
+                    "parsed": np.zeros(len(rows), bool),
+                    "unrecognised": np.full(len(rows), unrecognised),
+                    "ts": np.full(len(rows), np.nan),
+                    "level": np.full(len(rows), _NO_LEVEL, np.int8),
+                    "derived": np.zeros(len(rows), bool),
+                    "instance": pl.Series([None] * len(rows), dtype=pl.String),
+                    "template": texts.str.replace_all(VARIABLE, "<*>"),
+                }
+            )
+        )
+
+    def read_format(self, name: str, *, first: bool = False) -> None:
+        """The pending lines a format reads: by its shape where the reading is certain, else (its lead
+        matches) by Python; the others stay pending for the next format."""
+        lead = LEADS.get(name)
+        rows = self.pending()
+        if not len(rows):
+            return
+        if lead is None:
+            self.kind[rows] = _PYTHON
+            return
+        shape = SHAPES.get(name)
+        if shape is not None and shape.sniff and not first:  # lines its sniff refuses stay pending
+            lines = self.source.column.gather(rows)
+            rows = rows[np.logical_and.reduce([lines.str.contains(sniff).to_numpy() for sniff in shape.sniff])]
+        if shape is not None:
+            rows = rows[~self.read_shape(rows, shape)]
+        elif name in STRUCTURED:
+            frame, rejected = STRUCTURED[name](self.source.column.gather(rows), self.context)
+            read = frame["row"].to_numpy()
+            self.kind[rows[read]] = _PARSED
+            self.frames.append(frame.with_columns(row=pl.Series(rows[read])))
+            rows = rows[~np.isin(np.arange(len(rows)), read) & ~rejected]
+        maybe = self.source.column.gather(rows).str.contains(lead).to_numpy()
+        self.kind[rows[maybe]] = _PYTHON
+
+    def read_shape(self, rows: np.ndarray, shape: Shape) -> np.ndarray:
+        """Reads `rows` by `shape`; True where it read the line."""
+        groups = self.source.column.gather(rows).str.extract_groups("^(?P<m_>)" + shape.pattern[1:]).struct.unnest()
+        groups = groups.with_columns(pl.Series("row", rows))
+        matched = pl.col("m_").is_not_null()
+        for name in shape.required:
+            matched &= pl.col(name).is_not_null()
+        if shape.unsure:
+            matched &= ~self.source.column.gather(rows).str.contains(shape.unsure)
+        groups = groups.filter(matched)
+        if not len(groups):
+            return np.zeros(len(rows), bool)
+        read = _shape_frame(groups, shape, self.context)
+        done = read["row"].to_numpy()
+        self.kind[done] = _PARSED
+        self.frames.append(read)
+        return np.isin(rows, done, assume_unique=True)
+
+    def python_rows(
+        self, masked: dict[int, str], cut: dict[int, tuple[str, int]], redactor: redaction.Redactor, reader: LineReader
+    ) -> None:
+        """The Python path: each line masked and read as logrows.line_rows reads it."""
+        rows = np.flatnonzero(self.kind == _PYTHON)
+        epochs = Epochs(self.context.tz)
+        records: dict[str, list[object]] = {name: [] for name in _COLUMNS}
+        self.texts: dict[int, str] = {}
+        self.unescaped: dict[int, str] = {}
+        values: tuple[object, ...]
+        for row in rows.tolist():
+            written = _line_text(self.source, cut, row)
+            line = masked[row] if row in masked else redactor.mask_line(written) if self.masking[row] else written
+            if line != self.source.text(row):
+                self.texts[row + 1] = line
+            if "\\u" in line:
+                self.unescaped[row + 1] = redaction._ESCAPE.sub(lambda match: redaction._unescape(match.group()), line)
+            kind, _, parsed = reader.read(line)
+            if kind is LineKind.BLANK:
+                self.kind[row] = _BLANK
+                continue
+            if parsed is None or parsed.continues:
+                text = line if parsed is None else parsed.message
+                values = (
+                    row,
+                    False,
+                    kind is not LineKind.CONTINUATION,
+                    np.nan,
+                    _NO_LEVEL,
+                    False,
+                    None,
+                    mask(text.strip()),
+                )
+            else:
+                ts = np.nan if parsed.timestamp is None else epochs(parsed.timestamp)
+                level = _NO_LEVEL if parsed.level is None else LEVELS.index(parsed.level)
+                instance, message = split_instance(parsed.fields, parsed.message)
+                values = (row, True, False, ts, level, parsed.level_derived, instance or None, mask(message))
+            for name, value in zip(_COLUMNS, values, strict=True):
+                records[name].append(value)
+        self.frames.append(pl.DataFrame(records, schema=_SCHEMA))
+
+    def table(self, source: _Source, fmt: str | None, cut: int) -> LogTable:
+        frame = pl.concat([frame.select(list(_SCHEMA)).cast(_SCHEMA) for frame in self.frames]).sort("row")  # type: ignore[arg-type]
+        return _assemble(frame, source, fmt, cut, self.texts, self.unescaped)
+
+
+def _assemble(
+    frame: pl.DataFrame, source: _Source, fmt: str | None, cut: int, texts: dict[int, str], unescaped: dict[int, str]
+) -> LogTable:
+    """The rules of logrows.line_rows over all rows at once: a line with a timestamp of its own starts a
+    record; before the first timestamp every parsed and unrecognised line does too; ts is forward-filled;
+    a continuation or unrecognised row takes the level, derived flag and instance of the last parsed row."""
+    rows = frame["row"].to_numpy()
+    count = len(rows)
+    order = np.arange(count)
+    parsed = frame["parsed"].to_numpy()
+    own_ts = frame["ts"].to_numpy()
+    timed = ~np.isnan(own_ts)
+    first_timed = int(np.argmax(timed)) if timed.any() else count
+    last_timed = np.maximum.accumulate(np.where(timed, order, -1)) if count else order
+    ts = np.where(last_timed >= 0, own_ts[np.maximum(last_timed, 0)], np.nan)
+    last_parsed = np.maximum.accumulate(np.where(parsed, order, -1)) if count else order
+    inherited = np.maximum(last_parsed, 0)
+    has_parsed = last_parsed >= 0
+    before = order <= first_timed
+    starts = (order == 0) | (parsed & (timed | before)) | (~parsed & frame["unrecognised"].to_numpy() & before)
+    record = rows[np.maximum.accumulate(np.where(starts, order, 0))] + 1 if count else rows
+    templates, template = _codes(frame["template"])
+    instances, instance = _codes(frame["instance"])
+    return LogTable(
+        lineno=rows + 1,
+        start=source.starts[rows],
+        end=source.ends[rows],
+        ts=ts,
+        level=np.where(has_parsed, frame["level"].to_numpy()[inherited], _NO_LEVEL).astype(np.int8),
+        derived=np.where(has_parsed, frame["derived"].to_numpy()[inherited], False),
+        template=template.astype(np.int32),
+        instance=np.where(has_parsed, instance[inherited], -1).astype(np.int32),
+        record=record.astype(np.int64),
+        templates=templates,
+        instances=instances,
+        text=texts,
+        unescaped=unescaped,
+        lines=source.lines,
+        size=len(source.data),
+        format=fmt,
+        cut=cut,
+    )
+
+
+def _codes(values: pl.Series) -> tuple[list[str], np.ndarray]:
+    """Distinct non-null values and each row's code into them (-1: null)."""
+    distinct = values.drop_nulls().unique().sort()
+    codes = distinct.search_sorted(values.fill_null("")).to_numpy().astype(np.int64)
+    return distinct.to_list(), np.where(values.is_not_null().to_numpy(), codes, -1)
