@@ -24,6 +24,7 @@ Invariants:
 from __future__ import annotations
 
 import io
+import re
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
@@ -78,6 +79,19 @@ def decoded(raw: bytes) -> str:
     return raw.decode("utf-8", "replace").rstrip("\r\n").replace("\x00", "\ufffd")
 
 
+_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
+
+
+def unescaped_text(line: str) -> str | None:
+    """The line with its JSON `\\uXXXX` escapes decoded, each to its code unit (nothing else of the line
+    changes: `\\"` stays as written), or None when it holds no `\\u`."""
+    return _ESCAPE.sub(_unescape, line) if "\\u" in line else None
+
+
+def _unescape(match: re.Match[str]) -> str:
+    return chr(int(match.group(1), 16))
+
+
 def reference_table(path: Path, root: Path, context: ParseContext) -> LogTable:
     """The table the per-line reading gives (the oracle of the vectorised reader; slow: a Python loop)."""
     with open_text(path, root) as handle:
@@ -100,10 +114,9 @@ def reference_table(path: Path, root: Path, context: ParseContext) -> LogTable:
         start, end = offsets[lineno - 1]
         if line != decoded(data[start:end]):
             text[lineno] = line
-        if "\\u" in line:
-            from evcli.backends.logbuild import _ESCAPE, _unescape
-
-            unescaped[lineno] = _ESCAPE.sub(_unescape, line)
+        decoded_escapes = unescaped_text(line)
+        if decoded_escapes is not None:
+            unescaped[lineno] = decoded_escapes
         values = (
             lineno,
             start,
@@ -118,9 +131,19 @@ def reference_table(path: Path, root: Path, context: ParseContext) -> LogTable:
         for column, value in zip(columns, values, strict=True):
             column.append(value)
     kinds = (np.int64, np.int64, np.int64, np.float64, np.int8, np.bool_, np.int32, np.int32, np.int64)
-    arrays = [np.array(column, dtype=kind) for column, kind in zip(columns, kinds, strict=True)]
+    lineno, start, end, ts, level, derived, template, instance, record = (
+        np.array(column, dtype=kind) for column, kind in zip(columns, kinds, strict=True)
+    )
     return LogTable(
-        *arrays,
+        lineno,
+        start,
+        end,
+        ts,
+        level,
+        derived,
+        template,
+        instance,
+        record,
         templates=list(templates),
         instances=list(instances),
         text=text,
@@ -142,3 +165,21 @@ def _line_offsets(data: bytes) -> list[tuple[int, int]]:
         offsets.append((start, end))
         start = stop + 1
     return offsets
+
+
+def numbered_in_order(table: LogTable) -> LogTable:
+    """The table with its templates and instances numbered by their first row, as `reference_table` numbers
+    them (a store orders pattern ties by template code: the order of first appearance)."""
+    table.template, table.templates = _renumbered(table.template, table.templates)
+    table.instance, table.instances = _renumbered(table.instance, table.instances)
+    return table
+
+
+def _renumbered(codes: np.ndarray, values: list[str]) -> tuple[np.ndarray, list[str]]:
+    present = codes >= 0
+    used, first_rows = np.unique(codes[present], return_index=True)
+    order = used[np.argsort(first_rows, kind="stable")]
+    new_code = np.full(len(values) + 1, -1, dtype=np.int32)
+    new_code[order] = np.arange(len(order), dtype=np.int32)
+    renumbered = np.where(present, new_code[codes], -1).astype(np.int32)
+    return renumbered, [values[code] for code in order]
