@@ -6,8 +6,11 @@ of two paths:
   - the vector path: formats are tried in `LineReader`'s order (the detected one, blank, continuation,
     the others), each by its shape (evcli.backends.logformats.shapes, values read by
     evcli.backends.logshapes_values) or, for JSON lines and logfmt, by its key-value pairs
-    (evcli.backends.logshapes_structured); a line a format's lead or sniff rules out, or its reader
-    surely rejects, goes on to the next format, as `LineReader.read` does;
+    (evcli.backends.logshapes_structured), or for a container runtime's line (container_json, cri) by
+    unwrapping it (evcli.backends.logshapes_container) and reading its inner line as WrapperFormat.wrapped
+    does: continuation, the inner formats in order, then leading_level, at the runtime's time; a line a
+    format's lead or sniff rules out, or its reader surely rejects, goes on to the next format, as
+    `LineReader.read` does;
   - the Python path (`LineReader.read`, logrows' helpers), line by line, for every line the vector
     path cannot vouch for: a line masking may change (the SCREEN, see `_screened`), one inside a
     private key block, one with a byte that is not printable ASCII or tab, one writing a JSON `\\u`
@@ -47,6 +50,7 @@ from evcli.backends.logformats import (
 from evcli.backends.logformats.base import CONTINUATION
 from evcli.backends.logformats.shapes import LEADS, SHAPES, Shape
 from evcli.backends.logrows import Epochs, mask, masked_lines, split_instance
+from evcli.backends.logshapes_container import PRINTABLE, Unwrapped, inner_names, unwrap_cri, unwrap_docker
 from evcli.backends.logshapes_structured import read_json, read_logfmt
 from evcli.backends.logshapes_values import (
     _BLANK,
@@ -56,11 +60,14 @@ from evcli.backends.logshapes_values import (
     _PARSED,
     _PYTHON,
     _SCHEMA,
+    _UNREAD,
     _UNRECOGNISED,
     VARIABLE,
+    _leading_level,
     _shape_frame,
+    rows_frame,
 )
-from evcli.backends.logtable import LogTable, decoded, reference_table
+from evcli.backends.logtable import LogTable, decoded, reference_table, unescaped_text
 from evcli.core import files, redaction
 from evcli.core.files import Lines, open_binary, open_text
 
@@ -69,6 +76,7 @@ _RUST_UNSURE = ("[[", "&&", "--", "~~")  # class syntax Rust reads as set operat
 
 
 STRUCTURED = {"json": read_json, "logfmt": read_logfmt}  # formats read as key-value pairs, not by a shape
+WRAPPERS = {"container_json": unwrap_docker, "cri": lambda lines, tz, _: unwrap_cri(lines, tz)}  # runtimes' lines
 
 
 def read_table(path: Path, root: Path, context: ParseContext) -> LogTable:
@@ -86,12 +94,12 @@ def read_table(path: Path, root: Path, context: ParseContext) -> LogTable:
         screened = pool.submit(_screened, source.column, redactor)
         python = source.odd_lines()
         python[list(cut)] = True
-        reading = _Reading(source, context, python)
+        reading = _Reading(source.column, context, python)
         reading.run(None if fmt is None else format_named(fmt))
         python |= screened.result()
     texts = _key_blocks(source, cut, redactor, python)
     reading.to_python(python)
-    reading.python_rows(texts, cut, redactor, LineReader(None if fmt is None else format_named(fmt), context))
+    reading.python_rows(source, texts, cut, redactor, LineReader(None if fmt is None else format_named(fmt), context))
     return reading.table(source, fmt, sum(pieces for _, pieces in cut.values()))
 
 
@@ -262,8 +270,8 @@ class _Reading:
     """Per line: what it became (`kind`) and, for a row, its own time (µs since the epoch as a float, NaN:
     none), level, derived flag, instance and template; then `table` assembles the records."""
 
-    def __init__(self, source: _Source, context: ParseContext, python: np.ndarray) -> None:
-        self.source = source
+    def __init__(self, column: pl.Series, context: ParseContext, python: np.ndarray) -> None:
+        self.column = column
         self.context = context
         self.kind = np.where(python, _PYTHON, 0).astype(np.int8)
         self.frames: list[pl.DataFrame] = []
@@ -290,12 +298,12 @@ class _Reading:
             self.read_format(candidate.name)
         rows = self.pending()
         self.kind[rows] = _UNRECOGNISED
-        self.add(rows, self.source.column.gather(rows).str.strip_chars(" \t"), unrecognised=True)
+        self.add(rows, self.column.gather(rows).str.strip_chars(" \t"), unrecognised=True)
 
     def read_plain(self) -> None:
         """Blank lines (no row) and continuation lines (a row inheriting the event before it)."""
         rows = self.pending()
-        lines = self.source.column.gather(rows)
+        lines = self.column.gather(rows)
         blank = lines.str.contains(r"^[ \t]*$").to_numpy()
         self.kind[rows[blank]] = _BLANK
         continued = ~blank & lines.str.contains("^(?:" + CONTINUATION.pattern + ")").to_numpy()
@@ -320,8 +328,9 @@ class _Reading:
         )
 
     def read_format(self, name: str, *, first: bool = False) -> None:
-        """The pending lines a format reads: by its shape where the reading is certain, else (its lead
-        matches) by Python; the others stay pending for the next format."""
+        """The pending lines a format reads: those its lead matches, by its shape (or key-value pairs, or
+        unwrapping) where the reading is certain, else by Python; the others, and those its reader surely
+        rejects, stay pending for the next format."""
         lead = LEADS.get(name)
         rows = self.pending()
         if not len(rows):
@@ -331,28 +340,64 @@ class _Reading:
             return
         shape = SHAPES.get(name)
         if shape is not None and shape.sniff and not first:  # lines its sniff refuses stay pending
-            lines = self.source.column.gather(rows)
+            lines = self.column.gather(rows)
             rows = rows[np.logical_and.reduce([lines.str.contains(sniff).to_numpy() for sniff in shape.sniff])]
+        rows = rows[self.column.gather(rows).str.contains(lead).to_numpy()]  # the others stay pending
         if shape is not None:
             rows = rows[~self.read_shape(rows, shape)]
+        elif name in WRAPPERS:
+            unwrapped = WRAPPERS[name](self.column.gather(rows), self.context.tz, not first)
+            self.read_inner(rows[unwrapped.read], unwrapped, inner_names(name))
+            rows = rows[~np.isin(np.arange(len(rows)), unwrapped.read) & ~unwrapped.rejected]
         elif name in STRUCTURED:
-            frame, rejected = STRUCTURED[name](self.source.column.gather(rows), self.context)
+            frame, rejected = STRUCTURED[name](self.column.gather(rows), self.context)
             read = frame["row"].to_numpy()
             self.kind[rows[read]] = _PARSED
             self.frames.append(frame.with_columns(row=pl.Series(rows[read])))
             rows = rows[~np.isin(np.arange(len(rows)), read) & ~rejected]
-        maybe = self.source.column.gather(rows).str.contains(lead).to_numpy()
-        self.kind[rows[maybe]] = _PYTHON
+        self.kind[rows] = _PYTHON
+
+    def read_inner(self, rows: np.ndarray, unwrapped: Unwrapped, inner: list[str]) -> None:
+        """`rows` as WrapperFormat.wrapped reads them: each inner line (`unwrapped.texts`) read by its own
+        `_Reading` as a line reaching formats `inner` (no first format, no blank rule), at the runtime's time;
+        a row whose inner line goes to Python goes to Python whole."""
+        texts = unwrapped.texts
+        reading = _Reading(texts, self.context, ~texts.str.contains(PRINTABLE).to_numpy())
+        reading.run_inner(inner)
+        self.kind[rows] = np.where(
+            reading.kind == _PYTHON, _PYTHON, np.where(reading.kind == _CONTINUED, _CONTINUED, _PARSED)
+        )
+        seconds = unwrapped.micros / 1_000_000
+        for frame in reading.frames:
+            inner_rows = frame["row"].to_numpy()
+            ts = np.where(frame["parsed"].to_numpy(), seconds[inner_rows], np.nan)
+            self.frames.append(frame.with_columns(row=pl.Series(rows[inner_rows]), ts=pl.Series(ts)))
+
+    def run_inner(self, inner: list[str]) -> None:
+        """WrapperFormat.wrapped's reading of the lines (an inner line each): a continuation line, else the
+        first of formats `inner` that reads it, else base.leading_level of it (no blank before it needed)."""
+        rows = self.pending()
+        lines = self.column.gather(rows)
+        continued = lines.str.contains("^(?:" + CONTINUATION.pattern + ")").to_numpy()
+        self.kind[rows[continued]] = _CONTINUED
+        self.add(rows[continued], lines.filter(continued).str.strip_chars(" \t"), unrecognised=False)
+        for name in inner:
+            self.read_format(name)
+        rows = self.pending()
+        frame = pl.DataFrame({"row": rows.astype(np.int64), "ts": np.full(len(rows), np.nan)})
+        frame = _leading_level(frame.with_columns(message_=self.column.gather(rows)), blank=False)
+        unread = frame["level"].to_numpy() == _UNREAD
+        self.kind[rows] = np.where(unread, _PYTHON, _PARSED)
+        self.frames.append(rows_frame(frame.filter(pl.Series(~unread)), pl.lit(None, pl.String)))
 
     def read_shape(self, rows: np.ndarray, shape: Shape) -> np.ndarray:
         """Reads `rows` by `shape`; True where it read the line."""
-        groups = self.source.column.gather(rows).str.extract_groups("^(?P<m_>)" + shape.pattern[1:]).struct.unnest()
-        groups = groups.with_columns(pl.Series("row", rows))
+        groups = self.groups(rows, shape)
         matched = pl.col("m_").is_not_null()
         for name in shape.required:
             matched &= pl.col(name).is_not_null()
         if shape.unsure:
-            matched &= ~self.source.column.gather(rows).str.contains(shape.unsure)
+            matched &= ~self.column.gather(rows).str.contains(shape.unsure)
         groups = groups.filter(matched)
         if not len(groups):
             return np.zeros(len(rows), bool)
@@ -362,8 +407,29 @@ class _Reading:
         self.frames.append(read)
         return np.isin(rows, done, assume_unique=True)
 
+    def groups(self, rows: np.ndarray, shape: Shape) -> pl.DataFrame:
+        """The groups of `shape`'s pattern in each of `rows`, in their order (and `row`): by branch where it has
+        branches, a row's groups those of the first branch that matches it (another branch's null)."""
+        lines = self.column.gather(rows)
+        if not shape.branches:
+            groups = lines.str.extract_groups("^(?P<m_>)" + shape.pattern[1:]).struct.unnest()
+            return groups.with_columns(pl.Series("row", rows))
+        frames, left = [], np.arange(len(rows))
+        for branch in shape.branches:
+            matched = lines.gather(left).str.contains(branch).to_numpy()
+            taken, left = left[matched], left[~matched]
+            groups = lines.gather(taken).str.extract_groups("^(?P<m_>)" + branch[1:]).struct.unnest()
+            frames.append(groups.with_columns(pl.Series("row", rows[taken])))
+        frames.append(pl.DataFrame({"row": rows[left]}))  # matched by no branch: every group null
+        return pl.concat(frames, how="diagonal").sort("row")
+
     def python_rows(
-        self, masked: dict[int, str], cut: dict[int, tuple[str, int]], redactor: redaction.Redactor, reader: LineReader
+        self,
+        source: _Source,
+        masked: dict[int, str],
+        cut: dict[int, tuple[str, int]],
+        redactor: redaction.Redactor,
+        reader: LineReader,
     ) -> None:
         """The Python path: each line masked and read as logrows.line_rows reads it."""
         rows = np.flatnonzero(self.kind == _PYTHON)
@@ -373,12 +439,13 @@ class _Reading:
         self.unescaped: dict[int, str] = {}
         values: tuple[object, ...]
         for row in rows.tolist():
-            written = _line_text(self.source, cut, row)
+            written = _line_text(source, cut, row)
             line = masked[row] if row in masked else redactor.mask_line(written) if self.masking[row] else written
-            if line != self.source.text(row):
+            if line != source.text(row):
                 self.texts[row + 1] = line
-            if "\\u" in line:
-                self.unescaped[row + 1] = redaction._ESCAPE.sub(lambda match: redaction._unescape(match.group()), line)
+            decoded_escapes = unescaped_text(line)
+            if decoded_escapes is not None:
+                self.unescaped[row + 1] = decoded_escapes
             kind, _, parsed = reader.read(line)
             if kind is LineKind.BLANK:
                 self.kind[row] = _BLANK

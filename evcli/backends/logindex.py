@@ -52,6 +52,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evcli.backends.logformats import ParseContext
+from evcli.backends.logstore import STORE_VERSION
 from evcli.core.files import check_deadline, contained, open_binary
 from evcli.core.paths import index_home
 from evcli.core.redaction import ENV_EXTRA_PATTERNS
@@ -89,7 +90,8 @@ def open_index(path: Path, root: Path, context: ParseContext, home: Path | None 
     home.mkdir(parents=True, exist_ok=True)
     digest = _digest(path, root, home)
     extra = os.environ.get(ENV_EXTRA_PATTERNS, "")
-    key = hashlib.sha256(f"{SCHEMA}|{context.tz}|{context.clock.isoformat()}|{extra}".encode()).hexdigest()[:16]
+    schema = f"{SCHEMA}.{STORE_VERSION}"
+    key = hashlib.sha256(f"{schema}|{context.tz}|{context.clock.isoformat()}|{extra}".encode()).hexdigest()[:16]
     store = home / f"{digest}-{key}{SUFFIX}"
     relative = path.relative_to(root).as_posix() if path.is_relative_to(root) else path.name
     try:
@@ -128,6 +130,8 @@ def _meta(store: Path, path: Path, root: Path) -> dict[str, Any]:
             meta = stored.meta
         if not isinstance(meta.get("build"), dict) or "id" not in meta["build"]:
             raise _Damaged(f"{store}: no build record")
+        if meta.get("version") != STORE_VERSION:
+            raise _Damaged(f"{store}: a store of another version")
     except (PolarsError, KeyError, ValueError) as error:  # ValueError: json's, and another size of file
         raise _Damaged(str(error)) from error
     return meta

@@ -47,7 +47,7 @@ _KEYED = (
     + "|".join(key.replace(".", "\\.") for keys in _ROLES for key in keys)
     + rf')"[ \t]*:[ \t]*{_VALUE}'
 )
-_JSON_ESCAPES = (('\\"', '"'), ("\\/", "/"), ("\\b", "\b"), ("\\f", "\f"), ("\\n", "\n"), ("\\r", "\r"), ("\\t", "\t"))
+_JSON_ESCAPES = {"\\\\": "\\", '\\"': '"', "\\/": "/", "\\b": "\b", "\\f": "\f", "\\n": "\n", "\\r": "\r", "\\t": "\t"}
 _LOGFMT_TILED = rf"^(?:{logfmt._PAIR.pattern})+$"
 _NUMERIC = r"^\d+(?:\.\d*)?$"  # _keys.time_value: digits with at most one `.` are epoch numbers
 
@@ -93,13 +93,9 @@ def _long(row: pl.Series, key: pl.Series, text: pl.Series, string: pl.Series) ->
 
 
 def _json_unescaped(text: pl.Series) -> pl.Series:
-    """JSON string contents (no `\\u`) decoded: `\\\\` set aside first, so each other backslash starts one escape."""
-    if not text.str.contains("\\", literal=True).any():
-        return text
-    text = text.str.replace_all("\\\\", "\x01", literal=True)
-    for escape, char in _JSON_ESCAPES:
-        text = text.str.replace_all(escape, char, literal=True)
-    return text.str.replace_all("\x01", "\\", literal=True)
+    """JSON string contents (no `\\u`) decoded in one left-to-right pass: every escape is a backslash and
+    one character, so the leftmost match at each backslash is the escape json.loads reads there."""
+    return text.str.replace_many(list(_JSON_ESCAPES), list(_JSON_ESCAPES.values()), leftmost=True)
 
 
 def _read_roles(

@@ -5,6 +5,7 @@ masking changes."""
 
 from __future__ import annotations
 
+import json
 import random
 import sys
 from datetime import UTC, datetime, timedelta
@@ -191,6 +192,115 @@ def random_line(rng: random.Random, index: int) -> str:
     if roll < 0.80:
         return rng.choice(["", "   ", "\r", "x\x00y", "caf\u00e9 12", "\u0661\u0662 ab", "[i-1] z", "a=1 b=2"])
     return "".join(rng.choice("aZ09 -_./:[]{}\"'=\\\t") for _ in range(rng.randrange(1, 40)))
+
+
+INNER_LINES = [
+    "2026-07-08 10:00:00,120 ERROR [main] Db: timeout",
+    "2026-07-08 10:00:00.5 [http-1] WARN c.e.Pay - slow 300ms",
+    "2026-07-08 10:00:00,5 - app.db - WARNING - query 7 done",
+    "2026-07-08T10:00:00+02:00 [error] own zone",
+    "2026-07-08 10:00:00 INFO instance=i-7 started",
+    "2026-02-30 10:00:00 INFO impossible inner date",
+    '{"ts":"2026-07-08T10:00:00Z","level":"error","msg":"zap \\"q\\"","pod":"p-1"}',
+    '{"level":50,"msg":"pino","host":"h-2"}',
+    '{"a":{"b":1},"msg":"nested"}',
+    'ts=2026-07-08T10:00:01Z level=warn msg="logfmt inner" host=h-3',
+    "level=error msg=no-time",
+    '10.0.0.1 - - [08/Jul/2026:10:00:00 +0000] "GET / HTTP/1.1" 503 12 "-" "curl"',
+    "E0708 10:00:00.123456 12 main.go:1] glog inner",
+    "Jul  8 10:00:00 web-1 sshd[2]: Accepted",
+    "1783500000.5 WARN epoch inner",
+    "ERROR plain first word",
+    "[warn] bracketed",
+    "WARNING: colon",
+    "svc ERROR second token",
+    "[pod-9] leading instance",
+    "just text 12 ids",
+    "",
+    "\tat com.example.Foo.bar(Foo.java:12)",
+    "Caused by: java.io.IOException: x",
+    "   ... 3 more",
+    "java.lang.IllegalStateException: boom",
+    "Traceback (most recent call last):",
+    "--------- beginning of main",
+    "2026-07-08T10:00:01.5Z stdout F cri inside",
+    "tab\there",
+    "caf\u00e9 non-ASCII",
+    "line\nwith newline",
+    'back\\slash / slash "quoted"',
+    "cr at end\r",
+    "bell \x07 control",
+    "token=abc123 password: hunter22",
+]
+DOCKER_ODD = [
+    r'{"log":"ERROR no time\n","stream":"stdout"}',
+    r'{"log":"bad time\n","stream":"stdout","time":"yesterday"}',
+    r'{"log":"naive time\n","stream":"stdout","time":"2026-07-08T10:00:00"}',
+    r'{"log":"epoch time\n","stream":"stdout","time":1783500000}',
+    r'{"log":"empty time","stream":"stdout","time":""}',
+    r'{"log":7,"stream":"stdout","time":"2026-07-08T10:00:00Z"}',
+    r'{"log":"a","log":"WARN twice","time":"2026-07-08T10:00:00Z"}',
+    r'{"time":"2026-07-08T10:00:00Z","stream":"stderr","log":"ERROR keys reordered\n"}',
+    r'{ "log" : "INFO spaced\n" , "stream" : "stdout" , "time" : "2026-07-08T10:00:00.123456789Z" }  ',
+    r'{"log":"WARN extra key\n","stream":"stdout","time":"2026-07-08T10:00:00Z","attrs":{"k":"v"}}',
+    r'{"log":"WARN extra flat\n","stream":9,"time":"2026-07-08T10:00:00Z","tag":null}',
+    '{"log":"raw\ttab","stream":"stdout","time":"2026-07-08T10:00:00Z"}',
+    r'{"log":"WARN \/ \\n \b\f escapes\n\n","stream":"stdout","time":"2026-07-08T10:00:00Z"}',
+    r'{"log":"ERROR\r\n","stream":"stdout","time":"2026-07-08T10:00:00+01:00"}',
+    r'{"log":"x","stream":"stdout","time":"2026-13-08T10:00:00Z"}',
+    r'{"log":"broken',
+    r'{"msg":"plain json, no log","ts":"2026-07-08T10:00:00Z"}',
+    r'{"stream":"stdout","log":"sniffed late","time":"2026-07-08T10:00:00Z"}',
+]
+CRI_ODD = [
+    "2026-07-08T10:00:00Z stdout F",
+    "2026-07-08T10:00:00Z stdout F ",
+    "2026-07-08T10:00:00Z stdout Fx",
+    "2026-07-08T10:00:00Z stdout P ERROR partial part",
+    "2026-07-08T10:00:00.123456789+02:00 stderr F WARN offset",
+    "2026-13-08T10:00:00Z stdout F bad month",
+    "2026-07-08T10:00:00 stdout F no zone",
+    "2026-07-08T10:00:00Z stdin F wrong stream",
+    r"2026-07-08T10:00:00Z stdout F caf\u00e9 written escape",
+]
+
+
+def docker(inner: str, index: int) -> str:
+    """A json-file line writing `inner` as Docker escapes it (`\\uXXXX` for what is not ASCII)."""
+    stamp = (datetime(2026, 7, 8, 10, tzinfo=UTC) + timedelta(milliseconds=7 * index)).isoformat()
+    return f'{{"log":{json.dumps(inner + chr(10))},"stream":"stderr","time":"{stamp.replace("+00:00", "Z")}"}}'
+
+
+def cri_line(inner: str, index: int) -> str:
+    """A CRI line writing `inner` (a newline in it as the two characters `\\n`), full or partial."""
+    stamp = datetime(2026, 7, 8, 10, tzinfo=UTC) + timedelta(microseconds=7001 * index)
+    text = inner.replace("\n", "\\n")
+    return f"{stamp.isoformat().replace('+00:00', 'Z')} {('stdout', 'stderr')[index % 2]} {'FP'[index % 3 == 2]} {text}"
+
+
+@pytest.mark.parametrize("wrapper", ["docker", "cri"])
+@pytest.mark.parametrize("first", [True, False])
+def test_container_lines(tmp_path, wrapper, first):
+    """Every kind of inner line and odd runtime lines; the runtime's format detected, or another one (the
+    container lines then read where LineReader reaches their format)."""
+    wrap, odd = (docker, DOCKER_ODD) if wrapper == "docker" else (cri_line, CRI_ODD)
+    lines = [wrap(inner, index) for index, inner in enumerate(INNER_LINES * 3)] + odd
+    if not first:
+        lines = [
+            f"2026-07-08T09:{index % 60:02d}:00Z INFO host line {index}" for index in range(3 * len(lines))
+        ] + lines
+        random.Random(3).shuffle(lines)
+    found = assert_same(write(tmp_path, lines), ParseContext(CLOCK, BERLIN))
+    assert (found.format == ("container_json" if wrapper == "docker" else "cri")) == first
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_container_lines(tmp_path, seed):
+    """Random inner lines (every bench format, stack traces, secrets, junk) in both runtimes' lines."""
+    rng = random.Random(seed)
+    inner = [random_line(rng, index) for index in range(1200)]
+    lines = [docker(text, index) if rng.random() < 0.5 else cri_line(text, index) for index, text in enumerate(inner)]
+    assert_same(write(tmp_path, "\n".join(lines).encode("utf-8", "surrogatepass")), ParseContext(CLOCK, BERLIN))
 
 
 @pytest.mark.parametrize("seed", range(6))
