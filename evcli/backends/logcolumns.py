@@ -28,9 +28,12 @@ cannot read flags every line); a vector-read line is printable ASCII, so Python'
 from __future__ import annotations
 
 import io
+import mmap
+import os
 from concurrent.futures import ThreadPoolExecutor
 from itertools import islice
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -67,9 +70,9 @@ from evcli.backends.logshapes_values import (
     _shape_frame,
     rows_frame,
 )
-from evcli.backends.logtable import LogTable, decoded, reference_table, unescaped_text
+from evcli.backends.logtable import LogTable, decoded, numbered_in_order, reference_table, unescaped_text
 from evcli.core import files, redaction
-from evcli.core.files import Lines, open_binary, open_text
+from evcli.core.files import Lines, check_deadline, open_binary, open_text
 
 _FOLDED = r"\\([\"'\\/])"  # redaction._ESCAPE but `\u`: a line writing `\u` goes to the Python path
 _RUST_UNSURE = ("[[", "&&", "--", "~~")  # class syntax Rust reads as set operations, Python literally
@@ -83,8 +86,10 @@ def read_table(path: Path, root: Path, context: ParseContext) -> LogTable:
     """The LogTable of a file, equal to `reference_table(path, root, context)` (see the module docstring)."""
     with open_text(path, root) as handle:
         fmt = detect(masked_lines(islice(Lines(handle), SAMPLE_LINES)), context).format
-    with open_binary(path, root) as binary:
-        data = binary.read()
+    with open_binary(path, root) as binary:  # mapped, not read: the bytes stay in the page cache
+        size = os.fstat(binary.fileno()).st_size
+        data: Any = mmap.mmap(binary.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
+    check_deadline()
     source = _Source(data)
     cut = source.cut_lines()
     if cut is None:  # a cut that splits a line in two (see _Source.cut_lines): the reference's numbering
@@ -97,6 +102,7 @@ def read_table(path: Path, root: Path, context: ParseContext) -> LogTable:
         reading = _Reading(source.column, context, python)
         reading.run(None if fmt is None else format_named(fmt))
         python |= screened.result()
+    check_deadline()
     texts = _key_blocks(source, cut, redactor, python)
     reading.to_python(python)
     reading.python_rows(source, texts, cut, redactor, LineReader(None if fmt is None else format_named(fmt), context))
@@ -108,7 +114,7 @@ class _Source:
     counts lines; `column` holds the lines as polars strings (bytes that are not ASCII read as `?`: those
     lines are read by the Python path)."""
 
-    def __init__(self, data: bytes) -> None:
+    def __init__(self, data: Any) -> None:  # bytes or a read-only mmap
         self.data = data
         self.bytes = np.frombuffer(data, np.uint8)
         newlines = np.flatnonzero(self.bytes == 10)
@@ -499,7 +505,7 @@ def _assemble(
     record = rows[np.maximum.accumulate(np.where(starts, order, 0))] + 1 if count else rows
     templates, template = _codes(frame["template"])
     instances, instance = _codes(frame["instance"])
-    return LogTable(
+    table = LogTable(
         lineno=rows + 1,
         start=source.starts[rows],
         end=source.ends[rows],
@@ -518,6 +524,7 @@ def _assemble(
         format=fmt,
         cut=cut,
     )
+    return numbered_in_order(table)
 
 
 def _codes(values: pl.Series) -> tuple[list[str], np.ndarray]:

@@ -53,10 +53,10 @@ KEY_BLOCK = [
 def assert_same(path: Path, context: ParseContext) -> LogTable:
     expected = reference_table(path, path.parent, context)
     found = logcolumns.read_table(path, path.parent, context)
-    for name in ("lineno", "start", "end", "record"):
+    for name in ("lineno", "start", "end", "record", "template", "instance"):  # codes numbered by first row
         np.testing.assert_array_equal(getattr(found, name), getattr(expected, name), err_msg=name)
     assert found.rows() == expected.rows()
-    for name in ("text", "unescaped", "lines", "size", "format", "cut"):
+    for name in ("templates", "instances", "text", "unescaped", "lines", "size", "format", "cut"):
         assert getattr(found, name) == getattr(expected, name), name
     return found
 
