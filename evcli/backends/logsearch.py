@@ -6,13 +6,13 @@ Invariants:
   - `Filter` is what a query keeps and `FileMatches` what it answers, for one file; the store's queries
     take and return them;
   - each query opens the store and maps the log for itself (threads share none) and closes them when it
-    is done (`matching_lines`: when its lines have been read or it is closed);
+    is done;
   - the tool call's deadline stops a query (DeadlineExceeded), checked between the chunks it scans.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -76,9 +76,17 @@ def instance_counts(indexed: IndexedFile, wanted: Filter) -> dict[str, int]:
         return logstore.instance_counts(stored, wanted)
 
 
-def matching_lines(indexed: IndexedFile, wanted: Filter) -> Iterator[str]:
-    """The text of every line `wanted` keeps, in file order (what `count_by` counts over)."""
-    from evcli.backends import logstore
+def address_counts(indexed: IndexedFile, wanted: Filter) -> Counter[str]:
+    """Matching lines per address (evcli.backends.addresses.count_addresses over them)."""
+    from evcli.backends import logcounts
 
     with opened(indexed) as stored:
-        yield from logstore.matching_lines(stored, wanted)
+        return logcounts.address_counts(stored, wanted)
+
+
+def path_counts(indexed: IndexedFile, wanted: Filter) -> Counter[str]:
+    """Matching lines per requested endpoint (evcli.backends.addresses.count_paths over them)."""
+    from evcli.backends import logcounts
+
+    with opened(indexed) as stored:
+        return logcounts.path_counts(stored, wanted)
