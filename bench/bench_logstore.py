@@ -128,7 +128,7 @@ def bench_store(options: argparse.Namespace, tmp: Path, results: dict[str, Any])
     for compression in ("zstd", "lz4"):
         logstore._COMPRESSION = compression
         target = tmp / f"{compression}.parquet"
-        seconds, _, _ = timed(lambda target=target: logstore.write_store(table, target, {}), 1)
+        seconds, _, _ = timed(lambda target=target: logstore.write_store([table], target, lambda *_: {}), 1)
         size = target.stat().st_size
         ratio = size / table.size
         results[f"store_{compression}"] = {

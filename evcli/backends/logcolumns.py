@@ -1,8 +1,9 @@
-"""One log file read as columns without a per-line Python loop (issue 27): `read_table` returns exactly
-what evcli.backends.logtable.reference_table returns.
+"""One log file read as columns without a per-line Python loop (issue 27): `read_windows` returns it in
+pieces, a window of whole lines at a time, so memory does not grow with the file; `read_table` (the
+pieces joined) returns exactly what evcli.backends.logtable.reference_table returns.
 
-The bytes are split at b"\\n" with numpy and read as one polars string column. Each line then takes one
-of two paths:
+A window's bytes are split at b"\\n" with numpy and read as one polars string column. Each line then takes
+one of two paths:
   - the vector path: formats are tried in `LineReader`'s order (the detected one, blank, continuation,
     the others), each by its shape (evcli.backends.logformats.shapes, values read by
     evcli.backends.logshapes_values) or, for JSON lines and logfmt, by its key-value pairs
@@ -17,12 +18,14 @@ of two paths:
     escape, one cut at the longest line, and one a format may read that has no shape or whose reading
     the shape does not take (an impossible date, a level word outside the shape's table).
 Records, the forward-filled time and what continuation lines inherit are then computed with numpy over
-all rows (`_assemble`, the rules of logrows.line_rows).
+the window's rows, continuing what the windows before it left (`_assemble`, `_Carried`: the rules of
+logrows.line_rows); template and instance codes are numbered across windows by first appearance.
 
 Invariants: the screen flags a superset of the lines `Redactor.mask_stream` changes (it is built from
 the redactor's own keyword table, base64 shape, escape folding and extra patterns; a pattern polars
 cannot read flags every line); a vector-read line is printable ASCII, so Python's and Rust's regexes,
-`\\w`, `\\d`, `\\s` and `strip` agree on it.
+`\\w`, `\\d`, `\\s` and `strip` agree on it; no key block spans two windows (`_window_ends`), and a
+line's reading depends on no other line, so a window reads its lines as the whole file would.
 """
 
 from __future__ import annotations
@@ -30,7 +33,9 @@ from __future__ import annotations
 import io
 import mmap
 import os
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
 from typing import Any
@@ -70,7 +75,7 @@ from evcli.backends.logshapes_values import (
     _shape_frame,
     rows_frame,
 )
-from evcli.backends.logtable import LogTable, decoded, numbered_in_order, reference_table, unescaped_text
+from evcli.backends.logtable import LogTable, decoded, reference_table, unescaped_text
 from evcli.core import files, redaction
 from evcli.core.files import Lines, check_deadline, open_binary, open_text
 
@@ -82,31 +87,142 @@ STRUCTURED = {"json": read_json, "logfmt": read_logfmt}  # formats read as key-v
 WRAPPERS = {"container_json": unwrap_docker, "cri": lambda lines, tz, _: unwrap_cri(lines, tz)}  # runtimes' lines
 
 
-def read_table(path: Path, root: Path, context: ParseContext) -> LogTable:
-    """The LogTable of a file, equal to `reference_table(path, root, context)` (see the module docstring)."""
+# bytes read per window (whole lines). Measured (1M and 3M bench_tools.write_mixed_log lines, 2 shared cores):
+# 8 MB: 2.9 s per 1M lines, peak RSS 310 MB / 320 MB; 16 MB: the same time, 460 MB; 4 MB: 4.1 s (polars'
+# per-call overhead); the whole file at once: 740 MB for 1M lines
+WINDOW_BYTES = 8 << 20
+_KEY_LINES = redaction.MAX_KEY_BLOCK_LINES + 1  # lines before a window's start that must hold no key block
+
+
+class SplitLine(Exception):
+    """A cut at the longest line splits a line in two (see _Source.cut_lines): the lines after it are
+    numbered as the reference numbers them only by reading the file as `reference_table` does."""
+
+
+def read_table(path: Path, root: Path, context: ParseContext, window: int = WINDOW_BYTES) -> LogTable:
+    """The LogTable of a file, equal to `reference_table(path, root, context)` (see the module docstring):
+    `read_windows`' pieces joined."""
+    try:
+        return joined(list(read_windows(path, root, context, window)))
+    except SplitLine:
+        return reference_table(path, root, context)
+
+
+def read_windows(path: Path, root: Path, context: ParseContext, window: int = WINDOW_BYTES) -> Iterator[LogTable]:
+    """The file's LogTable in pieces, one per window of about `window` bytes of whole lines (at least one
+    piece): `joined` of them equals `reference_table`'s table, and memory does not grow with the file.
+
+    A piece's rows, line numbers, byte offsets, records and codes are the whole table's; its `templates`
+    and `instances` are the ones first used in it (the whole list is the pieces' lists in order), its `text`
+    and `unescaped` its own lines', its `lines`, `size` and `cut` its window's. No window starts within
+    MAX_KEY_BLOCK_LINES lines after a `PRIVATE KEY` (`_window_ends`), so no key block spans two windows
+    and each window masks its lines as masking the whole file does. The format is detected once, from the
+    file's first lines; the deadline is checked before each window and after the last. Raises SplitLine."""
     with open_text(path, root) as handle:
         fmt = detect(masked_lines(islice(Lines(handle), SAMPLE_LINES)), context).format
-    with open_binary(path, root) as binary:  # mapped, not read: the bytes stay in the page cache
-        size = os.fstat(binary.fileno()).st_size
-        data: Any = mmap.mmap(binary.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
-    check_deadline()
-    source = _Source(data)
-    cut = source.cut_lines()
-    if cut is None:  # a cut that splits a line in two (see _Source.cut_lines): the reference's numbering
-        return reference_table(path, root, context)
+    first = None if fmt is None else format_named(fmt)
     redactor = redaction.Redactor.from_env()
-    with ThreadPoolExecutor(1) as pool:  # polars leaves the GIL: the screen runs beside the vector path
-        screened = pool.submit(_screened, source.column, redactor)
-        python = source.odd_lines()
-        python[list(cut)] = True
-        reading = _Reading(source.column, context, python)
-        reading.run(None if fmt is None else format_named(fmt))
-        python |= screened.result()
+    reader = LineReader(first, context)
+    carried = _Carried(fmt)
+    with open_binary(path, root) as binary, ThreadPoolExecutor(1) as pool:  # the screen runs beside the vector path
+        size = os.fstat(binary.fileno()).st_size
+        # mapped to find the windows' ends (their pages only are touched); a window's bytes are read (pread),
+        # so the file's pages do not stay in the process's memory
+        data: Any = mmap.mmap(binary.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
+        try:
+            begin = 0
+            for end in _window_ends(data, window):
+                check_deadline()
+                source = _Source(os.pread(binary.fileno(), end - begin, begin))
+                yield _window(source, context, first, redactor, reader, pool, carried)
+                begin = end
+        finally:
+            if isinstance(data, mmap.mmap):
+                data.close()
     check_deadline()
+
+
+def _window(
+    source: _Source,
+    context: ParseContext,
+    first: LogFormat | None,
+    redactor: redaction.Redactor,
+    reader: LineReader,
+    pool: ThreadPoolExecutor,
+    carried: _Carried,
+) -> LogTable:
+    """One window's piece (see read_windows), read vectorised, its Python path's lines read by `reader`."""
+    cut = source.cut_lines()
+    if cut is None:
+        raise SplitLine
+    screened = pool.submit(_screened, source.column, redactor)
+    python = source.odd_lines()
+    python[list(cut)] = True
+    reading = _Reading(source.column, context, python)
+    reading.run(first)
+    python |= screened.result()
     texts = _key_blocks(source, cut, redactor, python)
     reading.to_python(python)
-    reading.python_rows(source, texts, cut, redactor, LineReader(None if fmt is None else format_named(fmt), context))
-    return reading.table(source, fmt, sum(pieces for _, pieces in cut.values()))
+    reading.python_rows(source, texts, cut, redactor, reader)
+    return reading.table(source, carried, sum(pieces for _, pieces in cut.values()))
+
+
+def _window_ends(data: Any, window: int) -> Iterator[int]:
+    """Where the windows end: line starts about `window` bytes apart (the file's end last; an empty file is
+    one empty window), each more than MAX_KEY_BLOCK_LINES lines after any `PRIVATE KEY` (so no key block
+    is open there: a BEGIN line masks at most MAX_KEY_BLOCK_LINES lines after it)."""
+    end = 0
+    while True:
+        end = _line_start_after(data, end + window, 1)
+        key = _key_before(data, end)
+        while key >= 0:
+            end = _line_start_after(data, key, _KEY_LINES + 1)
+            key = _key_before(data, end)
+        yield end
+        if end == len(data):
+            return
+
+
+def _line_start_after(data: Any, at: int, newlines: int) -> int:
+    """The start of the line after the `newlines`-th b"\\n" from byte `at` on (the file's end if none)."""
+    for _ in range(newlines):
+        newline = data.find(b"\n", at) if at < len(data) else -1
+        if newline < 0:
+            return len(data)
+        at = newline + 1
+    return at
+
+
+def _key_before(data: Any, start: int) -> int:
+    """Where the last `PRIVATE KEY` in the _KEY_LINES lines before the line starting at `start` is (-1:
+    none, or `start` is the file's end)."""
+    if start >= len(data):
+        return -1
+    position = start - 1
+    for _ in range(_KEY_LINES):
+        if position <= 0:
+            break
+        position = data.rfind(b"\n", 0, position)
+    return int(data.rfind(b"PRIVATE KEY", max(position, 0), start))
+
+
+def joined(pieces: list[LogTable]) -> LogTable:
+    """The whole table of `read_windows`' pieces."""
+    columns = {
+        name: np.concatenate([getattr(piece, name) for piece in pieces])
+        for name in ("lineno", "start", "end", "ts", "level", "derived", "template", "instance", "record")
+    }
+    return LogTable(
+        **columns,
+        templates=[text for piece in pieces for text in piece.templates],
+        instances=[text for piece in pieces for text in piece.instances],
+        text={lineno: text for piece in pieces for lineno, text in piece.text.items()},
+        unescaped={lineno: text for piece in pieces for lineno, text in piece.unescaped.items()},
+        lines=sum(piece.lines for piece in pieces),
+        size=sum(piece.size for piece in pieces),
+        format=pieces[0].format,
+        cut=sum(piece.cut for piece in pieces),
+    )
 
 
 class _Source:
@@ -114,7 +230,7 @@ class _Source:
     counts lines; `column` holds the lines as polars strings (bytes that are not ASCII read as `?`: those
     lines are read by the Python path)."""
 
-    def __init__(self, data: Any) -> None:  # bytes or a read-only mmap
+    def __init__(self, data: bytes) -> None:
         self.data = data
         self.bytes = np.frombuffer(data, np.uint8)
         newlines = np.flatnonzero(self.bytes == 10)
@@ -477,58 +593,101 @@ class _Reading:
                 records[name].append(value)
         self.frames.append(pl.DataFrame(records, schema=_SCHEMA))
 
-    def table(self, source: _Source, fmt: str | None, cut: int) -> LogTable:
+    def table(self, source: _Source, carried: _Carried, cut: int) -> LogTable:
         frame = pl.concat([frame.select(list(_SCHEMA)).cast(_SCHEMA) for frame in self.frames]).sort("row")  # type: ignore[arg-type]
-        return _assemble(frame, source, fmt, cut, self.texts, self.unescaped)
+        return _assemble(frame, source, carried, cut, self.texts, self.unescaped)
+
+
+@dataclass
+class _Carried:
+    """What a window's rows take from the windows before it (the state logrows.line_rows carries from line
+    to line): lines and bytes before it, the last row's record (0: no row yet), the last ts (NaN: none),
+    whether a timestamp was seen, the level, derived flag and instance code of the last parsed row (-1, -1:
+    none), and the codes of the templates and instances seen (numbered by first appearance)."""
+
+    format: str | None
+    lines: int = 0
+    size: int = 0
+    record: int = 0
+    ts: float = np.nan
+    timed: bool = False
+    level: int = _NO_LEVEL
+    derived: bool = False
+    instance: int = -1
+    templates: dict[str, int] = field(default_factory=dict)
+    instances: dict[str, int] = field(default_factory=dict)
 
 
 def _assemble(
-    frame: pl.DataFrame, source: _Source, fmt: str | None, cut: int, texts: dict[int, str], unescaped: dict[int, str]
+    frame: pl.DataFrame, source: _Source, carried: _Carried, cut: int, texts: dict[int, str], unescaped: dict[int, str]
 ) -> LogTable:
-    """The rules of logrows.line_rows over all rows at once: a line with a timestamp of its own starts a
-    record; before the first timestamp every parsed and unrecognised line does too; ts is forward-filled;
-    a continuation or unrecognised row takes the level, derived flag and instance of the last parsed row."""
+    """The rules of logrows.line_rows over a window's rows at once, continuing `carried` (and updating it):
+    a line with a timestamp of its own starts a record; before the file's first timestamp every parsed and
+    unrecognised line does too, and so does the file's first row; ts is forward-filled; a continuation or
+    unrecognised row takes the level, derived flag and instance of the last parsed row."""
     rows = frame["row"].to_numpy()
     count = len(rows)
     order = np.arange(count)
     parsed = frame["parsed"].to_numpy()
     own_ts = frame["ts"].to_numpy()
     timed = ~np.isnan(own_ts)
-    first_timed = int(np.argmax(timed)) if timed.any() else count
+    lineno = rows + 1 + carried.lines
+    before = np.zeros(count, bool) if carried.timed else order <= (np.argmax(timed) if timed.any() else count)
+    starts = (parsed & (timed | before)) | (~parsed & frame["unrecognised"].to_numpy() & before)
+    starts[:1] |= carried.record == 0
+    last_start = np.maximum.accumulate(np.where(starts, order, -1)) if count else order
     last_timed = np.maximum.accumulate(np.where(timed, order, -1)) if count else order
-    ts = np.where(last_timed >= 0, own_ts[np.maximum(last_timed, 0)], np.nan)
     last_parsed = np.maximum.accumulate(np.where(parsed, order, -1)) if count else order
-    inherited = np.maximum(last_parsed, 0)
-    has_parsed = last_parsed >= 0
-    before = order <= first_timed
-    starts = (order == 0) | (parsed & (timed | before)) | (~parsed & frame["unrecognised"].to_numpy() & before)
-    record = rows[np.maximum.accumulate(np.where(starts, order, 0))] + 1 if count else rows
-    templates, template = _codes(frame["template"])
-    instances, instance = _codes(frame["instance"])
+    inherited, has_parsed = np.maximum(last_parsed, 0), last_parsed >= 0
+    templates, template = _global_codes(frame["template"], carried.templates)
+    instances, instance = _global_codes(frame["instance"], carried.instances)
     table = LogTable(
-        lineno=rows + 1,
-        start=source.starts[rows],
-        end=source.ends[rows],
-        ts=ts,
-        level=np.where(has_parsed, frame["level"].to_numpy()[inherited], _NO_LEVEL).astype(np.int8),
-        derived=np.where(has_parsed, frame["derived"].to_numpy()[inherited], False),
-        template=template.astype(np.int32),
-        instance=np.where(has_parsed, instance[inherited], -1).astype(np.int32),
-        record=record.astype(np.int64),
+        lineno=lineno,
+        start=source.starts[rows] + carried.size,
+        end=source.ends[rows] + carried.size,
+        ts=np.where(last_timed >= 0, own_ts[np.maximum(last_timed, 0)], carried.ts),
+        level=np.where(has_parsed, frame["level"].to_numpy()[inherited], carried.level).astype(np.int8),
+        derived=np.where(has_parsed, frame["derived"].to_numpy()[inherited], carried.derived),
+        template=template,
+        instance=np.where(has_parsed, instance[inherited], carried.instance).astype(np.int32),
+        record=np.where(last_start >= 0, lineno[np.maximum(last_start, 0)], carried.record).astype(np.int64),
         templates=templates,
         instances=instances,
-        text=texts,
-        unescaped=unescaped,
+        text={lineno + carried.lines: text for lineno, text in texts.items()},
+        unescaped={lineno + carried.lines: text for lineno, text in unescaped.items()},
         lines=source.lines,
         size=len(source.data),
-        format=fmt,
+        format=carried.format,
         cut=cut,
     )
-    return numbered_in_order(table)
+    _carry(carried, table, timed.any())
+    return table
 
 
-def _codes(values: pl.Series) -> tuple[list[str], np.ndarray]:
-    """Distinct non-null values and each row's code into them (-1: null)."""
+def _carry(carried: _Carried, table: LogTable, timed: bool) -> None:
+    """`carried` after `table`'s window."""
+    carried.lines += table.lines
+    carried.size += table.size
+    carried.timed |= bool(timed)
+    if len(table.lineno):
+        carried.record = int(table.record[-1])
+        carried.ts = float(table.ts[-1])
+        carried.level, carried.derived = int(table.level[-1]), bool(table.derived[-1])
+        carried.instance = int(table.instance[-1])
+
+
+def _global_codes(values: pl.Series, codes: dict[str, int]) -> tuple[list[str], np.ndarray]:
+    """Each value's code in `codes` (-1: null), the values not in it added in order of first appearance;
+    returns them too."""
     distinct = values.drop_nulls().unique().sort()
-    codes = distinct.search_sorted(values.fill_null("")).to_numpy().astype(np.int64)
-    return distinct.to_list(), np.where(values.is_not_null().to_numpy(), codes, -1)
+    local = distinct.search_sorted(values.fill_null("")).to_numpy().astype(np.int64)
+    present = values.is_not_null().to_numpy()
+    used, first_rows = np.unique(local[present], return_index=True)
+    texts, added = distinct.to_list(), []
+    new_code = np.full(len(texts) + 1, -1, np.int32)
+    for code in used[np.argsort(first_rows, kind="stable")].tolist():
+        if texts[code] not in codes:
+            codes[texts[code]] = len(codes)
+            added.append(texts[code])
+        new_code[code] = codes[texts[code]]
+    return added, np.where(present, new_code[local], -1).astype(np.int32)

@@ -95,7 +95,7 @@ def _counted(
     stored: logstore.StoredLog, wanted: Filter, per_line: Callable[[Iterable[str]], Counter[str]], plain: Counted
 ) -> Counter[str]:
     """`per_line` over the kept lines' text, `plain` counting the plain ones chunk by chunk."""
-    keep = logstore._selected(stored, wanted)
+    keep = logstore.selected(stored, wanted)
     special_rows, special_texts = stored.special()
     counts = per_line(
         _checked(text for row, text in zip(special_rows.tolist(), special_texts, strict=True) if keep[row])

@@ -1,7 +1,8 @@
 """The persistent per-file log index of snapshot logs (DESIGN §5, issues 9 and 27).
 
-A log file is read once into columns (evcli.backends.logcolumns.read_table: its format detected from the
-first SAMPLE_LINES lines, every line masked and read, vectorised) and the columns are stored in one file
+A log file is read once into columns (evcli.backends.logcolumns.read_windows: its format detected from the
+first SAMPLE_LINES lines, every line masked and read, vectorised, a window of lines at a time, each stored
+as it is read, so a build's memory does not grow with the file) and the columns are stored in one file
 per (content digest, parse context) under `$EVCLI_HOME/logindex/` (evcli.backends.logstore). Queries
 (evcli.backends.logsearch) read the store's columns and the log's own bytes; no SQLite is involved.
 
@@ -32,8 +33,9 @@ Invariants:
     built from another size of file) is deleted and built again;
   - a tool call builds the indexes it reads before its deadline starts (the tools' `prepare`,
     evcli.backends.envindex), and `evcli env index` builds them ahead of any call;
-  - the tool call's deadline is checked before the file is read and again before its store is written
-    (a build that passed it keeps nothing), and between the chunks a query scans: DeadlineExceeded.
+  - the tool call's deadline is checked before the file is read, before each window of it and after the
+    last, before its store is renamed into place (a build that passed it keeps nothing), and between the
+    chunks a query scans: DeadlineExceeded.
 """
 
 from __future__ import annotations
@@ -49,16 +51,13 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from evcli.backends.logformats import ParseContext
 from evcli.backends.logstore import STORE_VERSION
 from evcli.core.files import check_deadline, contained, open_binary
 from evcli.core.paths import index_home
 from evcli.core.redaction import ENV_EXTRA_PATTERNS
-
-if TYPE_CHECKING:
-    from evcli.backends.logtable import LogTable
 
 SCHEMA = 12  # part of every index file's name: a change to how lines are read or to what a store holds bumps it
 SUFFIX = ".parquet"
@@ -138,29 +137,34 @@ def _meta(store: Path, path: Path, root: Path) -> dict[str, Any]:
 
 
 def _build(path: Path, root: Path, context: ParseContext, store: Path, digest: str) -> None:
-    """Read `path` into columns and store them at `store` (renamed into place when whole)."""
-    from evcli.backends.logcolumns import read_table  # only when no index exists yet: it loads polars
+    """Read `path` in windows into columns and store them at `store` as they come (renamed into place when
+    whole): memory does not grow with the file."""
+    from evcli.backends import logcolumns  # only when no index exists yet: it loads polars
     from evcli.backends.logstore import write_store
+    from evcli.backends.logtable import reference_table
 
     started = time.monotonic()
+
+    def record(first: float | None, last: float | None) -> dict[str, Any]:
+        return _record(first, last, digest, time.monotonic() - started)
+
     with _progress(path) as phase:
         check_deadline()
         phase("reading")
-        table = read_table(path, root, context)
-        check_deadline()  # the call's time passed while the file was read: nothing is kept
-        phase("storing")
-        write_store(table, store, _record(table, digest, time.monotonic() - started))
+        try:
+            write_store(logcolumns.read_windows(path, root, context), store, record)
+        except logcolumns.SplitLine:  # the reference's numbering: the file read whole (a rare, odd line)
+            write_store([reference_table(path, root, context)], store, record)
 
 
-def _record(table: LogTable, digest: str, seconds: float) -> dict[str, Any]:
+def _record(first: float | None, last: float | None, digest: str, seconds: float) -> dict[str, Any]:
     """The build record a store keeps: its id, what it was built from, the first and last ts."""
-    timed = table.ts[table.ts == table.ts]  # NaN: no timestamp
     return {
         "id": uuid.uuid4().hex,
         "schema": SCHEMA,
         "digest": digest,
-        "first": float(timed.min()) if len(timed) else None,
-        "last": float(timed.max()) if len(timed) else None,
+        "first": first,
+        "last": last,
         "seconds": round(seconds, 3),
     }
 

@@ -4,7 +4,8 @@ of evcli.backends.logsearch answered from it and the log's own bytes, with the s
 The store holds the table's columns (line number, byte span, ts, level, derived, template, instance,
 record; the increasing ones as differences), its distinct templates and instances, the text of the lines whose text is not their bytes
 (`LogTable.text`: masked or cut lines) and the unescaped text of lines writing JSON escapes; no other
-line text. A query reads the log's bytes through a read-only mmap (`open_binary`: contained in the
+line text. It is written as it is read: one row group per window of rows (the side-list columns null),
+then one row group of the side lists (the number columns null); the metadata (counts, build record) last. A query reads the log's bytes through a read-only mmap (`open_binary`: contained in the
 environment's directory) and matches keywords over them vectorised, two threads at a time: chunks of
 lines as one Arrow binary array over the mapped bytes (no copy), matched by pyarrow's RE2 kernels. (Polars'
 regex over the same chunks as text cost as much CPU with the UTF-8 check its strings need, measured on
@@ -45,7 +46,7 @@ import mmap
 import os
 import re
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,7 +58,7 @@ from evcli.backends.logsearch import FileMatches, Filter
 from evcli.backends.logtable import LogTable, decoded
 from evcli.core.files import check_deadline, open_binary
 
-STORE_VERSION = 1
+STORE_VERSION = 2  # 2: written in row groups, the side lists in the last one
 # measured (bench/bench_logstore.py, 5M mixed lines, columns stored as differences): zstd 0.064 of the
 # log, lz4 0.109; their columns read in the same CPU time (0.09 s) and a keyword query took 0.30 s on either
 _COMPRESSION = "zstd"
@@ -77,54 +78,115 @@ _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrst
 # --- writing ----------------------------------------------------------------------------------------
 
 
-def write_store(table: LogTable, target: Path, build: dict[str, Any]) -> None:
-    """Store `table` (and the `build` record) at `target`, atomically (see the module's invariants)."""
-    frame = _frame(table)
-    meta = {
-        "version": STORE_VERSION,
-        "build": build,
-        "rows": len(table.lineno),
-        "lines": table.lines,
-        "size": table.size,
-        "format": table.format,
-        "cut": table.cut,
-        "counts": {name: len(values) for name, values in _side_lists(table).items()},
-    }
+def write_store(
+    pieces: Iterable[LogTable], target: Path, build: Callable[[float | None, float | None], dict[str, Any]]
+) -> None:
+    """Store the table of `pieces` (evcli.backends.logcolumns.read_windows' pieces, or one whole table) at
+    `target`, atomically (see the module's invariants), one row group per piece that has rows, then the
+    side lists' row group; `build(first ts, last ts)` is the build record, asked for after the last piece."""
+    import pyarrow.parquet as pq
+
     descriptor, temporary = tempfile.mkstemp(dir=target.parent, prefix=".building-", suffix=".parquet")
     os.close(descriptor)
     try:
-        frame.write_parquet(
-            temporary, compression=_COMPRESSION, statistics=False, metadata={_META_KEY: json.dumps(meta)}
-        )
+        written = _Written()
+        with pq.ParquetWriter(temporary, _schema(), compression=_COMPRESSION, write_statistics=False) as writer:
+            for piece in pieces:
+                if len(piece.lineno):
+                    writer.write_table(_row_group(piece, written), row_group_size=len(piece.lineno))
+                written.add(piece)
+            writer.write_table(_side_group(written))
+            writer.add_key_value_metadata({_META_KEY: json.dumps(written.meta(build))})
         os.replace(temporary, target)
     finally:
         Path(temporary).unlink(missing_ok=True)
 
 
-def _frame(table: LogTable) -> Any:
-    """The table as one frame: its number columns (`_encoded`) and the side lists as columns padded with
-    nulls to the row count (a list never has more entries than the table has rows)."""
-    import polars as pl
+@dataclass
+class _Written:
+    """What the pieces written so far add up to: the side lists, the counts, the first and last ts and the
+    last row's end (the next row's `gap` counts from it)."""
 
-    rows = len(table.lineno)
-    numbers = _encoded(table)
-    columns = [pl.Series(name, values) for name, values in numbers.items()]
-    for name, values in _side_lists(table).items():
-        kind = pl.Int32 if name.endswith("_lineno") else pl.String
-        columns.append(pl.Series(name, values, dtype=kind).extend_constant(None, rows - len(values)))
-    return pl.DataFrame(columns)
+    rows: int = 0
+    lines: int = 0
+    size: int = 0
+    cut: int = 0
+    end: int = 0
+    format: str | None = None
+    first: float = np.inf
+    last: float = -np.inf
+    lists: dict[str, list[Any]] = field(default_factory=lambda: {name: [] for name in _SIDE_LISTS})
+
+    def add(self, piece: LogTable) -> None:
+        self.rows += len(piece.lineno)
+        self.lines += piece.lines
+        self.size += piece.size
+        self.cut += piece.cut
+        self.format = piece.format
+        if len(piece.lineno):
+            self.end = int(piece.end[-1])
+            self.first = min(self.first, float(np.fmin.reduce(piece.ts, initial=np.inf)))
+            self.last = max(self.last, float(np.fmax.reduce(piece.ts, initial=-np.inf)))
+        for name, values in _side_lists(piece).items():
+            self.lists[name].extend(values)
+
+    def meta(self, build: Callable[[float | None, float | None], dict[str, Any]]) -> dict[str, Any]:
+        return {
+            "version": STORE_VERSION,
+            "build": build(*(None if np.isinf(ts) else ts for ts in (self.first, self.last))),
+            "rows": self.rows,
+            "lines": self.lines,
+            "size": self.size,
+            "format": self.format,
+            "cut": self.cut,
+            "counts": {name: len(values) for name, values in self.lists.items()},
+        }
 
 
-def _encoded(table: LogTable) -> dict[str, np.ndarray]:
+def _schema() -> Any:
+    import pyarrow as pa
+
+    numbers = {"gap": pa.int64(), "ts": pa.float64(), "level": pa.int8(), "derived": pa.int8()}
+    side = {name: pa.int32() if name.endswith("_lineno") else pa.large_string() for name in _SIDE_LISTS}
+    return pa.schema([(name, numbers.get(name, pa.int32())) for name in _STORED] + list(side.items()))
+
+
+def _row_group(piece: LogTable, written: _Written) -> Any:
+    """A piece's rows (`_encoded`, continuing the rows written before it), the side lists' columns null."""
+    import pyarrow as pa
+
+    schema = _schema()
+    numbers = _encoded(piece, written.rows, written.end)
+    rows = len(piece.lineno)
+    side = [pa.nulls(rows, schema.field(name).type) for name in _SIDE_LISTS]
+    return pa.table([pa.array(numbers[name], schema.field(name).type) for name in _STORED] + side, schema=schema)
+
+
+def _side_group(written: _Written) -> Any:
+    """The last row group: the side lists, each padded with nulls to the longest (at least one row), the
+    number columns null."""
+    import pyarrow as pa
+
+    schema = _schema()
+    rows = max(1, *(len(values) for values in written.lists.values()))
+    numbers = [pa.nulls(rows, schema.field(name).type) for name in _STORED]
+    side = [
+        pa.array(values + [None] * (rows - len(values)), schema.field(name).type)
+        for name, values in written.lists.items()
+    ]
+    return pa.table(numbers + side, schema=schema)
+
+
+def _encoded(table: LogTable, before: int, previous_end: int) -> dict[str, np.ndarray]:
     """The number columns as stored, narrowed, the increasing ones as differences (which compress to
     little and read fast): `skipped` (lines before a row that are not rows: lineno - row - 1), `gap`
     (bytes between the previous row's end and its start), `back` (lineno - record); `_decoded`
-    inverts it."""
+    inverts it. `table`'s rows follow `before` rows, the last of them ending at `previous_end`."""
     length = (table.end - table.start).astype(np.int64)
-    previous_end = np.concatenate(([0], table.end[:-1])).astype(np.int64)
+    previous_ends = np.concatenate(([previous_end], table.end[:-1])).astype(np.int64)
     return {
-        "skipped": (table.lineno - np.arange(1, len(table.lineno) + 1)).astype(np.int32),
-        "gap": table.start.astype(np.int64) - previous_end,
+        "skipped": (table.lineno - np.arange(before + 1, before + len(table.lineno) + 1)).astype(np.int32),
+        "gap": table.start.astype(np.int64) - previous_ends,
         "length": length.astype(np.int32),
         "ts": table.ts.astype(np.float64),
         "level": table.level.astype(np.int8),
@@ -191,19 +253,20 @@ class StoredLog:
         if not self._columns:
             import polars as pl
 
-            frame = pl.read_parquet(self.store, columns=list(_STORED))
+            frame = pl.read_parquet(self.store, columns=list(_STORED), n_rows=self.rows)
             self._columns = _decoded({name: frame[name].to_numpy() for name in _STORED})
         return self._columns[name]
 
     def side(self, name: str) -> list[Any]:
         """A side list (templates, instances, text and unescaped with their line numbers); all are read
-        at the first use of one, in one read of the rows the longest spans."""
+        at the first use of one, in one read of the last row group."""
         if not self._lists:
-            import polars as pl
+            import pyarrow.parquet as pq
 
             counts = self.meta["counts"]
-            frame = pl.read_parquet(self.store, columns=list(_SIDE_LISTS), n_rows=max(counts.values(), default=0))
-            self._lists = {column: frame[column].head(counts[column]).to_list() for column in _SIDE_LISTS}
+            with pq.ParquetFile(self.store) as parquet:
+                group = parquet.read_row_group(parquet.num_row_groups - 1, columns=list(_SIDE_LISTS))
+            self._lists = {column: group[column][: counts[column]].to_pylist() for column in _SIDE_LISTS}
         return self._lists[name]
 
     def texts(self) -> dict[int, str]:
@@ -249,7 +312,7 @@ def open_store(store: Path, log: Path, root: Path) -> StoredLog:
 
 def search(stored: StoredLog, wanted: Filter, limit: int, patterns: int = 20) -> FileMatches:
     """The matches of `wanted` in one file (logsearch.search's results)."""
-    rows = np.flatnonzero(_selected(stored, wanted))
+    rows = np.flatnonzero(selected(stored, wanted))
     if not len(rows):
         return FileMatches([], {}, None, None)
     by_level, first, last = _levels(stored, rows)
@@ -265,7 +328,7 @@ def search(stored: StoredLog, wanted: Filter, limit: int, patterns: int = 20) ->
 
 def instance_counts(stored: StoredLog, wanted: Filter) -> dict[str, int]:
     """Matching lines per instance (lines naming none left out), by instance text."""
-    codes = stored.column("instance")[_selected(stored, wanted)]
+    codes = stored.column("instance")[selected(stored, wanted)]
     counts = np.bincount(codes[codes >= 0])
     names = stored.side("instances")
     return dict(sorted((names[code], int(counts[code])) for code in np.flatnonzero(counts)))
@@ -273,7 +336,7 @@ def instance_counts(stored: StoredLog, wanted: Filter) -> dict[str, int]:
 
 def matching_lines(stored: StoredLog, wanted: Filter) -> Iterator[str]:
     """The text of every line `wanted` keeps (its unescaped text where it has one), in file order."""
-    rows = np.flatnonzero(_selected(stored, wanted))
+    rows = np.flatnonzero(selected(stored, wanted))
     special_rows, special_texts = stored.special()
     matched = dict(zip(special_rows.tolist(), special_texts, strict=True))
     texts = stored.texts()
@@ -287,7 +350,7 @@ def matching_lines(stored: StoredLog, wanted: Filter) -> Iterator[str]:
 # --- which rows a filter keeps ------------------------------------------------------------------------
 
 
-def _selected(stored: StoredLog, wanted: Filter) -> np.ndarray:
+def selected(stored: StoredLog, wanted: Filter) -> np.ndarray:
     """A mask of the rows `wanted` keeps (logsearch.Filter.where, row by row)."""
     ts = stored.column("ts")
     if wanted.start is not None or wanted.end is not None:

@@ -165,21 +165,3 @@ def _line_offsets(data: bytes) -> list[tuple[int, int]]:
         offsets.append((start, end))
         start = stop + 1
     return offsets
-
-
-def numbered_in_order(table: LogTable) -> LogTable:
-    """The table with its templates and instances numbered by their first row, as `reference_table` numbers
-    them (a store orders pattern ties by template code: the order of first appearance)."""
-    table.template, table.templates = _renumbered(table.template, table.templates)
-    table.instance, table.instances = _renumbered(table.instance, table.instances)
-    return table
-
-
-def _renumbered(codes: np.ndarray, values: list[str]) -> tuple[np.ndarray, list[str]]:
-    present = codes >= 0
-    used, first_rows = np.unique(codes[present], return_index=True)
-    order = used[np.argsort(first_rows, kind="stable")]
-    new_code = np.full(len(values) + 1, -1, dtype=np.int32)
-    new_code[order] = np.arange(len(order), dtype=np.int32)
-    renumbered = np.where(present, new_code[codes], -1).astype(np.int32)
-    return renumbered, [values[code] for code in order]

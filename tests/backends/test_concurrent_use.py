@@ -122,14 +122,14 @@ def big_log(tmp_path) -> Path:
 
 def test_one_thread_builds_a_log_index_the_others_asking_for_it_wait_and_read_it(tmp_path, big_log, monkeypatch):
     builds: list[int] = []
-    original = logcolumns.read_table
+    original = logcolumns.read_windows
 
     def counted(*args: Any) -> Any:
         builds.append(1)
         time.sleep(0.05)  # long enough for every thread to find no index built yet
         return original(*args)
 
-    monkeypatch.setattr(logcolumns, "read_table", counted)
+    monkeypatch.setattr(logcolumns, "read_windows", counted)
     context = ParseContext(clock=datetime(2026, 7, 8, 23, 59, tzinfo=UTC), tz=UTC)
 
     indexes = at_once(lambda: logindex.open_index(big_log, tmp_path, context, tmp_path / "home"), threads=4)

@@ -1,7 +1,8 @@
 """evcli/backends/logcolumns.py: the vectorised reader returns exactly the reference reading
 (evcli.backends.logtable.reference_table) on every format, the bench logs, hand-made edge cases and
-seeded random mixes; its template regex equals logrows.mask; its masking screen misses no line that
-masking changes."""
+seeded random mixes, whole and in windows small enough that their boundaries fall everywhere (inside
+stack traces and records, before the first timestamp, next to key blocks); its template regex equals
+logrows.mask; its masking screen misses no line that masking changes."""
 
 from __future__ import annotations
 
@@ -50,9 +51,9 @@ KEY_BLOCK = [
 ]
 
 
-def assert_same(path: Path, context: ParseContext) -> LogTable:
+def assert_same(path: Path, context: ParseContext, window: int = logcolumns.WINDOW_BYTES) -> LogTable:
     expected = reference_table(path, path.parent, context)
-    found = logcolumns.read_table(path, path.parent, context)
+    found = logcolumns.read_table(path, path.parent, context, window)
     for name in ("lineno", "start", "end", "record", "template", "instance"):  # codes numbered by first row
         np.testing.assert_array_equal(getattr(found, name), getattr(expected, name), err_msg=name)
     assert found.rows() == expected.rows()
@@ -339,3 +340,66 @@ def test_the_template_regex_is_mask(message):
     found = pl.Series([message]).str.replace_all(logcolumns.VARIABLE, "<*>")[0]
     if message.isascii():
         assert found == mask(message)
+
+
+# --- windows ----------------------------------------------------------------------------------------
+
+WINDOWED = [
+    "not a log line before any timestamp",
+    "\tat a.Frame(Frame.java:1)",
+    "another 12 unrecognised 0x1f",
+    "2026-07-08 10:00:00.000 ERROR [pod-1] c.e.Pay - payment 1 failed",
+    "java.lang.IllegalStateException: pool closed",
+    "\tat com.example.Pool.get(Pool.java:500)",
+    "\tat com.example.Pay.run(Pay.java:7)",
+    "",
+    "stray text inside the record",
+    "2026-07-08 10:00:01.000 WARN [pod-2] c.e.Pay - payment 2 slow",
+    *KEY_BLOCK,
+    "2026-07-08 10:00:03.000 INFO [pod-3] c.e.Pay - loaded -----BEGIN PRIVATE KEY----- never ended",
+    *[f"  body line {index} of an open key block" for index in range(3)],
+    *SECRET_LINES,
+    "2026-07-08 10:00:04.000 INFO [pod-1] c.e.Pay - payment 3 failed",
+    "\tat com.example.Pool.get(Pool.java:500)",
+]
+
+
+@pytest.mark.parametrize("window", [1, 40, 333, 4096])
+def test_windows_anywhere(tmp_path, window):
+    """Window boundaries at every line (1 byte: each window is a line, but near a key block) or every few:
+    inside stack traces and records, before the first timestamp, between a parsed line and its
+    continuation, next to key blocks; templates and instances repeating across windows."""
+    assert_same(write(tmp_path, WINDOWED * 3), ParseContext(CLOCK, BERLIN), window)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_random_mix_in_windows(tmp_path, seed):
+    rng = random.Random(seed)
+    text = "\n".join(random_line(rng, index) for index in range(1500)).encode("utf-8", "surrogatepass")
+    assert_same(write(tmp_path, text), ParseContext(CLOCK, BERLIN), 2000 + 700 * seed)
+
+
+def test_mixed_bench_log_in_windows(tmp_path):
+    bench_tools.write_mixed_log(tmp_path / "mixed.log", 6000)
+    assert_same(tmp_path / "mixed.log", ParseContext(CLOCK, BERLIN), 50_000)
+
+
+def test_no_window_starts_where_a_key_block_may_be_open(tmp_path):
+    """A window starts more than MAX_KEY_BLOCK_LINES lines after any `PRIVATE KEY`; the others at the
+    first line start after `window` bytes."""
+    lines = [f"2026-07-08 10:00:00 INFO line {index}" for index in range(1000)]
+    lines[300] = "2026-07-08 10:00:00 INFO -----BEGIN RSA PRIVATE KEY----- never ended"
+    data = ("\n".join(lines) + "\n").encode()
+    ends = list(logcolumns._window_ends(data, 1000))
+    starts_at = [data.count(b"\n", 0, end) for end in ends]  # the line each window after it starts at
+    assert ends[-1] == len(data) and ends == sorted(set(ends))
+    assert not any(300 < line <= 300 + redaction.MAX_KEY_BLOCK_LINES + 1 for line in starts_at)
+    assert 300 + redaction.MAX_KEY_BLOCK_LINES + 2 in starts_at
+    assert list(logcolumns._window_ends(b"", 1000)) == [0]
+
+
+def test_a_cut_splitting_a_line_is_left_to_the_reference(tmp_path, monkeypatch):
+    monkeypatch.setattr(files, "LIMITS", files.ReadLimits(max_line_chars=64))
+    lines = ["2026-07-08 10:00:00 INFO a", "x" * 63 + "\r" + "y" * 10, "2026-07-08 10:00:01 INFO b"]
+    with pytest.raises(logcolumns.SplitLine):
+        list(logcolumns.read_windows(write(tmp_path, lines), tmp_path, ParseContext(CLOCK, BERLIN)))

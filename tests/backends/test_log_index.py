@@ -308,13 +308,13 @@ def test_deadline_stops_indexing_and_leaves_no_index(tmp_path, evcli_home):
 
 
 def test_a_deadline_passing_while_the_file_is_read_keeps_no_index(tmp_path, evcli_home, monkeypatch):
-    read_table = logcolumns.read_table
+    read_windows = logcolumns.read_windows
 
     def slow(*args):
         time.sleep(0.5)  # the deadline passes while the file is read
-        return read_table(*args)
+        return read_windows(*args)
 
-    monkeypatch.setattr(logcolumns, "read_table", slow)
+    monkeypatch.setattr(logcolumns, "read_windows", slow)
     snap = snapshot(tmp_path, LOG * 2000)
     with deadline_scope(Deadline(0.3)), pytest.raises(DeadlineExceeded):
         query(snap, "timeout")

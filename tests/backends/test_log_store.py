@@ -211,7 +211,7 @@ def _stores(tmp: Path, name: str, text: bytes) -> tuple[SqlIndex, logstore.Store
     path = tmp / name
     path.write_bytes(text)
     table = reference_table(path, tmp, CONTEXT)
-    logstore.write_store(table, tmp / f"{name}.parquet", {"id": name})
+    logstore.write_store([table], tmp / f"{name}.parquet", lambda *_: {"id": name})
     return SqlIndex(table, text), logstore.open_store(tmp / f"{name}.parquet", path, tmp)
 
 
@@ -308,21 +308,56 @@ def test_the_store_is_at_most_0_6_of_the_log(logs):
     assert stored.store.stat().st_size <= 0.6 * len(stored.data)
 
 
-def test_a_failed_write_leaves_no_store_and_no_temporary_file(tmp_path, monkeypatch):
-    import polars as pl
+@pytest.mark.parametrize("window", [1, 5000, 1 << 20])
+def test_a_store_written_in_windows_holds_the_reference_table(tmp_path, window):
+    """Rows, difference-encoded columns, codes numbered across windows, side lists and counts of a store
+    written a window at a time (logcolumns.read_windows) are the reference reading's."""
+    import numpy as np
+    import pyarrow.parquet as pq
 
+    from evcli.backends import logcolumns
+
+    path = tmp_path / "mixed.log"
+    write_mixed_log(path, 2000)
+    path.write_bytes(path.read_bytes() + (LOG * 3).encode() + _edges_bytes())
+    expected = reference_table(path, tmp_path, CONTEXT)
+    target = tmp_path / "mixed.parquet"
+    logstore.write_store(
+        logcolumns.read_windows(path, tmp_path, CONTEXT, window), target, lambda *span: {"span": list(span)}
+    )
+    with logstore.open_store(target, path, tmp_path) as stored:
+        for name in ("lineno", "start", "ts", "level", "derived", "template", "instance", "record"):
+            np.testing.assert_array_equal(stored.column(name), getattr(expected, name), err_msg=name)
+        np.testing.assert_array_equal(stored.column("length"), expected.end - expected.start)
+        assert (stored.side("templates"), stored.side("instances")) == (expected.templates, expected.instances)
+        assert stored.texts() == expected.text
+        assert dict(zip(stored.side("unescaped_lineno"), stored.side("unescaped"), strict=True)) == expected.unescaped
+        meta = stored.meta
+        assert (meta["rows"], meta["lines"], meta["size"], meta["format"], meta["cut"]) == (
+            len(expected.lineno),
+            expected.lines,
+            expected.size,
+            expected.format,
+            expected.cut,
+        )
+        timed = expected.ts[~np.isnan(expected.ts)]
+        assert meta["build"] == {"span": [timed.min(), timed.max()]}
+    assert (pq.ParquetFile(target).num_row_groups > 2) == (window < 1 << 20)
+
+
+@pytest.mark.parametrize("error", [OSError("disk full"), KeyboardInterrupt()])
+def test_a_failed_or_stopped_write_leaves_no_store_and_no_temporary_file(tmp_path, error):
     path = tmp_path / "pay.log"
     path.write_text(LOG)
     table = reference_table(path, tmp_path, CONTEXT)
 
-    def half_written(self, target, **options):
-        Path(target).write_bytes(b"PAR1 half")
-        raise OSError("disk full")
+    def pieces() -> Iterator[LogTable]:
+        yield table  # one row group written, then the reading fails or is interrupted
+        raise error
 
-    monkeypatch.setattr(pl.DataFrame, "write_parquet", half_written)
     (tmp_path / "stores").mkdir()
-    with pytest.raises(OSError, match="disk full"):
-        logstore.write_store(table, tmp_path / "stores" / "pay.parquet", {})
+    with pytest.raises(type(error)):
+        logstore.write_store(pieces(), tmp_path / "stores" / "pay.parquet", lambda *_: {})
     assert list((tmp_path / "stores").iterdir()) == []
 
 
@@ -331,9 +366,9 @@ def test_a_reader_sees_the_old_store_or_the_new_one_never_a_partial_one(tmp_path
     path.write_text(LOG)
     table = reference_table(path, tmp_path, CONTEXT)
     target = tmp_path / "pay.parquet"
-    logstore.write_store(table, target, {"id": "first"})
+    logstore.write_store([table], target, lambda *_: {"id": "first"})
     (tmp_path / ".building-stale.parquet").write_bytes(b"PAR1 half")  # a crashed writer's temporary file
-    logstore.write_store(table, target, {"id": "second"})
+    logstore.write_store([table], target, lambda *_: {"id": "second"})
     with logstore.open_store(target, path, tmp_path) as stored:
         assert stored.meta["build"] == {"id": "second"}
         assert logstore.search(stored, Filter(None, None, ("timeout",), None, whole=True), 5).total == 4
@@ -342,7 +377,7 @@ def test_a_reader_sees_the_old_store_or_the_new_one_never_a_partial_one(tmp_path
 def test_a_changed_log_is_refused(tmp_path):
     path = tmp_path / "pay.log"
     path.write_text(LOG)
-    logstore.write_store(reference_table(path, tmp_path, CONTEXT), tmp_path / "pay.parquet", {})
+    logstore.write_store([reference_table(path, tmp_path, CONTEXT)], tmp_path / "pay.parquet", lambda *_: {})
     path.write_text(LOG + LOG)
     with pytest.raises(ValueError, match="built from"):
         logstore.open_store(tmp_path / "pay.parquet", path, tmp_path)
@@ -363,7 +398,7 @@ def test_the_deadline_stops_a_query(logs, monkeypatch):
 def test_a_file_without_rows_matches_nothing(tmp_path, text):
     path = tmp_path / "empty.log"
     path.write_text(text)
-    logstore.write_store(reference_table(path, tmp_path, CONTEXT), tmp_path / "empty.parquet", {})
+    logstore.write_store([reference_table(path, tmp_path, CONTEXT)], tmp_path / "empty.parquet", lambda *_: {})
     with logstore.open_store(tmp_path / "empty.parquet", path, tmp_path) as stored:
         for wanted in (Filter(None, None, (), None, whole=True), Filter(None, None, ("x",), 2)):
             assert logstore.search(stored, wanted, 5) == FileMatches([], {}, None, None)
