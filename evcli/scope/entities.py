@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
+from evcli.scope.beside import names_beside
 from evcli.scope.grammar import hits, words
 from evcli.scope.match import LEFT, RIGHT, SEPARATOR, Spans, distinct, humps, name_pattern
 
@@ -44,13 +45,10 @@ _SERVICE_SUFFIX = "entity.service_suffix"  # the last part of a name spelled lik
 _HOST_BEFORE = "entity.host_before"  # "host db-2.prod"
 _NAME = r"[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*"
 _WHOLE_LEFT, _WHOLE_RIGHT = r"(?<![\w-])", r"(?![\w-])"  # never a part of a longer hyphenated name
-_NAME_AFTER_SERVICE = re.compile(rf"\s+(?P<name>[A-Za-z][\w-]*[A-Za-z0-9]){_WHOLE_RIGHT}")
-_NAME_BEFORE_SERVICE = re.compile(rf"{_WHOLE_LEFT}(?P<name>[a-z][\w-]*[a-z0-9])\s+$")
 _HOST_SHAPES = (
     re.compile(r"(?<![\w.-])[a-z][a-z0-9]*(?:-[a-z0-9]+)*-\d+(?:\.[a-z][a-z0-9-]*)*(?![\w-])"),  # web-01, ip-10-0-0-12
     re.compile(r"(?<![\w.-])(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.){2,}[a-z]{2,}(?![\w.-])"),  # an FQDN: api.example.com
 )
-_NAME_AFTER_HOST = re.compile(rf"\s+(?P<name>[a-z][\w-]*[\d.-][\w.-]*[a-z0-9]){RIGHT}")  # host db-2.prod
 
 
 @cache
@@ -120,10 +118,7 @@ def _host_names(question: str) -> Iterator[tuple[int, int]]:
     """The spans of names shaped like a host, then of names after a host cue ("host db-2.prod")."""
     for shape in _HOST_SHAPES:
         yield from (match.span() for match in shape.finditer(question))
-    for hit in hits(question, _HOST_BEFORE):
-        named = _NAME_AFTER_HOST.match(question, hit.end)
-        if named is not None:
-            yield named.span("name")
+    yield from (name for _, name in names_beside(question, _HOST_BEFORE))
 
 
 def _host_like(name: str) -> bool:
@@ -161,14 +156,8 @@ def _spelled_services(question: str) -> Iterator[_Named]:
 
 def _named_services(question: str) -> Iterator[_Named]:
     """Names after a word naming a service ("service payments"), then before one ("payments service")."""
-    for hit in hits(question, _SERVICE_BEFORE):
-        named = _NAME_AFTER_SERVICE.match(question, hit.end)
-        if named is not None:
-            yield (hit.start, named.end()), named.span("name")
-    for hit in hits(question, _SERVICE_AFTER):
-        named = _NAME_BEFORE_SERVICE.search(question, 0, hit.start)
-        if named is not None:
-            yield (named.start(), hit.end), named.span("name")
+    for group in (_SERVICE_BEFORE, _SERVICE_AFTER):
+        yield from names_beside(question, group)
 
 
 def alert_like(word: str) -> bool:

@@ -75,19 +75,19 @@ LATE = AROUND  # how far after the clock a time of day may start and still be on
 # --- language-neutral atoms: digits, ISO 8601, zones ---------------------------------------------------------
 
 _DASHES = ("-", "–", "—", "~")  # join two times or days in every language
-_HHMM = r"(?<![\w:.])(?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d)?(?![\d:])"
-_HOUR = r"(?<![\w:.])(?:[01]?\d|2[0-3])"
-_HOUR12 = r"(?<![\w:.])(?:1[0-2]|0?\d)"
+_HHMM = r"(?<![A-Za-z0-9_:.])(?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d)?(?![\d:])"
+_HOUR = r"(?<![A-Za-z0-9_:.])(?:[01]?\d|2[0-3])"
+_HOUR12 = r"(?<![A-Za-z0-9_:.])(?:1[0-2]|0?\d)"
 _CLAUSE_END = r"(?=\s*(?:[?.!,;]|$))"
 _ISO_DATE = r"(?<!\d)\d{4}-\d{2}-\d{2}(?!\d)"
 # ISO 8601 / RFC 3339 instants as alerts and log lines print them ("2026-03-18T09:05:00Z",
 # "2026-03-18 08:05:00+00:00"): a zone written is that zone, none is the environment's
-_ISO_TIME = r"\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?(?:\s?(?:Z|UTC|[+-]\d{2}:?\d{2})(?![\w:]))?"
+_ISO_TIME = r"\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?(?:\s?(?:Z|UTC|[+-]\d{2}:?\d{2})(?![A-Za-z0-9_:]))?"
 _ISO = rf"\d{{4}}-\d{{2}}-\d{{2}}[T ]{_ISO_TIME}"
 # a zone written after a clock time or range ("between 08:05 and 08:10 UTC", "since 08:05Z")
 # and the abbreviations on-call engineers write ("since 14:00 EDT", "2:05pm PST"), upper-case only
 _ZONE_AFTER = re.compile(
-    r"\s?(?P<zone>Z|UTC|GMT|[+-]\d{2}:\d{2}|(?-i:" + "|".join(ZONE_ABBREVIATIONS) + r"))(?![\w:])", re.IGNORECASE
+    r"\s?(?P<zone>Z|UTC|GMT|[+-]\d{2}:\d{2}|(?-i:" + "|".join(ZONE_ABBREVIATIONS) + r"))(?![A-Za-z0-9_:])", re.IGNORECASE
 )
 _Form = tuple[re.Pattern[str], Language]  # a compiled form and the language whose table it is of
 
@@ -215,8 +215,8 @@ def _iso(pooled: Language) -> re.Pattern[str]:
     cue = alternation(_cues(pooled, "iso"))
     connector = alternation([*(pooled.words("connector") or ()), *_DASHES, ".."])
     return re.compile(
-        rf"(?:(?P<cue>{cue})\s*)?(?<![\w:.-])(?P<a>{_ISO})"  # the end may be a time alone: "…T08:05Z - 08:10Z"
-        rf"(?:\s*{connector}\s*(?P<b>{_ISO}|(?<![\w:.]){_ISO_TIME}))?",
+        rf"(?:(?P<cue>{cue})\s*)?(?<![A-Za-z0-9_:.-])(?P<a>{_ISO})"  # the end may be a time alone: "…T08:05Z - 08:10Z"
+        rf"(?:\s*{connector}\s*(?P<b>{_ISO}|(?<![A-Za-z0-9_:.]){_ISO_TIME}))?",
         re.IGNORECASE,
     )
 

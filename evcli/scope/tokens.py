@@ -26,8 +26,9 @@ import re
 from collections.abc import Iterator
 from functools import cache
 
+from evcli.scope.beside import beside, names_beside
 from evcli.scope.entities import CAMEL, cue_after
-from evcli.scope.grammar import hits, words
+from evcli.scope.grammar import words
 from evcli.scope.match import LEFT, RIGHT, Spans, distinct
 
 _PHRASES = re.compile(
@@ -53,8 +54,6 @@ _SHAPES = tuple(
     )
 )
 _STATUS = re.compile(r"(?<![\w.:/-])(?P<tok>[45]\d\d|[1-5]xx)s?(?![\w.:/-])", re.IGNORECASE)  # 502, 5xx, 401s
-_CUED_STATUS = re.compile(r"\s+(?P<tok>[1-3]\d\d)s?(?![\w.:/-])", re.IGNORECASE)  # after a status cue: "got 304"
-_USER = re.compile(r"\s+['\"]?(?P<tok>[a-z_][a-z0-9_.-]{0,31})", re.IGNORECASE)  # after a user cue: "as deploy"
 _STATUS_CUE = "token.status_cue"  # before a 1xx–3xx status code: "status 200"
 _UNIT = "token.unit"  # after a number that is no status code: "300 ms"
 _USER_CUE = "token.user_cue"  # before a user: "log in as deploy", "Failed password for root"
@@ -94,18 +93,17 @@ def _candidates(question: str) -> Iterator[tuple[int, int]]:
 
 def _status_codes(question: str) -> Iterator[tuple[int, int]]:
     """4xx and 5xx anywhere, 1xx–3xx after a status cue; never a number a unit follows ("took 300 ms")."""
-    found = list(_STATUS.finditer(question))
-    found += [named for hit in hits(question, _STATUS_CUE) if (named := _CUED_STATUS.match(question, hit.end))]
-    yield from (named.span("tok") for named in found if not cue_after(question, named.end(), _UNIT))
+    found = [(match.span("tok"), match.end()) for match in _STATUS.finditer(question)]
+    found += [(name, read[1]) for read, name in names_beside(question, _STATUS_CUE)]
+    yield from (span for span, end in found if not cue_after(question, end, _UNIT))
 
 
 def _users(question: str) -> Iterator[tuple[int, int]]:
     """The user after a user cue; of overlapping cues the longest ("password for invalid user oracle")."""
     cues = Spans()
-    for hit in hits(question, _USER_CUE):
-        named = _USER.match(question, hit.end)
-        if cues.claim(hit.start, hit.end) and named is not None:
-            yield named.span("tok")
+    for named in beside(question, _USER_CUE):
+        if cues.claim(*named.cue) and named.name is not None:
+            yield named.name
 
 
 def find_name_tokens(question: str, spans: Spans) -> list[tuple[int, str]]:
