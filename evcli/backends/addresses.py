@@ -22,15 +22,13 @@ ADDRESS = re.compile(rf"(?<![\w.])(?<!\w/){_OCTET}(?:\.{_OCTET}){{3}}(?![\d]|\.\
 
 # an address a line names as where the traffic came from (`SRC=` of a firewall, nginx's `client:`, sshd's
 # `from`, `rhost=`): in such a line the others (`DST=`, `upstream:`, the host itself) are not what sent it
-_SOURCE = re.compile(
-    r"(?:\bSRC=|\bsrc[=:]\s?|\bclient[=:]\s?|\bclient_ip[=:]\s?|\brhost=|\bremote_addr[=:]\s?|\bfrom\s)"
-    rf"({ADDRESS.pattern})"
-)
+SOURCE_NAMED = r"(?:\bSRC=|\bsrc[=:]\s?|\bclient[=:]\s?|\bclient_ip[=:]\s?|\brhost=|\bremote_addr[=:]\s?|\bfrom\s)"
+SOURCE = re.compile(rf"{SOURCE_NAMED}({ADDRESS.pattern})")
 
 
 def count_addresses(lines: Iterable[str]) -> Counter[str]:
     """Per address, the number of lines holding it; in a line that names where it came from, that address."""
-    return _per_line(lines, ".", lambda line: _SOURCE.findall(line) or ADDRESS.findall(line))
+    return _per_line(lines, ".", lambda line: SOURCE.findall(line) or ADDRESS.findall(line))
 
 
 def _per_line(lines: Iterable[str], mark: str, names: Callable[[str], list[str]]) -> Counter[str]:
@@ -44,8 +42,8 @@ def _per_line(lines: Iterable[str], mark: str, names: Callable[[str], list[str]]
 
 # the path a line requests: an access log's request line (also quoted in nginx's error log, `request: "…"`), or
 # a structured `path`/`url`/`uri`/`route` field; the query string left out, so one endpoint counts as one
-_REQUEST = re.compile(r'"(?:GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS|CONNECT|TRACE) (/[^\s"?]*)[^\s"]* HTTP/')
-_PATH_FIELD = re.compile(r'(?:^|[\s{,])"?(?:path|url|uri|route|request_uri)"?\s*[=:]\s*"?(/[^\s"?,}]*)')
+REQUEST = re.compile(r'"(?:GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS|CONNECT|TRACE) (/[^\s"?]*)[^\s"]* HTTP/')
+PATH_FIELD = re.compile(r'(?:^|[\s{,])"?(?:path|url|uri|route|request_uri)"?\s*[=:]\s*"?(/[^\s"?,}]*)')
 
 
 # a path segment that is an id (`/products/8115`, a UUID, a hash) stands for every id: one endpoint
@@ -58,8 +56,13 @@ def count_paths(lines: Iterable[str]) -> Counter[str]:
 
 
 def _requested(line: str) -> list[str]:
-    found = _REQUEST.search(line) or _PATH_FIELD.search(line)
-    return [_ID_SEGMENT.sub("{id}", found.group(1))] if found else []
+    found = REQUEST.search(line) or PATH_FIELD.search(line)
+    return [endpoint(found.group(1))] if found else []
+
+
+def endpoint(path: str) -> str:
+    """A requested path with each id segment written `{id}`."""
+    return _ID_SEGMENT.sub("{id}", path)
 
 
 def top_counts(counts: Counter[str], top: int = TOP_ADDRESSES) -> dict[str, int]:

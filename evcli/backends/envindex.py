@@ -1,8 +1,9 @@
 """A snapshot's indexes built ahead of its queries: `evcli env index DIR`, and the tools' `prepare`.
 
-A snapshot's logs and spans are queried through persistent indexes: one per log file
-(evcli.backends.logindex) and one for the span files of traces/ (evcli.backends.traceindex), each named by
-the content of what it indexes, built once and then read by every later process while that is unchanged.
+A snapshot's logs and spans are queried through persistent indexes: one column store per log file
+(evcli.backends.logindex) and one SQLite file for the span files of traces/ (evcli.backends.traceindex),
+each named by the content of what it indexes, built once and then read by every later process while that
+is unchanged.
 The first query would build them inside its tool call, under the call's timeout; here they are built
 before it.
 
@@ -125,7 +126,7 @@ def _log_index(backend: SnapshotBackend, path: Path) -> LogIndexInfo:
     relative = backend.relative(path)
     try:
         indexed = open_index_of(backend, path)
-    except (BackendError, sqlite3.Error) as error:
+    except BackendError as error:
         return LogIndexInfo(path=relative, action="failed", seconds=_since(started), error=str(error))
     action: Action = "built" if indexed.built else "reused"
     return LogIndexInfo(
@@ -205,5 +206,5 @@ def _prepare_logs(backend: SnapshotBackend, service: str | None) -> None:
     for path in backend.log_files(resolved):
         try:
             open_index_of(backend, path)
-        except (BackendError, sqlite3.Error):
+        except BackendError:
             continue  # the call reports it; the other files are still built before its deadline

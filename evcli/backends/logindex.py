@@ -1,84 +1,82 @@
-"""The persistent per-file log index of snapshot logs (DESIGN §5, issue 9).
+"""The persistent per-file log index of snapshot logs (DESIGN §5, issues 9 and 27).
 
-A log file is read once with the log format registry (`evcli.backends.logformats`): its format is
-detected from the first SAMPLE_LINES lines, every line is read with `LineReader`, and the lines
-go into one SQLite file per (content digest, parse context) under `$EVCLI_HOME/logindex/`. Queries
-by time range, level, keywords and the stats and patterns of their matches run in SQL.
+A log file is read once into columns (evcli.backends.logcolumns.read_windows: its format detected from the
+first SAMPLE_LINES lines, every line masked and read, vectorised, a window of lines at a time, each stored
+as it is read, so a build's memory does not grow with the file) and the columns are stored in one file
+per (content digest, parse context) under `$EVCLI_HOME/logindex/` (evcli.backends.logstore). Queries
+(evcli.backends.logsearch) read the store's columns and the log's own bytes; no SQLite is involved.
 
 Invariants:
-  - an index file is named by the file's sha256, by what completes its timestamps (the
-    environment zone and clock), by the extra secret patterns and SCHEMA, so a changed file,
-    zone or masking never reads a stale index;
-  - every line is masked (evcli.core.redaction) before it is parsed or stored: the index holds
-    no secret, and keywords match the masked text that results show;
-    a stat record (real path, inode, size, mtime_ns -> sha256) spares re-hashing an unchanged file;
-  - an index is built into a private temporary file and renamed into place when complete, so a
-    reader never sees half an index and two processes building the same one both end with a
-    whole one (the later rename replaces an identical file); a build that is stopped (the deadline,
-    an interrupt, a killed process) or fails leaves no index behind, and its worker processes are
-    killed; within a process one thread builds a given index file at a time, and the others asking
-    for it (the tool calls of one model reply) wait for it, checking their deadline, and read it;
+  - an index file is named by the file's sha256, by what completes its timestamps (the environment zone
+    and clock), by the extra secret patterns and SCHEMA, so a changed file, zone or masking never reads a
+    stale index; a stat record (real path, inode, size, mtime_ns -> sha256) spares re-hashing an
+    unchanged file;
+  - every line is masked (evcli.core.redaction) when the index is built, before it is parsed: the store
+    holds no line text but the masked text of the lines masking changed (and the kept part of lines cut
+    at the longest line), so it holds no secret; such a line is matched on its stored text only, so a
+    masked secret is never found and its masked text is;
+  - a keyword is matched literally and ASCII-case-insensitively over the bytes of the log's lines (or the
+    stored text of a line that has one, its JSON-unescaped text first: `连接池` finds a JSON line that wrote
+    it escaped); a keyword of digits alone matches a whole number;
+  - every non-blank line is one row (evcli.backends.logtable.LogTable): its 1-based line number as
+    `grep -n` counts, byte span, ts (UTC epoch seconds; a line without its own timestamp takes the
+    previous event's: continuation lines such as stack traces, and lines no format reads), level,
+    derived (the level came from an access log status), template (the message with its variable parts
+    masked; a container runtime's line: its inner line's), instance and record (the line number of the
+    record's first line: a line with a timestamp of its own starts one, a line without one belongs to
+    the record of the line before, except that before the first timestamp only continuation lines join);
+  - a store is written into a private temporary file and renamed into place when complete, so a reader
+    never sees half an index and two processes building the same one both end with a whole one; a build
+    stopped (the deadline, an interrupt) or failed leaves no index behind; within a process one thread
+    builds a given index file at a time, and the others asking for it (the tool calls of one model
+    reply) wait for it, checking their deadline, and read it; a store that cannot be read (damaged, or
+    built from another size of file) is deleted and built again;
   - a tool call builds the indexes it reads before its deadline starts (the tools' `prepare`,
     evcli.backends.envindex), and `evcli env index` builds them ahead of any call;
-  - queries open a connection of their own (`connect`), so threads share none; the template memos
-    of `mask` are filled and read one dict operation at a time (a race only computes a template twice);
-  - every non-blank line is one row: `lineno` (1-based line of the file), `ts` (UTC epoch seconds,
-    a line without its own timestamp takes the previous event's: continuation lines such as stack
-    traces, and lines no format reads), `level` (index into LEVELS, NULL when the line has none),
-    `derived` (the level came from an access log status), `template` (the message with variable
-    parts masked; a container runtime's line: its inner line's), `instance` and the original
-    `line` (without its line ending, a container runtime's line as the runtime wrote it), for a line
-    holding JSON `\\uXXXX` escapes the line with them decoded (`unescaped`), and `record`: the
-    line number of the record's first line. A line with a timestamp of its own starts a record;
-    a line without one (stack trace, continuation, unrecognised) belongs to the record of the
-    line before, except that before the first timestamp only continuation lines join one;
-  - keywords match literally and case-insensitively (ASCII case folding, SQLite's LIKE) anywhere in the
-    original line, or in its unescaped text (`连接池` finds a JSON line that wrote it escaped);
-  - a file of PART_MIN_BYTES or more is read in parts, one per core, by worker processes
-    (`python -c`, killed at the deadline) whose part files are merged in file order into the same
-    rows reading it at once gives; a part never starts where a private key block may be open;
-  - a `summary` table (count, first/last ts, newest line per level and template) and a
-    `record_tops` table (records per highest level and whether one holds a line without a level)
-    serve whole-file queries without keywords, so they read no row but the newest `limit`;
-    other queries count the distinct records of their matching lines;
-  - the tool call's deadline stops both building (checked as lines are read and per batch) and
-    queries (an SQLite progress handler aborts the statement): `DeadlineExceeded` either way.
+  - the tool call's deadline is checked before the file is read, before each window of it and after the
+    last, before its store is renamed into place (a build that passed it keeps nothing), and between the
+    chunks a query scans: DeadlineExceeded.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import sqlite3
+import sys
 import tempfile
 import threading
-from collections.abc import Iterator
+import time
+import uuid
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from evcli.backends.logformats import ParseContext
-from evcli.backends.logrows import SCHEMA
-from evcli.core.files import DeadlineExceeded, check_deadline, contained, open_binary
+from evcli.backends.logstore import STORE_VERSION
+from evcli.core.files import check_deadline, contained, open_binary
 from evcli.core.paths import index_home
 from evcli.core.redaction import ENV_EXTRA_PATTERNS
 
-_PROGRESS_OPS = 20_000  # SQLite VM steps between deadline checks
+SCHEMA = 12  # part of every index file's name: a change to how lines are read or to what a store holds bumps it
+SUFFIX = ".parquet"
 _BUILD_WAIT_S = 0.05  # how often a thread waiting for another's build of the same index checks its deadline
-# --- the index file -------------------------------------------------------------------------------
+_PROGRESS_MIN_BYTES = 8 << 20  # a progress bar only for files that take a noticeable time
 
 
 @dataclass(frozen=True)
 class IndexedFile:
-    """One log file's index: where it is and what it was built from."""
+    """One log file's index: where it and its log are, and what it was built from."""
 
     relative: str  # the log file relative to the environment directory
     digest: str  # "sha256:<hex>" of the file's bytes
-    db: Path
+    store: Path
+    log: Path  # the log file, inside `root` (a query reads its bytes)
+    root: Path
     build_id: str
     format: str | None
-    lines: int
+    lines: int  # the non-blank lines indexed
     first: float | None  # epoch of the first and last timestamp
     last: float | None
     cut: int  # lines longer than LIMITS.max_line_chars, indexed up to that length
@@ -91,32 +89,84 @@ def open_index(path: Path, root: Path, context: ParseContext, home: Path | None 
     home.mkdir(parents=True, exist_ok=True)
     digest = _digest(path, root, home)
     extra = os.environ.get(ENV_EXTRA_PATTERNS, "")
-    key = hashlib.sha256(f"{SCHEMA}|{context.tz}|{context.clock.isoformat()}|{extra}".encode()).hexdigest()[:16]
-    db = home / f"{digest}-{key}.db"
+    schema = f"{SCHEMA}.{STORE_VERSION}"
+    key = hashlib.sha256(f"{schema}|{context.tz}|{context.clock.isoformat()}|{extra}".encode()).hexdigest()[:16]
+    store = home / f"{digest}-{key}{SUFFIX}"
     relative = path.relative_to(root).as_posix() if path.is_relative_to(root) else path.name
     try:
-        build = _built(path, root, context, db, digest)
-    except sqlite3.DatabaseError:  # a damaged cache file (a full disk, a crash, an edit): it is rebuilt
-        db.unlink(missing_ok=True)
-        build = _built(path, root, context, db, digest)
-    return IndexedFile(relative, f"sha256:{digest}", db, *build)
+        build = _built(path, root, context, store, digest)
+    except _Damaged:  # a damaged cache file (a full disk, a crash, an edit): it is rebuilt
+        store.unlink(missing_ok=True)
+        build = _built(path, root, context, store, digest)
+    return IndexedFile(relative, f"sha256:{digest}", store, path, root, *build)
 
 
-def _built(path: Path, root: Path, context: ParseContext, db: Path, digest: str) -> tuple[Any, ...]:
-    """The build record of the index file `db`, built first when there is none, and whether it was."""
+class _Damaged(Exception):
+    """A store file that cannot be read as one."""
+
+
+def _built(path: Path, root: Path, context: ParseContext, store: Path, digest: str) -> tuple[Any, ...]:
+    """The build record of the store `store`, built first when there is none, and whether it was."""
     built = False
-    if not db.exists():
-        with _building(db):
-            if not db.exists():  # not built meanwhile by the thread this one waited for
-                from evcli.backends.logbuild import build_index  # only when no index exists yet
-
-                build_index(path, root, context, db, digest)
+    if not store.exists():
+        with _building(store):
+            if not store.exists():  # not built meanwhile by the thread this one waited for
+                _build(path, root, context, store, digest)
                 built = True
-    with connect(db) as conn:
-        build = conn.execute("SELECT id, format, lines, first, last, cut FROM build").fetchone()
-    if build is None:
-        raise sqlite3.DatabaseError("no build record")
-    return (*build, built)
+    meta = _meta(store, path, root)
+    build = meta["build"]
+    return build["id"], meta["format"], meta["rows"], build["first"], build["last"], meta["cut"], built
+
+
+def _meta(store: Path, path: Path, root: Path) -> dict[str, Any]:
+    """The store's metadata (`_Damaged` when it is no whole store of this file)."""
+    from polars.exceptions import PolarsError
+
+    from evcli.backends.logstore import open_store
+
+    try:
+        with open_store(store, path, root) as stored:
+            meta = stored.meta
+        if not isinstance(meta.get("build"), dict) or "id" not in meta["build"]:
+            raise _Damaged(f"{store}: no build record")
+        if meta.get("version") != STORE_VERSION:
+            raise _Damaged(f"{store}: a store of another version")
+    except (PolarsError, KeyError, ValueError) as error:  # ValueError: json's, and another size of file
+        raise _Damaged(str(error)) from error
+    return meta
+
+
+def _build(path: Path, root: Path, context: ParseContext, store: Path, digest: str) -> None:
+    """Read `path` in windows into columns and store them at `store` as they come (renamed into place when
+    whole): memory does not grow with the file."""
+    from evcli.backends import logcolumns  # only when no index exists yet: it loads polars
+    from evcli.backends.logstore import write_store
+    from evcli.backends.logtable import reference_table
+
+    started = time.monotonic()
+
+    def record(first: float | None, last: float | None) -> dict[str, Any]:
+        return _record(first, last, digest, time.monotonic() - started)
+
+    with _progress(path) as phase:
+        check_deadline()
+        phase("reading")
+        try:
+            write_store(logcolumns.read_windows(path, root, context), store, record)
+        except logcolumns.SplitLine:  # the reference's numbering: the file read whole (a rare, odd line)
+            write_store([reference_table(path, root, context)], store, record)
+
+
+def _record(first: float | None, last: float | None, digest: str, seconds: float) -> dict[str, Any]:
+    """The build record a store keeps: its id, what it was built from, the first and last ts."""
+    return {
+        "id": uuid.uuid4().hex,
+        "schema": SCHEMA,
+        "digest": digest,
+        "first": first,
+        "last": last,
+        "seconds": round(seconds, 3),
+    }
 
 
 _BUILDS: dict[Path, threading.Lock] = {}  # index file -> the lock of its build in this process
@@ -124,16 +174,37 @@ _BUILDS_LOCK = threading.Lock()
 
 
 @contextmanager
-def _building(db: Path) -> Iterator[None]:
-    """Hold the build of index file `db` in this process; waiting for it checks the call's deadline."""
+def _building(store: Path) -> Iterator[None]:
+    """Hold the build of index file `store` in this process; waiting for it checks the call's deadline."""
     with _BUILDS_LOCK:
-        lock = _BUILDS.setdefault(db, threading.Lock())
+        lock = _BUILDS.setdefault(store, threading.Lock())
     while not lock.acquire(timeout=_BUILD_WAIT_S):
         check_deadline()
     try:
         yield
     finally:
         lock.release()
+
+
+@contextmanager
+def _progress(path: Path) -> Iterator[Callable[[str], None]]:
+    """A rich spinner on stderr naming the build's phase while a big file is indexed, only when stderr
+    is a terminal; it yields the function that names the phase."""
+    try:
+        size = path.stat().st_size
+    except OSError:
+        size = 0
+    if size < _PROGRESS_MIN_BYTES or not sys.stderr.isatty():
+        yield lambda _: None
+        return
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    from evcli.core.console import err, safe
+
+    columns = (SpinnerColumn(), TextColumn("indexing {task.description}: {task.fields[phase]}"), TimeElapsedColumn())
+    with Progress(*columns, console=err, transient=True) as progress:
+        task = progress.add_task(safe(path.name), total=None, phase="")
+        yield lambda phase: progress.update(task, phase=phase)
 
 
 def _digest(path: Path, root: Path, home: Path) -> str:
@@ -175,39 +246,3 @@ def _write_atomically(target: Path, data: bytes) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
-
-
-@contextmanager
-def connect(db: Path) -> Iterator[sqlite3.Connection]:
-    """A read-only connection whose statements stop at the tool call's deadline."""
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-    try:
-        with stopped_at_deadline(conn):
-            yield conn
-    finally:
-        conn.close()
-
-
-@contextmanager
-def stopped_at_deadline(conn: sqlite3.Connection, ops: int = _PROGRESS_OPS) -> Iterator[sqlite3.Connection]:
-    """`conn` with its statements checking the tool call's deadline every `ops` SQLite steps: a statement
-    stopped by it raises the DeadlineExceeded."""
-    expired: list[DeadlineExceeded] = []
-
-    def over_time() -> int:
-        try:
-            check_deadline()
-        except DeadlineExceeded as error:
-            expired.append(error)
-            return 1
-        return 0
-
-    conn.set_progress_handler(over_time, ops)
-    try:
-        yield conn
-    except sqlite3.OperationalError:
-        if expired:
-            raise expired[0] from None
-        raise
-    finally:
-        conn.set_progress_handler(None, 0)

@@ -1,9 +1,12 @@
-"""A log file read as the rows of its index (evcli.backends.logindex states the invariants of the rows).
+"""A log file read line by line as the rows of its index (evcli.backends.logindex states the invariants of
+the rows).
 
 Every line is masked (evcli.core.redaction) before it is parsed; a parsed line gives its timestamp as UTC
 epoch seconds, its level, its message template (`mask`), its instance and the record it belongs to, and a
-line without a timestamp of its own takes the previous event's. The index build (evcli.backends.logbuild)
-writes these rows and the searches of snapshot logs read the same helpers (`epoch`, `split_instance`).
+line without a timestamp of its own takes the previous event's. The per-line reading the vectorised one
+must equal (evcli.backends.logtable.reference_table) and the lines the vectorised reader leaves to Python
+(evcli.backends.logcolumns) read these rows; the searches of snapshot logs read the same helpers
+(`epoch`, `split_instance`).
 """
 
 from __future__ import annotations
@@ -18,7 +21,6 @@ from evcli.backends.base import LEVELS
 from evcli.backends.logformats import LineKind, LineReader
 from evcli.core.redaction import Redactor
 
-SCHEMA = 11  # part of every index file's name: a change to the rows here or to the tables built bumps it
 _INSTANCE_KEYS = ("instance", "pod", "host", "node", "thread")
 _LEADING_INSTANCE = re.compile(r"\[([^\]\s]+)\]\s*")
 _INSTANCE_FIELD = re.compile(r"\binstance=\"?([^\s\",]+)")

@@ -1,5 +1,5 @@
-"""Reading one big file in parts, side by side: the worker processes and the byte window the log and trace
-index builds share (evcli.backends.logbuild, evcli.backends.tracebuild).
+"""Reading one big file in parts, side by side: the worker processes and the byte window of the trace
+index build (evcli.backends.tracebuild; the log index reads a file at once, vectorised).
 
 Invariants: a worker is a fresh interpreter (`python -c CODE`: the caller may run threads, and its main
 module is never re-imported) that reads the pickled job and its part's bounds and temporary SQLite file from

@@ -6,9 +6,10 @@ Invariants:
     belongs to its Deployment's service, with the pod as the series' instance;
   - a cell that is empty, NaN or not a number is no point (counted in `skipped`), a row without a
     readable timestamp likewise: a broken row is stated, never a crash;
-  - log counts come from each file's persistent index (evcli.backends.logindex) in SQL: lines per
-    template and highest level inside each range (record starts only: a stack trace is one line),
-    and lines at WARN and at ERROR or above per bucket of the window's step;
+  - log counts come from each file's persistent index (evcli.backends.logindex), counted with numpy over
+    its store's columns: lines per template and highest level inside each range (record starts only: a
+    stack trace is one line), and lines at WARN and at ERROR or above per bucket of the window's step;
+    the baseline ends where the window starts: [start, end) then [start, end];
   - nothing here judges: evcli.diagnosis compares.
 """
 
@@ -19,11 +20,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from evcli.backends.base import LEVELS
-from evcli.backends.logindex import connect
 from evcli.core.errors import BackendError
 from evcli.core.time import TimeRange
 
 if TYPE_CHECKING:
+    from evcli.backends.logstore import StoredLog
     from evcli.backends.snapshot import SnapshotBackend
 
 WARN, ERROR = LEVELS.index("WARN"), LEVELS.index("ERROR")
@@ -134,6 +135,7 @@ def log_counts(
     backend: SnapshotBackend, baseline: TimeRange, window: TimeRange, step: float
 ) -> tuple[list[TemplateCounts], list[LevelBuckets], list[str]]:
     """Per log file: lines per template in the baseline and the window, and WARN / ERROR lines per bucket."""
+    from evcli.backends.logsearch import opened
     from evcli.backends.snapshot_logs import open_index_of
 
     templates: list[TemplateCounts] = []
@@ -146,55 +148,88 @@ def log_counts(
         except BackendError as error:
             problems.append(str(error))
             continue
-        with connect(indexed.db) as conn:
-            counted = {}
-            # the baseline ends where the window starts: [start, end) then [start, end]
-            for name, moments, upper in (("baseline", baseline, "<"), ("incident", window, "<=")):
-                counted[name] = {
-                    row[0]: row[1:]
-                    for row in conn.execute(
-                        "SELECT template, max(level), count(*), min(ts), max(lineno) FROM lines"
-                        f" WHERE ts >= ? AND ts {upper} ? AND record = lineno GROUP BY template",
-                        _bounds(moments),
-                    )
-                }
-            texts = dict(conn.execute("SELECT id, text FROM templates"))
-            for template_id in sorted(set(counted["baseline"]) | set(counted["incident"])):
-                before = counted["baseline"].get(template_id)
-                during = counted["incident"].get(template_id)
-                example_line = (during or before)[3]  # type: ignore[index]
-                level = max((row[0] for row in (before, during) if row and row[0] is not None), default=None)
-                example = conn.execute(
-                    "SELECT coalesce(unescaped, line) FROM lines WHERE lineno = ?", (example_line,)
-                ).fetchone()[0]
-                templates.append(
-                    TemplateCounts(
-                        service=service,
-                        source=indexed.relative,
-                        template=texts.get(template_id, ""),
-                        level=None if level is None else LEVELS[level],
-                        baseline=before[1] if before else 0,
-                        incident=during[1] if during else 0,
-                        first=during[2] if during else None,
-                        example=example,
-                    )
-                )
+        with opened(indexed) as stored:
+            templates += _template_counts(stored, service, indexed.relative, baseline, window)
             for level_index, name in ((ERROR, "ERROR"), (WARN, "WARN")):
-                upper = "" if level_index == ERROR else " AND level < 4"
-                buckets = []
-                for moments, before in ((baseline, "<"), (window, "<=")):
-                    start, end = _bounds(moments)
-                    count = max(1, int((end - start) // step) + (1 if (end - start) % step else 0))
-                    found = [0] * count
-                    for bucket, number in conn.execute(
-                        f"SELECT CAST((ts - ?) / ? AS INTEGER), count(*) FROM lines WHERE ts >= ? AND ts {before} ?"
-                        f" AND record = lineno AND level >= ?{upper} GROUP BY 1",
-                        (start, step, start, end, level_index),
-                    ):
-                        found[min(int(bucket), count - 1)] += number
-                    buckets.append(found)
+                buckets = [
+                    _level_buckets(stored, level_index, moments, step, closed)
+                    for moments, closed in ((baseline, False), (window, True))
+                ]
                 levels.append(LevelBuckets(service, indexed.relative, name, step, buckets[0], buckets[1]))
     return templates, levels, problems
+
+
+def _template_counts(
+    stored: StoredLog, service: str, source: str, baseline: TimeRange, window: TimeRange
+) -> list[TemplateCounts]:
+    """Record starts per template in the baseline [start, end) and the window [start, end], in the order
+    the templates first occur in the file."""
+    before = _per_template(stored, _record_starts(stored, *_bounds(baseline), closed=False))
+    during = _per_template(stored, _record_starts(stored, *_bounds(window), closed=True))
+    special_rows, special_texts = stored.special()  # rows whose text is not their bytes: unescaped first
+    shown = dict(zip(special_rows.tolist(), special_texts, strict=True))
+    texts = stored.texts()
+    found = []
+    for code in sorted(set(before) | set(during)):
+        earlier, inside = before.get(code), during.get(code)
+        level = max((row[0] for row in (earlier, inside) if row and row[0] is not None), default=None)
+        example = (inside or earlier)[3]  # type: ignore[index]
+        found.append(
+            TemplateCounts(
+                service=service,
+                source=source,
+                template=stored.side("templates")[code],
+                level=None if level is None else LEVELS[level],
+                baseline=earlier[1] if earlier else 0,
+                incident=inside[1] if inside else 0,
+                first=inside[2] if inside else None,
+                example=shown[example] if example in shown else stored.line(example, texts),
+            )
+        )
+    return found
+
+
+def _record_starts(stored: StoredLog, start: float, end: float, *, closed: bool) -> Any:
+    """The mask of the rows that start a record (a stack trace counts once) with ts in [start, end)
+    ([start, end] when `closed`)."""
+    ts = stored.column("ts")
+    inside = (ts >= start) & ((ts <= end) if closed else (ts < end))  # NaN compares false: no ts is out
+    return inside & (stored.column("record") == stored.column("lineno"))
+
+
+def _per_template(stored: StoredLog, keep: Any) -> dict[int, tuple[int | None, int, float, int]]:
+    """Template code -> (highest level or None, rows, first ts, newest row) of the rows `keep` holds."""
+    import numpy as np
+
+    rows = np.flatnonzero(keep)
+    if not len(rows):
+        return {}
+    codes = stored.column("template")[rows]
+    size = int(codes.max()) + 1
+    counts = np.bincount(codes, minlength=size)
+    top = np.full(size, -1, np.int64)  # -1: no level, as the column holds it
+    first = np.full(size, np.inf)
+    newest = np.full(size, -1, np.int64)
+    np.maximum.at(top, codes, stored.column("level")[rows])
+    np.minimum.at(first, codes, stored.column("ts")[rows])
+    np.maximum.at(newest, codes, rows)
+    return {
+        code: (None if top[code] < 0 else int(top[code]), int(counts[code]), float(first[code]), int(newest[code]))
+        for code in np.flatnonzero(counts).tolist()
+    }
+
+
+def _level_buckets(stored: StoredLog, level: int, moments: TimeRange, step: float, closed: bool) -> list[int]:
+    """Record starts at `level` (WARN: below ERROR; ERROR: and above) per bucket of `step` seconds from the
+    range's start; the last bucket takes what a partial step leaves."""
+    import numpy as np
+
+    start, end = _bounds(moments)
+    count = max(1, int((end - start) // step) + (1 if (end - start) % step else 0))
+    levels = stored.column("level")
+    at_level = (levels >= level) & ((levels < ERROR) if level < ERROR else True)
+    ts = stored.column("ts")[_record_starts(stored, start, end, closed=closed) & at_level]
+    return np.bincount(np.minimum(((ts - start) / step).astype(np.int64), count - 1), minlength=count).tolist()
 
 
 def level_series(backend: SnapshotBackend, first: float, last: float, step: float) -> list[SeriesPoints]:
@@ -202,6 +237,7 @@ def level_series(backend: SnapshotBackend, first: float, last: float, step: floa
     (times: bucket starts; values: counts) for finding where an incident starts."""
     import numpy as np
 
+    from evcli.backends.logsearch import opened
     from evcli.backends.snapshot_logs import open_index_of
 
     count = max(1, int((last - first) // step) + 1)
@@ -211,14 +247,12 @@ def level_series(backend: SnapshotBackend, first: float, last: float, step: floa
             indexed = open_index_of(backend, path)
         except BackendError:
             continue  # log_counts reports it
-        counts = np.zeros(count)
-        with connect(indexed.db) as conn:
-            for bucket, number in conn.execute(
-                "SELECT CAST((ts - ?) / ? AS INTEGER), count(*) FROM lines WHERE ts >= ? AND ts <= ?"
-                " AND record = lineno AND level >= ? GROUP BY 1",
-                (first, step, first, last, ERROR),
-            ):
-                counts[min(int(bucket), count - 1)] += number
+        with opened(indexed) as stored:
+            ts = stored.column("ts")[
+                _record_starts(stored, first, last, closed=True) & (stored.column("level") >= ERROR)
+            ]
+        buckets = np.minimum(((ts - first) / step).astype(np.int64), count - 1)
+        counts = np.bincount(buckets, minlength=count).astype(np.float64)
         if counts.any():
             times = first + step * np.arange(count)
             found.append(

@@ -19,16 +19,17 @@ from __future__ import annotations
 
 import heapq
 from collections import Counter
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from typing import Any, Protocol
 
-from evcli.backends.addresses import count_addresses, count_paths, top_counts
+from evcli.backends.addresses import top_counts
 from evcli.backends.base import LEVELS, LogQuery, LogResult, canonical_level
 from evcli.backends.logformats import LineReader, LogFormat, ParseContext, detect, format_named
 from evcli.backends.logindex import IndexedFile, open_index
 from evcli.backends.logrows import epoch, split_instance
-from evcli.backends.logsearch import FileMatches, Filter, instance_counts, matching_lines, search
+from evcli.backends.logsearch import FileMatches, Filter, address_counts, instance_counts, path_counts, search
 from evcli.backends.snapshot_config import EnvConfig
 from evcli.core.errors import BackendError
 from evcli.core.files import LIMITS, open_binary
@@ -90,19 +91,11 @@ def query_logs(backend: LogSnapshot, query: LogQuery, service: str | None) -> Lo
     total = sum(matches.total for _, matches in found)
     stats = _stats(found, total, searched, named, query, tz)
     if query.count_by == "address":
-        counts = count_addresses(
-            line for indexed, matches in found if matches.total for line in matching_lines(indexed, wanted)
-        )
-        stats["by_address"] = top_counts(counts)
+        stats["by_address"] = top_counts(_per_file(address_counts, found, wanted))
     elif query.count_by == "path":
-        stats["by_path"] = top_counts(
-            count_paths(line for indexed, matches in found if matches.total for line in matching_lines(indexed, wanted))
-        )
+        stats["by_path"] = top_counts(_per_file(path_counts, found, wanted))
     elif query.count_by == "instance":
-        per_instance: Counter[str] = Counter()
-        for indexed, matches in found:
-            per_instance.update(instance_counts(indexed, wanted) if matches.total else {})
-        stats["by_instance"] = top_counts(per_instance)
+        stats["by_instance"] = top_counts(_per_file(instance_counts, found, wanted))
     return LogResult(
         logs=items,
         total=total,
@@ -113,6 +106,18 @@ def query_logs(backend: LogSnapshot, query: LogQuery, service: str | None) -> Lo
         searched_range=searched,
         digests={indexed.relative: indexed.digest for indexed in indexes},
     )
+
+
+def _per_file(
+    counts: Callable[[IndexedFile, Filter], Mapping[str, int]],
+    found: list[tuple[IndexedFile, FileMatches]],
+    wanted: Filter,
+) -> Counter[str]:
+    """`counts` of every file with a match, added (lines are counted one by one, so per file)."""
+    total: Counter[str] = Counter()
+    for indexed, matches in found:
+        total.update(counts(indexed, wanted) if matches.total else {})
+    return total
 
 
 def open_index_of(backend: LogSnapshot, path: Path) -> IndexedFile:

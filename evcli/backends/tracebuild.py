@@ -27,8 +27,8 @@ from datetime import tzinfo
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from evcli.backends.logindex import stopped_at_deadline
 from evcli.backends.parts import Window, Workers, cores
+from evcli.backends.sqlite_deadline import stopped_at_deadline
 from evcli.backends.traceformats import Span, Tally, TraceFileError, part_kind, stream_part, stream_spans
 from evcli.core.files import check_deadline, open_binary
 

@@ -33,7 +33,8 @@ from dataclasses import dataclass
 from datetime import tzinfo
 from pathlib import Path
 
-from evcli.backends.logindex import connect, file_sha256
+from evcli.backends.logindex import file_sha256
+from evcli.backends.sqlite_deadline import connect
 from evcli.backends.trace_graph import Quality
 from evcli.backends.tracebuild import SourceFile, build_index
 from evcli.backends.traceformats import MAX_DOCUMENT_BYTES, refusal

@@ -24,7 +24,7 @@ from datetime import tzinfo
 from pathlib import Path
 from typing import Any
 
-from evcli.backends.logindex import connect
+from evcli.backends.sqlite_deadline import connect
 from evcli.backends.trace_graph import (
     BY_COUNT,
     NO_NAME,

@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
-from evcli.backends import kubernetes, logbuild, logindex
+from evcli.backends import kubernetes, logcolumns, logindex
 from evcli.backends.http import Connection
 from evcli.backends.logformats import ParseContext
 from evcli.backends.runbooks import RunbooksBackend
@@ -122,19 +122,21 @@ def big_log(tmp_path) -> Path:
 
 def test_one_thread_builds_a_log_index_the_others_asking_for_it_wait_and_read_it(tmp_path, big_log, monkeypatch):
     builds: list[int] = []
-    original = logbuild.build_index
+    original = logcolumns.read_windows
 
-    def counted(*args: Any) -> None:
+    def counted(*args: Any) -> Any:
         builds.append(1)
-        original(*args)
+        time.sleep(0.05)  # long enough for every thread to find no index built yet
+        return original(*args)
 
-    monkeypatch.setattr(logbuild, "build_index", counted)
+    monkeypatch.setattr(logcolumns, "read_windows", counted)
     context = ParseContext(clock=datetime(2026, 7, 8, 23, 59, tzinfo=UTC), tz=UTC)
 
     indexes = at_once(lambda: logindex.open_index(big_log, tmp_path, context, tmp_path / "home"), threads=4)
 
     assert len(builds) == 1
     assert {index.build_id for index in indexes} == {indexes[0].build_id}
+    assert sorted(index.built for index in indexes) == [False, False, False, True]
     assert indexes[0].lines == 20_000
 
 

@@ -1,22 +1,25 @@
 """The persistent per-file log index (evcli/backends/logindex.py) through SnapshotBackend.query_logs:
-built once, reused, rebuilt on change, safe under concurrent builders, stopped by the deadline,
-and the issue 9 semantics of its results (range, unleveled lines, stats, patterns, provenance)."""
+built once, reused, rebuilt on change or damage, safe under concurrent builders, stopped by the
+deadline, holding the rows the per-line reading gives and no secret, and the issue 9 semantics of its
+results (range, unleveled lines, stats, patterns, provenance)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
 import subprocess
 import sys
 import time
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
+import polars as pl
 import pytest
 
+from evcli.backends import logcolumns, logindex, logstore
 from evcli.backends.base import LogQuery
 from evcli.backends.logrows import mask
+from evcli.backends.logtable import reference_table
 from evcli.backends.snapshot import SnapshotBackend
 from evcli.core.files import Deadline, DeadlineExceeded, deadline_scope
 from evcli.core.paths import index_home
@@ -49,12 +52,38 @@ def query(snap: SnapshotBackend, *keywords: str, level=None, strict=False, since
     return snap.query_logs(LogQuery("pay", keywords, level, None, limit, range=named, level_strict=strict))
 
 
+def stores(home: Path) -> list[Path]:
+    return sorted(home.glob(f"*{logindex.SUFFIX}"))
+
+
 def builds(home: Path) -> list[tuple[str, str]]:
-    found = []
-    for db in sorted(home.glob("*.db")):
-        with sqlite3.connect(db) as conn:
-            found.append((db.name, conn.execute("SELECT id FROM build").fetchone()[0]))
-    return found
+    """(file name, build id) of every log index in `home`, from each store's metadata."""
+    return [
+        (store.name, json.loads(pl.read_parquet_metadata(store)[logstore._META_KEY])["build"]["id"])
+        for store in stores(home)
+    ]
+
+
+def stored_rows(indexed: logindex.IndexedFile) -> tuple[list[tuple], dict[int, str], dict[int, str]]:
+    """The rows an index holds (as LogTable.rows gives them), its line texts and its unescaped texts."""
+    with logstore.open_store(indexed.store, indexed.log, indexed.root) as stored:
+        columns = {name: stored.column(name) for name in ("lineno", "ts", "level", "derived", "template")}
+        instances, records = stored.column("instance"), stored.column("record")
+        templates, names = stored.side("templates"), stored.side("instances")
+        rows = [
+            (
+                int(columns["lineno"][row]),
+                None if columns["ts"][row] != columns["ts"][row] else float(columns["ts"][row]),
+                None if columns["level"][row] < 0 else int(columns["level"][row]),
+                bool(columns["derived"][row]),
+                templates[columns["template"][row]],
+                "" if instances[row] < 0 else names[instances[row]],
+                int(records[row]),
+            )
+            for row in range(stored.rows)
+        ]
+        unescaped = dict(zip(stored.side("unescaped_lineno"), stored.side("unescaped"), strict=True))
+        return rows, stored.texts(), unescaped
 
 
 def test_index_is_built_once_and_reused_while_the_file_is_unchanged(tmp_path):
@@ -184,11 +213,18 @@ def test_no_corpus_secret_reaches_the_index(tmp_path):
         f"2026-07-09 06:50:{n % 60:02d}.000 ERROR [pay-1] c.e.Pay - {entry.line}" for n, entry in enumerate(SECRETS)
     ]
     snap = snapshot(tmp_path, "\n".join([*lines, *PEM_BLOCK_LINES, LOG]))
-    assert query(snap).total == len(SECRETS) + len(PEM_BLOCK_LINES) + 8
-    [db] = index_home().glob("*.db")
-    with sqlite3.connect(db) as conn:
-        dump = "\n".join(conn.iterdump())
+    found = query(snap, limit=len(lines) + len(PEM_BLOCK_LINES) + 8)
+    assert found.total == len(SECRETS) + len(PEM_BLOCK_LINES) + 8
+    [store] = stores(index_home())
+    frame = pl.read_parquet(store)  # every column, decompressed, and the metadata
+    dump = "\n".join(str(value) for column in frame.columns for value in frame[column].to_list())
+    dump += json.dumps(pl.read_parquet_metadata(store))
+    assert "***" in dump  # the masked text of the lines masking changed is stored: the dump is no empty one
     assert not leaked(dump)
+    assert not leaked(store.read_bytes().decode("latin-1"))
+    # the results read the log's bytes, but a masked line's stored text only
+    assert not leaked(json.dumps([found.logs, found.patterns], ensure_ascii=False))
+    assert not query(snap, SECRETS[0].secret.lower()).total
 
 
 def test_patterns_mask_variable_parts_and_count(tmp_path):
@@ -217,7 +253,7 @@ def test_a_pattern_says_its_level_and_whether_its_example_starts_a_record(tmp_pa
     assert (exception["starts_record"], exception["level"]) == (False, None)
     assert patterns["no level on this line, timeout again"]["starts_record"] is True
     assert patterns["c.e.Pay - slow call id=<*>"]["level"] == "WARN"
-    # the same through the per-template summary (a whole-file read without keywords)
+    # the same over the whole file without keywords
     whole = {pattern["template"]: pattern for pattern in query(snap).patterns}
     assert whole["java.lang.IllegalStateException: pool closed"]["starts_record"] is False
     assert whole["c.e.Pay - slow call id=<*>"]["starts_record"] is True
@@ -267,70 +303,69 @@ def test_deadline_stops_indexing_and_leaves_no_index(tmp_path, evcli_home):
     with deadline_scope(Deadline(0.0)), pytest.raises(DeadlineExceeded):
         query(snap, "timeout")
     home = evcli_home / "logindex"
-    assert not list(home.glob("*.db")) and not list(home.glob(".building-*"))
+    assert not stores(home) and not list(home.glob(".building-*"))
     assert query(snap, "timeout").total == 8000  # without a deadline the next call builds it
 
 
-def _index_rows(db: Path) -> tuple[list[tuple], tuple, list[tuple], list[tuple]]:
-    with sqlite3.connect(db) as conn:
-        rows = conn.execute(
-            "SELECT l.lineno, l.ts, l.level, l.derived, t.text, l.instance, l.line, l.unescaped, l.record"
-            " FROM lines AS l JOIN templates AS t ON t.id = l.template ORDER BY l.lineno"
-        ).fetchall()
-        build = conn.execute("SELECT format, lines, first, last, cut FROM build").fetchone()
-        summary = conn.execute(
-            "SELECT s.level, t.text, s.n, s.low, s.high, s.example FROM summary AS s"
-            " JOIN templates AS t ON t.id = s.template ORDER BY s.level, t.text"
-        ).fetchall()
-        records = conn.execute("SELECT top, unleveled, n FROM record_tops ORDER BY top, unleveled").fetchall()
-    return rows, build, summary, records
+def test_a_deadline_passing_while_the_file_is_read_keeps_no_index(tmp_path, evcli_home, monkeypatch):
+    read_windows = logcolumns.read_windows
+
+    def slow(*args):
+        time.sleep(0.5)  # the deadline passes while the file is read
+        return read_windows(*args)
+
+    monkeypatch.setattr(logcolumns, "read_windows", slow)
+    snap = snapshot(tmp_path, LOG * 2000)
+    with deadline_scope(Deadline(0.3)), pytest.raises(DeadlineExceeded):
+        query(snap, "timeout")
+    home = evcli_home / "logindex"
+    assert not stores(home) and not list(home.glob(".building-*"))
 
 
-TRACE = "\tat com.example.Pool.get(Pool.java:12)\n" * 200  # most bytes: every part starts in one
+def test_deadline_stops_a_keyword_query_over_a_built_index(tmp_path):
+    snap = snapshot(tmp_path, LOG * 2000)
+    assert query(snap, "timeout").total == 8000  # built, no deadline
+    with deadline_scope(Deadline(0.0)), pytest.raises(DeadlineExceeded):
+        query(SnapshotBackend(tmp_path), "timeout")
+
+
+TRACE = "\tat com.example.Pool.get(Pool.java:12)\n" * 200
 UNTIMED = "an untimed line of its own\n\tat a frame that joins it\n" * 150
+KEY = (
+    "-----BEGIN RSA PRIVATE KEY-----\n"
+    + "MIIEowIBAAKCAQEA7bq98rVq3nWsecretsecretsecret\n" * 150
+    + "-----END RSA PRIVATE KEY-----\n"
+)
+ESCAPED = '{"ts": "2026-07-09T06:54:00Z", "level": "error", "msg": "\\u8fde\\u63a5\\u6c60 timeout"}\n'
 
 
 @pytest.mark.parametrize(
     "text",
     [
         "no timestamp before the first event\n" + (LOG + TRACE) * 4 + "\n",
-        UNTIMED + "\tat a frame\n" * 3 + UNTIMED + (LOG + TRACE) * 2,  # parts start before any timestamp
+        UNTIMED + "\tat a frame\n" * 3 + UNTIMED + (LOG + TRACE) * 2,  # untimed lines before any timestamp
+        LOG * 50 + KEY + LOG * 50,  # a private key block amid the lines: masked whole
+        LOG + ESCAPED + "2026-07-09 07:09:30.000 ERROR [pay-2] c.e.Pay - Authorization: Bearer abcdef0123456789abcd\n",
     ],
 )
-def test_a_file_read_in_parts_by_worker_processes_indexes_as_read_at_once(tmp_path, monkeypatch, text):
-    from evcli.backends import logbuild, logindex
-
-    # parts start inside stack traces and unlevelled runs: their first rows inherit the state
-    # (ts, level, instance, record) the previous part ended in, line numbers continue across
-    # parts, and the summaries (sums per level and template, records per level) are the same
+def test_an_index_holds_the_rows_the_per_line_reading_gives(tmp_path, text):
+    """The store built by open_index keeps every row as the per-line reading (logtable.reference_table) gives it
+    (ts, level and record inherited by the lines without a timestamp, templates, instances), the text of the
+    lines masking changed and the unescaped text of JSON lines, and its build record counts the same."""
     snap = snapshot(tmp_path, text)
     path = tmp_path / "logs" / "pay.log"
     context = snap.parse_context(path)
-    monkeypatch.setattr(logbuild, "PART_MIN_BYTES", 1 << 40)
-    whole = logindex.open_index(path, tmp_path, context, tmp_path / "whole")
-    monkeypatch.setattr(logbuild, "PART_MIN_BYTES", 0)
-    monkeypatch.setattr(logbuild, "cores", lambda: 3)
-    with logbuild.open_binary(path, tmp_path) as handle:
-        assert len(logbuild._bounds(handle, path.stat().st_size, 3)) == 3
-    parted = logindex.open_index(path, tmp_path, context, tmp_path / "parted")
-    assert _index_rows(parted.db) == _index_rows(whole.db)
-    assert (parted.lines, parted.first, parted.last) == (whole.lines, whole.first, whole.last)
-    assert not [name for name in (tmp_path / "parted").iterdir() if name.name.startswith(".")]  # no part left
-
-
-def test_no_part_starts_where_a_private_key_block_may_be_open(tmp_path):
-    from evcli.backends import logbuild
-
-    key = "-----BEGIN RSA PRIVATE KEY-----\n" + "MIIEowIBAAKCAQEA7bq98rVq3nWsecretsecretsecret\n" * 150
-    path = tmp_path / "key.log"
-    path.write_text(LOG * 50 + key + LOG * 50)
-    with path.open("rb") as handle:
-        starts = [start for start, _ in logbuild._bounds(handle, path.stat().st_size, 2)]
-    assert starts == [0]  # the middle of the file is inside the key block: read at once
+    indexed = logindex.open_index(path, tmp_path, context, tmp_path / "home")
+    expected = reference_table(path, tmp_path, context)
+    assert stored_rows(indexed) == (expected.rows(), expected.text, expected.unescaped)
+    timed = [row[1] for row in expected.rows() if row[1] is not None]
+    assert (indexed.lines, indexed.first, indexed.last) == (len(expected.lineno), min(timed), max(timed))
+    assert (indexed.format, indexed.cut, indexed.built) == (expected.format, expected.cut, True)
+    assert not [name for name in (tmp_path / "home").iterdir() if name.name.startswith(".")]  # no temporary left
 
 
 @pytest.mark.parametrize(("level", "strict"), [(None, False), ("WARN", False), ("ERROR", True)])
-def test_whole_file_counts_from_the_summary_equal_those_of_every_row(tmp_path, level, strict):
+def test_whole_file_counts_equal_those_of_a_range_over_every_row(tmp_path, level, strict):
     snap = snapshot(tmp_path, LOG * 3)  # every line after the first timestamp: a range over all is the same set
     whole = query(snap, level=level, strict=strict, limit=5)
     early, late = datetime(2020, 1, 1, tzinfo=UTC), datetime(2030, 1, 1, tzinfo=UTC)
@@ -359,27 +394,6 @@ def test_keywords_match_literally_and_ignore_ascii_case(tmp_path):
     assert totals == [1, 1, 1, 1, 4, 6]
 
 
-def test_deadline_stops_the_worker_processes_of_a_build_in_parts(tmp_path, evcli_home, monkeypatch):
-    from evcli.backends import logbuild, parts
-
-    monkeypatch.setattr(logbuild, "PART_MIN_BYTES", 0)
-    monkeypatch.setattr(logbuild, "cores", lambda: 2)
-    started: list[subprocess.Popen] = []
-    real_popen = subprocess.Popen
-
-    def popen(*args, **kwargs):
-        started.append(real_popen(*args, **kwargs))
-        time.sleep(0.5)  # the deadline passes while the worker runs
-        return started[-1]
-
-    monkeypatch.setattr(parts.subprocess, "Popen", popen)
-    snap = snapshot(tmp_path, LOG * 2000)
-    with deadline_scope(Deadline(0.3)), pytest.raises(DeadlineExceeded):
-        query(snap, "timeout")
-    assert len(started) == 1 and started[0].returncode is not None  # the worker was stopped and reaped
-    assert not [path.name for path in (evcli_home / "logindex").iterdir() if path.name.endswith(".db")]
-
-
 JAVA_TRACE = (
     "2026-07-09 07:00:00.000 ERROR [pay-1] c.e.Pay - charge failed for ORD-9\n"
     "java.lang.IllegalStateException: pool exhausted\n"
@@ -396,17 +410,18 @@ JAVA_TRACE = (
 )
 
 
-def _records(db: Path) -> list[tuple[int, int]]:
-    with sqlite3.connect(db) as conn:
-        return conn.execute("SELECT lineno, record FROM lines ORDER BY lineno").fetchall()
+def _records(store: Path, log: Path, root: Path) -> list[tuple[int, int]]:
+    with logstore.open_store(store, log, root) as stored:
+        return list(zip(stored.column("lineno").tolist(), stored.column("record").tolist(), strict=True))
 
 
 def test_lines_without_a_timestamp_belong_to_the_record_of_the_line_before(tmp_path, evcli_home):
     snap = snapshot(tmp_path, "untimed first line\n\tat an orphan frame\nanother untimed line\n" + JAVA_TRACE)
     query(snap)  # builds the index
-    (db,) = (evcli_home / "logindex").glob("*.db")
+    (store,) = stores(evcli_home / "logindex")
     heads = [1, 1, 3, *[4] * 5, 9, 9, 12, 12, 12, 12]  # line 11 is blank: no row
-    assert _records(db) == list(zip([*range(1, 11), *range(12, 16)], heads, strict=True))
+    records = _records(store, tmp_path / "logs" / "pay.log", tmp_path)
+    assert records == list(zip([*range(1, 11), *range(12, 16)], heads, strict=True))
 
 
 def test_stats_count_the_records_of_the_matching_lines_and_say_so(tmp_path):
@@ -484,8 +499,8 @@ def test_epochs_per_minute_offsets_equal_epoch_across_dst_changes(zone):
 
 
 def test_words_after_a_nul_byte_are_found_and_counted(tmp_path):
-    """SQLite's text matching stops at a NUL: the line is indexed with U+FFFD there, so what follows is found
-    (a false "no matching lines" is what $.no_evidence must never say)."""
+    """A NUL is read as U+FFFD, and what follows it is found (a false "no matching lines" is what
+    $.no_evidence must never say); the line shown holds no NUL."""
     text = LOG + "2026-07-09 07:10:00.000 FATAL [pay-2] c.e.Pay - fatal\x00 DiskQuotaExceeded on /data\n"
     result = query(snapshot(tmp_path, text), "DiskQuotaExceeded")
     assert result.total == 1 and "DiskQuotaExceeded" in result.logs[0]["line"]
@@ -505,10 +520,19 @@ def test_a_lone_carriage_return_does_not_split_a_line_and_line_numbers_match_gre
     assert halves.total == 1 and halves.logs[0]["source"]["line"] == 2
 
 
-def test_a_damaged_index_file_is_rebuilt_not_reported_as_a_corrupt_store(tmp_path):
+@pytest.mark.parametrize("damage", ["truncated", "emptied", "another file's"])
+def test_a_damaged_index_file_is_rebuilt_not_reported_as_a_corrupt_store(tmp_path, damage):
     snap = snapshot(tmp_path)
     assert query(snap, "timeout after").total == 3
-    for db in index_home().glob("*.db"):
-        with db.open("r+b") as handle:
-            handle.truncate(3000)
+    [(name, build)] = builds(index_home())
+    store = index_home() / name
+    if damage == "another file's":  # a whole store, of another size of file
+        other = snapshot(tmp_path / "other", LOG * 2)
+        query(other)
+        [other_store] = [path for path in stores(index_home()) if path.name != name]
+        other_store.replace(store)
+    else:
+        with store.open("r+b") as handle:
+            handle.truncate(store.stat().st_size // 2 if damage == "truncated" else 0)
     assert query(SnapshotBackend(tmp_path), "timeout after").total == 3
+    assert [entry for entry in builds(index_home()) if entry[0] == name] != [(name, build)]  # built again

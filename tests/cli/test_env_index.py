@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from evcli.backends.logindex import SUFFIX
 from tests.backends.test_trace_index import write_calls
 from tests.cli._util import assert_clean_error, evcli
 from tests.terminal import stderr_on_a_terminal
@@ -50,7 +51,8 @@ def test_a_query_after_env_index_builds_nothing_and_a_second_index_run_reuses_ev
     assert "logs/app.log: built, 3000 lines (iso8601) in " in first.stdout
     assert lines[-1] == "ok 3 built, 0 reused, 0 failed"
     built = index_state(evcli_home)
-    assert sum(name.endswith(".db") for name in built) == 3
+    extensions = sorted(name.rsplit(".", 1)[-1] for name in built if not name.startswith("stat-"))
+    assert extensions == ["db", SUFFIX[1:], SUFFIX[1:]]  # the trace index, and a store per log file
 
     query = run(evcli_home, "tool", "query_logs", "--env", env, "--service", "app", "--query", "timeout", "--json")
     assert query.returncode == 0, query

@@ -1,4 +1,5 @@
-"""`evcli --help`, `gate` and `trace` must never import a model client."""
+"""`evcli --help`, `gate` and `trace` must never import a model client, nor the log index's engine (polars,
+pyarrow: loaded only when a log index is built or queried)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import sys
 import pytest
 
 from tests.conftest import SAMPLES
+
+HEAVY = ("litellm", "openai", "httpx", "polars", "pyarrow")  # top-level packages the fast paths must not load
 
 
 @pytest.fixture
@@ -25,10 +28,10 @@ def _run(args, tripwire, evcli_home):
         os.environ, PYTHONPATH=f"{tripwire}{os.pathsep}{os.environ.get('PYTHONPATH', '')}", EVCLI_HOME=str(evcli_home)
     )
     code = (
-        "import sys, runpy; sys.argv = ['evcli'] + sys.argv[1:]\n"
+        f"import sys, runpy; HEAVY = {HEAVY!r}; sys.argv = ['evcli'] + sys.argv[1:]\n"
         "try:\n    runpy.run_module('evcli', run_name='__main__')\n"
         "except SystemExit as exc:\n    code = exc.code\nelse:\n    code = 0\n"
-        "print('LOADED', sorted(m for m in sys.modules if m.split('.')[0] in ('litellm', 'openai', 'httpx')), file=sys.stderr)\n"
+        "print('LOADED', sorted(m for m in sys.modules if m.split('.')[0] in HEAVY), file=sys.stderr)\n"
         "sys.exit(code)\n"
     )
     return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=env)
@@ -54,7 +57,7 @@ def test_tripwire_works(tripwire_litellm, evcli_home):
         ["sessions"],
     ],
 )
-def test_fast_paths_do_not_import_model_clients(args, tripwire_litellm, evcli_home):
+def test_fast_paths_import_no_model_client_nor_the_log_engine(args, tripwire_litellm, evcli_home):
     completed = _run(args, tripwire_litellm, evcli_home)
     assert "TRIPWIRE" not in completed.stderr
     assert "LOADED []" in completed.stderr

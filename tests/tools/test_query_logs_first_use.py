@@ -11,11 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from evcli.backends.logindex import SUFFIX
 from evcli.tools import registry
 from tests.backends.test_trace_index import write_calls
 from tests.cli._util import evcli
 
-LINES = 150_000  # ~11 MB: about 1 s to index on a quiet 2-core machine, against a 0.4 s timeout
+LINES = 450_000  # ~34 MB: over 1 s to index (polars) on a quiet 2-core machine, against a 0.4 s timeout
 TIMEOUT_S = "0.4"
 
 
@@ -43,7 +44,8 @@ def grep_count(path: Path, word: str) -> int:
 
 
 def index_files(home: Path) -> list[Path]:
-    return sorted((home / "logindex").glob("*.db")) if (home / "logindex").is_dir() else []
+    """The log index files (one store per log file) in `home`."""
+    return sorted((home / "logindex").glob(f"*{SUFFIX}")) if (home / "logindex").is_dir() else []
 
 
 def without_prepare(monkeypatch, name: str) -> None:
@@ -81,7 +83,7 @@ def test_without_its_prepare_the_same_first_query_times_out_and_keeps_no_index(b
     without_prepare(monkeypatch, "query_logs")
     called = tool("query_logs", big_log, "--service", "app", "--query", "timeout", code=1)
     assert not called["success"] and "timed out" in called["error_message"], called
-    assert index_files(evcli_home) == [] and not list((evcli_home / "logindex").glob(".*.db"))
+    assert index_files(evcli_home) == [] and not list((evcli_home / "logindex").glob(".building-*"))
 
 
 def test_a_query_naming_a_service_builds_only_its_files_and_an_unknown_one_none(tmp_path, evcli_home):
