@@ -87,7 +87,8 @@ _ISO = rf"\d{{4}}-\d{{2}}-\d{{2}}[T ]{_ISO_TIME}"
 # a zone written after a clock time or range ("between 08:05 and 08:10 UTC", "since 08:05Z")
 # and the abbreviations on-call engineers write ("since 14:00 EDT", "2:05pm PST"), upper-case only
 _ZONE_AFTER = re.compile(
-    r"\s?(?P<zone>Z|UTC|GMT|[+-]\d{2}:\d{2}|(?-i:" + "|".join(ZONE_ABBREVIATIONS) + r"))(?![A-Za-z0-9_:])", re.IGNORECASE
+    r"\s?(?P<zone>Z|UTC|GMT|[+-]\d{2}:\d{2}|(?-i:" + "|".join(ZONE_ABBREVIATIONS) + r"))(?![A-Za-z0-9_:])",
+    re.IGNORECASE,
 )
 _Form = tuple[re.Pattern[str], Language]  # a compiled form and the language whose table it is of
 
