@@ -13,19 +13,22 @@ one of two paths:
     format's lead or sniff rules out, or its reader surely rejects, goes on to the next format, as
     `LineReader.read` does;
   - the Python path (`LineReader.read`, logrows' helpers), line by line, for every line the vector
-    path cannot vouch for: a line masking may change (the SCREEN, see `_screened`), one inside a
+    path cannot vouch for: a line masking may change (the SCREEN, evcli.backends.logshapes_screen), one inside a
     private key block, one with a byte that is not printable ASCII or tab, one writing a JSON `\\u`
     escape, one cut at the longest line, and one a format may read that has no shape or whose reading
     the shape does not take (an impossible date, a level word outside the shape's table).
 Records, the forward-filled time and what continuation lines inherit are then computed with numpy over
 the window's rows, continuing what the windows before it left (`_assemble`, `_Carried`: the rules of
-logrows.line_rows); template and instance codes are numbered across windows by first appearance.
+logrows.line_rows); template and instance codes are numbered across windows by first appearance. Two
+windows are read at once, in threads (polars matches without the GIL); their pieces are assembled in
+order.
 
 Invariants: the screen flags a superset of the lines `Redactor.mask_stream` changes (it is built from
 the redactor's own keyword table, base64 shape, escape folding and extra patterns; a pattern polars
 cannot read flags every line); a vector-read line is printable ASCII, so Python's and Rust's regexes,
 `\\w`, `\\d`, `\\s` and `strip` agree on it; no key block spans two windows (`_window_ends`), and a
-line's reading depends on no other line, so a window reads its lines as the whole file would.
+line's reading depends on no other line, so a window reads its lines as the whole file would, in
+any thread (a window's thread shares nothing it writes: its ParseContext's memo is its own).
 """
 
 from __future__ import annotations
@@ -33,10 +36,11 @@ from __future__ import annotations
 import io
 import mmap
 import os
+from collections import deque
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from itertools import islice
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from itertools import chain, islice, pairwise
 from pathlib import Path
 from typing import Any
 
@@ -56,9 +60,10 @@ from evcli.backends.logformats import (
     format_named,
 )
 from evcli.backends.logformats.base import CONTINUATION
-from evcli.backends.logformats.shapes import LEADS, SHAPES, Shape
+from evcli.backends.logformats.shapes import LEADS, SHAPES, Shape, split_rest
 from evcli.backends.logrows import Epochs, mask, masked_lines, split_instance
 from evcli.backends.logshapes_container import PRINTABLE, Unwrapped, inner_names, unwrap_cri, unwrap_docker
+from evcli.backends.logshapes_screen import screened
 from evcli.backends.logshapes_structured import read_json, read_logfmt
 from evcli.backends.logshapes_values import (
     _BLANK,
@@ -79,18 +84,18 @@ from evcli.backends.logtable import LogTable, decoded, reference_table, unescape
 from evcli.core import files, redaction
 from evcli.core.files import Lines, check_deadline, open_binary, open_text
 
-_FOLDED = r"\\([\"'\\/])"  # redaction._ESCAPE but `\u`: a line writing `\u` goes to the Python path
-_RUST_UNSURE = ("[[", "&&", "--", "~~")  # class syntax Rust reads as set operations, Python literally
-
-
 STRUCTURED = {"json": read_json, "logfmt": read_logfmt}  # formats read as key-value pairs, not by a shape
 WRAPPERS = {"container_json": unwrap_docker, "cri": lambda lines, tz, _: unwrap_cri(lines, tz)}  # runtimes' lines
 
 
-# bytes read per window (whole lines). Measured (1M and 3M bench_tools.write_mixed_log lines, 2 shared cores):
-# 8 MB: 2.9 s per 1M lines, peak RSS 310 MB / 320 MB; 16 MB: the same time, 460 MB; 4 MB: 4.1 s (polars'
-# per-call overhead); the whole file at once: 740 MB for 1M lines
-WINDOW_BYTES = 8 << 20
+# bytes read per window (whole lines). Measured, two windows read at once (1M bench_tools.write_mixed_log
+# lines, 2 cores): 6 MB and 8 MB the same CPU time (2.8 s), 4 MB 6% more (polars' per-call overhead); the
+# Python memory of test_snapshot's streamed build, 6 MB: 23-24 MB for both sizes, 8 MB: 25 MB and 32 MB
+# (the two windows' peaks meet more often in more windows); one window at a time, 8 MB: 310 MB peak RSS,
+# 16 MB: 460 MB; the whole file at once: 740 MB for 1M lines
+WINDOW_BYTES = 6 << 20
+_WORKERS = 2  # windows read at once: polars matches without the GIL, so two threads keep two cores busy
+_SPLIT_BYTES = 1 << 20  # bytes of a window searched for line ends at a time
 _KEY_LINES = redaction.MAX_KEY_BLOCK_LINES + 1  # lines before a window's start that must hold no key block
 
 
@@ -117,54 +122,59 @@ def read_windows(path: Path, root: Path, context: ParseContext, window: int = WI
     and `unescaped` its own lines', its `lines`, `size` and `cut` its window's. No window starts within
     MAX_KEY_BLOCK_LINES lines after a `PRIVATE KEY` (`_window_ends`), so no key block spans two windows
     and each window masks its lines as masking the whole file does. The format is detected once, from the
-    file's first lines; the deadline is checked before each window and after the last. Raises SplitLine."""
+    file's first lines; the deadline is checked before each window and after the last. Windows are read
+    _WORKERS at a time in threads (`_read_window`: a window's reading depends on no other window), and
+    their pieces assembled in order in this one (`_assemble`): at most _WORKERS + 1 windows are held at
+    once. Raises SplitLine."""
     with open_text(path, root) as handle:
         fmt = detect(masked_lines(islice(Lines(handle), SAMPLE_LINES)), context).format
     first = None if fmt is None else format_named(fmt)
     redactor = redaction.Redactor.from_env()
-    reader = LineReader(first, context)
     carried = _Carried(fmt)
-    with open_binary(path, root) as binary, ThreadPoolExecutor(1) as pool:  # the screen runs beside the vector path
+    with open_binary(path, root) as binary, ThreadPoolExecutor(_WORKERS) as pool:
         size = os.fstat(binary.fileno()).st_size
         # mapped to find the windows' ends (their pages only are touched); a window's bytes are read (pread),
         # so the file's pages do not stay in the process's memory
         data: Any = mmap.mmap(binary.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
+
+        def submit(begin: int, end: int) -> Future[_WindowRead]:
+            check_deadline()
+            return pool.submit(_read_window, os.pread(binary.fileno(), end - begin, begin), context, first, redactor)
+
         try:
-            begin = 0
-            for end in _window_ends(data, window):
-                check_deadline()
-                source = _Source(os.pread(binary.fileno(), end - begin, begin))
-                yield _window(source, context, first, redactor, reader, pool, carried)
-                begin = end
+            spans = pairwise(chain([0], _window_ends(data, window)))
+            reads = deque(submit(*span) for span in islice(spans, _WORKERS))
+            while reads:
+                read = reads.popleft().result()
+                reads.extend(submit(*span) for span in islice(spans, 1))
+                yield _assemble(read, carried)
         finally:
             if isinstance(data, mmap.mmap):
                 data.close()
     check_deadline()
 
 
-def _window(
-    source: _Source,
-    context: ParseContext,
-    first: LogFormat | None,
-    redactor: redaction.Redactor,
-    reader: LineReader,
-    pool: ThreadPoolExecutor,
-    carried: _Carried,
-) -> LogTable:
-    """One window's piece (see read_windows), read vectorised, its Python path's lines read by `reader`."""
+def _read_window(
+    data: bytes, context: ParseContext, first: LogFormat | None, redactor: redaction.Redactor
+) -> _WindowRead:
+    """One window's lines read (see read_windows), vectorised, its Python path's lines by a LineReader. Runs
+    in a worker thread: the context's memo (a cache of year-inferred times, cleared when full) is the
+    window's own."""
+    source = _Source(data)
     cut = source.cut_lines()
     if cut is None:
         raise SplitLine
-    screened = pool.submit(_screened, source.column, redactor)
-    python = source.odd_lines()
+    context = replace(context, memo={})
+    python = source.odd_lines() | screened(source.column, redactor)
     python[list(cut)] = True
     reading = _Reading(source.column, context, python)
     reading.run(first)
-    python |= screened.result()
     texts = _key_blocks(source, cut, redactor, python)
     reading.to_python(python)
-    reading.python_rows(source, texts, cut, redactor, reader)
-    return reading.table(source, carried, sum(pieces for _, pieces in cut.values()))
+    reading.python_rows(source, texts, cut, redactor, LineReader(first, context))
+    frame = pl.concat([frame.select(list(_SCHEMA)).cast(_SCHEMA) for frame in reading.frames]).sort("row")  # type: ignore[arg-type]
+    cuts = sum(pieces for _, pieces in cut.values())
+    return _WindowRead(frame, source.starts, source.ends, len(data), cuts, reading.texts, reading.unescaped)
 
 
 def _window_ends(data: Any, window: int) -> Iterator[int]:
@@ -233,7 +243,14 @@ class _Source:
     def __init__(self, data: bytes) -> None:
         self.data = data
         self.bytes = np.frombuffer(data, np.uint8)
-        newlines = np.flatnonzero(self.bytes == 10)
+        # searched a slice at a time: a mask of the whole window would be as big as its bytes
+        newlines = np.concatenate(
+            [np.zeros(0, np.intp)]
+            + [
+                np.flatnonzero(self.bytes[at : at + _SPLIT_BYTES] == 10) + at
+                for at in range(0, len(data), _SPLIT_BYTES)
+            ]
+        )
         ends = newlines if not len(data) or data[-1:] == b"\n" else np.append(newlines, len(data))
         self.starts = np.concatenate(([0], ends[:-1] + 1)).astype(np.int64) if len(ends) else np.zeros(0, np.int64)
         self.ends = ends.astype(np.int64)
@@ -277,87 +294,6 @@ class _Source:
         return cut
 
 
-def _screened(column: pl.Series, redactor: redaction.Redactor) -> np.ndarray:
-    """Lines `Redactor.mask_line` may change (a superset): a match of a rule's regex made readable by Rust
-    (`relaxed`), a run of 40 base64 characters or an extra pattern's match, in the line or in its
-    escape-folded form. A rule changes a line only where its regex matches (its keyword only saves time)."""
-    if any(unsure in pattern.pattern for pattern in redactor._extra for unsure in _RUST_UNSURE):
-        return np.ones(len(column), bool)
-    sources = [relaxed(rule.source) for rule in redaction._RULES] + [redaction._BASE64_RUN.pattern]
-    sources += [pattern.pattern for pattern in redactor._extra]
-    escaped = column.str.contains("\\", literal=True).to_numpy()
-    flagged = np.zeros(len(column), bool)
-    for rows, text in ((None, column), (escaped, column.filter(escaped).str.replace_all(_FOLDED, "${1}"))):
-        try:
-            found = text.str.contains("|".join(f"(?:{source})" for source in sources)).to_numpy()
-        except pl.exceptions.ComputeError:
-            return np.ones(len(column), bool)
-        if rows is None:
-            flagged |= found
-        else:
-            flagged[rows] |= found
-    return flagged
-
-
-def relaxed(source: str) -> str:
-    """A regex Rust's regex crate reads that matches wherever Python's `source` does (a superset):
-    look-arounds dropped, a back-reference read as its group's pattern, group names dropped."""
-    pieces, index = [], 0
-    while index < len(source):
-        if source[index] == "\\":
-            pieces.append(source[index : index + 2])
-            index += 2
-        elif source[index] == "[":
-            end = _class_end(source, index)
-            pieces.append(source[index:end])
-            index = end
-        elif source.startswith(("(?=", "(?!", "(?<=", "(?<!"), index):
-            index = _group_end(source, index)
-        elif source.startswith("(?P=", index):
-            end = source.index(")", index)
-            pieces.append("(?:" + relaxed(_group_body(source, source[index + 4 : end])) + ")")
-            index = end + 1
-        elif source.startswith("(?P<", index):
-            pieces.append("(?:")
-            index = source.index(">", index) + 1
-        else:
-            pieces.append(source[index])
-            index += 1
-    return "".join(pieces)
-
-
-def _class_end(source: str, start: int) -> int:
-    """The index after the `]` closing the character class opened at `start`."""
-    index = start + 1
-    index += source[index] == "^"
-    index += source[index] == "]"  # a `]` first in a class is itself
-    while source[index] != "]":
-        index += 2 if source[index] == "\\" else 1
-    return index + 1
-
-
-def _group_end(source: str, start: int) -> int:
-    """The index after the `)` closing the group opened at `start`."""
-    depth, index = 0, start
-    while True:
-        char = source[index]
-        if char == "\\":
-            index += 2
-            continue
-        if char == "[":
-            index = _class_end(source, index)
-            continue
-        depth += (char == "(") - (char == ")")
-        index += 1
-        if depth == 0:
-            return index
-
-
-def _group_body(source: str, name: str) -> str:
-    start = source.index(f"(?P<{name}>")
-    return source[source.index(">", start) + 1 : _group_end(source, start) - 1]
-
-
 def _key_blocks(
     source: _Source, cut: dict[int, tuple[str, int]], redactor: redaction.Redactor, python: np.ndarray
 ) -> dict[int, str]:
@@ -388,6 +324,18 @@ def _line_text(source: _Source, cut: dict[int, tuple[str, int]], row: int) -> st
     return cut[row][0] if row in cut else source.text(row)
 
 
+def _extracted(lines: pl.Series, pattern: str) -> pl.DataFrame:
+    """The groups of `pattern` (anchored at `^`) in each of `lines` (all null where it does not match) and
+    `m_` ("" where it does); a last group taking the rest of the line is sliced off the line
+    (logformats.shapes.split_rest)."""
+    split = split_rest(pattern)
+    if split is None:
+        return lines.str.extract_groups("^(?P<m_>)" + pattern[1:]).struct.unnest()
+    head, rest = split
+    groups = lines.str.extract_groups("^(?P<m_>)(?P<head_>" + head[1:] + ")").struct.unnest()
+    return groups.with_columns(lines.str.slice(groups["head_"].str.len_chars()).alias(rest)).drop("head_")
+
+
 class _Reading:
     """Per line: what it became (`kind`) and, for a row, its own time (µs since the epoch as a float, NaN:
     none), level, derived flag, instance and template; then `table` assembles the records."""
@@ -399,8 +347,9 @@ class _Reading:
         self.frames: list[pl.DataFrame] = []
 
     def to_python(self, python: np.ndarray) -> None:
-        """Lines the screen or a key block sends to the Python path, whatever the vector path read: the
-        lines masking may change (the others the Python path reads as they are written)."""
+        """Lines a key block sends to the Python path, whatever the vector path read; `python` is every line
+        masking may change (with the screen's, marked before the vector path ran; the Python path reads the
+        others as they are written)."""
         self.masking = python
         self.kind[python] = _PYTHON
         self.frames = [frame.filter(pl.Series(~python[frame["row"].to_numpy()])) for frame in self.frames]
@@ -534,14 +483,12 @@ class _Reading:
         branches, a row's groups those of the first branch that matches it (another branch's null)."""
         lines = self.column.gather(rows)
         if not shape.branches:
-            groups = lines.str.extract_groups("^(?P<m_>)" + shape.pattern[1:]).struct.unnest()
-            return groups.with_columns(pl.Series("row", rows))
+            return _extracted(lines, shape.pattern).with_columns(pl.Series("row", rows))
         frames, left = [], np.arange(len(rows))
         for branch in shape.branches:
             matched = lines.gather(left).str.contains(branch).to_numpy()
             taken, left = left[matched], left[~matched]
-            groups = lines.gather(taken).str.extract_groups("^(?P<m_>)" + branch[1:]).struct.unnest()
-            frames.append(groups.with_columns(pl.Series("row", rows[taken])))
+            frames.append(_extracted(lines.gather(taken), branch).with_columns(pl.Series("row", rows[taken])))
         frames.append(pl.DataFrame({"row": rows[left]}))  # matched by no branch: every group null
         return pl.concat(frames, how="diagonal").sort("row")
 
@@ -593,10 +540,6 @@ class _Reading:
                 records[name].append(value)
         self.frames.append(pl.DataFrame(records, schema=_SCHEMA))
 
-    def table(self, source: _Source, carried: _Carried, cut: int) -> LogTable:
-        frame = pl.concat([frame.select(list(_SCHEMA)).cast(_SCHEMA) for frame in self.frames]).sort("row")  # type: ignore[arg-type]
-        return _assemble(frame, source, carried, cut, self.texts, self.unescaped)
-
 
 @dataclass
 class _Carried:
@@ -618,13 +561,27 @@ class _Carried:
     instances: dict[str, int] = field(default_factory=dict)
 
 
-def _assemble(
-    frame: pl.DataFrame, source: _Source, carried: _Carried, cut: int, texts: dict[int, str], unescaped: dict[int, str]
-) -> LogTable:
+@dataclass(frozen=True)
+class _WindowRead:
+    """A window read (`_read_window`) but for what the windows before it decide: its rows (`_SCHEMA`, by row),
+    its lines' spans (line i: bytes starts[i]:ends[i] of the window), its size, lines cut, and the texts of
+    its Python path's lines by 1-based line number in the window; not its bytes (it waits to be assembled)."""
+
+    frame: pl.DataFrame
+    starts: np.ndarray
+    ends: np.ndarray
+    size: int
+    cut: int
+    texts: dict[int, str]
+    unescaped: dict[int, str]
+
+
+def _assemble(read: _WindowRead, carried: _Carried) -> LogTable:
     """The rules of logrows.line_rows over a window's rows at once, continuing `carried` (and updating it):
     a line with a timestamp of its own starts a record; before the file's first timestamp every parsed and
     unrecognised line does too, and so does the file's first row; ts is forward-filled; a continuation or
     unrecognised row takes the level, derived flag and instance of the last parsed row."""
+    frame = read.frame
     rows = frame["row"].to_numpy()
     count = len(rows)
     order = np.arange(count)
@@ -643,8 +600,8 @@ def _assemble(
     instances, instance = _global_codes(frame["instance"], carried.instances)
     table = LogTable(
         lineno=lineno,
-        start=source.starts[rows] + carried.size,
-        end=source.ends[rows] + carried.size,
+        start=read.starts[rows] + carried.size,
+        end=read.ends[rows] + carried.size,
         ts=np.where(last_timed >= 0, own_ts[np.maximum(last_timed, 0)], carried.ts),
         level=np.where(has_parsed, frame["level"].to_numpy()[inherited], carried.level).astype(np.int8),
         derived=np.where(has_parsed, frame["derived"].to_numpy()[inherited], carried.derived),
@@ -653,12 +610,12 @@ def _assemble(
         record=np.where(last_start >= 0, lineno[np.maximum(last_start, 0)], carried.record).astype(np.int64),
         templates=templates,
         instances=instances,
-        text={lineno + carried.lines: text for lineno, text in texts.items()},
-        unescaped={lineno + carried.lines: text for lineno, text in unescaped.items()},
-        lines=source.lines,
-        size=len(source.data),
+        text={lineno + carried.lines: text for lineno, text in read.texts.items()},
+        unescaped={lineno + carried.lines: text for lineno, text in read.unescaped.items()},
+        lines=len(read.starts),
+        size=read.size,
         format=carried.format,
-        cut=cut,
+        cut=read.cut,
     )
     _carry(carried, table, timed.any())
     return table

@@ -2,8 +2,9 @@
 `count_addresses` / `count_paths` (evcli.backends.addresses) over `logstore.matching_lines`, without
 decoding and matching every line in Python.
 
-A query takes the selected rows' bytes from the mapped log in chunks (one Arrow binary array per chunk,
-line ends left out). Lines whose text is not their plain bytes go through the Python functions: those
+A query takes the selected rows' bytes from the mapped log a block of rows at a time
+(`logstore.selections`), in chunks (one Arrow binary array per chunk, line ends left out), releasing the
+mapped pages of each chunk after it. Lines whose text is not their plain bytes go through the Python functions: those
 with a `text`/`unescaped` entry (masked, cut, JSON escapes) and those holding a byte outside 0x01-0x7F
 (not ASCII, or NUL, which the text shows as U+FFFD). Every other line is ASCII, where Python's `\\w`,
 `\\d` and `\\b` are Rust's (polars) and RE2's, and its `\\s` is the class `_SPACE`.
@@ -24,8 +25,9 @@ once (polars: unique (line, address) pairs, counted per address).
 Paths: REQUEST and PATH_FIELD use no look-around, so polars runs them as written (`\\s` as `_SPACE`) with
 the same leftmost-first match and group; each distinct path is written as its endpoint (`endpoint`) once.
 
-Invariants: the result equals the Python functions' over `matching_lines` (the full Counter); the tool
-call's deadline is checked between chunks and every _CHECK_LINES lines read in Python; no array over the
+Invariants: the result equals the Python functions' over `matching_lines` (the full Counter); memory
+holds one block of rows and the counts, not the log's rows (logstore's invariants); the tool call's
+deadline is checked between chunks and every _CHECK_LINES lines read in Python; no array over the
 mapped bytes outlives the chunk that made it (the store's mmap can be closed after a query).
 """
 
@@ -52,7 +54,7 @@ from evcli.backends.addresses import (
 from evcli.backends.logsearch import Filter
 from evcli.core.files import check_deadline
 
-_CHUNK_ROWS = 1 << 19  # table rows per chunk: the deadline is checked between chunks
+_CHUNK_ROWS = 1 << 19  # a row group's rows per chunk: the deadline is checked between chunks
 _CHECK_LINES = 1 << 14  # lines read in Python between deadline checks
 _SPACE = r"\t\n\x0b\x0c\r\x1c-\x1f "  # what Python's `\s` matches in ASCII text (Rust's `\s` lacks \x1c-\x1f)
 _NOT_PLAIN = r"[^\x01-\x7f]"  # a byte that is not ASCII, or NUL
@@ -94,35 +96,37 @@ def path_counts(stored: logstore.StoredLog, wanted: Filter) -> Counter[str]:
 def _counted(
     stored: logstore.StoredLog, wanted: Filter, per_line: Callable[[Iterable[str]], Counter[str]], plain: Counted
 ) -> Counter[str]:
-    """`per_line` over the kept lines' text, `plain` counting the plain ones chunk by chunk."""
-    keep = logstore.selected(stored, wanted)
-    special_rows, special_texts = stored.special()
-    counts = per_line(
-        _checked(text for row, text in zip(special_rows.tolist(), special_texts, strict=True) if keep[row])
-    )
-    keep[special_rows] = False
+    """`per_line` over the kept lines' text, `plain` counting the plain ones, row group by row group and
+    chunk by chunk."""
+    counts: Counter[str] = Counter()
     texts = stored.texts()
-    for low in range(0, stored.rows, _CHUNK_ROWS):
-        check_deadline()
-        high = min(low + _CHUNK_ROWS, stored.rows)
-        if not keep[low:high].any():
-            continue
-        lines = _lines(stored, low, high, keep[low:high])
-        odd = _matches(lines, _NOT_PLAIN)
-        odd_rows = np.flatnonzero(keep[low:high])[odd] + low
-        counts += per_line(_checked(stored.line(row, texts) for row in odd_rows.tolist()))
-        counts += plain(lines.filter(_arrow_mask(~odd)))
+    for group, keep in logstore.selections(stored, wanted):
+        special_rows, special_texts = stored.special_in(group)
+        counts += per_line(
+            _checked(text for row, text in zip(special_rows.tolist(), special_texts, strict=True) if keep[row])
+        )
+        keep[special_rows] = False
+        for low in range(0, len(group), _CHUNK_ROWS):
+            check_deadline()
+            high = min(low + _CHUNK_ROWS, len(group))
+            if not keep[low:high].any():
+                continue
+            lines = _lines(stored, group, low, high, keep[low:high])
+            odd = _matches(lines, _NOT_PLAIN)
+            odd_rows = np.flatnonzero(keep[low:high])[odd] + low
+            counts += per_line(_checked(logstore.group_line(stored, group, row, texts) for row in odd_rows.tolist()))
+            counts += plain(lines.filter(_arrow_mask(~odd)))
     return counts
 
 
-def _lines(stored: logstore.StoredLog, low: int, high: int, chosen: np.ndarray) -> Any:
-    """The bytes of the rows among [low, high) that `chosen` marks, line ends left out, copied into one
-    Arrow binary array: the chunk's lines and the gaps between them as one array over the mapped bytes
-    (no copy), of which the chosen lines are taken."""
+def _lines(stored: logstore.StoredLog, group: logstore.Group, low: int, high: int, chosen: np.ndarray) -> Any:
+    """The bytes of the group's rows among [low, high) that `chosen` marks, line ends left out, copied into
+    one Arrow binary array: the chunk's lines and the gaps between them as one array over the mapped bytes
+    (no copy), of which the chosen lines are taken; the mapped pages are released after."""
     import pyarrow as pa
 
-    start = stored.column("start")[low:high]
-    end = start + stored.column("length")[low:high]
+    start = group["start"][low:high]
+    end = start + group["length"][low:high]
     spans = 2 * (high - low)
     offsets = np.empty(spans + 1, np.int64)
     offsets[0:spans:2], offsets[1:spans:2], offsets[spans] = start, end, end[-1]
@@ -131,7 +135,10 @@ def _lines(stored: logstore.StoredLog, low: int, high: int, chosen: np.ndarray) 
     )
     taken = np.zeros(spans, bool)
     taken[0::2] = chosen
-    return pieces.filter(_arrow_mask(taken))
+    lines = pieces.filter(_arrow_mask(taken))
+    del pieces
+    stored.release(int(start[0]), int(end[-1]))
+    return lines
 
 
 def _addresses(lines: Any, settled: dict[str, list[str]]) -> Counter[str]:

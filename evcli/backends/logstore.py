@@ -25,18 +25,23 @@ Invariants:
   - matching the bytes equals matching the decoded text: a keyword is valid UTF-8, so a match starts
     where the decoder is in step and decodes to the keyword, and ASCII folding of bytes folds only
     ASCII letters. A line is matched over its bytes up to the next line's start (its line end and
-    any blank lines after it): a keyword without CR or LF that is not all white space cannot match
-    there, and one that can is checked again on the lines' text. A keyword holding U+FFFD (a
-    replaced byte or NUL) is matched on the decoded text; one holding NUL matches nothing (no text
-    holds one);
+    any blank lines after it; a block's last line: up to its own end): a keyword without CR or LF
+    that is not all white space cannot match there, and one that can is checked again on the lines'
+    text. A keyword holding U+FFFD (a replaced byte or NUL) is matched on the decoded text; one
+    holding NUL matches nothing (no text holds one);
   - a line with a `text` or `unescaped` entry is matched on that text only, never on its bytes: a
     secret masked away is not found, and its masked text is;
   - records are contiguous runs of rows (a record is a line with its timestamp and the lines after it
     without one), so the records of matching rows are counted as changes of `record` along them;
-  - the tool call's deadline (check_deadline) is checked between chunks of rows scanned and of lines
-    decoded: a query is stopped with DeadlineExceeded;
-  - a `StoredLog` belongs to one thread (its columns are read on first use, unlocked): each query opens
-    its own; its scan threads only read the mapped bytes and return before the query does.
+  - a query's memory does not grow with the log: it reads the rows a block of row groups at a time
+    (`StoredLog.groups`: at least _GROUP_ROWS rows, the increasing columns decoded carrying the rows
+    and the end before the block) and merges each block's results (counts, sums per template, the
+    newest `limit` rows); it holds one block, the side lists and what it returns. A scan releases the
+    mapped pages it read after each chunk (madvise), so they do not count in the process's RSS;
+  - the tool call's deadline (check_deadline) is checked before each block and between chunks of rows
+    scanned and of lines decoded: a query is stopped with DeadlineExceeded;
+  - a `StoredLog` belongs to one thread (its side lists are read on first use, unlocked): each query
+    opens its own; its scan threads only read the mapped bytes and return before the query does.
 """
 
 from __future__ import annotations
@@ -66,6 +71,7 @@ _META_KEY = "evcli.logstore"
 _STORED = ("skipped", "gap", "length", "ts", "level", "derived", "template", "instance", "back")
 _SIDE_LISTS = ("templates", "instances", "text_lineno", "text", "unescaped_lineno", "unescaped")
 _SCAN_ROWS = 1 << 19  # rows per scanned chunk: the deadline is checked between chunks
+_GROUP_ROWS = 1 << 16  # rows a query reads at least at a time: smaller row groups are read together
 _DECODE_ROWS = 1 << 14  # lines decoded between deadline checks
 _THREADS = 2
 # a longer keyword is scanned for by its first _PIECE_CHARS characters and checked on the candidates' text:
@@ -197,12 +203,14 @@ def _encoded(table: LogTable, before: int, previous_end: int) -> dict[str, np.nd
     }
 
 
-def _decoded(stored: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """The columns queries read, from `_encoded`'s."""
+def _decoded(stored: dict[str, np.ndarray], before: int, previous_end: int) -> dict[str, np.ndarray]:
+    """The columns queries read, from `_encoded`'s of rows following `before` rows, the last of them
+    ending at `previous_end`."""
     start = stored["gap"].astype(np.int64)
+    start[:1] += previous_end
     start[1:] += stored["length"][:-1]
     np.cumsum(start, out=start)
-    lineno = np.arange(1, len(start) + 1, dtype=np.int64)
+    lineno = np.arange(before + 1, before + len(start) + 1, dtype=np.int64)
     lineno += stored["skipped"]
     columns = {name: stored[name] for name in ("length", "ts", "level", "derived", "template", "instance")}
     return columns | {"lineno": lineno, "start": start, "record": lineno - stored["back"]}
@@ -223,8 +231,22 @@ def _side_lists(table: LogTable) -> dict[str, list[Any]]:
 
 
 @dataclass
+class Group:
+    """A block of the table's consecutive rows, decoded (`_decoded`): `StoredLog.groups`' unit."""
+
+    columns: dict[str, np.ndarray]
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self.columns[name]
+
+    def __len__(self) -> int:
+        return len(self.columns["lineno"])
+
+
+@dataclass
 class StoredLog:
-    """A store opened with its log's bytes mapped; columns are read on first use and kept."""
+    """A store opened with its log's bytes mapped. Queries read its rows a block at a time (`groups`);
+    `column` reads the whole table's columns and keeps them, for callers that want one whole."""
 
     store: Path
     data: Any  # the log's bytes: an mmap (b"" for an empty file)
@@ -232,7 +254,7 @@ class StoredLog:
     _columns: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
     _lists: dict[str, list[Any]] = field(default_factory=dict, repr=False)
     _texts: dict[int, str] | None = field(default=None, repr=False)
-    _special: tuple[np.ndarray, list[str]] | None = field(default=None, repr=False)
+    _matched: tuple[np.ndarray, list[str]] | None = field(default=None, repr=False)
 
     def __enter__(self) -> StoredLog:
         return self
@@ -248,13 +270,34 @@ class StoredLog:
     def rows(self) -> int:
         return int(self.meta["rows"])
 
-    def column(self, name: str) -> np.ndarray:
-        """A number column of the table (`_decoded`); all are read at the first use of one."""
-        if not self._columns:
-            import polars as pl
+    def groups(self) -> Iterator[Group]:
+        """The table's rows in file order, a block of consecutive row groups at a time (`_blocks`), each
+        decoded when it is reached while the next one is read on a thread; the deadline is checked
+        before each."""
+        import pyarrow.parquet as pq
 
-            frame = pl.read_parquet(self.store, columns=list(_STORED), n_rows=self.rows)
-            self._columns = _decoded({name: frame[name].to_numpy() for name in _STORED})
+        before = previous_end = 0
+        with pq.ParquetFile(self.store) as parquet, ThreadPoolExecutor(1) as reader:
+            blocks = _blocks(parquet)
+            reads = [reader.submit(parquet.read_row_groups, blocks[0], columns=list(_STORED))] if blocks else []
+            for at in range(len(blocks)):
+                check_deadline()
+                read = reads.pop().result()
+                if at + 1 < len(blocks):  # one read ahead: the file's reads run while a block is queried
+                    reads.append(reader.submit(parquet.read_row_groups, blocks[at + 1], columns=list(_STORED)))
+                group = Group(_decoded({name: read[name].to_numpy() for name in _STORED}, before, previous_end))
+                before += len(group)
+                previous_end = int(group["start"][-1] + group["length"][-1])
+                yield group
+
+    def column(self, name: str) -> np.ndarray:
+        """A number column of the whole table (`_decoded`); all are read at the first use of one."""
+        if not self._columns:
+            import pyarrow.parquet as pq
+
+            with pq.ParquetFile(self.store) as parquet:
+                read = parquet.read_row_groups(list(range(parquet.num_row_groups - 1)), columns=list(_STORED))
+            self._columns = _decoded({key: read[key].to_numpy() for key in _STORED}, 0, 0)
         return self._columns[name]
 
     def side(self, name: str) -> list[Any]:
@@ -275,23 +318,59 @@ class StoredLog:
             self._texts = dict(zip(self.side("text_lineno"), self.side("text"), strict=True))
         return self._texts
 
-    def special(self) -> tuple[np.ndarray, list[str]]:
-        """The rows matched on their text, not their bytes (ascending), with that text: the unescaped
-        text where a line has one, else its `text`."""
-        if self._special is None:
+    def matched_texts(self) -> tuple[np.ndarray, list[str]]:
+        """The line numbers (ascending) of the rows matched on their text, not their bytes, with that text:
+        the unescaped text where a line has one, else its `text`."""
+        if self._matched is None:
             matched = self.texts() | dict(zip(self.side("unescaped_lineno"), self.side("unescaped"), strict=True))
             linenos = np.array(sorted(matched), np.int64)
-            rows = np.searchsorted(self.column("lineno"), linenos)
-            self._special = (rows, [matched[int(lineno)] for lineno in linenos])
-        return self._special
+            self._matched = (linenos, [matched[int(lineno)] for lineno in linenos])
+        return self._matched
+
+    def special(self) -> tuple[np.ndarray, list[str]]:
+        """`matched_texts` by row of the whole table (`column`)."""
+        linenos, texts = self.matched_texts()
+        return np.searchsorted(self.column("lineno"), linenos), texts
+
+    def special_in(self, group: Group) -> tuple[np.ndarray, list[str]]:
+        """`matched_texts` of the rows of `group`, by row within it."""
+        linenos, texts = self.matched_texts()
+        if not len(group):
+            return np.zeros(0, np.int64), []
+        low, high = np.searchsorted(linenos, (group["lineno"][0], group["lineno"][-1] + 1))
+        return np.searchsorted(group["lineno"], linenos[low:high]), texts[low:high]
+
+    def text(self, lineno: int, start: int, length: int, texts: dict[int, str]) -> str:
+        """A row's text: its `text` entry, else its bytes decoded."""
+        known = texts.get(lineno)
+        return known if known is not None else decoded(self.data[start : start + length])
 
     def line(self, row: int, texts: dict[int, str]) -> str:
-        """Row `row`'s text: its `text` entry, else its bytes decoded."""
-        known = texts.get(int(self.column("lineno")[row]))
-        if known is not None:
-            return known
-        start = int(self.column("start")[row])
-        return decoded(self.data[start : start + int(self.column("length")[row])])
+        """Row `row`'s text (`text`), by row of the whole table (`column`)."""
+        return self.text(
+            int(self.column("lineno")[row]), int(self.column("start")[row]), int(self.column("length")[row]), texts
+        )
+
+    def release(self, low: int, high: int) -> None:
+        """Drop the mapped pages of bytes [low, high) from the process (the page cache keeps them): a
+        scan reads each page once, so its resident memory is the chunks in flight, not the log."""
+        if isinstance(self.data, mmap.mmap) and low < high:
+            start = low - low % mmap.PAGESIZE
+            self.data.madvise(mmap.MADV_DONTNEED, start, high - start)
+
+
+def _blocks(parquet: Any) -> list[list[int]]:
+    """The row groups of the table's rows (all but the last) in blocks of consecutive ones, each of at
+    least _GROUP_ROWS rows but the last."""
+    blocks: list[list[int]] = [[]]
+    rows = 0
+    for index in range(parquet.num_row_groups - 1):
+        if rows >= _GROUP_ROWS:
+            blocks.append([])
+            rows = 0
+        blocks[-1].append(index)
+        rows += parquet.metadata.row_group(index).num_rows
+    return blocks if blocks[0] else []
 
 
 def open_store(store: Path, log: Path, root: Path) -> StoredLog:
@@ -311,48 +390,58 @@ def open_store(store: Path, log: Path, root: Path) -> StoredLog:
 
 
 def search(stored: StoredLog, wanted: Filter, limit: int, patterns: int = 20) -> FileMatches:
-    """The matches of `wanted` in one file (logsearch.search's results)."""
-    rows = np.flatnonzero(selected(stored, wanted))
-    if not len(rows):
-        return FileMatches([], {}, None, None)
-    by_level, first, last = _levels(stored, rows)
-    return FileMatches(
-        _newest_rows(stored, rows, limit),
-        by_level,
-        first,
-        last,
-        _patterns(stored, rows, patterns),
-        _records(stored, rows),
-    )
+    """The matches of `wanted` in one file (logsearch.search's results), merged over the row groups."""
+    found = _Found(stored, limit)
+    for group, keep in selections(stored, wanted):
+        found.add(group, np.flatnonzero(keep))
+    return found.matches(patterns) if found.rows else FileMatches([], {}, None, None)
 
 
 def instance_counts(stored: StoredLog, wanted: Filter) -> dict[str, int]:
     """Matching lines per instance (lines naming none left out), by instance text."""
-    codes = stored.column("instance")[selected(stored, wanted)]
-    counts = np.bincount(codes[codes >= 0])
     names = stored.side("instances")
+    counts = np.zeros(len(names), np.int64)
+    for group, keep in selections(stored, wanted):
+        codes = group["instance"][keep]
+        counts += np.bincount(codes[codes >= 0], minlength=len(names))
     return dict(sorted((names[code], int(counts[code])) for code in np.flatnonzero(counts)))
 
 
 def matching_lines(stored: StoredLog, wanted: Filter) -> Iterator[str]:
     """The text of every line `wanted` keeps (its unescaped text where it has one), in file order."""
-    rows = np.flatnonzero(selected(stored, wanted))
-    special_rows, special_texts = stored.special()
-    matched = dict(zip(special_rows.tolist(), special_texts, strict=True))
     texts = stored.texts()
-    for done, row in enumerate(rows.tolist()):
-        if done % _DECODE_ROWS == 0:
-            check_deadline()
-        known = matched.get(row)
-        yield known if known is not None else stored.line(row, texts)
+    for group, keep in selections(stored, wanted):
+        special_rows, special_texts = stored.special_in(group)
+        matched = dict(zip(special_rows.tolist(), special_texts, strict=True))
+        for row in _checked(np.flatnonzero(keep).tolist()):
+            known = matched.get(row)
+            yield known if known is not None else group_line(stored, group, row, texts)
+
+
+def group_line(stored: StoredLog, group: Group, row: int, texts: dict[int, str]) -> str:
+    """The text of `group`'s row `row` (`StoredLog.text`)."""
+    return stored.text(int(group["lineno"][row]), int(group["start"][row]), int(group["length"][row]), texts)
 
 
 # --- which rows a filter keeps ------------------------------------------------------------------------
 
 
-def selected(stored: StoredLog, wanted: Filter) -> np.ndarray:
-    """A mask of the rows `wanted` keeps (logsearch.Filter.where, row by row)."""
-    ts = stored.column("ts")
+def selections(stored: StoredLog, wanted: Filter) -> Iterator[tuple[Group, np.ndarray]]:
+    """Each block of rows (`StoredLog.groups`) with the mask of its rows `wanted` keeps
+    (logsearch.Filter.where, row by row), the caller's to change."""
+    with ThreadPoolExecutor(_THREADS) as pool:
+        for group in stored.groups():
+            keep = _kept(group, wanted)
+            for keyword in wanted.keywords:
+                if not keep.any():
+                    break
+                keep &= _holding(stored, group, keyword, keep, pool)
+            yield group, keep
+
+
+def _kept(group: Group, wanted: Filter) -> np.ndarray:
+    """A mask of the group's rows in `wanted`'s range and at its level."""
+    ts = group["ts"]
     if wanted.start is not None or wanted.end is not None:
         low = -np.inf if wanted.start is None else wanted.start
         high = np.inf if wanted.end is None else wanted.end
@@ -362,34 +451,29 @@ def selected(stored: StoredLog, wanted: Filter) -> np.ndarray:
     else:
         keep = np.ones(len(ts), bool)
     if wanted.level is not None:
-        level = stored.column("level")
+        level = group["level"]
         keep &= (level >= wanted.level) if wanted.level_strict else ((level >= wanted.level) | (level < 0))
-    for keyword in wanted.keywords:
-        if not keep.any():
-            break
-        keep &= _holding(stored, keyword, keep)
     return keep
 
 
-def _holding(stored: StoredLog, keyword: str, keep: np.ndarray) -> np.ndarray:
-    """A mask of the rows among `keep` whose text holds `keyword` (the module's invariants)."""
+def _holding(stored: StoredLog, group: Group, keyword: str, keep: np.ndarray, pool: ThreadPoolExecutor) -> np.ndarray:
+    """A mask of the group's rows among `keep` whose text holds `keyword` (the module's invariants)."""
     found = np.zeros(len(keep), bool)
     if "\x00" in keyword:
         return found
     holds = _text_matcher(keyword)
     kept = np.flatnonzero(keep)
+    texts = stored.texts()
     if "\ufffd" in keyword:  # a replaced byte: only the decoded text shows it
-        texts = stored.texts()
-        found[kept] = [holds(stored.line(row, texts)) for row in _checked(kept.tolist())]
+        found[kept] = [holds(group_line(stored, group, row, texts)) for row in _checked(kept.tolist())]
     else:
         first, last = int(kept[0]), int(kept[-1]) + 1
         piece = keyword if keyword.isdigit() else keyword[:_PIECE_CHARS]
-        found[first:last] = _scan(stored, piece, first, last)
+        found[first:last] = _scan(stored, group, piece, first, last, pool)
         if piece != keyword or "\r" in keyword or "\n" in keyword or keyword.isspace():  # candidates only
-            texts = stored.texts()
             again = np.flatnonzero(found & keep)
-            found[again] = [holds(stored.line(row, texts)) for row in _checked(again.tolist())]
-    special_rows, special_texts = stored.special()
+            found[again] = [holds(group_line(stored, group, row, texts)) for row in _checked(again.tolist())]
+    special_rows, special_texts = stored.special_in(group)
     inside = keep[special_rows]
     found[special_rows[inside]] = [
         holds(text) for text, kept_row in zip(special_texts, inside, strict=True) if kept_row
@@ -414,144 +498,171 @@ def _text_matcher(keyword: str) -> Callable[[str], bool]:
     return lambda text: lowered in text.translate(_ASCII_LOWER)
 
 
-def _scan(stored: StoredLog, keyword: str, first: int, last: int) -> np.ndarray:
-    """A mask over rows [first, last): the row's bytes up to the next row's start hold `keyword`
-    (ASCII case folded; digits: a whole number). Chunks run on _THREADS threads; the deadline is
-    checked as each chunk's result is taken."""
-    starts = stored.column("start")
-    bounds = [(at, min(at + _SCAN_ROWS, last)) for at in range(first, last, _SCAN_ROWS)]
-    with ThreadPoolExecutor(_THREADS) as pool:
-        futures: list[Future[np.ndarray]] = [
-            pool.submit(_scan_chunk, stored.data, _offsets(starts, low, high, len(stored.data)), keyword)
-            for low, high in bounds
-        ]
-        try:
-            parts = []
-            for future in futures:
-                check_deadline()
-                parts.append(future.result())
-        except BaseException:
-            for future in futures:
-                future.cancel()
-            raise
-    return np.concatenate(parts) if parts else np.zeros(0, bool)
+def _scan(stored: StoredLog, group: Group, keyword: str, first: int, last: int, pool: ThreadPoolExecutor) -> np.ndarray:
+    """A mask over the group's rows [first, last): the row's bytes up to the next row's start (the
+    group's last row: its end) hold `keyword` (ASCII case folded; digits: a whole number). The rows are
+    scanned in chunks of at most _SCAN_ROWS, at least one per thread; the deadline is checked as each
+    chunk's result is taken."""
+    step = min(_SCAN_ROWS, -(-(last - first) // _THREADS))
+    futures: list[Future[np.ndarray]] = [
+        pool.submit(_scan_chunk, stored, _offsets(group, low, min(low + step, last)), keyword)
+        for low in range(first, last, step)
+    ]
+    try:
+        parts = []
+        for future in futures:
+            check_deadline()
+            parts.append(future.result())
+    except BaseException:
+        for future in futures:
+            future.cancel()
+        raise
+    return np.concatenate(parts)
 
 
-def _offsets(starts: np.ndarray, low: int, high: int, size: int) -> np.ndarray:
-    """Where rows [low, high) start, then where the last one's scanned bytes end (the next row's start,
-    or the file's end)."""
-    return starts[low : high + 1] if high < len(starts) else np.append(starts[low:high], size)
+def _offsets(group: Group, low: int, high: int) -> np.ndarray:
+    """Where the group's rows [low, high) start, then where the last one's scanned bytes end (the next
+    row's start, or the group's last row's end)."""
+    starts = group["start"]
+    return (
+        starts[low : high + 1] if high < len(starts) else np.append(starts[low:high], starts[-1] + group["length"][-1])
+    )
 
 
-def _scan_chunk(data: Any, offsets: np.ndarray, keyword: str) -> np.ndarray:
+def _scan_chunk(stored: StoredLog, offsets: np.ndarray, keyword: str) -> np.ndarray:
     """Which of the lines between `offsets` hold `keyword`: pyarrow's RE2 kernels over the mapped bytes
-    as one binary array (no copy). RE2 reads binary as Latin-1, so ignore_case folds ASCII letters only
-    (checked for every byte), and bytes that are not UTF-8 are matched as they are."""
+    as one binary array (no copy), whose pages are released after. RE2 reads binary as Latin-1, so
+    ignore_case folds ASCII letters only (checked for every byte), and bytes that are not UTF-8 are
+    matched as they are."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     lines = pa.LargeBinaryArray.from_buffers(
-        pa.large_binary(), len(offsets) - 1, [None, pa.py_buffer(offsets), pa.py_buffer(data)]
+        pa.large_binary(), len(offsets) - 1, [None, pa.py_buffer(offsets), pa.py_buffer(stored.data)]
     )
     if keyword.isdigit() and keyword.isascii():
         hits = pc.match_substring_regex(lines, f"(^|[^0-9.]){keyword}([^0-9]|$)")
     else:
         hits = pc.match_substring(lines, keyword, ignore_case=_ASCII_LETTER.search(keyword) is not None)
+    del lines
+    stored.release(int(offsets[0]), int(offsets[-1]))
     return hits.to_numpy(zero_copy_only=False)
 
 
 # --- what a search returns ----------------------------------------------------------------------------
 
-
-def _levels(stored: StoredLog, rows: np.ndarray) -> tuple[dict[int | None, int], float | None, float | None]:
-    """Counts per level (None first, as SQLite groups NULL), and the first and last ts."""
-    counts = np.bincount(stored.column("level")[rows].astype(np.int64) + 1)
-    by_level: dict[int | None, int] = {
-        (None if code == 0 else int(code) - 1): int(counts[code]) for code in np.flatnonzero(counts)
-    }
-    ts = stored.column("ts")[rows]
-    timed = ts[~np.isnan(ts)]
-    if not len(timed):
-        return by_level, None, None
-    return by_level, float(timed.min()), float(timed.max())
+_ROW = ("ts", "lineno", "level", "derived", "instance", "start", "length")  # what a returned row shows
 
 
-def _newest_rows(stored: StoredLog, rows: np.ndarray, limit: int) -> list[tuple[Any, ...]]:
-    """The `limit` newest rows (ts DESC, lineno DESC, no ts last; a negative limit: all, as in SQL)."""
-    key = stored.column("ts")[rows]
-    key = np.where(np.isnan(key), -np.inf, key)
-    if 0 <= limit < len(rows):
-        if limit == 0:
+class _Found:
+    """What a search's matching rows add up to, taken row group by row group in file order: counts per
+    level, first and last ts, records, and per template its count, first and last ts and newest row;
+    the newest `limit` rows are kept as their columns (`_ROW`), at most `limit` of them between groups."""
+
+    def __init__(self, stored: StoredLog, limit: int) -> None:
+        templates = len(stored.side("templates"))
+        self.stored, self.limit = stored, limit
+        self.rows = self.records = 0
+        self.last_record: int | None = None
+        self.levels = np.zeros(1 + 128, np.int64)  # by level + 1 (an int8 level is at most 127; -1: none)
+        self.first, self.last = np.inf, -np.inf
+        self.newest: list[dict[str, np.ndarray]] = []
+        self.counts = np.zeros(templates, np.int64)
+        self.low, self.high = np.full(templates, np.nan), np.full(templates, np.nan)
+        self.examples = {
+            name: np.zeros(templates, np.int64) for name in ("lineno", "start", "length", "level", "starts")
+        }
+
+    def add(self, group: Group, rows: np.ndarray) -> None:
+        if not len(rows):
+            return
+        ts, records = group["ts"][rows], group["record"][rows]
+        self.rows += len(rows)
+        self.records += int(np.count_nonzero(records[1:] != records[:-1])) + int(records[0] != self.last_record)
+        self.last_record = int(records[-1])
+        self.levels += np.bincount(group["level"][rows].astype(np.int64) + 1, minlength=len(self.levels))
+        self.first = min(self.first, float(np.fmin.reduce(ts, initial=np.inf)))
+        self.last = max(self.last, float(np.fmax.reduce(ts, initial=-np.inf)))
+        if self.limit:
+            self.newest.append({name: group[name][rows] for name in _ROW})
+            if self.limit > 0:  # all rows (a negative limit) are sorted once, at the end
+                self.newest = [_newest(self.newest, self.limit)]
+        self._add_templates(group, rows, ts)
+
+    def _add_templates(self, group: Group, rows: np.ndarray, ts: np.ndarray) -> None:
+        """Per template: count, first and last ts (fmin/fmax skip NaN as SQL's min/max skip NULL), and the
+        newest row's example columns (a later group's replace an earlier one's)."""
+        codes = group["template"][rows]
+        self.counts += np.bincount(codes, minlength=len(self.counts))
+        np.fmin.at(self.low, codes, ts)
+        np.fmax.at(self.high, codes, ts)
+        present, reversed_at = np.unique(codes[::-1], return_index=True)
+        newest = rows[len(rows) - 1 - reversed_at]
+        example = {name: group[name][newest] for name in ("lineno", "start", "length", "level")}
+        example["starts"] = group["record"][newest] == group["lineno"][newest]
+        for name, values in example.items():
+            self.examples[name][present] = values
+
+    def matches(self, patterns: int) -> FileMatches:
+        levels = np.flatnonzero(self.levels)
+        return FileMatches(
+            self._rows(),
+            {(None if code == 0 else int(code) - 1): int(self.levels[code]) for code in levels},
+            None if np.isinf(self.first) else self.first,
+            None if np.isinf(self.last) else self.last,
+            self._patterns(patterns),
+            self.records,
+        )
+
+    def _rows(self) -> list[tuple[Any, ...]]:
+        """(lineno, ts, level, derived, instance, line) of the newest rows, as the SQLite index returns them."""
+        names, texts = self.stored.side("instances"), self.stored.texts()
+        if not self.newest:
             return []
+        return [
+            (
+                lineno,
+                None if np.isnan(ts) else ts,
+                None if level < 0 else level,
+                derived,
+                None if instance < 0 else names[instance],
+                self.stored.text(lineno, start, length, texts),
+            )
+            for ts, lineno, level, derived, instance, start, length in zip(
+                *(_newest(self.newest, self.limit)[name].tolist() for name in _ROW), strict=True
+            )
+        ]
+
+    def _patterns(self, wanted: int) -> list[dict[str, Any]]:
+        """The `wanted` commonest templates (count DESC, then template code; negative: all) with their first
+        and last ts and their newest line as the example, its level and whether it starts its record."""
+        present = np.flatnonzero(self.counts)
+        top = present[np.lexsort((present, -self.counts[present]))]
+        templates, texts, examples = self.stored.side("templates"), self.stored.texts(), self.examples
+        return [
+            {
+                "template": templates[code],
+                "count": int(self.counts[code]),
+                "first": None if np.isnan(self.low[code]) else float(self.low[code]),
+                "last": None if np.isnan(self.high[code]) else float(self.high[code]),
+                "example": self.stored.text(
+                    int(examples["lineno"][code]), int(examples["start"][code]), int(examples["length"][code]), texts
+                ),
+                "level": None if examples["level"][code] < 0 else int(examples["level"][code]),
+                "starts_record": bool(examples["starts"][code]),
+            }
+            for code in (top if wanted < 0 else top[:wanted]).tolist()
+        ]
+
+
+def _newest(parts: list[dict[str, np.ndarray]], limit: int) -> dict[str, np.ndarray]:
+    """The `limit` newest of the rows of `parts` (ts DESC, lineno DESC, no ts last; a negative limit: all,
+    as in SQL), newest first."""
+    rows = {name: np.concatenate([part[name] for part in parts]) for name in _ROW}
+    key = np.where(np.isnan(rows["ts"]), -np.inf, rows["ts"])
+    if 0 <= limit < len(key):
         kth = np.partition(key, len(key) - limit)[len(key) - limit]
         near = np.flatnonzero(key >= kth)  # the newest `limit` and any rows tied with the oldest of them
-        rows, key = rows[near], key[near]
-    order = np.lexsort((stored.column("lineno")[rows], key))[::-1]
-    chosen = rows[order if limit < 0 else order[:limit]]
-    return [_row(stored, int(row)) for row in chosen]
-
-
-def _row(stored: StoredLog, row: int) -> tuple[Any, ...]:
-    """(lineno, ts, level, derived, instance, line) as the SQLite index returns them."""
-    ts = float(stored.column("ts")[row])
-    level = int(stored.column("level")[row])
-    instance = int(stored.column("instance")[row])
-    return (
-        int(stored.column("lineno")[row]),
-        None if np.isnan(ts) else ts,
-        None if level < 0 else level,
-        int(stored.column("derived")[row]),
-        None if instance < 0 else stored.side("instances")[instance],
-        stored.line(row, stored.texts()),
-    )
-
-
-def _patterns(stored: StoredLog, rows: np.ndarray, wanted: int) -> list[dict[str, Any]]:
-    """The `wanted` commonest templates of the rows (count DESC, then template code; a negative
-    `wanted`: all) with their first and last ts and their newest line as the example."""
-    codes = stored.column("template")[rows]
-    counts = np.bincount(codes)
-    present = np.flatnonzero(counts)
-    top = present[np.lexsort((present, -counts[present]))]
-    low, high, newest = _template_spans(stored, rows, codes, len(counts))
-    texts = stored.texts()
-    return [
-        {
-            "template": stored.side("templates")[code],
-            "count": int(counts[code]),
-            "first": None if np.isnan(low[code]) else float(low[code]),
-            "last": None if np.isnan(high[code]) else float(high[code]),
-            **_example(stored, int(newest[code]), texts),
-        }
-        for code in (top if wanted < 0 else top[:wanted]).tolist()
-    ]
-
-
-def _template_spans(
-    stored: StoredLog, rows: np.ndarray, codes: np.ndarray, templates: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per template code: the first and last ts of the rows (NaN: none has one; fmin/fmax skip NaN as
-    SQL's min/max skip NULL) and the newest row."""
-    ts = stored.column("ts")[rows]
-    low, high = np.full(templates, np.nan), np.full(templates, np.nan)
-    newest = np.full(templates, -1, np.int64)
-    np.fmin.at(low, codes, ts)
-    np.fmax.at(high, codes, ts)
-    np.maximum.at(newest, codes, rows)
-    return low, high, newest
-
-
-def _example(stored: StoredLog, row: int, texts: dict[int, str]) -> dict[str, Any]:
-    """A pattern's example line, its level and whether it starts its record."""
-    level = int(stored.column("level")[row])
-    return {
-        "example": stored.line(row, texts),
-        "level": None if level < 0 else level,
-        "starts_record": bool(stored.column("record")[row] == stored.column("lineno")[row]),
-    }
-
-
-def _records(stored: StoredLog, rows: np.ndarray) -> int:
-    """Distinct records of the rows: records are contiguous runs, so changes of `record` along them."""
-    records = stored.column("record")[rows]
-    return int(np.count_nonzero(records[1:] != records[:-1])) + 1
+        rows, key = {name: values[near] for name, values in rows.items()}, key[near]
+    order = np.lexsort((rows["lineno"], key))[::-1]
+    return {name: values[order if limit < 0 else order[:limit]] for name, values in rows.items()}

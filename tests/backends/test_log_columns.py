@@ -24,8 +24,8 @@ sys.path.insert(0, str(REPO / "bench"))  # the bench scripts import each other a
 import bench_logformats  # noqa: E402
 import bench_tools  # noqa: E402
 
-from evcli.backends import logcolumns  # noqa: E402
-from evcli.backends.logformats import ParseContext  # noqa: E402
+from evcli.backends import logcolumns, logshapes_screen  # noqa: E402
+from evcli.backends.logformats import ParseContext, shapes  # noqa: E402
 from evcli.backends.logrows import mask  # noqa: E402
 from evcli.backends.logtable import LogTable, reference_table  # noqa: E402
 from evcli.core import files, redaction  # noqa: E402
@@ -327,7 +327,7 @@ def test_the_screen_flags_every_line_masking_changes():
     bench_lines = [line for line in SECRET_LINES]
     changed = [line for line in lines + bench_lines if redaction.Redactor().mask_line(line) != line]
     ascii_changed = [line for line in changed if line.isascii() and "\\u" not in line]
-    flagged = logcolumns._screened(pl.Series(ascii_changed, dtype=pl.String), redaction.Redactor())
+    flagged = logshapes_screen.screened(pl.Series(ascii_changed, dtype=pl.String), redaction.Redactor())
     assert len(ascii_changed) > 20 and flagged.all()
 
 
@@ -340,6 +340,24 @@ def test_the_template_regex_is_mask(message):
     found = pl.Series([message]).str.replace_all(logcolumns.VARIABLE, "<*>")[0]
     if message.isascii():
         assert found == mask(message)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "split"),
+    [(r"^(?:(?P<a>\d+) (?:x|y) )(?P<rest>.*)", (r"^(?:(?P<a>\d+) (?:x|y) )", "rest")),
+     (r"^(?:a(?P<m>.*)|(?P<r>.*))", None), (r"^(?:[|)] (?P<m>.*))", (r"^(?:[|)] )", "m")),
+     (r"^(?:a(?P<m>.*))?", None), (r"^a|(?P<m>.*)", None), (r"^(?:a (?P<m>.*)$)", None)],
+)  # fmt: skip
+def test_a_last_group_taking_the_rest_of_the_line_is_split_off_only_where_every_match_takes_it(pattern, split):
+    assert shapes.split_rest(pattern) == split
+
+
+def test_a_split_pattern_reads_every_shape_as_its_whole_pattern():
+    lines = pl.Series([make(index) for make in bench_logformats.LINES.values() for index in range(200)])
+    for shape in shapes.SHAPES.values():
+        for pattern in (shape.pattern, *shape.branches):
+            whole = lines.str.extract_groups("^(?P<m_>)" + pattern[1:]).struct.unnest()
+            assert logcolumns._extracted(lines, pattern).equals(whole), pattern
 
 
 # --- windows ----------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ next to every kind of neighbour; and `query_logs`' stats over the packaged envir
 
 from __future__ import annotations
 
+import functools
 import itertools
 import random
 import re
@@ -17,7 +18,7 @@ from zoneinfo import ZoneInfo
 import polars as pl
 import pytest
 
-from evcli.backends import logcounts, logstore
+from evcli.backends import logcolumns, logcounts, logstore
 from evcli.backends.addresses import PATH_FIELD, REQUEST, SOURCE_NAMED, count_addresses, count_paths, top_counts
 from evcli.backends.base import LEVELS, LogQuery
 from evcli.backends.logformats import ParseContext
@@ -115,9 +116,15 @@ def _log(lines: list[str], seed: int) -> bytes:
     return "".join(written).encode("utf-8")
 
 
+@pytest.fixture(autouse=True)
+def one_row_group_at_a_time(monkeypatch):
+    """Queries read the row groups one at a time, however small: their results are merged across many."""
+    monkeypatch.setattr(logstore, "_GROUP_ROWS", 1)
+
+
 @pytest.fixture(scope="module")
 def stores(tmp_path_factory) -> Iterator[dict[str, logstore.StoredLog]]:
-    """Each log's store, built as a query builds it (open_index)."""
+    """Each log's store, built as a query builds it (open_index) but in windows of 64 KiB: many row groups."""
     tmp = tmp_path_factory.mktemp("counts")
     (tmp / "logs").mkdir()
     write_mixed_log(tmp / "logs" / "mixed.log", 20_000)
@@ -125,8 +132,10 @@ def stores(tmp_path_factory) -> Iterator[dict[str, logstore.StoredLog]]:
     (tmp / "logs" / "generated.log").write_bytes(_log(_generated(6_000, 2), 3))
     (tmp / "logs" / "bad.log").write_bytes(_log(list(KNOWN), 4).replace(b"Verbindung", b"Verb\xff\xfeindung"))
     found = {}
-    for path in sorted((tmp / "logs").iterdir()):
-        found[path.stem] = opened(open_index(path, tmp, CONTEXT, tmp / "home"))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(logcolumns, "read_windows", functools.partial(logcolumns.read_windows, window=1 << 16))
+        for path in sorted((tmp / "logs").iterdir()):
+            found[path.stem] = opened(open_index(path, tmp, CONTEXT, tmp / "home"))
     yield found
     for stored in found.values():
         stored.close()

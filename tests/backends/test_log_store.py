@@ -198,6 +198,12 @@ def _sql_rows(table: LogTable, data: bytes) -> Iterator[tuple[Any, ...]]:
         )
 
 
+@pytest.fixture(autouse=True)
+def one_row_group_at_a_time(monkeypatch):
+    """Queries read the row groups one at a time, however small: their results are merged across many."""
+    monkeypatch.setattr(logstore, "_GROUP_ROWS", 1)
+
+
 # --- the differential test ------------------------------------------------------------------------------
 
 
@@ -206,12 +212,18 @@ def _ranges(first: float, last: float) -> list[tuple[float | None, float | None,
     return [(None, None, True), (None, None, False), (middle, None, False), (first, middle, False)]
 
 
-def _stores(tmp: Path, name: str, text: bytes) -> tuple[SqlIndex, logstore.StoredLog]:
-    """The SQLite index and the store of one log, built from the same table of the same file."""
+def _stores(tmp: Path, name: str, text: bytes, window: int) -> tuple[SqlIndex, logstore.StoredLog]:
+    """The SQLite index and the store of one log, built from the same file: the index from its reference
+    table, the store a `window` of bytes at a time, so queries merge many row groups (a window of 1: a
+    row group per line)."""
+    from evcli.backends import logcolumns
+
     path = tmp / name
     path.write_bytes(text)
     table = reference_table(path, tmp, CONTEXT)
-    logstore.write_store([table], tmp / f"{name}.parquet", lambda *_: {"id": name})
+    logstore.write_store(
+        logcolumns.read_windows(path, tmp, CONTEXT, window), tmp / f"{name}.parquet", lambda *_: {"id": name}
+    )
     return SqlIndex(table, text), logstore.open_store(tmp / f"{name}.parquet", path, tmp)
 
 
@@ -226,15 +238,15 @@ def logs(tmp_path_factory) -> Iterator[dict[str, tuple[SqlIndex, logstore.Stored
     write_mixed_log(mixed, 20_000)
     write_log(secrets, 4_000, "pay", seed=3)
     found = {
-        "log": _stores(tmp, "log.log", (LOG * 3).encode()),
-        "edges": _stores(tmp, "edges.log", _edges_bytes()),  # bytes that are not UTF-8
-        "edges_utf8": _stores(tmp, "edges_utf8.log", EDGES.encode()),
-        "mixed": _stores(tmp, "mixed.log", mixed.read_bytes()),
-        "secrets": _stores(tmp, "secrets.log", secrets.read_bytes()),
+        "log": _stores(tmp, "log.log", (LOG * 3).encode(), 1),
+        "edges": _stores(tmp, "edges.log", _edges_bytes(), 1),  # bytes that are not UTF-8
+        "edges_utf8": _stores(tmp, "edges_utf8.log", EDGES.encode(), 1 << 20),
+        "mixed": _stores(tmp, "mixed.log", mixed.read_bytes(), 1 << 18),
+        "secrets": _stores(tmp, "secrets.log", secrets.read_bytes(), 1 << 16),
     }
     with pytest.MonkeyPatch.context() as patch:  # lines cut at the longest line keep their first part
         patch.setattr(files, "LIMITS", files.ReadLimits(max_line_chars=120))
-        found["cut"] = _stores(tmp, "cut.log", _edges_bytes())
+        found["cut"] = _stores(tmp, "cut.log", _edges_bytes(), 1)
     yield found
     for _, stored in found.values():
         stored.close()
@@ -404,3 +416,29 @@ def test_a_file_without_rows_matches_nothing(tmp_path, text):
             assert logstore.search(stored, wanted, 5) == FileMatches([], {}, None, None)
             assert logstore.instance_counts(stored, wanted) == {}
             assert list(logstore.matching_lines(stored, wanted)) == []
+
+
+def test_a_query_holds_a_block_of_rows_not_the_file(tmp_path, monkeypatch):
+    """A query reads the store a block of row groups at a time: its peak traced memory (numpy's arrays
+    among it), for a whole-file query and a keyword query, grows less than 1.2x from N lines to 2N."""
+    import tracemalloc
+
+    from evcli.backends import logcolumns
+
+    monkeypatch.setattr(logstore, "_GROUP_ROWS", 2000)
+    peaks = {}
+    for lines in (20_000, 40_000):
+        path, target = tmp_path / f"{lines}.log", tmp_path / f"{lines}.parquet"
+        write_mixed_log(path, lines)
+        logstore.write_store(logcolumns.read_windows(path, tmp_path, CONTEXT, 1 << 17), target, lambda *_: {})
+        with logstore.open_store(target, path, tmp_path) as stored:
+            stored.matched_texts()  # the side lists: read once, whatever the query
+            tracemalloc.start()
+            for words in ((), ("ord-12",)):
+                wanted = Filter(None, None, words, None, whole=True)
+                assert logstore.search(stored, wanted, 50).total > 0
+                assert logstore.instance_counts(stored, wanted)
+                assert any(True for _ in logstore.matching_lines(stored, wanted))
+            peaks[lines] = tracemalloc.get_traced_memory()[1]
+            tracemalloc.stop()
+    assert peaks[40_000] <= 1.2 * peaks[20_000], peaks
