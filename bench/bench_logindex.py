@@ -27,17 +27,15 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from _common import T0, finish, log, r4, run_sections
-from bench_engines import ADDRESS_GREP, KEYWORD, LEVEL_GREP, QUERY_TARGETS, _range_expected
+from bench_engines import ADDRESS_GREP, KEYWORD, LEVEL_GREP, QUERY_TARGETS, _grep, _range_expected, median_wall
 from bench_tools import ASK_QUESTION, MIXED_START, mixed_snapshot
 
 TARGETS = {"first_use_s_per_million": 3.0, "index_ratio": 0.6, "memory_growth": 1.5, "ask_s": 1.5}
@@ -113,19 +111,6 @@ def bench_first_use(sizes: list[int], tmp: Path, results: dict[str, Any]) -> Non
         }
 
 
-def _median(call, runs: int) -> tuple[float, Any]:
-    times, found = [], None
-    for _ in range(runs):
-        began = time.perf_counter()
-        found = call()
-        times.append(time.perf_counter() - began)
-    return statistics.median(times), found
-
-
-def _grep(argv: list[str]) -> str:
-    return subprocess.run(argv, capture_output=True, text=True, check=False).stdout
-
-
 def bench_warm(lines: int, tmp: Path, runs: int, results: dict[str, Any]) -> None:
     from evcli.backends.base import LogQuery
     from evcli.backends.snapshot import SnapshotBackend
@@ -150,16 +135,18 @@ def bench_warm(lines: int, tmp: Path, runs: int, results: dict[str, Any]) -> Non
     low = int(start.timestamp() * 1e6)
     pipe = ["bash", "-c", f"grep -oE '{ADDRESS_GREP}' '{path}' | sort | uniq -c"]
     grep = {
-        "keyword": _median(lambda: int(_grep(["grep", "-c", "-i", "-F", KEYWORD, str(path)])), runs),
-        "level": _median(lambda: int(_grep(["grep", "-c", "-E", LEVEL_GREP, str(path)])), runs),
-        "by_address": _median(lambda: {w: int(n) for n, w in (row.split() for row in _grep(pipe).splitlines())}, runs),
+        "keyword": median_wall(lambda: int(_grep(["grep", "-c", "-i", "-F", KEYWORD, str(path)])), runs),
+        "level": median_wall(lambda: int(_grep(["grep", "-c", "-E", LEVEL_GREP, str(path)])), runs),
+        "by_address": median_wall(
+            lambda: {w: int(n) for n, w in (row.split() for row in _grep(pipe).splitlines())}, runs
+        ),
     }
     grep["keyword_range"] = (grep["keyword"][0], _range_expected(path, grep_rows, low, low + 30 * 60 * 1_000_000))
     ours = {
-        "keyword": _median(lambda: query((KEYWORD,)).total, runs),
-        "keyword_range": _median(lambda: query((KEYWORD,), range=named).total, runs),
-        "level": _median(lambda: query(level="ERROR", level_strict=True).stats["records"], runs),
-        "by_address": _median(lambda: query(count_by="address").stats["by_address"], runs),
+        "keyword": median_wall(lambda: query((KEYWORD,)).total, runs),
+        "keyword_range": median_wall(lambda: query((KEYWORD,), range=named).total, runs),
+        "level": median_wall(lambda: query(level="ERROR", level_strict=True).stats["records"], runs),
+        "by_address": median_wall(lambda: query(count_by="address").stats["by_address"], runs),
     }
     row: dict[str, Any] = {}
     for name, (seconds, found) in ours.items():
@@ -194,7 +181,7 @@ def bench_ask(lines: int, tmp: Path, runs: int, results: dict[str, Any]) -> None
         exits.append(subprocess.run(argv, capture_output=True, env=os.environ.copy()).returncode)
 
     ask()  # the first ask may build what the index does not hold (the trace and metric caches)
-    seconds, _ = _median(ask, runs)
+    seconds, _ = median_wall(ask, runs)
     results[f"ask_{lines}"] = {
         "seconds": r4(seconds),
         "exit_codes": exits,
