@@ -7,9 +7,14 @@ Invariants:
   - a cell that is empty, NaN or not a number is no point (counted in `skipped`), a row without a
     readable timestamp likewise: a broken row is stated, never a crash;
   - log counts come from each file's persistent index (evcli.backends.logindex), counted with numpy over
-    its store's columns: lines per template and highest level inside each range (record starts only: a
+    its store's rows: lines per template and highest level inside each range (record starts only: a
     stack trace is one line), and lines at WARN and at ERROR or above per bucket of the window's step;
     the baseline ends where the window starts: [start, end) then [start, end];
+  - a file's counts take one pass over its store a block of row groups at a time (`StoredLog.groups`, in
+    file order, the deadline checked before each), each block's counts added to the file's: per template
+    its rows, highest level, first ts and newest line (a later block's replaces an earlier one's), per
+    bucket its rows. Memory holds a block (and the next, read ahead), the side lists and these tallies,
+    never a whole column, so it does not grow with the log; the counts equal those over whole columns;
   - nothing here judges: evcli.diagnosis compares.
 """
 
@@ -24,7 +29,7 @@ from evcli.core.errors import BackendError
 from evcli.core.time import TimeRange
 
 if TYPE_CHECKING:
-    from evcli.backends.logstore import StoredLog
+    from evcli.backends.logstore import Group, StoredLog
     from evcli.backends.snapshot import SnapshotBackend
 
 WARN, ERROR = LEVELS.index("WARN"), LEVELS.index("ERROR")
@@ -149,87 +154,108 @@ def log_counts(
             problems.append(str(error))
             continue
         with opened(indexed) as stored:
-            templates += _template_counts(stored, service, indexed.relative, baseline, window)
-            for level_index, name in ((ERROR, "ERROR"), (WARN, "WARN")):
-                buckets = [
-                    _level_buckets(stored, level_index, moments, step, closed)
-                    for moments, closed in ((baseline, False), (window, True))
-                ]
-                levels.append(LevelBuckets(service, indexed.relative, name, step, buckets[0], buckets[1]))
+            before, during = _tallies(stored, ((baseline, False), (window, True)), step)
+            templates += _template_counts(stored, service, indexed.relative, before, during)
+        levels += [
+            LevelBuckets(
+                service, indexed.relative, name, step, before.buckets[name].tolist(), during.buckets[name].tolist()
+            )
+            for name in ("ERROR", "WARN")
+        ]
     return templates, levels, problems
 
 
+class _Tally:
+    """What the record starts (a stack trace counts once) with ts inside one range add up to, taken a block
+    of rows at a time in file order (`add`): per template code its rows, highest level (-1: none, as the
+    column holds it), first ts and newest row (its line number, start and length: the example); and per
+    bucket of `step` seconds from the range's start its rows at WARN (below ERROR) and at ERROR or above,
+    the last bucket taking what a partial step leaves."""
+
+    def __init__(self, templates: int, moments: TimeRange, closed: bool, step: float) -> None:
+        import numpy as np
+
+        self.start, self.end = _bounds(moments)
+        self.closed, self.step = closed, step
+        self.count = max(1, int((self.end - self.start) // step) + (1 if (self.end - self.start) % step else 0))
+        self.rows = np.zeros(templates, np.int64)
+        self.top = np.full(templates, -1, np.int64)
+        self.first = np.full(templates, np.inf)
+        self.newest = {name: np.full(templates, -1, np.int64) for name in ("lineno", "start", "length")}
+        self.buckets = {"ERROR": np.zeros(self.count, np.int64), "WARN": np.zeros(self.count, np.int64)}
+
+    def add(self, group: Group, starts: Any) -> None:
+        """Tally the rows of `group` that start a record (the mask `starts`) with ts inside the range."""
+        import numpy as np
+
+        rows = np.flatnonzero(starts & _inside(group["ts"], self.start, self.end, self.closed))
+        if not len(rows):
+            return
+        codes, levels, ts = group["template"][rows], group["level"][rows], group["ts"][rows]
+        self.rows += np.bincount(codes, minlength=len(self.rows))
+        np.maximum.at(self.top, codes, levels)
+        np.minimum.at(self.first, codes, ts)
+        present, reversed_at = np.unique(codes[::-1], return_index=True)
+        newest = rows[len(rows) - 1 - reversed_at]  # each code's last row in this block: a later block's win
+        for name, values in self.newest.items():
+            values[present] = group[name][newest]
+        for name, at_level in (("ERROR", levels >= ERROR), ("WARN", (levels >= WARN) & (levels < ERROR))):
+            self.buckets[name] += _bucketed(ts[at_level], self.start, self.step, self.count)
+
+
+def _tallies(stored: StoredLog, ranges: tuple[tuple[TimeRange, bool], ...], step: float) -> list[_Tally]:
+    """One `_Tally` per (range, closed) of `ranges` ([start, end] when closed, else [start, end)), over one
+    pass of the store's rows a block at a time (`StoredLog.groups`)."""
+    tallies = [_Tally(len(stored.side("templates")), moments, closed, step) for moments, closed in ranges]
+    for group in stored.groups():
+        starts = group["record"] == group["lineno"]
+        for tally in tallies:
+            tally.add(group, starts)
+    return tallies
+
+
 def _template_counts(
-    stored: StoredLog, service: str, source: str, baseline: TimeRange, window: TimeRange
+    stored: StoredLog, service: str, source: str, before: _Tally, during: _Tally
 ) -> list[TemplateCounts]:
-    """Record starts per template in the baseline [start, end) and the window [start, end], in the order
-    the templates first occur in the file."""
-    before = _per_template(stored, _record_starts(stored, *_bounds(baseline), closed=False))
-    during = _per_template(stored, _record_starts(stored, *_bounds(window), closed=True))
-    special_rows, special_texts = stored.special()  # rows whose text is not their bytes: unescaped first
-    shown = dict(zip(special_rows.tolist(), special_texts, strict=True))
-    texts = stored.texts()
+    """The templates with lines in the baseline (`before`) or the window (`during`), in the order they
+    first occur in the file (their codes' order); the example: the newest line inside the window, else
+    inside the baseline, shown as matched (its unescaped text where it has one)."""
+    import numpy as np
+
+    special_linenos, special_texts = stored.matched_texts()
+    shown = dict(zip(special_linenos.tolist(), special_texts, strict=True))
+    texts, names = stored.texts(), stored.side("templates")
     found = []
-    for code in sorted(set(before) | set(during)):
-        earlier, inside = before.get(code), during.get(code)
-        level = max((row[0] for row in (earlier, inside) if row and row[0] is not None), default=None)
-        example = (inside or earlier)[3]  # type: ignore[index]
+    for code in np.flatnonzero(before.rows + during.rows).tolist():
+        top = max(int(before.top[code]), int(during.top[code]))
+        example = during if during.rows[code] else before
+        lineno, start, length = (int(example.newest[name][code]) for name in ("lineno", "start", "length"))
         found.append(
             TemplateCounts(
                 service=service,
                 source=source,
-                template=stored.side("templates")[code],
-                level=None if level is None else LEVELS[level],
-                baseline=earlier[1] if earlier else 0,
-                incident=inside[1] if inside else 0,
-                first=inside[2] if inside else None,
-                example=shown[example] if example in shown else stored.line(example, texts),
+                template=names[code],
+                level=None if top < 0 else LEVELS[top],
+                baseline=int(before.rows[code]),
+                incident=int(during.rows[code]),
+                first=float(during.first[code]) if during.rows[code] else None,
+                example=shown[lineno] if lineno in shown else stored.text(lineno, start, length, texts),
             )
         )
     return found
 
 
-def _record_starts(stored: StoredLog, start: float, end: float, *, closed: bool) -> Any:
-    """The mask of the rows that start a record (a stack trace counts once) with ts in [start, end)
-    ([start, end] when `closed`)."""
-    ts = stored.column("ts")
-    inside = (ts >= start) & ((ts <= end) if closed else (ts < end))  # NaN compares false: no ts is out
-    return inside & (stored.column("record") == stored.column("lineno"))
+def _inside(ts: Any, start: float, end: float, closed: bool) -> Any:
+    """The mask of `ts` in [start, end) ([start, end] when `closed`); NaN compares false: no ts is out."""
+    return (ts >= start) & ((ts <= end) if closed else (ts < end))
 
 
-def _per_template(stored: StoredLog, keep: Any) -> dict[int, tuple[int | None, int, float, int]]:
-    """Template code -> (highest level or None, rows, first ts, newest row) of the rows `keep` holds."""
+def _bucketed(ts: Any, start: float, step: float, count: int) -> Any:
+    """How many of `ts` (all >= start) fall in each of `count` buckets of `step` seconds from `start`, the
+    last one taking the rest."""
     import numpy as np
 
-    rows = np.flatnonzero(keep)
-    if not len(rows):
-        return {}
-    codes = stored.column("template")[rows]
-    size = int(codes.max()) + 1
-    counts = np.bincount(codes, minlength=size)
-    top = np.full(size, -1, np.int64)  # -1: no level, as the column holds it
-    first = np.full(size, np.inf)
-    newest = np.full(size, -1, np.int64)
-    np.maximum.at(top, codes, stored.column("level")[rows])
-    np.minimum.at(first, codes, stored.column("ts")[rows])
-    np.maximum.at(newest, codes, rows)
-    return {
-        code: (None if top[code] < 0 else int(top[code]), int(counts[code]), float(first[code]), int(newest[code]))
-        for code in np.flatnonzero(counts).tolist()
-    }
-
-
-def _level_buckets(stored: StoredLog, level: int, moments: TimeRange, step: float, closed: bool) -> list[int]:
-    """Record starts at `level` (WARN: below ERROR; ERROR: and above) per bucket of `step` seconds from the
-    range's start; the last bucket takes what a partial step leaves."""
-    import numpy as np
-
-    start, end = _bounds(moments)
-    count = max(1, int((end - start) // step) + (1 if (end - start) % step else 0))
-    levels = stored.column("level")
-    at_level = (levels >= level) & ((levels < ERROR) if level < ERROR else True)
-    ts = stored.column("ts")[_record_starts(stored, start, end, closed=closed) & at_level]
-    return np.bincount(np.minimum(((ts - start) / step).astype(np.int64), count - 1), minlength=count).tolist()
+    return np.bincount(np.minimum(((ts - start) / step).astype(np.int64), count - 1), minlength=count)
 
 
 def level_series(backend: SnapshotBackend, first: float, last: float, step: float) -> list[SeriesPoints]:
@@ -247,17 +273,22 @@ def level_series(backend: SnapshotBackend, first: float, last: float, step: floa
             indexed = open_index_of(backend, path)
         except BackendError:
             continue  # log_counts reports it
+        counts = np.zeros(count, np.int64)
         with opened(indexed) as stored:
-            ts = stored.column("ts")[
-                _record_starts(stored, first, last, closed=True) & (stored.column("level") >= ERROR)
-            ]
-        buckets = np.minimum(((ts - first) / step).astype(np.int64), count - 1)
-        counts = np.bincount(buckets, minlength=count).astype(np.float64)
+            for group in stored.groups():
+                kept = (group["record"] == group["lineno"]) & (group["level"] >= ERROR)
+                counts += _bucketed(group["ts"][kept & _inside(group["ts"], first, last, True)], first, step, count)
         if counts.any():
             times = first + step * np.arange(count)
             found.append(
                 SeriesPoints(
-                    backend.service_of_file(path), "ERROR lines", "lines", indexed.relative, None, times, counts
+                    backend.service_of_file(path),
+                    "ERROR lines",
+                    "lines",
+                    indexed.relative,
+                    None,
+                    times,
+                    counts.astype(np.float64),
                 )
             )
     return found
