@@ -42,7 +42,7 @@ from _common import T0, finish, log, r4, run_sections
 from bench_engines import ADDRESS_GREP, KEYWORD, LEVEL_GREP
 from bench_tools import MIXED_START, write_mixed_log
 
-from evcli.backends import logstore
+from evcli.backends import logstore, logstore_write
 from evcli.backends.logsearch import Filter
 from evcli.backends.logtable import LogTable
 
@@ -126,9 +126,9 @@ def bench_store(options: argparse.Namespace, tmp: Path, results: dict[str, Any])
     table = synthetic_table(options.log)
     log(f"table: {len(table.lineno):,} rows in {time.perf_counter() - began:.1f}s")
     for compression in ("zstd", "lz4"):
-        logstore._COMPRESSION = compression
+        logstore_write._COMPRESSION = compression
         target = tmp / f"{compression}.parquet"
-        seconds, _, _ = timed(lambda target=target: logstore.write_store([table], target, lambda *_: {}), 1)
+        seconds, _, _ = timed(lambda target=target: logstore_write.write_store([table], target, lambda *_: {}), 1)
         size = target.stat().st_size
         ratio = size / table.size
         results[f"store_{compression}"] = {
@@ -139,7 +139,7 @@ def bench_store(options: argparse.Namespace, tmp: Path, results: dict[str, Any])
             "ok": ratio <= TARGETS["store_ratio"],
         }
         log(f"store: {compression} {size / 1e6:.1f} MB ({ratio:.3f} of the log), written in {seconds:.2f}s")
-    logstore._COMPRESSION = options.compression
+    logstore_write._COMPRESSION = options.compression
 
 
 def bench_queries(options: argparse.Namespace, tmp: Path, results: dict[str, Any]) -> None:

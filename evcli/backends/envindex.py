@@ -12,7 +12,8 @@ Invariants:
     context (zone, clock), so a query afterwards builds nothing; an index already built is only read
     (reused: its file is left as it is);
   - the builders write an index into a temporary file renamed into place when complete, so a build that is
-    interrupted or fails keeps no part of that index, and the indexes finished before it stay;
+    interrupted or fails leaves no part of that index (a log file's keeps a partial store that its next
+    build continues, evcli.backends.logindex), and the indexes finished before it stay;
   - the trace index comes first: a log file's parse context and the snapshot's clock read the spans' span;
   - a file that cannot be read is reported with why and never stops the others (`index_environment`);
     before a tool call (`prepare_queries`) an error is left for the call, which reads the same files again
@@ -46,6 +47,7 @@ class LogIndexInfo:
     format: str | None = None
     seconds: float = 0.0  # reading (and building) it in this run
     error: str | None = None
+    resumed: int = 0  # bytes of the file a stopped build had indexed, which this run's build continued
 
 
 @dataclass(frozen=True)
@@ -130,7 +132,12 @@ def _log_index(backend: SnapshotBackend, path: Path) -> LogIndexInfo:
         return LogIndexInfo(path=relative, action="failed", seconds=_since(started), error=str(error))
     action: Action = "built" if indexed.built else "reused"
     return LogIndexInfo(
-        path=relative, action=action, lines=indexed.lines, format=indexed.format, seconds=_since(started)
+        path=relative,
+        action=action,
+        lines=indexed.lines,
+        format=indexed.format,
+        seconds=_since(started),
+        resumed=indexed.resumed,
     )
 
 

@@ -18,7 +18,7 @@ one of two paths:
     escape, one cut at the longest line, and one a format may read that has no shape or whose reading
     the shape does not take (an impossible date, a level word outside the shape's table).
 Records, the forward-filled time and what continuation lines inherit are then computed with numpy over
-the window's rows, continuing what the windows before it left (`_assemble`, `_Carried`: the rules of
+the window's rows, continuing what the windows before it left (`_assemble`, `Carried`: the rules of
 logrows.line_rows); template and instance codes are numbered across windows by first appearance. Two
 windows are read at once, in threads (polars matches without the GIL); their pieces are assembled in
 order.
@@ -113,9 +113,15 @@ def read_table(path: Path, root: Path, context: ParseContext, window: int = WIND
         return reference_table(path, root, context)
 
 
-def read_windows(path: Path, root: Path, context: ParseContext, window: int = WINDOW_BYTES) -> Iterator[LogTable]:
-    """The file's LogTable in pieces, one per window of about `window` bytes of whole lines (at least one
-    piece): `joined` of them equals `reference_table`'s table, and memory does not grow with the file.
+def read_windows(
+    path: Path, root: Path, context: ParseContext, window: int | None = None, carried: Carried | None = None
+) -> Iterator[LogTable]:
+    """The file's LogTable in pieces, one per window of about `window` bytes of whole lines (None:
+    WINDOW_BYTES; at least one piece): `joined` of them equals `reference_table`'s table, and memory does not
+    grow with the file. With `carried` (a state `Carried.saved` kept after the pieces before it, or a fresh
+    `Carried()`), the pieces continue it from its `size` (a window end: the following windows end where a
+    read of the whole file ends them, `_window_ends`) and it is kept current: after a piece is returned it
+    is the state after it.
 
     A piece's rows, line numbers, byte offsets, records and codes are the whole table's; its `templates`
     and `instances` are the ones first used in it (the whole list is the pieces' lists in order), its `text`
@@ -130,7 +136,8 @@ def read_windows(path: Path, root: Path, context: ParseContext, window: int = WI
         fmt = detect(masked_lines(islice(Lines(handle), SAMPLE_LINES)), context).format
     first = None if fmt is None else format_named(fmt)
     redactor = redaction.Redactor.from_env()
-    carried = _Carried(fmt)
+    carried = Carried() if carried is None else carried
+    carried.format = fmt
     with open_binary(path, root) as binary, ThreadPoolExecutor(_WORKERS) as pool:
         size = os.fstat(binary.fileno()).st_size
         # mapped to find the windows' ends (their pages only are touched); a window's bytes are read (pread),
@@ -142,7 +149,7 @@ def read_windows(path: Path, root: Path, context: ParseContext, window: int = WI
             return pool.submit(_read_window, os.pread(binary.fileno(), end - begin, begin), context, first, redactor)
 
         try:
-            spans = pairwise(chain([0], _window_ends(data, window)))
+            spans = pairwise(chain([carried.size], _window_ends(data, window or WINDOW_BYTES, carried.size)))
             reads = deque(submit(*span) for span in islice(spans, _WORKERS))
             while reads:
                 read = reads.popleft().result()
@@ -177,11 +184,15 @@ def _read_window(
     return _WindowRead(frame, source.starts, source.ends, len(data), cuts, reading.texts, reading.unescaped)
 
 
-def _window_ends(data: Any, window: int) -> Iterator[int]:
-    """Where the windows end: line starts about `window` bytes apart (the file's end last; an empty file is
-    one empty window), each more than MAX_KEY_BLOCK_LINES lines after any `PRIVATE KEY` (so no key block
-    is open there: a BEGIN line masks at most MAX_KEY_BLOCK_LINES lines after it)."""
-    end = 0
+def _window_ends(data: Any, window: int, start: int = 0) -> Iterator[int]:
+    """Where the windows from `start` on end: line starts about `window` bytes apart (the file's end last; an
+    empty file is one empty window), each more than MAX_KEY_BLOCK_LINES lines after any `PRIVATE KEY` (so no
+    key block is open there: a BEGIN line masks at most MAX_KEY_BLOCK_LINES lines after it). Each end
+    depends on the one before it only, so the ends after one of them, given as `start`, are the ones a
+    start at 0 gives after it (none after the file's end)."""
+    if start and start >= len(data):
+        return
+    end = start
     while True:
         end = _line_start_after(data, end + window, 1)
         key = _key_before(data, end)
@@ -542,13 +553,13 @@ class _Reading:
 
 
 @dataclass
-class _Carried:
+class Carried:
     """What a window's rows take from the windows before it (the state logrows.line_rows carries from line
-    to line): lines and bytes before it, the last row's record (0: no row yet), the last ts (NaN: none),
-    whether a timestamp was seen, the level, derived flag and instance code of the last parsed row (-1, -1:
-    none), and the codes of the templates and instances seen (numbered by first appearance)."""
+    to line): the format, lines and bytes before it, the last row's record (0: no row yet), the last ts
+    (NaN: none), whether a timestamp was seen, the level, derived flag and instance code of the last parsed
+    row (-1, -1: none), and the codes of the templates and instances seen (numbered by first appearance)."""
 
-    format: str | None
+    format: str | None = None
     lines: int = 0
     size: int = 0
     record: int = 0
@@ -559,6 +570,28 @@ class _Carried:
     instance: int = -1
     templates: dict[str, int] = field(default_factory=dict)
     instances: dict[str, int] = field(default_factory=dict)
+
+    def saved(self) -> dict[str, Any]:
+        """The state as JSON values, but for the codes (the templates and instances lists in order give them)."""
+        kept = {name: getattr(self, name) for name in ("format", "lines", "size", "record", "timed")}
+        last = [int(self.level), bool(self.derived), int(self.instance)]
+        return kept | {"ts": None if np.isnan(self.ts) else float(self.ts), "last": last}
+
+    @classmethod
+    def restored(cls, saved: dict[str, Any], templates: list[str], instances: list[str]) -> Carried:
+        """The state `saved` kept, with the codes of `templates` and `instances` (in the order of their codes)."""
+        level, derived, instance = saved["last"]
+        ts = np.nan if saved["ts"] is None else float(saved["ts"])
+        kept = {name: saved[name] for name in ("format", "lines", "size", "record", "timed")}
+        return cls(
+            **kept,
+            ts=ts,
+            level=int(level),
+            derived=bool(derived),
+            instance=int(instance),
+            templates={text: code for code, text in enumerate(templates)},
+            instances={text: code for code, text in enumerate(instances)},
+        )
 
 
 @dataclass(frozen=True)
@@ -576,7 +609,7 @@ class _WindowRead:
     unescaped: dict[int, str]
 
 
-def _assemble(read: _WindowRead, carried: _Carried) -> LogTable:
+def _assemble(read: _WindowRead, carried: Carried) -> LogTable:
     """The rules of logrows.line_rows over a window's rows at once, continuing `carried` (and updating it):
     a line with a timestamp of its own starts a record; before the file's first timestamp every parsed and
     unrecognised line does too, and so does the file's first row; ts is forward-filled; a continuation or
@@ -621,7 +654,7 @@ def _assemble(read: _WindowRead, carried: _Carried) -> LogTable:
     return table
 
 
-def _carry(carried: _Carried, table: LogTable, timed: bool) -> None:
+def _carry(carried: Carried, table: LogTable, timed: bool) -> None:
     """`carried` after `table`'s window."""
     carried.lines += table.lines
     carried.size += table.size

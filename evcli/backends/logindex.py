@@ -26,16 +26,25 @@ Invariants:
     record's first line: a line with a timestamp of its own starts one, a line without one belongs to
     the record of the line before, except that before the first timestamp only continuation lines join);
   - a store is written into a private temporary file and renamed into place when complete, so a reader
-    never sees half an index and two processes building the same one both end with a whole one; a build
-    stopped (the deadline, an interrupt) or failed leaves no index behind; within a process one thread
-    builds a given index file at a time, and the others asking for it (the tool calls of one model
-    reply) wait for it, checking their deadline, and read it; a store that cannot be read (damaged, or
-    built from another size of file) is deleted and built again;
+    never sees half an index and two processes building the same one both end with a whole one; within a
+    process one thread builds a given index file at a time, and the others asking for it (the tool calls
+    of one model reply) wait for it, checking their deadline, and read it; a store that cannot be read
+    (damaged, or built from another size of file) is deleted and built again;
+  - a build stopped (the deadline, an interrupt) or failed after some windows leaves no index, only a
+    partial store next to it (`<store>.partial`, evcli.backends.logstore_write: renamed into place whole)
+    holding the windows stored and the reading's state after them (logcolumns.Carried); the next build
+    of the same index file (same digest, zone, clock, masking, SCHEMA: the same name) takes it (renamed
+    to a private name, so two builders never share one) and continues it: its row groups copied, the file
+    read from the end of its last window, so the windows end where one whole build ends them and the
+    store equals that build's but for its build id and seconds; a partial that cannot be read is deleted
+    and the build starts from the first line; a file read whole (logcolumns.SplitLine) keeps no partial;
   - a tool call builds the indexes it reads before its deadline starts (the tools' `prepare`,
     evcli.backends.envindex), and `evcli env index` builds them ahead of any call;
   - the tool call's deadline is checked before the file is read, before each window of it and after the
-    last, before its store is renamed into place (a build that passed it keeps nothing), and between the
-    chunks a query scans: DeadlineExceeded.
+    last (a build that passed it keeps its windows as a partial), and between the chunks a query scans:
+    DeadlineExceeded;
+  - a build of a file of at least _PROGRESS_MIN_BYTES shows a progress bar of the log's bytes stored on
+    stderr (evcli.core.console.err) when stderr is a terminal, and nothing otherwise.
 """
 
 from __future__ import annotations
@@ -47,17 +56,22 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evcli.backends.logformats import ParseContext
 from evcli.backends.logstore import STORE_VERSION
 from evcli.core.files import check_deadline, contained, open_binary
 from evcli.core.paths import index_home
 from evcli.core.redaction import ENV_EXTRA_PATTERNS
+
+if TYPE_CHECKING:  # loaded only when an index is built: they load polars and pyarrow
+    from evcli.backends.logcolumns import Carried
+    from evcli.backends.logstore_write import Resumed
+    from evcli.backends.logtable import LogTable
 
 SCHEMA = 12  # part of every index file's name: a change to how lines are read or to what a store holds bumps it
 SUFFIX = ".parquet"
@@ -81,6 +95,7 @@ class IndexedFile:
     last: float | None
     cut: int  # lines longer than LIMITS.max_line_chars, indexed up to that length
     built: bool  # built by this call (else an index already built was read)
+    resumed: int = 0  # bytes of the log a stopped build had indexed, which this call's build continued
 
 
 def open_index(path: Path, root: Path, context: ParseContext, home: Path | None = None) -> IndexedFile:
@@ -106,16 +121,17 @@ class _Damaged(Exception):
 
 
 def _built(path: Path, root: Path, context: ParseContext, store: Path, digest: str) -> tuple[Any, ...]:
-    """The build record of the store `store`, built first when there is none, and whether it was."""
-    built = False
+    """The build record of the store `store`, built first when there is none, whether it was and the bytes
+    its build continued from a partial store."""
+    built, resumed = False, 0
     if not store.exists():
         with _building(store):
             if not store.exists():  # not built meanwhile by the thread this one waited for
-                _build(path, root, context, store, digest)
+                resumed = _build(path, root, context, store, digest)
                 built = True
     meta = _meta(store, path, root)
     build = meta["build"]
-    return build["id"], meta["format"], meta["rows"], build["first"], build["last"], meta["cut"], built
+    return build["id"], meta["format"], meta["rows"], build["first"], build["last"], meta["cut"], built, resumed
 
 
 def _meta(store: Path, path: Path, root: Path) -> dict[str, Any]:
@@ -136,11 +152,12 @@ def _meta(store: Path, path: Path, root: Path) -> dict[str, Any]:
     return meta
 
 
-def _build(path: Path, root: Path, context: ParseContext, store: Path, digest: str) -> None:
+def _build(path: Path, root: Path, context: ParseContext, store: Path, digest: str) -> int:
     """Read `path` in windows into columns and store them at `store` as they come (renamed into place when
-    whole): memory does not grow with the file."""
+    whole): memory does not grow with the file. A stopped build keeps its windows as the store's partial;
+    a build that finds one continues it (the module's invariants). Returns the log's bytes taken from it."""
     from evcli.backends import logcolumns  # only when no index exists yet: it loads polars
-    from evcli.backends.logstore import write_store
+    from evcli.backends.logstore_write import Partial, partial_path, write_store
     from evcli.backends.logtable import reference_table
 
     started = time.monotonic()
@@ -148,13 +165,48 @@ def _build(path: Path, root: Path, context: ParseContext, store: Path, digest: s
     def record(first: float | None, last: float | None) -> dict[str, Any]:
         return _record(first, last, digest, time.monotonic() - started)
 
-    with _progress(path) as phase:
-        check_deadline()
-        phase("reading")
-        try:
-            write_store(logcolumns.read_windows(path, root, context), store, record)
-        except logcolumns.SplitLine:  # the reference's numbering: the file read whole (a rare, odd line)
-            write_store([reference_table(path, root, context)], store, record)
+    check_deadline()
+    kept = partial_path(store)
+    resumed, carried = _continued(kept)
+    done = 0 if resumed is None else resumed.size
+    try:
+        with _progress(path, done) as reached:
+            try:
+                pieces = _advancing(logcolumns.read_windows(path, root, context, carried=carried), done, reached)
+                write_store(pieces, store, record, Partial(kept, carried.saved, resumed))
+            except logcolumns.SplitLine:  # the reference's numbering: the file read whole (a rare, odd line)
+                kept.unlink(missing_ok=True)
+                write_store(_advancing([reference_table(path, root, context)], 0, reached), store, record)
+                return 0
+    finally:
+        if resumed is not None:  # write_store puts back or deletes a partial it was given; not one it never was
+            resumed.file.unlink(missing_ok=True)
+    return done
+
+
+def _continued(kept: Path) -> tuple[Resumed | None, Carried]:
+    """The partial store at `kept`, taken (logstore_write.take_partial), with the reading's state it saved;
+    none (and a fresh state) when there is none or its state cannot be restored (it is deleted)."""
+    from evcli.backends.logcolumns import Carried
+    from evcli.backends.logstore_write import take_partial
+
+    resumed = take_partial(kept)
+    if resumed is None:
+        return None, Carried()
+    lists = resumed.written.lists
+    try:
+        return resumed, Carried.restored(resumed.reader, lists["templates"], lists["instances"])
+    except (KeyError, TypeError, ValueError):
+        resumed.file.unlink(missing_ok=True)
+        return None, Carried()
+
+
+def _advancing(pieces: Iterable[LogTable], done: int, reached: Callable[[int], None]) -> Iterator[LogTable]:
+    """`pieces`, the bytes done (from `done` on) told to `reached` as each has been stored."""
+    for piece in pieces:
+        yield piece
+        done += piece.size
+        reached(done)
 
 
 def _record(first: float | None, last: float | None, digest: str, seconds: float) -> dict[str, Any]:
@@ -187,9 +239,10 @@ def _building(store: Path) -> Iterator[None]:
 
 
 @contextmanager
-def _progress(path: Path) -> Iterator[Callable[[str], None]]:
-    """A rich spinner on stderr naming the build's phase while a big file is indexed, only when stderr
-    is a terminal; it yields the function that names the phase."""
+def _progress(path: Path, done: int) -> Iterator[Callable[[int], None]]:
+    """A rich progress bar on the err console while a file of at least _PROGRESS_MIN_BYTES is indexed, only
+    when stderr is a terminal: the log's bytes done of its size, percent, rate and time left, starting at
+    `done` (a continued build's); it yields the function that sets the bytes done."""
     try:
         size = path.stat().st_size
     except OSError:
@@ -197,14 +250,21 @@ def _progress(path: Path) -> Iterator[Callable[[str], None]]:
     if size < _PROGRESS_MIN_BYTES or not sys.stderr.isatty():
         yield lambda _: None
         return
-    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+    from rich import progress as bar
 
     from evcli.core.console import err, safe
 
-    columns = (SpinnerColumn(), TextColumn("indexing {task.description}: {task.fields[phase]}"), TimeElapsedColumn())
-    with Progress(*columns, console=err, transient=True) as progress:
-        task = progress.add_task(safe(path.name), total=None, phase="")
-        yield lambda phase: progress.update(task, phase=phase)
+    columns = (
+        bar.TextColumn("indexing {task.description}"),
+        bar.BarColumn(),
+        bar.TaskProgressColumn(),
+        bar.DownloadColumn(),
+        bar.TransferSpeedColumn(),
+        bar.TimeRemainingColumn(),
+    )
+    with bar.Progress(*columns, console=err, transient=True) as progress:
+        task = progress.add_task(safe(path.name), total=size, completed=done)
+        yield lambda reached: progress.update(task, completed=reached)
 
 
 def _digest(path: Path, root: Path, home: Path) -> str:

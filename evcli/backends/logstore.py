@@ -2,18 +2,20 @@
 of evcli.backends.logsearch answered from it and the log's own bytes, with the same results.
 
 The store holds the table's columns (line number, byte span, ts, level, derived, template, instance,
-record; the increasing ones as differences), its distinct templates and instances, the text of the lines whose text is not their bytes
-(`LogTable.text`: masked or cut lines) and the unescaped text of lines writing JSON escapes; no other
-line text. It is written as it is read: one row group per window of rows (the side-list columns null),
-then one row group of the side lists (the number columns null); the metadata (counts, build record) last. A query reads the log's bytes through a read-only mmap (`open_binary`: contained in the
+record; the increasing ones as differences), its distinct templates and instances, the text of the lines
+whose text is not their bytes (`LogTable.text`: masked or cut lines) and the unescaped text of lines
+writing JSON escapes; no other line text. It is written as it is read (evcli.backends.logstore_write): one
+row group per window of rows (the side-list columns null), then one row group of the side lists (the
+number columns null); the metadata (counts, build record) last. This module reads it: a query reads the
+log's bytes through a read-only mmap (`open_binary`: contained in the
 environment's directory) and matches keywords over them vectorised, two threads at a time: chunks of
 lines as one Arrow binary array over the mapped bytes (no copy), matched by pyarrow's RE2 kernels. (Polars'
 regex over the same chunks as text cost as much CPU with the UTF-8 check its strings need, measured on
 5M lines; binary needs no check and matches bytes that are not UTF-8 as they are.)
 
 Invariants:
-  - `write_store` writes a private temporary file in the target's directory and renames it into place:
-    a reader opens only a whole store; a failed or stopped write leaves no temporary file behind;
+  - a store is renamed into place whole (evcli.backends.logstore_write), so `open_store` opens only a
+    whole one;
   - `open_store` refuses a store whose recorded size is not the log's (the bytes changed);
   - results equal logsearch's over the SQLite index built from the same file: a line's text is
     `LogTable.text` or else its bytes decoded (`logtable.decoded`); a keyword matches the line's
@@ -50,8 +52,7 @@ import json
 import mmap
 import os
 import re
-import tempfile
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,16 +61,13 @@ from typing import Any
 import numpy as np
 
 from evcli.backends.logsearch import FileMatches, Filter
-from evcli.backends.logtable import LogTable, decoded
+from evcli.backends.logtable import decoded
 from evcli.core.files import check_deadline, open_binary
 
 STORE_VERSION = 2  # 2: written in row groups, the side lists in the last one
-# measured (bench/bench_logstore.py, 5M mixed lines, columns stored as differences): zstd 0.064 of the
-# log, lz4 0.109; their columns read in the same CPU time (0.09 s) and a keyword query took 0.30 s on either
-_COMPRESSION = "zstd"
-_META_KEY = "evcli.logstore"
-_STORED = ("skipped", "gap", "length", "ts", "level", "derived", "template", "instance", "back")
-_SIDE_LISTS = ("templates", "instances", "text_lineno", "text", "unescaped_lineno", "unescaped")
+META_KEY = "evcli.logstore"
+STORED = ("skipped", "gap", "length", "ts", "level", "derived", "template", "instance", "back")
+SIDE_LISTS = ("templates", "instances", "text_lineno", "text", "unescaped_lineno", "unescaped")
 _SCAN_ROWS = 1 << 19  # rows per scanned chunk: the deadline is checked between chunks
 _GROUP_ROWS = 1 << 16  # rows a query reads at least at a time: smaller row groups are read together
 _DECODE_ROWS = 1 << 14  # lines decoded between deadline checks
@@ -81,131 +79,12 @@ _ASCII_LETTER = re.compile("[A-Za-z]")
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
-# --- writing ----------------------------------------------------------------------------------------
-
-
-def write_store(
-    pieces: Iterable[LogTable], target: Path, build: Callable[[float | None, float | None], dict[str, Any]]
-) -> None:
-    """Store the table of `pieces` (evcli.backends.logcolumns.read_windows' pieces, or one whole table) at
-    `target`, atomically (see the module's invariants), one row group per piece that has rows, then the
-    side lists' row group; `build(first ts, last ts)` is the build record, asked for after the last piece."""
-    import pyarrow.parquet as pq
-
-    descriptor, temporary = tempfile.mkstemp(dir=target.parent, prefix=".building-", suffix=".parquet")
-    os.close(descriptor)
-    try:
-        written = _Written()
-        with pq.ParquetWriter(temporary, _schema(), compression=_COMPRESSION, write_statistics=False) as writer:
-            for piece in pieces:
-                if len(piece.lineno):
-                    writer.write_table(_row_group(piece, written), row_group_size=len(piece.lineno))
-                written.add(piece)
-            writer.write_table(_side_group(written))
-            writer.add_key_value_metadata({_META_KEY: json.dumps(written.meta(build))})
-        os.replace(temporary, target)
-    finally:
-        Path(temporary).unlink(missing_ok=True)
-
-
-@dataclass
-class _Written:
-    """What the pieces written so far add up to: the side lists, the counts, the first and last ts and the
-    last row's end (the next row's `gap` counts from it)."""
-
-    rows: int = 0
-    lines: int = 0
-    size: int = 0
-    cut: int = 0
-    end: int = 0
-    format: str | None = None
-    first: float = np.inf
-    last: float = -np.inf
-    lists: dict[str, list[Any]] = field(default_factory=lambda: {name: [] for name in _SIDE_LISTS})
-
-    def add(self, piece: LogTable) -> None:
-        self.rows += len(piece.lineno)
-        self.lines += piece.lines
-        self.size += piece.size
-        self.cut += piece.cut
-        self.format = piece.format
-        if len(piece.lineno):
-            self.end = int(piece.end[-1])
-            self.first = min(self.first, float(np.fmin.reduce(piece.ts, initial=np.inf)))
-            self.last = max(self.last, float(np.fmax.reduce(piece.ts, initial=-np.inf)))
-        for name, values in _side_lists(piece).items():
-            self.lists[name].extend(values)
-
-    def meta(self, build: Callable[[float | None, float | None], dict[str, Any]]) -> dict[str, Any]:
-        return {
-            "version": STORE_VERSION,
-            "build": build(*(None if np.isinf(ts) else ts for ts in (self.first, self.last))),
-            "rows": self.rows,
-            "lines": self.lines,
-            "size": self.size,
-            "format": self.format,
-            "cut": self.cut,
-            "counts": {name: len(values) for name, values in self.lists.items()},
-        }
-
-
-def _schema() -> Any:
-    import pyarrow as pa
-
-    numbers = {"gap": pa.int64(), "ts": pa.float64(), "level": pa.int8(), "derived": pa.int8()}
-    side = {name: pa.int32() if name.endswith("_lineno") else pa.large_string() for name in _SIDE_LISTS}
-    return pa.schema([(name, numbers.get(name, pa.int32())) for name in _STORED] + list(side.items()))
-
-
-def _row_group(piece: LogTable, written: _Written) -> Any:
-    """A piece's rows (`_encoded`, continuing the rows written before it), the side lists' columns null."""
-    import pyarrow as pa
-
-    schema = _schema()
-    numbers = _encoded(piece, written.rows, written.end)
-    rows = len(piece.lineno)
-    side = [pa.nulls(rows, schema.field(name).type) for name in _SIDE_LISTS]
-    return pa.table([pa.array(numbers[name], schema.field(name).type) for name in _STORED] + side, schema=schema)
-
-
-def _side_group(written: _Written) -> Any:
-    """The last row group: the side lists, each padded with nulls to the longest (at least one row), the
-    number columns null."""
-    import pyarrow as pa
-
-    schema = _schema()
-    rows = max(1, *(len(values) for values in written.lists.values()))
-    numbers = [pa.nulls(rows, schema.field(name).type) for name in _STORED]
-    side = [
-        pa.array(values + [None] * (rows - len(values)), schema.field(name).type)
-        for name, values in written.lists.items()
-    ]
-    return pa.table(numbers + side, schema=schema)
-
-
-def _encoded(table: LogTable, before: int, previous_end: int) -> dict[str, np.ndarray]:
-    """The number columns as stored, narrowed, the increasing ones as differences (which compress to
-    little and read fast): `skipped` (lines before a row that are not rows: lineno - row - 1), `gap`
-    (bytes between the previous row's end and its start), `back` (lineno - record); `_decoded`
-    inverts it. `table`'s rows follow `before` rows, the last of them ending at `previous_end`."""
-    length = (table.end - table.start).astype(np.int64)
-    previous_ends = np.concatenate(([previous_end], table.end[:-1])).astype(np.int64)
-    return {
-        "skipped": (table.lineno - np.arange(before + 1, before + len(table.lineno) + 1)).astype(np.int32),
-        "gap": table.start.astype(np.int64) - previous_ends,
-        "length": length.astype(np.int32),
-        "ts": table.ts.astype(np.float64),
-        "level": table.level.astype(np.int8),
-        "derived": table.derived.astype(np.int8),
-        "template": table.template.astype(np.int32),
-        "instance": table.instance.astype(np.int32),
-        "back": (table.lineno - table.record).astype(np.int32),
-    }
+# --- reading ----------------------------------------------------------------------------------------
 
 
 def _decoded(stored: dict[str, np.ndarray], before: int, previous_end: int) -> dict[str, np.ndarray]:
-    """The columns queries read, from `_encoded`'s of rows following `before` rows, the last of them
-    ending at `previous_end`."""
+    """The columns queries read, from the stored ones (evcli.backends.logstore_write._encoded) of rows
+    following `before` rows, the last of them ending at `previous_end`."""
     start = stored["gap"].astype(np.int64)
     start[:1] += previous_end
     start[1:] += stored["length"][:-1]
@@ -214,20 +93,6 @@ def _decoded(stored: dict[str, np.ndarray], before: int, previous_end: int) -> d
     lineno += stored["skipped"]
     columns = {name: stored[name] for name in ("length", "ts", "level", "derived", "template", "instance")}
     return columns | {"lineno": lineno, "start": start, "record": lineno - stored["back"]}
-
-
-def _side_lists(table: LogTable) -> dict[str, list[Any]]:
-    return {
-        "templates": table.templates,
-        "instances": table.instances,
-        "text_lineno": list(table.text),
-        "text": list(table.text.values()),
-        "unescaped_lineno": list(table.unescaped),
-        "unescaped": list(table.unescaped.values()),
-    }
-
-
-# --- reading ----------------------------------------------------------------------------------------
 
 
 @dataclass
@@ -279,13 +144,13 @@ class StoredLog:
         before = previous_end = 0
         with pq.ParquetFile(self.store) as parquet, ThreadPoolExecutor(1) as reader:
             blocks = _blocks(parquet)
-            reads = [reader.submit(parquet.read_row_groups, blocks[0], columns=list(_STORED))] if blocks else []
+            reads = [reader.submit(parquet.read_row_groups, blocks[0], columns=list(STORED))] if blocks else []
             for at in range(len(blocks)):
                 check_deadline()
                 read = reads.pop().result()
                 if at + 1 < len(blocks):  # one read ahead: the file's reads run while a block is queried
-                    reads.append(reader.submit(parquet.read_row_groups, blocks[at + 1], columns=list(_STORED)))
-                group = Group(_decoded({name: read[name].to_numpy() for name in _STORED}, before, previous_end))
+                    reads.append(reader.submit(parquet.read_row_groups, blocks[at + 1], columns=list(STORED)))
+                group = Group(_decoded({name: read[name].to_numpy() for name in STORED}, before, previous_end))
                 before += len(group)
                 previous_end = int(group["start"][-1] + group["length"][-1])
                 yield group
@@ -296,8 +161,8 @@ class StoredLog:
             import pyarrow.parquet as pq
 
             with pq.ParquetFile(self.store) as parquet:
-                read = parquet.read_row_groups(list(range(parquet.num_row_groups - 1)), columns=list(_STORED))
-            self._columns = _decoded({key: read[key].to_numpy() for key in _STORED}, 0, 0)
+                read = parquet.read_row_groups(list(range(parquet.num_row_groups - 1)), columns=list(STORED))
+            self._columns = _decoded({key: read[key].to_numpy() for key in STORED}, 0, 0)
         return self._columns[name]
 
     def side(self, name: str) -> list[Any]:
@@ -308,8 +173,8 @@ class StoredLog:
 
             counts = self.meta["counts"]
             with pq.ParquetFile(self.store) as parquet:
-                group = parquet.read_row_group(parquet.num_row_groups - 1, columns=list(_SIDE_LISTS))
-            self._lists = {column: group[column][: counts[column]].to_pylist() for column in _SIDE_LISTS}
+                group = parquet.read_row_group(parquet.num_row_groups - 1, columns=list(SIDE_LISTS))
+            self._lists = {column: group[column][: counts[column]].to_pylist() for column in SIDE_LISTS}
         return self._lists[name]
 
     def texts(self) -> dict[int, str]:
@@ -377,7 +242,7 @@ def open_store(store: Path, log: Path, root: Path) -> StoredLog:
     """The store at `store` of the log `log` (a file inside `root`), its bytes mapped read-only."""
     import polars as pl
 
-    meta = json.loads(pl.read_parquet_metadata(store)[_META_KEY])
+    meta = json.loads(pl.read_parquet_metadata(store)[META_KEY])
     with open_binary(log, root) as handle:
         size = os.fstat(handle.fileno()).st_size
         if size != meta["size"]:

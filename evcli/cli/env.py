@@ -78,7 +78,8 @@ def _say_log_index(entry: LogIndexInfo) -> None:
         _say(f"{safe(entry.path)}: [red]failed[/] {safe(entry.error)}")
         return
     found = f"{entry.lines} lines ({safe(entry.format or 'unknown format')})"
-    _say(f"{safe(entry.path)}: {entry.action}, {found} in {entry.seconds:.2f} s")
+    continued = f", continuing a stopped build that had indexed {entry.resumed:,} bytes" if entry.resumed else ""
+    _say(f"{safe(entry.path)}: {entry.action}, {found} in {entry.seconds:.2f} s{continued}")
 
 
 def _say_trace_index(entry: TraceIndexInfo) -> None:

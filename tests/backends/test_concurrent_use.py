@@ -124,10 +124,10 @@ def test_one_thread_builds_a_log_index_the_others_asking_for_it_wait_and_read_it
     builds: list[int] = []
     original = logcolumns.read_windows
 
-    def counted(*args: Any) -> Any:
+    def counted(*args: Any, **kwargs: Any) -> Any:
         builds.append(1)
         time.sleep(0.05)  # long enough for every thread to find no index built yet
-        return original(*args)
+        return original(*args, **kwargs)
 
     monkeypatch.setattr(logcolumns, "read_windows", counted)
     context = ParseContext(clock=datetime(2026, 7, 8, 23, 59, tzinfo=UTC), tz=UTC)

@@ -59,7 +59,7 @@ def stores(home: Path) -> list[Path]:
 def builds(home: Path) -> list[tuple[str, str]]:
     """(file name, build id) of every log index in `home`, from each store's metadata."""
     return [
-        (store.name, json.loads(pl.read_parquet_metadata(store)[logstore._META_KEY])["build"]["id"])
+        (store.name, json.loads(pl.read_parquet_metadata(store)[logstore.META_KEY])["build"]["id"])
         for store in stores(home)
     ]
 
@@ -310,9 +310,9 @@ def test_deadline_stops_indexing_and_leaves_no_index(tmp_path, evcli_home):
 def test_a_deadline_passing_while_the_file_is_read_keeps_no_index(tmp_path, evcli_home, monkeypatch):
     read_windows = logcolumns.read_windows
 
-    def slow(*args):
+    def slow(*args, **kwargs):
         time.sleep(0.5)  # the deadline passes while the file is read
-        return read_windows(*args)
+        return read_windows(*args, **kwargs)
 
     monkeypatch.setattr(logcolumns, "read_windows", slow)
     snap = snapshot(tmp_path, LOG * 2000)

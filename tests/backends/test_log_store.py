@@ -20,7 +20,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from evcli.backends import logstore
+from evcli.backends import logstore, logstore_write
 from evcli.backends.logformats import ParseContext
 from evcli.backends.logsearch import FileMatches, Filter
 from evcli.backends.logtable import LogTable, decoded, reference_table
@@ -221,7 +221,7 @@ def _stores(tmp: Path, name: str, text: bytes, window: int) -> tuple[SqlIndex, l
     path = tmp / name
     path.write_bytes(text)
     table = reference_table(path, tmp, CONTEXT)
-    logstore.write_store(
+    logstore_write.write_store(
         logcolumns.read_windows(path, tmp, CONTEXT, window), tmp / f"{name}.parquet", lambda *_: {"id": name}
     )
     return SqlIndex(table, text), logstore.open_store(tmp / f"{name}.parquet", path, tmp)
@@ -334,7 +334,7 @@ def test_a_store_written_in_windows_holds_the_reference_table(tmp_path, window):
     path.write_bytes(path.read_bytes() + (LOG * 3).encode() + _edges_bytes())
     expected = reference_table(path, tmp_path, CONTEXT)
     target = tmp_path / "mixed.parquet"
-    logstore.write_store(
+    logstore_write.write_store(
         logcolumns.read_windows(path, tmp_path, CONTEXT, window), target, lambda *span: {"span": list(span)}
     )
     with logstore.open_store(target, path, tmp_path) as stored:
@@ -369,7 +369,7 @@ def test_a_failed_or_stopped_write_leaves_no_store_and_no_temporary_file(tmp_pat
 
     (tmp_path / "stores").mkdir()
     with pytest.raises(type(error)):
-        logstore.write_store(pieces(), tmp_path / "stores" / "pay.parquet", lambda *_: {})
+        logstore_write.write_store(pieces(), tmp_path / "stores" / "pay.parquet", lambda *_: {})
     assert list((tmp_path / "stores").iterdir()) == []
 
 
@@ -378,9 +378,9 @@ def test_a_reader_sees_the_old_store_or_the_new_one_never_a_partial_one(tmp_path
     path.write_text(LOG)
     table = reference_table(path, tmp_path, CONTEXT)
     target = tmp_path / "pay.parquet"
-    logstore.write_store([table], target, lambda *_: {"id": "first"})
+    logstore_write.write_store([table], target, lambda *_: {"id": "first"})
     (tmp_path / ".building-stale.parquet").write_bytes(b"PAR1 half")  # a crashed writer's temporary file
-    logstore.write_store([table], target, lambda *_: {"id": "second"})
+    logstore_write.write_store([table], target, lambda *_: {"id": "second"})
     with logstore.open_store(target, path, tmp_path) as stored:
         assert stored.meta["build"] == {"id": "second"}
         assert logstore.search(stored, Filter(None, None, ("timeout",), None, whole=True), 5).total == 4
@@ -389,7 +389,7 @@ def test_a_reader_sees_the_old_store_or_the_new_one_never_a_partial_one(tmp_path
 def test_a_changed_log_is_refused(tmp_path):
     path = tmp_path / "pay.log"
     path.write_text(LOG)
-    logstore.write_store([reference_table(path, tmp_path, CONTEXT)], tmp_path / "pay.parquet", lambda *_: {})
+    logstore_write.write_store([reference_table(path, tmp_path, CONTEXT)], tmp_path / "pay.parquet", lambda *_: {})
     path.write_text(LOG + LOG)
     with pytest.raises(ValueError, match="built from"):
         logstore.open_store(tmp_path / "pay.parquet", path, tmp_path)
@@ -410,7 +410,7 @@ def test_the_deadline_stops_a_query(logs, monkeypatch):
 def test_a_file_without_rows_matches_nothing(tmp_path, text):
     path = tmp_path / "empty.log"
     path.write_text(text)
-    logstore.write_store([reference_table(path, tmp_path, CONTEXT)], tmp_path / "empty.parquet", lambda *_: {})
+    logstore_write.write_store([reference_table(path, tmp_path, CONTEXT)], tmp_path / "empty.parquet", lambda *_: {})
     with logstore.open_store(tmp_path / "empty.parquet", path, tmp_path) as stored:
         for wanted in (Filter(None, None, (), None, whole=True), Filter(None, None, ("x",), 2)):
             assert logstore.search(stored, wanted, 5) == FileMatches([], {}, None, None)
@@ -430,7 +430,7 @@ def test_a_query_holds_a_block_of_rows_not_the_file(tmp_path, monkeypatch):
     for lines in (20_000, 40_000):
         path, target = tmp_path / f"{lines}.log", tmp_path / f"{lines}.parquet"
         write_mixed_log(path, lines)
-        logstore.write_store(logcolumns.read_windows(path, tmp_path, CONTEXT, 1 << 17), target, lambda *_: {})
+        logstore_write.write_store(logcolumns.read_windows(path, tmp_path, CONTEXT, 1 << 17), target, lambda *_: {})
         with logstore.open_store(target, path, tmp_path) as stored:
             stored.matched_texts()  # the side lists: read once, whatever the query
             tracemalloc.start()
