@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import io
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
@@ -33,7 +34,8 @@ import numpy as np
 
 from evcli.backends.logformats import SAMPLE_LINES, LineReader, ParseContext, detect, format_named
 from evcli.backends.logrows import Cursor, line_rows, masked_lines
-from evcli.core.files import Lines, open_binary, open_text
+from evcli.core import files
+from evcli.core.files import Lines, check_deadline, open_binary, open_text
 
 
 @dataclass
@@ -106,8 +108,7 @@ def reference_table(path: Path, root: Path, context: ParseContext) -> LogTable:
     text: dict[int, str] = {}
     unescaped: dict[int, str] = {}
     cursor = Cursor()
-    wrapper = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors="replace", newline="\n")
-    lines = Lines(wrapper)
+    lines = _FileLines(data)
     for lineno, ts, level, derived, template, instance, line, record in line_rows(
         masked_lines(iter(lines)), reader, context.tz, cursor
     ):
@@ -153,6 +154,39 @@ def reference_table(path: Path, root: Path, context: ParseContext) -> LogTable:
         format=fmt,
         cut=lines.cut,
     )
+
+
+@dataclass
+class _FileLines:
+    """The lines of a file's bytes as `grep -n` counts them (b"\\n" ends a line), line ends kept, each as
+    evcli.core.files.Lines reads it alone (`read_alone`); `cut` counts the lines cut. Lines reading the
+    whole file would take a cut ending in "\\r" for a line end and read the rest of the line as the next."""
+
+    data: bytes
+    cut: int = 0
+
+    def __iter__(self) -> Iterator[str]:
+        data, limit, start = self.data, files.LIMITS.max_line_chars, 0
+        while start < len(data):
+            check_deadline()
+            stop = data.find(b"\n", start) + 1 or len(data)
+            if stop - start < limit:  # no more characters than bytes: shorter than the cut, read whole
+                yield data[start:stop].decode("utf-8", "replace")
+            else:
+                kept, cut = read_alone(data[start:stop])
+                self.cut += cut
+                yield kept
+            start = stop
+
+
+def read_alone(raw: bytes) -> tuple[str, bool]:
+    """One line's bytes (its line end kept) as evcli.core.files.Lines reads the line alone: the text it keeps
+    (at most the longest line), and whether it cut the line (skipped a rest, or would read one as a line
+    of its own: a cut ending in "\\r")."""
+    lines = Lines(io.TextIOWrapper(io.BytesIO(raw), encoding="utf-8", errors="replace", newline="\n"))
+    pieces = iter(lines)
+    kept = next(pieces)
+    return kept, bool(lines.cut) or next(pieces, None) is not None
 
 
 def _line_offsets(data: bytes) -> list[tuple[int, int]]:

@@ -1,7 +1,9 @@
-"""Key names that structured formats (JSON lines, logfmt) share, and reading their values."""
+"""Key names that structured formats (JSON lines, logfmt) share, and reading their values: a value that
+is no time (level) reads as None, whatever json or a line holds; reading one never raises."""
 
 from __future__ import annotations
 
+import math
 from datetime import datetime
 from typing import Any
 
@@ -17,24 +19,27 @@ _ROLES = {key: (role, rank) for role, keys in enumerate((TIME_KEYS, LEVEL_KEYS, 
 
 
 def time_value(value: Any) -> datetime | None:
-    """An ISO 8601 string or epoch number (s/ms/us/ns, also as a digit string) as a datetime."""
+    """An ISO 8601 string or epoch number (s/ms/us/ns, also as a digit string) as a datetime; None for
+    anything else: NaN, Infinity, an integer beyond a float's range (json reads them all) and digits
+    `float` does not read (`²`) too."""
     if isinstance(value, bool):
         return None
-    if isinstance(value, int | float):
-        return epoch_stamp(float(value))
-    if not isinstance(value, str) or not value[:1].isdigit():
-        return None
-    if value.replace(".", "", 1).isdigit():
-        return epoch_stamp(float(value))
     try:
+        if isinstance(value, int | float):
+            return epoch_stamp(float(value))
+        if not isinstance(value, str) or not value[:1].isdigit():
+            return None
+        if value.replace(".", "", 1).isdigit():
+            return epoch_stamp(float(value))
         return datetime.fromisoformat(value)
-    except ValueError:
+    except (ValueError, OverflowError):
         return None
 
 
 def level_value(value: Any) -> str | None:
-    """A level word (`warning`, `ERROR`) or a pino/bunyan number (30 = INFO) as one of LEVELS."""
-    if isinstance(value, bool):
+    """A level word (`warning`, `ERROR`) or a pino/bunyan number (30 = INFO) as one of LEVELS; None for
+    anything else, NaN and Infinity too (json reads them)."""
+    if isinstance(value, bool) or (isinstance(value, float) and not math.isfinite(value)):
         return None
     if isinstance(value, int | float):
         return _NUMERIC_LEVELS.get(int(value))

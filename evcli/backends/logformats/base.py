@@ -40,15 +40,22 @@ CACHE_LIMIT = 1 << 12  # distinct timestamp texts kept per cache before it is cl
 # taken a little early); beyond that it belongs to the previous year.
 YEAR_SKEW = timedelta(days=1)
 
-_BARE_LEVELS = "TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|ERR|CRIT|CRITICAL|FATAL|SEVERE|EMERG|PANIC"
+# Level words written bare (upper case) or bracketed (any case); each is a whole word: the rules below
+# follow it with a look-ahead, so `WARNINGS` or `ERR_CONN` is no level (and `WARNING` is not `WARN`)
+_BARE_LEVELS = (
+    "TRACE|DEBUG|INFO|INFORMATION|INFORMATIONAL|NOTICE|WARN|WARNING|ERROR|ERR|CRIT|CRITICAL|FATAL|SEVERE"
+    "|EMERG|EMERGENCY|PANIC"
+)
 # A level word within the first three tokens after the timestamp: upper-case bare (`ERROR`),
 # bracketed in any case (`[error]`, `[Warning]`), or `level=error`.
 _LEADING_LEVEL = re.compile(
     r"[\s\-|:]*(?:(?:\[[^\]]*\]|[^\s\[]+)\s+){0,2}?"
-    rf"(?:\[(?P<bracketed>(?i:{_BARE_LEVELS}|information|debug|trace))\]|(?P<bare>{_BARE_LEVELS})"
+    rf"(?:\[(?P<bracketed>(?i:{_BARE_LEVELS}))\]|(?P<bare>{_BARE_LEVELS})"
     r"|(?:level|lvl|severity)=\"?(?P<keyed>[A-Za-z]+)\"?)(?=[\s:\]|,;]|$)"
 )
-_FIRST_LEVEL = re.compile(rf"\s*(?:\[(?i:{_BARE_LEVELS})\]|{_BARE_LEVELS}(?=[\s:|]|$))[\s:\-|]*")
+# A level word first (its separators taken off with it): bracketed, or bare and followed by a blank, `:`,
+# `|` or the end
+_FIRST_LEVEL = re.compile(rf"\s*(?:\[(?i:{_BARE_LEVELS})\]|(?:{_BARE_LEVELS})(?=[\s:|]|$))[\s:\-|]*")
 _LEVEL_KEY = re.compile(r"\b(?:level|lvl|severity|loglevel)=\"?(?P<word>[A-Za-z]+)", re.IGNORECASE)
 _LEVEL_SEPARATORS = " \t:-|"
 # A line that continues the event before it (a stack trace): indented, `at `, `Caused by:`, a
