@@ -73,7 +73,7 @@ if TYPE_CHECKING:  # loaded only when an index is built: they load polars and py
     from evcli.backends.logstore_write import Resumed
     from evcli.backends.logtable import LogTable
 
-SCHEMA = 12  # part of every index file's name: a change to how lines are read or to what a store holds bumps it
+SCHEMA = 13  # part of every index file's name: a change to how lines are read or to what a store holds bumps it
 SUFFIX = ".parquet"
 _BUILD_WAIT_S = 0.05  # how often a thread waiting for another's build of the same index checks its deadline
 _PROGRESS_MIN_BYTES = 8 << 20  # a progress bar only for files that take a noticeable time
