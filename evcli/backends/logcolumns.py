@@ -14,7 +14,8 @@ one of two paths:
     `LineReader.read` does;
   - the Python path (`LineReader.read`, logrows' helpers), line by line, for every line the vector
     path cannot vouch for: a line masking may change (the SCREEN, evcli.backends.logshapes_screen), one inside a
-    private key block, one with a byte that is not printable ASCII or tab, one writing a JSON `\\u`
+    private key block, one with a control character (tab aside) or a byte above 127 that is not part
+    of a SAFE character's UTF-8 (evcli.backends.logshapes_unicode), one writing a JSON `\\u`
     escape, one cut at the longest line, and one a format may read that has no shape or whose reading
     the shape does not take (an impossible date, a level word outside the shape's table).
 Records, the forward-filled time and what continuation lines inherit are then computed with numpy over
@@ -24,9 +25,12 @@ windows are read at once, in threads (polars matches without the GIL); their pie
 order.
 
 Invariants: the screen flags a superset of the lines `Redactor.mask_stream` changes (it is built from
-the redactor's own keyword table, base64 shape, escape folding and extra patterns; a pattern polars
-cannot read flags every line); a vector-read line is printable ASCII, so Python's and Rust's regexes,
-`\\w`, `\\d`, `\\s` and `strip` agree on it; no key block spans two windows (`_window_ends`), and a
+the redactor's own keyword table, base64 shape, escape folding and extra patterns, a SAFE character read
+as an ASCII stand-in; a pattern polars cannot read flags every line); a vector-read line is printable ASCII, tabs and SAFE characters, on which
+Python's and Rust's regexes (`\\w`, `\\d`, `\\s`, `\\b`, case-insensitive matching), `strip`, masking's
+folding and the Python readers' `int`, `isdigit`, `lower` and `upper` agree with the vector path; it
+uses character positions only (polars' `str.slice` and `len_chars` count characters), byte offsets
+come from the bytes; no key block spans two windows (`_window_ends`), and a
 line's reading depends on no other line, so a window reads its lines as the whole file would, in
 any thread (a window's thread shares nothing it writes: its ParseContext's memo is its own).
 """
@@ -62,9 +66,15 @@ from evcli.backends.logformats import (
 from evcli.backends.logformats.base import CONTINUATION
 from evcli.backends.logformats.shapes import LEADS, SHAPES, Shape, split_rest
 from evcli.backends.logrows import Epochs, mask, masked_lines, split_instance
-from evcli.backends.logshapes_container import PRINTABLE, Unwrapped, inner_names, unwrap_cri, unwrap_docker
-from evcli.backends.logshapes_screen import screened
+from evcli.backends.logshapes_container import Unwrapped, inner_names, unwrap_cri, unwrap_docker
 from evcli.backends.logshapes_structured import read_json, read_logfmt
+from evcli.backends.logshapes_unicode import (
+    SAFE_TEXT,
+    screened_lines,
+    templates,
+    unsafe_lines,
+    unsafe_read_as_ascii,
+)
 from evcli.backends.logshapes_values import (
     _BLANK,
     _COLUMNS,
@@ -172,7 +182,7 @@ def _read_window(
     if cut is None:
         raise SplitLine
     context = replace(context, memo={})
-    python = source.odd_lines() | screened(source.column, redactor)
+    python = source.odd_lines() | screened_lines(source.column, redactor, beyond_ascii=source.beyond_ascii)
     python[list(cut)] = True
     reading = _Reading(source.column, context, python)
     reading.run(first)
@@ -248,8 +258,9 @@ def joined(pieces: list[LogTable]) -> LogTable:
 
 class _Source:
     """A file's bytes and lines: line i is data[starts[i]:ends[i]] (its line end excluded), as `grep -n`
-    counts lines; `column` holds the lines as polars strings (bytes that are not ASCII read as `?`: those
-    lines are read by the Python path)."""
+    counts lines; `column` holds the lines as polars strings, as written where they are printable ASCII
+    and SAFE characters (`unsafe` marks the others: their bytes above 127 read as `?`, and the Python path
+    reads them); `beyond_ascii`: whether any byte is above 127."""
 
     def __init__(self, data: bytes) -> None:
         self.data = data
@@ -268,23 +279,22 @@ class _Source:
         carriage = (self.ends > self.starts) & (self.bytes[np.maximum(self.ends - 1, 0)] == 13)
         self.ends = self.ends - carriage
         self.lines = len(self.starts)
+        self.unsafe = unsafe_lines(self.bytes, self.starts)
+        self.beyond_ascii = bool(len(data) and self.bytes.max() > 127)
         self.column = self._column()
 
     def _column(self) -> pl.Series:
-        ascii_data = self.data
-        if len(self.bytes) and self.bytes.max() > 127:
-            ascii_data = np.where(self.bytes > 127, np.uint8(63), self.bytes).tobytes()
+        data = self.data
+        if self.unsafe.any():  # their bytes above 127 read as `?`: the column is valid UTF-8
+            data = unsafe_read_as_ascii(self.bytes, self.starts, self.unsafe).tobytes()
         offsets = np.append(self.starts, len(self.data)).astype(np.int64)
-        array = pa.LargeStringArray.from_buffers(self.lines, pa.py_buffer(offsets), pa.py_buffer(ascii_data))
+        array = pa.LargeStringArray.from_buffers(self.lines, pa.py_buffer(offsets), pa.py_buffer(data))
         return pl.Series("line", array).str.strip_chars_end("\r\n")
 
     def odd_lines(self) -> np.ndarray:
-        """Lines holding a byte that is not printable ASCII or a tab (their line end aside), or a JSON `\\u`
-        escape."""
-        flagged = self.column.str.contains(r"[^\t\x20-\x7e]|\\u").to_numpy()
-        if len(self.bytes) and self.bytes.max() > 127:
-            flagged[np.searchsorted(self.starts, np.flatnonzero(self.bytes > 127), "right") - 1] = True
-        return flagged
+        """Lines holding a control character but tab (their line end aside), a byte above 127 that is not
+        part of a SAFE character (evcli.backends.logshapes_unicode), or a JSON `\\u` escape."""
+        return self.column.str.contains(r"[\x00-\x08\x0a-\x1f\x7f]|\\u").to_numpy() | self.unsafe
 
     def text(self, row: int) -> str:
         return decoded(self.data[self.starts[row] : self.ends[row]])
@@ -404,7 +414,7 @@ class _Reading:
                     "level": np.full(len(rows), _NO_LEVEL, np.int8),
                     "derived": np.zeros(len(rows), bool),
                     "instance": pl.Series([None] * len(rows), dtype=pl.String),
-                    "template": texts.str.replace_all(VARIABLE, "<*>"),
+                    "template": templates(texts, VARIABLE),
                 }
             )
         )
@@ -444,7 +454,7 @@ class _Reading:
         `_Reading` as a line reaching formats `inner` (no first format, no blank rule), at the runtime's time;
         a row whose inner line goes to Python goes to Python whole."""
         texts = unwrapped.texts
-        reading = _Reading(texts, self.context, ~texts.str.contains(PRINTABLE).to_numpy())
+        reading = _Reading(texts, self.context, ~texts.str.contains(SAFE_TEXT).to_numpy())
         reading.run_inner(inner)
         self.kind[rows] = np.where(
             reading.kind == _PYTHON, _PYTHON, np.where(reading.kind == _CONTINUED, _CONTINUED, _PARSED)

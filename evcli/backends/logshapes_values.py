@@ -20,6 +20,7 @@ from evcli.backends.base import LEVELS
 from evcli.backends.logformats import ParseContext, base, rfc3164
 from evcli.backends.logformats.base import MONTHS, SYSLOG_SEVERITIES, YEAR_SKEW, level_of
 from evcli.backends.logformats.shapes import Shape
+from evcli.backends.logshapes_unicode import templates
 from evcli.core.time import abbreviated_zone
 
 
@@ -90,7 +91,7 @@ def _shape_frame(groups: pl.DataFrame, shape: Shape, context: ParseContext) -> p
 def rows_frame(frame: pl.DataFrame, field: pl.Expr, derived: pl.Expr | None = None) -> pl.DataFrame:
     """Parsed rows of `frame` (row, ts in seconds, level, message_): `field` the instance field, if any."""
     instance, message = _split_instance(field)
-    return frame.select(
+    rows = frame.select(
         pl.col("row"),
         parsed=pl.lit(True),
         unrecognised=pl.lit(False),
@@ -98,8 +99,9 @@ def rows_frame(frame: pl.DataFrame, field: pl.Expr, derived: pl.Expr | None = No
         level=pl.col("level").cast(pl.Int8),
         derived=pl.lit(False) if derived is None else derived,
         instance=instance,
-        template=message.str.replace_all(VARIABLE, "<*>"),
+        template=message,
     )
+    return rows.with_columns(templates(rows["template"], VARIABLE))
 
 
 def _field(names: tuple[str, ...], nil: str = "") -> pl.Expr:
