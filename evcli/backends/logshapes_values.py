@@ -38,7 +38,7 @@ _ISO = (
     r"(?P<z>Z|[+-]\d\d(?::?\d\d)?)?$"
 )  # the ISO texts datetime.fromisoformat reads as the vector path does (others: the Python path)
 _ZONE = r"^(?P<sign>[+-])(?P<zh>\d\d):?(?P<zm>\d\d)?$"
-# base.leading_level's first rule: its look-ahead (after its last level word) is followed by separators
+# base.leading_level's first rule: its look-ahead (after its level words) is followed by separators
 # that take the character it looks at, so reading that character is the same match
 _FIRST_LEVEL = (
     "^(?P<first>" + _without(base._FIRST_LEVEL.pattern, r"(?=[\s:|]|$)", r"(?:[\s:|]|$)") + ")(?P<message>.*)$"
