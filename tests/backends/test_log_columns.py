@@ -416,11 +416,17 @@ def test_no_window_starts_where_a_key_block_may_be_open(tmp_path):
     assert list(logcolumns._window_ends(b"", 1000)) == [0]
 
 
-def test_a_cut_splitting_a_line_is_left_to_the_reference(tmp_path, monkeypatch):
+@pytest.mark.parametrize("window", [1, 64, 1 << 20])
+def test_a_cut_whose_kept_part_ends_in_a_carriage_return_reads_as_the_reference_reads_it(tmp_path, monkeypatch, window):
     monkeypatch.setattr(files, "LIMITS", files.ReadLimits(max_line_chars=64))
-    lines = ["2026-07-08 10:00:00 INFO a", "x" * 63 + "\r" + "y" * 10, "2026-07-08 10:00:01 INFO b"]
-    with pytest.raises(logcolumns.SplitLine):
-        list(logcolumns.read_windows(write(tmp_path, lines), tmp_path, ParseContext(CLOCK, BERLIN)))
+    lines = ["2026-07-08 10:00:00 INFO a", "x" * 63 + "\r" + "y" * 10, "2026-07-08 10:00:01 INFO b\r", "z" * 64 + "\r"]
+    path, context = write(tmp_path, lines), ParseContext(CLOCK, BERLIN)
+    found = logcolumns.joined(list(logcolumns.read_windows(path, tmp_path, context, window)))  # not read whole
+    expected = reference_table(path, tmp_path, context)
+    for name in ("lineno", "start", "end", "record", "template"):
+        np.testing.assert_array_equal(getattr(found, name), getattr(expected, name), err_msg=name)
+    assert found.rows() == expected.rows() and found.text == expected.text
+    assert found.cut == expected.cut == 2 and list(found.lineno) == [1, 2, 3, 4]
 
 
 # --- the json-file layout sliced, CRI texts sliced, ISO stamps read off their bytes, the screen's folded
