@@ -69,7 +69,6 @@ from evcli.backends.logrows import Epochs, mask, masked_lines, split_instance
 from evcli.backends.logshapes_container import Unwrapped, inner_names, unwrap_cri, unwrap_docker
 from evcli.backends.logshapes_structured import read_json, read_logfmt
 from evcli.backends.logshapes_unicode import (
-    SAFE_TEXT,
     screened_lines,
     templates,
     unsafe_lines,
@@ -294,7 +293,12 @@ class _Source:
     def odd_lines(self) -> np.ndarray:
         """Lines holding a control character but tab (their line end aside), a byte above 127 that is not
         part of a SAFE character (evcli.backends.logshapes_unicode), or a JSON `\\u` escape."""
-        return self.column.str.contains(r"[\x00-\x08\x0a-\x1f\x7f]|\\u").to_numpy() | self.unsafe
+        flagged = self.column.str.contains("\\u", literal=True).to_numpy() | self.unsafe
+        data = self.bytes  # compared with numpy: faster than a regex over the column
+        odd = np.flatnonzero(((data < 0x20) & (data != 9) & (data != 10)) | (data == 0x7F))
+        lines = np.searchsorted(self.starts, odd, "right") - 1
+        flagged[lines[odd < self.ends[lines]]] = True  # a line's own bytes (a b"\r" ending it aside)
+        return flagged
 
     def text(self, row: int) -> str:
         return decoded(self.data[self.starts[row] : self.ends[row]])
@@ -431,10 +435,12 @@ class _Reading:
             self.kind[rows] = _PYTHON
             return
         shape = SHAPES.get(name)
+        rows = rows[self.column.gather(rows).str.contains(lead).to_numpy()]  # the others stay pending
         if shape is not None and shape.sniff and not first:  # lines its sniff refuses stay pending
             lines = self.column.gather(rows)
             rows = rows[np.logical_and.reduce([lines.str.contains(sniff).to_numpy() for sniff in shape.sniff])]
-        rows = rows[self.column.gather(rows).str.contains(lead).to_numpy()]  # the others stay pending
+        if not len(rows):
+            return
         if shape is not None:
             rows = rows[~self.read_shape(rows, shape)]
         elif name in WRAPPERS:
@@ -454,7 +460,7 @@ class _Reading:
         `_Reading` as a line reaching formats `inner` (no first format, no blank rule), at the runtime's time;
         a row whose inner line goes to Python goes to Python whole."""
         texts = unwrapped.texts
-        reading = _Reading(texts, self.context, ~texts.str.contains(SAFE_TEXT).to_numpy())
+        reading = _Reading(texts, self.context, unwrapped.odd)  # their outer lines' characters are SAFE
         reading.run_inner(inner)
         self.kind[rows] = np.where(
             reading.kind == _PYTHON, _PYTHON, np.where(reading.kind == _CONTINUED, _CONTINUED, _PARSED)

@@ -38,6 +38,8 @@ Invariants:
     read from the end of its last window, so the windows end where one whole build ends them and the
     store equals that build's but for its build id and seconds; a partial that cannot be read is deleted
     and the build starts from the first line; a file read whole (logcolumns.SplitLine) keeps no partial;
+    a build first removes what stopped builds left in the index directory: temporary files older than
+    _STALE_S (a process killed outright) and the partials of indexes completed since;
   - a tool call builds the indexes it reads before its deadline starts (the tools' `prepare`,
     evcli.backends.envindex), and `evcli env index` builds them ahead of any call;
   - the tool call's deadline is checked before the file is read, before each window of it and after the
@@ -49,6 +51,7 @@ Invariants:
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import sys
@@ -166,6 +169,7 @@ def _build(path: Path, root: Path, context: ParseContext, store: Path, digest: s
         return _record(first, last, digest, time.monotonic() - started)
 
     check_deadline()
+    _sweep(store.parent)
     kept = partial_path(store)
     resumed, carried = _continued(kept)
     done = 0 if resumed is None else resumed.size
@@ -182,6 +186,26 @@ def _build(path: Path, root: Path, context: ParseContext, store: Path, digest: s
         if resumed is not None:  # write_store puts back or deletes a partial it was given; not one it never was
             resumed.file.unlink(missing_ok=True)
     return done
+
+
+# A temporary file of a build or a resumed partial this old belongs to no live build (a 5M-line log builds
+# in seconds): it was left by a process killed outright, and the next build removes it.
+_STALE_S = 3600
+
+
+def _sweep(home: Path) -> None:
+    """Remove what stopped builds left behind in `home`: temporary files older than _STALE_S, and the
+    partial store of an index that another build has since completed."""
+    from evcli.backends.logstore_write import PARTIAL_SUFFIX
+
+    now = time.time()
+    for leftover in (*home.glob(".building-*"), *home.glob(".resuming-*")):
+        with contextlib.suppress(OSError):
+            if now - leftover.stat().st_mtime > _STALE_S:
+                leftover.unlink()
+    for partial in home.glob(f"*{PARTIAL_SUFFIX}"):
+        if partial.with_name(partial.name.removesuffix(PARTIAL_SUFFIX)).exists():
+            partial.unlink(missing_ok=True)
 
 
 def _continued(kept: Path) -> tuple[Resumed | None, Carried]:

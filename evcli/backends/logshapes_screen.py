@@ -15,18 +15,21 @@ from evcli.backends.logformats.shapes import token_end
 from evcli.core import redaction
 
 _FOLDED = r"\\([\"'\\/])"  # redaction._ESCAPE but `\u`: a line writing `\u` goes to the Python path
+# the escapes _FOLDED folds: a line holding none (`\n`, `\t` alone) folds to itself, its second pass is skipped
+_FOLDING = ["\\" + char for char in "\"'\\/"]
 _RUST_UNSURE = ("[[", "&&", "--", "~~")  # class syntax Rust reads as set operations, Python literally
 
 
 def screened(column: pl.Series, redactor: redaction.Redactor) -> np.ndarray:
     """Lines `Redactor.mask_line` may change (a superset): a match of a rule's regex made readable by Rust
     (`relaxed`), a run of 40 base64 characters or an extra pattern's match, in the line or in its
-    escape-folded form. A rule changes a line only where its regex matches (its keyword only saves time)."""
+    escape-folded form (only where it holds an escape folding reads). A rule changes a line only where its
+    regex matches (its keyword only saves time)."""
     if any(unsure in pattern.pattern for pattern in redactor._extra for unsure in _RUST_UNSURE):
         return np.ones(len(column), bool)
     sources = [relaxed(rule.source) for rule in redaction._RULES] + [redaction._BASE64_RUN.pattern]
     sources += [pattern.pattern for pattern in redactor._extra]
-    escaped = column.str.contains("\\", literal=True).to_numpy()
+    escaped = column.str.contains_any(_FOLDING).to_numpy()
     flagged = np.zeros(len(column), bool)
     for rows, text in ((None, column), (escaped, column.filter(escaped).str.replace_all(_FOLDED, "${1}"))):
         try:

@@ -27,7 +27,6 @@ from evcli.backends.logshapes_values import (
     _index,
     _iso_naive,
     _localised,
-    _zone_offsets,
     epoch_micros,
     rows_frame,
 )
@@ -147,8 +146,7 @@ def _times(text: pl.Series, string: pl.Series, context: ParseContext) -> tuple[n
     boolean = text.is_in(["true", "false"]).fill_null(False).to_numpy() & ~string_values
     as_number = (numeric & string_values) | (~string_values & ~boolean & present)
     epoch = epoch_micros(text.cast(pl.Float64, strict=False).to_numpy())
-    naive, zones = _iso_naive(text)
-    iso = _localised(naive, _zone_offsets(zones), context.tz)
+    iso = _localised(*_iso_naive(text), context.tz)
     as_iso = string_values & digit_first & ~numeric
     micros = np.where(as_number, epoch, np.where(as_iso, iso, np.nan))
     unsure = (as_number | as_iso) & np.isnan(micros)

@@ -2,7 +2,8 @@
 many lines at once with polars and numpy, each equal to the per-line reading it replaces (the rules of
 evcli.backends.logformats.base, logrows and the formats' modules). evcli.backends.logcolumns applies them.
 
-Invariants: every function reads printable ASCII lines only (Python's and Rust's regexes agree on them);
+Invariants: every function reads lines of printable ASCII, tab and SAFE characters only
+(evcli.backends.logshapes_unicode: Python's and Rust's regexes agree on them);
 a value it cannot read for certain is marked (a NaN time, the level _UNREAD) and its line goes to the
 per-line Python reading.
 """
@@ -14,6 +15,7 @@ from datetime import datetime, timedelta, tzinfo
 
 import numpy as np
 import polars as pl
+import pyarrow as pa
 
 from evcli.backends import logrows
 from evcli.backends.base import LEVELS
@@ -38,7 +40,7 @@ _ISO = (
     r"(?P<z>Z|[+-]\d\d(?::?\d\d)?)?$"
 )  # the ISO texts datetime.fromisoformat reads as the vector path does (others: the Python path)
 _ZONE = r"^(?P<sign>[+-])(?P<zh>\d\d):?(?P<zm>\d\d)?$"
-# base.leading_level's first rule: its look-ahead (after its last level word) is followed by separators
+# base.leading_level's first rule: its look-ahead (after its level words) is followed by separators
 # that take the character it looks at, so reading that character is the same match
 _FIRST_LEVEL = (
     "^(?P<first>" + _without(base._FIRST_LEVEL.pattern, r"(?=[\s:|]|$)", r"(?:[\s:|]|$)") + ")(?P<message>.*)$"
@@ -53,6 +55,8 @@ _LEVEL_FIELD = rfc3164._LEVEL_FIELD.pattern
 _LEADING_INSTANCE = "^" + logrows._LEADING_INSTANCE.pattern
 _INSTANCE_FIELD = logrows._INSTANCE_FIELD.pattern
 _US = 1_000_000
+# the bytes an ISO stamp's fields are read from: up to its fraction's sixth digit, its zone's longest layout
+_HEAD_BYTES, _ZONE_BYTES = 26, 6
 _DAYS_IN_MONTH = np.array([0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31], np.int64)
 _NO_LEVEL = -1
 _UNREAD = -2  # a level the vector path cannot place: the line goes to the Python path
@@ -217,14 +221,12 @@ def _split_instance(field: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
 
 
 def _iso_times(groups: pl.DataFrame, context: ParseContext) -> np.ndarray:
-    naive, zones = _iso_naive(groups["stamp"])
-    return _localised(naive, _zone_offsets(zones), context.tz)
+    return _localised(*_iso_naive(groups["stamp"]), context.tz)
 
 
 def _slashed_times(groups: pl.DataFrame, context: ParseContext) -> np.ndarray:
     """nginx_error: the stamp with `/` read as `-` by datetime.fromisoformat."""
-    naive, zones = _iso_naive(groups["stamp"].str.replace_all("/", "-", literal=True))
-    return _localised(naive, _zone_offsets(zones), context.tz)
+    return _localised(*_iso_naive(groups["stamp"].str.replace_all("/", "-", literal=True)), context.tz)
 
 
 def _postgres_times(groups: pl.DataFrame, context: ParseContext) -> np.ndarray:
@@ -246,13 +248,66 @@ def _postgres_offset(zone: str | None) -> float:
     return (1 if zone[0] == "+" else -1) * minutes * 60 * _US
 
 
-def _iso_naive(stamps: pl.Series) -> tuple[np.ndarray, pl.Series]:
-    """µs of each stamp's wall time (NaN: not read) and its zone text."""
-    parts = stamps.str.extract_groups(_ISO).struct.unnest()
-    ints = {name: _ints(parts[name], -1) for name in ("Y", "mon", "d", "H", "M")}
-    fraction = _ints(parts["f"].str.pad_end(6, "0").str.slice(0, 6), 0)
-    naive = _naive_micros(ints["Y"], ints["mon"], ints["d"], ints["H"], ints["M"], _ints(parts["S"], 0), fraction)
-    return naive, parts["z"]
+def _iso_naive(stamps: pl.Series) -> tuple[np.ndarray, np.ndarray]:
+    """µs of each stamp's wall time (NaN: not read) and µs east of UTC of its zone (`_zone_offsets`), read
+    off the bytes of the stamps `_ISO` matches: the fields up to the fraction sit at fixed places from the
+    start, the zone's at fixed places from the end (its layout told by where its sign is), and the
+    fraction's digits fill the place between."""
+    matched = stamps.str.contains(_ISO).fill_null(False).to_numpy()
+    naive, offsets = np.full(len(stamps), np.nan), np.full(len(stamps), np.nan)
+    if not matched.any():
+        return naive, offsets
+    head, tail, length = _stamp_bytes(stamps.filter(matched))
+    seconds = (length > 16) & (head[:, 16] == ord(":"))
+    point = seconds & (length > 19) & np.isin(head[:, 19], (ord("."), ord(",")))
+    zone = _zone_size(tail)
+    digits = np.where(point, length - zone - 20, 0)
+    micro = np.zeros(len(length), np.int64)
+    for place in range(20, 26):
+        micro = micro * 10 + np.where(place - 20 < digits, head[:, place].astype(np.int64) - ord("0"), 0)
+    second = np.where(seconds, _number(head, 17, 18), 0)
+    day, hour, minute = _number(head, 8, 9), _number(head, 11, 12), _number(head, 14, 15)
+    naive[matched] = _naive_micros(_number(head, 0, 1, 2, 3), _number(head, 5, 6), day, hour, minute, second, micro)
+    offsets[matched] = _tail_offsets(tail, zone)
+    return naive, offsets
+
+
+def _stamp_bytes(texts: pl.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(the first _HEAD_BYTES bytes of each text, its last _ZONE_BYTES, its length) of ASCII texts of at
+    least _ZONE_BYTES bytes (no nulls); bytes past a text's end are another text's or 0."""
+    array = texts.to_arrow().cast(pa.large_string())  # 64-bit offsets
+    bounds = np.frombuffer(array.buffers()[1], np.int64)[array.offset : array.offset + len(array) + 1]
+    data = np.frombuffer(array.buffers()[2], np.uint8)
+    padded = np.concatenate([data, np.zeros(_HEAD_BYTES, np.uint8)])
+    head = np.lib.stride_tricks.sliding_window_view(padded, _HEAD_BYTES)[bounds[:-1]]
+    tail = np.lib.stride_tricks.sliding_window_view(data, _ZONE_BYTES)[bounds[1:] - _ZONE_BYTES]
+    return head, tail, np.diff(bounds)
+
+
+def _number(grid: np.ndarray, *places: int) -> np.ndarray:
+    """The decimal number the digits at `places` of each row of `grid` write."""
+    value = np.zeros(len(grid), np.int64)
+    for place in places:
+        value = value * 10 + grid[:, place].astype(np.int64) - ord("0")
+    return value
+
+
+def _zone_size(tail: np.ndarray) -> np.ndarray:
+    """How long the zone ending each ISO stamp is (0: none, `Z`, ±hh, ±hhmm, ±hh:mm) by its last bytes:
+    the place of its sign or `Z` (no other `+`, `-` or `Z` is among an ISO stamp's last six bytes)."""
+    sign = (tail == ord("+")) | (tail == ord("-"))
+    return np.select([tail[:, 5] == ord("Z"), sign[:, 3], sign[:, 1], sign[:, 0]], [1, 3, 5, 6], 0)
+
+
+def _tail_offsets(tail: np.ndarray, zone: np.ndarray) -> np.ndarray:
+    """_zone_offsets of the zones of `zone` bytes ending the stamps whose last bytes are `tail`."""
+    layouts = [zone == 6, zone == 5, zone == 3]
+    hours = np.select(layouts, [_number(tail, 1, 2), _number(tail, 2, 3), _number(tail, 4, 5)], 0)
+    minutes = np.where(zone >= 5, _number(tail, 4, 5), 0)
+    negative = np.select(layouts, [tail[:, 0], tail[:, 1], tail[:, 3]], 0) == ord("-")
+    offsets = np.where(negative, -1.0, 1.0) * (hours * 3600 + minutes * 60) * _US
+    offsets = np.where((hours >= 24) | (minutes >= 60), -np.inf, offsets)
+    return np.where(zone == 0, np.nan, np.where(zone == 1, 0.0, offsets))
 
 
 def _ints(values: pl.Series, missing: int) -> np.ndarray:

@@ -185,7 +185,8 @@ def read_text(path: Path, root: Path, limit: int | None = None) -> str:
 class Lines:
     """The lines of a text handle, each cut at `max_chars`: the rest of a longer line is skipped
     (counted in `cut`), so one huge line costs a bounded amount of memory and work. Checks the
-    deadline as it reads."""
+    deadline as it reads. Only "\n" ends a line (the handle is opened as `open_text` opens it): a cut
+    whose kept part ends in "\r" still skips the rest of its line."""
 
     handle: TextIO
     max_chars: int = field(default_factory=lambda: LIMITS.max_line_chars)
@@ -200,13 +201,13 @@ class Lines:
             if budget <= 0 and deadline is not None:
                 deadline.check()
                 budget = _CHECK_EVERY_CHARS
-            if len(line) == limit and line[-1] not in "\r\n":
+            if len(line) == limit and line[-1] != "\n":
                 self._skip_rest(readline)
             yield line
 
     def _skip_rest(self, readline: Callable[[int], str]) -> None:
         self.cut += 1
-        while (rest := readline(_CHUNK)) and rest[-1] not in "\r\n":
+        while (rest := readline(_CHUNK)) and rest[-1] != "\n":
             check_deadline()
 
 

@@ -22,7 +22,9 @@ language's forms of one kind are read together, each slot with every language's 
   - a date alone (`time.date_only`): "Mar 3", "2026-03-18", "3月3日", "yesterday" (the whole day);
   - the one clock time of a question that writes no date, uncued ("13:48 发生了什么变化"): ±AROUND;
   - a zone written after clock times ("between 08:05 and 08:10 UTC", "since 08:05Z", "at 16:05 +08:00",
-    "since 14:00 EDT") reads them in that zone; every range is stated in the environment's zone.
+    "since 14:00 EDT", "08:05Z到08:10Z": after either time or both) reads them in that zone; every range is
+    stated in the environment's zone. Times written in two zones, or an offset no zone has ("+25:00"), are
+    no range.
 A clock time is 24-hour digits (with `time.clock.after` words: "2:30pm", "2pm"), a form of `time.clock`
 ("8点半") or a word of `time.clock.named` ("noon"), after an optional `time.clock.before` word ("下午"); a
 date is ISO digits, a form of `time.date` ("Mar 3", "3月3日") or a word of `time.days` ("yesterday").
@@ -35,8 +37,8 @@ Invariants:
   - "Mar 3" without a year is in the clock's year, or the year before when that day is after the clock;
   - 12-hour times: am/pm (and 上午/下午/晚上) set the hour; a range end's meridiem carries to a bare
     start ("2 to 3:30pm") and a start's to a bare end ("下午3点到4点");
-  - versions ("v1.2"), ports ("host:8080"), durations ("14:20 minutes": a unit word of two letters or more
-    after it) and out-of-range clock values are never times;
+  - versions ("v1.2"), ports ("host:8080"), zone offsets ("+08:00"), durations ("14:20 minutes": a unit
+    word of two letters or more after it) and out-of-range clock values are never times;
   - wall times are localised DST-safely (evcli.core.time.localize); at a range's start or end a wall
     time that a DST change skips or repeats reads as its earliest / latest instant, so the range holds
     everything the words can mean (Berlin "02:30 to 03:15" on the spring-forward day is 01:30+01:00..
@@ -75,7 +77,7 @@ LATE = AROUND  # how far after the clock a time of day may start and still be on
 # --- language-neutral atoms: digits, ISO 8601, zones ---------------------------------------------------------
 
 _DASHES = ("-", "–", "—", "~")  # join two times or days in every language
-_HHMM = r"(?<![A-Za-z0-9_:.])(?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d)?(?![\d:])"
+_HHMM = r"(?<![A-Za-z0-9_:.+])(?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d)?(?![\d:])"  # "+08:00" is an offset
 _HOUR = r"(?<![A-Za-z0-9_:.])(?:[01]?\d|2[0-3])"
 _HOUR12 = r"(?<![A-Za-z0-9_:.])(?:1[0-2]|0?\d)"
 _CLAUSE_END = r"(?=\s*(?:[?.!,;]|$))"
@@ -84,12 +86,13 @@ _ISO_DATE = r"(?<!\d)\d{4}-\d{2}-\d{2}(?!\d)"
 # "2026-03-18 08:05:00+00:00"): a zone written is that zone, none is the environment's
 _ISO_TIME = r"\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?(?:\s?(?:Z|UTC|[+-]\d{2}:?\d{2})(?![A-Za-z0-9_:]))?"
 _ISO = rf"\d{{4}}-\d{{2}}-\d{{2}}[T ]{_ISO_TIME}"
-# a zone written after a clock time or range ("between 08:05 and 08:10 UTC", "since 08:05Z")
-# and the abbreviations on-call engineers write ("since 14:00 EDT", "2:05pm PST"), upper-case only
-_ZONE_AFTER = re.compile(
-    r"\s?(?P<zone>Z|UTC|GMT|[+-]\d{2}:\d{2}|(?-i:" + "|".join(ZONE_ABBREVIATIONS) + r"))(?![A-Za-z0-9_:])",
-    re.IGNORECASE,
-)
+# a zone written after a clock time ("08:05Z到08:10Z", "since 08:05Z", "at 16:05 +08:00") or a range
+# ("between 08:05 and 08:10 UTC"), and the abbreviations on-call engineers write ("since 14:00 EDT",
+# "2:05pm PST"), upper-case only; a clock time's pattern holds the zone after it
+_ZONE_NAMES = r"Z|UTC|GMT|[+-]\d{2}:\d{2}|(?-i:" + "|".join(ZONE_ABBREVIATIONS) + ")"
+_ZONE = rf"\s?(?:{_ZONE_NAMES})(?![A-Za-z0-9_:])"
+_ZONE_AFTER = re.compile(rf"\s?(?P<zone>{_ZONE_NAMES})(?![A-Za-z0-9_:])", re.IGNORECASE)
+_ZONE_ENDING = re.compile(rf"\s?(?P<zone>{_ZONE_NAMES})$", re.IGNORECASE)  # the zone a clock time's text ends with
 _Form = tuple[re.Pattern[str], Language]  # a compiled form and the language whose table it is of
 
 
@@ -191,7 +194,7 @@ def _clock(words: TimeWords) -> str:
     ]
     written = [rf"{_HHMM}(?:\s*{after})?(?!\s*{durations})", rf"{_HOUR12}\s*{after}", *marked]
     written.append(alternation(pooled.part("clock.named")))
-    return rf"(?:{alternation(pooled.part('clock.before'))}\s*)?(?:{'|'.join(written)})"
+    return rf"(?:{alternation(pooled.part('clock.before'))}\s*)?(?:{'|'.join(written)})(?:{_ZONE})?"
 
 
 def _date_slots(pooled: Language) -> dict[str, str]:
@@ -265,6 +268,7 @@ def _meridiem(hour: int, minute: int, second: int, meridiem: str | None) -> _Clo
 def _read_clock(text: str, forms: _Forms) -> _Clock | None:
     """A clock time's text read: its named time, half-of-day word, minute word and numbers."""
     words = forms.words
+    text = _ZONE_ENDING.sub("", text.strip())  # read by `_read` (an offset's digits are no minutes)
     named = words.value("clock.named", text)
     if isinstance(named, str):
         return _read_clock(named, forms)
@@ -400,12 +404,14 @@ def _read(
     for match, found in reader(question, resolver):
         if found is None or found[0] is None:
             continue
-        end = match.end()
-        zone = _ZONE_AFTER.match(question, end) if reader in (_ranges, _bare_ranges, _cued) else None
-        if zone is not None:
-            zoned = _Resolver(clock, _zone(zone["zone"], tz, clock), words)
+        after = _ZONE_AFTER.match(question, match.end()) if reader in (_ranges, _bare_ranges, _cued) else None
+        zones = _zones_written(match, after, resolver)
+        if zones is None or len(zones) > 1:  # an offset no zone has, times in two zones: no range, never a wrong one
+            continue
+        if zones:
+            zoned = _Resolver(clock, zones[0], words)
             found = next((f for m, f in reader(question, zoned) if m.start() == match.start()), found)
-            end = zone.end()
+        end = match.end() if after is None else after.end()
         if found is None or found[0] is None:
             continue
         instant = found[2] if len(found) > 2 else None
@@ -420,9 +426,18 @@ def _read(
     return None
 
 
-def _zone(text: str, tz: tzinfo | None = None, clock: datetime | None = None) -> tzinfo:
+def _zones_written(match: re.Match[str], after: re.Match[str] | None, resolver: _Resolver) -> list[tzinfo] | None:
+    """The distinct zones written after the match's clock times ("08:05Z到08:10Z") and after the match
+    ("between 08:05 and 08:10 UTC"); None when one is an offset no zone has ("+25:00")."""
+    ending = [_ZONE_ENDING.search(_group(match, slot) or "") for slot in ("time", "end_time")]
+    zones = [_zone(zone["zone"], resolver.tz, resolver.clock) for zone in (*ending, after) if zone is not None]
+    return None if None in zones else list(dict.fromkeys(zone for zone in zones if zone is not None))
+
+
+def _zone(text: str, tz: tzinfo | None = None, clock: datetime | None = None) -> tzinfo | None:
     """`Z`, `UTC`, `GMT`, `+08:00` or an abbreviation (`EDT`) as a fixed zone; the environment's own zone
-    when it goes by that abbreviation (CST in Asia/Shanghai is China's, not US Central)."""
+    when it goes by that abbreviation (CST in Asia/Shanghai is China's, not US Central); None for an
+    offset no zone has ("+25:00", "+08:60")."""
     if text.upper() in ("Z", "UTC", "GMT"):
         return UTC
     named = abbreviated_zone(text)
@@ -432,6 +447,8 @@ def _zone(text: str, tz: tzinfo | None = None, clock: datetime | None = None) ->
         return named
     sign = 1 if text[0] == "+" else -1
     hours, minutes = int(text[1:3]), int(text[-2:])
+    if hours > 23 or minutes > 59:
+        return None
     return timezone(sign * timedelta(hours=hours, minutes=minutes))
 
 

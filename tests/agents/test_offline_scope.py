@@ -323,6 +323,30 @@ def test_a_which_question_counts_its_words_together_with_the_host_across_cue_wor
         ("Does payments-v3 have any ERROR logs?", "query_logs", "payments-v3", {"level": "ERROR"}, "'payments-v3'"),
         ("shop-api-v2 有没有 502？", "query_logs", "shop-api-v2", {"keywords": {"502"}}, "close names: shop-api"),
         ("is web-02 out of disk?", "query_metrics", "web-02", {}, "close names: web-01"),  # no log word: its series
+        # the other words written stay asked of the unknown name, whatever words the known logs hold
+        (
+            "show ledger-service errors about kafka",
+            "query_logs",
+            "ledger-service",
+            {"level": "ERROR", "keywords": {"kafka"}},
+            "unknown service 'ledger-service'",
+        ),
+        ("ledger-service 连接 kafka 超时", "query_logs", "ledger-service", {"keywords": {"kafka"}}, "'ledger-service'"),
+        # a word and the stem the logs write ("timeouts", "timeout") are asked once, by the stem
+        (
+            "did ledger-service log timeouts?",
+            "query_logs",
+            "ledger-service",
+            {"keywords": {"timeout"}},
+            "'ledger-service'",
+        ),
+        (
+            'ledger-service 有没有 "connection refused" 的 kafka 报错？',
+            "query_logs",
+            "ledger-service",
+            {"level": "ERROR", "keywords": {"connection refused", "kafka"}},
+            "'ledger-service'",
+        ),
     ],
 )
 def test_a_service_the_environment_does_not_know_is_asked_what_the_question_asks_and_nothing_else(

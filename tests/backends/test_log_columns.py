@@ -24,8 +24,8 @@ sys.path.insert(0, str(REPO / "bench"))  # the bench scripts import each other a
 import bench_logformats  # noqa: E402
 import bench_tools  # noqa: E402
 
-from evcli.backends import logcolumns, logshapes_screen  # noqa: E402
-from evcli.backends.logformats import ParseContext, shapes  # noqa: E402
+from evcli.backends import logcolumns, logshapes_container, logshapes_screen, logshapes_values  # noqa: E402
+from evcli.backends.logformats import ParseContext, cri, shapes  # noqa: E402
 from evcli.backends.logrows import mask  # noqa: E402
 from evcli.backends.logtable import LogTable, reference_table  # noqa: E402
 from evcli.core import files, redaction  # noqa: E402
@@ -416,8 +416,172 @@ def test_no_window_starts_where_a_key_block_may_be_open(tmp_path):
     assert list(logcolumns._window_ends(b"", 1000)) == [0]
 
 
-def test_a_cut_splitting_a_line_is_left_to_the_reference(tmp_path, monkeypatch):
+@pytest.mark.parametrize("window", [1, 64, 1 << 20])
+def test_a_cut_whose_kept_part_ends_in_a_carriage_return_reads_as_the_reference_reads_it(tmp_path, monkeypatch, window):
     monkeypatch.setattr(files, "LIMITS", files.ReadLimits(max_line_chars=64))
-    lines = ["2026-07-08 10:00:00 INFO a", "x" * 63 + "\r" + "y" * 10, "2026-07-08 10:00:01 INFO b"]
-    with pytest.raises(logcolumns.SplitLine):
-        list(logcolumns.read_windows(write(tmp_path, lines), tmp_path, ParseContext(CLOCK, BERLIN)))
+    lines = ["2026-07-08 10:00:00 INFO a", "x" * 63 + "\r" + "y" * 10, "2026-07-08 10:00:01 INFO b\r", "z" * 64 + "\r"]
+    path, context = write(tmp_path, lines), ParseContext(CLOCK, BERLIN)
+    found = logcolumns.joined(list(logcolumns.read_windows(path, tmp_path, context, window)))  # not read whole
+    expected = reference_table(path, tmp_path, context)
+    for name in ("lineno", "start", "end", "record", "template"):
+        np.testing.assert_array_equal(getattr(found, name), getattr(expected, name), err_msg=name)
+    assert found.rows() == expected.rows() and found.text == expected.text
+    assert found.cut == expected.cut == 2 and list(found.lineno) == [1, 2, 3, 4]
+
+
+# --- the json-file layout sliced, CRI texts sliced, ISO stamps read off their bytes, the screen's folded
+# pass only where folding changes a line, odd lines found in the bytes
+
+JSON_FILE_READ = [  # the json-file layout: `log` and `time` sliced off the line (a `\u` escape: the Python path)
+    r'{"log":"2026-07-08 10:00:00,120 ERROR [main] Db: say \"hi\" to C:\\tmp\/x\n","stream":"stdout","time":"2026-07-08T10:00:00.123456789Z"}',
+    r'{"log":"WARN caf\u00e9 unicode escape\n","stream":"stderr","time":"2026-07-08T10:00:00Z"}',
+    r'{"log":"ERROR windows line\r\n","stream":"stderr","time":"2026-07-08T10:00:00+01:00"}',
+    r'{"log":"INFO tab\tescape and bell\b\n","stream":"stdout","time":"2026-07-08T10:00:00-05:30"}',
+    r'{"log":"INFO two\nlines\n","stream":"stdout","time":"2026-07-08T10:00:00.5+0130"}',
+    r'{"log":"2026-07-08 10:00:00 INFO password=hunter22 token=abc123\n","stream":"stdout","time":"2026-07-08T10:00:01Z"}',
+    r'{"log":"INFO fake keys \",\"stream\":\"stdout\",\"time\":\"x\"}\n","stream":"stdout","time":"2026-07-08T10:00:02Z"}',
+    r'{"log":"ends in a backslash \\\n","stream":"stdout","time":"2026-07-08T10:00:03Z"}',
+    r'{"log":"","stream":"stdout","time":"2026-07-08T10:00:04Z"}',
+    r'{"log":"\n","stream":"stdout","time":"2026-07-08T10:00:04.000001Z"}',
+    r'{"log":"\\n is not a newline","stream":"stderr","time":"2026-07-08T10:00:05,5Z"}',
+    r'{"log":"INFO bad time\n","stream":"stdout","time":"2026-07-08T10:00:61Z"}',
+]
+JSON_FILE_OTHER = [  # not the layout: read as a flat JSON object, by Python, or rejected
+    r'{"log":"bare " quote\n","stream":"stdout","time":"2026-07-08T10:00:06Z"}',
+    r'{"log":"bad escape \q\n","stream":"stdout","time":"2026-07-08T10:00:06Z"}',
+    r'{"log":"dangling \","stream":"stdout","time":"2026-07-08T10:00:06Z"}',
+    '{"log":"raw\ttab\\n","stream":"stdout","time":"2026-07-08T10:00:06Z"}',
+    r'{"log":"INFO stdin\n","stream":"stdin","time":"2026-07-08T10:00:07Z"}',
+    r'{"log":"INFO escaped time\n","stream":"stdout","time":"2026-07-08T10:00:08\/Z"}',
+    r'{"log":"INFO short","stream":"stdout","time":"}',
+    r'{"log":"INFO unclosed\n","stream":"stdout","time":"2026-07-08T10:00:09Z"',
+    r'{"log":"INFO trailing blank\n","stream":"stdout","time":"2026-07-08T10:00:09Z"} ',
+    r'{"stream":"stderr","log":"ERROR keys in another order\n","time":"2026-07-08T10:00:10Z"}',
+    r'{"log":"WARN extra key\n","stream":"stdout","time":"2026-07-08T10:00:11Z","tag":"x"}',
+    r'{"log":"INFO capital stream\n","stream":"Stdout","time":"2026-07-08T10:00:12Z"}',
+    r'{"log" : "INFO spaced\n","stream":"stdout","time":"2026-07-08T10:00:13Z"}',
+]
+ISO_STAMPS = [
+    "2026-07-08T10:00:00Z", "2026-07-08 10:00", "2026-07-08T10:00Z", "2026-07-08T10:00-07", "2026-07-08T10:00+01:00",
+    "2026-07-08T10:00:00.1+01", "2026-07-08T10:00:00,123456789-0130", "2024-02-29T23:59:59.999999+23:59",
+    "2026-07-08T10:00:00.000001-00:30", "0001-01-01T00:00:00+00:00", "9999-12-31 23:59:59.9999999Z",
+    "2026-07-08T10:00:00", "2026-07-08T10:00:00.5", "2026-07-08T10:00:00+0000", "2026-12-31T23:59:59-1159",
+]  # fmt: skip
+
+
+def json_file_line(inner: str, stamp: str, stream: str = "stdout") -> str:
+    return f'{{"log":{json.dumps(inner + chr(10))},"stream":"{stream}","time":"{stamp}"}}'
+
+
+@pytest.mark.parametrize("first", [True, False])
+def test_json_file_lines(tmp_path, first):
+    """Escaped quotes and backslashes, `\\u`, `\\r`, control escapes, a secret, keys written inside the
+    log string, wrappers out of the layout, and every kind of ISO time, with the detected format or not."""
+    stamps = ISO_STAMPS + ["2026-07-08T10:00:00.1234567890Z", "2026-07-08T25:00:00Z", "2026-07-08T10:00:00+24:00"]
+    timed = [json_file_line(f"WARN at {stamp}", stamp, "stderr") for stamp in stamps]
+    lines = (JSON_FILE_READ + JSON_FILE_OTHER + timed) * 2
+    if not first:
+        lines = [
+            f"2026-07-08T09:{index % 60:02d}:00Z INFO host line {index}" for index in range(3 * len(lines))
+        ] + lines
+        random.Random(5).shuffle(lines)
+    found = assert_same(write(tmp_path, lines), ParseContext(CLOCK, BERLIN))
+    assert (found.format == "container_json") == first
+    assert not any("hunter22" in text or "abc123" in text for text in found.text.values())
+
+
+def test_the_json_file_layout_is_sliced_exactly_where_it_is_written():
+    lines = pl.Series(JSON_FILE_READ + JSON_FILE_OTHER)
+    log, stamp = logshapes_container._json_file(lines)
+    sliced = ["\\u" not in line for line in JSON_FILE_READ]  # a `\u` escape: the Python path's
+    contents = [line[len('{"log":"') : line.index('","stream":"')] for line in JSON_FILE_READ]
+    times = [json.loads(line)["time"] for line in JSON_FILE_READ]
+    others = [None] * len(JSON_FILE_OTHER)
+    assert log.to_list() == [text if ok else None for text, ok in zip(contents, sliced, strict=True)] + others
+    assert stamp.to_list() == [text if ok else None for text, ok in zip(times, sliced, strict=True)] + others
+
+
+def test_docker_lines_unwrap_to_what_parse_reads():
+    """Each line read gives json.loads' `log` without its line end and the time's µs; the inner lines that
+    are not printable ASCII (from `\\n`, `\\r`, `\\b` escapes) are marked for Python."""
+    lines = JSON_FILE_READ + JSON_FILE_OTHER + [json_file_line("x", stamp) for stamp in ISO_STAMPS]
+    ascii_lines = [line for line in lines if "\\u" not in line]
+    unwrapped = logshapes_container.unwrap_docker(pl.Series(ascii_lines), UTC, sniff=True)
+    assert len(unwrapped.read) >= len(JSON_FILE_READ) - 2 + len(ISO_STAMPS)
+    for position, text, micros, odd in zip(
+        unwrapped.read, unwrapped.texts, unwrapped.micros, unwrapped.odd, strict=True
+    ):
+        obj = json.loads(ascii_lines[position])
+        assert text == obj["log"].rstrip("\r\n")
+        assert odd == (not all(char == "\t" or " " <= char <= "~" for char in text))
+        moment = datetime.fromisoformat(obj["time"])
+        moment = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+        assert micros == (moment - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(microseconds=1)
+
+
+def test_iso_stamps_are_read_as_fromisoformat_reads_them():
+    """Every stamp the byte reading reads has fromisoformat's wall time and offset; the usual layouts are
+    all read. Seeded mutations of them too."""
+    rng = random.Random(7)
+    stamps = list(ISO_STAMPS)
+    for _ in range(20_000):
+        chars = list(rng.choice(ISO_STAMPS))
+        for _ in range(rng.randrange(1, 3)):
+            place = rng.randrange(len(chars) + 1)
+            char = rng.choice("0123456789:.,+-ZT x")
+            if rng.random() < 0.5 and place < len(chars):
+                chars[place] = char
+            else:
+                chars.insert(place, char)
+        stamps.append("".join(chars))
+    naive, offsets = logshapes_values._iso_naive(pl.Series(stamps + [None]))
+    assert not np.isnan(naive[: len(ISO_STAMPS)]).any() and np.isnan(naive[-1])
+    epoch = datetime(1970, 1, 1)
+    for stamp, wall, offset in zip(stamps, naive.tolist(), offsets.tolist(), strict=False):
+        if np.isnan(wall) or offset == -np.inf:  # not read, or an offset out of range: the Python path's
+            continue
+        moment = datetime.fromisoformat(stamp)
+        assert wall == float((moment.replace(tzinfo=None) - epoch) // timedelta(microseconds=1)), stamp
+        zone = moment.utcoffset()
+        assert (np.isnan(offset) and zone is None) or offset == zone // timedelta(microseconds=1), stamp
+    assert (~np.isnan(naive)).sum() > 1500  # mutated stamps read: the check above meets many
+
+
+def test_cri_lines_unwrap_to_what_their_regex_reads():
+    lines = CRI_ODD[:-1] + [
+        "2026-07-08T10:00:00Z stderr F  two blanks",
+        "2026-07-08T10:00:00Z stderr F\ttab after the tag",
+        "2026-07-08T10:00:00Z  stdout F two blanks before",
+        "2026-07-08T10:00:00.5+01:00 stdout P",
+        "2026-07-08T10:00:00Z stdout F 2026-07-08T10:00:01Z stdout F nested",
+    ]
+    unwrapped = logshapes_container.unwrap_cri(pl.Series(lines), UTC)
+    matches = [cri._LINE.match(line) for line in lines]
+    assert unwrapped.rejected.tolist() == [match is None for match in matches]
+    assert unwrapped.texts.to_list() == [matches[position]["text"] or "" for position in unwrapped.read]
+    assert not unwrapped.odd.any() and unwrapped.read.tolist() == [0, 1, 3, 4, 8, 11, 12]  # 5: a bad month
+
+
+def test_the_screen_folds_only_lines_an_escape_it_folds_is_in():
+    """A secret seen only once `\\"`, `\\/`, `\\\\` or `\\'` are folded is flagged, also beside `\\n`; a
+    line holding only other escapes is screened as written."""
+    folded_secrets = [
+        r"{\"pass\/word\": \"x\"} s:\/\/u:p@h\n",
+        r"mysql:\/\/root:hunter22@db\/shop\n\t",
+        r"curl -u admin:hunter22 http:\/\/x\n",
+        r"{\'password\': \'hunter22\'}\n",
+    ]
+    plain = [r"INFO request 7 served\n", r"WARN a\tb\n\r", r"ERROR \\n not a secret\n"]
+    redactor = redaction.Redactor()
+    assert all(redactor.mask_line(line) != line for line in folded_secrets)
+    flagged = logshapes_screen.screened(pl.Series(folded_secrets + plain), redactor)
+    assert flagged.tolist() == [True] * len(folded_secrets) + [False] * len(plain)
+
+
+def test_odd_lines_are_found_in_the_bytes():
+    data = (
+        b"crlf ok\r\nmid\rcr\nbell\x07\ncaf\xc3\xa9\nnul\x00\ndel\x7f\ntab\tok\nwrites \\u0041\nend\r\n"
+        b"cafe\xcc\x81 (a combining mark)\nbad \xff utf-8\n\xe4\xb8\xad\xe6\x96\x87\n"
+    )
+    flagged = logcolumns._Source(data).odd_lines()  # a SAFE character (logshapes_unicode) is no odd byte
+    assert flagged.tolist() == [False, True, True, False, True, True, False, True, False, True, True, False]

@@ -378,3 +378,13 @@ def test_non_ascii_lines_in_windows(tmp_path, window):
     ]
     path = write(tmp_path, "\n".join(lines).encode("utf-8", "surrogatepass"))
     assert_same(path, ParseContext(CLOCK, BERLIN), window)
+
+
+def test_the_json_file_layout_of_a_non_ascii_line_is_sliced_by_character():
+    from evcli.backends.logshapes_container import _json_file
+
+    inner = ["2026-07-08 10:00:00 ERROR 连接池 exhausted", "пароль неверен", "ascii only"]
+    lines = pl.Series("line", [docker_raw(text, index) for index, text in enumerate(inner)])
+    log, stamp = _json_file(lines)  # not left to the slower flat-JSON reading
+    assert log.to_list() == [text + "\\n" for text in inner]
+    assert stamp.to_list() == ["2026-07-08T10:00:00Z", "2026-07-08T10:00:00.007000Z", "2026-07-08T10:00:00.014000Z"]

@@ -290,3 +290,21 @@ def test_a_continued_build_s_bar_starts_at_the_bytes_done_before(tmp_path):
     shown = stderr_on_a_terminal(command, {**os.environ, "COLUMNS": "160"})
     percents = re.findall(r"(\d+)%", shown)
     assert percents and (percents[0], percents[-1]) == ("40", "100"), shown  # 8 of 20 MiB done before
+
+
+def test_a_build_removes_what_killed_builds_left_and_the_partial_of_an_index_built_since(log, tmp_path):
+    home = tmp_path / "home"
+    stop_partway(log, home)
+    (partial,) = home.glob(f"*{logstore_write.PARTIAL_SUFFIX}")
+    other = home / f"{'0' * 64}-{'1' * 16}{logindex.SUFFIX}"  # an index another process completed since
+    other.write_bytes(b"")
+    other_partial = logstore_write.partial_path(other)
+    os.link(partial, other_partial)
+    stale, fresh = home / ".building-dead.parquet", home / ".resuming-live-x.partial"
+    for leftover in (stale, fresh):
+        leftover.write_bytes(b"half")
+    hour_ago = time.time() - logindex._STALE_S - 60
+    os.utime(stale, (hour_ago, hour_ago))
+    assert build(log, home).resumed  # its own partial is continued, not swept
+    assert not other_partial.exists() and other.exists()
+    assert not stale.exists() and fresh.exists()  # a recent temporary file may be a live build's

@@ -55,6 +55,13 @@ def test_lines_cuts_an_overlong_line_and_counts_it():
     assert lines.cut == 1
 
 
+def test_a_cut_whose_kept_part_ends_in_a_carriage_return_still_skips_the_rest_of_its_line():
+    text = "x" * 9 + "\r" + "y" * 20 + "\r\nnext\r\n"
+    lines = Lines(io.TextIOWrapper(io.BytesIO(text.encode()), encoding="utf-8", newline="\n"), max_chars=10)
+    assert list(lines) == ["x" * 9 + "\r", "next\r\n"]  # the line numbers grep -n gives: 1, 2
+    assert lines.cut == 1
+
+
 def test_lines_stop_when_the_deadline_passes():
     deadline = Deadline(60)
     with deadline_scope(deadline):

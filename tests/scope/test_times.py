@@ -120,6 +120,7 @@ CLOCK = "2026-03-18T09:30:00+01:00"
         ),
         ("Mar 16以来", ("Mar 16以来", "2026-03-16T00:00:00+01:00..2026-03-18T09:30:00+01:00", None)),
         ("09:00之前", ("09:00之前", "..2026-03-18T09:00:00+01:00", None)),
+        ("09:00以来", ("09:00以来", "2026-03-18T09:00:00+01:00..2026-03-18T09:30:00+01:00", None)),  # not "around"
         ("1小时内", ("1小时内", "2026-03-18T08:30:00+01:00..2026-03-18T09:30:00+01:00", "1h")),
         ("last half hour", ("last half hour", "2026-03-18T09:00:00+01:00..2026-03-18T09:30:00+01:00", "30m")),
         ("前天", ("前天", "2026-03-16T00:00:00+01:00..2026-03-17T00:00:00+01:00", None)),
@@ -306,3 +307,63 @@ def test_a_time_at_the_calendars_ends_is_no_range_and_never_an_error(moment):
     """The whole question is still read (the reading never raises on any text): only the range is left out."""
     scope = scope_of(f"errors on nginx at {moment}?")
     assert scope.range is None and scope.services == ["nginx"]
+
+
+_UTC_0805_0810 = "2026-03-18T09:05:00+01:00..2026-03-18T09:10:00+01:00"
+
+
+@pytest.mark.parametrize(
+    ("question", "text", "expected"),
+    [
+        # a zone written after each time of a range, whatever joins them (a Han word, a dash, a word)
+        ("08:05Z到08:10Z", "08:05Z到08:10Z", _UTC_0805_0810),
+        ("08:05Z到08:10Z的错误", "08:05Z到08:10Z", _UTC_0805_0810),
+        ("从08:05Z到08:10Z的错误", "从08:05Z到08:10Z", _UTC_0805_0810),
+        ("08:05Z-08:10Z", "08:05Z-08:10Z", _UTC_0805_0810),
+        ("08:05Z to 08:10Z", "08:05Z to 08:10Z", _UTC_0805_0810),
+        ("errors between 08:05Z and 08:10Z?", "between 08:05Z and 08:10Z", _UTC_0805_0810),
+        ("08:05 UTC to 08:10 UTC", "08:05 UTC to 08:10 UTC", _UTC_0805_0810),
+        ("2:05pm PST到2:10pm PST", "2:05pm PST到2:10pm PST", "2026-03-17T23:05:00+01:00..2026-03-17T23:10:00+01:00"),
+        # an offset is no clock time of its own ("+08:00" is not 08:00)
+        (
+            "08:05+08:00到08:10+08:00",
+            "08:05+08:00到08:10+08:00",
+            "2026-03-18T01:05:00+01:00..2026-03-18T01:10:00+01:00",
+        ),
+        # a zone written after one time of the range reads both (as after the end: "08:05 to 08:10 UTC")
+        ("08:05Z到08:10", "08:05Z到08:10", _UTC_0805_0810),
+        # a day written after a zoned time is read as after a time without one
+        (
+            "between 08:05 and 08:10 UTC yesterday",
+            "between 08:05 and 08:10 UTC yesterday",
+            "2026-03-17T09:05:00+01:00..2026-03-17T09:10:00+01:00",
+        ),
+        ("2026-03-18T08:05Z到2026-03-18T08:10Z", "2026-03-18T08:05Z到2026-03-18T08:10Z", _UTC_0805_0810),
+        # one time with its zone: a cued one, the one time of a question, a named time
+        ("08:05Z以来", "08:05Z以来", "2026-03-18T09:05:00+01:00..2026-03-18T09:30:00+01:00"),
+        ("自08:05Z之后", "08:05Z之后", "2026-03-18T09:05:00+01:00..2026-03-18T09:30:00+01:00"),
+        ("08:05Z发生了什么", "08:05Z", "2026-03-18T09:00:00+01:00..2026-03-18T09:10:00+01:00"),
+        ("noon UTC", "noon UTC", "2026-03-17T12:55:00+01:00..2026-03-17T13:05:00+01:00"),
+    ],
+)
+def test_a_zone_written_after_each_time_is_read(question, text, expected):
+    assert asked(question, CLOCK) == (text, expected, None)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "08:05Z to 10:10+02:00",  # two zones in one range: no range rather than one read in the wrong zone
+        "since 14:00 +25:00",  # no zone is a day or more off UTC
+        "at 16:05 +99:00",
+    ],
+)
+def test_times_in_two_zones_or_an_offset_out_of_range_are_no_range_and_never_an_error(question):
+    assert asked(question, CLOCK) is None
+
+
+def test_a_zone_read_with_its_time_is_no_word_or_token_of_the_question():
+    """'UTC到08:10' is no host:port and 'UTC' no word to search: the range reads them."""
+    scope = scope_of("nginx 08:05 UTC到08:10 UTC的错误")
+    assert scope.range is not None and scope.range.text == "08:05 UTC到08:10 UTC"
+    assert (scope.services, scope.tokens, [term for term in scope.terms if "UTC" in term]) == (["nginx"], [], [])

@@ -85,19 +85,34 @@ def _where(intent: Ask, terms: list[str], cap: int) -> list[str]:
 
 def unknown_calls(intent: Ask, question: str) -> list[Call]:
     """One call per service or host the environment does not know, asking it what the question asks (its
-    logs with the phrases, tokens and level asked when the question names any of them or other words,
+    logs with the phrases, tokens, words written and level asked when the question names any of them,
     else its alerts and series): the call's `$.no_evidence`
     names the close names, and states that what was asked was asked of the name the question gave."""
-    # "mysql slow queries": words written in the question are asked of its logs; "out of disk" of its series
+    # "mysql slow queries": words written in the question are asked of its logs; "out of disk" of its series.
+    # No vocabulary tells which words a log of an unknown name holds: every word written is asked of it
     other_words = [term for term in intent.terms if term not in intent.unknown_services and _written(question, term)]
     if not (intent.exact or intent.levels or other_words or intent.names_logs):
         return [
             Call("query_metrics", {"service": name} | asked_window(intent))
             for name in intent.unknown_services[:UNKNOWN_CAP]
         ]
-    arguments: dict[str, Any] = {"query": _log_query(*intent.exact)} if intent.exact else {}
+    asked = [*intent.exact, *_not_implied(list(intent.exact), other_words)]
+    arguments: dict[str, Any] = {"query": _log_query(*asked)} if asked else {}
     arguments |= _level(intent) | asked_window(intent)
     return [Call("query_logs", {"service": name} | arguments) for name in intent.unknown_services[:UNKNOWN_CAP]]
+
+
+def _not_implied(exact: list[str], words: list[str]) -> list[str]:
+    """The words a search for the phrases and tokens and the other words does not already imply: none a phrase
+    holds ("connection" of "connection refused"), none holding another ("timeouts" where its stem "timeout" is
+    asked, which finds it too)."""
+    folded = [term.lower() for term in (*exact, *words)]
+    return [
+        word
+        for word in dict.fromkeys(words)
+        if not any(word.lower() in term for term in folded[: len(exact)])
+        and not any(other != word.lower() and other in word.lower() for other in folded)
+    ]
 
 
 def _alert_call(intent: Ask, service: str | None) -> Call:
