@@ -37,7 +37,6 @@ any thread (a window's thread shares nothing it writes: its ParseContext's memo 
 
 from __future__ import annotations
 
-import io
 import mmap
 import os
 from collections import deque
@@ -89,7 +88,7 @@ from evcli.backends.logshapes_values import (
     _shape_frame,
     rows_frame,
 )
-from evcli.backends.logtable import LogTable, decoded, reference_table, unescaped_text
+from evcli.backends.logtable import LogTable, decoded, read_alone, unescaped_text
 from evcli.core import files, redaction
 from evcli.core.files import Lines, check_deadline, open_binary, open_text
 
@@ -106,20 +105,13 @@ WINDOW_BYTES = 6 << 20
 _WORKERS = 2  # windows read at once: polars matches without the GIL, so two threads keep two cores busy
 _SPLIT_BYTES = 1 << 20  # bytes of a window searched for line ends at a time
 _KEY_LINES = redaction.MAX_KEY_BLOCK_LINES + 1  # lines before a window's start that must hold no key block
-
-
-class SplitLine(Exception):
-    """A cut at the longest line splits a line in two (see _Source.cut_lines): the lines after it are
-    numbered as the reference numbers them only by reading the file as `reference_table` does."""
+_ODD_BYTE = np.isin(np.arange(256), [*range(9), *range(11, 32), 127])  # control bytes but tab and newline
 
 
 def read_table(path: Path, root: Path, context: ParseContext, window: int = WINDOW_BYTES) -> LogTable:
     """The LogTable of a file, equal to `reference_table(path, root, context)` (see the module docstring):
     `read_windows`' pieces joined."""
-    try:
-        return joined(list(read_windows(path, root, context, window)))
-    except SplitLine:
-        return reference_table(path, root, context)
+    return joined(list(read_windows(path, root, context, window)))
 
 
 def read_windows(
@@ -140,7 +132,7 @@ def read_windows(
     file's first lines; the deadline is checked before each window and after the last. Windows are read
     _WORKERS at a time in threads (`_read_window`: a window's reading depends on no other window), and
     their pieces assembled in order in this one (`_assemble`): at most _WORKERS + 1 windows are held at
-    once. Raises SplitLine."""
+    once."""
     with open_text(path, root) as handle:
         fmt = detect(masked_lines(islice(Lines(handle), SAMPLE_LINES)), context).format
     first = None if fmt is None else format_named(fmt)
@@ -178,8 +170,6 @@ def _read_window(
     window's own."""
     source = _Source(data)
     cut = source.cut_lines()
-    if cut is None:
-        raise SplitLine
     context = replace(context, memo={})
     python = source.odd_lines() | screened_lines(source.column, redactor, beyond_ascii=source.beyond_ascii)
     python[list(cut)] = True
@@ -294,8 +284,15 @@ class _Source:
         """Lines holding a control character but tab (their line end aside), a byte above 127 that is not
         part of a SAFE character (evcli.backends.logshapes_unicode), or a JSON `\\u` escape."""
         flagged = self.column.str.contains("\\u", literal=True).to_numpy() | self.unsafe
-        data = self.bytes  # compared with numpy: faster than a regex over the column
-        odd = np.flatnonzero(((data < 0x20) & (data != 9) & (data != 10)) | (data == 0x7F))
+        # looked up in the bytes with numpy (faster than a regex over the column), a slice at a time: the
+        # masks of a whole window would be as big as its bytes, in each of the windows read at once
+        odd = np.concatenate(
+            [np.zeros(0, np.intp)]
+            + [
+                np.flatnonzero(_ODD_BYTE[self.bytes[at : at + _SPLIT_BYTES]]) + at
+                for at in range(0, len(self.data), _SPLIT_BYTES)
+            ]
+        )
         lines = np.searchsorted(self.starts, odd, "right") - 1
         flagged[lines[odd < self.ends[lines]]] = True  # a line's own bytes (a b"\r" ending it aside)
         return flagged
@@ -303,19 +300,15 @@ class _Source:
     def text(self, row: int) -> str:
         return decoded(self.data[self.starts[row] : self.ends[row]])
 
-    def cut_lines(self) -> dict[int, tuple[str, int]] | None:
+    def cut_lines(self) -> dict[int, tuple[str, int]]:
         """{line: (its text as evcli.core.files.Lines reads it, lines cut)} of the lines that may reach the
-        longest line; None when Lines would read one of them as two lines (a cut ending in b"\\r")."""
+        longest line (logtable.read_alone)."""
         limit = files.LIMITS.max_line_chars
         lengths = np.append(self.starts[1:], len(self.data)) - self.starts
         cut: dict[int, tuple[str, int]] = {}
         for row in np.flatnonzero(lengths >= limit):
-            raw = self.data[self.starts[row] : self.starts[row] + lengths[row]]
-            lines = Lines(io.TextIOWrapper(io.BytesIO(raw), encoding="utf-8", errors="replace", newline="\n"))
-            pieces = list(lines)
-            if len(pieces) != 1:
-                return None
-            cut[int(row)] = (pieces[0].rstrip("\r\n").replace("\x00", "\ufffd"), lines.cut)
+            kept, was_cut = read_alone(self.data[self.starts[row] : self.starts[row] + lengths[row]])
+            cut[int(row)] = (kept.rstrip("\r\n").replace("\x00", "\ufffd"), int(was_cut))
         return cut
 
 
