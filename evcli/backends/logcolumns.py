@@ -14,7 +14,8 @@ one of two paths:
     `LineReader.read` does;
   - the Python path (`LineReader.read`, logrows' helpers), line by line, for every line the vector
     path cannot vouch for: a line masking may change (the SCREEN, evcli.backends.logshapes_screen), one inside a
-    private key block, one with a byte that is not printable ASCII or tab, one writing a JSON `\\u`
+    private key block, one with a control character (tab aside) or a byte above 127 that is not part
+    of a SAFE character's UTF-8 (evcli.backends.logshapes_unicode), one writing a JSON `\\u`
     escape, one cut at the longest line, and one a format may read that has no shape or whose reading
     the shape does not take (an impossible date, a level word outside the shape's table).
 Records, the forward-filled time and what continuation lines inherit are then computed with numpy over
@@ -24,16 +25,18 @@ windows are read at once, in threads (polars matches without the GIL); their pie
 order.
 
 Invariants: the screen flags a superset of the lines `Redactor.mask_stream` changes (it is built from
-the redactor's own keyword table, base64 shape, escape folding and extra patterns; a pattern polars
-cannot read flags every line); a vector-read line is printable ASCII, so Python's and Rust's regexes,
-`\\w`, `\\d`, `\\s` and `strip` agree on it; no key block spans two windows (`_window_ends`), and a
+the redactor's own keyword table, base64 shape, escape folding and extra patterns, a SAFE character read
+as an ASCII stand-in; a pattern polars cannot read flags every line); a vector-read line is printable ASCII, tabs and SAFE characters, on which
+Python's and Rust's regexes (`\\w`, `\\d`, `\\s`, `\\b`, case-insensitive matching), `strip`, masking's
+folding and the Python readers' `int`, `isdigit`, `lower` and `upper` agree with the vector path; it
+uses character positions only (polars' `str.slice` and `len_chars` count characters), byte offsets
+come from the bytes; no key block spans two windows (`_window_ends`), and a
 line's reading depends on no other line, so a window reads its lines as the whole file would, in
 any thread (a window's thread shares nothing it writes: its ParseContext's memo is its own).
 """
 
 from __future__ import annotations
 
-import io
 import mmap
 import os
 from collections import deque
@@ -63,8 +66,13 @@ from evcli.backends.logformats.base import CONTINUATION
 from evcli.backends.logformats.shapes import LEADS, SHAPES, Shape, split_rest
 from evcli.backends.logrows import Epochs, mask, masked_lines, split_instance
 from evcli.backends.logshapes_container import Unwrapped, inner_names, unwrap_cri, unwrap_docker
-from evcli.backends.logshapes_screen import screened
 from evcli.backends.logshapes_structured import read_json, read_logfmt
+from evcli.backends.logshapes_unicode import (
+    screened_lines,
+    templates,
+    unsafe_lines,
+    unsafe_read_as_ascii,
+)
 from evcli.backends.logshapes_values import (
     _BLANK,
     _COLUMNS,
@@ -80,7 +88,7 @@ from evcli.backends.logshapes_values import (
     _shape_frame,
     rows_frame,
 )
-from evcli.backends.logtable import LogTable, decoded, reference_table, unescaped_text
+from evcli.backends.logtable import LogTable, decoded, read_alone, unescaped_text
 from evcli.core import files, redaction
 from evcli.core.files import Lines, check_deadline, open_binary, open_text
 
@@ -97,20 +105,13 @@ WINDOW_BYTES = 6 << 20
 _WORKERS = 2  # windows read at once: polars matches without the GIL, so two threads keep two cores busy
 _SPLIT_BYTES = 1 << 20  # bytes of a window searched for line ends at a time
 _KEY_LINES = redaction.MAX_KEY_BLOCK_LINES + 1  # lines before a window's start that must hold no key block
-
-
-class SplitLine(Exception):
-    """A cut at the longest line splits a line in two (see _Source.cut_lines): the lines after it are
-    numbered as the reference numbers them only by reading the file as `reference_table` does."""
+_ODD_BYTE = np.isin(np.arange(256), [*range(9), *range(11, 32), 127])  # control bytes but tab and newline
 
 
 def read_table(path: Path, root: Path, context: ParseContext, window: int = WINDOW_BYTES) -> LogTable:
     """The LogTable of a file, equal to `reference_table(path, root, context)` (see the module docstring):
     `read_windows`' pieces joined."""
-    try:
-        return joined(list(read_windows(path, root, context, window)))
-    except SplitLine:
-        return reference_table(path, root, context)
+    return joined(list(read_windows(path, root, context, window)))
 
 
 def read_windows(
@@ -131,7 +132,7 @@ def read_windows(
     file's first lines; the deadline is checked before each window and after the last. Windows are read
     _WORKERS at a time in threads (`_read_window`: a window's reading depends on no other window), and
     their pieces assembled in order in this one (`_assemble`): at most _WORKERS + 1 windows are held at
-    once. Raises SplitLine."""
+    once."""
     with open_text(path, root) as handle:
         fmt = detect(masked_lines(islice(Lines(handle), SAMPLE_LINES)), context).format
     first = None if fmt is None else format_named(fmt)
@@ -169,10 +170,8 @@ def _read_window(
     window's own."""
     source = _Source(data)
     cut = source.cut_lines()
-    if cut is None:
-        raise SplitLine
     context = replace(context, memo={})
-    python = source.odd_lines() | screened(source.column, redactor)
+    python = source.odd_lines() | screened_lines(source.column, redactor, beyond_ascii=source.beyond_ascii)
     python[list(cut)] = True
     reading = _Reading(source.column, context, python)
     reading.run(first)
@@ -248,8 +247,9 @@ def joined(pieces: list[LogTable]) -> LogTable:
 
 class _Source:
     """A file's bytes and lines: line i is data[starts[i]:ends[i]] (its line end excluded), as `grep -n`
-    counts lines; `column` holds the lines as polars strings (bytes that are not ASCII read as `?`: those
-    lines are read by the Python path)."""
+    counts lines; `column` holds the lines as polars strings, as written where they are printable ASCII
+    and SAFE characters (`unsafe` marks the others: their bytes above 127 read as `?`, and the Python path
+    reads them); `beyond_ascii`: whether any byte is above 127."""
 
     def __init__(self, data: bytes) -> None:
         self.data = data
@@ -268,22 +268,31 @@ class _Source:
         carriage = (self.ends > self.starts) & (self.bytes[np.maximum(self.ends - 1, 0)] == 13)
         self.ends = self.ends - carriage
         self.lines = len(self.starts)
+        self.unsafe = unsafe_lines(self.bytes, self.starts)
+        self.beyond_ascii = bool(len(data) and self.bytes.max() > 127)
         self.column = self._column()
 
     def _column(self) -> pl.Series:
-        ascii_data = self.data
-        if len(self.bytes) and self.bytes.max() > 127:
-            ascii_data = np.where(self.bytes > 127, np.uint8(63), self.bytes).tobytes()
+        data = self.data
+        if self.unsafe.any():  # their bytes above 127 read as `?`: the column is valid UTF-8
+            data = unsafe_read_as_ascii(self.bytes, self.starts, self.unsafe).tobytes()
         offsets = np.append(self.starts, len(self.data)).astype(np.int64)
-        array = pa.LargeStringArray.from_buffers(self.lines, pa.py_buffer(offsets), pa.py_buffer(ascii_data))
+        array = pa.LargeStringArray.from_buffers(self.lines, pa.py_buffer(offsets), pa.py_buffer(data))
         return pl.Series("line", array).str.strip_chars_end("\r\n")
 
     def odd_lines(self) -> np.ndarray:
-        """Lines holding a byte that is not printable ASCII or a tab (their line end aside), or a JSON `\\u`
-        escape."""
-        flagged = self.column.str.contains("\\u", literal=True).to_numpy()
-        data = self.bytes  # compared with numpy: faster than a regex over the column
-        odd = np.flatnonzero(((data < 0x20) & (data != 9) & (data != 10)) | (data > 0x7E))
+        """Lines holding a control character but tab (their line end aside), a byte above 127 that is not
+        part of a SAFE character (evcli.backends.logshapes_unicode), or a JSON `\\u` escape."""
+        flagged = self.column.str.contains("\\u", literal=True).to_numpy() | self.unsafe
+        # looked up in the bytes with numpy (faster than a regex over the column), a slice at a time: the
+        # masks of a whole window would be as big as its bytes, in each of the windows read at once
+        odd = np.concatenate(
+            [np.zeros(0, np.intp)]
+            + [
+                np.flatnonzero(_ODD_BYTE[self.bytes[at : at + _SPLIT_BYTES]]) + at
+                for at in range(0, len(self.data), _SPLIT_BYTES)
+            ]
+        )
         lines = np.searchsorted(self.starts, odd, "right") - 1
         flagged[lines[odd < self.ends[lines]]] = True  # a line's own bytes (a b"\r" ending it aside)
         return flagged
@@ -291,19 +300,15 @@ class _Source:
     def text(self, row: int) -> str:
         return decoded(self.data[self.starts[row] : self.ends[row]])
 
-    def cut_lines(self) -> dict[int, tuple[str, int]] | None:
+    def cut_lines(self) -> dict[int, tuple[str, int]]:
         """{line: (its text as evcli.core.files.Lines reads it, lines cut)} of the lines that may reach the
-        longest line; None when Lines would read one of them as two lines (a cut ending in b"\\r")."""
+        longest line (logtable.read_alone)."""
         limit = files.LIMITS.max_line_chars
         lengths = np.append(self.starts[1:], len(self.data)) - self.starts
         cut: dict[int, tuple[str, int]] = {}
         for row in np.flatnonzero(lengths >= limit):
-            raw = self.data[self.starts[row] : self.starts[row] + lengths[row]]
-            lines = Lines(io.TextIOWrapper(io.BytesIO(raw), encoding="utf-8", errors="replace", newline="\n"))
-            pieces = list(lines)
-            if len(pieces) != 1:
-                return None
-            cut[int(row)] = (pieces[0].rstrip("\r\n").replace("\x00", "\ufffd"), lines.cut)
+            kept, was_cut = read_alone(self.data[self.starts[row] : self.starts[row] + lengths[row]])
+            cut[int(row)] = (kept.rstrip("\r\n").replace("\x00", "\ufffd"), int(was_cut))
         return cut
 
 
@@ -406,7 +411,7 @@ class _Reading:
                     "level": np.full(len(rows), _NO_LEVEL, np.int8),
                     "derived": np.zeros(len(rows), bool),
                     "instance": pl.Series([None] * len(rows), dtype=pl.String),
-                    "template": texts.str.replace_all(VARIABLE, "<*>"),
+                    "template": templates(texts, VARIABLE),
                 }
             )
         )
@@ -448,7 +453,7 @@ class _Reading:
         `_Reading` as a line reaching formats `inner` (no first format, no blank rule), at the runtime's time;
         a row whose inner line goes to Python goes to Python whole."""
         texts = unwrapped.texts
-        reading = _Reading(texts, self.context, unwrapped.odd)
+        reading = _Reading(texts, self.context, unwrapped.odd)  # their outer lines' characters are SAFE
         reading.run_inner(inner)
         self.kind[rows] = np.where(
             reading.kind == _PYTHON, _PYTHON, np.where(reading.kind == _CONTINUED, _CONTINUED, _PARSED)

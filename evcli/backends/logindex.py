@@ -37,7 +37,7 @@ Invariants:
     to a private name, so two builders never share one) and continues it: its row groups copied, the file
     read from the end of its last window, so the windows end where one whole build ends them and the
     store equals that build's but for its build id and seconds; a partial that cannot be read is deleted
-    and the build starts from the first line; a file read whole (logcolumns.SplitLine) keeps no partial;
+    and the build starts from the first line;
     a build first removes what stopped builds left in the index directory: temporary files older than
     _STALE_S (a process killed outright) and the partials of indexes completed since;
   - a tool call builds the indexes it reads before its deadline starts (the tools' `prepare`,
@@ -161,7 +161,6 @@ def _build(path: Path, root: Path, context: ParseContext, store: Path, digest: s
     a build that finds one continues it (the module's invariants). Returns the log's bytes taken from it."""
     from evcli.backends import logcolumns  # only when no index exists yet: it loads polars
     from evcli.backends.logstore_write import Partial, partial_path, write_store
-    from evcli.backends.logtable import reference_table
 
     started = time.monotonic()
 
@@ -175,13 +174,8 @@ def _build(path: Path, root: Path, context: ParseContext, store: Path, digest: s
     done = 0 if resumed is None else resumed.size
     try:
         with _progress(path, done) as reached:
-            try:
-                pieces = _advancing(logcolumns.read_windows(path, root, context, carried=carried), done, reached)
-                write_store(pieces, store, record, Partial(kept, carried.saved, resumed))
-            except logcolumns.SplitLine:  # the reference's numbering: the file read whole (a rare, odd line)
-                kept.unlink(missing_ok=True)
-                write_store(_advancing([reference_table(path, root, context)], 0, reached), store, record)
-                return 0
+            pieces = _advancing(logcolumns.read_windows(path, root, context, carried=carried), done, reached)
+            write_store(pieces, store, record, Partial(kept, carried.saved, resumed))
     finally:
         if resumed is not None:  # write_store puts back or deletes a partial it was given; not one it never was
             resumed.file.unlink(missing_ok=True)

@@ -102,19 +102,21 @@ def _inner_texts(logs: pl.Series) -> tuple[pl.Series, np.ndarray]:
 
 def _json_file(lines: pl.Series) -> tuple[pl.Series, pl.Series]:
     """The `log` and `time` strings' contents of lines in the json-file layout (null: another layout), by
-    slicing: the log string ends at the line's first `","stream":"` (a `"` inside a JSON string is escaped,
-    so the one after its `,` would end the string), the runtime keys and the end are fixed texts."""
-    end = lines.str.find(_STREAM_KEY, literal=True).cast(pl.Int64)
-    log = lines.str.slice(len(_LOG_FIRST), (end - len(_LOG_FIRST)).clip(0))
-    rest = lines.str.slice(end)
+    splitting and slicing: the log string ends at the line's first `","stream":"` (a `"` inside a JSON
+    string is escaped, so the one after its `,` would end the string), the runtime keys and the end are
+    fixed texts. Split, not found: polars finds by byte and slices by character, and a line may hold
+    characters beyond ASCII (evcli.backends.logshapes_unicode)."""
+    halves = lines.str.splitn(_STREAM_KEY, 2)
+    log = halves.struct.field("field_0").str.slice(len(_LOG_FIRST)).alias(lines.name)
+    rest = _STREAM_KEY + halves.struct.field("field_1")  # null where the line holds no stream key
     keys = len(_RUNTIME_KEYS[0])
-    stamp = rest.str.slice(keys, (rest.str.len_bytes().cast(pl.Int64) - keys - len(_LAST)).clip(0))
+    stamp = rest.str.slice(keys, (rest.str.len_chars().cast(pl.Int64) - keys - len(_LAST)).clip(0)).alias(lines.name)
     layout = (
         (
             lines.str.starts_with(_LOG_FIRST)
             & (rest.str.starts_with(_RUNTIME_KEYS[0]) | rest.str.starts_with(_RUNTIME_KEYS[1]))
             & rest.str.ends_with(_LAST)
-            & (rest.str.len_bytes() >= keys + len(_LAST))
+            & (rest.str.len_chars() >= keys + len(_LAST))
             & ~stamp.str.contains_any(_NOT_PLAIN)
         )
         .fill_null(False)

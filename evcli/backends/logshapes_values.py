@@ -2,7 +2,8 @@
 many lines at once with polars and numpy, each equal to the per-line reading it replaces (the rules of
 evcli.backends.logformats.base, logrows and the formats' modules). evcli.backends.logcolumns applies them.
 
-Invariants: every function reads printable ASCII lines only (Python's and Rust's regexes agree on them);
+Invariants: every function reads lines of printable ASCII, tab and SAFE characters only
+(evcli.backends.logshapes_unicode: Python's and Rust's regexes agree on them);
 a value it cannot read for certain is marked (a NaN time, the level _UNREAD) and its line goes to the
 per-line Python reading.
 """
@@ -21,6 +22,7 @@ from evcli.backends.base import LEVELS
 from evcli.backends.logformats import ParseContext, base, rfc3164
 from evcli.backends.logformats.base import MONTHS, SYSLOG_SEVERITIES, YEAR_SKEW, level_of
 from evcli.backends.logformats.shapes import Shape
+from evcli.backends.logshapes_unicode import templates
 from evcli.core.time import abbreviated_zone
 
 
@@ -93,7 +95,7 @@ def _shape_frame(groups: pl.DataFrame, shape: Shape, context: ParseContext) -> p
 def rows_frame(frame: pl.DataFrame, field: pl.Expr, derived: pl.Expr | None = None) -> pl.DataFrame:
     """Parsed rows of `frame` (row, ts in seconds, level, message_): `field` the instance field, if any."""
     instance, message = _split_instance(field)
-    return frame.select(
+    rows = frame.select(
         pl.col("row"),
         parsed=pl.lit(True),
         unrecognised=pl.lit(False),
@@ -101,8 +103,9 @@ def rows_frame(frame: pl.DataFrame, field: pl.Expr, derived: pl.Expr | None = No
         level=pl.col("level").cast(pl.Int8),
         derived=pl.lit(False) if derived is None else derived,
         instance=instance,
-        template=message.str.replace_all(VARIABLE, "<*>"),
+        template=message,
     )
+    return rows.with_columns(templates(rows["template"], VARIABLE))
 
 
 def _field(names: tuple[str, ...], nil: str = "") -> pl.Expr:
@@ -252,9 +255,19 @@ def _iso_naive(stamps: pl.Series) -> tuple[np.ndarray, np.ndarray]:
     fraction's digits fill the place between."""
     matched = stamps.str.contains(_ISO).fill_null(False).to_numpy()
     naive, offsets = np.full(len(stamps), np.nan), np.full(len(stamps), np.nan)
-    if not matched.any():
-        return naive, offsets
-    head, tail, length = _stamp_bytes(stamps.filter(matched))
+    rows = np.flatnonzero(matched)
+    for at in range(0, len(rows), _STAMPS_AT_ONCE):  # a slice at a time: each number column is int64
+        part = rows[at : at + _STAMPS_AT_ONCE]
+        naive[part], offsets[part] = _read_stamps(stamps.gather(part))
+    return naive, offsets
+
+
+_STAMPS_AT_ONCE = 8192
+
+
+def _read_stamps(stamps: pl.Series) -> tuple[np.ndarray, np.ndarray]:
+    """`_iso_naive` of stamps `_ISO` matches (no nulls)."""
+    head, tail, length = _stamp_bytes(stamps)
     seconds = (length > 16) & (head[:, 16] == ord(":"))
     point = seconds & (length > 19) & np.isin(head[:, 19], (ord("."), ord(",")))
     zone = _zone_size(tail)
@@ -264,9 +277,8 @@ def _iso_naive(stamps: pl.Series) -> tuple[np.ndarray, np.ndarray]:
         micro = micro * 10 + np.where(place - 20 < digits, head[:, place].astype(np.int64) - ord("0"), 0)
     second = np.where(seconds, _number(head, 17, 18), 0)
     day, hour, minute = _number(head, 8, 9), _number(head, 11, 12), _number(head, 14, 15)
-    naive[matched] = _naive_micros(_number(head, 0, 1, 2, 3), _number(head, 5, 6), day, hour, minute, second, micro)
-    offsets[matched] = _tail_offsets(tail, zone)
-    return naive, offsets
+    naive = _naive_micros(_number(head, 0, 1, 2, 3), _number(head, 5, 6), day, hour, minute, second, micro)
+    return naive, _tail_offsets(tail, zone)
 
 
 def _stamp_bytes(texts: pl.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

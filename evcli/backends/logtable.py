@@ -181,12 +181,10 @@ class _FileLines:
 
 def read_alone(raw: bytes) -> tuple[str, bool]:
     """One line's bytes (its line end kept) as evcli.core.files.Lines reads the line alone: the text it keeps
-    (at most the longest line), and whether it cut the line (skipped a rest, or would read one as a line
-    of its own: a cut ending in "\\r")."""
+    (at most the longest line), and whether it cut the line (skipped a rest)."""
     lines = Lines(io.TextIOWrapper(io.BytesIO(raw), encoding="utf-8", errors="replace", newline="\n"))
-    pieces = iter(lines)
-    kept = next(pieces)
-    return kept, bool(lines.cut) or next(pieces, None) is not None
+    kept = next(iter(lines))
+    return kept, bool(lines.cut)
 
 
 def _line_offsets(data: bytes) -> list[tuple[int, int]]:

@@ -579,6 +579,9 @@ def test_the_screen_folds_only_lines_an_escape_it_folds_is_in():
 
 
 def test_odd_lines_are_found_in_the_bytes():
-    data = b"crlf ok\r\nmid\rcr\nbell\x07\ncaf\xc3\xa9\nnul\x00\ndel\x7f\ntab\tok\nwrites \\u0041\nend\r"
-    flagged = logcolumns._Source(data).odd_lines()
-    assert flagged.tolist() == [False, True, True, True, True, True, False, True, False]
+    data = (
+        b"crlf ok\r\nmid\rcr\nbell\x07\ncaf\xc3\xa9\nnul\x00\ndel\x7f\ntab\tok\nwrites \\u0041\nend\r\n"
+        b"cafe\xcc\x81 (a combining mark)\nbad \xff utf-8\n\xe4\xb8\xad\xe6\x96\x87\n"
+    )
+    flagged = logcolumns._Source(data).odd_lines()  # a SAFE character (logshapes_unicode) is no odd byte
+    assert flagged.tolist() == [False, True, True, False, True, True, False, True, False, True, True, False]

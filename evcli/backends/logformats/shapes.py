@@ -7,7 +7,8 @@ regex; a format without a lead may read any line (the reader hands lines it reac
 
 A format's SHAPE says how the vectorised reader reads the lines its regex matches, exactly as `parse`
 does: `pattern` is the format's own regex (a match of it is the match Python's re finds: both engines
-are leftmost-first and the lines they get are ASCII without control characters), its named groups are
+are leftmost-first and the lines they get are printable ASCII, tabs and the SAFE characters of
+evcli.backends.logshapes_unicode, on which they agree), its named groups are
 read as `time` says, the first present of `levels` by the `level_table`, the first non-empty of
 `instance_fields` as the instance (evcli.backends.logrows.split_instance's key order), `message` as the
 message; `after` names how the text after the match is read (`leading_level`: base.leading_level on it,
