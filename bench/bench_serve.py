@@ -1,17 +1,25 @@
 #!/usr/bin/env python
-"""Benchmark of `evcli serve` (issue 14): POST /alerts latency with the queue busy, offline diagnoses per minute.
+"""Benchmark of `evcli serve` (issues 14 and 27): POST /alerts latency with the queue busy, and offline
+diagnoses per minute with one worker and with two, measured in the same run.
 
-    python bench/bench_serve.py            # full run (~1 minute on a 2-core machine)
-    python bench/bench_serve.py --quick    # fewer alerts
+    python bench/bench_serve.py            # 3 rounds (~3 minutes on a quiet 2-core machine)
+    python bench/bench_serve.py --quick    # 2 rounds of fewer alerts
+    python bench/bench_serve.py --rounds 5
 
-Prints ONE JSON object to stdout; progress goes to stderr. A real `evcli serve --workers 2` process
-(host snapshot environment, offline model, a fresh store in a temp dir) first gets a burst of alerts so
-both workers are busy, then:
+Prints ONE JSON object to stdout; progress goes to stderr; the temp dir is removed. Each round starts a real
+`evcli serve --workers 1` and a real `evcli serve --workers 2` process, one after the other (which goes first
+alternates from round to round, so load from other processes hits both alike), each with the host snapshot
+environment, the offline model and a fresh store; EVCLI_HOME (the log index) is shared by every round. Each
+server first diagnoses WARMUP_PER_WORKER alerts per worker, untimed (a worker's first diagnosis imports the
+pipeline), then gets the same burst of alerts:
 
-* post_alerts_median: the median latency of single-alert POST /alerts deliveries on one keep-alive
-  connection while the workers diagnose (<= 20 ms; p90 reported);
-* diagnoses_per_minute: every queued alert diagnosed, counted over the wall time from the first
-  delivery to the last finished diagnosis (reported, no target).
+* diagnoses_per_minute_1, diagnoses_per_minute_2: the burst's alerts over the wall time from its first
+  delivery to its last finished diagnosis (median of the rounds; each round's value and the median
+  `duration_s` a worker recorded per diagnosis reported);
+* workers_ratio: the median of each round's 2-worker / 1-worker ratio (target >= 1.8, on a quiet machine:
+  `load_average_start` says how quiet it was);
+* post_alerts_median: in the 2-worker rounds, the latency of the single-alert POST /alerts deliveries sent
+  on one keep-alive connection after the workers started on the burst's first half (<= 20 ms; p90).
 """
 
 from __future__ import annotations
@@ -28,11 +36,25 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from _common import REPO, as_installed, finish, log, percentile, r2, r4
 
 TARGET_MEDIAN_S = 0.020
+TARGET_RATIO = 1.8
+WARMUP_PER_WORKER = 2
+
+
+@dataclass
+class Burst:
+    """One server's burst: its rate, the workers' recorded diagnosis times, and POST latencies."""
+
+    per_minute: float
+    wall_s: float
+    diagnosis_s: float
+    cores: float  # CPU seconds of the server's processes (web and workers) per wall second of the burst
+    post_s: list[float] = field(default_factory=list)
 
 
 def _delivery(n: int) -> bytes:
@@ -68,74 +90,161 @@ def _states(db: Path) -> dict[str, int]:
         return dict(conn.execute("SELECT state, count(*) FROM alert_queue GROUP BY state").fetchall())
 
 
+def _durations(db: Path, first_id: int) -> list[float]:
+    with sqlite3.connect(db, timeout=30) as conn:
+        rows = conn.execute("SELECT duration_s FROM alert_queue WHERE id >= ? AND state = 'done'", [first_id])
+        return [row[0] for row in rows]
+
+
+def _cpu_s(group: int) -> float:
+    """CPU seconds (user + system, every thread) used so far by the live processes of process group `group`."""
+    ticks = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rpartition(")")[2].split()
+        except OSError:  # the process ended meanwhile
+            continue
+        if int(fields[2]) == group:  # pgrp; utime and stime follow at 11 and 12
+            ticks += int(fields[11]) + int(fields[12])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def _wait_running(db: Path, workers: int, server: subprocess.Popen) -> None:
+    """Until every worker is diagnosing an alert of the burst."""
+    while _states(db).get("running", 0) < workers:
+        if server.poll() is not None:
+            raise RuntimeError(f"evcli serve exited with {server.returncode}")
+        time.sleep(0.005)
+
+
+def _wait_done(db: Path, total: int, server: subprocess.Popen) -> None:
+    while (states := _states(db)).get("done", 0) + states.get("failed", 0) < total:
+        if server.poll() is not None:
+            raise RuntimeError(f"evcli serve exited with {server.returncode}")
+        time.sleep(0.05)
+    if states.get("failed"):
+        raise RuntimeError(f"{states['failed']} diagnoses failed")
+
+
+def _connect(port: int) -> http.client.HTTPConnection:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            conn.request("GET", "/healthz")
+            conn.getresponse().read()
+            return conn
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            conn.close()
+            time.sleep(0.2)
+
+
+def _serve(tmp: Path, name: str, workers: int, burst: int) -> Burst:
+    """Start `evcli serve --workers N`, warm it up, time one burst, stop it."""
+    db, port = tmp / f"{name}.db", _port()
+    argv = [sys.executable, "-m", "evcli", "serve", "--listen", f"127.0.0.1:{port}", "--workers", str(workers)]
+    argv += ["--env", str(REPO / "evcli" / "envs" / "host"), "--db", str(db)]
+    env = os.environ | {"EVCLI_HOME": str(tmp / "home")}
+    server = subprocess.Popen(argv, env=env, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        conn = _connect(port)
+        warmup = WARMUP_PER_WORKER * workers
+        for n in range(warmup):
+            _post(conn, _delivery(n))
+        _wait_done(db, warmup, server)
+        conn.close()  # the server drops a connection idle for 5 s; the next request opens a new one
+        cpu, first = _cpu_s(server.pid), time.perf_counter()
+        half = burst // 2
+        for n in range(warmup, warmup + half):
+            _post(conn, _delivery(n))
+        _wait_running(db, workers, server)  # not a fixed pause: two workers could empty the queue meanwhile
+        post_s = [_post(conn, _delivery(n)) for n in range(warmup + half, warmup + burst)]
+        _wait_done(db, warmup + burst, server)
+        wall = time.perf_counter() - first
+        cores = (_cpu_s(server.pid) - cpu) / wall
+        conn.close()
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=30)
+    return Burst(burst / wall * 60, wall, statistics.median(_durations(db, warmup + 1)), cores, post_s)
+
+
+def _rate(runs: list[Burst], workers: int, burst: int) -> dict:
+    return {
+        "value": r2(statistics.median(run.per_minute for run in runs)),
+        "statistic": f"median of {len(runs)} rounds",
+        "rounds": [r2(run.per_minute) for run in runs],
+        "wall_s": [r2(run.wall_s) for run in runs],
+        "diagnosis_s_median": [r4(run.diagnosis_s) for run in runs],
+        "server_cores": [r2(run.cores) for run in runs],
+        "alerts": burst,
+        "workers": workers,
+        "ok": None,
+    }
+
+
 def main() -> None:
     as_installed()
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--rounds", type=int, default=None)
     args = parser.parse_args()
-    burst, timed = (20, 30) if args.quick else (60, 60)
+    burst, rounds = (24, 2) if args.quick else (60, 3)
+    rounds = args.rounds or rounds
     started = time.perf_counter()
-    results: dict = {}
+    load_start = os.getloadavg()
+    results: dict = {"load_average_start": [round(x, 2) for x in load_start]}
     errors: dict[str, str] = {}
+    runs: dict[int, list[Burst]] = {1: [], 2: []}
     with tempfile.TemporaryDirectory(prefix="evcli-bench-serve-") as tmp:
-        db, port = Path(tmp) / "serve.db", _port()
-        argv = [sys.executable, "-m", "evcli", "serve", "--listen", f"127.0.0.1:{port}", "--workers", "2"]
-        argv += ["--env", str(REPO / "evcli" / "envs" / "host"), "--db", str(db)]
-        env = os.environ | {"EVCLI_HOME": tmp}
-        server = subprocess.Popen(argv, env=env, stderr=subprocess.DEVNULL, start_new_session=True)
         try:
-            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-            deadline = time.monotonic() + 30
-            while True:
-                try:
-                    conn.request("GET", "/healthz")
-                    conn.getresponse().read()
-                    break
-                except OSError:
-                    if time.monotonic() > deadline:
-                        raise
-                    conn.close()
-                    time.sleep(0.2)
-            log(f"server up; a burst of {burst} alerts, then {timed} timed deliveries")
-            first = time.perf_counter()
-            for n in range(burst):
-                _post(conn, _delivery(n))
-            time.sleep(1.0)  # both workers have started diagnosing
-            samples = [_post(conn, _delivery(burst + n)) for n in range(timed)]
-            busy = _states(db)
-            median = statistics.median(samples)
-            results["post_alerts_median"] = {
-                "seconds": r4(median),
-                "p90_s": r4(percentile(samples, 0.9)),
-                "statistic": f"median of {timed}",
-                "queue_while_timed": busy,
-                "target_s": TARGET_MEDIAN_S,
-                "ok": median <= TARGET_MEDIAN_S,
-            }
-            total = burst + timed
-            while _states(db).get("done", 0) + _states(db).get("failed", 0) < total:
-                if server.poll() is not None:
-                    raise RuntimeError(f"evcli serve exited with {server.returncode}")
-                time.sleep(0.2)
-            elapsed = time.perf_counter() - first
-            results["diagnoses_per_minute"] = {
-                "value": r2(total / elapsed * 60),
-                "alerts": total,
-                "wall_s": r2(elapsed),
-                "workers": 2,
-                "states": _states(db),
-                "ok": None,
-            }
-            log(
-                f"POST /alerts median {median * 1000:.1f} ms (p90 {percentile(samples, 0.9) * 1000:.1f} ms); "
-                f"{results['diagnoses_per_minute']['value']} diagnoses per minute with --workers 2"
-            )
-        except (OSError, RuntimeError) as exc:
-            errors["serve"] = str(exc)
-        finally:
-            os.killpg(server.pid, signal.SIGTERM)
-            server.wait(timeout=30)
+            for number in range(rounds):
+                order = (1, 2) if number % 2 == 0 else (2, 1)
+                for workers in order:
+                    run = _serve(Path(tmp), f"r{number}-w{workers}", workers, burst)
+                    runs[workers].append(run)
+                    log(
+                        f"round {number + 1}/{rounds}, --workers {workers}: {run.per_minute:.1f} diagnoses per "
+                        f"minute ({burst} in {run.wall_s:.1f} s; {run.diagnosis_s * 1000:.0f} ms per diagnosis; "
+                        f"{run.cores:.2f} cores; "
+                        f"load {os.getloadavg()[0]:.2f})"
+                    )
+        except (OSError, RuntimeError, subprocess.TimeoutExpired) as exc:
+            errors["serve"] = f"{type(exc).__name__}: {exc}"
+    if runs[1] and runs[2]:
+        results |= _report(runs, burst)
+    results["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
     finish(results, {}, errors, started)
+
+
+def _report(runs: dict[int, list[Burst]], burst: int) -> dict:
+    ratios = [two.per_minute / one.per_minute for one, two in zip(runs[1], runs[2], strict=False)]
+    ratio = statistics.median(ratios)
+    samples = [sample for run in runs[2] for sample in run.post_s]
+    median = statistics.median(samples)
+    log(
+        f"workers_ratio {ratio:.2f} (rounds {', '.join(f'{r:.2f}' for r in ratios)}); POST median {median * 1000:.1f} ms"
+    )
+    return {
+        "diagnoses_per_minute_1": _rate(runs[1], 1, burst),
+        "diagnoses_per_minute_2": _rate(runs[2], 2, burst),
+        "workers_ratio": {
+            "value": r2(ratio),
+            "statistic": f"median of {len(ratios)} rounds' 2-worker / 1-worker ratios",
+            "rounds": [r2(r) for r in ratios],
+            "target": TARGET_RATIO,
+            "ok": ratio >= TARGET_RATIO,
+        },
+        "post_alerts_median": {
+            "seconds": r4(median),
+            "p90_s": r4(percentile(samples, 0.9)),
+            "statistic": f"median of {len(samples)} (2-worker rounds, queue busy)",
+            "target_s": TARGET_MEDIAN_S,
+            "ok": median <= TARGET_MEDIAN_S,
+        },
+    }
 
 
 if __name__ == "__main__":

@@ -4,8 +4,9 @@ Invariants: the queue is the `alert_queue` table of the trace store, so what was
 restart; a delivery is stored whole or not at all (a full queue answers 503 and stores nothing); an alert is
 `running` only while a live worker process owns it, so one whose worker died is queued again, never lost;
 a finished alert is never claimed again, so nothing is diagnosed twice. The web process only reads and
-enqueues, off its event loop (serve/offload.py); worker processes (one per `--workers`) claim, diagnose and
-finish, supervised by the web process (serve/supervisor.py): a dead one is replaced and its alert queued again.
+enqueues, off its event loop (serve/offload.py), and rings the workers awake (serve/doorbell.py); worker
+processes (one per `--workers`) claim, diagnose and finish, supervised by the web process
+(serve/supervisor.py): a dead one is replaced and its alert queued again.
 Faults of the world (a full disk, a locked store, a slow peer) are answered with their reason and never end
 a worker or the server.
 """

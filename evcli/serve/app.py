@@ -62,6 +62,8 @@ def create_app(config: ServeConfig, supervisor: Supervisor) -> ASGIApp:
             log.warning("POST /alerts from %s refused (503): the queue holds %d alerts", client, config.max_queue)
             return JSONResponse({"error": "queue full"}, status_code=503, headers={"Retry-After": "10"})
         _count(received, data, counts)
+        if counts["queued"]:
+            supervisor.wake()
         log.info("POST /alerts from %s: %s", client, ", ".join(f"{n} {kind}" for kind, n in counts.items()))
         return JSONResponse(counts, status_code=202)
 

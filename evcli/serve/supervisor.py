@@ -8,6 +8,9 @@ not spin. The watcher thread is the only one here that touches the store (its ow
 and at once after a death, it queues again the alerts of owners that are gone (a dead worker's alert is
 diagnosed again, or marked done when its session had completed: exactly one completed diagnosis either way),
 and reads the running alerts and the oldest queued one.
+Each worker waits for alerts on a doorbell pipe of its own (serve/doorbell.py), rung by `wake` when a
+delivery queued alerts and by the watcher after it queued orphans again; `stop` closes them all first, so
+an idle worker ends at once.
 
 /healthz is built from what these two threads last saw, so it never waits for the store or for a process.
 It is unhealthy (HTTP 503) when a slot has no live worker, when the oldest queued alert has waited longer
@@ -26,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evcli.serve import WorkerSpec, failure_reason
+from evcli.serve.doorbell import Doorbell
 
 if TYPE_CHECKING:
     from multiprocessing.process import BaseProcess
@@ -72,6 +76,7 @@ class Supervisor:
         self._halt = threading.Event()
         self._death = threading.Event()
         self._slots = [_Slot(number) for number in range(1, workers + 1)]
+        self._doorbell = Doorbell()
         self._view = _QueueView(time.monotonic())
         self._threads = [
             threading.Thread(target=self._supervise, name="evcli-supervisor", daemon=True),
@@ -88,6 +93,10 @@ class Supervisor:
         for thread in self._threads:
             thread.start()
 
+    def wake(self) -> None:
+        """Alerts were queued: wake the idle workers (serve/doorbell.py)."""
+        self._doorbell.ring()
+
     def halt(self) -> None:
         """No more restarts (the server is shutting down: its workers may be stopped by the same signal)."""
         self._halt.set()
@@ -99,6 +108,7 @@ class Supervisor:
         for thread in self._threads:
             if thread.is_alive():
                 thread.join(timeout_s)
+        self._doorbell.close()  # an idle worker stops at once
         processes = [slot.process for slot in self._slots if slot.process is not None]
         for process in processes:
             process.terminate()
@@ -115,10 +125,14 @@ class Supervisor:
     def _spawn(self, slot: _Slot) -> None:
         from evcli.serve.worker import worker_main
 
+        bell = self._doorbell.add(slot.number)
         process = self._context.Process(
-            target=worker_main, args=(self.spec,), name=f"evcli-worker-{slot.number}", daemon=True
+            target=worker_main, args=(self.spec, bell), name=f"evcli-worker-{slot.number}", daemon=True
         )
-        process.start()
+        try:
+            process.start()
+        finally:
+            bell.started()
         slot.process, slot.started, slot.alive = process, time.monotonic(), True
 
     def _supervise(self) -> None:
@@ -184,6 +198,7 @@ class Supervisor:
         rows = store.alert_queue_rows(_WATCHED)
         if requeue or any(not owner_alive(row["owner"] or "") for row in rows if row["state"] == "running"):
             requeue_orphans(store)
+            self.wake()
             rows = store.alert_queue_rows(_WATCHED)
         running = {_pid(row["owner"]): {"id": row["id"], "attempt": row["attempts"]} for row in rows if row["owner"]}
         queued = [row["received_at"] for row in rows if row["state"] == "queued"]
