@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cache
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -177,29 +177,44 @@ def _gate(
     record: SessionRecord | None,
     scope: Query | None,
     services: tuple[str, ...] = (),
+    *,
+    whole: bool = False,
 ) -> GateResult:
+    """`whole`: the claims are validated with the document, before any is checked (`_parse_claims`)."""
     findings = _Findings(rules)
     trust = _Trust(invocations, record, findings)
     by_id = trust.by_id()
     output = executor_output if isinstance(executor_output, dict) else {}
 
     findings.run("contract.forbidden_fields", checks.forbidden_fields(output))
-    claims, parse_error = _parse_claims(executor_output)
-    findings.run("contract.answer_version", checks.answer_version(output, parse_error))
-
-    checked: list[CheckedBinding] = []
 
     def check_part(part: Sequence[Claim]) -> _Part:
         return _check_claims(part, by_id, trust, rules, services)
 
     # `provenance.source_matches` warns once per invocation across all claims: such a gate is not split
-    parts = (
-        parallel.in_parts(
-            claims, [len(claim.evidence_bindings) for claim in claims], check_part, _encode_part, _decode_part
+    split = record is None or record.sources is None
+    raw_claims = None if whole or not split else _well_formed_claims(executor_output)
+    claims: list[Claim] = []
+    if raw_claims is not None:
+        # each part validates its own claims (a child's are never validated, nor freed, in this process)
+        try:
+            weights = [_binding_count(raw) for raw in raw_claims]
+            parts = parallel.in_parts(raw_claims, weights, _validated(check_part), _encode_part, _decode_part)
+        except _Malformed:  # a claim that does not validate: the document is read whole, from the start
+            return _gate(executor_output, invocations, rules, record, scope, services, whole=True)
+        findings.run("contract.answer_version", checks.answer_version(output, None))
+        if scope is not None:
+            claims = _claims_adapter().validate_python(raw_claims)
+    else:
+        claims, parse_error = _parse_claims(executor_output)
+        findings.run("contract.answer_version", checks.answer_version(output, parse_error))
+        weights = [len(claim.evidence_bindings) for claim in claims]
+        parts = (
+            parallel.in_parts(claims, weights, check_part, _encode_part, _decode_part)
+            if split
+            else [check_part(claims)]
         )
-        if record is None or record.sources is None
-        else [check_part(claims)]
-    )
+    checked: list[CheckedBinding] = []
     for part_checked, part_errors, part_warnings in parts:
         checked += part_checked
         findings.errors += part_errors
@@ -323,6 +338,49 @@ def _check_scope(
     for rule_id, misses in outcomes.items():
         for miss in misses:
             findings.miss(rule_id, miss)
+
+
+def _well_formed_claims(executor_output: Any) -> list[dict[str, Any]] | None:
+    """The document's claims, unvalidated, when all of it but them is valid and each is an object whose
+    bindings are a list; else None (`_parse_claims` then reads it whole, salvaging what parses). The
+    claims are then validated a part at a time (`_validated`): a claim that does not validate there
+    makes the gate read the document whole after all (`_Malformed`)."""
+    if not isinstance(executor_output, dict):
+        return None
+    raw_claims = executor_output.get("claims", [])
+    if not isinstance(raw_claims, list) or not all(
+        isinstance(raw, dict) and isinstance(raw.get("evidence_bindings", []), list) for raw in raw_claims
+    ):
+        return None
+    try:
+        ExecutorEvidenceV2.model_validate({**executor_output, "claims": []})
+    except ValidationError:
+        return None
+    return raw_claims
+
+
+def _binding_count(raw_claim: dict[str, Any]) -> int:
+    return len(raw_claim.get("evidence_bindings", []))
+
+
+class _Malformed(Exception):
+    """A part's claims did not validate: the document is read whole instead (`_parse_claims`)."""
+
+
+@cache
+def _claims_adapter() -> TypeAdapter[list[Claim]]:
+    return TypeAdapter(list[Claim])
+
+
+def _validated(check_part: Callable[[Sequence[Claim]], _Part]) -> Callable[[Sequence[dict[str, Any]]], _Part]:
+    def check_raw(raw_part: Sequence[dict[str, Any]]) -> _Part:
+        try:
+            part = _claims_adapter().validate_python(raw_part)
+        except ValidationError as error:
+            raise _Malformed from error
+        return check_part(part)
+
+    return check_raw
 
 
 def _parse_claims(executor_output: Any) -> tuple[list[Claim], str | None]:
