@@ -62,6 +62,14 @@ def assert_same(path: Path, context: ParseContext, window: int = logcolumns.WIND
     return found
 
 
+def among_host_lines(lines: list[str], seed: int) -> list[str]:
+    """`lines` shuffled among three times as many ISO 8601 host lines: the format detected is iso8601, and
+    the lines' own format is reached only where LineReader tries it."""
+    mixed = [f"2026-07-08T09:{index % 60:02d}:00Z INFO host line {index}" for index in range(3 * len(lines))] + lines
+    random.Random(seed).shuffle(mixed)
+    return mixed
+
+
 def write(tmp_path: Path, lines: list[str] | bytes, name: str = "edge.log") -> Path:
     path = tmp_path / name
     path.write_bytes(lines if isinstance(lines, bytes) else ("\n".join(lines) + "\n").encode())
@@ -287,10 +295,7 @@ def test_container_lines(tmp_path, wrapper, first):
     wrap, odd = (docker, DOCKER_ODD) if wrapper == "docker" else (cri_line, CRI_ODD)
     lines = [wrap(inner, index) for index, inner in enumerate(INNER_LINES * 3)] + odd
     if not first:
-        lines = [
-            f"2026-07-08T09:{index % 60:02d}:00Z INFO host line {index}" for index in range(3 * len(lines))
-        ] + lines
-        random.Random(3).shuffle(lines)
+        lines = among_host_lines(lines, seed=3)
     found = assert_same(write(tmp_path, lines), ParseContext(CLOCK, BERLIN))
     assert (found.format == ("container_json" if wrapper == "docker" else "cri")) == first
 
@@ -481,10 +486,7 @@ def test_json_file_lines(tmp_path, first):
     timed = [json_file_line(f"WARN at {stamp}", stamp, "stderr") for stamp in stamps]
     lines = (JSON_FILE_READ + JSON_FILE_OTHER + timed) * 2
     if not first:
-        lines = [
-            f"2026-07-08T09:{index % 60:02d}:00Z INFO host line {index}" for index in range(3 * len(lines))
-        ] + lines
-        random.Random(5).shuffle(lines)
+        lines = among_host_lines(lines, seed=5)
     found = assert_same(write(tmp_path, lines), ParseContext(CLOCK, BERLIN))
     assert (found.format == "container_json") == first
     assert not any("hunter22" in text or "abc123" in text for text in found.text.values())

@@ -55,10 +55,16 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _gate_in_thread(output, invocations, rules):
-    """gate() while a second thread runs: a process with another thread never forks (the sequential run)."""
+def _gate_in_thread(output, invocations, rules, *, whole: bool = False):
+    """gate() while a second thread runs: a process with another thread never forks (the sequential run);
+    `whole`: the claims validated with the document before any is checked, as before each part validated
+    its own."""
+    from evcli.gatekeeper import engine
+
     found: dict[str, GateResult] = {}
-    worker = threading.Thread(target=lambda: found.update(result=gate(output, invocations, rules)))
+    worker = threading.Thread(
+        target=lambda: found.update(result=engine._gate(output, invocations, rules, None, None, whole=whole))
+    )
     worker.start()
     worker.join()
     return found["result"]
@@ -81,20 +87,6 @@ def test_a_large_session_gives_the_sequential_result_byte_for_byte(request):
     assert [f.claim_id for f in split.errors] == [f.claim_id for f in sequential.errors]
 
 
-def _whole_in_thread(output, invocations, rules):
-    """The sequential run with the claims validated with the document before any is checked (as before each
-    part validated its own)."""
-    from evcli.gatekeeper import engine
-
-    found: dict[str, GateResult] = {}
-    worker = threading.Thread(
-        target=lambda: found.update(result=engine._gate(output, invocations, rules, None, None, whole=True))
-    )
-    worker.start()
-    worker.join()
-    return found["result"]
-
-
 @pytest.mark.skipif(not hasattr(os, "fork") or parallel.usable_cores() < 2, reason="needs fork and two cores")
 @pytest.mark.parametrize("where", [0.1, 0.9])  # a malformed claim in the caller's part, in the child's
 def test_a_claim_that_does_not_validate_in_either_part_gives_the_whole_documents_result(request, where):
@@ -107,7 +99,7 @@ def test_a_claim_that_does_not_validate_in_either_part_gives_the_whole_documents
     claims[bad]["claim_text"] = ["not", "a", "text"]
     broken = {**output, "claims": claims}
     split = gate(broken, invocations, rules)
-    whole = _whole_in_thread(broken, invocations, rules)
+    whole = _gate_in_thread(broken, invocations, rules, whole=True)
     assert split.model_dump_json() == whole.model_dump_json()
     version = [f for f in split.errors if f.rule == "contract.answer_version"]
     assert version and f"claims.{bad}.claim_text" in version[0].message
@@ -122,7 +114,7 @@ def test_parts_that_validate_their_own_claims_give_the_whole_documents_result(re
     rules = load_rules()
     assert (
         gate(output, invocations, rules).model_dump_json()
-        == _whole_in_thread(output, invocations, rules).model_dump_json()
+        == _gate_in_thread(output, invocations, rules, whole=True).model_dump_json()
     )
 
 
