@@ -16,16 +16,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-import numpy as np
 import pytest
 
-from evcli.backends import logcolumns
 from evcli.backends.base import LEVELS, LogQuery
 from evcli.backends.logformats import ParseContext, format_named
 from evcli.backends.logformats.base import leading_level
-from evcli.backends.logtable import LogTable, reference_table
+from evcli.backends.logtable import LogTable
 from evcli.backends.snapshot import SnapshotBackend
 from evcli.core import files
+from tests.backends.test_log_columns import assert_same
 
 BERLIN = ZoneInfo("Europe/Berlin")
 CLOCK = datetime(2026, 7, 9, tzinfo=UTC)
@@ -33,15 +32,8 @@ CONTEXT = ParseContext(CLOCK, BERLIN)
 
 
 def read_both(path: Path) -> LogTable:
-    """The reference table of `path`, after checking that the vectorised reader gives the same."""
-    expected = reference_table(path, path.parent, CONTEXT)
-    found = logcolumns.read_table(path, path.parent, CONTEXT)
-    for name in ("lineno", "start", "end", "record", "template", "instance"):
-        np.testing.assert_array_equal(getattr(found, name), getattr(expected, name), err_msg=name)
-    assert found.rows() == expected.rows()
-    for name in ("templates", "instances", "text", "unescaped", "lines", "size", "format", "cut"):
-        assert getattr(found, name) == getattr(expected, name), name
-    return expected
+    """The table of `path`, after checking that the vectorised reader gives the reference's."""
+    return assert_same(path, CONTEXT)
 
 
 def levels_and_templates(table: LogTable) -> list[tuple[str | None, str]]:
