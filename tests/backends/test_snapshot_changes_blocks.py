@@ -169,23 +169,30 @@ def test_block_counts_equal_the_whole_column_counts(tmp_path, monkeypatch):
     )
 
 
+def _traced_peak(backend, first: float, last: float) -> int:
+    """The peak of Python memory traced while log_counts and level_series run once."""
+    tracemalloc.start()
+    try:
+        log_counts(backend, BASELINE, WINDOW, STEP)
+        level_series(backend, first, last, STEP)
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
 def test_counts_take_memory_that_does_not_grow_with_the_log(tmp_path, monkeypatch):
     """The peak of Python memory (tracemalloc: numpy's arrays and Python objects, not Arrow's buffers) of
     log_counts and level_series is the same for 40,000 and 80,000 lines: one block at a time. Over the
     whole columns (before issue 27's block-wise counts) it doubled: the decoded line numbers, starts and
-    records alone are 24 bytes a row."""
+    records alone are 24 bytes a row. Each size's peak is the least of three runs: whether the block read
+    ahead on its thread is decoded before the peak varies with the machine's load (a CI run under load once
+    measured 0.098 and 0.119 MB)."""
     small_groups(monkeypatch, 64 << 10)  # about 800 rows a group
     peaks = []
     for lines in (40_000, 80_000):
         backend = snapshot(tmp_path / str(lines), lines, special=False)
         first, last = _seconds(BASELINE)[0], _seconds(WINDOW)[1]
         level_series(backend, first, last, STEP)  # the index built, modules imported: not measured
-        tracemalloc.start()
-        try:
-            log_counts(backend, BASELINE, WINDOW, STEP)
-            level_series(backend, first, last, STEP)
-            peaks.append(tracemalloc.get_traced_memory()[1])
-        finally:
-            tracemalloc.stop()
+        peaks.append(min(_traced_peak(backend, first, last) for _ in range(3)))
     assert peaks[1] <= 1.2 * peaks[0], f"peaks {peaks} bytes for 40,000 and 80,000 lines"
     assert peaks[1] < 1_000_000  # measured: 0.10 MB and 0.11 MB (whole columns: 2.2 MB and 4.3 MB)
