@@ -559,6 +559,7 @@ def bench_gate_real(quick: bool, results: dict[str, Any], hotspots: dict[str, An
     time the two typed-fact rules take (the same run with them switched off)."""
     import dataclasses
 
+    from evcli import native
     from evcli.gatekeeper.engine import gate
     from evcli.gatekeeper.rules import load_rules
 
@@ -576,6 +577,7 @@ def bench_gate_real(quick: bool, results: dict[str, Any], hotspots: dict[str, An
         log(f"gate_10k_real: round {round_index + 1}/{repeats}: {elapsed:.3f}s ({bindings} bindings)")
     best = min(times)
     results["gate_10k_real"] = {
+        "compiled": native.active(),  # the Gatekeeper's modules as mypyc compiled them (evcli/native.py)
         "bindings": bindings,
         "claims": len(output["claims"]),
         "invocations": len(invocations),

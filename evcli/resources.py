@@ -25,6 +25,12 @@ def packaged_envs_text() -> str:
     return ", ".join(packaged_env_names())
 
 
+def package_path(*parts: str) -> Path:
+    """A file inside the package (`package_path("gatekeeper", "facts.toml")`): what a compiled module, whose
+    `__file__` is not its source's (evcli/native.py), reads its data files by."""
+    return _PACKAGE_DIR.joinpath(*parts)
+
+
 def data_path(name: str) -> Path:
     """`rules.toml` or `sample_sessions` as installed (wheel) or checked out (repo root)."""
     packaged = _PACKAGE_DIR / "_data" / name

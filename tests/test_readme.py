@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from evcli import native
 from tests.conftest import REPO
 
 README = (REPO / "README.md").read_text()
@@ -113,3 +114,15 @@ def test_every_readme_command_works_after_a_plain_install(installed_bin, tmp_pat
             failures.append(f"{command}\n  exit {done.returncode} (expected {expected}): {done.stderr.strip()[-400:]}")
     assert failures == [], "\n".join(failures)
     assert len(commands) - len(skipped) >= 30
+
+
+@pytest.mark.readme_install
+def test_the_installed_wheel_runs_the_compiled_gatekeeper(installed_bin):
+    """The wheel carries the checkout's compiled Gatekeeper modules (hatch_build.py) and loads them."""
+    if not native.MANIFEST.is_file():
+        pytest.skip("the checkout has no compiled build (tests/test_native.py says why)")
+    script = "import evcli.native as n, evcli.gatekeeper.typed as t; print(n.active(), t.__spec__.origin)"
+    run = [installed_bin / "python", "-c", script]
+    active, origin = subprocess.check_output(run, text=True, cwd=installed_bin).split()  # not the checkout
+    assert active == "True"
+    assert "site-packages" in origin and origin.endswith(native.EXTENSION_SUFFIXES[0])

@@ -10,10 +10,10 @@ import re
 import tomllib
 from collections.abc import Iterable
 from functools import cache
-from pathlib import Path
 from typing import Any, NamedTuple
 
 from evcli.core.text import PhraseFinder, phrase_finder
+from evcli.resources import package_path
 
 
 class _Role(NamedTuple):
@@ -131,7 +131,7 @@ def _alternation(words: list[str]) -> str:
 def facts_file() -> dict[str, Any]:
     """facts.toml as parsed, once per process: every module that reads one of its tables reads it here
     (read only)."""
-    return tomllib.loads((Path(__file__).parent / "facts.toml").read_text(encoding="utf-8"))
+    return tomllib.loads(package_path("gatekeeper", "facts.toml").read_text(encoding="utf-8"))
 
 
 @cache
