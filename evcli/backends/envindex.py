@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from evcli.core.errors import BackendError, BadInput
 
-if TYPE_CHECKING:  # the tools import this module when they load: the snapshot backend is read on first use
+if TYPE_CHECKING:  # the snapshot backend is imported where it is first used
     from evcli.backends.snapshot import SnapshotBackend
 
 Action = Literal["built", "reused", "failed"]
@@ -194,11 +194,6 @@ def prepare_queries(backend: Any, service: str | None, *, logs: bool) -> None:
         pass
     if logs:
         _prepare_logs(backend, service)
-
-
-def prepare_clock(backend: Any, params: Any) -> None:
-    """A tool's `prepare` when its call reads no log file but states the snapshot's span or reads its clock."""
-    prepare_queries(backend, None, logs=False)
 
 
 def _prepare_logs(backend: SnapshotBackend, service: str | None) -> None:

@@ -8,6 +8,10 @@ read on the environment's clock and in its zone (a snapshot's env.toml
 `timezone`, else UTC), and the scope records the absolute range searched with
 where it came from: `question/call` when the call named one, else the backend's
 default (`whole snapshot`, `live default 1h`).
+
+Every tool module imports this one when its spec is read (`evcli gate` reads the specs of the tools its
+session cited), so the backend layer and the time parser are imported by the functions that use them,
+when a call runs.
 """
 
 from __future__ import annotations
@@ -15,11 +19,13 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 from datetime import UTC, timedelta, tzinfo
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from evcli.backends.base import EvidenceBackend, TimeWindow, parse_window
 from evcli.core.errors import BadInput
-from evcli.core.time import TimeRange
+
+if TYPE_CHECKING:
+    from evcli.backends.base import EvidenceBackend, TimeWindow
+    from evcli.core.time import TimeRange
 
 NAMED = "question/call"
 WHOLE_SNAPSHOT = "whole snapshot"
@@ -85,6 +91,8 @@ def call_target(
     """The service and times a call names, or the empty outcome of a service the backend does
     not know (decided before the times are read, so a bad time does not hide it; a range the call
     names is still recorded: the name was asked over that range)."""
+    from evcli.backends.base import parse_window
+
     service, unknown = resolve_service(params.service, backend)
     if unknown:
         try:
@@ -113,6 +121,8 @@ def call_range(params: Any, backend: EvidenceBackend) -> TimeRange | None:
     """The range `since`/`until` or `window` name on the backend's clock, None when the call names none.
 
     A time that cannot be read, or a start after the end, is BadInput (exit 2)."""
+    from evcli.core.time import TimeRange
+
     if params.since is None and params.until is None and params.window is None:
         return None  # the backend's default: no need to read its clock
     zone = environment_zone(backend)
@@ -127,6 +137,8 @@ def searched_scope(
     `reported` is the range the backend says it searched (its `searched_range`, with its
     `range_origin`); without one the named range stands, or a live backend's default hour ending
     at its clock."""
+    from evcli.core.time import TimeRange
+
     zone = environment_zone(backend)
     if named is not None:
         origin = NAMED
@@ -138,6 +150,14 @@ def searched_scope(
         clock = backend.now().astimezone(zone)
         reported = TimeRange(clock - LIVE_DEFAULT_SPAN, clock).text()
     return {"range": reported or "", "range_origin": origin}
+
+
+def prepare_clock(backend: Any, params: Any) -> None:
+    """A tool's `prepare` when its call reads no log file but states the snapshot's span or reads its clock:
+    both, before the call's deadline (they read the trace index). Nothing for a live backend."""
+    from evcli.backends.envindex import prepare_queries
+
+    prepare_queries(backend, None, logs=False)
 
 
 def cap_text(output: dict[str, Any], arrays: tuple[str, ...], limit: int) -> bool:

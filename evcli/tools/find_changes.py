@@ -21,10 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from evcli.backends.base import parse_window
-from evcli.backends.envindex import prepare_queries
 from evcli.core.errors import BackendError
-from evcli.core.time import TimeRange
 from evcli.tools import registry
 from evcli.tools.fetch import NAMED, Outcome, call_range, environment_zone, resolve_service, unknown_service_outcome
 from evcli.tools.params import NAME, TimeExpression, ToolParams
@@ -116,6 +113,7 @@ def scope(params: FindChangesParams) -> dict[str, Any]:
 def fetch(params: FindChangesParams, env: ToolEnvironment, session: SessionView) -> Outcome:
     from evcli.backends.snapshot import SnapshotBackend
     from evcli.backends.snapshot_changes import alert_starts, level_series, log_counts, log_edges, series_points
+    from evcli.core.time import TimeRange
     from evcli.diagnosis import changes as finder
     from evcli.diagnosis import ranking, topology, window
 
@@ -220,6 +218,8 @@ def fetch(params: FindChangesParams, env: ToolEnvironment, session: SessionView)
 
 def prepare(backend: Any, params: FindChangesParams) -> None:
     """Before the call's deadline: the index of every log file (each is judged) and the snapshot's clock."""
+    from evcli.backends.envindex import prepare_queries
+
     prepare_queries(backend, None, logs=True)
 
 
@@ -240,6 +240,9 @@ def _data_edges(series: list[Any], logs: list[float]) -> tuple[float | None, flo
 
 
 def _baseline(params: FindChangesParams, backend: Any, start: float, end: float, first: float) -> tuple[float, float]:
+    from evcli.backends.base import parse_window
+    from evcli.core.time import TimeRange
+
     if params.baseline_since or params.baseline_until:
         named = TimeRange.build(
             since=params.baseline_since,

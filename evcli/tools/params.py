@@ -4,6 +4,10 @@ Each tool module declares its own parameter model on `ToolParams`. A tool call
 that a model (or a user) makes is checked against its tool's model
 (`evcli.tools.registry.validate_params`) before any backend sees it; a bad value
 or an unknown tool is a one-line error naming the tool and the parameter.
+
+The checks import the parsers they call (windows, label matchers, times) when they run: the models are
+defined whenever a tool's spec is read (`evcli gate` reads the specs of the tools its session cited), and
+that must not load the backends.
 """
 
 from __future__ import annotations
@@ -13,9 +17,6 @@ from datetime import UTC, datetime
 from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
-
-from evcli.backends.base import parse_matcher, parse_window
-from evcli.core.time import parse_time
 
 NAME = r"^\w[\w.:/-]{0,99}$"  # \w is Unicode: aliases such as 订单服务 are names too
 ALERTNAME = r"^[A-Za-z_][A-Za-z0-9_:.-]{0,99}$"
@@ -33,6 +34,8 @@ class ToolParams(BaseModel):
     @field_validator("window", check_fields=False)
     @classmethod
     def _window_syntax(cls, value: str | None) -> str | None:
+        from evcli.backends.base import parse_window
+
         if value is not None:
             parse_window(value, datetime.now(UTC))  # raises ValueError with the reason
         return value
@@ -49,6 +52,8 @@ class ToolParams(BaseModel):
 
 def _time_syntax(value: str | None) -> str | None:
     """Only the syntax: the time is read on the environment's clock and in its zone when the call runs."""
+    from evcli.core.time import parse_time
+
     if value is not None:
         parse_time(value, clock=datetime.now(UTC), tz=UTC)
     return value
@@ -73,6 +78,8 @@ def _printable(value: str | None) -> str | None:
 
 def _matchers(values: list[str] | None) -> list[str] | None:
     """Each `name=value` (or !=, =~, !~) readable as a label matcher; an empty list is none."""
+    from evcli.backends.base import parse_matcher
+
     for value in values or []:
         _printable(value)
         if len(value) > MAX_MATCHER:

@@ -33,10 +33,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, model_validator
 
-from evcli.backends import k8s_objects as k8s
-from evcli.backends.envindex import prepare_clock
 from evcli.core.errors import BackendError
-from evcli.core.time import TimeRange
 from evcli.tools import registry
 from evcli.tools.fetch import (
     LIVE_DEFAULT_SPAN,
@@ -44,6 +41,7 @@ from evcli.tools.fetch import (
     call_range,
     environment_zone,
     is_snapshot,
+    prepare_clock,
     searched_scope,
     unknown_service_outcome,
 )
@@ -51,6 +49,8 @@ from evcli.tools.params import NAME, TimeExpression, ToolParams
 from evcli.tools.refs import pairs
 
 if TYPE_CHECKING:
+    from evcli.backends import k8s_objects as k8s
+    from evcli.core.time import TimeRange
     from evcli.tools.runner import SessionView, ToolEnvironment
 
 K8S_NAME = r"^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$"  # a namespace or pod name (DNS subdomain)
@@ -145,6 +145,8 @@ def condition_text(condition: dict[str, Any]) -> str:
 
 
 def node_text(item: dict[str, Any]) -> str:
+    from evcli.backends import k8s_objects as k8s
+
     conditions = [
         condition_text(c) if k8s.abnormal(c) else f"{c.get('type')}={c.get('status')}"
         for c in item.get("conditions") or []
@@ -225,6 +227,9 @@ class Wanted:
 
 
 def fetch(params: QueryKubernetesParams, env: ToolEnvironment, session: SessionView) -> Outcome:
+    from evcli.backends import k8s_objects as k8s
+    from evcli.core.time import TimeRange
+
     found_scope, backend = scope(params), env.backend
     source = kubernetes_source(backend)
     named = call_range(params, backend)
@@ -275,6 +280,8 @@ def _arrays(
     source: Any,
 ) -> tuple[dict[str, list[dict[str, Any]]], list[str], dict[str, str]]:
     """The items of each array asked, filtered; notes on what was left out; the digests of log files read."""
+    from evcli.backends import k8s_objects as k8s
+
     asked = (params.kind,) if params.kind else STATE_ARRAYS
     # the pods named (namespace, service, pod) whatever their reasons: their nodes, rollouts, Services and logs
     located = [pod for pod in pods if replace(wanted, reason=None).keeps(pod) and wanted.pod in (None, pod["pod"])]
@@ -336,6 +343,8 @@ def _logs(
 ) -> tuple[list[k8s.PodLog], int]:
     """The last `limit` lines of each container of the pods named (at most MAX_LOG_PODS pods), and how many
     pods were named."""
+    from evcli.backends import k8s_objects as k8s
+
     containers = {(pod["namespace"], pod["pod"]): [c["name"] for c in pod.get("containers") or []] for pod in located}
     workloads = k8s.Workloads(cluster)
     for namespace, pod in getattr(source, "log_pods", list)():  # a snapshot's log files of pods no JSON holds
@@ -354,6 +363,8 @@ def _logs(
 def _asked(name: str, backend: Any, cluster: k8s.Cluster, resolve: k8s.Resolve) -> frozenset[str]:
     """The names an item of the asked service may have: the name, the service the environment resolves it
     to, and the workloads a Service of that name routes to."""
+    from evcli.backends import k8s_objects as k8s
+
     names = {name.lower()}
     resolved = backend.resolve_service(name) if hasattr(backend, "resolve_service") else None
     names |= {resolved.lower()} if resolved else set()

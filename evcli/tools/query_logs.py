@@ -26,8 +26,6 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, field_validator
 
-from evcli.backends.base import LEVELS, LogQuery
-from evcli.backends.envindex import prepare_queries
 from evcli.contracts import Breakdown
 from evcli.tools import registry
 from evcli.tools.fetch import Outcome, call_target, searched_scope
@@ -128,6 +126,8 @@ def _filters(filters: Any) -> str:
 
 def stats_text(stats: dict[str, Any]) -> str:
     """`stats: 37 matching lines in <range> (<origin>); first …, last …; by level: …; by source: …; filters: …`."""
+    from evcli.backends.base import LEVELS
+
     total = stats.get("total", 0)
     counted = f"at least {total}" if stats.get("lower_bound") else f"{total}"
     text = f"stats: {counted} matching line{'s' * (total != 1)}{_records(stats)} in {range_text(stats)}"
@@ -182,6 +182,8 @@ def precise(params: dict[str, Any]) -> bool:
 def wider(old: dict[str, Any], new: dict[str, Any]) -> str | None:
     """Why `new` finds lines `old` would not, or None. Keywords match as substrings (a number as a whole
     number), so a keyword that contains an old one is narrower: "HikariPool-1" after "HikariPool"."""
+    from evcli.backends.base import LEVELS
+
     old_keywords = set(old.get("query", "").lower().split())
     new_keywords = set(new.get("query", "").lower().split())
     kept = all(
@@ -198,10 +200,14 @@ def wider(old: dict[str, Any], new: dict[str, Any]) -> str | None:
 def prepare(backend: Any, params: QueryLogsParams) -> None:
     """Before the call's deadline: the index of each log file it reads (the service's, else every one) and
     the snapshot's clock, so a first query of a big file is not timed out by building its index."""
+    from evcli.backends.envindex import prepare_queries
+
     prepare_queries(backend, params.service, logs=True)
 
 
 def fetch(params: QueryLogsParams, env: ToolEnvironment, session: SessionView) -> Outcome:
+    from evcli.backends.base import LogQuery
+
     found_scope = scope(params)
     target = call_target(params, env.backend, SPEC.array_names, found_scope)
     if isinstance(target, Outcome):

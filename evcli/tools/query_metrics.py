@@ -22,16 +22,13 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, model_validator
 
-from evcli.backends.base import QUANTILES, SeriesQuery, parse_matcher
-from evcli.backends.envindex import prepare_clock
-from evcli.backends.series import relative_range
-from evcli.core.time import TimeRange, parse_range_text, parse_time
 from evcli.tools import registry
-from evcli.tools.fetch import Outcome, call_target, environment_zone, searched_scope
+from evcli.tools.fetch import Outcome, call_target, environment_zone, prepare_clock, searched_scope
 from evcli.tools.params import ALERTNAME, METRIC, NAME, LabelMatchers, PromQL, TimeExpression, ToolParams
 from evcli.tools.refs import pairs, with_unit
 
 if TYPE_CHECKING:
+    from evcli.backends.base import SeriesQuery
     from evcli.tools.runner import SessionView, ToolEnvironment
 
 
@@ -115,6 +112,8 @@ def _promql_series_text(series: dict[str, Any]) -> str:
 
 def series_span(series: list[dict[str, Any]]) -> str | None:
     """The range the series summaries cover together (earliest start..latest end), None without any."""
+    from evcli.core.time import TimeRange, parse_range_text
+
     ranges = [parse_range_text(item["range"]) for item in series if item.get("range")]
     starts = [found.start for found in ranges if found.start is not None]
     ends = [found.end for found in ranges if found.end is not None]
@@ -152,6 +151,8 @@ def wider(old: dict[str, Any], new: dict[str, Any]) -> str | None:
 
 def series_query(params: QueryMetricsParams) -> SeriesQuery:
     """What the call asks of series beyond a service and a metric name."""
+    from evcli.backends.base import QUANTILES, SeriesQuery, parse_matcher
+
     return SeriesQuery(
         labels=tuple(parse_matcher(text) for text in params.labels or ()),
         promql=params.promql,
@@ -161,6 +162,9 @@ def series_query(params: QueryMetricsParams) -> SeriesQuery:
 
 
 def fetch(params: QueryMetricsParams, env: ToolEnvironment, session: SessionView) -> Outcome:
+    from evcli.backends.series import relative_range
+    from evcli.core.time import TimeRange, parse_time
+
     found_scope = scope(params)
     target = call_target(params, env.backend, SPEC.array_names, found_scope)
     if isinstance(target, Outcome):

@@ -28,10 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import Field, field_validator
 
-from evcli.backends.envindex import prepare_queries
-from evcli.backends.trace_graph import TraceQuery
 from evcli.core.errors import BackendError
-from evcli.core.time import TimeRange, parse_duration
 from evcli.tools import registry
 from evcli.tools.fetch import (
     LIVE_DEFAULT_SPAN,
@@ -39,6 +36,7 @@ from evcli.tools.fetch import (
     call_range,
     environment_zone,
     is_snapshot,
+    prepare_clock,
     searched_scope,
     unknown_service_outcome,
 )
@@ -47,6 +45,8 @@ from evcli.tools.refs import number, range_text
 
 if TYPE_CHECKING:
     from evcli.backends.snapshot_traces import TraceResult
+    from evcli.backends.trace_graph import TraceQuery
+    from evcli.core.time import TimeRange
     from evcli.tools.runner import SessionView, ToolEnvironment
 
 _UNITS_NS = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000}  # "s" after "ns", "us", "ms"
@@ -79,6 +79,8 @@ class QueryTracesParams(ToolParams):
 
 def duration_ns(text: str) -> int:
     """`250ms`, `1.5s`, `800us`, `2m` (a number alone is milliseconds) in nanoseconds; ValueError otherwise."""
+    from evcli.core.time import parse_duration
+
     value = text.strip().lower()
     for unit, factor in _UNITS_NS.items():
         if value.endswith(unit) and _is_number(value.removesuffix(unit)):
@@ -219,7 +221,7 @@ def prepare(backend: Any, params: QueryTracesParams) -> None:
     source = getattr(backend, "traces", None) if is_snapshot(backend) else None
     if source is not None and source.present:
         source.prepare()
-    prepare_queries(backend, None, logs=False)
+    prepare_clock(backend, params)
 
 
 def traces_source(backend: Any) -> TraceSource:
@@ -253,6 +255,8 @@ def _ns(moment: datetime | None) -> int | None:
 def _searched(named: TimeRange | None, backend: Any) -> tuple[TimeRange | None, dict[str, str]]:
     """The range to search (None: a snapshot's whole span) and the scope stating it: a snapshot's named range
     or whole span; a live backend's named range with open ends filled, else the last hour ending at its clock."""
+    from evcli.core.time import TimeRange
+
     if is_snapshot(backend):
         whole = backend.span.text(environment_zone(backend)) if named is None and backend.span is not None else None
         return named, searched_scope(named, backend, whole)
@@ -262,6 +266,8 @@ def _searched(named: TimeRange | None, backend: Any) -> tuple[TimeRange | None, 
 
 
 def fetch(params: QueryTracesParams, env: ToolEnvironment, session: SessionView) -> Outcome:
+    from evcli.backends.trace_graph import TraceQuery
+
     backend: Any = env.backend  # a snapshot (its `span` and `traces`) or live backends (their `trace_source`)
     found_scope = scope(params)
     source = traces_source(backend)

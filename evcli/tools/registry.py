@@ -6,6 +6,11 @@ models, the guards, the `evcli tool NAME` commands, the Gatekeeper's raw_path
 check, the fault-injection suite — reads this registry, so adding a tool is one
 module plus its name in `BUILTINS`.
 
+Reading a spec is cheap: a tool module imports at its top only what defining its spec needs (pydantic,
+evcli.tools.params, .refs, .fetch and this registry); what its functions call from the backends and the
+time parser is imported where they run. `evcli gate` reads the evidence arrays of the tools its session
+cited and, without --against, runs none of them (tests/cli/test_startup.py holds it to that).
+
 Invariants: names are unique; a name that is not registered is an error
 (`UnknownTool`, exit code 2) wherever it is used; a spec's evidence arrays are
 the only parts of its output that become refs: one `$.<array>[<i>]` per item of

@@ -1,5 +1,6 @@
 """`evcli --help`, `gate` and `trace` must never import a model client, nor the log index's engine (polars,
-pyarrow: loaded only when a log index is built or queried)."""
+pyarrow: loaded only when a log index is built or queried); `gate` reads the specs of the tools a session
+cited, never the backends their calls use (issue 27)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ import pytest
 from tests.conftest import SAMPLES
 
 HEAVY = ("litellm", "openai", "httpx", "polars", "pyarrow")  # top-level packages the fast paths must not load
+# What a tool imports only when one of its calls runs: the backends, the time parser, SQLite (the index builders).
+CALL_ONLY = ("evcli.backends", "evcli.core.time", "sqlite3")
 
 
 @pytest.fixture
@@ -23,15 +26,18 @@ def tripwire_litellm(tmp_path):
     return tmp_path / "tripwire"
 
 
-def _run(args, tripwire, evcli_home):
+def _run(args, tripwire, evcli_home, watched=HEAVY):
+    """`evcli ARGS` in a fresh interpreter; its stderr ends with `LOADED [...]`: the modules it had imported at
+    exit that are one of `watched` or inside one of them (a package's submodules)."""
     env = dict(
         os.environ, PYTHONPATH=f"{tripwire}{os.pathsep}{os.environ.get('PYTHONPATH', '')}", EVCLI_HOME=str(evcli_home)
     )
     code = (
-        f"import sys, runpy; HEAVY = {HEAVY!r}; sys.argv = ['evcli'] + sys.argv[1:]\n"
+        f"import sys, runpy; WATCHED = {watched!r}; sys.argv = ['evcli'] + sys.argv[1:]\n"
         "try:\n    runpy.run_module('evcli', run_name='__main__')\n"
         "except SystemExit as exc:\n    code = exc.code\nelse:\n    code = 0\n"
-        "print('LOADED', sorted(m for m in sys.modules if m.split('.')[0] in HEAVY), file=sys.stderr)\n"
+        "inside = lambda m: any(m == w or m.startswith(w + '.') for w in WATCHED)\n"
+        "print('LOADED', sorted(m for m in sys.modules if inside(m)), file=sys.stderr)\n"
         "sys.exit(code)\n"
     )
     return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=env)
@@ -62,6 +68,36 @@ def test_fast_paths_import_no_model_client_nor_the_log_engine(args, tripwire_lit
     assert "TRIPWIRE" not in completed.stderr
     assert "LOADED []" in completed.stderr
     assert completed.returncode in (0, 4), completed.stderr
+
+
+@pytest.mark.parametrize(
+    ("sample", "cited"),
+    [
+        ("narrow-payment-highcpu.json", ["query_metrics"]),
+        ("broad-order-service.json", ["lookup_knowledge", "query_logs", "query_metrics"]),
+    ],
+)
+def test_gate_of_a_file_loads_no_backend(sample, cited, tripwire_litellm, evcli_home):
+    """The Gatekeeper reads the evidence arrays of the tools a session cited from their specs; the backends,
+    the time parser and SQLite that the tools' calls use are not imported (~8 ms of `gate FILE`'s start)."""
+    tools = tuple(f"evcli.tools.{name}" for name in cited)
+    completed = _run(["gate", str(SAMPLES / sample)], tripwire_litellm, evcli_home, watched=(*CALL_ONLY, *tools))
+    assert completed.returncode in (0, 4), completed.stderr
+    assert f"LOADED {sorted(tools)}" in completed.stderr, completed.stderr  # the cited tools, and nothing of CALL_ONLY
+
+
+def test_reading_every_tool_spec_loads_no_backend():
+    """Every built-in tool's spec (name, evidence arrays, parameter model) loads without what its calls use,
+    so gating a session that cites any tool stays as fast."""
+    code = (
+        "import sys; from evcli.tools import registry\n"
+        "shown = [(spec.name, spec.array_names, spec.single_names, list(spec.params.model_fields)) for spec in registry.specs()]\n"
+        f"CALL_ONLY = {CALL_ONLY!r}\n"
+        "print(len(shown), sorted(m for m in sys.modules if any(m == w or m.startswith(w + '.') for w in CALL_ONLY)))\n"
+    )
+    completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.strip() == "6 []", completed.stdout
 
 
 def test_store_reads_load_no_write_or_masking_code(tmp_path, evcli_home):
