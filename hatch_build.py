@@ -87,8 +87,7 @@ def build(root: Path, native: ModuleType) -> None:
         for module in native.MODULES:
             shim = built.joinpath(*module.split(".")).with_name(module.rsplit(".", 1)[1] + native.EXTENSION_SUFFIXES[0])
             shutil.copy2(shim, staged / native.shim_name(module))
-        group = native.GROUP.rsplit(".", 1)[1] + "__mypyc" + native.EXTENSION_SUFFIXES[0]
-        shutil.copy2(built.joinpath(*native.GROUP.split(".")[:-1], group), staged / group)
+        shutil.copy2(built.joinpath(*native.GROUP.split(".")[:-1], native.GROUP_FILE), staged / native.GROUP_FILE)
         lines = [f"suffix {native.EXTENSION_SUFFIXES[0]}"] + [native.manifest_line(m, package) for m in native.MODULES]
         (staged / "manifest.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
         shutil.rmtree(target, ignore_errors=True)

@@ -52,6 +52,7 @@ MODULES = (
     "evcli.tools.refs",
 )
 GROUP = "evcli._native.gatekeeper"  # mypyc's shared library of the compiled modules: evcli/_native/gatekeeper__mypyc
+GROUP_FILE = GROUP.rsplit(".", 1)[1] + "__mypyc" + EXTENSION_SUFFIXES[0]
 PACKAGE = Path(__file__).resolve().parent
 DIR = PACKAGE / "_native"
 MANIFEST = DIR / "manifest.txt"
@@ -59,6 +60,7 @@ _DISABLED = "EVCLI_NATIVE"
 
 
 def source(module: str, package: Path = PACKAGE) -> Path:
+    """The module's source file (`evcli.gatekeeper.typed`: gatekeeper/typed.py in `package`)."""
     return package.joinpath(*module.split(".")[1:]).with_suffix(".py")
 
 
@@ -88,26 +90,32 @@ def active() -> bool:
 
 
 def built_from_these_sources() -> bool:
-    """Whether `DIR` holds a build, by this interpreter, of exactly the current sources of `MODULES`."""
+    """Whether `DIR` holds a whole build, by this interpreter, of exactly the current sources of `MODULES`."""
     try:
         lines = MANIFEST.read_text(encoding="utf-8").splitlines()
-    except OSError:
+    except (OSError, UnicodeDecodeError):
         return False  # no build: a pure-Python install, or a checkout nobody compiled
     if not lines or lines[0] != f"suffix {EXTENSION_SUFFIXES[0]}":
         return False  # built by another interpreter
     recorded = dict(line.split(" ", 1) for line in lines[1:] if " " in line)
-    return set(recorded) == set(MODULES) and all(_unchanged(module, recorded[module]) for module in MODULES)
+    files = [shim_name(module) for module in MODULES] + [GROUP_FILE]
+    return (
+        set(recorded) == set(MODULES)
+        and all(_unchanged(module, recorded[module]) for module in MODULES)
+        and all((DIR / name).is_file() for name in files)
+    )
 
 
 def _unchanged(module: str, recorded: str) -> bool:
-    digest, size, mtime_ns = recorded.split(" ")
+    """Whether the module's source is the one `recorded` (`sha256 size mtime_ns`) describes."""
     try:
+        digest, size, mtime_ns = recorded.split(" ")
         path = source(module)
         stat = path.stat()
         if (str(stat.st_size), str(stat.st_mtime_ns)) == (size, mtime_ns):
             return True
         return str(stat.st_size) == size and _digest(path) == digest
-    except OSError:
+    except (OSError, ValueError):  # no source, or a damaged manifest line
         return False
 
 

@@ -96,6 +96,21 @@ def test_a_build_by_another_interpreter_is_not_loaded(copy: Path) -> None:
     assert _loaded(copy)["active"] is False
 
 
+def test_a_missing_compiled_file_loads_the_sources(copy: Path) -> None:
+    (copy / "evcli" / "_native" / native.shim_name("evcli.gatekeeper.facts")).unlink()
+    loaded = _loaded(copy)
+    assert loaded["active"] is False and _compiled(loaded) == {False}
+
+
+def test_a_damaged_manifest_loads_the_sources(copy: Path) -> None:
+    manifest = copy / "evcli" / "_native" / "manifest.txt"
+    manifest.write_text(manifest.read_text(encoding="utf-8").replace(" ", "  "), encoding="utf-8")
+    loaded = _loaded(copy)
+    assert loaded["active"] is False and _compiled(loaded) == {False}
+    manifest.write_bytes(b"\xff\xfe not text")
+    assert _loaded(copy)["active"] is False
+
+
 def test_evcli_native_0_loads_the_sources(copy: Path) -> None:
     loaded = _loaded(copy, EVCLI_NATIVE="0")
     assert loaded["active"] is False and _compiled(loaded) == {False}
