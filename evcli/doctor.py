@@ -7,7 +7,8 @@ server without the version endpoint is asked whether it is ready instead (Loki /
 /api/echo), the label naming a service has values in its data (Prometheus, Loki), the runbooks are indexed (how
 many), each role's model has its key and answers a one-token call (skipped with
 `model_call=False`), and the trace store's schema is one this evcli reads and SQLite's quick_check finds
-every page sound (read only: the check never creates, migrates or writes the store). A snapshot
+every page sound (read only: the check never creates, migrates or writes the store), and whether the
+Gatekeeper runs compiled (evcli/native.py) or as Python, and why. A snapshot
 environment is checked to exist instead of backends.
 
 Invariants: a check never raises; what fails is a `fail` row with the remedy in plain words. No
@@ -86,7 +87,8 @@ PROBES: dict[str, _Probe] = {
 
 
 def run_checks(settings: Settings, *, model_call: bool = True, store: Path | None = None) -> list[CheckRow]:
-    """Every check of `settings`, in a fixed order (environment, backends, runbooks, models, the store at `store`)."""
+    """Every check of `settings`, in a fixed order (environment, backends, runbooks, models, the store at `store`,
+    the Gatekeeper's build)."""
     jobs: list[Callable[[], list[CheckRow]]] = []
     backends = {name: backend for name, backend in settings.backends.items() if backend.url}
     if not backends:
@@ -100,7 +102,7 @@ def run_checks(settings: Settings, *, model_call: bool = True, store: Path | Non
         jobs.append(partial(_store, store))
     with ThreadPoolExecutor(max_workers=max(1, len(jobs))) as pool:
         results = list(pool.map(lambda job: job(), jobs))
-    return [row for rows in results for row in rows]
+    return [row for rows in results for row in rows] + [_gatekeeper()]
 
 
 def broken(rows: list[CheckRow]) -> bool:
@@ -264,6 +266,20 @@ def _runbook_dir(directory: Path) -> CheckRow:
     except Exception as exc:  # noqa: BLE001 - a check never raises
         return CheckRow("runbooks", str(directory), "fail", _one_line(exc), "add Markdown runbooks to the directory")
     return CheckRow("runbooks", str(directory), "ok" if count else "warn", f"{count} runbooks indexed")
+
+
+def _gatekeeper() -> CheckRow:
+    """Whether the Gatekeeper runs as compiled at install (evcli/native.py), and why not."""
+    from evcli import native
+
+    reason = native.why_not_active()
+    target = str(native.DIR)
+    if reason is None:
+        return CheckRow("gatekeeper", target, "ok", f"compiled ({len(native.MODULES)} modules)")
+    if reason.startswith("EVCLI_NATIVE"):
+        return CheckRow("gatekeeper", target, "skip", f"pure Python ({reason})")
+    remedy = "reinstall evcli (pip install .) where a C compiler is: gating then takes about a quarter less CPU"
+    return CheckRow("gatekeeper", target, "warn", f"pure Python: {reason}", remedy)
 
 
 # --- the trace store -------------------------------------------------------------------------------

@@ -28,7 +28,17 @@ from importlib.machinery import EXTENSION_SUFFIXES, ExtensionFileLoader, ModuleS
 from importlib.util import spec_from_file_location
 from pathlib import Path
 
-__all__ = ["DIR", "MANIFEST", "MODULES", "active", "built_from_these_sources", "install", "manifest_line", "shim_name"]
+__all__ = [
+    "DIR",
+    "MANIFEST",
+    "MODULES",
+    "active",
+    "built_from_these_sources",
+    "install",
+    "manifest_line",
+    "shim_name",
+    "why_not_active",
+]
 
 # The modules that checking a claim's facts runs per claim; each is fully annotated (mypy checks it) and
 # uses no dynamic feature mypyc rejects. A module added here is compiled by the next build.
@@ -85,25 +95,38 @@ def _digest(path: Path) -> str:
 def active() -> bool:
     """Whether this process loads `MODULES` compiled (see the invariants); read once."""
     if _state.active is None:
-        _state.active = os.environ.get(_DISABLED) != "0" and built_from_these_sources()
+        _state.active = why_not_active() is None
     return _state.active
+
+
+def why_not_active() -> str | None:
+    """Why `MODULES` load from their sources (None: they load compiled), in a few words."""
+    if os.environ.get(_DISABLED) == "0":
+        return f"{_DISABLED}=0"
+    return _why_not_built()
 
 
 def built_from_these_sources() -> bool:
     """Whether `DIR` holds a whole build, by this interpreter, of exactly the current sources of `MODULES`."""
+    return _why_not_built() is None
+
+
+def _why_not_built() -> str | None:
     try:
         lines = MANIFEST.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError):
-        return False  # no build: a pure-Python install, or a checkout nobody compiled
+        return "not compiled"  # a pure-Python install, or a checkout nobody compiled
     if not lines or lines[0] != f"suffix {EXTENSION_SUFFIXES[0]}":
-        return False  # built by another interpreter
+        return "compiled for another Python"
     recorded = dict(line.split(" ", 1) for line in lines[1:] if " " in line)
-    files = [shim_name(module) for module in MODULES] + [GROUP_FILE]
-    return (
-        set(recorded) == set(MODULES)
-        and all(_unchanged(module, recorded[module]) for module in MODULES)
-        and all((DIR / name).is_file() for name in files)
-    )
+    if set(recorded) != set(MODULES):
+        return "compiled for another list of modules"
+    edited = [module for module in MODULES if not _unchanged(module, recorded[module])]
+    if edited:
+        return f"{edited[0]} changed since it was compiled"
+    if not all((DIR / name).is_file() for name in [*map(shim_name, MODULES), GROUP_FILE]):
+        return "the compiled files are incomplete"
+    return None
 
 
 def _unchanged(module: str, recorded: str) -> bool:

@@ -37,7 +37,7 @@ def _loaded(root: Path, **env: str) -> dict[str, object]:
     script = (
         "import json, importlib, evcli.native as n\n"
         "files = {m: importlib.import_module(m).__spec__.origin for m in n.MODULES}\n"
-        "print(json.dumps({'active': n.active(), 'files': files}))\n"
+        "print(json.dumps({'active': n.active(), 'files': files, 'reason': n.why_not_active()}))\n"
     )
     run_env = {**os.environ, "PYTHONPATH": str(root), **env}
     result = subprocess.run([sys.executable, "-c", script], cwd=root, env=run_env, capture_output=True, text=True)
@@ -71,6 +71,7 @@ def test_an_edited_source_makes_every_module_load_from_its_source(copy: Path) ->
     loaded = _loaded(copy)
     assert loaded["active"] is False
     assert _compiled(loaded) == {False}  # typed.py is unchanged, and loads from its source too: all or none
+    assert loaded["reason"] == "evcli.gatekeeper.facts changed since it was compiled"  # what `evcli doctor` says
 
 
 def test_a_source_rewritten_with_the_same_text_keeps_the_build(copy: Path) -> None:

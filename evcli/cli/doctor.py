@@ -29,8 +29,8 @@ def doctor_command(
     db: DbOption = None,
     settings: Loaded = None,  # type: ignore[assignment]  # filled by the environment options
 ) -> None:
-    """Check backends (version, latency, service label), runbooks, each role's model and the trace store (schema,
-    SQLite's quick_check). Exit 1 if anything fails."""
+    """Check backends (version, latency, service label), runbooks, each role's model, the trace store (schema,
+    SQLite's quick_check) and whether the Gatekeeper runs compiled. Exit 1 if anything fails."""
     from evcli.core.paths import default_db_path
     from evcli.doctor import broken, run_checks
 

@@ -6,6 +6,7 @@ import time
 
 import pytest
 
+from evcli import native
 from tests.agents.scripted_server import ScriptedServer, answer, error
 from tests.backends.conftest import alertmanager, metrics_exporter, prometheus, start_process  # noqa: F401
 from tests.cli._util import evcli
@@ -203,3 +204,14 @@ def test_a_kubeconfig_is_checked_with_the_clients_version_call(tmp_path):
     run = evcli("doctor", "--kubeconfig", kubeconfig, "--no-model-call", "--json")  # the server is gone
     failed = _checks(run)["kubernetes"]
     assert run.exit_code == 1 and failed["status"] == "fail" and "--kubeconfig" in failed["remedy"], failed
+
+
+def test_the_gatekeeper_row_says_whether_it_runs_compiled_and_why_not(monkeypatch):
+    row = _checks(evcli("doctor", "--no-model-call", "--json"))["gatekeeper"]
+    if native.built_from_these_sources():  # tests/test_native.py requires the build where a compiler is
+        assert (row["status"], row["detail"]) == ("ok", f"compiled ({len(native.MODULES)} modules)")
+    else:
+        assert row["status"] == "warn" and row["detail"].startswith("pure Python: ") and "C compiler" in row["remedy"]
+    monkeypatch.setenv("EVCLI_NATIVE", "0")
+    row = _checks(evcli("doctor", "--no-model-call", "--json"))["gatekeeper"]
+    assert (row["status"], row["detail"]) == ("skip", "pure Python (EVCLI_NATIVE=0)")
