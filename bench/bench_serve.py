@@ -15,7 +15,8 @@ pipeline), then gets the same burst of alerts:
 
 * diagnoses_per_minute_1, diagnoses_per_minute_2: the burst's alerts over the wall time from its first
   delivery to its last finished diagnosis (median of the rounds; each round's value and the median
-  `duration_s` a worker recorded per diagnosis reported);
+  `duration_s` a worker recorded per diagnosis reported, with the server's cores, the web process's share
+  of them, the workers' CPU time per diagnosis and the machine's idle cores meanwhile);
 * workers_ratio: the median of each round's 2-worker / 1-worker ratio (target >= 1.8, on a quiet machine:
   `load_average_start` says how quiet it was);
 * post_alerts_median: in the 2-worker rounds, the latency of the single-alert POST /alerts deliveries sent
@@ -54,6 +55,9 @@ class Burst:
     wall_s: float
     diagnosis_s: float
     cores: float  # CPU seconds of the server's processes (web and workers) per wall second of the burst
+    web_cores: float  # of which the web process's
+    worker_cpu_s: float  # CPU seconds of the worker processes per diagnosis of the burst
+    idle_cores: float  # the machine's idle CPU seconds (idle and iowait, every core) per wall second of the burst
     post_s: list[float] = field(default_factory=list)
 
 
@@ -96,17 +100,25 @@ def _durations(db: Path, first_id: int) -> list[float]:
         return [row[0] for row in rows]
 
 
-def _cpu_s(group: int) -> float:
-    """CPU seconds (user + system, every thread) used so far by the live processes of process group `group`."""
-    ticks = 0
+def _cpu_s(group: int) -> tuple[float, float]:
+    """CPU seconds (user + system, every thread) used so far by the live processes of process group `group`:
+    (its leader, the web process; the others, the workers)."""
+    ticks = [0, 0]
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
             fields = stat.read_text().rpartition(")")[2].split()
         except OSError:  # the process ended meanwhile
             continue
         if int(fields[2]) == group:  # pgrp; utime and stime follow at 11 and 12
-            ticks += int(fields[11]) + int(fields[12])
-    return ticks / os.sysconf("SC_CLK_TCK")
+            ticks[stat.parent.name != str(group)] += int(fields[11]) + int(fields[12])
+    web, workers = (count / os.sysconf("SC_CLK_TCK") for count in ticks)
+    return web, workers
+
+
+def _idle_s() -> float:
+    """The machine's idle CPU seconds so far, every core (/proc/stat: idle and iowait): what no process used."""
+    fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()
+    return (int(fields[4]) + int(fields[5])) / os.sysconf("SC_CLK_TCK")
 
 
 def _wait_running(db: Path, workers: int, server: subprocess.Popen) -> None:
@@ -155,7 +167,7 @@ def _serve(tmp: Path, name: str, workers: int, burst: int) -> Burst:
             _post(conn, _delivery(n))
         _wait_done(db, warmup, server)
         conn.close()  # the server drops a connection idle for 5 s; the next request opens a new one
-        cpu, first = _cpu_s(server.pid), time.perf_counter()
+        cpu, idle, first = _cpu_s(server.pid), _idle_s(), time.perf_counter()
         half = burst // 2
         for n in range(warmup, warmup + half):
             _post(conn, _delivery(n))
@@ -163,12 +175,15 @@ def _serve(tmp: Path, name: str, workers: int, burst: int) -> Burst:
         post_s = [_post(conn, _delivery(n)) for n in range(warmup + half, warmup + burst)]
         _wait_done(db, warmup + burst, server)
         wall = time.perf_counter() - first
-        cores = (_cpu_s(server.pid) - cpu) / wall
+        web, workers = (after - before for after, before in zip(_cpu_s(server.pid), cpu, strict=True))
+        idle = _idle_s() - idle
         conn.close()
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=30)
-    return Burst(burst / wall * 60, wall, statistics.median(_durations(db, warmup + 1)), cores, post_s)
+    diagnosis_s = statistics.median(_durations(db, warmup + 1))
+    cores = (web + workers) / wall
+    return Burst(burst / wall * 60, wall, diagnosis_s, cores, web / wall, workers / burst, idle / wall, post_s)
 
 
 def _rate(runs: list[Burst], workers: int, burst: int) -> dict:
@@ -179,6 +194,9 @@ def _rate(runs: list[Burst], workers: int, burst: int) -> dict:
         "wall_s": [r2(run.wall_s) for run in runs],
         "diagnosis_s_median": [r4(run.diagnosis_s) for run in runs],
         "server_cores": [r2(run.cores) for run in runs],
+        "web_cores": [r2(run.web_cores) for run in runs],
+        "worker_cpu_ms_per_diagnosis": [round(run.worker_cpu_s * 1000) for run in runs],
+        "machine_idle_cores": [r2(run.idle_cores) for run in runs],
         "alerts": burst,
         "workers": workers,
         "ok": None,
@@ -208,7 +226,9 @@ def main() -> None:
                     log(
                         f"round {number + 1}/{rounds}, --workers {workers}: {run.per_minute:.1f} diagnoses per "
                         f"minute ({burst} in {run.wall_s:.1f} s; {run.diagnosis_s * 1000:.0f} ms per diagnosis; "
-                        f"{run.cores:.2f} cores; "
+                        f"{run.cores:.2f} cores, web {run.web_cores:.2f}; "
+                        f"workers' CPU {run.worker_cpu_s * 1000:.0f} ms per diagnosis; "
+                        f"machine idle {run.idle_cores:.2f} cores; "
                         f"load {os.getloadavg()[0]:.2f})"
                     )
         except (OSError, RuntimeError, subprocess.TimeoutExpired) as exc:

@@ -8,8 +8,9 @@ writing JSON escapes; no other line text. It is written as it is read (evcli.bac
 row group per window of rows (the side-list columns null), then one row group of the side lists (the
 number columns null); the metadata (counts, build record) last. This module reads it: a query reads the
 log's bytes through a read-only mmap (`open_binary`: contained in the
-environment's directory) and matches keywords over them vectorised, two threads at a time: chunks of
-lines as one Arrow binary array over the mapped bytes (no copy), matched by pyarrow's RE2 kernels. (Polars'
+environment's directory) and matches keywords over them vectorised, two threads at a time (the process's
+kept threads, evcli.core.pools; a range of fewer than _INLINE_ROWS rows in the query's own thread): chunks
+of lines as one Arrow binary array over the mapped bytes (no copy), matched by pyarrow's RE2 kernels. (Polars'
 regex over the same chunks as text cost as much CPU with the UTF-8 check its strings need, measured on
 5M lines; binary needs no check and matches bytes that are not UTF-8 as they are.)
 
@@ -43,7 +44,8 @@ Invariants:
   - the tool call's deadline (check_deadline) is checked before each block and between chunks of rows
     scanned and of lines decoded: a query is stopped with DeadlineExceeded;
   - a `StoredLog` belongs to one thread (its side lists are read on first use, unlocked): each query
-    opens its own; its scan threads only read the mapped bytes and return before the query does.
+    opens its own; its scans and read-ahead on other threads only read the mapped bytes and the store
+    and end before the query does (an abandoned one is waited for), so neither is closed under them.
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ import mmap
 import os
 import re
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent import futures
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -63,12 +65,16 @@ import numpy as np
 from evcli.backends.logsearch import FileMatches, Filter
 from evcli.backends.logtable import decoded
 from evcli.core.files import check_deadline, open_binary
+from evcli.core.pools import Limited, threads
 
 STORE_VERSION = 2  # 2: written in row groups, the side lists in the last one
 META_KEY = "evcli.logstore"
 STORED = ("skipped", "gap", "length", "ts", "level", "derived", "template", "instance", "back")
 SIDE_LISTS = ("templates", "instances", "text_lineno", "text", "unescaped_lineno", "unescaped")
 _SCAN_ROWS = 1 << 19  # rows per scanned chunk: the deadline is checked between chunks
+# fewer rows are scanned in the query's thread: pyarrow matches about 50 ns a row here (2-core EPYC), so
+# 8,192 take 0.4 ms, and handing two halves to other threads and back costs about 0.1 ms of CPU
+_INLINE_ROWS = 1 << 13
 _GROUP_ROWS = 1 << 16  # rows a query reads at least at a time: smaller row groups are read together
 _DECODE_ROWS = 1 << 14  # lines decoded between deadline checks
 _THREADS = 2
@@ -137,31 +143,31 @@ class StoredLog:
 
     def groups(self) -> Iterator[Group]:
         """The table's rows in file order, a block of consecutive row groups at a time (`_blocks`), each
-        decoded when it is reached while the next one is read on a thread; the deadline is checked
-        before each."""
-        import pyarrow.parquet as pq
-
+        decoded when it is reached while the next one is read on a kept thread (the first is read here);
+        the deadline is checked before each."""
         before = previous_end = 0
-        with pq.ParquetFile(self.store) as parquet, ThreadPoolExecutor(1) as reader:
+        with self._parquet() as parquet:
             blocks = _blocks(parquet)
-            reads = [reader.submit(parquet.read_row_groups, blocks[0], columns=list(STORED))] if blocks else []
-            for at in range(len(blocks)):
-                check_deadline()
-                read = reads.pop().result()
-                if at + 1 < len(blocks):  # one read ahead: the file's reads run while a block is queried
-                    reads.append(reader.submit(parquet.read_row_groups, blocks[at + 1], columns=list(STORED)))
-                group = Group(_decoded({name: read[name].to_numpy() for name in STORED}, before, previous_end))
-                before += len(group)
-                previous_end = int(group["start"][-1] + group["length"][-1])
-                yield group
+            ahead: futures.Future[Any] | None = None
+            try:
+                for at, block in enumerate(blocks):
+                    check_deadline()
+                    read = self._read(parquet, block) if ahead is None else ahead.result()
+                    # one read ahead: the file's reads run while a block is queried
+                    ahead = threads().submit(self._read, parquet, blocks[at + 1]) if at + 1 < len(blocks) else None
+                    group = Group(_decoded({name: read[name].to_numpy() for name in STORED}, before, previous_end))
+                    before += len(group)
+                    previous_end = int(group["start"][-1] + group["length"][-1])
+                    yield group
+            finally:
+                if ahead is not None:  # the query stopped early: the file is not closed under the read
+                    futures.wait([ahead])
 
     def column(self, name: str) -> np.ndarray:
         """A number column of the whole table (`_decoded`); all are read at the first use of one."""
         if not self._columns:
-            import pyarrow.parquet as pq
-
-            with pq.ParquetFile(self.store) as parquet:
-                read = parquet.read_row_groups(list(range(parquet.num_row_groups - 1)), columns=list(STORED))
+            with self._parquet() as parquet:
+                read = self._read(parquet, list(range(parquet.num_row_groups - 1)))
             self._columns = _decoded({key: read[key].to_numpy() for key in STORED}, 0, 0)
         return self._columns[name]
 
@@ -169,11 +175,11 @@ class StoredLog:
         """A side list (templates, instances, text and unescaped with their line numbers); all are read
         at the first use of one, in one read of the last row group."""
         if not self._lists:
-            import pyarrow.parquet as pq
-
             counts = self.meta["counts"]
-            with pq.ParquetFile(self.store) as parquet:
-                group = parquet.read_row_group(parquet.num_row_groups - 1, columns=list(SIDE_LISTS))
+            with self._parquet() as parquet:
+                group = parquet.read_row_group(
+                    parquet.num_row_groups - 1, columns=list(SIDE_LISTS), use_threads=self.rows >= _GROUP_ROWS
+                )
             self._lists = {column: group[column][: counts[column]].to_pylist() for column in SIDE_LISTS}
         return self._lists[name]
 
@@ -215,6 +221,22 @@ class StoredLog:
         return self.text(
             int(self.column("lineno")[row]), int(self.column("start")[row]), int(self.column("length")[row]), texts
         )
+
+    def _parquet(self) -> Any:
+        """The store opened for reading, without Arrow's pre-buffering: that hands each read to Arrow's I/O
+        threads (for high-latency file systems) and waits for them, and this file is local. With two worker
+        processes busy on two cores, a diagnosis's main thread spent 36% of its time in these reads that way,
+        7% without (py-spy, issue 27); a query of the host environment's logs alone took 1.62 ms of CPU, 1.51."""
+        import pyarrow.parquet as pq
+
+        return pq.ParquetFile(self.store, pre_buffer=False)
+
+    def _read(self, parquet: Any, groups: list[int]) -> Any:
+        """The stored columns of row groups `groups`; decoded by Arrow's threads only in a store of at least
+        _GROUP_ROWS rows (in a smaller one, handing its few columns to them and back costs more CPU than it
+        saves: keyword queries of the host environment's logs took 1.90 ms of CPU each that way, 1.62 ms in
+        the query's thread alone; medians of 3 runs)."""
+        return parquet.read_row_groups(groups, columns=list(STORED), use_threads=self.rows >= _GROUP_ROWS)
 
     def release(self, low: int, high: int) -> None:
         """Drop the mapped pages of bytes [low, high) from the process (the page cache keeps them): a
@@ -294,14 +316,14 @@ def group_line(stored: StoredLog, group: Group, row: int, texts: dict[int, str])
 def selections(stored: StoredLog, wanted: Filter) -> Iterator[tuple[Group, np.ndarray]]:
     """Each block of rows (`StoredLog.groups`) with the mask of its rows `wanted` keeps
     (logsearch.Filter.where, row by row), the caller's to change."""
-    with ThreadPoolExecutor(_THREADS) as pool:
-        for group in stored.groups():
-            keep = _kept(group, wanted)
-            for keyword in wanted.keywords:
-                if not keep.any():
-                    break
-                keep &= _holding(stored, group, keyword, keep, pool)
-            yield group, keep
+    scans = Limited(_THREADS)
+    for group in stored.groups():
+        keep = _kept(group, wanted)
+        for keyword in wanted.keywords:
+            if not keep.any():
+                break
+            keep &= _holding(stored, group, keyword, keep, scans)
+        yield group, keep
 
 
 def _kept(group: Group, wanted: Filter) -> np.ndarray:
@@ -321,7 +343,7 @@ def _kept(group: Group, wanted: Filter) -> np.ndarray:
     return keep
 
 
-def _holding(stored: StoredLog, group: Group, keyword: str, keep: np.ndarray, pool: ThreadPoolExecutor) -> np.ndarray:
+def _holding(stored: StoredLog, group: Group, keyword: str, keep: np.ndarray, scans: Limited) -> np.ndarray:
     """A mask of the group's rows among `keep` whose text holds `keyword` (the module's invariants)."""
     found = np.zeros(len(keep), bool)
     if "\x00" in keyword:
@@ -334,7 +356,7 @@ def _holding(stored: StoredLog, group: Group, keyword: str, keep: np.ndarray, po
     else:
         first, last = int(kept[0]), int(kept[-1]) + 1
         piece = keyword if keyword.isdigit() else keyword[:_PIECE_CHARS]
-        found[first:last] = _scan(stored, group, piece, first, last, pool)
+        found[first:last] = _scan(stored, group, piece, first, last, scans)
         if piece != keyword or "\r" in keyword or "\n" in keyword or keyword.isspace():  # candidates only
             again = np.flatnonzero(found & keep)
             found[again] = [holds(group_line(stored, group, row, texts)) for row in _checked(again.tolist())]
@@ -363,24 +385,27 @@ def _text_matcher(keyword: str) -> Callable[[str], bool]:
     return lambda text: lowered in text.translate(_ASCII_LOWER)
 
 
-def _scan(stored: StoredLog, group: Group, keyword: str, first: int, last: int, pool: ThreadPoolExecutor) -> np.ndarray:
+def _scan(stored: StoredLog, group: Group, keyword: str, first: int, last: int, scans: Limited) -> np.ndarray:
     """A mask over the group's rows [first, last): the row's bytes up to the next row's start (the
     group's last row: its end) hold `keyword` (ASCII case folded; digits: a whole number). The rows are
-    scanned in chunks of at most _SCAN_ROWS, at least one per thread; the deadline is checked as each
-    chunk's result is taken."""
+    scanned in chunks of at most _SCAN_ROWS, at least one per thread (fewer than _INLINE_ROWS rows: here,
+    in one); the deadline is checked as each chunk's result is taken."""
+    if last - first < _INLINE_ROWS:
+        check_deadline()
+        return _scan_chunk(stored, _offsets(group, first, last), keyword)
     step = min(_SCAN_ROWS, -(-(last - first) // _THREADS))
-    futures: list[Future[np.ndarray]] = [
-        pool.submit(_scan_chunk, stored, _offsets(group, low, min(low + step, last)), keyword)
+    chunks = [
+        scans.submit(_scan_chunk, stored, _offsets(group, low, min(low + step, last)), keyword)
         for low in range(first, last, step)
     ]
     try:
         parts = []
-        for future in futures:
+        for chunk in chunks:
             check_deadline()
-            parts.append(future.result())
+            parts.append(chunk.result())
     except BaseException:
-        for future in futures:
-            future.cancel()
+        scans.cancel_waiting()
+        futures.wait(chunks)  # those started read the mapped bytes: they end before the query closes them
         raise
     return np.concatenate(parts)
 

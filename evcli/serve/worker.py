@@ -103,13 +103,22 @@ def _diagnose(pipeline: Pipeline, alert: dict[str, Any], on_session: Callable[[s
     from evcli.aiops import AlertInput, diagnose_alert
 
     report = diagnose_alert(pipeline, AlertInput(**alert), on_session)
-    document = pipeline.store.load(report["session_id"])
-    return {
-        "session_id": report["session_id"],
-        "verdict": report["verdict"],
-        "tool_errors": sum(not invocation.success for invocation in document.invocations),
-        "model_errors": sum(step.status == "error" or bool(step.error) for step in document.steps),
-    }
+    session_id = report["session_id"]
+    return {"session_id": session_id, "verdict": report["verdict"], **session_errors(pipeline.store, session_id)}
+
+
+# What SessionDocument.invocations / .steps give as `not success` and `status == "error" or bool(error)`, counted
+# in the store: loading the whole document for two numbers cost 1.1 ms of each diagnosis (issue 27).
+_ERRORS = (
+    "SELECT (SELECT count(*) FROM tool_invocation WHERE session_id = :session AND NOT success),"
+    " (SELECT count(*) FROM agent_step WHERE session_id = :session AND (status = 'error' OR error != ''))"
+)
+
+
+def session_errors(store: TraceStore, session_id: str) -> dict[str, int]:
+    """The session's failed tool calls and failed model calls."""
+    tools, models = store.conn.execute(_ERRORS, {"session": session_id}).fetchone()
+    return {"tool_errors": tools, "model_errors": models}
 
 
 def _record(

@@ -1,8 +1,9 @@
 """The evidence calls of one model reply, run side by side with the outcome of running them one by one.
 
 A model may ask for several calls in one reply. `CallBatch` runs them concurrently, at most
-MAX_PARALLEL_CALLS at once (a bounded thread pool), each under the per-call timeout of
-`run_admitted`, and hands back what running them one after another, in the order asked, gives.
+MAX_PARALLEL_CALLS at once (on the process's kept threads: `evcli.core.pools.Limited`), each under
+the per-call timeout of `run_admitted`, and hands back what running them one after another, in the
+order asked, gives.
 
 Invariants:
   - outcomes and records follow the order asked: `settle` waits for each call in turn and records it
@@ -27,13 +28,14 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
 from evcli.contracts import EvidenceRef, RetrievalDetails, ToolInvocation
 from evcli.core.errors import BadInput
+from evcli.core.pools import Limited
 from evcli.tools.guards import ToolRefused, may_refuse_as_wider
 from evcli.tools.runner import AdmittedCall, HistoryPending, SessionView, ToolEnvironment, admit, run_admitted
 
@@ -95,7 +97,7 @@ class CallBatch:
         workers = MAX_PARALLEL_CALLS if workers is None else workers
         if workers > 1:
             _built_before_threads()
-        self._pool = ThreadPoolExecutor(workers, thread_name_prefix="evcli-call") if workers > 1 else None
+        self._pool = Limited(workers) if workers > 1 else None
 
     def __enter__(self) -> CallBatch:
         return self
@@ -104,12 +106,12 @@ class CallBatch:
         self.close()
 
     def close(self) -> None:
-        """End the pool; calls asked and not settled (an interrupt, a failure) are given up at once:
-        queued ones never start, running ones stop waiting and are not recorded."""
+        """Calls asked and not settled (an interrupt, a failure) are given up at once: queued ones never
+        start, running ones stop waiting and are not recorded (every call settled has finished)."""
         if self._asked:
             self._stop.set()
-        if self._pool is not None:
-            self._pool.shutdown(wait=not self._stop.is_set(), cancel_futures=True)
+            if self._pool is not None:
+                self._pool.cancel_waiting()
 
     def ask(self, tool_name: str, arguments: dict[str, Any]) -> None:
         asked = _Asked(tool_name, arguments)
@@ -125,7 +127,7 @@ class CallBatch:
             self._asked.pop(0)
         return outcomes
 
-    def _start_early(self, asked: _Asked, pool: ThreadPoolExecutor) -> None:
+    def _start_early(self, asked: _Asked, pool: Limited) -> None:
         """Start `asked` now when its admission cannot depend on the calls asked before it."""
         running = [earlier.admitted for earlier in self._asked if earlier.admitted is not None]
         if any(earlier.admitted is None and earlier.tool_name == asked.tool_name for earlier in self._asked):

@@ -7,9 +7,10 @@ when a successful, untruncated query found nothing. A backend that fails gives
 `evidence_status: failed` and no refs — never a fake "no evidence".
 
 A call's timeout is real: the fetch runs under a deadline that every snapshot
-read checks (`evcli.core.files`), so at the timeout the work stops, the
-invocation is recorded failed ("timed out after 15s"), and the worker is a
-daemon thread, so even a backend that never checks cannot keep the process alive.
+read checks (`evcli.core.files`), so at the timeout the work stops and the
+invocation is recorded failed ("timed out after 15s"). The fetch runs on one of
+the process's kept daemon threads (`evcli.core.pools`), so even a backend that
+never checks cannot keep the process alive, and the later calls get other threads.
 
 A call is admitted (`admit`: parameters validated, the guards passed) and then run
 (`run_admitted`), so the calls of one model reply can be admitted in the order asked
@@ -24,6 +25,7 @@ import os
 import threading
 import time
 from collections.abc import Callable
+from concurrent import futures
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -32,6 +34,7 @@ from evcli.backends.base import EvidenceBackend
 from evcli.contracts import RetrievalDetails, ToolInvocation
 from evcli.core.errors import BackendError, BadInput
 from evcli.core.files import Deadline, DeadlineExceeded, deadline_scope
+from evcli.core.pools import threads
 from evcli.core.redaction import Redactor
 from evcli.tools import guards, refs, registry
 from evcli.tools.fetch import Outcome, cap_text
@@ -215,44 +218,37 @@ class CallAbandoned(Exception):
 
 
 def _with_timeout(call: Callable[[], Outcome], timeout_s: float, stop: threading.Event | None = None) -> Outcome:
-    """`call()` in a daemon worker under a deadline; TimeoutError once it passes, CallAbandoned once
-    `stop` is set. The deadline is cancelled whichever way this returns (a Ctrl-C too), so the worker
-    stops at its next check."""
+    """`call()` on one of the process's kept daemon threads (evcli.core.pools) under a deadline; TimeoutError
+    once it passes, CallAbandoned once `stop` is set. The deadline is cancelled whichever way this returns (a
+    Ctrl-C too), so the call stops at its next check; one that never checks keeps only its own thread."""
     deadline = Deadline(timeout_s)
-    done: dict[str, Any] = {}
 
-    def work() -> None:
-        try:
-            with deadline_scope(deadline):
-                done["outcome"] = call()
-        except BaseException as exc:  # handed to the caller below
-            done["error"] = exc
+    def work() -> Outcome:
+        with deadline_scope(deadline):
+            return call()
 
-    worker = threading.Thread(target=work, name="evcli-tool", daemon=True)
-    worker.start()
+    running = threads().submit(work)
     try:
-        _join(worker, timeout_s, stop)
+        _wait(running, timeout_s, stop)
     finally:
         deadline.cancel()
     if stop is not None and stop.is_set():
         raise CallAbandoned()
-    if worker.is_alive():
-        worker.join(_STOP_GRACE_S)  # not left running beside the next call
+    if not running.done():
+        futures.wait([running], _STOP_GRACE_S)  # not left running beside the next call
         raise TimeoutError(f"timed out after {timeout_s:g}s")
-    error = done.get("error")
-    if isinstance(error, DeadlineExceeded):
-        raise TimeoutError(str(error)) from error
-    if error is not None:
-        raise error
-    return done["outcome"]
+    try:
+        return running.result()
+    except DeadlineExceeded as exc:
+        raise TimeoutError(str(exc)) from exc
 
 
-def _join(worker: threading.Thread, timeout_s: float, stop: threading.Event | None) -> None:
-    """Wait for `worker` up to `timeout_s`, and no longer than `stop` stays clear (checked every
+def _wait(running: futures.Future[Outcome], timeout_s: float, stop: threading.Event | None) -> None:
+    """Wait for `running` up to `timeout_s`, and no longer than `stop` stays clear (checked every
     _STOP_POLL_S: a pool thread that waits here must not keep an interrupted process alive)."""
     if stop is None:
-        worker.join(timeout_s)
+        futures.wait([running], timeout_s)
         return
     ends = time.monotonic() + timeout_s
-    while worker.is_alive() and not stop.is_set() and (left := ends - time.monotonic()) > 0:
-        worker.join(min(left, _STOP_POLL_S))
+    while not running.done() and not stop.is_set() and (left := ends - time.monotonic()) > 0:
+        futures.wait([running], min(left, _STOP_POLL_S))

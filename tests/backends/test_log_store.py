@@ -200,8 +200,11 @@ def _sql_rows(table: LogTable, data: bytes) -> Iterator[tuple[Any, ...]]:
 
 @pytest.fixture(autouse=True)
 def one_row_group_at_a_time(monkeypatch):
-    """Queries read the row groups one at a time, however small: their results are merged across many."""
+    """Queries read the row groups one at a time, however small: their results are merged across many. A
+    group of the generated logs (thousands of rows) is scanned on other threads in chunks, a smaller one in
+    the query's thread: both ways are compared with the SQLite index."""
     monkeypatch.setattr(logstore, "_GROUP_ROWS", 1)
+    monkeypatch.setattr(logstore, "_INLINE_ROWS", 1000)
 
 
 # --- the differential test ------------------------------------------------------------------------------

@@ -4,8 +4,10 @@ offline engine's replies of several calls), each under its own timeout, and give
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
+import traceback
 from typing import Any
 
 import pytest
@@ -16,6 +18,7 @@ from evcli.evals.cases import load_cases
 from evcli.gatekeeper.rules import load_rules
 from evcli.pipeline import Pipeline
 from evcli.store.db import TraceStore
+from evcli.tools import runner
 from evcli.tools.batch import CallBatch
 from evcli.tools.context import build_environment
 from evcli.tools.runner import ToolEnvironment, ToolSettings, stored_guards
@@ -184,17 +187,30 @@ def test_a_batch_given_up_stops_waiting_at_once(store):
             reply.ask(name, params)
         for _ in HANGING_CALLS:
             assert backend.started.acquire(timeout=5)
+        assert len(waiting_for_calls()) == len(HANGING_CALLS)
         started = time.perf_counter()
         reply.close()
         closed = time.perf_counter() - started
-        waiting = [thread for thread in threading.enumerate() if thread.name.startswith("evcli-call")]
-        for thread in waiting:
-            thread.join(1)
+        deadline = time.monotonic() + 1
+        while waiting_for_calls() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        still_waiting = waiting_for_calls()
     finally:
         backend.release.set()
 
-    assert closed < 0.2 and not any(thread.is_alive() for thread in waiting)
+    assert closed < 0.2 and still_waiting == []
     assert store.load(session.id).invocations == []
+
+
+def waiting_for_calls() -> list[str]:
+    """The threads waiting for a call's fetch to end (in `evcli.tools.runner._wait`): the batch's own ones, not
+    the fetches stuck in a backend (the calls' kept threads go back to the process's pool, evcli.core.pools)."""
+    names = {thread.ident: thread.name for thread in threading.enumerate()}
+    return [
+        names.get(ident, str(ident))
+        for ident, frame in sys._current_frames().items()
+        if any(seen.f_code is runner._wait.__code__ for seen, _ in traceback.walk_stack(frame))
+    ]
 
 
 # --- the offline engine, whose replies ask for several calls ---------------------------------------
