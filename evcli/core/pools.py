@@ -36,6 +36,7 @@ KEEP = 16  # idle threads kept at most
 IDLE_S = 2.0  # an idle thread ends after this long unused
 
 _Task = tuple[Future[Any], Callable[..., Any], tuple[Any, ...]]
+_Inbox = queue.SimpleQueue[_Task | None]  # a thread's tasks; None ends it
 
 
 class PerProcess(Generic[T]):
@@ -62,7 +63,8 @@ class Threads:
     def __init__(self, name: str = "evcli-pool", keep: int = KEEP, idle_s: float = IDLE_S) -> None:
         self.name, self.keep, self.idle_s = name, keep, idle_s
         self._lock = threading.Lock()
-        self._idle: list[queue.SimpleQueue[_Task]] = []  # the inboxes of idle threads, the latest idle last
+        self._idle: list[_Inbox] = []  # the inboxes of idle threads, the latest idle last
+        self._thread_of: dict[_Inbox, threading.Thread] = {}  # each live thread by its inbox
         self._busy = 0
         self._numbers = itertools.count(1)
 
@@ -89,21 +91,24 @@ class Threads:
             self._busy += 1
             inbox = self._idle.pop() if self._idle else None
         if inbox is None:
-            inbox = queue.SimpleQueue()
+            inbox = _Inbox()
             thread = threading.Thread(
                 target=self._serve, args=(inbox,), name=f"{self.name}-{next(self._numbers)}", daemon=True
             )
+            with self._lock:
+                self._thread_of[inbox] = thread
             try:
                 thread.start()
             except RuntimeError as exc:  # "can't start new thread": the process's limit, or it is exiting
                 with self._lock:
                     self._busy -= 1
+                    self._thread_of.pop(inbox, None)
                 if future.set_running_or_notify_cancel():
                     future.set_exception(exc)
                 return
         inbox.put((future, fn, args))
 
-    def _serve(self, inbox: queue.SimpleQueue[_Task]) -> None:
+    def _serve(self, inbox: _Inbox) -> None:
         task: _Task | None = inbox.get()
         while task is not None:
             future, fn, args = task
@@ -113,6 +118,8 @@ class Threads:
                 kept = len(self._idle) < self.keep
                 if kept:
                     self._idle.append(inbox)
+                else:
+                    self._thread_of.pop(inbox, None)
             if outcome is not None:
                 _settle(future, *outcome)
             del task, future, fn, args, outcome  # nothing of a finished task is held while idle
@@ -120,7 +127,7 @@ class Threads:
                 return
             task = self._next(inbox)
 
-    def _next(self, inbox: queue.SimpleQueue[_Task]) -> _Task | None:
+    def _next(self, inbox: _Inbox) -> _Task | None:
         """The next task given to this idle thread; None when it ends instead (IDLE_S unused)."""
         try:
             return inbox.get(timeout=self.idle_s)
@@ -128,8 +135,20 @@ class Threads:
             with self._lock:
                 if inbox in self._idle:
                     self._idle.remove(inbox)
+                    self._thread_of.pop(inbox, None)
                     return None
-            return inbox.get()  # taken for a task meanwhile: it is on its way
+            return inbox.get()  # taken for a task meanwhile (or retired: None): it is on its way
+
+    def retire_idle(self) -> None:
+        """End every idle thread now, and wait until each has: a process about to fork (a large gate,
+        evcli/gatekeeper/parallel.py) keeps no thread it does not need."""
+        with self._lock:
+            retired, self._idle = self._idle, []
+            ending = [self._thread_of.pop(inbox) for inbox in retired if inbox in self._thread_of]
+        for inbox in retired:
+            inbox.put(None)
+        for thread in ending:
+            thread.join()
 
 
 def _outcome(future: Future[Any], fn: Callable[..., Any], args: tuple[Any, ...]) -> tuple[bool, Any] | None:

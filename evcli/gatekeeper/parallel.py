@@ -10,7 +10,8 @@ order as checking the claims one after the other.
 
 Invariants: the result is exactly `[check(part) for part in parts]`. Only a session of at least
 `MIN_WEIGHT` bindings is split (below it a fork costs more than it saves), only where `os.fork` exists,
-more than one core is usable and the process runs no other thread (a fork copies only the calling
+more than one core is usable and the process runs no other thread once the idle kept threads of earlier tool
+calls are ended (evcli.core.pools) (a fork copies only the calling
 thread: a lock another thread held would stay held in the child). A child inherits the caller's memory
 (nothing is sent to it), sends `encode(outcome)` back through a pipe and leaves with `os._exit`,
 running no exit handler and flushing no buffer of the caller. When a child fails in any way (or what it
@@ -66,7 +67,12 @@ def usable_cores() -> int:
 
 
 def _may_fork(weight: int) -> bool:
-    return weight >= MIN_WEIGHT and hasattr(os, "fork") and threading.active_count() == 1
+    if weight < MIN_WEIGHT or not hasattr(os, "fork"):
+        return False
+    from evcli.core.pools import threads
+
+    threads().retire_idle()  # the kept idle threads of earlier tool calls end now: they hold no lock to inherit
+    return threading.active_count() == 1
 
 
 # The caller's part is this much heavier than a child's: a child's part takes longer than the same weight in the

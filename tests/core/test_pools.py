@@ -95,6 +95,24 @@ def test_idle_threads_end_after_idle_s_and_at_most_keep_wait():
     assert kept.submit(lambda: "again").result(timeout=5) == "again"
 
 
+def test_retire_idle_ends_the_idle_threads_now_and_leaves_a_running_task_alone():
+    pool = Threads(name="evcli-test-retire", idle_s=60.0)
+    for future in [pool.submit(time.sleep, 0) for _ in range(3)]:
+        future.result(timeout=5)
+    release = threading.Event()
+    running = pool.submit(release.wait, 5)
+    time.sleep(0.05)
+    assert pool.idle >= 1 and pool.busy == 1
+
+    pool.retire_idle()
+
+    alive = [t for t in threading.enumerate() if t.name.startswith("evcli-test-retire")]
+    assert pool.idle == 0 and len(alive) == 1  # only the one running its task, although idle_s is a minute
+    release.set()
+    assert running.result(timeout=5) is True
+    assert pool.submit(lambda: 7).result(timeout=5) == 7  # the pool serves on
+
+
 def test_the_process_pool_is_built_once_and_again_in_a_forked_child():
     """A child forked after the parent used its threads has none of them: a task handed to the parent's
     idle thread would never run. The child builds its own pool and its tasks run."""

@@ -148,6 +148,23 @@ def test_parts_are_contiguous_in_order_and_the_later_ones_run_in_children(reques
     assert len(outcomes) == min(parallel.usable_cores(), 8)
 
 
+@pytest.mark.skipif(not hasattr(os, "fork") or parallel.usable_cores() < 2, reason="needs fork and two cores")
+def test_a_large_session_right_after_tool_calls_is_still_split(request):
+    """Tool calls leave kept idle threads (evcli.core.pools) for a while: they end before the fork, so a gate
+    right after an ask still runs in parts."""
+    if _run_alone(request):
+        return
+    from evcli.core.pools import threads
+
+    for future in [threads().submit(sum, [1, 2]) for _ in range(4)]:
+        assert future.result(timeout=5) == 3
+    assert threading.active_count() > 1
+    items = list(range(5000))
+    outcomes = parallel.in_parts(items, [1] * len(items), _pid_check(os.getpid()), _encode, _decode)
+    assert [in_parent for _, in_parent in outcomes] == [True] + [False] * (len(outcomes) - 1)
+    assert len(outcomes) == min(parallel.usable_cores(), 8)
+
+
 def test_a_small_session_is_checked_in_one_part():
     outcomes = parallel.in_parts(list(range(10)), [1] * 10, _pid_check(os.getpid()), _encode, _decode)
     assert outcomes == [(list(range(10)), True)]
