@@ -4,7 +4,6 @@ builds its own), a new context per task, idle threads ending, and `Limited`'s bo
 from __future__ import annotations
 
 import contextvars
-import os
 import threading
 import time
 from concurrent.futures import CancelledError
@@ -13,6 +12,7 @@ import pytest
 
 from evcli.core import pools
 from evcli.core.pools import Limited, PerProcess, Threads
+from tests.forked import answer_in_child
 
 
 def current() -> threading.Thread:
@@ -119,30 +119,13 @@ def test_the_process_pool_is_built_once_and_again_in_a_forked_child():
     parent = pools.threads()
     assert pools.threads() is parent
     assert parent.submit(lambda: 1).result(timeout=5) == 1 and parent.idle >= 1
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: only os._exit leaves it (no pytest teardown here)
-        try:
-            child = pools.threads()
-            answer = child.submit(lambda: 42).result(timeout=5)
-            os.write(write, b"its own pool ran it" if child is not parent and answer == 42 else b"wrong")
-        except BaseException:
-            os.write(write, b"never ran")
-        finally:
-            os._exit(0)
-    os.close(write)
-    try:
-        assert _read_within(read, 10) == b"its own pool ran it"
-    finally:
-        os.close(read)
-        os.waitpid(pid, 0)
 
+    def in_child() -> bytes:
+        child = pools.threads()
+        answer = child.submit(lambda: 42).result(timeout=5)
+        return b"its own pool ran it" if child is not parent and answer == 42 else b"wrong"
 
-def _read_within(descriptor: int, timeout_s: float) -> bytes:
-    import select
-
-    ready, _, _ = select.select([descriptor], [], [], timeout_s)
-    return os.read(descriptor, 64) if ready else b"(no answer)"
+    assert answer_in_child(in_child, 10) == b"its own pool ran it"
 
 
 def test_per_process_builds_on_first_use_only():

@@ -4,15 +4,13 @@ run; a forked child runs its calls on threads of its own."""
 
 from __future__ import annotations
 
-import os
-import select
-import signal
 import threading
 import time
 
 from evcli.backends.snapshot import SnapshotBackend, demo_env_dir
 from evcli.tools.context import build_environment
 from evcli.tools.runner import ToolEnvironment, ToolSettings, run_tool
+from tests.forked import answer_in_child
 
 SERVICES = ("order-service", "user-service", "payment-service", "inventory-service")
 
@@ -76,22 +74,9 @@ def test_a_forked_child_runs_its_calls_on_threads_of_its_own():
     """The child searches the runbooks (SQLite; no polars, whose own thread pool does not survive a fork) with
     an environment of its own (a SQLite connection is not carried across a fork)."""
     assert run_tool("query_logs", {"service": "order-service"}, on(Recording())).success  # a thread is kept
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: only os._exit leaves it
-        try:
-            answer = run_tool("lookup_knowledge", {"query": "heap dump OOMKilled"}, build_environment())
-            os.write(write, b"ran" if answer.success else answer.error_message.encode()[:60])
-        except BaseException:
-            os.write(write, b"raised")
-        finally:
-            os._exit(0)
-    os.close(write)
-    try:
-        ready, _, _ = select.select([read], [], [], 30)
-        assert (os.read(read, 64) if ready else b"no answer") == b"ran"
-    finally:
-        os.close(read)
-        if not ready:
-            os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
+
+    def in_child() -> bytes:
+        answer = run_tool("lookup_knowledge", {"query": "heap dump OOMKilled"}, build_environment())
+        return b"ran" if answer.success else answer.error_message.encode()[:60]
+
+    assert answer_in_child(in_child) == b"ran"
