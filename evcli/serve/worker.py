@@ -104,21 +104,7 @@ def _diagnose(pipeline: Pipeline, alert: dict[str, Any], on_session: Callable[[s
 
     report = diagnose_alert(pipeline, AlertInput(**alert), on_session)
     session_id = report["session_id"]
-    return {"session_id": session_id, "verdict": report["verdict"], **session_errors(pipeline.store, session_id)}
-
-
-# What SessionDocument.invocations / .steps give as `not success` and `status == "error" or bool(error)`, counted
-# in the store: loading the whole document for two numbers cost 1.1 ms of each diagnosis (issue 27).
-_ERRORS = (
-    "SELECT (SELECT count(*) FROM tool_invocation WHERE session_id = :session AND NOT success),"
-    " (SELECT count(*) FROM agent_step WHERE session_id = :session AND (status = 'error' OR error != ''))"
-)
-
-
-def session_errors(store: TraceStore, session_id: str) -> dict[str, int]:
-    """The session's failed tool calls and failed model calls."""
-    tools, models = store.conn.execute(_ERRORS, {"session": session_id}).fetchone()
-    return {"tool_errors": tools, "model_errors": models}
+    return {"session_id": session_id, "verdict": report["verdict"], **pipeline.store.error_counts(session_id)}
 
 
 def _record(

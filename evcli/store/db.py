@@ -111,6 +111,12 @@ class Deletion(BaseModel):
     already_gone: list[str]
 
 
+_ERROR_COUNTS = (
+    "SELECT (SELECT count(*) FROM tool_invocation WHERE session_id = :session AND NOT success),"
+    " (SELECT count(*) FROM agent_step WHERE session_id = :session AND (status = 'error' OR error != ''))"
+)
+
+
 class TraceStore:
     def __init__(self, path: Path, *, must_exist: bool = False) -> None:
         self.path = Path(path)
@@ -443,6 +449,13 @@ class TraceStore:
             stage_outputs=[codec.stage_from_row(r) for r in self._rows("stage_output", session_id, "id")],
             gate_results=[codec.gate_result_from_row(r) for r in self._rows("gate_result", session_id, "seq")],
         )
+
+    def error_counts(self, session_id: str) -> dict[str, int]:
+        """The session's failed tool calls and failed model calls, as `load` would give them
+        (`not invocation.success`; `step.status == "error" or bool(step.error)`) without loading the session:
+        a serve worker counts them after each diagnosis (loading the whole document cost 1.1 ms of each)."""
+        tools, models = self.conn.execute(_ERROR_COUNTS, {"session": session_id}).fetchone()
+        return {"tool_errors": tools, "model_errors": models}
 
     def import_document(self, document: SessionDocument, *, new_id: str | None = None) -> tuple[str, bool]:
         """Store an exported session. Returns (session_id, created).

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from evcli.agents.roles import Models
 from evcli.backends.spec import EnvironmentSpec
-from evcli.contracts import AgentStep, ToolInvocation
 from evcli.serve import WorkerSpec
 from evcli.serve.queue import accept
-from evcli.serve.worker import build_pipeline, diagnose_next, open_worker_store, session_errors
+from evcli.serve.worker import build_pipeline, diagnose_next, open_worker_store
 from evcli.store.db import TraceStore
 from tests.serve.conftest import HOST_ENV, delivery
 
@@ -42,34 +41,3 @@ def test_a_finished_alert_records_its_sessions_failed_tool_calls(db_path, monkey
     failed = sum(not invocation.success for invocation in document.invocations)
     assert failed > 0 and failed == len(document.invocations)
     assert (row["tool_errors"], row["model_errors"]) == (failed, 0)
-
-
-def test_session_errors_counts_what_the_stored_session_holds(db_path):
-    """A step failed by its status or by an error text (not an empty one); only the session's own rows."""
-    with TraceStore(db_path) as store:
-        session, other = (store.create_session(question).session_id for question in ("counted", "not counted"))
-        for number, success in enumerate((True, False, False, True), start=1):
-            store.record_invocation(session, _invocation(number, success))
-        store.record_invocation(other, _invocation(1, False))
-        for index, (status, error) in enumerate(
-            [("completed", None), ("error", None), ("completed", "model timed out"), ("completed", ""), ("error", "x")]
-        ):
-            store.record_step(session, AgentStep(agent="executor", step_index=index, status=status, error=error))
-        store.record_step(other, AgentStep(agent="executor", step_index=0, status="error"))
-        document = store.load(session)
-        counted = session_errors(store, session)
-    assert counted == {
-        "tool_errors": sum(not invocation.success for invocation in document.invocations),
-        "model_errors": sum(step.status == "error" or bool(step.error) for step in document.steps),
-    }
-    assert counted == {"tool_errors": 2, "model_errors": 3}
-
-
-def _invocation(number: int, success: bool) -> ToolInvocation:
-    return ToolInvocation(
-        invocation_id=number,
-        tool_name="query_logs",
-        input_params={"service": "auth", "query": f"call {number}"},
-        success=success,
-        error_message=None if success else "timed out after 15s",
-    )

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from sqlite_utils import Database
 
-from evcli.contracts import EvidenceRef, RetrievalDetails, SessionDocument, ToolInvocation
+from evcli.contracts import AgentStep, EvidenceRef, RetrievalDetails, SessionDocument, ToolInvocation
 from evcli.core.canonical import canonical_json
 from evcli.core.errors import BadInput, NotFound, StoreError
 from evcli.kb.index import KnowledgeIndex
@@ -292,3 +292,34 @@ def test_processes_opening_one_new_file_at_once_all_open_it(tmp_path, opener):
         for process in workers:
             process.join(60)
         assert [results.get(timeout=5) for _ in workers] == ["ok"] * 4
+
+
+def test_error_counts_are_what_the_stored_session_holds(tmp_path):
+    """A step failed by its status or by an error text (not an empty one); only the session's own rows."""
+    with TraceStore(tmp_path / "evcli.db") as store:
+        session, other = (store.create_session(question).session_id for question in ("counted", "not counted"))
+        for number, success in enumerate((True, False, False, True), start=1):
+            store.record_invocation(session, _tool_call(number, success))
+        store.record_invocation(other, _tool_call(1, False))
+        for index, (status, error) in enumerate(
+            [("completed", None), ("error", None), ("completed", "model timed out"), ("completed", ""), ("error", "x")]
+        ):
+            store.record_step(session, AgentStep(agent="executor", step_index=index, status=status, error=error))
+        store.record_step(other, AgentStep(agent="executor", step_index=0, status="error"))
+        document = store.load(session)
+        counted = store.error_counts(session)
+    assert counted == {
+        "tool_errors": sum(not invocation.success for invocation in document.invocations),
+        "model_errors": sum(step.status == "error" or bool(step.error) for step in document.steps),
+    }
+    assert counted == {"tool_errors": 2, "model_errors": 3}
+
+
+def _tool_call(number: int, success: bool) -> ToolInvocation:
+    return ToolInvocation(
+        invocation_id=number,
+        tool_name="query_logs",
+        input_params={"service": "auth", "query": f"call {number}"},
+        success=success,
+        error_message=None if success else "timed out after 15s",
+    )
