@@ -14,13 +14,15 @@ Invariants:
     with no other thread, evcli/gatekeeper/parallel.py);
   - each task runs in a new empty `contextvars` context, as it would on a new thread: nothing a task set
     (a tool call's read deadline) is seen by the next one on the same thread;
-  - the threads are daemons: a task that never returns cannot keep the process from exiting;
+  - the threads are daemons: a task that never returns cannot keep the process from exiting; the exit waits
+    up to EXIT_WAIT_S for the running tasks (a thread inside a C++ library at finalization can abort it);
   - `Limited` starts its tasks in the order given, at most `limit` at once; `cancel_waiting` cancels those
     not started, which then never run.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextvars
 import itertools
 import os
@@ -34,6 +36,7 @@ from typing import Any, Generic, TypeVar
 T = TypeVar("T")
 KEEP = 16  # idle threads kept at most
 IDLE_S = 2.0  # an idle thread ends after this long unused
+EXIT_WAIT_S = 5.0  # how long the process's exit waits for tasks still running (one that never ends is left)
 
 _Task = tuple[Future[Any], Callable[..., Any], tuple[Any, ...]]
 _Inbox = queue.SimpleQueue[_Task | None]  # a thread's tasks; None ends it
@@ -62,7 +65,7 @@ class Threads:
 
     def __init__(self, name: str = "evcli-pool", keep: int = KEEP, idle_s: float = IDLE_S) -> None:
         self.name, self.keep, self.idle_s = name, keep, idle_s
-        self._lock = threading.Lock()
+        self._lock = threading.Condition()  # notified when no task runs (`drain`)
         self._idle: list[_Inbox] = []  # the inboxes of idle threads, the latest idle last
         self._thread_of: dict[_Inbox, threading.Thread] = {}  # each live thread by its inbox
         self._busy = 0
@@ -103,6 +106,7 @@ class Threads:
                 with self._lock:
                     self._busy -= 1
                     self._thread_of.pop(inbox, None)
+                    self._lock.notify_all()
                 if future.set_running_or_notify_cancel():
                     future.set_exception(exc)
                 return
@@ -115,6 +119,7 @@ class Threads:
             outcome = _outcome(future, fn, args)
             with self._lock:  # idle again before the waiter hears: its next task can come to this thread
                 self._busy -= 1
+                self._lock.notify_all()
                 kept = len(self._idle) < self.keep
                 if kept:
                     self._idle.append(inbox)
@@ -138,6 +143,11 @@ class Threads:
                     self._thread_of.pop(inbox, None)
                     return None
             return inbox.get()  # taken for a task meanwhile (or retired: None): it is on its way
+
+    def drain(self, timeout_s: float) -> bool:
+        """Wait until no task runs, at most `timeout_s`; whether none does."""
+        with self._lock:
+            return self._lock.wait_for(lambda: self._busy == 0, timeout_s)
 
     def retire_idle(self) -> None:
         """End every idle thread now, and wait until each has: a process about to fork (a large gate,
@@ -169,7 +179,21 @@ def _settle(future: Future[Any], returned: bool, value: Any) -> None:
         future.set_exception(value)
 
 
-threads = PerProcess(Threads)
+def _process_threads() -> Threads:
+    """The process's threads; at the interpreter's exit it waits up to EXIT_WAIT_S for their running tasks."""
+    pool = Threads()
+    atexit.register(_drain_at_exit, pool)
+    return pool
+
+
+def _drain_at_exit(pool: Threads) -> None:
+    # A daemon thread still inside a C++ library (Arrow, polars) when the interpreter finalizes can abort the
+    # process ("terminate called without an active exception", exit 134) after its error was already shown.
+    # A task still running at exit has had its deadline cancelled (tools/runner.py), so it ends at its next check.
+    pool.drain(EXIT_WAIT_S)
+
+
+threads = PerProcess(_process_threads)
 
 
 class Limited:

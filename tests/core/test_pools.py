@@ -4,6 +4,8 @@ builds its own), a new context per task, idle threads ending, and `Limited`'s bo
 from __future__ import annotations
 
 import contextvars
+import subprocess
+import sys
 import threading
 import time
 from concurrent.futures import CancelledError
@@ -111,6 +113,32 @@ def test_retire_idle_ends_the_idle_threads_now_and_leaves_a_running_task_alone()
     release.set()
     assert running.result(timeout=5) is True
     assert pool.submit(lambda: 7).result(timeout=5) == 7  # the pool serves on
+
+
+def _exit_with_a_task_running(tmp_path, task_s: float) -> tuple[float, bool]:
+    """(seconds, whether the task finished) of a process that exits while its task of `task_s` runs."""
+    done = tmp_path / f"done-{task_s}"
+    script = (
+        "import sys, time\n"
+        "from evcli.core import pools\n"
+        "pools.EXIT_WAIT_S = 1.0\n"
+        f"pools.threads().submit(lambda: (time.sleep({task_s}), open({str(done)!r}, 'w').close()))\n"
+        "time.sleep(0.05)\n"
+        "sys.exit(3)\n"
+    )
+    started = time.monotonic()
+    ran = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=30)
+    assert ran.returncode == 3, ran.stderr
+    return time.monotonic() - started, done.exists()
+
+
+def test_the_exit_waits_for_a_running_task_and_leaves_one_that_never_ends(tmp_path):
+    """A daemon thread still inside Arrow or polars when the interpreter finalizes can abort the process (exit
+    134 after the error was shown): the exit waits for the running tasks, at most EXIT_WAIT_S."""
+    _, finished = _exit_with_a_task_running(tmp_path, 0.4)
+    assert finished  # killed at the exit before: the task never finished
+    took, finished = _exit_with_a_task_running(tmp_path, 60)
+    assert not finished and took < 10
 
 
 def test_the_process_pool_is_built_once_and_again_in_a_forked_child():
