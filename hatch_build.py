@@ -85,7 +85,8 @@ def build(root: Path, native: ModuleType) -> None:
         staged.mkdir()
         built = work / "lib"
         for module in native.MODULES:
-            shim = built.joinpath(*module.split(".")).with_name(module.rsplit(".", 1)[1] + native.EXTENSION_SUFFIXES[0])
+            *package_parts, name = module.split(".")
+            shim = built.joinpath(*package_parts, name + native.EXTENSION_SUFFIXES[0])
             shutil.copy2(shim, staged / native.shim_name(module))
         shutil.copy2(built.joinpath(*native.GROUP.split(".")[:-1], native.GROUP_FILE), staged / native.GROUP_FILE)
         lines = [f"suffix {native.EXTENSION_SUFFIXES[0]}"] + [native.manifest_line(m, package) for m in native.MODULES]

@@ -29,6 +29,9 @@ def _stitched(min_bindings: int):
     return stitched_session(documents, min_bindings)
 
 
+_FORKS = pytest.mark.skipif(not hasattr(os, "fork") or parallel.usable_cores() < 2, reason="needs fork and two cores")
+
+
 @pytest.fixture(scope="module")
 def large_session():
     return _stitched(parallel.MIN_WEIGHT + 500)
@@ -70,7 +73,7 @@ def _gate_in_thread(output, invocations, rules, *, whole: bool = False):
     return found["result"]
 
 
-@pytest.mark.skipif(not hasattr(os, "fork") or parallel.usable_cores() < 2, reason="needs fork and two cores")
+@_FORKS
 def test_a_large_session_gives_the_sequential_result_byte_for_byte(request):
     if _run_alone(request):
         return
@@ -87,7 +90,7 @@ def test_a_large_session_gives_the_sequential_result_byte_for_byte(request):
     assert [f.claim_id for f in split.errors] == [f.claim_id for f in sequential.errors]
 
 
-@pytest.mark.skipif(not hasattr(os, "fork") or parallel.usable_cores() < 2, reason="needs fork and two cores")
+@_FORKS
 @pytest.mark.parametrize("where", [0.1, 0.9])  # a malformed claim in the caller's part, in the child's
 def test_a_claim_that_does_not_validate_in_either_part_gives_the_whole_documents_result(request, where):
     if _run_alone(request):
@@ -106,7 +109,7 @@ def test_a_claim_that_does_not_validate_in_either_part_gives_the_whole_documents
     assert len(split.checked_bindings) == bindings - len(claims[bad]["evidence_bindings"])  # the rest salvaged
 
 
-@pytest.mark.skipif(not hasattr(os, "fork") or parallel.usable_cores() < 2, reason="needs fork and two cores")
+@_FORKS
 def test_parts_that_validate_their_own_claims_give_the_whole_documents_result(request):
     if _run_alone(request):
         return
@@ -137,7 +140,7 @@ def _decode(sent: bytes):
     return ast.literal_eval(sent.decode())
 
 
-@pytest.mark.skipif(not hasattr(os, "fork") or parallel.usable_cores() < 2, reason="needs fork and two cores")
+@_FORKS
 def test_parts_are_contiguous_in_order_and_the_later_ones_run_in_children(request):
     if _run_alone(request):
         return
@@ -148,7 +151,7 @@ def test_parts_are_contiguous_in_order_and_the_later_ones_run_in_children(reques
     assert len(outcomes) == min(parallel.usable_cores(), 8)
 
 
-@pytest.mark.skipif(not hasattr(os, "fork") or parallel.usable_cores() < 2, reason="needs fork and two cores")
+@_FORKS
 def test_a_large_session_right_after_tool_calls_is_still_split(request):
     """Tool calls leave kept idle threads (evcli.core.pools) for a while: they end before the fork, so a gate
     right after an ask still runs in parts."""
@@ -170,7 +173,7 @@ def test_a_small_session_is_checked_in_one_part():
     assert outcomes == [(list(range(10)), True)]
 
 
-@pytest.mark.skipif(not hasattr(os, "fork") or parallel.usable_cores() < 2, reason="needs fork and two cores")
+@_FORKS
 def test_a_failing_child_changes_nothing_its_part_is_checked_again(request):
     if _run_alone(request):
         return
@@ -185,7 +188,7 @@ def test_a_failing_child_changes_nothing_its_part_is_checked_again(request):
     assert [x for part in parallel.in_parts(items, [1] * 4000, check, _encode, _decode) for x in part] == items
 
 
-@pytest.mark.skipif(not hasattr(os, "fork") or parallel.usable_cores() < 2, reason="needs fork and two cores")
+@_FORKS
 def test_an_error_is_raised_as_the_sequential_run_raises_it_and_no_child_is_left(request):
     if _run_alone(request):
         return
